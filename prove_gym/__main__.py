@@ -1,0 +1,5 @@
+import sys
+
+from prove_gym.cli import main
+
+sys.exit(main())

@@ -1,0 +1,60 @@
+"""The ``prove`` command. Each subcommand lives in its own module of this package.
+
+A subcommand module defines ``add_parser(subparsers) -> None``, which adds its
+parser and sets ``func`` (a callable taking the parsed ``argparse.Namespace``
+and returning an exit code). Modules are imported only when listed in
+:data:`COMMANDS`, and their heavy imports happen inside ``func``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+COMMANDS = ["list", "demo", "serve", "graph", "synth", "eval", "train"]
+"""Subcommand modules, in help order (``prove_gym.cli.<name>_cmd``)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="prove",
+        description="Stateful MCP tool servers as RL environments with programmatic rewards.",
+    )
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"prove_gym.cli.{name}_cmd")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"prove_gym.cli.{name}_cmd":
+                continue
+            raise
+        module.add_parser(sub)
+    return parser
+
+
+def _version() -> str:
+    from importlib.metadata import version
+
+    return f"prove-gym {version('prove-gym')}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except (KeyError, ValueError, FileNotFoundError) as exc:
+        print(f"prove {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

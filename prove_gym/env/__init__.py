@@ -1,0 +1,1 @@
+"""The Gymnasium environment, action parsers, formatters and spaces."""

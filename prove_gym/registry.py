@@ -1,0 +1,168 @@
+"""The plugin registry: one pluggy ``PluginManager`` fed by the ``prove_gym`` entry points.
+
+Nothing in the core imports a server by name. Built-in servers live under
+``plugins/`` and are announced in ``pyproject.toml`` under
+``[project.entry-points.prove_gym]``, exactly like a third-party package.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from prove_gym import hookspecs
+
+if TYPE_CHECKING:
+    from prove_gym.env.formatters import Formatter
+    from prove_gym.env.parsers import ActionParser
+    from prove_gym.server.base import Server
+    from prove_gym.server.tool import ToolSpec
+    from prove_gym.task import Task
+
+ENTRY_POINT_GROUP = "prove_gym"
+_HOOK_PREFIX = "prove_gym_"
+
+
+class PluginError(Exception):
+    """A plugin is broken: a misspelled hook, a duplicate server or parser name."""
+
+
+class Registry:
+    """Servers, parsers and formatters contributed by every installed plugin.
+
+    Args:
+        load_entrypoints: Load the ``prove_gym`` entry-point group (default).
+            Tests pass ``False`` to start from the built-in parsers only.
+    """
+
+    def __init__(self, *, load_entrypoints: bool = True) -> None:
+        self.pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
+        self.pm.add_hookspecs(hookspecs)
+        self._known_hooks = {n for n in dir(hookspecs) if n.startswith(_HOOK_PREFIX)}
+        self._servers: dict[str, Server] | None = None
+        self._parsers: dict[str, ActionParser] | None = None
+        self._formatters: dict[str, Formatter] | None = None
+        self._tasks: dict[str, list[Task]] = {}
+        self._lock = threading.RLock()
+        from prove_gym.env import builtin_plugin
+
+        self.register(builtin_plugin, name="prove_gym.builtin")
+        if load_entrypoints:
+            self.pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+            for plugin in self.pm.get_plugins():
+                self._check_names(plugin)
+            self.pm.check_pending()
+
+    # -------------------------------------------------------------- plugins
+    def register(self, plugin: Any, name: str | None = None) -> None:
+        """Add a plugin object or module at run time (tests, notebooks)."""
+        self._check_names(plugin)
+        with self._lock:
+            self.pm.register(plugin, name=name)
+            self.pm.check_pending()
+            self._servers = self._parsers = self._formatters = None
+            self._tasks.clear()
+
+    def _check_names(self, plugin: Any) -> None:
+        for attr in dir(plugin):
+            if attr.startswith(_HOOK_PREFIX) and attr not in self._known_hooks:
+                raise PluginError(
+                    f"plugin {getattr(plugin, '__name__', plugin)!r} defines {attr!r}, which is "
+                    f"not a prove_gym hook (misspelled?). Known hooks: {sorted(self._known_hooks)}"
+                )
+
+    def plugin_names(self) -> list[str]:
+        """Names of the registered plugins (entry-point names for installed ones)."""
+        return sorted(n for n, _ in self.pm.list_name_plugin())
+
+    # -------------------------------------------------------------- servers
+    @property
+    def servers(self) -> dict[str, Server]:
+        """All servers by name, sorted by name."""
+        with self._lock:
+            if self._servers is None:
+                found: dict[str, Server] = {}
+                owner: dict[str, str] = {}
+                for impl in self.pm.hook.prove_gym_servers.get_hookimpls():
+                    for server in impl.function() or []:
+                        if server.name in found:
+                            raise PluginError(
+                                f"server {server.name!r} is provided by both "
+                                f"{owner[server.name]!r} and {impl.plugin_name!r}"
+                            )
+                        found[server.name] = server
+                        owner[server.name] = impl.plugin_name
+                self._servers = dict(sorted(found.items()))
+            return self._servers
+
+    def get_server(self, name: str) -> Server:
+        """The server called ``name``; a ``KeyError`` lists the installed ones."""
+        try:
+            return self.servers[name]
+        except KeyError:
+            raise KeyError(
+                f"no server named {name!r}; installed servers: {', '.join(self.servers)}"
+            ) from None
+
+    def get_tool(self, qualified_name: str) -> ToolSpec:
+        """A tool by ``"server.tool"`` name."""
+        server_name, _, tool_name = qualified_name.partition(".")
+        server = self.get_server(server_name)
+        if tool_name not in server.tools:
+            raise KeyError(f"server {server_name!r} has no tool {tool_name!r}")
+        return server.tools[tool_name]
+
+    def tasks(self, server: str) -> list[Task]:
+        """Hand-written tasks that plugins provide for ``server`` (may be empty)."""
+        with self._lock:
+            if server not in self._tasks:
+                srv = self.get_server(server)
+                results = self.pm.hook.prove_gym_tasks(server=srv)
+                self._tasks[server] = [t for group in results if group for t in group]
+            return self._tasks[server]
+
+    # ---------------------------------------------------- parsers, formatters
+    @property
+    def parsers(self) -> dict[str, ActionParser]:
+        with self._lock:
+            if self._parsers is None:
+                self._parsers = _merge("action parser", self.pm.hook.prove_gym_action_parsers())
+            return self._parsers
+
+    @property
+    def formatters(self) -> dict[str, Formatter]:
+        with self._lock:
+            if self._formatters is None:
+                self._formatters = _merge("formatter", self.pm.hook.prove_gym_formatters())
+            return self._formatters
+
+
+def _merge(what: str, groups: Iterable[dict[str, Any] | None]) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for group in groups:
+        for name, value in (group or {}).items():
+            if name in merged:
+                raise PluginError(f"two plugins provide the {what} {name!r}")
+            merged[name] = value
+    return merged
+
+
+_default: Registry | None = None
+_default_lock = threading.Lock()
+
+
+def get_registry() -> Registry:
+    """The process-wide registry, loaded from entry points on first use."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Registry()
+        return _default
+
+
+def get_server(name: str) -> Server:
+    """Shortcut for ``get_registry().get_server(name)``."""
+    return get_registry().get_server(name)

@@ -1,0 +1,250 @@
+"""The :class:`Server`: a name, a typed state model, a sampler and tools."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import random
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from sqlalchemy import create_engine
+from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.orm import Session as OrmSession
+from sqlalchemy.pool import NullPool
+
+from prove_gym.server.state import StateTemplate
+from prove_gym.server.tool import Normalisation, ToolSpec, build_tool_spec
+
+if TYPE_CHECKING:
+    from faker import Faker
+    from sqlalchemy.engine import Connection, Engine
+
+    from prove_gym.server.session import Session
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EPOCH = dt.datetime(2026, 1, 5, 9, 0)
+"""Monday 2026-01-05 09:00: the earliest "now" a seeded state can have."""
+
+
+def stable_int(*parts: object) -> int:
+    """A 64-bit integer from ``parts`` that is the same on every machine and run."""
+    data = "/".join(str(p) for p in parts).encode()
+    return int.from_bytes(hashlib.sha256(data).digest()[:8], "big")
+
+
+@dataclass(slots=True)
+class SampleContext:
+    """What a sampler gets to build a state.
+
+    Attributes:
+        db: ORM session on the empty database (tables already created); the
+            sampler adds rows, the caller commits.
+        rng: A ``random.Random`` seeded from (server, seed, size).
+        fake: A ``Faker`` seeded the same way; use it for names, emails, text.
+        size: Scale; 1 is the default realistic size the server documents.
+        now: The fixed current time of this state; sample times around it.
+        seed: The seed (only for information: draw randomness from ``rng``/``fake``).
+    """
+
+    db: OrmSession
+    rng: random.Random
+    fake: Faker
+    size: int
+    now: dt.datetime
+    seed: int
+
+
+Sampler = Callable[[SampleContext], None]
+
+_faker_local = threading.local()
+
+
+def _seeded_faker(seed: int) -> Faker:
+    from faker import Faker
+
+    fake = getattr(_faker_local, "fake", None)
+    if fake is None:
+        fake = _faker_local.fake = Faker("en_US")
+    fake.seed_instance(seed)
+    fake.unique.clear()  # unique values must not leak from one sampled state into the next
+    return fake
+
+
+class Server:
+    """A stateful tool server, defined once and used by the env, MCP and synthesis.
+
+    Args:
+        name: Short lowercase name (``"calendar"``); env id ``prove/<name>-v0``.
+        version: The server's own version; bump it when tools or sampling change.
+        base: The SQLAlchemy ``DeclarativeBase`` subclass that owns its tables.
+        sampler: Fills an empty database with a realistic state (see :class:`SampleContext`).
+        description: One paragraph on what the server simulates.
+        instructions: Extra system-prompt text for the model (policies, conventions).
+        default_size: Size used when none is given.
+        template_cache_size: How many sampled states to keep in memory (LRU).
+
+    Example:
+        >>> server = Server("notes", version="1.0", base=Base, sampler=sample_notes)
+        >>> @server.tool(writes=True, returns="note")
+        ... def add_note(ctx: ToolContext, text: str) -> dict: ...
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        version: str,
+        base: type[DeclarativeBase],
+        sampler: Sampler,
+        description: str = "",
+        instructions: str = "",
+        default_size: int = 1,
+        template_cache_size: int = 64,
+    ) -> None:
+        if not name.isidentifier() or name.lower() != name:
+            raise ValueError(f"server name must be a lowercase identifier, got {name!r}")
+        self.name = name
+        self.version = version
+        self.base = base
+        self.sampler = sampler
+        self.description = description
+        self.instructions = instructions
+        self.default_size = default_size
+        self.tools: dict[str, ToolSpec] = {}
+        self._templates: OrderedDict[tuple[int, int], StateTemplate] = OrderedDict()
+        self._template_cache_size = template_cache_size
+        self._lock = threading.Lock()
+        self._engine: Engine | None = None
+
+    def __repr__(self) -> str:
+        return f"Server({self.name!r}, version={self.version!r}, tools={len(self.visible_tools())})"
+
+    # ------------------------------------------------------------------ tools
+    def tool(
+        self,
+        fn: F | None = None,
+        *,
+        name: str | None = None,
+        writes: bool = False,
+        destructive: bool = False,
+        idempotent: bool | None = None,
+        returns: str | Sequence[str] = (),
+        hidden: bool = False,
+        phrasings: Sequence[str] = (),
+        normalise: Mapping[str, Normalisation] | None = None,
+    ) -> Any:
+        """Declare a tool (decorator). See :func:`prove_gym.server.tool.build_tool_spec`.
+
+        Args:
+            name: Name the model calls; defaults to the function's name.
+            writes: The tool may change state.
+            destructive: The tool deletes or overwrites something.
+            idempotent: Repeating the call changes nothing more (default: ``not writes``).
+            returns: Entity kind(s) whose identifiers the result contains.
+            hidden: Not offered to the model (helper/debug tools).
+            phrasings: User-request templates with ``{argument}`` slots, for synthesis.
+            normalise: Per-argument value normalisation used by the reward.
+        """
+
+        def register(func: F) -> F:
+            spec = build_tool_spec(
+                func,
+                name=name,
+                writes=writes,
+                destructive=destructive,
+                idempotent=idempotent,
+                returns=returns,
+                hidden=hidden,
+                phrasings=phrasings,
+                normalise=normalise,
+            )
+            if spec.name in self.tools:
+                raise ValueError(f"server {self.name!r} declares tool {spec.name!r} twice")
+            spec.server_name = self.name
+            self.tools[spec.name] = spec
+            return func
+
+        return register(fn) if fn is not None else register
+
+    def visible_tools(self) -> list[ToolSpec]:
+        """Tools offered to the model, in declaration order (hidden helpers left out)."""
+        return [t for t in self.tools.values() if not t.hidden]
+
+    # ------------------------------------------------------------------ state
+    def now_for(self, seed: int) -> dt.datetime:
+        """The fixed current time of states sampled from ``seed``: reproducible everywhere."""
+        r = random.Random(stable_int("now", self.name, seed))
+        return EPOCH + dt.timedelta(days=r.randrange(364), minutes=30 * r.randrange(18))
+
+    @property
+    def engine(self) -> Engine:
+        """One engine per server; each connection is a private in-memory database."""
+        if self._engine is None:
+            self._engine = create_engine(
+                "sqlite://",
+                creator=lambda: sqlite3.connect(":memory:", check_same_thread=False),
+                poolclass=NullPool,
+            )
+        return self._engine
+
+    def connect(self, template: StateTemplate | None = None) -> Connection:
+        """Open a SQLAlchemy connection to a new in-memory database, filled from ``template``."""
+        conn = self.engine.connect()
+        if template is not None:
+            conn.connection.dbapi_connection.deserialize(template.data)  # type: ignore[union-attr]
+        return conn
+
+    def sample(self, seed: int = 0, size: int | None = None) -> StateTemplate:
+        """Build a state from scratch with the sampler (slow; :meth:`template` caches it)."""
+        size = self.default_size if size is None else size
+        if size < 1:
+            raise ValueError(f"size must be >= 1, got {size}")
+        now = self.now_for(seed)
+        conn = self.connect()
+        try:
+            self.base.metadata.create_all(conn)
+            with OrmSession(bind=conn, expire_on_commit=False) as db:
+                key = stable_int("sample", self.name, seed, size)
+                ctx = SampleContext(
+                    db=db,
+                    rng=random.Random(key),
+                    fake=_seeded_faker(key),
+                    size=size,
+                    now=now,
+                    seed=seed,
+                )
+                self.sampler(ctx)
+                db.commit()
+            raw = conn.connection.dbapi_connection
+            data = raw.serialize()  # type: ignore[union-attr]
+        finally:
+            conn.close()
+        return StateTemplate(server=self.name, seed=seed, size=size, now=now, data=data)
+
+    def template(self, seed: int = 0, size: int | None = None) -> StateTemplate:
+        """The state for (seed, size), sampled on first use and cached (LRU, thread-safe)."""
+        size = self.default_size if size is None else size
+        key = (seed, size)
+        with self._lock:
+            tpl = self._templates.get(key)
+            if tpl is not None:
+                self._templates.move_to_end(key)
+                return tpl
+        tpl = self.sample(seed, size)
+        with self._lock:
+            self._templates[key] = tpl
+            while len(self._templates) > self._template_cache_size:
+                self._templates.popitem(last=False)
+        return tpl
+
+    def session(self, seed: int = 0, size: int | None = None) -> Session:
+        """A new isolated session starting from the (cached) state of ``seed``."""
+        from prove_gym.server.session import Session
+
+        return Session(self, self.template(seed, size))

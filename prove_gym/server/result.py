@@ -1,0 +1,97 @@
+"""The value every tool call returns: success with JSON content, or a typed error."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from decimal import Decimal
+from enum import Enum
+from typing import Any
+
+from prove_gym.server.errors import ErrorKind
+
+
+def to_jsonable(value: Any) -> Any:
+    """Convert a tool's return value into plain JSON types, deterministically.
+
+    Decimals become strings (exact money), datetimes ISO 8601 strings, enums
+    their value, dataclasses and pydantic models dicts, sets sorted lists.
+
+    >>> to_jsonable({"amount": Decimal("12.50"), "at": dt.date(2026, 3, 2)})
+    {'amount': '12.50', 'at': '2026-03-02'}
+    """
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, Enum):
+        return to_jsonable(value.value)
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted(to_jsonable(v) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_jsonable(dataclasses.asdict(value))
+    if hasattr(value, "model_dump"):
+        return to_jsonable(value.model_dump())
+    raise TypeError(f"tool returned a value that is not JSON-serialisable: {type(value).__name__}")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ToolResult:
+    """Outcome of one tool call.
+
+    Attributes:
+        ok: True when the tool ran and its changes were committed.
+        content: The JSON-able value the tool returned (``None`` on error).
+        error_kind: Why the call failed (``None`` on success).
+        message: The actionable error message shown to the model.
+    """
+
+    ok: bool
+    content: Any = None
+    error_kind: ErrorKind | None = None
+    message: str | None = None
+
+    @classmethod
+    def success(cls, content: Any) -> ToolResult:
+        return cls(ok=True, content=content)
+
+    @classmethod
+    def failure(cls, kind: ErrorKind, message: str) -> ToolResult:
+        return cls(ok=False, error_kind=ErrorKind(kind), message=message)
+
+    @property
+    def status(self) -> str:
+        """``"ok"`` or ``"error"``."""
+        return "ok" if self.ok else "error"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON record: ``{"status": "ok", "content": ...}`` or ``{"status": "error", ...}``."""
+        if self.ok:
+            return {"status": "ok", "content": self.content}
+        return {"status": "error", "error": {"kind": str(self.error_kind), "message": self.message}}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolResult:
+        """Inverse of :meth:`to_dict`; also accepts ``{"ok": bool, ...}`` records."""
+        ok = data.get("status") == "ok" if "status" in data else bool(data.get("ok"))
+        if ok:
+            return cls.success(data.get("content"))
+        err = data.get("error") or {}
+        kind = err.get("kind") or data.get("error_kind") or ErrorKind.INTERNAL
+        message = err.get("message") or data.get("message") or ""
+        return cls.failure(ErrorKind(kind), message)
+
+    def to_text(self) -> str:
+        """The text a model reads: the JSON content, or an ``Error [kind]: message`` line."""
+        if self.ok:
+            return json.dumps(self.content, ensure_ascii=False, separators=(", ", ": "))
+        return f"Error [{self.error_kind}]: {self.message}"

@@ -1,0 +1,198 @@
+"""A :class:`Session`: one isolated copy of a server's state, and the only way to call tools."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import pydantic
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session as OrmSession
+
+from prove_gym.server.errors import ErrorKind, ToolError
+from prove_gym.server.result import ToolResult, to_jsonable
+from prove_gym.server.state import StateTemplate, canonical_state_hash
+from prove_gym.server.tool import ToolContext, ToolSpec
+
+if TYPE_CHECKING:
+    from prove_gym.server.base import Server
+
+
+class Session:
+    """An isolated, private copy of one server's state.
+
+    Two sessions from the same template start identical and never see each
+    other's writes. :meth:`call` never raises for anything a model can send:
+    every problem comes back as an error :class:`ToolResult`, and a failed call
+    leaves the state exactly as it was (its transaction is rolled back). Read
+    tools are always rolled back too, so a read can never change state.
+
+    Example:
+        >>> s = registry.get_server("calendar").session(seed=7)
+        >>> s.call("list_calendars", {}).ok
+        True
+    """
+
+    def __init__(self, server: Server, template: StateTemplate) -> None:
+        self.server = server
+        self.template = template
+        self._conn = server.connect(template)
+        self._db = OrmSession(bind=self._conn, expire_on_commit=False)
+        self._ctx = ToolContext(db=self._db, now=template.now, seed=template.seed, server=server)
+        self.closed = False
+
+    # ------------------------------------------------------------ properties
+    @property
+    def seed(self) -> int:
+        return self.template.seed
+
+    @property
+    def size(self) -> int:
+        return self.template.size
+
+    @property
+    def now(self) -> Any:
+        """The fixed current time of this state."""
+        return self.template.now
+
+    @property
+    def db(self) -> OrmSession:
+        """The ORM session, for tests and samplers that inspect state directly."""
+        return self._db
+
+    # ------------------------------------------------------------------ calls
+    def call(self, name: str, arguments: Any = None, *, allow_hidden: bool = False) -> ToolResult:
+        """Run tool ``name`` with JSON ``arguments``; never raises for bad input.
+
+        Args:
+            name: The tool's name.
+            arguments: A JSON object (dict) of arguments; ``None`` means ``{}``.
+            allow_hidden: Also allow hidden helper tools (not offered to models).
+        """
+        if self.closed:
+            raise RuntimeError("this session is closed")
+        spec = self.server.tools.get(name) if isinstance(name, str) else None
+        if spec is None or (spec.hidden and not allow_hidden):
+            return ToolResult.failure(ErrorKind.UNKNOWN_TOOL, self._unknown_tool_message(name))
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, Mapping):
+            return ToolResult.failure(
+                ErrorKind.BAD_ARGUMENTS,
+                f"Arguments of {name} must be a JSON object such as {{\"key\": \"value\"}}, "
+                f"got {type(arguments).__name__}. {describe_signature(spec)}",
+            )
+        try:
+            kwargs = spec.validate(arguments)
+        except pydantic.ValidationError as exc:
+            return ToolResult.failure(ErrorKind.BAD_ARGUMENTS, explain_validation(spec, exc))
+        return self._execute(spec, kwargs)
+
+    def _execute(self, spec: ToolSpec, kwargs: dict[str, Any]) -> ToolResult:
+        db = self._db
+        try:
+            content = to_jsonable(spec.fn(self._ctx, **kwargs))
+            if spec.writes:
+                db.commit()
+            else:
+                db.rollback()
+            return ToolResult.success(content)
+        except ToolError as exc:
+            db.rollback()
+            return ToolResult.failure(exc.kind, exc.message)
+        except IntegrityError as exc:
+            db.rollback()
+            return ToolResult.failure(
+                ErrorKind.CONFLICT,
+                f"{spec.name} would break a uniqueness or reference rule "
+                f"({str(exc.orig).strip()}); nothing was changed.",
+            )
+        except Exception as exc:  # a bug in the tool: report it, keep the state intact
+            db.rollback()
+            return ToolResult.failure(
+                ErrorKind.INTERNAL,
+                f"{spec.name} failed unexpectedly ({type(exc).__name__}: {exc}); "
+                "nothing was changed.",
+            )
+
+    def _unknown_tool_message(self, name: object) -> str:
+        names = [t.name for t in self.server.visible_tools()]
+        close = difflib.get_close_matches(str(name), names, n=3, cutoff=0.5)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        return f"There is no tool named {name!r}.{hint} Available tools: {', '.join(names)}."
+
+    # ------------------------------------------------------------------ state
+    def state_hash(self) -> str:
+        """Canonical SHA-256 of the current state (tables by name, rows by primary key)."""
+        return canonical_state_hash(self.raw_connection, self.server.base.metadata)
+
+    @property
+    def raw_connection(self) -> Any:
+        """The underlying ``sqlite3.Connection`` (read it, do not write through it)."""
+        return self._conn.connection.dbapi_connection
+
+    def snapshot(self) -> bytes:
+        """The current state serialised; :meth:`restore` takes it back."""
+        return self.raw_connection.serialize()
+
+    def restore(self, data: bytes) -> None:
+        """Replace the state with a :meth:`snapshot` (or a template's bytes)."""
+        self._db.rollback()
+        self._db.expunge_all()
+        self.raw_connection.deserialize(data)
+
+    def reset(self) -> None:
+        """Return to the initial state of the template, in microseconds."""
+        self.restore(self.template.data)
+
+    def close(self) -> None:
+        """Free the in-memory database. Safe to call twice."""
+        if not self.closed:
+            self._db.close()
+            self._conn.close()
+            self.closed = True
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def describe_signature(spec: ToolSpec) -> str:
+    """``Expected arguments: title (string, required), start (string, required), ...``"""
+    props = spec.input_schema().get("properties", {})
+    parts = []
+    for p in spec.params:
+        kind = _schema_type(props.get(p.name, {}))
+        parts.append(f"{p.name} ({kind}, {'required' if p.required else 'optional'})")
+    return f"Expected arguments: {', '.join(parts) if parts else 'none'}."
+
+
+def _schema_type(schema: Mapping[str, Any]) -> str:
+    if "enum" in schema:
+        return "one of " + "/".join(map(str, schema["enum"]))
+    if "type" in schema:
+        t = schema["type"]
+        if t == "array" and isinstance(schema.get("items"), Mapping):
+            return f"array of {_schema_type(schema['items'])}"
+        return str(t)
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if options:
+        return " or ".join(_schema_type(o) for o in options)
+    return "any"
+
+
+def explain_validation(spec: ToolSpec, exc: pydantic.ValidationError) -> str:
+    """Turn pydantic's errors into one message a model can act on."""
+    problems = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(x) for x in err["loc"]) or "arguments"
+        if err["type"] == "missing":
+            problems.append(f"'{loc}' is required but missing")
+        elif err["type"] == "extra_forbidden":
+            problems.append(f"'{loc}' is not a parameter of {spec.name}")
+        else:
+            problems.append(f"'{loc}': {err['msg'].lower()} (got {err.get('input')!r})")
+    return f"Invalid arguments for {spec.name}: {'; '.join(problems)}. {describe_signature(spec)}"

@@ -1,0 +1,326 @@
+"""Tool declarations: a typed function becomes a JSON schema, a validator and metadata.
+
+A tool is a plain function whose first parameter is the :class:`ToolContext`
+and whose other parameters are the model-facing arguments::
+
+    @server.tool(writes=True, returns="event")
+    def cancel_event(ctx: ToolContext, event_id: Annotated[str, Entity("event")]) -> dict:
+        \"\"\"Cancel an event; invitees are notified.
+
+        Args:
+            event_id: The event to cancel, such as "evt_0042".
+        \"\"\"
+
+The signature gives the JSON schema (through pydantic), the docstring gives
+the description and per-argument descriptions (Google style ``Args:``), and
+``Entity`` marks which kind of entity an identifier refers to, so that the
+synthesis pipeline can build a dependency graph from declarations alone.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import pydantic
+from pydantic import ConfigDict, Field, create_model
+
+if TYPE_CHECKING:
+    import datetime as dt
+
+    from sqlalchemy.orm import Session as OrmSession
+
+    from prove_gym.server.base import Server
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """Marks a parameter as an identifier of an entity kind, e.g. ``Annotated[str, Entity("event")]``.
+
+    Args:
+        name: The entity kind ("event", "account", "path").
+        many: True when the parameter holds a list of identifiers.
+    """
+
+    name: str
+    many: bool = False
+
+
+Normalisation = Literal["casefold", "strip", "path"]
+"""How argument values are compared by the reward: ``casefold`` (emails, names),
+``strip`` (surrounding whitespace), ``path`` (trailing slashes and ``.`` segments)."""
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What a tool sees besides its arguments.
+
+    Attributes:
+        db: The SQLAlchemy ORM session bound to this session's private database.
+        now: The fixed "current time" of this state, derived from the seed.
+        seed: The seed the state was sampled from.
+        server: The server the tool belongs to.
+    """
+
+    db: OrmSession
+    now: dt.datetime
+    seed: int
+    server: Server
+
+
+@dataclass(frozen=True, slots=True)
+class ParamSpec:
+    """One model-facing parameter of a tool."""
+
+    name: str
+    annotation: Any
+    required: bool
+    description: str
+    entity: Entity | None
+    normalise: Normalisation | None = None
+
+
+@dataclass(slots=True)
+class ToolSpec:
+    """A declared tool: its function, schema and metadata.
+
+    Attributes:
+        name: The name the model calls.
+        description: Text shown to the model (the docstring without ``Args:``).
+        fn: The implementation, called as ``fn(ctx, **arguments)``.
+        params: Model-facing parameters in signature order.
+        writes: True if the tool may change state (MCP ``readOnlyHint`` is its negation).
+        destructive: True if a write deletes or overwrites (MCP ``destructiveHint``).
+        idempotent: True if repeating the call changes nothing more (MCP ``idempotentHint``).
+        returns: Entity kinds whose identifiers appear in the result.
+        hidden: Helper/debug tools not offered to the model.
+        phrasings: User-request templates for synthesis, e.g. "Cancel the event {event_id}".
+        server_name: Name of the owning server (set on registration).
+    """
+
+    name: str
+    description: str
+    fn: Callable[..., Any]
+    params: tuple[ParamSpec, ...]
+    args_model: type[pydantic.BaseModel]
+    writes: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    returns: tuple[str, ...] = ()
+    hidden: bool = False
+    phrasings: tuple[str, ...] = ()
+    server_name: str = ""
+    _schema: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def qualified_name(self) -> str:
+        """``"server.tool"``, unique across all servers."""
+        return f"{self.server_name}.{self.name}"
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        """Names of the required parameters."""
+        return tuple(p.name for p in self.params if p.required)
+
+    @property
+    def entity_params(self) -> dict[str, Entity]:
+        """Parameters that refer to entities, by name."""
+        return {p.name: p.entity for p in self.params if p.entity is not None}
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema of the arguments object (shared by OpenAI and MCP)."""
+        if self._schema is None:
+            self._schema = _clean_schema(self.args_model.model_json_schema())
+        return self._schema
+
+    def openai_schema(self, parameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The OpenAI/Hermes function-tool definition of this tool.
+
+        Args:
+            parameters: A replacement parameters schema (e.g. one with enums stripped).
+        """
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": dict(parameters) if parameters is not None else self.input_schema(),
+            },
+        }
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate and coerce raw JSON arguments; raises ``pydantic.ValidationError``."""
+        model = self.args_model.model_validate(arguments)
+        return {name: getattr(model, name) for name in type(model).model_fields}
+
+
+def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's ``title`` keys (noise for the model) and keep the rest as is."""
+
+    def walk(node: Any, in_properties: bool = False) -> Any:
+        if isinstance(node, dict):
+            return {
+                k: walk(v, in_properties=(k == "properties"))
+                for k, v in node.items()
+                if in_properties or k != "title"
+            }
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    cleaned = walk(schema)
+    for prop in cleaned.get("properties", {}).values():
+        options = prop.get("anyOf")
+        # `x: str | None = None` reads better to a model as a plain optional string.
+        if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+            (inner,) = [o for o in options if o != {"type": "null"}]
+            del prop["anyOf"]
+            prop.update({k: v for k, v in inner.items() if k not in prop})
+    cleaned.setdefault("properties", {})
+    cleaned.setdefault("required", [])
+    return cleaned
+
+
+_SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Raises|Examples?|Notes?):\s*$")
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into (description, {arg: description}).
+
+    The ``Args:`` section moves into the parameters' schemas; every other
+    section (``Returns:``, ``Examples:``) stays in the description the model reads.
+
+    >>> parse_docstring('''Find events.
+    ...
+    ...     Args:
+    ...         query: Words to look for, such as "standup".
+    ...
+    ...     Returns:
+    ...         Matching events.
+    ... ''')
+    ('Find events.\\n\\nReturns:\\n    Matching events.', {'query': 'Words to look for, such as "standup".'})
+    """
+    if not doc:
+        return "", {}
+    kept: list[str] = []
+    args: dict[str, str] = {}
+    in_args = False
+    arg_indent: int | None = None
+    current: str | None = None
+    for line in inspect.cleandoc(doc).splitlines():
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip(" "))
+        header = _SECTION.match(line) if indent == 0 else None
+        if header or (in_args and indent == 0 and stripped):
+            in_args = bool(header) and header.group(1) in ("Args", "Arguments", "Parameters")
+            arg_indent, current = None, None
+            if not in_args:
+                kept.append(line)
+            continue
+        if not in_args:
+            kept.append(line)
+            continue
+        if not stripped:
+            continue
+        m = _ARG_LINE.match(stripped)
+        if m and (arg_indent is None or indent == arg_indent):
+            arg_indent = indent
+            current = m.group(1)
+            args[current] = m.group(2).strip()
+        elif current is not None:
+            args[current] = f"{args[current]} {stripped}".strip()
+    description = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+    return description, args
+
+
+_ARG_LINE = re.compile(r"^\**(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+
+
+def build_tool_spec(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    writes: bool = False,
+    destructive: bool = False,
+    idempotent: bool | None = None,
+    returns: str | Sequence[str] = (),
+    hidden: bool = False,
+    phrasings: Sequence[str] = (),
+    normalise: Mapping[str, Normalisation] | None = None,
+) -> ToolSpec:
+    """Read a tool function's signature and docstring into a :class:`ToolSpec`.
+
+    Raises ``TypeError`` at declaration time for mistakes a plugin author
+    should see at once: a missing context parameter, an unannotated
+    parameter, an argument described in the docstring that does not exist.
+    """
+    tool_name = name or fn.__name__
+    sig = inspect.signature(fn)
+    hints = typing.get_type_hints(fn, include_extras=True)
+    params_iter = iter(sig.parameters.values())
+    first = next(params_iter, None)
+    if first is None or first.name != "ctx":
+        raise TypeError(f"tool {tool_name!r}: the first parameter must be 'ctx: ToolContext'")
+    description, arg_docs = parse_docstring(fn.__doc__)
+    if not description:
+        raise TypeError(f"tool {tool_name!r}: write a docstring; it is what the model reads")
+    normalise = dict(normalise or {})
+    params: list[ParamSpec] = []
+    fields: dict[str, Any] = {}
+    for p in params_iter:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise TypeError(f"tool {tool_name!r}: *args/**kwargs are not allowed in tools")
+        if p.name not in hints:
+            raise TypeError(f"tool {tool_name!r}: parameter {p.name!r} needs a type annotation")
+        annotation = hints[p.name]
+        entity = _find_entity(annotation)
+        required = p.default is inspect.Parameter.empty
+        desc = arg_docs.get(p.name, "")
+        params.append(
+            ParamSpec(p.name, annotation, required, desc, entity, normalise.get(p.name))
+        )
+        default = ... if required else p.default
+        fields[p.name] = (annotation, Field(default, description=desc or None))
+    unknown = set(arg_docs) - {p.name for p in params}
+    if unknown:
+        raise TypeError(f"tool {tool_name!r}: docstring documents unknown arguments {sorted(unknown)}")
+    bad_norm = set(normalise) - {p.name for p in params}
+    if bad_norm:
+        raise TypeError(f"tool {tool_name!r}: normalise names unknown arguments {sorted(bad_norm)}")
+    model = create_model(  # type: ignore[call-overload]
+        f"{tool_name}_arguments",
+        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+        **fields,
+    )
+    returns_t = (returns,) if isinstance(returns, str) else tuple(returns)
+    return ToolSpec(
+        name=tool_name,
+        description=description,
+        fn=fn,
+        params=tuple(params),
+        args_model=model,
+        writes=writes,
+        destructive=destructive,
+        idempotent=(not writes) if idempotent is None else idempotent,
+        returns=returns_t,
+        hidden=hidden,
+        phrasings=tuple(phrasings),
+    )
+
+
+def _find_entity(annotation: Any) -> Entity | None:
+    """Find an :class:`Entity` marker in ``Annotated[...]``, also inside ``X | None``."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        for meta in annotation.__metadata__:
+            if isinstance(meta, Entity):
+                return meta
+        return _find_entity(typing.get_args(annotation)[0])
+    for arg in typing.get_args(annotation):
+        found = _find_entity(arg)
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,187 @@
+"""The Task contract: one dataset row, enough to rebuild the exact initial state anywhere.
+
+A task names its server(s), the seed and size of the initial state, the tools
+offered, and the user turns; each turn carries the gold calls as *steps* with
+dependency edges. Steps are numbered globally across turns (positions are
+global, as the reward requires for multi-turn tasks).
+
+JSON example (one line of a ``.jsonl`` file)::
+
+    {"id": "calendar-0001", "servers": ["calendar"], "seed": 7, "size": 1,
+     "turns": [{"user": "Move my 'Design review' to 3pm tomorrow.",
+                "steps": [{"id": "s1", "name": "search_events", "arguments": {"query": "Design review"}},
+                          {"id": "s2", "name": "update_event",
+                           "arguments": {"event_id": "evt_0012", "start": "2026-03-03T15:00"},
+                           "depends_on": ["s1"]}]}]}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+TurnKind = Literal["normal", "clarify", "abstain"]
+"""``normal``: the gold steps should be called. ``clarify``: a required value is
+missing, the right move is to ask (no call). ``abstain``: no offered tool can
+help, the right move is to say so (no call)."""
+
+InfoLevel = Literal["complete", "missing", "minimal"]
+
+
+class GoldStep(BaseModel):
+    """One ground-truth call.
+
+    Attributes:
+        id: Unique within the task (``"s1"``); referenced by ``depends_on``.
+        name: Tool name as offered to the model.
+        arguments: The gold arguments.
+        depends_on: Ids of steps that must be matched earlier (dependency edges).
+        server: Server owning the tool; ``None`` means the task's first server.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    depends_on: list[str] = Field(default_factory=list)
+    server: str | None = None
+
+
+class Turn(BaseModel):
+    """One user turn and the gold behaviour that answers it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user: str
+    steps: list[GoldStep] = Field(default_factory=list)
+    kind: TurnKind = "normal"
+    info_level: InfoLevel = "complete"
+    missing: list[str] = Field(
+        default_factory=list, description="For clarify turns: the values the user left out."
+    )
+
+    @model_validator(mode="after")
+    def _kind_matches_steps(self) -> Turn:
+        if self.kind in ("clarify", "abstain") and self.steps:
+            raise ValueError(f"a {self.kind!r} turn has no gold steps (the right move is no call)")
+        return self
+
+
+class Task(BaseModel):
+    """One episode's specification; see the module docstring for the JSON shape.
+
+    Attributes:
+        id: Unique id of the task.
+        servers: Servers with live state; the first is the primary one.
+        seed: Seed of the initial state (every server is sampled with it).
+        size: Size of the initial state.
+        tools: Offered tools as ``"server.tool"``; ``None`` offers every visible
+            tool of every server in ``servers``.
+        schema_overrides: Parameter schemas that replace a tool's own, by
+            qualified name (e.g. with enum values stripped).
+        turns: The user turns, in order.
+        system: Extra system-prompt text.
+        final_state_hash: State hash after replaying all gold steps (set by synthesis).
+        meta: Free-form provenance (generator, chain, knobs applied).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    servers: list[str] = Field(min_length=1)
+    seed: int = 0
+    size: int | None = None
+    tools: list[str] | None = None
+    schema_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    turns: list[Turn] = Field(min_length=1)
+    system: str | None = None
+    final_state_hash: str | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check_steps(self) -> Task:
+        seen: set[str] = set()
+        for turn in self.turns:
+            for step in turn.steps:
+                if step.id in seen:
+                    raise ValueError(f"task {self.id!r}: step id {step.id!r} is used twice")
+                missing = [d for d in step.depends_on if d not in seen]
+                if missing:
+                    raise ValueError(
+                        f"task {self.id!r}: step {step.id!r} depends on {missing}, "
+                        "which are not earlier steps"
+                    )
+                seen.add(step.id)
+        return self
+
+    @property
+    def server(self) -> str:
+        """The primary server."""
+        return self.servers[0]
+
+    @property
+    def steps(self) -> list[GoldStep]:
+        """All gold steps, in global order across turns."""
+        return [step for turn in self.turns for step in turn.steps]
+
+    @property
+    def kind(self) -> TurnKind:
+        """``abstain`` if no turn has gold steps and any abstains, ``clarify`` if a turn
+        asks for clarification, else ``normal``."""
+        kinds = {t.kind for t in self.turns}
+        if not self.steps and "abstain" in kinds:
+            return "abstain"
+        return "clarify" if "clarify" in kinds else "normal"
+
+    def step_server(self, step: GoldStep) -> str:
+        return step.server or self.servers[0]
+
+    def to_json(self) -> str:
+        """Compact, key-ordered JSON: byte-identical for identical tasks."""
+        return json.dumps(
+            self.model_dump(mode="json", exclude_defaults=False),
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+
+    @classmethod
+    def from_json(cls, data: str | bytes | dict[str, Any]) -> Task:
+        if isinstance(data, dict):
+            return cls.model_validate(data)
+        return cls.model_validate_json(data)
+
+    @classmethod
+    def coerce(cls, value: Task | str | bytes | dict[str, Any]) -> Task:
+        """Accept a Task, its JSON text or its dict."""
+        return value if isinstance(value, Task) else cls.from_json(value)
+
+
+def load_tasks(path: str | Path) -> list[Task]:
+    """Read a ``.jsonl`` file of tasks (blank lines ignored)."""
+    return list(iter_tasks(path))
+
+
+def iter_tasks(path: str | Path) -> Iterator[Task]:
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    yield Task.from_json(line)
+                except ValueError as exc:
+                    raise ValueError(f"{path}:{lineno}: not a valid task: {exc}") from exc
+
+
+def save_tasks(tasks: Iterable[Task], path: str | Path) -> int:
+    """Write tasks as JSON lines; returns how many were written."""
+    n = 0
+    with open(path, "w", encoding="utf-8") as fh:
+        for task in tasks:
+            fh.write(task.to_json() + "\n")
+            n += 1
+    return n

@@ -1,0 +1,151 @@
+"""A :class:`Workspace`: the live sessions of one task and the tools it offers.
+
+The env, the reward's state verification, synthesis and evaluation all run
+calls through a workspace, so every path executes the same tool code against
+the same isolated state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from prove_gym.registry import Registry, get_registry
+from prove_gym.server.errors import ErrorKind
+from prove_gym.server.result import ToolResult
+from prove_gym.server.session import Session
+from prove_gym.server.state import combine_hashes
+from prove_gym.server.tool import ToolSpec
+from prove_gym.task import Task
+
+
+@dataclass(slots=True)
+class CallRecord:
+    """One call a policy made, with the live result it got.
+
+    Attributes:
+        name: Tool name as the model wrote it (may be unknown).
+        arguments: Arguments as the model wrote them (``None`` if unparseable).
+        result: What the session returned.
+        turn: Index of the user turn the call was made in.
+        server: Server that executed it (``None`` if it never reached one).
+    """
+
+    name: str
+    arguments: Any
+    result: ToolResult
+    turn: int = 0
+    server: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "arguments": self.arguments,
+            "result": self.result.to_dict(),
+            "turn": self.turn,
+            "server": self.server,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CallRecord:
+        """Accept ``{"name", "arguments", "result": {...}}``; a missing result counts as ok."""
+        raw = data.get("result")
+        if isinstance(raw, ToolResult):
+            result = raw
+        elif isinstance(raw, Mapping):
+            result = ToolResult.from_dict(raw)
+        else:
+            result = ToolResult.success(raw)
+        return cls(
+            name=str(data.get("name", "")),
+            arguments=data.get("arguments"),
+            result=result,
+            turn=int(data.get("turn", 0) or 0),
+            server=data.get("server"),
+        )
+
+
+@dataclass
+class Workspace:
+    """Isolated sessions for every server a task touches, and its offered tools.
+
+    Args:
+        task: The task whose initial state and offered tools to build.
+        registry: Where servers are looked up (the process-wide one by default).
+    """
+
+    task: Task
+    registry: Registry = field(default_factory=get_registry)
+    sessions: dict[str, Session] = field(init=False)
+    offered: dict[str, ToolSpec] = field(init=False)
+
+    def __post_init__(self) -> None:
+        task = self.task
+        if task.tools is None:
+            specs = [t for s in task.servers for t in self.registry.get_server(s).visible_tools()]
+        else:
+            specs = [self.registry.get_tool(q) for q in task.tools]
+        self.offered = {}
+        for spec in specs:
+            if spec.name in self.offered:
+                other = self.offered[spec.name].qualified_name
+                raise ValueError(
+                    f"task {task.id!r} offers two tools named {spec.name!r} "
+                    f"({other} and {spec.qualified_name})"
+                )
+            self.offered[spec.name] = spec
+        names = list(dict.fromkeys([*task.servers, *(t.server_name for t in specs)]))
+        self.sessions = {
+            n: self.registry.get_server(n).session(task.seed, task.size) for n in names
+        }
+
+    def openai_tools(self) -> list[dict[str, Any]]:
+        """Offered tools as OpenAI function definitions (schema overrides applied)."""
+        overrides = self.task.schema_overrides
+        return [t.openai_schema(overrides.get(t.qualified_name)) for t in self.offered.values()]
+
+    def call(self, name: Any, arguments: Any, *, turn: int = 0) -> CallRecord:
+        """Route a call by tool name to its server's session; never raises for bad input."""
+        spec = self.offered.get(name) if isinstance(name, str) else None
+        if spec is None:
+            offered = ", ".join(self.offered)
+            result = ToolResult.failure(
+                ErrorKind.UNKNOWN_TOOL,
+                f"There is no tool named {name!r} available here. Available tools: {offered}.",
+            )
+            return CallRecord(str(name), arguments, result, turn, None)
+        result = self.sessions[spec.server_name].call(spec.name, arguments)
+        return CallRecord(spec.name, arguments, result, turn, spec.server_name)
+
+    def replay(self, calls: Iterable[tuple[str, Any]]) -> list[CallRecord]:
+        """Run (name, arguments) pairs in order."""
+        return [self.call(n, a) for n, a in calls]
+
+    def state_hash(self) -> str:
+        """Canonical hash over every session's state."""
+        return combine_hashes({n: s.state_hash() for n, s in self.sessions.items()})
+
+    def reset(self) -> None:
+        for session in self.sessions.values():
+            session.reset()
+
+    def close(self) -> None:
+        for session in self.sessions.values():
+            session.close()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def gold_replay(task: Task, registry: Registry | None = None) -> tuple[list[CallRecord], str]:
+    """Replay the task's gold steps on a fresh workspace: (records, final state hash)."""
+    with Workspace(task, registry or get_registry()) as ws:
+        records = []
+        for i, turn in enumerate(task.turns):
+            for step in turn.steps:
+                records.append(ws.call(step.name, step.arguments, turn=i))
+        return records, ws.state_hash()
