@@ -49,7 +49,9 @@ class OraclePolicy:
             return "Sorry, none of my tools can do that."
         if spec.steps and turn not in self._called:
             self._called.add(turn)
-            return format_hermes_calls({"name": s.name, "arguments": s.arguments} for s in spec.steps)
+            return format_hermes_calls(
+                {"name": s.name, "arguments": s.arguments} for s in spec.steps
+            )
         return "Done."
 
 

@@ -135,7 +135,9 @@ def sample_calendar(ctx: SampleContext) -> None:
                     Invitee(
                         email=guest.email,
                         name=guest.name,
-                        response=rng.choice(["accepted", "accepted", "declined", "tentative", "needs_action"]),
+                        response=rng.choice(
+                            ["accepted", "accepted", "declined", "tentative", "needs_action"]
+                        ),
                     )
                 )
         if rng.random() < 0.12:

@@ -59,7 +59,9 @@ def _parse_date(value: str, name: str) -> dt.date:
     try:
         return dt.date.fromisoformat(value.strip()[:10])
     except ValueError:
-        raise InvalidArgument(f"{name} must be a date such as '2026-03-03', got {value!r}.") from None
+        raise InvalidArgument(
+            f"{name} must be a date such as '2026-03-03', got {value!r}."
+        ) from None
 
 
 def _zone(name: str) -> ZoneInfo:
@@ -281,11 +283,15 @@ def search_events(
         or_(Event.title.ilike(like), Event.description.ilike(like), Event.location.ilike(like))
     )
     if start_date:
-        stmt = stmt.where(Event.start >= dt.datetime.combine(_parse_date(start_date, "start_date"), dt.time()))
+        stmt = stmt.where(
+            Event.start >= dt.datetime.combine(_parse_date(start_date, "start_date"), dt.time())
+        )
     if end_date:
         stmt = stmt.where(
             Event.start
-            < dt.datetime.combine(_parse_date(end_date, "end_date") + dt.timedelta(days=1), dt.time())
+            < dt.datetime.combine(
+                _parse_date(end_date, "end_date") + dt.timedelta(days=1), dt.time()
+            )
         )
     stmt = stmt.order_by(Event.start, Event.id).limit(limit)
     return [_event_summary(e) for e in ctx.db.scalars(stmt)]
@@ -486,7 +492,10 @@ def remove_invitee(ctx: ToolContext, event_id: EventId, email: Email) -> dict:
     writes=True,
     idempotent=True,
     returns="event",
-    phrasings=["Mark {email} as {response} for {event_id}", "Record that {email} {response} {event_id}"],
+    phrasings=[
+        "Mark {email} as {response} for {event_id}",
+        "Record that {email} {response} {event_id}",
+    ],
     normalise={"email": "casefold"},
 )
 def respond_to_invitation(
@@ -559,7 +568,9 @@ def set_recurrence(
     if until_date is not None and until_date < event.start.date():
         raise InvalidArgument("until is before the event's first occurrence.")
     if event.recurrence is None:
-        event.recurrence = Recurrence(frequency=frequency, interval=interval, count=count, until=until_date)
+        event.recurrence = Recurrence(
+            frequency=frequency, interval=interval, count=count, until=until_date
+        )
     else:
         event.recurrence.frequency = frequency
         event.recurrence.interval = interval
@@ -651,13 +662,20 @@ def add_reminder(
     if len(event.reminders) >= 5:
         raise PreconditionFailed(f"Event {event_id} already has 5 reminders.")
     if any(r.minutes_before == minutes_before and r.method == method for r in event.reminders):
-        raise Conflict(f"Event {event_id} already has a {method} reminder {minutes_before} minutes before.")
+        raise Conflict(
+            f"Event {event_id} already has a {method} reminder {minutes_before} minutes before."
+        )
     reminder = Reminder(
         id=_next_id(ctx, Reminder.id, "rem", 4), minutes_before=minutes_before, method=method
     )
     event.reminders.append(reminder)
     ctx.db.flush()
-    return {"reminder_id": reminder.id, "event_id": event.id, "minutes_before": minutes_before, "method": method}
+    return {
+        "reminder_id": reminder.id,
+        "event_id": event.id,
+        "minutes_before": minutes_before,
+        "method": method,
+    }
 
 
 @server.tool(
@@ -677,12 +695,19 @@ def get_free_busy(ctx: ToolContext, date: str, email: Email | None = None) -> di
         email = email.strip().lower()
         if ctx.db.scalar(select(Contact.id).where(func.lower(Contact.email) == email)) is None:
             raise NotFound(f"No contact with email {email!r}; call list_contacts to find it.")
-        events = [e for e in events if any(i.email == email and i.response == "accepted" for i in e.invitees)]
+        events = [
+            e
+            for e in events
+            if any(i.email == email and i.response == "accepted" for i in e.invitees)
+        ]
     return {
         "date": day.isoformat(),
         "who": email or _settings(ctx).owner_email,
         "busy": [
-            {"start": e.start.isoformat(timespec="minutes"), "end": e.end.isoformat(timespec="minutes")}
+            {
+                "start": e.start.isoformat(timespec="minutes"),
+                "end": e.end.isoformat(timespec="minutes"),
+            }
             for e in events
         ],
     }
@@ -729,4 +754,7 @@ def find_free_slot(
             f"No free {duration_minutes}-minute slot on {day.isoformat()} between {earliest} and "
             f"{latest}; try another day or a shorter duration."
         )
-    return {"start": cursor.isoformat(timespec="minutes"), "end": (cursor + need).isoformat(timespec="minutes")}
+    return {
+        "start": cursor.isoformat(timespec="minutes"),
+        "end": (cursor + need).isoformat(timespec="minutes"),
+    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 
@@ -93,7 +93,7 @@ class ProveEnv(gym.Env[str, Action]):
     - v0: initial release.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
 
     def __init__(
         self,
@@ -301,7 +301,9 @@ class ProveEnv(gym.Env[str, Action]):
         if isinstance(action, Mapping):
             action = [action]
         if isinstance(action, Sequence):
-            return ParsedAction("", tuple(call_from_object(a, json.dumps(a, default=str)) for a in action))
+            return ParsedAction(
+                "", tuple(call_from_object(a, json.dumps(a, default=str)) for a in action)
+            )
         return ParsedAction(str(action), ())
 
     def _execute(self, call: ParsedCall, turn: int) -> CallRecord:

@@ -115,4 +115,6 @@ class JsonListParser:
         except json.JSONDecodeError:
             return ParsedAction(content=stripped, calls=())
         items = obj if isinstance(obj, list) else [obj]
-        return ParsedAction(content="", calls=tuple(call_from_object(o, json.dumps(o)) for o in items))
+        return ParsedAction(
+            content="", calls=tuple(call_from_object(o, json.dumps(o)) for o in items)
+        )

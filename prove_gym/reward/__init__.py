@@ -44,4 +44,6 @@ def score(
         total = 1.0 if not task.steps else 0.0
     else:
         total = sum(r.result.ok for r in records) / len(records)
-    return RewardBreakdown(total=total, components={"placeholder": total}, details={"n_calls": len(records)})
+    return RewardBreakdown(
+        total=total, components={"placeholder": total}, details={"n_calls": len(records)}
+    )

@@ -80,7 +80,7 @@ class Session:
         if not isinstance(arguments, Mapping):
             return ToolResult.failure(
                 ErrorKind.BAD_ARGUMENTS,
-                f"Arguments of {name} must be a JSON object such as {{\"key\": \"value\"}}, "
+                f'Arguments of {name} must be a JSON object such as {{"key": "value"}}, '
                 f"got {type(arguments).__name__}. {describe_signature(spec)}",
             )
         try:

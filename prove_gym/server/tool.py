@@ -280,14 +280,14 @@ def build_tool_spec(
         entity = _find_entity(annotation)
         required = p.default is inspect.Parameter.empty
         desc = arg_docs.get(p.name, "")
-        params.append(
-            ParamSpec(p.name, annotation, required, desc, entity, normalise.get(p.name))
-        )
+        params.append(ParamSpec(p.name, annotation, required, desc, entity, normalise.get(p.name)))
         default = ... if required else p.default
         fields[p.name] = (annotation, Field(default, description=desc or None))
     unknown = set(arg_docs) - {p.name for p in params}
     if unknown:
-        raise TypeError(f"tool {tool_name!r}: docstring documents unknown arguments {sorted(unknown)}")
+        raise TypeError(
+            f"tool {tool_name!r}: docstring documents unknown arguments {sorted(unknown)}"
+        )
     bad_norm = set(normalise) - {p.name for p in params}
     if bad_norm:
         raise TypeError(f"tool {tool_name!r}: normalise names unknown arguments {sorted(bad_norm)}")
