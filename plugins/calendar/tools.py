@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
 from typing import Annotated, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -141,6 +142,21 @@ def _event_detail(e: Event) -> dict:
     return detail
 
 
+def _day_ahead(ctx: ToolContext, rng: random.Random) -> str:
+    """A date 1-14 days after "now", for synthesized requests."""
+    return (ctx.now + dt.timedelta(days=rng.randint(1, 14))).date().isoformat()
+
+
+def _slot_ahead(ctx: ToolContext, rng: random.Random) -> str:
+    day = ctx.now + dt.timedelta(days=rng.randint(1, 14))
+    return day.replace(hour=rng.randint(8, 17), minute=rng.choice([0, 30])).isoformat(
+        timespec="minutes"
+    )
+
+
+TITLES = ["Budget sync", "Design review", "Coffee chat", "Team offsite planning", "Dentist"]
+
+
 def _check_duration(minutes: int) -> None:
     if not 5 <= minutes <= MAX_DURATION:
         raise InvalidArgument(
@@ -221,6 +237,7 @@ def list_contacts(ctx: ToolContext, query: str | None = None, limit: int = 20) -
         "What's on my calendar between {start_date} and {end_date}?",
         "List my events from {start_date} to {end_date}",
     ],
+    examples={"start_date": _day_ahead, "end_date": _day_ahead},
 )
 def list_events(
     ctx: ToolContext,
@@ -258,6 +275,7 @@ def list_events(
 @server.tool(
     returns="event",
     phrasings=["Find my {query} meeting", "When is the {query}?", "Look up events about {query}"],
+    examples={"query": ["design review", "dentist", "sprint", "lunch", "yoga"]},
 )
 def search_events(
     ctx: ToolContext,
@@ -297,7 +315,10 @@ def search_events(
     return [_event_summary(e) for e in ctx.db.scalars(stmt)]
 
 
-@server.tool(returns="event", phrasings=["Show me the details of event {event_id}"])
+@server.tool(
+    returns="event",
+    phrasings=["Show me the details of event {event_id}", "Who is invited to {event_id}?"],
+)
 def get_event(ctx: ToolContext, event_id: EventId) -> dict:
     """Get one event with its invitees, reminders and recurrence.
 
@@ -315,6 +336,7 @@ def get_event(ctx: ToolContext, event_id: EventId) -> dict:
         "Put {title} on my calendar at {start}",
         "Book {duration_minutes} minutes for {title} starting {start}",
     ],
+    examples={"title": TITLES, "start": _slot_ahead, "duration_minutes": [30, 45, 60, 90]},
 )
 def create_event(
     ctx: ToolContext,
@@ -365,6 +387,7 @@ def create_event(
         "Rename {event_id} to '{title}'",
         "Change the location of {event_id} to {location}",
     ],
+    examples={"start": _slot_ahead, "title": TITLES, "location": ["Room 4B", "Zoom", "Cafe Luna"]},
 )
 def update_event(
     ctx: ToolContext,
@@ -531,6 +554,7 @@ def respond_to_invitation(
         "Make {event_id} repeat {frequency}",
         "Repeat event {event_id} every {interval} {frequency} for {count} times",
     ],
+    examples={"interval": [1, 2], "count": [4, 8, 10]},
 )
 def set_recurrence(
     ctx: ToolContext,
@@ -609,7 +633,11 @@ def _occurrences(event: Event, first: dt.datetime, last: dt.datetime) -> list[dt
 
 @server.tool(
     returns="event",
-    phrasings=["When does {event_id} happen between {start_date} and {end_date}?"],
+    phrasings=[
+        "When does {event_id} happen between {start_date} and {end_date}?",
+        "List the dates of {event_id} from {start_date} to {end_date}",
+    ],
+    examples={"start_date": _day_ahead, "end_date": _day_ahead},
 )
 def list_occurrences(ctx: ToolContext, event_id: EventId, start_date: str, end_date: str) -> dict:
     """Expand a (possibly recurring) event into its occurrences between two dates.
@@ -642,6 +670,7 @@ def list_occurrences(ctx: ToolContext, event_id: EventId, start_date: str, end_d
         "Remind me {minutes_before} minutes before {event_id}",
         "Add an {method} reminder {minutes_before} minutes before event {event_id}",
     ],
+    examples={"minutes_before": [10, 15, 30, 60, 1440]},
 )
 def add_reminder(
     ctx: ToolContext,
@@ -680,6 +709,7 @@ def add_reminder(
 
 @server.tool(
     phrasings=["Am I free on {date}?", "Show my busy times on {date}"],
+    examples={"date": _day_ahead},
 )
 def get_free_busy(ctx: ToolContext, date: str, email: Email | None = None) -> dict:
     """Busy intervals on one day, for the user or for a contact who is invited to the user's events.
@@ -718,6 +748,7 @@ def get_free_busy(ctx: ToolContext, date: str, email: Email | None = None) -> di
         "Find me a free {duration_minutes}-minute slot on {date}",
         "When am I free for {duration_minutes} minutes on {date}?",
     ],
+    examples={"date": _day_ahead, "duration_minutes": [30, 60, 90]},
 )
 def find_free_slot(
     ctx: ToolContext,
@@ -758,3 +789,47 @@ def find_free_slot(
         "start": cursor.isoformat(timespec="minutes"),
         "end": (cursor + need).isoformat(timespec="minutes"),
     }
+
+
+# --------------------------------------------------------------- entities
+# What exists and is worth asking about, for grounding synthesized requests.
+@server.entity("event", key="event_id")
+def _events(ctx: ToolContext) -> list[dict]:
+    """Confirmed events from a week ago to a month ahead (what users talk about)."""
+    stmt = (
+        select(Event)
+        .where(
+            Event.status == "confirmed",
+            Event.start >= ctx.now - dt.timedelta(days=7),
+            Event.start <= ctx.now + dt.timedelta(days=30),
+        )
+        .order_by(Event.id)
+    )
+    return [
+        {
+            "event_id": e.id,
+            "title": e.title,
+            "start": e.start.isoformat(timespec="minutes"),
+            "date": e.start.date().isoformat(),
+            "calendar_id": e.calendar_id,
+            "emails": [i.email for i in e.invitees],
+        }
+        for e in ctx.db.scalars(stmt)
+    ]
+
+
+@server.entity("calendar", key="calendar_id")
+def _calendars(ctx: ToolContext) -> list[dict]:
+    return [{"calendar_id": c.id, "name": c.name} for c in ctx.db.scalars(select(Calendar))]
+
+
+@server.entity("contact_email", key="email")
+def _contacts(ctx: ToolContext) -> list[dict]:
+    rows = ctx.db.scalars(select(Contact).order_by(Contact.id))
+    return [{"email": c.email, "name": c.name, "query": c.name.split()[-1]} for c in rows]
+
+
+@server.entity("reminder", key="reminder_id")
+def _reminders(ctx: ToolContext) -> list[dict]:
+    rows = ctx.db.scalars(select(Reminder).order_by(Reminder.id))
+    return [{"reminder_id": r.id, "event_id": r.event_id} for r in rows]

@@ -1,6 +1,6 @@
 """Server-side building blocks: declare a server, its tools, and run isolated sessions."""
 
-from prove_gym.server.base import SampleContext, Sampler, Server, stable_int
+from prove_gym.server.base import EntitySource, SampleContext, Sampler, Server, stable_int
 from prove_gym.server.errors import (
     Conflict,
     ErrorKind,
@@ -19,6 +19,7 @@ from prove_gym.server.types import Money
 __all__ = [
     "Conflict",
     "Entity",
+    "EntitySource",
     "ErrorKind",
     "InvalidArgument",
     "Money",

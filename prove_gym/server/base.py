@@ -62,6 +62,16 @@ class SampleContext:
 
 Sampler = Callable[[SampleContext], None]
 
+
+@dataclass(frozen=True, slots=True)
+class EntitySource:
+    """How to list the existing entities of one kind (see :meth:`Server.entity`)."""
+
+    kind: str
+    key: str
+    fn: Callable[..., list[dict[str, Any]]]
+
+
 _faker_local = threading.local()
 
 
@@ -117,6 +127,7 @@ class Server:
         self.instructions = instructions
         self.default_size = default_size
         self.tools: dict[str, ToolSpec] = {}
+        self.entities: dict[str, EntitySource] = {}
         self._templates: OrderedDict[tuple[int, int], StateTemplate] = OrderedDict()
         self._template_cache_size = template_cache_size
         self._lock = threading.Lock()
@@ -138,6 +149,7 @@ class Server:
         hidden: bool = False,
         phrasings: Sequence[str] = (),
         normalise: Mapping[str, Normalisation] | None = None,
+        examples: Mapping[str, Sequence[Any] | Callable[..., Any]] | None = None,
     ) -> Any:
         """Declare a tool (decorator). See :func:`prove_gym.server.tool.build_tool_spec`.
 
@@ -150,6 +162,8 @@ class Server:
             hidden: Not offered to the model (helper/debug tools).
             phrasings: User-request templates with ``{argument}`` slots, for synthesis.
             normalise: Per-argument value normalisation used by the reward.
+            examples: Per-argument example values for synthesis (a list, or a callable
+                ``(ctx, rng) -> value`` for values that depend on the state).
         """
 
         def register(func: F) -> F:
@@ -163,6 +177,7 @@ class Server:
                 hidden=hidden,
                 phrasings=phrasings,
                 normalise=normalise,
+                examples=examples,
             )
             if spec.name in self.tools:
                 raise ValueError(f"server {self.name!r} declares tool {spec.name!r} twice")
@@ -171,6 +186,45 @@ class Server:
             return func
 
         return register(fn) if fn is not None else register
+
+    def entity(self, kind: str, *, key: str) -> Callable[[F], F]:
+        """Declare how to enumerate existing entities of ``kind`` (decorator), for grounding.
+
+        The function takes a :class:`ToolContext` and returns records (dicts) of
+        entities that exist *and have enough supporting data to be worth asking
+        about* (e.g. accounts with a non-zero balance). ``key`` names the record
+        field holding the identifier that ``Entity(kind)`` parameters take; other
+        fields whose names match tool parameters can fill those too.
+
+        >>> @server.entity("event", key="event_id")
+        ... def events(ctx): return [{"event_id": e.id, "title": e.title} for e in ...]
+        """
+
+        def register(func: F) -> F:
+            if kind in self.entities:
+                raise ValueError(f"server {self.name!r} declares entity {kind!r} twice")
+            self.entities[kind] = EntitySource(kind=kind, key=key, fn=func)
+            return func
+
+        return register
+
+    def problems(self) -> list[str]:
+        """Contract violations a plugin author should fix (empty when the server is complete).
+
+        Checked for every installed server by the test suite: each visible tool
+        has phrasings; each entity kind a tool refers to or returns can be
+        enumerated with :meth:`entity`.
+        """
+        found = []
+        kinds = set()
+        for t in self.visible_tools():
+            if not t.phrasings:
+                found.append(f"{self.name}.{t.name}: no phrasings declared")
+            kinds.update(e.name for e in t.entity_params.values())
+            kinds.update(t.returns)
+        for kind in sorted(kinds - set(self.entities)):
+            found.append(f"{self.name}: entity {kind!r} is used by tools but has no @server.entity")
+        return found
 
     def visible_tools(self) -> list[ToolSpec]:
         """Tools offered to the model, in declaration order (hidden helpers left out)."""

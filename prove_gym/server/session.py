@@ -122,6 +122,16 @@ class Session:
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         return f"There is no tool named {name!r}.{hint} Available tools: {', '.join(names)}."
 
+    def list_entities(self, kind: str) -> list[dict[str, Any]]:
+        """Existing entities of ``kind`` as records (see :meth:`Server.entity`); never writes."""
+        source = self.server.entities.get(kind)
+        if source is None:
+            raise KeyError(f"server {self.server.name!r} declares no entity {kind!r}")
+        try:
+            return [to_jsonable(r) for r in source.fn(self._ctx)]
+        finally:
+            self._db.rollback()
+
     # ------------------------------------------------------------------ state
     def state_hash(self) -> str:
         """Canonical SHA-256 of the current state (tables by name, rows by primary key)."""

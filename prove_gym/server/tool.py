@@ -99,6 +99,8 @@ class ToolSpec:
         returns: Entity kinds whose identifiers appear in the result.
         hidden: Helper/debug tools not offered to the model.
         phrasings: User-request templates for synthesis, e.g. "Cancel the event {event_id}".
+        examples: Per-parameter example values for synthesis: a list to draw from, or a
+            callable ``(ctx, rng) -> value`` for values that depend on the state (dates near "now").
         server_name: Name of the owning server (set on registration).
     """
 
@@ -113,6 +115,7 @@ class ToolSpec:
     returns: tuple[str, ...] = ()
     hidden: bool = False
     phrasings: tuple[str, ...] = ()
+    examples: Mapping[str, Sequence[Any] | Callable[..., Any]] = field(default_factory=dict)
     server_name: str = ""
     _schema: dict[str, Any] | None = field(default=None, repr=False)
 
@@ -237,6 +240,7 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     return description, args
 
 
+_SLOT = re.compile(r"\{(\w+)\}")
 _ARG_LINE = re.compile(r"^\**(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
 
 
@@ -251,6 +255,7 @@ def build_tool_spec(
     hidden: bool = False,
     phrasings: Sequence[str] = (),
     normalise: Mapping[str, Normalisation] | None = None,
+    examples: Mapping[str, Sequence[Any] | Callable[..., Any]] | None = None,
 ) -> ToolSpec:
     """Read a tool function's signature and docstring into a :class:`ToolSpec`.
 
@@ -288,9 +293,13 @@ def build_tool_spec(
         raise TypeError(
             f"tool {tool_name!r}: docstring documents unknown arguments {sorted(unknown)}"
         )
-    bad_norm = set(normalise) - {p.name for p in params}
-    if bad_norm:
-        raise TypeError(f"tool {tool_name!r}: normalise names unknown arguments {sorted(bad_norm)}")
+    for what, names in (("normalise", normalise), ("examples", examples or {})):
+        bad = set(names) - {p.name for p in params}
+        if bad:
+            raise TypeError(f"tool {tool_name!r}: {what} names unknown arguments {sorted(bad)}")
+    for slot in {s for text in phrasings for s in _SLOT.findall(text)}:
+        if slot not in {p.name for p in params}:
+            raise TypeError(f"tool {tool_name!r}: phrasing slot {{{slot}}} is not a parameter")
     model = create_model(  # type: ignore[call-overload]
         f"{tool_name}_arguments",
         __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
@@ -309,6 +318,7 @@ def build_tool_spec(
         returns=returns_t,
         hidden=hidden,
         phrasings=tuple(phrasings),
+        examples=dict(examples or {}),
     )
 
 
