@@ -116,12 +116,17 @@ class Registry:
         return server.tools[tool_name]
 
     def tasks(self, server: str) -> list[Task]:
-        """Hand-written tasks that plugins provide for ``server`` (may be empty)."""
+        """Hand-written tasks that plugins provide for ``server``, sorted by id (may be empty).
+
+        Sorted so that an env drawing a task with its seeded RNG draws the same
+        task whatever order the plugins happened to load in.
+        """
         with self._lock:
             if server not in self._tasks:
                 srv = self.get_server(server)
                 results = self.pm.hook.prove_gym_tasks(server=srv)
-                self._tasks[server] = [t for group in results if group for t in group]
+                tasks = [t for group in results if group for t in group]
+                self._tasks[server] = sorted(tasks, key=lambda t: t.id)
             return self._tasks[server]
 
     # ---------------------------------------------------- parsers, formatters

@@ -1,0 +1,176 @@
+"""Sessions: isolated clones of a seeded template, structured errors, atomic writes."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import Integer, String
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from prove_gym import ErrorKind, Server, ToolContext
+
+
+def test_two_sessions_from_one_seed_start_identical_and_diverge_independently(
+    calendar: Server,
+) -> None:
+    a, b = calendar.session(seed=3), calendar.session(seed=3)
+    assert a.state_hash() == b.state_hash()
+    created = a.call(
+        "create_event", {"calendar_id": "cal_01", "title": "Only in A", "start": "2026-05-01T10:00"}
+    )
+    assert created.ok, created
+    assert a.state_hash() != b.state_hash()
+    found_in_b = b.call("search_events", {"query": "Only in A"})
+    assert found_in_b.ok and found_in_b.content == []
+    assert calendar.session(seed=3).state_hash() == b.state_hash()
+
+
+def test_different_seeds_give_different_states_and_times(calendar: Server) -> None:
+    s1, s2 = calendar.session(seed=1), calendar.session(seed=2)
+    assert s1.state_hash() != s2.state_hash()
+    assert s1.now != s2.now or s1.state_hash() != s2.state_hash()
+
+
+def test_sampling_is_reproducible_from_scratch(calendar: Server) -> None:
+    """The cache is not what makes states equal: sampling twice gives the same bytes' hash."""
+    t1 = calendar.sample(seed=11)
+    t2 = calendar.sample(seed=11)
+    s1 = calendar.session(seed=11)
+    assert t1.now == t2.now
+    conn1, conn2 = t1.connect(), t2.connect()
+    from prove_gym.server.state import canonical_state_hash
+
+    h1 = canonical_state_hash(conn1, calendar.base.metadata)
+    assert h1 == canonical_state_hash(conn2, calendar.base.metadata) == s1.state_hash()
+
+
+def test_state_hash_is_pinned_for_a_known_seed(calendar: Server) -> None:
+    """Same seed, same state on any machine: the calendar's hand-written tasks pin their hashes."""
+    import prove_gym
+
+    task = prove_gym.get_registry().tasks("calendar")[0]
+    _, final = prove_gym.gold_replay(task)
+    assert final == task.final_state_hash
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "kind", "needle"),
+    [
+        ("no_such_tool", {}, ErrorKind.UNKNOWN_TOOL, "Did you mean"),
+        ("get_event", {}, ErrorKind.BAD_ARGUMENTS, "'event_id' is required"),
+        ("get_event", {"event_id": 42}, ErrorKind.BAD_ARGUMENTS, "valid string"),
+        ("get_event", {"event_id": "evt_0001", "x": 1}, ErrorKind.BAD_ARGUMENTS, "not a parameter"),
+        ("get_event", ["evt_0001"], ErrorKind.BAD_ARGUMENTS, "must be a JSON object"),
+        ("get_event", {"event_id": "evt_9999"}, ErrorKind.NOT_FOUND, "search_events"),
+        (
+            "find_free_slot",
+            {"date": "soon", "duration_minutes": 30},
+            ErrorKind.BAD_ARGUMENTS,
+            "2026-03-03",
+        ),
+    ],
+)
+def test_bad_input_comes_back_as_an_actionable_error(
+    calendar: Server, name: str, args: object, kind: ErrorKind, needle: str
+) -> None:
+    session = calendar.session(seed=0)
+    before = session.state_hash()
+    result = session.call(name if name != "no_such_tool" else "get_evnt", args)
+    assert not result.ok
+    assert result.error_kind == kind
+    assert needle in (result.message or "")
+    assert session.state_hash() == before
+
+
+def test_a_failed_write_leaves_no_partial_change(calendar: Server) -> None:
+    """update_event assigns the new start before it validates the calendar: all of it rolls back."""
+    session = calendar.session(seed=0)
+    before = session.state_hash()
+    event = session.call("get_event", {"event_id": "evt_0001"}).content
+    result = session.call(
+        "update_event",
+        {"event_id": "evt_0001", "start": "2026-09-09T09:00", "calendar_id": "cal_99"},
+    )
+    assert result.error_kind == ErrorKind.NOT_FOUND
+    assert session.state_hash() == before
+    assert session.call("get_event", {"event_id": "evt_0001"}).content == event
+
+
+def test_reset_restores_the_initial_state(calendar: Server) -> None:
+    session = calendar.session(seed=5)
+    initial = session.state_hash()
+    assert session.call("delete_event", {"event_id": "evt_0002"}).ok
+    assert session.state_hash() != initial
+    session.reset()
+    assert session.state_hash() == initial
+    assert session.call("get_event", {"event_id": "evt_0002"}).content["status"] in (
+        "confirmed",
+        "cancelled",
+    )
+
+
+def test_snapshot_and_restore_round_trip(calendar: Server) -> None:
+    session = calendar.session(seed=5)
+    session.call("add_reminder", {"event_id": "evt_0003", "minutes_before": 10})
+    snap, mid = session.snapshot(), session.state_hash()
+    session.call("delete_event", {"event_id": "evt_0004"})
+    session.restore(snap)
+    assert session.state_hash() == mid
+
+
+def test_a_closed_session_refuses_calls(calendar: Server) -> None:
+    session = calendar.session(seed=0)
+    session.close()
+    session.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        session.call("list_calendars", {})
+
+
+class _Base(DeclarativeBase):
+    pass
+
+
+class _Row(_Base):
+    __tablename__ = "rows"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(20))
+
+
+def test_a_bug_in_a_tool_is_reported_not_raised_and_rolled_back() -> None:
+    Base, Row = _Base, _Row
+    server = Server(
+        "buggy", version="0", base=Base, sampler=lambda ctx: ctx.db.add(Row(id=1, name="a"))
+    )
+
+    @server.tool(writes=True)
+    def rename_then_crash(ctx: ToolContext, name: str) -> None:
+        """Renames row 1, then hits a bug."""
+        ctx.db.get(Row, 1).name = name
+        ctx.db.flush()
+        raise ZeroDivisionError("boom")
+
+    @server.tool
+    def sneaky_read(ctx: ToolContext) -> str:
+        """Declared read-only, but writes."""
+        ctx.db.get(Row, 1).name = "changed"
+        ctx.db.flush()
+        return "ok"
+
+    session = server.session(seed=0)
+    before = session.state_hash()
+    result = session.call("rename_then_crash", {"name": "b"})
+    assert result.error_kind == ErrorKind.INTERNAL and "ZeroDivisionError" in result.message
+    assert session.state_hash() == before
+    assert session.call("sneaky_read", {}).ok
+    assert session.state_hash() == before, "a read tool's writes must never be committed"
+
+
+def test_list_entities_reads_real_state_and_never_writes(calendar: Server) -> None:
+    session = calendar.session(seed=0)
+    before = session.state_hash()
+    events = session.list_entities("event")
+    assert events and all(
+        session.call("get_event", {"event_id": e["event_id"]}).ok for e in events[:5]
+    )
+    assert session.state_hash() == before
+    with pytest.raises(KeyError):
+        session.list_entities("unicorn")

@@ -1,0 +1,131 @@
+"""Tool declarations: signature and docstring become schema, metadata and validation."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import pydantic
+import pytest
+from sqlalchemy.orm import DeclarativeBase
+
+from prove_gym.server import Entity, Server, ToolContext
+from prove_gym.server.tool import build_tool_spec, parse_docstring
+
+
+class _Base(DeclarativeBase):
+    pass
+
+
+def _server() -> Server:
+    return Server("toy", version="0", base=_Base, sampler=lambda ctx: None)
+
+
+def test_signature_and_docstring_become_an_openai_schema() -> None:
+    server = _server()
+
+    @server.tool(writes=True, returns="note", phrasings=["Add a note {text}"])
+    def add_note(
+        ctx: ToolContext,
+        text: str,
+        folder_id: Annotated[str, Entity("folder")],
+        priority: Literal["low", "high"] = "low",
+        due: str | None = None,
+    ) -> dict:
+        """Add a note to a folder.
+
+        Args:
+            text: The note's text, such as "buy milk".
+            folder_id: Folder to put it in, such as "fld_01".
+            priority: "low" or "high".
+            due: Optional due date, such as "2026-03-03".
+
+        Returns:
+            The new note.
+        """
+        return {}
+
+    spec = server.tools["add_note"]
+    schema = spec.openai_schema()["function"]
+    assert schema["name"] == "add_note"
+    assert schema["description"] == "Add a note to a folder.\n\nReturns:\n    The new note."
+    params = schema["parameters"]
+    assert params["required"] == ["text", "folder_id"]
+    assert params["additionalProperties"] is False
+    assert params["properties"]["text"] == {
+        "description": 'The note\'s text, such as "buy milk".',
+        "type": "string",
+    }
+    assert params["properties"]["priority"]["enum"] == ["low", "high"]
+    # Optional[str] is shown to the model as a plain optional string.
+    assert params["properties"]["due"]["type"] == "string"
+    assert "title" not in str(params)
+    assert spec.entity_params == {"folder_id": Entity("folder")}
+    assert spec.writes and not spec.idempotent and spec.returns == ("note",)
+    assert spec.qualified_name == "toy.add_note"
+
+
+def test_validation_coerces_json_and_rejects_extra_or_wrong_types() -> None:
+    def f(ctx: ToolContext, n: int, flag: bool = False) -> int:
+        """Doc."""
+        return n
+
+    spec = build_tool_spec(f)
+    assert spec.validate({"n": 3}) == {"n": 3, "flag": False}
+    with pytest.raises(pydantic.ValidationError):
+        spec.validate({"n": "three"})
+    with pytest.raises(pydantic.ValidationError):
+        spec.validate({"n": 1, "extra": 2})
+    with pytest.raises(pydantic.ValidationError):
+        spec.validate({})
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("def t(x: int) -> int:\n    '''Doc.'''\n    return 1", "first parameter must be 'ctx"),
+        ("def t(ctx, x) -> int:\n    '''Doc.'''\n    return 1", "needs a type annotation"),
+        ("def t(ctx, x: int) -> int:\n    return 1", "write a docstring"),
+        (
+            "def t(ctx, x: int) -> int:\n    '''Doc.\n\n    Args:\n        y: nothing.\n    '''\n    return 1",
+            "documents unknown arguments ['y']",
+        ),
+    ],
+)
+def test_declaration_mistakes_fail_at_import_time(source: str, message: str) -> None:
+    namespace: dict = {}
+    exec(source, namespace)
+    with pytest.raises(TypeError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        build_tool_spec(namespace["t"])
+
+
+def test_phrasing_slots_must_name_parameters() -> None:
+    def f(ctx: ToolContext, event_id: str) -> None:
+        """Doc."""
+
+    with pytest.raises(TypeError, match=r"phrasing slot \{evnt_id\}"):
+        build_tool_spec(f, phrasings=["Cancel {evnt_id}"])
+
+
+def test_a_tool_name_cannot_be_declared_twice() -> None:
+    server = _server()
+
+    def f(ctx: ToolContext) -> None:
+        """Doc."""
+
+    server.tool(f)
+    with pytest.raises(ValueError, match="twice"):
+        server.tool(f)
+
+
+def test_docstring_args_may_wrap_and_carry_types() -> None:
+    desc, args = parse_docstring(
+        """Summary line.
+
+        Args:
+            query (str): Words to find,
+                over two lines.
+            limit: At most this many.
+        """
+    )
+    assert desc == "Summary line."
+    assert args == {"query": "Words to find, over two lines.", "limit": "At most this many."}

@@ -1,0 +1,207 @@
+"""Plugins: discovery through the entry-point group, third-party servers, loud failures."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import types
+from pathlib import Path
+
+import pytest
+
+import prove_gym
+from prove_gym import Registry, hookimpl
+from prove_gym.registry import PluginError
+
+THIRD_PARTY = {
+    "pyproject.toml": """
+        [build-system]
+        requires = ["setuptools>=61"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "prove-weather-demo"
+        version = "0.0.1"
+
+        [project.entry-points.prove_gym]
+        weather = "prove_weather_demo"
+
+        [tool.setuptools]
+        packages = ["prove_weather_demo"]
+    """,
+    "prove_weather_demo/__init__.py": '''
+        from __future__ import annotations
+
+        from sqlalchemy import Float, String
+        from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+        from prove_gym import Entity, NotFound, SampleContext, Server, Task, ToolContext, hookimpl
+        from typing import Annotated
+
+
+        class Base(DeclarativeBase):
+            pass
+
+
+        class City(Base):
+            __tablename__ = "cities"
+            id: Mapped[str] = mapped_column(String(8), primary_key=True)
+            name: Mapped[str] = mapped_column(String(40))
+            temp_c: Mapped[float] = mapped_column(Float)
+
+
+        def sample(ctx: SampleContext) -> None:
+            for i in range(5):
+                ctx.db.add(City(id=f"c{i}", name=ctx.fake.city(), temp_c=round(ctx.rng.uniform(-5, 30), 1)))
+
+
+        server = Server("weather", version="0.0.1", base=Base, sampler=sample, description="Weather.")
+
+
+        @server.tool(returns="city", phrasings=["Weather in {city_id}?", "How warm is {city_id}?"])
+        def get_weather(ctx: ToolContext, city_id: Annotated[str, Entity("city")]) -> dict:
+            """Current temperature of a city.
+
+            Args:
+                city_id: The city, such as "c1".
+            """
+            city = ctx.db.get(City, city_id)
+            if city is None:
+                raise NotFound(f"No city {city_id!r}.")
+            return {"city": city.name, "temp_c": city.temp_c}
+
+
+        @server.entity("city", key="city_id")
+        def cities(ctx: ToolContext) -> list[dict]:
+            return [{"city_id": c.id} for c in ctx.db.query(City)]
+
+
+        @hookimpl
+        def prove_gym_servers() -> list[Server]:
+            return [server]
+
+
+        @hookimpl
+        def prove_gym_tasks(server: Server) -> list[Task] | None:
+            if server.name != "weather":
+                return None
+            return [Task(id="w1", servers=["weather"], seed=3, turns=[{"user": "How warm is c1?",
+                     "steps": [{"id": "s1", "name": "get_weather", "arguments": {"city_id": "c1"}}]}])]
+    ''',
+}
+
+CHECK = """
+import gymnasium, prove_gym
+from gymnasium.utils.env_checker import check_env
+from prove_gym.policies import OraclePolicy
+reg = prove_gym.get_registry()
+assert "weather" in reg.servers and "calendar" in reg.servers, list(reg.servers)
+assert reg.get_server("weather").problems() == []
+env = gymnasium.make("prove/weather-v0")
+check_env(env.unwrapped)
+obs, info = env.reset(seed=0)
+policy = OraclePolicy(env.unwrapped.task)
+obs, r, term, trunc, info = env.step(policy.act(0))
+print("RESULT", obs.replace(chr(10), " "))
+"""
+
+
+def test_a_pip_installed_third_party_plugin_appears_in_registry_and_gymnasium(
+    tmp_path: Path,
+) -> None:
+    pkg = tmp_path / "pkg"
+    for rel, text in THIRD_PARTY.items():
+        path = pkg / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+    site = tmp_path / "site"
+    pip = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(site),
+            str(pkg),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert pip.returncode == 0, pip.stderr
+    assert list(site.glob("prove_weather_demo-*.dist-info/entry_points.txt"))
+    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(
+        [sys.executable, "-c", CHECK], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert "RESULT <tool_response>" in out.stdout and "temp_c" in out.stdout
+
+
+def test_builtin_servers_come_from_the_entry_point_group() -> None:
+    from importlib.metadata import entry_points
+
+    names = {ep.name for ep in entry_points(group="prove_gym")}
+    assert set(prove_gym.get_registry().servers) <= names | {"weather"}
+    assert "calendar" in names
+
+
+def test_a_misspelled_hook_fails_loudly() -> None:
+    plugin = types.ModuleType("typo_plugin")
+
+    @hookimpl
+    def prove_gym_server() -> list:  # missing the final "s"
+        return []
+
+    plugin.prove_gym_server = prove_gym_server
+    with pytest.raises(PluginError, match=r"prove_gym_server.*misspelled"):
+        Registry(load_entrypoints=False).register(plugin)
+
+
+def test_an_undecorated_misspelling_fails_too() -> None:
+    plugin = types.SimpleNamespace(prove_gym_tasks_for=lambda server: None)
+    with pytest.raises(PluginError, match="prove_gym_tasks_for"):
+        Registry(load_entrypoints=False).register(plugin)
+
+
+def test_two_plugins_cannot_provide_the_same_server_name() -> None:
+    calendar = prove_gym.get_server("calendar")
+
+    class A:
+        @hookimpl
+        def prove_gym_servers(self):
+            return [calendar]
+
+    class B(A):
+        pass
+
+    reg = Registry(load_entrypoints=False)
+    reg.register(A(), name="a")
+    reg.register(B(), name="b")
+    with pytest.raises(PluginError, match="'calendar' is provided by both"):
+        _ = reg.servers
+
+
+def test_unknown_server_lists_the_installed_ones() -> None:
+    with pytest.raises(KeyError, match=r"installed servers: .*calendar"):
+        prove_gym.get_server("calender")
+
+
+def test_a_runtime_plugin_can_add_tasks_to_a_builtin_server() -> None:
+    reg = Registry()
+    base = len(reg.tasks("calendar"))
+    extra = reg.tasks("calendar")[0].model_copy(update={"id": "extra-1"})
+
+    class Extra:
+        @hookimpl
+        def prove_gym_tasks(self, server):
+            return [extra] if server.name == "calendar" else None
+
+    reg.register(Extra())
+    ids = [t.id for t in reg.tasks("calendar")]
+    assert len(ids) == base + 1 and "extra-1" in ids
+    assert ids == sorted(ids), "tasks are ordered by id, not by plugin load order"
