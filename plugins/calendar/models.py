@@ -53,14 +53,21 @@ class Event(Base):
     end: Mapped[dt.datetime] = mapped_column(DateTime)
     status: Mapped[str] = mapped_column(String(16), default="confirmed")
 
+    # Eager strategies: a list of events costs three queries, not one per event.
     invitees: Mapped[list[Invitee]] = relationship(
-        back_populates="event", cascade="all, delete-orphan", order_by="Invitee.email"
+        back_populates="event",
+        cascade="all, delete-orphan",
+        order_by="Invitee.email",
+        lazy="selectin",
     )
     reminders: Mapped[list[Reminder]] = relationship(
-        back_populates="event", cascade="all, delete-orphan", order_by="Reminder.id"
+        back_populates="event",
+        cascade="all, delete-orphan",
+        order_by="Reminder.id",
+        lazy="selectin",
     )
     recurrence: Mapped[Recurrence | None] = relationship(
-        back_populates="event", cascade="all, delete-orphan", uselist=False
+        back_populates="event", cascade="all, delete-orphan", uselist=False, lazy="joined"
     )
 
 
