@@ -1,0 +1,1158 @@
+"""The vehicle's 20 tools. Docstrings are what the model reads: keep examples concrete.
+
+The rules every tool enforces (and the stateful test checks after every call):
+
+- Moving (a gear other than park, or a speed above 0) needs every door closed and
+  the parking brake released; leaving park also needs the engine running.
+- Cruise control is active only in drive at CRUISE_MIN_KPH or faster, and the
+  vehicle then travels at the cruise speed.
+- With the engine off the car is in park at 0 km/h, and the engine-dependent
+  features are off: climate control, seat heating and cruise control.
+- The fuel or battery level stays within [0, capacity]; a locked door is closed;
+  fog lights need the headlights on or on auto; at most one route is active.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Literal
+
+from sqlalchemy import func, or_, select
+
+from prove_gym.server import (
+    Entity,
+    InvalidArgument,
+    NotFound,
+    PreconditionFailed,
+    Server,
+    ToolContext,
+)
+
+from .models import (
+    Base,
+    ClimateZone,
+    Destination,
+    Door,
+    Route,
+    Seat,
+    Tire,
+    Trip,
+    Vehicle,
+    Window,
+    energy_needed,
+    eta_minutes,
+    range_km,
+    road_distance_km,
+)
+from .sampler import sample_vehicle
+
+CRUISE_MIN_KPH = 40
+MAX_SPEED_KPH = 180
+MAX_REVERSE_KPH = 15
+MIN_TEMP_C, MAX_TEMP_C = Decimal(16), Decimal(30)
+LOW_TIRE_MARGIN_KPA = 25
+ARRIVED_KM = Decimal("0.2")
+
+server = Server(
+    "vehicle",
+    version="1.0.0",
+    base=Base,
+    sampler=sample_vehicle,
+    description="A connected car: ignition, gears and speed, doors and windows, climate, seat "
+    "heating, lights, cruise control, navigation to saved places, fuel or battery, trip log.",
+    instructions="Vehicle conventions: units are km, km/h, degrees Celsius, kPa, and litres "
+    "(fuel) or kWh (battery). Actions are gated by the car's mode: leaving park needs the engine "
+    "on, every door closed and the parking brake released; doors open and the parking brake "
+    "engages only in park at 0 km/h; cruise control needs drive and at least 40 km/h; climate "
+    "and seat heating need the engine on; refuelling or charging needs the engine off. Call "
+    "get_vehicle_status or get_cabin_status to learn the current mode. Saved places have ids "
+    "like 'dst_004' (see list_saved_destinations).",
+)
+
+DestinationId = Annotated[str, Entity("destination")]
+DoorPosition = Literal["front_left", "front_right", "rear_left", "rear_right", "trunk"]
+WindowPosition = Literal["front_left", "front_right", "rear_left", "rear_right"]
+SeatPosition = Literal["driver", "passenger", "rear_left", "rear_right"]
+Category = Literal[
+    "home",
+    "work",
+    "family",
+    "gym",
+    "grocery",
+    "restaurant",
+    "coffee",
+    "school",
+    "medical",
+    "shopping",
+    "park",
+    "charging",
+    "gas_station",
+    "airport",
+]
+
+Problem = tuple[str, str]
+"""(what is wrong, how to fix it), e.g. ("the trunk is open", "Close it with close_door first")."""
+
+
+# ----------------------------------------------------------------- helpers
+def _vehicle(ctx: ToolContext) -> Vehicle:
+    return ctx.db.get(Vehicle, 1)  # type: ignore[return-value]
+
+
+def _doors(ctx: ToolContext) -> list[Door]:
+    return list(ctx.db.scalars(select(Door).order_by(Door.position)))
+
+
+def _door_name(position: str) -> str:
+    return "the trunk" if position == "trunk" else f"the {position.replace('_', '-')} door"
+
+
+def _join(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _fuel(v: Vehicle) -> tuple[str, str]:
+    """(unit, what the energy is called): ("L", "fuel") or ("kWh", "charge")."""
+    return ("kWh", "charge") if v.powertrain == "electric" else ("L", "fuel")
+
+
+def _fail(action: str, problems: list[Problem]) -> None:
+    """Raise one message naming every unmet precondition and its fix, if there are any."""
+    if not problems:
+        return
+    parts = [f"{what}. {fix}." for what, fix in problems]
+    raise PreconditionFailed(f"Cannot {action}: " + " Also: ".join(parts))
+
+
+def _open_doors_problem(ctx: ToolContext) -> list[Problem]:
+    open_ = [_door_name(d.position) for d in _doors(ctx) if d.is_open]
+    if not open_:
+        return []
+    verb, pronoun = ("is", "it") if len(open_) == 1 else ("are", "them")
+    return [(f"{_join(open_)} {verb} open", f"Close {pronoun} with close_door first")]
+
+
+def _leave_park_problems(ctx: ToolContext, v: Vehicle) -> list[Problem]:
+    """Everything that keeps the car from leaving park."""
+    problems: list[Problem] = []
+    if not v.engine_on:
+        problems.append(("the engine is off", "Start it with start_engine first"))
+    problems += _open_doors_problem(ctx)
+    if v.parking_brake:
+        problems.append(
+            ("the parking brake is on", "Release it with set_parking_brake (engaged=false) first")
+        )
+    if v.energy_level <= 0:
+        _, what = _fuel(v)
+        problems.append(
+            (f"there is no {what} left", "Refuel or charge with refuel_or_charge first")
+        )
+    return problems
+
+
+def _stopped_in_park_problems(v: Vehicle) -> list[Problem]:
+    """What keeps the car from being stopped in park (for doors, brake, engine off, refuel)."""
+    if v.speed_kph > 0:
+        return [
+            (
+                f"the car is moving at {v.speed_kph} km/h in {v.gear}",
+                "Slow to 0 with set_speed (speed_kph=0), then shift to park with shift_gear first",
+            )
+        ]
+    if v.gear != "park":
+        return [(f"the car is in {v.gear}", "Shift to park with shift_gear (gear='park') first")]
+    return []
+
+
+def _disengage_cruise(v: Vehicle) -> bool:
+    was = v.cruise_active
+    v.cruise_active = False
+    v.cruise_speed_kph = None
+    return was
+
+
+def _energy(v: Vehicle) -> dict:
+    unit, _ = _fuel(v)
+    level, capacity = v.energy_level, v.energy_capacity
+    return {
+        "type": "battery" if v.powertrain == "electric" else "fuel",
+        "unit": unit,
+        "level": float(level),
+        "capacity": float(capacity),
+        "percent": int(level * 100 / capacity),
+        "range_km": range_km(level, v.consumption_per_100km),
+        "consumption_per_100km": float(v.consumption_per_100km),
+    }
+
+
+def _active_route(ctx: ToolContext) -> Route | None:
+    return ctx.db.scalar(select(Route).where(Route.status == "active"))
+
+
+def _route_dict(ctx: ToolContext, r: Route) -> dict:
+    dest = ctx.db.get(Destination, r.destination_id)
+    return {
+        "route_id": r.id,
+        "destination_id": r.destination_id,
+        "destination_name": dest.name if dest else "",
+        "origin": r.origin_label,
+        "distance_km": float(r.distance_km),
+        "eta_minutes": r.eta_minutes,
+        "status": r.status,
+    }
+
+
+def _mode(v: Vehicle) -> dict:
+    return {
+        "engine_on": v.engine_on,
+        "gear": v.gear,
+        "speed_kph": v.speed_kph,
+        "parking_brake": v.parking_brake,
+        "cruise_control": {"active": v.cruise_active, "speed_kph": v.cruise_speed_kph},
+    }
+
+
+def _climate(ctx: ToolContext, v: Vehicle) -> dict:
+    zones = ctx.db.scalars(select(ClimateZone).order_by(ClimateZone.zone))
+    return {
+        "on": v.climate_on,
+        "zones": [
+            {
+                "zone": z.zone,
+                "temperature_c": float(z.target_temp_c),
+                "fan_speed": z.fan_speed,
+                "ac": z.ac_on,
+            }
+            for z in zones
+        ],
+    }
+
+
+def _lights(v: Vehicle) -> dict:
+    return {
+        "headlights": v.headlights,
+        "fog_lights": v.fog_lights,
+        "hazard_lights": v.hazard_lights,
+    }
+
+
+def _doors_dict(ctx: ToolContext) -> list[dict]:
+    return [{"position": d.position, "open": d.is_open, "locked": d.is_locked} for d in _doors(ctx)]
+
+
+def _destination(ctx: ToolContext, destination_id: str) -> Destination:
+    dest = ctx.db.get(Destination, destination_id)
+    if dest is None:
+        raise NotFound(
+            f"No saved destination with id {destination_id!r}. Call list_saved_destinations "
+            "(optionally with a query such as 'home') to find the id."
+        )
+    return dest
+
+
+def _distance_from_here(v: Vehicle, d: Destination) -> Decimal:
+    return road_distance_km(v.latitude, v.longitude, d.latitude, d.longitude)
+
+
+def _next_id(ctx: ToolContext, column: object, prefix: str, width: int) -> str:
+    last = ctx.db.scalar(select(func.max(column)))  # type: ignore[arg-type]
+    n = int(last.split("_")[1]) + 1 if last else 1
+    return f"{prefix}_{n:0{width}d}"
+
+
+def _tire_status(t: Tire) -> str:
+    if t.pressure_kpa < t.recommended_kpa - LOW_TIRE_MARGIN_KPA:
+        return "low"
+    if t.pressure_kpa > t.recommended_kpa + LOW_TIRE_MARGIN_KPA:
+        return "high"
+    return "ok"
+
+
+def _place_query(ctx: ToolContext, rng: random.Random) -> str:
+    """A word that names a saved place of this state, such as "home" or "bistro"."""
+    names = list(ctx.db.scalars(select(Destination.name).order_by(Destination.id)))
+    words = [w.strip("(),'") for n in names for w in n.split() if len(w.strip("(),'")) > 3]
+    return rng.choice(words) if words else "home"
+
+
+# ------------------------------------------------------------------- reads
+@server.tool(
+    returns="destination",
+    phrasings=["How's my car doing?", "What's the fuel level and range of my car?"],
+)
+def get_vehicle_status(ctx: ToolContext) -> dict:
+    """Get the car's profile and current mode: engine, gear, speed, parking brake, cruise
+    control, fuel or battery level with range, odometer, location, lights, tire pressure,
+    the active navigation route and warnings (open doors, low tires, low fuel).
+
+    Returns:
+        For example {"vehicle": {"make": "Toyota", "model": "Camry", "vin": "1HGCM82633A004352",
+        ...}, "engine_on": false, "gear": "park", "speed_kph": 0, "parking_brake": true,
+        "energy": {"type": "fuel", "unit": "L", "level": 23.4, "range_km": 334, ...}, ...}.
+    """
+    v = _vehicle(ctx)
+    tires = list(ctx.db.scalars(select(Tire).order_by(Tire.position)))
+    energy = _energy(v)
+    warnings = [f"{_door_name(d.position)} is open" for d in _doors(ctx) if d.is_open]
+    warnings += [
+        f"{t.position} tire pressure is {_tire_status(t)} ({t.pressure_kpa} kPa, recommended "
+        f"{t.recommended_kpa} kPa)"
+        for t in tires
+        if _tire_status(t) != "ok"
+    ]
+    if energy["percent"] < 10:
+        warnings.append(f"{energy['type']} is low: {energy['percent']}% ({energy['range_km']} km)")
+    route = _active_route(ctx)
+    return {
+        "vehicle": {
+            "make": v.make,
+            "model": v.model,
+            "year": v.year,
+            "color": v.color,
+            "vin": v.vin,
+            "license_plate": v.license_plate,
+            "owner": v.owner_name,
+            "powertrain": v.powertrain,
+        },
+        **_mode(v),
+        "energy": energy,
+        "odometer_km": float(v.odometer_km),
+        "location": {
+            "label": v.location_label,
+            "city": v.city,
+            "latitude": v.latitude,
+            "longitude": v.longitude,
+        },
+        "climate_on": v.climate_on,
+        "lights": _lights(v),
+        "tires": [
+            {
+                "position": t.position,
+                "pressure_kpa": t.pressure_kpa,
+                "recommended_kpa": t.recommended_kpa,
+                "status": _tire_status(t),
+            }
+            for t in tires
+        ],
+        "active_route": _route_dict(ctx, route) if route else None,
+        "warnings": warnings,
+    }
+
+
+@server.tool(
+    phrasings=["Are all the doors closed and locked?", "What's the cabin temperature set to?"],
+)
+def get_cabin_status(ctx: ToolContext) -> dict:
+    """Get the cabin: each door (open, locked), each window (percent open), each seat's
+    heating level (0-3) and the climate control with its zones.
+
+    Returns:
+        For example {"doors": [{"position": "rear_left", "open": true, "locked": false}, ...],
+        "windows": [{"position": "front_left", "open_percent": 0}, ...], "seats":
+        [{"position": "driver", "heat_level": 2}, ...], "climate": {"on": true, "zones":
+        [{"zone": "driver", "temperature_c": 21.5, "fan_speed": 3, "ac": false}, ...]}}.
+    """
+    v = _vehicle(ctx)
+    windows = ctx.db.scalars(select(Window).order_by(Window.position))
+    seats = ctx.db.scalars(select(Seat).order_by(Seat.position))
+    return {
+        "doors": _doors_dict(ctx),
+        "windows": [{"position": w.position, "open_percent": w.open_percent} for w in windows],
+        "seats": [{"position": s.position, "heat_level": s.heat_level} for s in seats],
+        "climate": _climate(ctx, v),
+    }
+
+
+@server.tool(
+    returns="destination",
+    phrasings=[
+        "Show my saved places",
+        "Find {query} in my saved destinations",
+        "List my saved {category} places",
+    ],
+    examples={"query": _place_query},
+)
+def list_saved_destinations(
+    ctx: ToolContext,
+    query: str | None = None,
+    category: Category | None = None,
+    limit: int = 20,
+) -> list[dict]:
+    """List saved navigation destinations, nearest first, with the driving distance and ETA
+    from where the car is now.
+
+    Args:
+        query: Case-insensitive fragment of the name or address, such as "home" or "bistro".
+        category: Only this kind of place, such as "restaurant" or "charging".
+        limit: Maximum number of places to return (1-100).
+
+    Returns:
+        For example [{"destination_id": "dst_001", "name": "Home", "category": "home",
+        "address": "12 Oak Street, Seattle, WA", "distance_km": 7.4, "eta_minutes": 12}, ...].
+    """
+    if not 1 <= limit <= 100:
+        raise InvalidArgument(f"limit must be between 1 and 100, got {limit}.")
+    v = _vehicle(ctx)
+    stmt = select(Destination).order_by(Destination.id)
+    if query is not None and query.strip():
+        like = f"%{query.strip()}%"
+        stmt = stmt.where(or_(Destination.name.ilike(like), Destination.address.ilike(like)))
+    if category is not None:
+        stmt = stmt.where(Destination.category == category)
+    rows = [(_distance_from_here(v, d), d) for d in ctx.db.scalars(stmt)]
+    rows.sort(key=lambda pair: (pair[0], pair[1].id))
+    return [
+        {
+            "destination_id": d.id,
+            "name": d.name,
+            "category": d.category,
+            "address": d.address,
+            "distance_km": float(km),
+            "eta_minutes": eta_minutes(km),
+        }
+        for km, d in rows[:limit]
+    ]
+
+
+@server.tool(
+    returns=("trip", "destination"),
+    phrasings=["Show my last {limit} trips", "When did I last drive to {destination_id}?"],
+    examples={"limit": [3, 5, 10]},
+)
+def get_trip_log(
+    ctx: ToolContext, limit: int = 10, destination_id: DestinationId | None = None
+) -> dict:
+    """List completed drives, newest first, with distance and fuel or energy used.
+
+    Args:
+        limit: Maximum number of trips to return (1-100).
+        destination_id: Only trips that ended at this saved place, such as "dst_001".
+
+    Returns:
+        For example {"trips": [{"trip_id": "trp_0079", "started_at": "2026-03-02T08:10",
+        "origin": "Home", "destination": "Work (Acme Inc)", "destination_id": "dst_002",
+        "distance_km": 14.2, "energy_used": 1.1, "avg_speed_kph": 41}], "count": 1,
+        "total_distance_km": 14.2, "unit": "L"}.
+    """
+    if not 1 <= limit <= 100:
+        raise InvalidArgument(f"limit must be between 1 and 100, got {limit}.")
+    stmt = select(Trip).order_by(Trip.started_at.desc(), Trip.id.desc()).limit(limit)
+    if destination_id is not None:
+        _destination(ctx, destination_id)
+        stmt = stmt.where(Trip.destination_id == destination_id)
+    trips = list(ctx.db.scalars(stmt))
+    unit, _ = _fuel(_vehicle(ctx))
+    return {
+        "trips": [
+            {
+                "trip_id": t.id,
+                "started_at": t.started_at.isoformat(timespec="minutes"),
+                "ended_at": t.ended_at.isoformat(timespec="minutes"),
+                "origin": t.origin_label,
+                "destination": t.destination_label,
+                "destination_id": t.destination_id,
+                "distance_km": float(t.distance_km),
+                "energy_used": float(t.energy_used),
+                "avg_speed_kph": t.avg_speed_kph,
+            }
+            for t in trips
+        ],
+        "count": len(trips),
+        "total_distance_km": float(sum((t.distance_km for t in trips), Decimal(0))),
+        "unit": unit,
+    }
+
+
+# ------------------------------------------------------- ignition and motion
+@server.tool(
+    writes=True,
+    idempotent=True,
+    phrasings=["Start the car", "Turn on the engine"],
+)
+def start_engine(ctx: ToolContext) -> dict:
+    """Start the engine (for an electric car: switch the drive system on). Needs some fuel or
+    charge left. Starting a running engine changes nothing.
+
+    Returns:
+        For example {"engine_on": true, "changed": true, "gear": "park", ...}.
+    """
+    v = _vehicle(ctx)
+    if v.engine_on:
+        return {**_mode(v), "changed": False}
+    if v.energy_level <= 0:
+        _, what = _fuel(v)
+        _fail(
+            "start the engine",
+            [(f"there is no {what} left", "Refuel or charge with refuel_or_charge first")],
+        )
+    v.engine_on = True
+    ctx.db.flush()
+    return {**_mode(v), "changed": True}
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    phrasings=["Turn the car off", "Stop the engine"],
+)
+def stop_engine(ctx: ToolContext) -> dict:
+    """Stop the engine. The car must be stopped in park. Climate control, seat heating and
+    cruise control switch off with it.
+
+    Returns:
+        For example {"engine_on": false, "changed": true, "switched_off": ["climate",
+        "seat_heating"], ...}.
+    """
+    v = _vehicle(ctx)
+    if not v.engine_on:
+        return {**_mode(v), "changed": False, "switched_off": []}
+    _fail("stop the engine", _stopped_in_park_problems(v))
+    switched_off = []
+    if v.climate_on:
+        v.climate_on = False
+        switched_off.append("climate")
+    heated = [s for s in ctx.db.scalars(select(Seat)) if s.heat_level > 0]
+    for seat in heated:
+        seat.heat_level = 0
+    if heated:
+        switched_off.append("seat_heating")
+    if _disengage_cruise(v):
+        switched_off.append("cruise_control")
+    v.engine_on = False
+    ctx.db.flush()
+    return {**_mode(v), "changed": True, "switched_off": switched_off}
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    phrasings=["Shift into {gear}", "Put the car in {gear}"],
+)
+def shift_gear(ctx: ToolContext, gear: Literal["park", "reverse", "neutral", "drive"]) -> dict:
+    """Shift the transmission. Leaving park needs the engine on, every door closed and the
+    parking brake released. Park and reverse (and leaving reverse) need the car at 0 km/h;
+    drive and neutral can be swapped while rolling. Cruise control turns off outside drive.
+
+    Args:
+        gear: "park", "reverse", "neutral" or "drive".
+
+    Returns:
+        For example {"gear": "drive", "speed_kph": 0, "engine_on": true, ...}.
+    """
+    v = _vehicle(ctx)
+    if gear == v.gear:
+        return {**_mode(v), "changed": False}
+    action = f"shift to {gear}"
+    if v.speed_kph > 0 and (gear in ("park", "reverse") or v.gear == "reverse"):
+        _fail(
+            action,
+            [
+                (
+                    f"the car is moving at {v.speed_kph} km/h",
+                    "Slow to 0 with set_speed (speed_kph=0) first",
+                )
+            ],
+        )
+    if v.gear == "park":
+        _fail(action, _leave_park_problems(ctx, v))
+    if gear != "drive":
+        _disengage_cruise(v)
+    v.gear = gear
+    ctx.db.flush()
+    return {**_mode(v), "changed": True}
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    phrasings=["Drive at {speed_kph} km/h", "Slow down to {speed_kph} km/h"],
+    examples={"speed_kph": [0, 30, 50, 80, 100]},
+)
+def set_speed(ctx: ToolContext, speed_kph: int) -> dict:
+    """Accelerate or brake to a speed. Needs drive (up to 180 km/h) or reverse (up to 15 km/h);
+    in neutral the car can only slow down; in park only 0 is possible. Changing the speed
+    yourself disengages cruise control.
+
+    Args:
+        speed_kph: Target speed in km/h, such as 50; 0 brings the car to a stop.
+
+    Returns:
+        For example {"speed_kph": 50, "gear": "drive", "cruise_control": {"active": false, ...}}.
+    """
+    if not 0 <= speed_kph <= MAX_SPEED_KPH:
+        raise InvalidArgument(f"speed_kph must be between 0 and {MAX_SPEED_KPH}, got {speed_kph}.")
+    v = _vehicle(ctx)
+    action = f"set the speed to {speed_kph} km/h"
+    if v.gear == "park":
+        if speed_kph == 0:
+            return {**_mode(v), "changed": False}
+        _fail(
+            action,
+            [
+                ("the car is in park", "Shift to drive with shift_gear (gear='drive') first"),
+                *_leave_park_problems(ctx, v),
+            ],
+        )
+    if v.gear == "reverse" and speed_kph > MAX_REVERSE_KPH:
+        raise InvalidArgument(
+            f"In reverse the speed is limited to {MAX_REVERSE_KPH} km/h; got {speed_kph}."
+        )
+    if v.gear == "neutral" and speed_kph > v.speed_kph:
+        _fail(
+            action,
+            [
+                (
+                    f"the car is in neutral at {v.speed_kph} km/h and can only slow down",
+                    "Shift to drive with shift_gear (gear='drive') to accelerate",
+                )
+            ],
+        )
+    changed = speed_kph != v.speed_kph or v.cruise_active
+    _disengage_cruise(v)
+    v.speed_kph = speed_kph
+    ctx.db.flush()
+    return {**_mode(v), "changed": changed}
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    phrasings=["Release the parking brake", "Set the handbrake"],
+    examples={"engaged": [True, False]},
+)
+def set_parking_brake(ctx: ToolContext, engaged: bool) -> dict:
+    """Engage or release the parking brake. Engaging needs the car stopped in park; releasing
+    is always possible.
+
+    Args:
+        engaged: true to engage the parking brake, false to release it.
+
+    Returns:
+        For example {"parking_brake": false, "gear": "park", "changed": true, ...}.
+    """
+    v = _vehicle(ctx)
+    if v.parking_brake == engaged:
+        return {**_mode(v), "changed": False}
+    if engaged:
+        _fail("engage the parking brake", _stopped_in_park_problems(v))
+    v.parking_brake = engaged
+    ctx.db.flush()
+    return {**_mode(v), "changed": True}
+
+
+# --------------------------------------------------------- doors and windows
+@server.tool(
+    writes=True,
+    idempotent=True,
+    phrasings=["Open the {position} door", "Pop the {position}"],
+)
+def open_door(ctx: ToolContext, position: DoorPosition) -> dict:
+    """Open one door or the trunk. The car must be stopped in park and the door unlocked.
+
+    Args:
+        position: "front_left", "front_right", "rear_left", "rear_right" or "trunk".
+
+    Returns:
+        For example {"position": "trunk", "open": true, "locked": false, "changed": true}.
+    """
+    v = _vehicle(ctx)
+    door = ctx.db.get(Door, position)
+    assert door is not None
+    if door.is_open:
+        return {"position": position, "open": True, "locked": False, "changed": False}
+    problems = _stopped_in_park_problems(v)
+    if door.is_locked:
+        problems.append(
+            (f"{_door_name(position)} is locked", "Unlock with set_door_locks (locked=false) first")
+        )
+    _fail(f"open {_door_name(position)}", problems)
+    door.is_open = True
+    ctx.db.flush()
+    return {"position": position, "open": True, "locked": False, "changed": True}
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    phrasings=["Close the {position} door", "Shut the {position}"],
+)
+def close_door(ctx: ToolContext, position: DoorPosition) -> dict:
+    """Close one door or the trunk (always possible).
+
+    Args:
+        position: "front_left", "front_right", "rear_left", "rear_right" or "trunk".
+
+    Returns:
+        For example {"position": "rear_left", "open": false, "locked": false, "changed": true}.
+    """
+    door = ctx.db.get(Door, position)
+    assert door is not None
+    changed = door.is_open
+    door.is_open = False
+    ctx.db.flush()
+    return {"position": position, "open": False, "locked": door.is_locked, "changed": changed}
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    phrasings=["Lock the car", "Unlock all the doors"],
+    examples={"locked": [True, False]},
+)
+def set_door_locks(ctx: ToolContext, locked: bool) -> dict:
+    """Lock or unlock every door and the trunk at once. Locking needs all of them closed.
+
+    Args:
+        locked: true to lock, false to unlock.
+
+    Returns:
+        For example {"doors": [{"position": "front_left", "open": false, "locked": true}, ...]}.
+    """
+    if locked:
+        _fail("lock the doors", _open_doors_problem(ctx))
+    for door in _doors(ctx):
+        door.is_locked = locked
+    ctx.db.flush()
+    return {"doors": _doors_dict(ctx)}
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    phrasings=[
+        "Open the {position} window {open_percent} percent",
+        "Set the {position} window to {open_percent}%",
+    ],
+    examples={"open_percent": [0, 25, 50, 100]},
+)
+def set_window(ctx: ToolContext, position: WindowPosition, open_percent: int) -> dict:
+    """Open or close a side window to a given position.
+
+    Args:
+        position: "front_left", "front_right", "rear_left" or "rear_right".
+        open_percent: 0 closes the window, 100 opens it fully, such as 25.
+
+    Returns:
+        For example {"position": "front_left", "open_percent": 25}.
+    """
+    if not 0 <= open_percent <= 100:
+        raise InvalidArgument(f"open_percent must be between 0 and 100, got {open_percent}.")
+    window = ctx.db.get(Window, position)
+    assert window is not None
+    window.open_percent = open_percent
+    ctx.db.flush()
+    return {"position": position, "open_percent": open_percent}
+
+
+# -------------------------------------------------------- comfort and lights
+@server.tool(
+    writes=True,
+    idempotent=True,
+    phrasings=[
+        "Set the {zone} temperature to {temperature_c} degrees",
+        "Turn on the AC at {temperature_c} degrees",
+        "Set the fan to {fan_speed}",
+    ],
+    examples={"temperature_c": [19.5, 21.0, 22.5], "fan_speed": [2, 3, 5]},
+)
+def set_climate(
+    ctx: ToolContext,
+    on: bool = True,
+    zone: Literal["all", "driver", "passenger", "rear"] = "all",
+    temperature_c: float | None = None,
+    fan_speed: int | None = None,
+    ac: bool | None = None,
+) -> dict:
+    """Turn climate control on (needs the engine running) and adjust a zone, or turn it off.
+
+    Args:
+        on: true turns the climate on and applies the settings; false turns it off (then give
+            no other settings).
+        zone: "all", "driver", "passenger" or "rear".
+        temperature_c: Target temperature from 16 to 30 in steps of 0.5, such as 21.5.
+        fan_speed: Fan level from 1 to 7.
+        ac: true to run the air conditioning, false to stop it.
+
+    Returns:
+        For example {"on": true, "zones": [{"zone": "driver", "temperature_c": 21.5,
+        "fan_speed": 3, "ac": false}, ...]}.
+    """
+    v = _vehicle(ctx)
+    if not on:
+        if temperature_c is not None or fan_speed is not None or ac is not None:
+            raise InvalidArgument(
+                "Turning climate off takes no settings; drop temperature_c, fan_speed and ac, or "
+                "pass on=true to change them."
+            )
+        v.climate_on = False
+        ctx.db.flush()
+        return _climate(ctx, v)
+    temp: Decimal | None = None
+    if temperature_c is not None:
+        try:
+            temp = Decimal(str(temperature_c))
+        except InvalidOperation:
+            temp = None
+        if (
+            temp is None
+            or not temp.is_finite()
+            or not MIN_TEMP_C <= temp <= MAX_TEMP_C
+            or (temp * 2) % 1 != 0
+        ):
+            raise InvalidArgument(
+                f"temperature_c must be between 16 and 30 in steps of 0.5 (such as 21.5), "
+                f"got {temperature_c}."
+            )
+    if fan_speed is not None and not 1 <= fan_speed <= 7:
+        raise InvalidArgument(f"fan_speed must be between 1 and 7, got {fan_speed}.")
+    if not v.engine_on:
+        _fail(
+            "turn on climate control",
+            [("the engine is off", "Start it with start_engine first")],
+        )
+    stmt = select(ClimateZone)
+    if zone != "all":
+        stmt = stmt.where(ClimateZone.zone == zone)
+    for z in ctx.db.scalars(stmt):
+        if temp is not None:
+            z.target_temp_c = temp
+        if fan_speed is not None:
+            z.fan_speed = fan_speed
+        if ac is not None:
+            z.ac_on = ac
+    v.climate_on = True
+    ctx.db.flush()
+    return _climate(ctx, v)
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    phrasings=["Turn the {seat} seat heater to {level}", "Heat the {seat} seat on level {level}"],
+    examples={"level": [0, 1, 2, 3]},
+)
+def set_seat_heating(ctx: ToolContext, seat: SeatPosition, level: int) -> dict:
+    """Set a seat heater's level; levels above 0 need the engine running.
+
+    Args:
+        seat: "driver", "passenger", "rear_left" or "rear_right".
+        level: 0 (off) to 3 (hottest), such as 2.
+
+    Returns:
+        For example {"seat": "driver", "heat_level": 2}.
+    """
+    if not 0 <= level <= 3:
+        raise InvalidArgument(f"level must be between 0 (off) and 3, got {level}.")
+    v = _vehicle(ctx)
+    if level > 0 and not v.engine_on:
+        _fail(
+            f"heat the {seat.replace('_', '-')} seat",
+            [("the engine is off", "Start it with start_engine first")],
+        )
+    row = ctx.db.get(Seat, seat)
+    assert row is not None
+    row.heat_level = level
+    ctx.db.flush()
+    return {"seat": seat, "heat_level": level}
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    phrasings=[
+        "Set the headlights to {headlights}",
+        "Turn the hazard lights on",
+        "Switch the fog lights on",
+    ],
+)
+def set_lights(
+    ctx: ToolContext,
+    headlights: Literal["off", "on", "auto"] | None = None,
+    fog_lights: bool | None = None,
+    hazard_lights: bool | None = None,
+) -> dict:
+    """Set the exterior lights; only the ones you pass change. Fog lights need the headlights on
+    or on auto; switching the headlights off also switches the fog lights off.
+
+    Args:
+        headlights: "off", "on" or "auto".
+        fog_lights: true or false.
+        hazard_lights: true or false (hazards work with the engine off too).
+
+    Returns:
+        For example {"headlights": "on", "fog_lights": true, "hazard_lights": false}.
+    """
+    if headlights is None and fog_lights is None and hazard_lights is None:
+        raise InvalidArgument("Nothing to change: pass headlights, fog_lights or hazard_lights.")
+    v = _vehicle(ctx)
+    new_headlights = headlights if headlights is not None else v.headlights
+    if fog_lights and new_headlights == "off":
+        _fail(
+            "turn on the fog lights",
+            [("the headlights are off", "Pass headlights='on' or 'auto' in the same call")],
+        )
+    v.headlights = new_headlights
+    if fog_lights is not None:
+        v.fog_lights = fog_lights
+    if new_headlights == "off":
+        v.fog_lights = False
+    if hazard_lights is not None:
+        v.hazard_lights = hazard_lights
+    ctx.db.flush()
+    return _lights(v)
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    phrasings=["Set cruise control to {speed_kph} km/h", "Turn off cruise control"],
+    examples={"enabled": [True, False], "speed_kph": [60, 90, 110]},
+)
+def set_cruise_control(ctx: ToolContext, enabled: bool, speed_kph: int | None = None) -> dict:
+    """Engage cruise control (in drive, at 40 km/h or faster) or switch it off. Engaging holds
+    the given speed, or the current speed if none is given.
+
+    Args:
+        enabled: true to engage, false to switch off.
+        speed_kph: Speed to hold, 40-180 km/h, such as 100 (only when enabling).
+
+    Returns:
+        For example {"cruise_control": {"active": true, "speed_kph": 100}, "speed_kph": 100, ...}.
+    """
+    v = _vehicle(ctx)
+    if not enabled:
+        if speed_kph is not None:
+            raise InvalidArgument("speed_kph only applies when enabling cruise control.")
+        changed = _disengage_cruise(v)
+        ctx.db.flush()
+        return {**_mode(v), "changed": changed}
+    if speed_kph is not None and not CRUISE_MIN_KPH <= speed_kph <= MAX_SPEED_KPH:
+        raise InvalidArgument(
+            f"Cruise speed must be between {CRUISE_MIN_KPH} and {MAX_SPEED_KPH} km/h, "
+            f"got {speed_kph}."
+        )
+    problems: list[Problem] = []
+    if v.gear != "drive":
+        problems.append(
+            (
+                f"the car is in {v.gear}, and cruise control works only in drive",
+                "Shift to drive with shift_gear and reach at least "
+                f"{CRUISE_MIN_KPH} km/h with set_speed first",
+            )
+        )
+    elif v.speed_kph < CRUISE_MIN_KPH:
+        problems.append(
+            (
+                f"the car is going {v.speed_kph} km/h, below the {CRUISE_MIN_KPH} km/h minimum",
+                f"Speed up to at least {CRUISE_MIN_KPH} km/h with set_speed first",
+            )
+        )
+    _fail("engage cruise control", problems)
+    target = speed_kph if speed_kph is not None else v.speed_kph
+    changed = not v.cruise_active or v.cruise_speed_kph != target
+    v.cruise_active = True
+    v.cruise_speed_kph = target
+    v.speed_kph = target
+    ctx.db.flush()
+    return {**_mode(v), "changed": changed}
+
+
+# ---------------------------------------------------------------- navigation
+@server.tool(
+    writes=True,
+    returns="destination",
+    phrasings=["Navigate to {destination_id}", "Set a route to saved place {destination_id}"],
+)
+def set_route(ctx: ToolContext, destination_id: DestinationId) -> dict:
+    """Start navigation from where the car is to a saved place; it replaces any active route.
+    Distance and ETA are computed from the stored coordinates.
+
+    Args:
+        destination_id: The saved place, such as "dst_004" (see list_saved_destinations).
+
+    Returns:
+        For example {"route_id": "rte_0002", "destination_id": "dst_004", "distance_km": 12.5,
+        "eta_minutes": 18, "range_km": 334, "enough_energy": true, ...}.
+    """
+    dest = _destination(ctx, destination_id)
+    v = _vehicle(ctx)
+    km = _distance_from_here(v, dest)
+    if km < ARRIVED_KM:
+        raise PreconditionFailed(
+            f"The car is already at {dest.name} ({destination_id}); pick another destination."
+        )
+    previous = _active_route(ctx)
+    if previous is not None:
+        previous.status = "cancelled"
+    route = Route(
+        id=_next_id(ctx, Route.id, "rte", 4),
+        destination_id=dest.id,
+        origin_label=v.location_label,
+        distance_km=km,
+        eta_minutes=eta_minutes(km),
+        status="active",
+    )
+    ctx.db.add(route)
+    ctx.db.flush()
+    reach = range_km(v.energy_level, v.consumption_per_100km)
+    return {
+        **_route_dict(ctx, route),
+        "replaced_route_id": previous.id if previous else None,
+        "range_km": reach,
+        "enough_energy": energy_needed(km, v.consumption_per_100km) <= v.energy_level,
+    }
+
+
+@server.tool(
+    writes=True,
+    returns=("trip", "destination"),
+    phrasings=["Drive me there", "Follow the route to the destination"],
+)
+def drive_route(ctx: ToolContext) -> dict:
+    """Drive the active navigation route to its end. The car must be in drive (engine on, doors
+    closed, parking brake released) with enough fuel or charge for the distance. On arrival the
+    car is at the destination at 0 km/h, still in drive, and the trip is logged.
+
+    Returns:
+        For example {"trip_id": "trp_0081", "destination_id": "dst_004", "distance_km": 12.5,
+        "energy_used": 0.9, "arrived_at": "2026-03-02T10:48", "energy": {...}, ...}.
+    """
+    v = _vehicle(ctx)
+    route = _active_route(ctx)
+    if route is None:
+        raise PreconditionFailed("There is no active route. Set one with set_route first.")
+    problems: list[Problem] = []
+    if v.gear != "drive":
+        problems.append(
+            (f"the car is in {v.gear}", "Shift to drive with shift_gear (gear='drive') first")
+        )
+        if v.gear == "park":
+            problems += _leave_park_problems(ctx, v)
+    need = energy_needed(route.distance_km, v.consumption_per_100km)
+    if need > v.energy_level:
+        unit, what = _fuel(v)
+        problems.append(
+            (
+                f"there is not enough {what} for this {route.distance_km} km route: it needs "
+                f"{need} {unit} and {v.energy_level} {unit} is left (range "
+                f"{range_km(v.energy_level, v.consumption_per_100km)} km)",
+                "Stop in park, turn the engine off and use refuel_or_charge first",
+            )
+        )
+    _fail("drive the route", problems)
+    dest = ctx.db.get(Destination, route.destination_id)
+    assert dest is not None
+    last_end = ctx.db.scalar(select(func.max(Trip.ended_at)))
+    start = max(ctx.now, last_end) if last_end is not None else ctx.now
+    end = start + dt.timedelta(minutes=route.eta_minutes)
+    trip = Trip(
+        id=_next_id(ctx, Trip.id, "trp", 4),
+        started_at=start,
+        ended_at=end,
+        origin_label=v.location_label,
+        destination_label=dest.name,
+        destination_id=dest.id,
+        distance_km=route.distance_km,
+        energy_used=need,
+        avg_speed_kph=max(1, round(float(route.distance_km) * 60 / route.eta_minutes)),
+    )
+    ctx.db.add(trip)
+    v.energy_level -= need
+    v.odometer_km += route.distance_km
+    v.latitude, v.longitude, v.location_label = dest.latitude, dest.longitude, dest.name
+    v.speed_kph = 0
+    _disengage_cruise(v)
+    route.status = "completed"
+    ctx.db.flush()
+    return {
+        "trip_id": trip.id,
+        "route_id": route.id,
+        "destination_id": dest.id,
+        "destination_name": dest.name,
+        "distance_km": float(trip.distance_km),
+        "energy_used": float(need),
+        "departed_at": start.isoformat(timespec="minutes"),
+        "arrived_at": end.isoformat(timespec="minutes"),
+        **_mode(v),
+        "energy": _energy(v),
+        "odometer_km": float(v.odometer_km),
+    }
+
+
+@server.tool(
+    writes=True,
+    phrasings=["Fill up the tank", "Add {amount} of fuel", "Charge the battery"],
+    examples={"amount": [5.0, 10.0, 20.0]},
+)
+def refuel_or_charge(ctx: ToolContext, amount: float | None = None) -> dict:
+    """Add fuel (litres) or charge (kWh), or fill up completely when no amount is given. The
+    engine must be off.
+
+    Args:
+        amount: Litres or kWh to add, such as 20.0; at most what still fits.
+
+    Returns:
+        For example {"added": 31.6, "energy": {"level": 60.0, "capacity": 60.0, "percent": 100,
+        "range_km": 857, ...}}.
+    """
+    v = _vehicle(ctx)
+    unit, what = _fuel(v)
+    room = v.energy_capacity - v.energy_level
+    if amount is not None:
+        try:
+            added = Decimal(str(amount)).quantize(Decimal("0.1"))
+        except InvalidOperation:
+            added = Decimal(0)
+        if not added > 0:
+            raise InvalidArgument(f"amount must be a positive number of {unit}, got {amount}.")
+        if added > room:
+            raise InvalidArgument(
+                f"Only {room} {unit} fits ({v.energy_level} of {v.energy_capacity} {unit}); "
+                f"pass amount at most {room}, or omit it to fill up."
+            )
+    else:
+        added = room
+    problems: list[Problem] = []
+    if v.engine_on:
+        problems.append(("the engine is running", "Turn it off with stop_engine first"))
+    if room <= 0:
+        problems.append((f"the {what} is already full", "No refill is needed"))
+    _fail("refuel or charge", problems)
+    v.energy_level += added
+    ctx.db.flush()
+    return {"added": float(added), "unit": unit, "energy": _energy(v)}
+
+
+# --------------------------------------------------------------- entities
+# What exists and is worth asking about, for grounding synthesized requests.
+@server.entity("destination", key="destination_id")
+def _destinations(ctx: ToolContext) -> list[dict]:
+    """Saved places the car is not already at (so a route to them makes sense)."""
+    v = _vehicle(ctx)
+    rows = ctx.db.scalars(select(Destination).order_by(Destination.id))
+    return [
+        {
+            "destination_id": d.id,
+            "name": d.name,
+            "category": d.category,
+            "query": d.name.split(" (")[0],
+            "distance_km": float(_distance_from_here(v, d)),
+        }
+        for d in rows
+        if _distance_from_here(v, d) >= ARRIVED_KM
+    ]
+
+
+@server.entity("trip", key="trip_id")
+def _trips(ctx: ToolContext) -> list[dict]:
+    rows = ctx.db.scalars(select(Trip).order_by(Trip.id))
+    return [
+        {
+            "trip_id": t.id,
+            "destination_id": t.destination_id,
+            "date": t.started_at.date().isoformat(),
+        }
+        for t in rows
+    ]
