@@ -52,7 +52,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except (KeyError, ValueError, FileNotFoundError) as exc:
-        print(f"prove {args.command}: error: {exc}", file=sys.stderr)
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"prove {args.command}: error: {message}", file=sys.stderr)
         return 2
 
 

@@ -24,6 +24,7 @@ def run(args: argparse.Namespace) -> int:
     import prove_gym
     from prove_gym.policies import OraclePolicy
 
+    prove_gym.get_server(args.server)  # a clear error naming the installed servers
     env = gymnasium.make(prove_gym.env_id(args.server))
     base = env.unwrapped
     if not base.tasks:
