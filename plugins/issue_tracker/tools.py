@@ -1,0 +1,1357 @@
+"""The issue tracker's 20 tools. Docstrings are what the model reads: keep examples concrete.
+
+Business rules have names (``workflow_transition``, ``assignee_membership``, ...); a tool
+that refuses an action raises ``PreconditionFailed`` with a message that starts with
+``Rule '<name>' failed:`` and says what would be allowed instead. ``get_workflow`` lists
+the rules and the transition graph.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from typing import Annotated, Literal
+
+from sqlalchemy import case, func, or_, select
+
+from prove_gym.server import (
+    Conflict,
+    Entity,
+    InvalidArgument,
+    NotFound,
+    PreconditionFailed,
+    Server,
+    ToolContext,
+)
+
+from .models import (
+    NEEDS_ASSIGNEE,
+    PRIORITIES,
+    STATUSES,
+    STORY_POINTS,
+    TRANSITIONS,
+    Base,
+    Comment,
+    Issue,
+    IssueLabel,
+    IssueTransition,
+    Label,
+    Project,
+    ProjectMember,
+    Settings,
+    Sprint,
+    User,
+)
+from .sampler import sample_issue_tracker
+
+server = Server(
+    "issue_tracker",
+    version="1.0.0",
+    base=Base,
+    sampler=sample_issue_tracker,
+    description="A team issue tracker with projects and their members, issues (bugs, features, "
+    "tasks), labels, comments, sprints, and a workflow that controls how an issue's status may "
+    "change.",
+    instructions="Issue tracker conventions: ids look like 'prj_01' (project), 'iss_0042' "
+    "(issue; its human key looks like 'WEB-42'), 'usr_007' (user), 'spr_012' (sprint). "
+    "Statuses follow a workflow: todo -> in_progress -> in_review -> done; call get_workflow "
+    "for the allowed moves and the rules. Dates are ISO dates such as '2026-03-02'.",
+)
+
+ProjectId = Annotated[str, Entity("project")]
+IssueId = Annotated[str, Entity("issue")]
+UserId = Annotated[str, Entity("user")]
+SprintId = Annotated[str, Entity("sprint")]
+LabelName = Annotated[str, Entity("label")]
+
+Status = Literal["todo", "in_progress", "in_review", "blocked", "done", "reopened"]
+Priority = Literal["low", "medium", "high", "critical"]
+IssueType = Literal["bug", "feature", "task", "improvement"]
+MemberRole = Literal["developer", "qa", "designer", "pm"]
+
+RULES: dict[str, str] = {
+    "workflow_transition": "An issue's status moves only along the workflow graph. 'done' can "
+    "only be reached from 'in_review', and 'in_review' only from 'in_progress', so an issue in "
+    "'todo' must go todo -> in_progress -> in_review -> done.",
+    "assignee_required": "Statuses 'in_progress' and 'in_review' need an assignee: assign the "
+    "issue before starting work, and do not unassign an issue that is being worked on.",
+    "blocked_reason_required": "Moving an issue to 'blocked' needs a comment saying what blocks it.",
+    "assignee_membership": "An assignee must be a member of the issue's project (get_project "
+    "lists the members; add_project_member adds one).",
+    "user_inactive": "Deactivated users cannot be assigned issues or added to projects.",
+    "sprint_closed": "A closed sprint takes no more issues.",
+    "same_project": "An issue can only be planned into a sprint of its own project.",
+    "done_issue_not_planned": "A 'done' issue cannot be added to a sprint; reopen it first.",
+    "sprint_state": "Only a 'planned' sprint can be started and only an 'active' sprint closed.",
+    "one_active_sprint": "A project has at most one active sprint; close it before starting "
+    "another.",
+    "project_archived": "Archived projects are read-only: no new issues, sprints, members, "
+    "comments or changes.",
+}
+
+MAX_SPRINT_DAYS = 28
+PRIORITY_RANK = {p: i for i, p in enumerate(PRIORITIES)}
+
+
+# ----------------------------------------------------------------- helpers
+def _broken(rule: str, detail: str) -> PreconditionFailed:
+    """The error for a failed business rule: it names the rule, then says what to do."""
+    return PreconditionFailed(f"Rule '{rule}' failed: {detail}")
+
+
+def _acting_user(ctx: ToolContext) -> str:
+    settings = ctx.db.get(Settings, 1)
+    assert settings is not None
+    return settings.acting_user_id
+
+
+def _next_id(ctx: ToolContext, column: object, prefix: str, width: int) -> str:
+    """The next identifier after the largest one (longer ids sort after shorter ones)."""
+    last = ctx.db.scalar(
+        select(column).order_by(func.length(column).desc(), column.desc()).limit(1)  # type: ignore[arg-type, attr-defined]
+    )
+    n = int(last.split("_")[1]) + 1 if last else 1
+    return f"{prefix}_{n:0{width}d}"
+
+
+def _project(ctx: ToolContext, project_id: str) -> Project:
+    project = ctx.db.get(Project, project_id)
+    if project is None:
+        by_key = ctx.db.scalar(select(Project).where(func.upper(Project.key) == project_id.upper()))
+        hint = f" {project_id!r} is the key of {by_key.id}; pass that id." if by_key else ""
+        raise NotFound(
+            f"No project with id {project_id!r}.{hint} Call list_projects to see the project ids."
+        )
+    return project
+
+
+def _writable(project: Project) -> None:
+    if project.archived:
+        raise _broken(
+            "project_archived",
+            f"project {project.id} ({project.name}) is archived and read-only; pick an active "
+            "project (list_projects).",
+        )
+
+
+def _issue(ctx: ToolContext, issue_id: str) -> Issue:
+    issue = ctx.db.get(Issue, issue_id)
+    if issue is None:
+        by_key = ctx.db.scalar(select(Issue).where(func.upper(Issue.key) == issue_id.upper()))
+        hint = f" {issue_id!r} is the key of issue {by_key.id}; pass that id." if by_key else ""
+        raise NotFound(
+            f"No issue with id {issue_id!r}.{hint} Call search_issues to find the issue id."
+        )
+    return issue
+
+
+def _user(ctx: ToolContext, user_id: str) -> User:
+    user = ctx.db.get(User, user_id)
+    if user is None:
+        raise NotFound(f"No user with id {user_id!r}. Call list_users to find the user id.")
+    return user
+
+
+def _sprint(ctx: ToolContext, sprint_id: str) -> Sprint:
+    sprint = ctx.db.get(Sprint, sprint_id)
+    if sprint is None:
+        raise NotFound(
+            f"No sprint with id {sprint_id!r}. Call list_sprints with the project id to see its "
+            "sprints."
+        )
+    return sprint
+
+
+def _label(ctx: ToolContext, name: str) -> Label:
+    label = ctx.db.scalar(select(Label).where(func.lower(Label.name) == name.strip().lower()))
+    if label is None:
+        names = ", ".join(ctx.db.scalars(select(Label.name).order_by(Label.name)))
+        raise NotFound(f"No label named {name!r}. Existing labels: {names}.")
+    return label
+
+
+def _member(ctx: ToolContext, project_id: str, user_id: str) -> ProjectMember | None:
+    return ctx.db.get(ProjectMember, (project_id, user_id))
+
+
+def _check_assignable(ctx: ToolContext, project: Project, user: User) -> None:
+    if not user.active:
+        raise _broken(
+            "user_inactive",
+            f"{user.name} ({user.id}) is deactivated and cannot be assigned; choose an active "
+            "member of the project (get_project).",
+        )
+    if _member(ctx, project.id, user.id) is None:
+        raise _broken(
+            "assignee_membership",
+            f"{user.name} ({user.id}) is not a member of project {project.id} ({project.key}). "
+            f"Add them with add_project_member first, or assign one of the members listed by "
+            f"get_project('{project.id}').",
+        )
+
+
+def _parse_date(value: str, name: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(value.strip()[:10])
+    except ValueError:
+        raise InvalidArgument(
+            f"{name} must be a date such as '2026-03-02', got {value!r}."
+        ) from None
+
+
+def _clean_title(title: str) -> str:
+    title = title.strip()
+    if not title:
+        raise InvalidArgument("title must not be empty.")
+    if len(title) > 200:
+        raise InvalidArgument(f"title is {len(title)} characters long; keep it to 200 at most.")
+    return title
+
+
+def _check_points(points: int) -> None:
+    if points not in STORY_POINTS:
+        allowed = ", ".join(map(str, STORY_POINTS))
+        raise InvalidArgument(f"story_points must be one of {allowed}, got {points}.")
+
+
+def _user_name(ctx: ToolContext, user_id: str | None) -> str | None:
+    if user_id is None:
+        return None
+    user = ctx.db.get(User, user_id)
+    return user.name if user else None
+
+
+def _issue_summary(ctx: ToolContext, issue: Issue) -> dict:
+    return {
+        "issue_id": issue.id,
+        "key": issue.key,
+        "project_id": issue.project_id,
+        "title": issue.title,
+        "type": issue.type,
+        "status": issue.status,
+        "priority": issue.priority,
+        "assignee_id": issue.assignee_id,
+        "assignee_name": _user_name(ctx, issue.assignee_id),
+        "sprint_id": issue.sprint_id,
+        "story_points": issue.story_points,
+        "labels": sorted(link.label.name for link in issue.labels),
+    }
+
+
+def _history(ctx: ToolContext, issue_id: str) -> list[IssueTransition]:
+    stmt = (
+        select(IssueTransition)
+        .where(IssueTransition.issue_id == issue_id)
+        .order_by(func.length(IssueTransition.id), IssueTransition.id)
+    )
+    return list(ctx.db.scalars(stmt))
+
+
+def _issue_detail(ctx: ToolContext, issue: Issue) -> dict:
+    detail = _issue_summary(ctx, issue)
+    n_comments = ctx.db.scalar(
+        select(func.count()).select_from(Comment).where(Comment.issue_id == issue.id)
+    )
+    detail.update(
+        description=issue.description,
+        reporter_id=issue.reporter_id,
+        created_at=issue.created_at.isoformat(timespec="minutes"),
+        updated_at=issue.updated_at.isoformat(timespec="minutes"),
+        resolved_at=issue.resolved_at.isoformat(timespec="minutes") if issue.resolved_at else None,
+        next_statuses=list(TRANSITIONS[issue.status]),
+        comment_count=n_comments,
+        history=[
+            {
+                "from_status": t.from_status,
+                "to_status": t.to_status,
+                "actor_id": t.actor_id,
+                "at": t.at.isoformat(timespec="minutes"),
+            }
+            for t in _history(ctx, issue.id)
+        ],
+    )
+    return detail
+
+
+def _sprint_summary(ctx: ToolContext, sprint: Sprint) -> dict:
+    rows = ctx.db.execute(
+        select(Issue.status, func.count())
+        .where(Issue.sprint_id == sprint.id)
+        .group_by(Issue.status)
+    ).all()
+    counts = {status: n for status, n in rows}
+    return {
+        "sprint_id": sprint.id,
+        "project_id": sprint.project_id,
+        "name": sprint.name,
+        "goal": sprint.goal,
+        "state": sprint.state,
+        "start_date": sprint.start_date.isoformat(),
+        "end_date": sprint.end_date.isoformat(),
+        "issue_count": sum(counts.values()),
+        "done_count": counts.get("done", 0),
+    }
+
+
+def _touch(ctx: ToolContext, issue: Issue) -> None:
+    issue.updated_at = ctx.now
+
+
+def _record(ctx: ToolContext, issue: Issue, to_status: str, from_status: str | None) -> str:
+    """Append one row to the status history and return its id."""
+    transition = IssueTransition(
+        id=_next_id(ctx, IssueTransition.id, "trn", 5),
+        issue_id=issue.id,
+        from_status=from_status,
+        to_status=to_status,
+        actor_id=_acting_user(ctx),
+        at=ctx.now,
+    )
+    ctx.db.add(transition)
+    ctx.db.flush()
+    return transition.id
+
+
+def _add_comment(ctx: ToolContext, issue: Issue, body: str) -> Comment:
+    comment = Comment(
+        id=_next_id(ctx, Comment.id, "cmt", 5),
+        issue_id=issue.id,
+        author_id=_acting_user(ctx),
+        body=body,
+        created_at=ctx.now,
+    )
+    ctx.db.add(comment)
+    ctx.db.flush()
+    return comment
+
+
+def _clean_body(body: str, name: str = "body") -> str:
+    body = body.strip()
+    if not body:
+        raise InvalidArgument(f"{name} must not be empty.")
+    if len(body) > 5000:
+        raise InvalidArgument(f"{name} is {len(body)} characters long; keep it to 5000 at most.")
+    return body
+
+
+def _future_day(ctx: ToolContext, rng: random.Random, lo: int = 1, hi: int = 21) -> str:
+    return (ctx.now + dt.timedelta(days=rng.randint(lo, hi))).date().isoformat()
+
+
+def _sprint_start(ctx: ToolContext, rng: random.Random) -> str:
+    return _future_day(ctx, rng, 14, 28)
+
+
+def _sprint_end(ctx: ToolContext, rng: random.Random) -> str:
+    return _future_day(ctx, rng, 29, 42)
+
+
+ISSUE_TITLES = [
+    "Checkout button does nothing on Safari",
+    "Add CSV export to the orders dashboard",
+    "Upgrade PostgreSQL to 16",
+    "Password reset email arrives twice",
+    "Improve search relevance for short queries",
+]
+COMMENT_BODIES = [
+    "Reproduced on staging, looking into it now.",
+    "Fixed in the latest build, please verify.",
+    "Can we raise the priority? Three customers reported this today.",
+    "Waiting for design sign-off before starting.",
+]
+
+
+# ------------------------------------------------------------------- tools
+@server.tool(
+    returns=("project", "user", "sprint"),
+    phrasings=["Which projects do we have?", "List all projects, archived ones too"],
+)
+def list_projects(ctx: ToolContext, include_archived: bool = False) -> list[dict]:
+    """List projects with their key, lead, number of open issues and active sprint.
+
+    Args:
+        include_archived: Also list archived (read-only) projects.
+    """
+    stmt = select(Project).order_by(Project.id)
+    if not include_archived:
+        stmt = stmt.where(Project.archived.is_(False))
+    out = []
+    for p in ctx.db.scalars(stmt):
+        open_issues = ctx.db.scalar(
+            select(func.count())
+            .select_from(Issue)
+            .where(Issue.project_id == p.id, Issue.status != "done")
+        )
+        active = ctx.db.scalar(
+            select(Sprint.id).where(Sprint.project_id == p.id, Sprint.state == "active")
+        )
+        out.append(
+            {
+                "project_id": p.id,
+                "key": p.key,
+                "name": p.name,
+                "lead_id": p.lead_id,
+                "archived": p.archived,
+                "open_issues": open_issues,
+                "active_sprint_id": active,
+            }
+        )
+    return out
+
+
+@server.tool(
+    returns=("project", "user", "sprint"),
+    phrasings=["Show me project {project_id}", "Who is on the team of project {project_id}?"],
+)
+def get_project(ctx: ToolContext, project_id: ProjectId) -> dict:
+    """Get a project with its members, its active sprint and issue counts per status.
+
+    Args:
+        project_id: The project, such as "prj_01" (see list_projects).
+    """
+    p = _project(ctx, project_id)
+    counts = dict(
+        ctx.db.execute(
+            select(Issue.status, func.count())
+            .where(Issue.project_id == p.id)
+            .group_by(Issue.status)
+        ).all()
+    )
+    active = ctx.db.scalar(
+        select(Sprint).where(Sprint.project_id == p.id, Sprint.state == "active")
+    )
+    return {
+        "project_id": p.id,
+        "key": p.key,
+        "name": p.name,
+        "description": p.description,
+        "archived": p.archived,
+        "lead_id": p.lead_id,
+        "members": [
+            {
+                "user_id": m.user_id,
+                "name": m.user.name,
+                "role": m.role,
+                "active": m.user.active,
+            }
+            for m in p.members
+        ],
+        "active_sprint": _sprint_summary(ctx, active) if active else None,
+        "issue_counts": {s: counts.get(s, 0) for s in STATUSES},
+    }
+
+
+@server.tool(
+    returns="user",
+    phrasings=[
+        "Find {query} in the user directory",
+        "Who are the members of project {project_id}?",
+    ],
+    examples={"query": ["engineer", "designer", "manager", "qa"]},
+)
+def list_users(
+    ctx: ToolContext,
+    project_id: ProjectId | None = None,
+    query: str | None = None,
+    include_inactive: bool = False,
+    limit: int = 50,
+) -> list[dict]:
+    """List people in the workspace, optionally only a project's members or those matching a query.
+
+    Args:
+        project_id: Only members of this project, such as "prj_02".
+        query: Case-insensitive fragment of a name, email or job title, such as "garcia" or
+            "designer".
+        include_inactive: Also list deactivated users (they cannot be assigned).
+        limit: Maximum number of users to return (1-100).
+    """
+    if not 1 <= limit <= 100:
+        raise InvalidArgument(f"limit must be between 1 and 100, got {limit}.")
+    stmt = select(User).order_by(User.id).limit(limit)
+    if project_id is not None:
+        _project(ctx, project_id)
+        stmt = stmt.join(ProjectMember, ProjectMember.user_id == User.id).where(
+            ProjectMember.project_id == project_id
+        )
+    if query and query.strip():
+        like = f"%{query.strip()}%"
+        stmt = stmt.where(
+            or_(User.name.ilike(like), User.email.ilike(like), User.title.ilike(like))
+        )
+    if not include_inactive:
+        stmt = stmt.where(User.active.is_(True))
+    me = _acting_user(ctx)
+    return [
+        {
+            "user_id": u.id,
+            "name": u.name,
+            "email": u.email,
+            "title": u.title,
+            "active": u.active,
+            "is_you": u.id == me,
+        }
+        for u in ctx.db.scalars(stmt)
+    ]
+
+
+@server.tool(
+    returns=("issue", "user", "sprint"),
+    phrasings=[
+        "Find issues about {query}",
+        "Which {status} issues are in project {project_id}?",
+        "What is {assignee_id} working on?",
+        "Show the {priority} priority bugs in {project_id}",
+    ],
+    examples={"query": ["checkout", "timeout", "crash", "upgrade", "dark mode", "webhook"]},
+)
+def search_issues(
+    ctx: ToolContext,
+    project_id: ProjectId | None = None,
+    query: str | None = None,
+    status: Status | None = None,
+    assignee_id: UserId | None = None,
+    unassigned: bool = False,
+    priority: Priority | None = None,
+    type: IssueType | None = None,
+    label: LabelName | None = None,
+    sprint_id: SprintId | None = None,
+    limit: int = 20,
+) -> dict:
+    """Search issues by text and filters; an exact key match first, then the most urgent
+    (critical to low, then oldest).
+
+    Args:
+        project_id: Only this project, such as "prj_01".
+        query: Case-insensitive text in the title or the key, such as "checkout" or "WEB-42".
+        status: Only this status: "todo", "in_progress", "in_review", "blocked", "done" or
+            "reopened".
+        assignee_id: Only issues assigned to this user, such as "usr_007".
+        unassigned: Only issues with no assignee.
+        priority: Only this priority: "low", "medium", "high" or "critical".
+        type: Only this type: "bug", "feature", "task" or "improvement".
+        label: Only issues with this label, such as "regression".
+        sprint_id: Only issues in this sprint, such as "spr_012".
+        limit: Maximum number of issues to return (1-100).
+
+    Returns:
+        {"total": number of matching issues, "issues": the first `limit` of them}.
+    """
+    if not 1 <= limit <= 100:
+        raise InvalidArgument(f"limit must be between 1 and 100, got {limit}.")
+    if unassigned and assignee_id is not None:
+        raise InvalidArgument("Pass assignee_id or unassigned=true, not both.")
+    conditions = []
+    if project_id is not None:
+        _project(ctx, project_id)
+        conditions.append(Issue.project_id == project_id)
+    if query and query.strip():
+        like = f"%{query.strip()}%"
+        conditions.append(or_(Issue.title.ilike(like), Issue.key.ilike(like)))
+    if status is not None:
+        conditions.append(Issue.status == status)
+    if assignee_id is not None:
+        _user(ctx, assignee_id)
+        conditions.append(Issue.assignee_id == assignee_id)
+    if unassigned:
+        conditions.append(Issue.assignee_id.is_(None))
+    if priority is not None:
+        conditions.append(Issue.priority == priority)
+    if type is not None:
+        conditions.append(Issue.type == type)
+    if label is not None:
+        found = _label(ctx, label)
+        conditions.append(
+            Issue.id.in_(select(IssueLabel.issue_id).where(IssueLabel.label_id == found.id))
+        )
+    if sprint_id is not None:
+        _sprint(ctx, sprint_id)
+        conditions.append(Issue.sprint_id == sprint_id)
+    total = ctx.db.scalar(select(func.count()).select_from(Issue).where(*conditions))
+    rank = case(PRIORITY_RANK, value=Issue.priority, else_=-1)
+    exact = case((func.upper(Issue.key) == (query or "").strip().upper(), 0), else_=1)
+    stmt = select(Issue).where(*conditions).order_by(exact, rank.desc(), Issue.id).limit(limit)
+    return {"total": total, "issues": [_issue_summary(ctx, i) for i in ctx.db.scalars(stmt)]}
+
+
+@server.tool(
+    returns=("issue", "user", "sprint"),
+    phrasings=["Show me issue {issue_id}", "What is the status of {issue_id}?"],
+)
+def get_issue(ctx: ToolContext, issue_id: IssueId) -> dict:
+    """Get one issue with its description, labels, allowed next statuses and status history.
+
+    Args:
+        issue_id: The issue, such as "iss_0042" (not its key "WEB-42"; search_issues finds ids).
+    """
+    return _issue_detail(ctx, _issue(ctx, issue_id))
+
+
+@server.tool(
+    writes=True,
+    returns=("issue", "project"),
+    phrasings=[
+        "File a {type} in project {project_id}: '{title}'",
+        "Create an issue '{title}' in {project_id} with {priority} priority",
+        "Open a ticket in {project_id} titled '{title}' and assign it to {assignee_id}",
+    ],
+    examples={
+        "title": ISSUE_TITLES,
+        "description": ["Steps to reproduce: open the cart, remove an item, refresh."],
+        "story_points": [1, 2, 3, 5, 8],
+    },
+)
+def create_issue(
+    ctx: ToolContext,
+    project_id: ProjectId,
+    title: str,
+    type: IssueType = "task",
+    priority: Priority = "medium",
+    description: str = "",
+    assignee_id: UserId | None = None,
+    labels: Annotated[list[str], Entity("label", many=True)] | None = None,
+    story_points: int | None = None,
+) -> dict:
+    """Create an issue in a project's backlog; it starts in status "todo" and you are its reporter.
+
+    Args:
+        project_id: The project, such as "prj_01".
+        title: One-line summary, such as "Checkout button does nothing on Safari".
+        type: "bug", "feature", "task" or "improvement".
+        priority: "low", "medium", "high" or "critical".
+        description: Details, such as steps to reproduce or acceptance criteria.
+        assignee_id: A member of the project to assign, such as "usr_007".
+        labels: Label names, such as ["regression", "frontend"].
+        story_points: Estimate: one of 0, 1, 2, 3, 5, 8, 13, 21.
+    """
+    project = _project(ctx, project_id)
+    _writable(project)
+    title = _clean_title(title)
+    if story_points is not None:
+        _check_points(story_points)
+    found_labels = [_label(ctx, name) for name in dict.fromkeys(labels or [])]
+    if assignee_id is not None:
+        _check_assignable(ctx, project, _user(ctx, assignee_id))
+    issue = Issue(
+        id=_next_id(ctx, Issue.id, "iss", 4),
+        key=f"{project.key}-{project.next_issue_number}",
+        project_id=project.id,
+        type=type,
+        title=title,
+        description=description.strip(),
+        status="todo",
+        priority=priority,
+        story_points=story_points,
+        assignee_id=assignee_id,
+        reporter_id=_acting_user(ctx),
+        sprint_id=None,
+        created_at=ctx.now,
+        updated_at=ctx.now,
+        resolved_at=None,
+    )
+    project.next_issue_number += 1
+    for label in {lbl.id: lbl for lbl in found_labels}.values():
+        issue.labels.append(IssueLabel(label_id=label.id, label=label))
+    ctx.db.add(issue)
+    ctx.db.flush()
+    _record(ctx, issue, "todo", None)
+    return _issue_detail(ctx, issue)
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    returns="issue",
+    phrasings=[
+        "Raise the priority of {issue_id} to {priority}",
+        "Rename issue {issue_id} to '{title}'",
+        "Estimate {issue_id} at {story_points} points",
+    ],
+    examples={
+        "title": ISSUE_TITLES,
+        "description": ["Updated after triage: only affects Safari 17."],
+        "story_points": [1, 2, 3, 5, 8],
+    },
+)
+def update_issue(
+    ctx: ToolContext,
+    issue_id: IssueId,
+    title: str | None = None,
+    description: str | None = None,
+    priority: Priority | None = None,
+    type: IssueType | None = None,
+    story_points: int | None = None,
+) -> dict:
+    """Change an issue's fields; only the fields you pass change. Status, assignee, labels and
+    sprint have their own tools (transition_issue, assign_issue, add_label, add_issue_to_sprint).
+
+    Args:
+        issue_id: The issue, such as "iss_0042".
+        title: New one-line summary.
+        description: New description (replaces the old one).
+        priority: "low", "medium", "high" or "critical".
+        type: "bug", "feature", "task" or "improvement".
+        story_points: New estimate: one of 0, 1, 2, 3, 5, 8, 13, 21.
+    """
+    issue = _issue(ctx, issue_id)
+    if all(v is None for v in (title, description, priority, type, story_points)):
+        raise InvalidArgument(
+            "Nothing to change: pass at least one of title, description, priority, type, "
+            "story_points."
+        )
+    _writable(_project(ctx, issue.project_id))
+    if title is not None:
+        issue.title = _clean_title(title)
+    if story_points is not None:
+        _check_points(story_points)
+        issue.story_points = story_points
+    if description is not None:
+        issue.description = description.strip()
+    if priority is not None:
+        issue.priority = priority
+    if type is not None:
+        issue.type = type
+    _touch(ctx, issue)
+    ctx.db.flush()
+    return _issue_detail(ctx, issue)
+
+
+@server.tool(
+    writes=True,
+    returns="issue",
+    phrasings=[
+        "Move {issue_id} to {to_status}",
+        "Start working on {issue_id}",
+        "Mark {issue_id} as {to_status} with the note '{comment}'",
+    ],
+    examples={
+        "comment": [
+            "Waiting for the security review.",
+            "Fix merged, ready for QA.",
+            "Blocked by the payments API change.",
+        ]
+    },
+)
+def transition_issue(
+    ctx: ToolContext,
+    issue_id: IssueId,
+    to_status: Status,
+    comment: str | None = None,
+) -> dict:
+    """Move an issue to another status along the workflow (see get_workflow).
+
+    Allowed moves: todo -> in_progress | blocked; in_progress -> in_review | todo | blocked;
+    in_review -> done | in_progress | blocked; blocked -> todo | in_progress;
+    done -> reopened; reopened -> todo | in_progress. "in_progress" and "in_review" need an
+    assignee; "blocked" needs a comment. Reopening an issue of a closed sprint moves it to the
+    backlog.
+
+    Args:
+        issue_id: The issue, such as "iss_0042".
+        to_status: The new status: "todo", "in_progress", "in_review", "blocked", "done" or
+            "reopened".
+        comment: A note added to the issue's comments, such as "Fix merged, ready for QA";
+            required when moving to "blocked" (say what blocks it).
+    """
+    issue = _issue(ctx, issue_id)
+    _writable(_project(ctx, issue.project_id))
+    current = issue.status
+    allowed = TRANSITIONS[current]
+    if to_status not in allowed:
+        reason = (
+            f"{issue.id} is already '{current}'."
+            if to_status == current
+            else f"{issue.id} cannot move from '{current}' to '{to_status}'."
+        )
+        hint = ""
+        if to_status == "done" and current in ("todo", "reopened", "blocked"):
+            hint = " To finish it, move it to 'in_progress', then 'in_review', then 'done'."
+        raise _broken(
+            "workflow_transition",
+            f"{reason} Allowed next states from '{current}': {', '.join(allowed)}.{hint}",
+        )
+    if to_status in NEEDS_ASSIGNEE and issue.assignee_id is None:
+        raise _broken(
+            "assignee_required",
+            f"{issue.id} has no assignee, and '{to_status}' needs one. Assign a project member "
+            f"with assign_issue first. Allowed next states from '{current}': {', '.join(allowed)}.",
+        )
+    note = _clean_body(comment, "comment") if comment is not None and comment.strip() else None
+    if to_status == "blocked" and note is None:
+        raise _broken(
+            "blocked_reason_required",
+            f"moving {issue.id} to 'blocked' needs a comment saying what blocks it, such as "
+            "'Waiting for the security review'.",
+        )
+    moved_from: str | None = None
+    sprint = ctx.db.get(Sprint, issue.sprint_id) if issue.sprint_id else None
+    if to_status == "reopened" and sprint is not None and sprint.state == "closed":
+        moved_from = issue.sprint_id
+        issue.sprint_id = None
+    issue.status = to_status
+    issue.resolved_at = ctx.now if to_status == "done" else None
+    _touch(ctx, issue)
+    transition_id = _record(ctx, issue, to_status, current)
+    comment_id = _add_comment(ctx, issue, note).id if note is not None else None
+    return {
+        "issue_id": issue.id,
+        "key": issue.key,
+        "from_status": current,
+        "to_status": to_status,
+        "next_statuses": list(TRANSITIONS[to_status]),
+        "transition_id": transition_id,
+        "comment_id": comment_id,
+        "removed_from_closed_sprint": moved_from,
+    }
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    returns=("issue", "user"),
+    phrasings=["Assign {issue_id} to {assignee_id}", "Give issue {issue_id} to {assignee_id}"],
+)
+def assign_issue(ctx: ToolContext, issue_id: IssueId, assignee_id: UserId | None) -> dict:
+    """Assign an issue to a member of its project, or unassign it with assignee_id null.
+
+    Args:
+        issue_id: The issue, such as "iss_0042".
+        assignee_id: An active member of the issue's project, such as "usr_007", or null to
+            unassign (not allowed while the issue is "in_progress" or "in_review").
+    """
+    issue = _issue(ctx, issue_id)
+    project = _project(ctx, issue.project_id)
+    _writable(project)
+    previous = issue.assignee_id
+    if assignee_id is None:
+        if issue.status in NEEDS_ASSIGNEE:
+            raise _broken(
+                "assignee_required",
+                f"{issue.id} is '{issue.status}' and must keep an assignee. Reassign it to "
+                "another member instead, or move it back to 'todo' first.",
+            )
+    else:
+        _check_assignable(ctx, project, _user(ctx, assignee_id))
+    if previous != assignee_id:
+        issue.assignee_id = assignee_id
+        _touch(ctx, issue)
+        ctx.db.flush()
+    return {
+        "issue_id": issue.id,
+        "key": issue.key,
+        "assignee_id": issue.assignee_id,
+        "assignee_name": _user_name(ctx, issue.assignee_id),
+        "previous_assignee_id": previous,
+    }
+
+
+@server.tool(
+    writes=True,
+    returns=("issue", "label"),
+    phrasings=["Label {issue_id} as {label}", "Add the {label} label to issue {issue_id}"],
+    normalise={"label": "casefold"},
+)
+def add_label(ctx: ToolContext, issue_id: IssueId, label: LabelName) -> dict:
+    """Add an existing workspace label to an issue.
+
+    Args:
+        issue_id: The issue, such as "iss_0042".
+        label: The label name, such as "regression" (an unknown name lists the existing ones).
+    """
+    issue = _issue(ctx, issue_id)
+    found = _label(ctx, label)
+    _writable(_project(ctx, issue.project_id))
+    if any(link.label_id == found.id for link in issue.labels):
+        raise Conflict(f"{issue.id} already has the label '{found.name}'.")
+    issue.labels.append(IssueLabel(label_id=found.id, label=found))
+    _touch(ctx, issue)
+    ctx.db.flush()
+    return {"issue_id": issue.id, "labels": sorted(link.label.name for link in issue.labels)}
+
+
+@server.tool(
+    writes=True,
+    destructive=True,
+    returns=("issue", "label"),
+    phrasings=["Remove the {label} label from {issue_id}", "Untag {issue_id} as {label}"],
+    normalise={"label": "casefold"},
+)
+def remove_label(ctx: ToolContext, issue_id: IssueId, label: LabelName) -> dict:
+    """Remove a label from an issue.
+
+    Args:
+        issue_id: The issue, such as "iss_0042".
+        label: The label name as shown on the issue, such as "needs-triage".
+    """
+    issue = _issue(ctx, issue_id)
+    found = _label(ctx, label)
+    _writable(_project(ctx, issue.project_id))
+    link = next((lk for lk in issue.labels if lk.label_id == found.id), None)
+    if link is None:
+        current = ", ".join(sorted(lk.label.name for lk in issue.labels)) or "none"
+        raise NotFound(f"{issue.id} does not have the label '{found.name}'. Its labels: {current}.")
+    issue.labels.remove(link)
+    _touch(ctx, issue)
+    ctx.db.flush()
+    return {"issue_id": issue.id, "labels": sorted(lk.label.name for lk in issue.labels)}
+
+
+@server.tool(
+    writes=True,
+    returns=("comment", "issue"),
+    phrasings=["Comment on {issue_id}: '{body}'", "Add a note to issue {issue_id} saying {body}"],
+    examples={"body": COMMENT_BODIES},
+)
+def add_comment(ctx: ToolContext, issue_id: IssueId, body: str) -> dict:
+    """Add a comment to an issue, written as you.
+
+    Args:
+        issue_id: The issue, such as "iss_0042".
+        body: The comment text (at most 5000 characters), such as "Reproduced on staging."
+    """
+    issue = _issue(ctx, issue_id)
+    _writable(_project(ctx, issue.project_id))
+    comment = _add_comment(ctx, issue, _clean_body(body))
+    _touch(ctx, issue)
+    ctx.db.flush()
+    return {
+        "comment_id": comment.id,
+        "issue_id": issue.id,
+        "author_id": comment.author_id,
+        "body": comment.body,
+        "created_at": comment.created_at.isoformat(timespec="minutes"),
+    }
+
+
+@server.tool(
+    returns=("comment", "user"),
+    phrasings=["Show the comments on {issue_id}", "What did people say on issue {issue_id}?"],
+)
+def list_comments(
+    ctx: ToolContext, issue_id: IssueId, limit: int = 20, newest_first: bool = False
+) -> list[dict]:
+    """List an issue's comments, oldest first unless newest_first is set.
+
+    Args:
+        issue_id: The issue, such as "iss_0042".
+        limit: Maximum number of comments to return (1-100).
+        newest_first: Start from the most recent comment.
+    """
+    issue = _issue(ctx, issue_id)
+    if not 1 <= limit <= 100:
+        raise InvalidArgument(f"limit must be between 1 and 100, got {limit}.")
+    order = (
+        (Comment.created_at.desc(), Comment.id.desc())
+        if newest_first
+        else (
+            Comment.created_at,
+            Comment.id,
+        )
+    )
+    stmt = select(Comment).where(Comment.issue_id == issue.id).order_by(*order).limit(limit)
+    return [
+        {
+            "comment_id": c.id,
+            "author_id": c.author_id,
+            "author_name": _user_name(ctx, c.author_id),
+            "body": c.body,
+            "created_at": c.created_at.isoformat(timespec="minutes"),
+        }
+        for c in ctx.db.scalars(stmt)
+    ]
+
+
+@server.tool(
+    writes=True,
+    returns=("sprint", "project"),
+    phrasings=[
+        "Plan a sprint '{name}' in {project_id} from {start_date} to {end_date}",
+        "Create sprint {name} for project {project_id}, {start_date} to {end_date}, goal: {goal}",
+    ],
+    examples={
+        "name": ["Sprint 42", "Release hardening", "Q3 kickoff sprint"],
+        "start_date": _sprint_start,
+        "end_date": _sprint_end,
+        "goal": ["Ship guest checkout", "Burn down the bug backlog"],
+    },
+)
+def create_sprint(
+    ctx: ToolContext,
+    project_id: ProjectId,
+    name: str,
+    start_date: str,
+    end_date: str,
+    goal: str = "",
+) -> dict:
+    """Plan a new sprint for a project; it starts in state "planned".
+
+    Args:
+        project_id: The project, such as "prj_01".
+        name: Unique within the project, such as "WEB Sprint 42".
+        start_date: First day, today or later, such as "2026-03-02" (list_sprints shows today).
+        end_date: Last day, 1 to 28 days after start_date, such as "2026-03-15".
+        goal: What the sprint should achieve, such as "Ship guest checkout".
+    """
+    project = _project(ctx, project_id)
+    _writable(project)
+    name = name.strip()
+    if not name or len(name) > 80:
+        raise InvalidArgument("name must be 1 to 80 characters long.")
+    start = _parse_date(start_date, "start_date")
+    end = _parse_date(end_date, "end_date")
+    today = ctx.now.date()
+    if start < today:
+        raise InvalidArgument(
+            f"start_date {start.isoformat()} is in the past; today is {today.isoformat()}."
+        )
+    if not 1 <= (end - start).days <= MAX_SPRINT_DAYS:
+        raise InvalidArgument(
+            f"end_date must be 1 to {MAX_SPRINT_DAYS} days after start_date "
+            f"({start.isoformat()}), got {end.isoformat()}."
+        )
+    clash = ctx.db.scalar(
+        select(Sprint.id).where(
+            Sprint.project_id == project.id, func.lower(Sprint.name) == name.lower()
+        )
+    )
+    if clash is not None:
+        raise Conflict(f"Project {project.id} already has a sprint named {name!r} ({clash}).")
+    sprint = Sprint(
+        id=_next_id(ctx, Sprint.id, "spr", 3),
+        project_id=project.id,
+        name=name,
+        goal=goal.strip(),
+        state="planned",
+        start_date=start,
+        end_date=end,
+        started_at=None,
+        closed_at=None,
+    )
+    ctx.db.add(sprint)
+    ctx.db.flush()
+    return _sprint_summary(ctx, sprint)
+
+
+@server.tool(
+    writes=True,
+    returns="sprint",
+    phrasings=["Start sprint {sprint_id}", "Kick off the planned sprint {sprint_id}"],
+)
+def start_sprint(ctx: ToolContext, sprint_id: SprintId) -> dict:
+    """Start a planned sprint: it becomes the project's active sprint, running from today for
+    its planned length.
+
+    Args:
+        sprint_id: A planned sprint, such as "spr_012" (see list_sprints).
+    """
+    sprint = _sprint(ctx, sprint_id)
+    _writable(_project(ctx, sprint.project_id))
+    if sprint.state != "planned":
+        raise _broken(
+            "sprint_state",
+            f"sprint {sprint.id} is '{sprint.state}'; only a 'planned' sprint can be started.",
+        )
+    active = ctx.db.scalar(
+        select(Sprint).where(Sprint.project_id == sprint.project_id, Sprint.state == "active")
+    )
+    if active is not None:
+        raise _broken(
+            "one_active_sprint",
+            f"project {sprint.project_id} already has the active sprint {active.id} "
+            f"({active.name}); close it with close_sprint before starting {sprint.id}.",
+        )
+    length = sprint.end_date - sprint.start_date
+    sprint.state = "active"
+    sprint.started_at = ctx.now
+    sprint.start_date = ctx.now.date()
+    sprint.end_date = sprint.start_date + length
+    ctx.db.flush()
+    return _sprint_summary(ctx, sprint)
+
+
+@server.tool(
+    writes=True,
+    returns=("sprint", "issue"),
+    phrasings=[
+        "Close sprint {sprint_id}",
+        "Close sprint {sprint_id} and carry the unfinished work over to {move_open_issues_to}",
+    ],
+)
+def close_sprint(
+    ctx: ToolContext, sprint_id: SprintId, move_open_issues_to: SprintId | None = None
+) -> dict:
+    """Close the active sprint. Done issues stay in it; unfinished ones move to another sprint of
+    the same project or, by default, back to the backlog. A closed sprint takes no more issues.
+
+    Args:
+        sprint_id: The active sprint, such as "spr_012".
+        move_open_issues_to: A planned or active sprint of the same project for the unfinished
+            issues, such as "spr_013"; omit to move them to the backlog.
+    """
+    sprint = _sprint(ctx, sprint_id)
+    _writable(_project(ctx, sprint.project_id))
+    if sprint.state != "active":
+        raise _broken(
+            "sprint_state",
+            f"sprint {sprint.id} is '{sprint.state}'; only an 'active' sprint can be closed.",
+        )
+    target: Sprint | None = None
+    if move_open_issues_to is not None:
+        target = _sprint(ctx, move_open_issues_to)
+        if target.id == sprint.id:
+            raise InvalidArgument(
+                "move_open_issues_to must be another sprint than the one closing."
+            )
+        if target.project_id != sprint.project_id:
+            raise _broken(
+                "same_project",
+                f"sprint {target.id} belongs to project {target.project_id}, not "
+                f"{sprint.project_id}; pick a planned sprint of {sprint.project_id} (list_sprints).",
+            )
+        if target.state == "closed":
+            raise _broken(
+                "sprint_closed",
+                f"sprint {target.id} is closed and takes no issues; pick a planned sprint or "
+                "omit move_open_issues_to to use the backlog.",
+            )
+    issues = list(
+        ctx.db.scalars(select(Issue).where(Issue.sprint_id == sprint.id).order_by(Issue.id))
+    )
+    completed = [i.id for i in issues if i.status == "done"]
+    moved = []
+    for issue in issues:
+        if issue.status != "done":
+            issue.sprint_id = target.id if target else None
+            _touch(ctx, issue)
+            moved.append(issue.id)
+    sprint.state = "closed"
+    sprint.closed_at = ctx.now
+    ctx.db.flush()
+    return {
+        "sprint_id": sprint.id,
+        "state": sprint.state,
+        "completed_issue_ids": completed,
+        "moved_issue_ids": moved,
+        "moved_to": target.id if target else "backlog",
+    }
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    returns=("issue", "sprint"),
+    phrasings=["Add {issue_id} to sprint {sprint_id}", "Plan issue {issue_id} into {sprint_id}"],
+)
+def add_issue_to_sprint(ctx: ToolContext, issue_id: IssueId, sprint_id: SprintId) -> dict:
+    """Put an issue into a planned or active sprint of its project (moving it out of its
+    current sprint, if any).
+
+    Args:
+        issue_id: The issue, such as "iss_0042"; it must not be "done".
+        sprint_id: A planned or active sprint of the same project, such as "spr_012".
+    """
+    issue = _issue(ctx, issue_id)
+    sprint = _sprint(ctx, sprint_id)
+    _writable(_project(ctx, issue.project_id))
+    if sprint.state == "closed":
+        raise _broken(
+            "sprint_closed",
+            f"sprint {sprint.id} ({sprint.name}) is closed and takes no issues; pick a planned "
+            "or active sprint of the project (list_sprints).",
+        )
+    if sprint.project_id != issue.project_id:
+        raise _broken(
+            "same_project",
+            f"sprint {sprint.id} belongs to project {sprint.project_id}, but {issue.id} is in "
+            f"{issue.project_id}; call list_sprints('{issue.project_id}') for its sprints.",
+        )
+    if issue.status == "done":
+        raise _broken(
+            "done_issue_not_planned",
+            f"{issue.id} is 'done'; move it to 'reopened' with transition_issue before planning "
+            "it again.",
+        )
+    previous = issue.sprint_id
+    if previous == sprint.id:
+        raise Conflict(f"{issue.id} is already in sprint {sprint.id}.")
+    issue.sprint_id = sprint.id
+    _touch(ctx, issue)
+    ctx.db.flush()
+    return {
+        "issue_id": issue.id,
+        "key": issue.key,
+        "sprint_id": sprint.id,
+        "previous_sprint_id": previous,
+        "sprint": _sprint_summary(ctx, sprint),
+    }
+
+
+@server.tool(
+    returns="sprint",
+    phrasings=[
+        "List the sprints of project {project_id}",
+        "Which {state} sprints does {project_id} have?",
+    ],
+)
+def list_sprints(
+    ctx: ToolContext,
+    project_id: ProjectId,
+    state: Literal["planned", "active", "closed"] | None = None,
+) -> dict:
+    """List a project's sprints, oldest first, with issue counts; also tells today's date.
+
+    Args:
+        project_id: The project, such as "prj_01".
+        state: Only sprints in this state: "planned", "active" or "closed".
+    """
+    project = _project(ctx, project_id)
+    stmt = select(Sprint).where(Sprint.project_id == project.id)
+    if state is not None:
+        stmt = stmt.where(Sprint.state == state)
+    stmt = stmt.order_by(Sprint.start_date, Sprint.id)
+    return {
+        "project_id": project.id,
+        "today": ctx.now.date().isoformat(),
+        "sprints": [_sprint_summary(ctx, s) for s in ctx.db.scalars(stmt)],
+    }
+
+
+@server.tool(
+    returns="issue",
+    phrasings=["What statuses can {issue_id} move to?", "Explain the workflow rules"],
+)
+def get_workflow(ctx: ToolContext, issue_id: IssueId | None = None) -> dict:
+    """The workflow: statuses, the allowed moves between them, and the named business rules;
+    with issue_id, also where that issue can go next.
+
+    Args:
+        issue_id: An issue to check, such as "iss_0042".
+    """
+    out: dict = {
+        "statuses": list(STATUSES),
+        "initial_status": "todo",
+        "transitions": {s: list(t) for s, t in TRANSITIONS.items()},
+        "needs_assignee": sorted(NEEDS_ASSIGNEE),
+        "rules": [{"rule": name, "description": text} for name, text in RULES.items()],
+    }
+    if issue_id is not None:
+        issue = _issue(ctx, issue_id)
+        blocked = {}
+        for status in TRANSITIONS[issue.status]:
+            if status in NEEDS_ASSIGNEE and issue.assignee_id is None:
+                blocked[status] = "assignee_required: assign the issue first"
+            elif status == "blocked":
+                blocked[status] = "blocked_reason_required: pass a comment"
+        out["issue"] = {
+            "issue_id": issue.id,
+            "key": issue.key,
+            "status": issue.status,
+            "assignee_id": issue.assignee_id,
+            "next_statuses": list(TRANSITIONS[issue.status]),
+            "conditions": blocked,
+        }
+    return out
+
+
+@server.tool(
+    writes=True,
+    returns=("project", "user"),
+    phrasings=[
+        "Add {user_id} to project {project_id}",
+        "Make {user_id} a {role} on project {project_id}",
+    ],
+)
+def add_project_member(
+    ctx: ToolContext, project_id: ProjectId, user_id: UserId, role: MemberRole = "developer"
+) -> dict:
+    """Add an active user to a project's team, so issues of the project can be assigned to them.
+
+    Args:
+        project_id: The project, such as "prj_03".
+        user_id: The user to add, such as "usr_014" (see list_users).
+        role: "developer", "qa", "designer" or "pm".
+    """
+    project = _project(ctx, project_id)
+    user = _user(ctx, user_id)
+    _writable(project)
+    if not user.active:
+        raise _broken(
+            "user_inactive",
+            f"{user.name} ({user.id}) is deactivated and cannot join projects.",
+        )
+    if _member(ctx, project.id, user.id) is not None:
+        raise Conflict(f"{user.name} ({user.id}) is already a member of {project.id}.")
+    project.members.append(
+        ProjectMember(user_id=user.id, role=role, joined_on=ctx.now.date(), user=user)
+    )
+    ctx.db.flush()
+    return {
+        "project_id": project.id,
+        "user_id": user.id,
+        "name": user.name,
+        "role": role,
+        "member_count": len(project.members),
+    }
+
+
+# --------------------------------------------------------------- entities
+# What exists and is worth asking about, for grounding synthesized requests.
+@server.entity("project", key="project_id")
+def _projects(ctx: ToolContext) -> list[dict]:
+    """Live (not archived) projects."""
+    rows = ctx.db.scalars(select(Project).where(Project.archived.is_(False)).order_by(Project.id))
+    return [{"project_id": p.id, "key": p.key, "name": p.name} for p in rows]
+
+
+@server.entity("user", key="user_id")
+def _users(ctx: ToolContext) -> list[dict]:
+    """Active users (deactivated ones cannot be assigned)."""
+    rows = ctx.db.scalars(select(User).where(User.active.is_(True)).order_by(User.id))
+    return [{"user_id": u.id, "name": u.name, "email": u.email, "title": u.title} for u in rows]
+
+
+@server.entity("issue", key="issue_id")
+def _issues(ctx: ToolContext) -> list[dict]:
+    """Issues of live projects, with a status they can legally move to next."""
+    live = select(Project.id).where(Project.archived.is_(False))
+    rows = ctx.db.scalars(select(Issue).where(Issue.project_id.in_(live)).order_by(Issue.id))
+    out = []
+    for i in rows:
+        moves = [
+            s
+            for s in TRANSITIONS[i.status]
+            if s != "blocked" and (s not in NEEDS_ASSIGNEE or i.assignee_id is not None)
+        ]
+        out.append(
+            {
+                "issue_id": i.id,
+                "key": i.key,
+                "title": i.title,
+                "project_id": i.project_id,
+                "status": i.status,
+                "assignee_id": i.assignee_id,
+                "to_status": moves[0] if moves else None,
+            }
+        )
+    return out
+
+
+@server.entity("sprint", key="sprint_id")
+def _sprints(ctx: ToolContext) -> list[dict]:
+    """Planned and active sprints (closed ones take no changes)."""
+    rows = ctx.db.scalars(select(Sprint).where(Sprint.state != "closed").order_by(Sprint.id))
+    return [
+        {"sprint_id": s.id, "name": s.name, "project_id": s.project_id, "state": s.state}
+        for s in rows
+    ]
+
+
+@server.entity("label", key="label")
+def _labels(ctx: ToolContext) -> list[dict]:
+    rows = ctx.db.scalars(select(Label).order_by(Label.id))
+    return [{"label": lb.name, "description": lb.description} for lb in rows]
+
+
+@server.entity("comment", key="comment_id")
+def _comments(ctx: ToolContext) -> list[dict]:
+    rows = ctx.db.scalars(select(Comment).order_by(Comment.id))
+    return [{"comment_id": c.id, "issue_id": c.issue_id} for c in rows]
