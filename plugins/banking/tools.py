@@ -1,0 +1,1357 @@
+"""The banking server's 17 tools. Docstrings are what the model reads: keep examples concrete.
+
+Sensitive operations (moving money, adding payees, scheduling or cancelling
+payments, changing cards) need the customer's ``auth_token``, which only
+``authenticate`` hands out, given the passcode the customer states. A missing or
+wrong token is a ``permission_denied`` error that says how to authenticate.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import re
+from decimal import Decimal
+from typing import Annotated, Literal
+
+from sqlalchemy import func, or_, select
+
+from prove_gym.server import (
+    Conflict,
+    Entity,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    PreconditionFailed,
+    Server,
+    ToolContext,
+)
+
+from .models import (
+    CENT,
+    Account,
+    Base,
+    Beneficiary,
+    Card,
+    Customer,
+    ExchangeRate,
+    ScheduledPayment,
+    Transaction,
+    Transfer,
+    auth_token_for,
+    convert,
+    cross_rate,
+)
+from .sampler import HISTORY_DAYS, beneficiary_number, sample_banking
+
+server = Server(
+    "banking",
+    version="1.0.0",
+    base=Base,
+    sampler=sample_banking,
+    description="A retail bank: customers, accounts and balances, transaction history and "
+    "monthly statements, transfers between a customer's own accounts (with currency "
+    "conversion at fixed rates), payments to saved beneficiaries, scheduled payments and "
+    "debit cards.",
+    instructions="Banking conventions: ids look like 'cus_012' (customer), 'acc_0031' "
+    "(account), 'ben_0007' (beneficiary), 'sch_0004' (scheduled payment), 'crd_0019' (card). "
+    "Amounts are exact decimals in the account's currency: pass a number or a string such as "
+    '"125.40"; results show amounts as strings. Transfers, payments, adding beneficiaries, '
+    "scheduling or cancelling payments and card changes need an auth_token: call authenticate "
+    "with the customer's id and the passcode the customer gave you. Never guess a passcode; "
+    "ask the customer for it.",
+)
+
+CustomerId = Annotated[str, Entity("customer")]
+AccountId = Annotated[str, Entity("account")]
+BeneficiaryId = Annotated[str, Entity("beneficiary")]
+ScheduleId = Annotated[str, Entity("scheduled_payment")]
+CardId = Annotated[str, Entity("card")]
+AuthToken = Annotated[str | None, Entity("auth_token")]
+Currency = Literal["USD", "EUR", "GBP", "CAD", "CHF"]
+TransactionKind = Literal[
+    "salary",
+    "deposit",
+    "card_purchase",
+    "atm_withdrawal",
+    "withdrawal",
+    "payment",
+    "transfer_in",
+    "transfer_out",
+    "interest",
+    "fee",
+]
+
+MAX_AMOUNT = Decimal("1000000.00")
+MAX_CARD_LIMIT = Decimal("10000.00")
+MAX_SCHEDULE_DAYS = 365
+
+
+# ----------------------------------------------------------------- helpers
+def _next_id(ctx: ToolContext, column: object, prefix: str, width: int) -> str:
+    ctx.db.flush()
+    last = ctx.db.scalar(select(func.max(column)))  # type: ignore[arg-type]
+    n = int(last.split("_")[1]) + 1 if last else 1
+    return f"{prefix}_{n:0{width}d}"
+
+
+def _customer(ctx: ToolContext, customer_id: str) -> Customer:
+    cust = ctx.db.get(Customer, customer_id)
+    if cust is None:
+        raise NotFound(
+            f"No customer with id {customer_id!r}. Call find_customer with the customer's name "
+            "or email to find their id (such as 'cus_012')."
+        )
+    return cust
+
+
+def _account(ctx: ToolContext, account_id: str) -> Account:
+    acc = ctx.db.get(Account, account_id)
+    if acc is None:
+        raise NotFound(
+            f"No account with id {account_id!r}. Call list_accounts with the customer's id to "
+            "see their accounts (ids such as 'acc_0031')."
+        )
+    return acc
+
+
+def _beneficiary(ctx: ToolContext, beneficiary_id: str) -> Beneficiary:
+    ben = ctx.db.get(Beneficiary, beneficiary_id)
+    if ben is None:
+        raise NotFound(
+            f"No beneficiary with id {beneficiary_id!r}. Call list_beneficiaries with the "
+            "customer's id to see their saved payees, or add_beneficiary to add one."
+        )
+    return ben
+
+
+def _card(ctx: ToolContext, card_id: str) -> Card:
+    card = ctx.db.get(Card, card_id)
+    if card is None:
+        raise NotFound(
+            f"No card with id {card_id!r}. Call list_cards with the customer's id to see their "
+            "cards (ids such as 'crd_0019')."
+        )
+    return card
+
+
+def _require_auth(ctx: ToolContext, customer: Customer, token: str | None) -> None:
+    how = (
+        f"Call authenticate with customer_id '{customer.id}' and the passcode the customer "
+        "gives you (ask them for it if they have not said it; never guess), then retry with "
+        "the auth_token it returns."
+    )
+    if token is None or not token.strip():
+        raise PermissionDenied(f"This operation needs an auth_token for {customer.id}. {how}")
+    if token.strip() != auth_token_for(customer.id, customer.auth_salt):
+        raise PermissionDenied(f"The auth_token is not valid for customer {customer.id}. {how}")
+
+
+def _money(value: Decimal, name: str, *, maximum: Decimal = MAX_AMOUNT) -> Decimal:
+    """Validate a positive amount with at most two decimal places; returns it to the cent."""
+    if not value.is_finite() or value <= 0:
+        raise InvalidArgument(f"{name} must be a positive amount such as 125.40, got {value}.")
+    if value > maximum:
+        raise InvalidArgument(f"{name} must be at most {maximum}, got {value}.")
+    cents = value.quantize(CENT)
+    if cents != value:
+        raise InvalidArgument(
+            f"{name} must have at most two decimal places (whole cents), got {value}."
+        )
+    return cents
+
+
+def _rate(ctx: ToolContext, from_currency: str, to_currency: str) -> Decimal:
+    rates = {r.currency: r.base_per_unit for r in ctx.db.scalars(select(ExchangeRate))}
+    for cur in (from_currency, to_currency):
+        if cur not in rates:
+            raise InvalidArgument(f"Unsupported currency {cur!r}; use one of {sorted(rates)}.")
+    return cross_rate(rates[from_currency], rates[to_currency])
+
+
+def _require_active(acc: Account) -> None:
+    if acc.status != "active":
+        raise PreconditionFailed(
+            f"Account {acc.id} is {acc.status}: it can neither send nor receive money. "
+            "The customer has to contact the bank's fraud team; use another account."
+        )
+
+
+def _available(acc: Account) -> Decimal:
+    return acc.balance + acc.overdraft_limit
+
+
+def _require_funds(acc: Account, amount: Decimal) -> None:
+    if amount > _available(acc):
+        raise PreconditionFailed(
+            f"Insufficient funds: {acc.id} has a balance of {acc.balance} {acc.currency} and an "
+            f"overdraft limit of {acc.overdraft_limit}, so at most {_available(acc)} "
+            f"{acc.currency} can be sent, not {amount}. Send less or use another account."
+        )
+
+
+def _post(
+    ctx: ToolContext,
+    acc: Account,
+    kind: str,
+    description: str,
+    amount: Decimal,
+    transfer_id: str | None = None,
+) -> Transaction:
+    acc.balance = acc.balance + amount
+    txn = Transaction(
+        id=_next_id(ctx, Transaction.id, "txn", 5),
+        account_id=acc.id,
+        posted_at=ctx.now,
+        kind=kind,
+        description=description[:140],
+        amount=amount,
+        balance_after=acc.balance,
+        transfer_id=transfer_id,
+    )
+    ctx.db.add(txn)
+    ctx.db.flush()
+    return txn
+
+
+def _parse_date(value: str, name: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(value.strip()[:10])
+    except ValueError:
+        raise InvalidArgument(
+            f"{name} must be a date such as '2026-03-03', got {value!r}."
+        ) from None
+
+
+def _clean_text(value: str, name: str, limit: int = 140) -> str:
+    value = value.strip()
+    if len(value) > limit:
+        raise InvalidArgument(f"{name} must be at most {limit} characters long.")
+    return value
+
+
+def _account_summary(acc: Account) -> dict:
+    return {
+        "account_id": acc.id,
+        "nickname": acc.nickname,
+        "kind": acc.kind,
+        "number": f"****{acc.number[-4:]}",
+        "currency": acc.currency,
+        "balance": acc.balance,
+        "available": _available(acc),
+        "overdraft_limit": acc.overdraft_limit,
+        "status": acc.status,
+    }
+
+
+def _txn_record(t: Transaction) -> dict:
+    return {
+        "transaction_id": t.id,
+        "posted_at": t.posted_at.isoformat(timespec="minutes"),
+        "kind": t.kind,
+        "description": t.description,
+        "amount": t.amount,
+        "balance_after": t.balance_after,
+        "transfer_id": t.transfer_id,
+    }
+
+
+def _card_record(ctx: ToolContext, card: Card) -> dict:
+    acc = ctx.db.get(Account, card.account_id)
+    return {
+        "card_id": card.id,
+        "account_id": card.account_id,
+        "network": card.network,
+        "kind": card.kind,
+        "last4": card.last4,
+        "expires": card.expires,
+        "status": card.status,
+        "block_reason": card.block_reason or None,
+        "daily_limit": card.daily_limit,
+        "currency": acc.currency if acc else None,
+    }
+
+
+def _beneficiary_record(b: Beneficiary) -> dict:
+    return {
+        "beneficiary_id": b.id,
+        "name": b.name,
+        "account_number": b.account_number,
+        "bank_name": b.bank_name,
+        "currency": b.currency,
+        "added_on": b.added_on.isoformat(),
+    }
+
+
+def _schedule_record(s: ScheduledPayment) -> dict:
+    return {
+        "scheduled_payment_id": s.id,
+        "from_account_id": s.from_account_id,
+        "to_account_id": s.to_account_id,
+        "beneficiary_id": s.beneficiary_id,
+        "amount": s.amount,
+        "frequency": s.frequency,
+        "next_date": s.next_date.isoformat(),
+        "end_date": s.end_date.isoformat() if s.end_date else None,
+        "reference": s.reference,
+        "status": s.status,
+    }
+
+
+def _owner_accounts(ctx: ToolContext, customer_id: str) -> list[Account]:
+    stmt = select(Account).where(Account.customer_id == customer_id).order_by(Account.id)
+    return list(ctx.db.scalars(stmt))
+
+
+# -------------------------------------------------------- example values
+def _day_ahead(ctx: ToolContext, rng: random.Random) -> str:
+    return (ctx.now + dt.timedelta(days=rng.randint(1, 30))).date().isoformat()
+
+
+def _recent_month(ctx: ToolContext, rng: random.Random) -> str:
+    first = ctx.now.date().replace(day=1)
+    for _ in range(rng.randint(0, 3)):
+        first = (first - dt.timedelta(days=1)).replace(day=1)
+    return first.strftime("%Y-%m")
+
+
+def _some_passcode(ctx: ToolContext, rng: random.Random) -> str:
+    codes = list(ctx.db.scalars(select(Customer.passcode).order_by(Customer.id)))
+    return rng.choice(codes)
+
+
+def _some_surname(ctx: ToolContext, rng: random.Random) -> str:
+    names = list(ctx.db.scalars(select(Customer.name).order_by(Customer.id)))
+    return rng.choice(names).split()[-1]
+
+
+def _new_account_number(ctx: ToolContext, rng: random.Random) -> str:
+    return beneficiary_number(rng, rng.choice(["USD", "USD", "EUR", "GBP"]))
+
+
+AMOUNTS = [20, 45.5, 75, 120, "250.00", 400, "1200.00"]
+PAYEE_NAMES = [
+    "Maria Lopez",
+    "Greenway Plumbing LLC",
+    "Tom Becker",
+    "City Tennis Club",
+    "Aisha Khan",
+]
+REFERENCES = ["Invoice 2291", "Rent", "Gym membership", "Birthday gift", "Tuition"]
+
+
+# ------------------------------------------------------------------- tools
+@server.tool(
+    returns=("customer", "account"),
+    phrasings=["Look up the customer {query}", "Find the bank customer named {query}"],
+    examples={"query": _some_surname},
+)
+def find_customer(ctx: ToolContext, query: str, limit: int = 10) -> list[dict]:
+    """Find customers by name, email, phone or customer id; the first step to serve a customer.
+
+    Args:
+        query: Case-insensitive fragment, such as "Garcia", "jane.doe" or "cus_012".
+        limit: Maximum number of customers to return (1-50).
+
+    Returns:
+        Matching customers with their ids and account ids, e.g.
+        [{"customer_id": "cus_012", "name": "Jane Doe", "accounts": ["acc_0031", "acc_0032"]}].
+    """
+    text = query.strip()
+    if not text:
+        raise InvalidArgument("query must not be empty: give a name, email, phone or id.")
+    if not 1 <= limit <= 50:
+        raise InvalidArgument(f"limit must be between 1 and 50, got {limit}.")
+    like = f"%{text}%"
+    stmt = (
+        select(Customer)
+        .where(
+            or_(
+                Customer.name.ilike(like),
+                Customer.email.ilike(like),
+                Customer.phone.ilike(like),
+                Customer.id.ilike(like),
+            )
+        )
+        .order_by(Customer.name, Customer.id)
+        .limit(limit)
+    )
+    return [
+        {
+            "customer_id": c.id,
+            "name": c.name,
+            "email": c.email,
+            "phone": c.phone,
+            "city": c.city,
+            "segment": c.segment,
+            "accounts": [a.id for a in c.accounts],
+        }
+        for c in ctx.db.scalars(stmt)
+    ]
+
+
+@server.tool(
+    returns="auth_token",
+    phrasings=[
+        "I'm customer {customer_id}, my passcode is {passcode}",
+        "Log me in: customer {customer_id}, passcode {passcode}",
+    ],
+    examples={"passcode": _some_passcode},
+)
+def authenticate(ctx: ToolContext, customer_id: CustomerId, passcode: str) -> dict:
+    """Verify a customer's passcode and get the auth_token that sensitive operations require.
+
+    Use the passcode exactly as the customer stated it; if they have not given one, ask.
+    The token stays valid for the rest of the conversation.
+
+    Args:
+        customer_id: The customer, such as "cus_012" (see find_customer).
+        passcode: The customer's 6-digit passcode as they told you, such as "482913".
+
+    Returns:
+        {"customer_id": "cus_012", "name": "Jane Doe", "auth_token": "tok_..."}.
+    """
+    cust = _customer(ctx, customer_id)
+    if passcode.strip() != cust.passcode:
+        raise PermissionDenied(
+            f"Wrong passcode for customer {customer_id}. Ask the customer to repeat their "
+            "6-digit passcode; do not guess or retry with made-up values."
+        )
+    return {
+        "customer_id": cust.id,
+        "name": cust.name,
+        "auth_token": auth_token_for(cust.id, cust.auth_salt),
+    }
+
+
+@server.tool(
+    returns="account",
+    phrasings=["What accounts does {customer_id} have?", "Show the balances of {customer_id}"],
+)
+def list_accounts(ctx: ToolContext, customer_id: CustomerId) -> dict:
+    """List a customer's accounts with balances; no authentication needed.
+
+    Args:
+        customer_id: The customer, such as "cus_012".
+
+    Returns:
+        {"customer_id", "name", "as_of", "accounts": [{"account_id": "acc_0031",
+        "nickname": "Everyday", "currency": "USD", "balance": "1250.40",
+        "available": "1750.40", "overdraft_limit": "500.00", "status": "active", ...}]}.
+        "available" is balance plus overdraft limit: the most that can be sent.
+    """
+    cust = _customer(ctx, customer_id)
+    return {
+        "customer_id": cust.id,
+        "name": cust.name,
+        "as_of": ctx.now.isoformat(timespec="minutes"),
+        "accounts": [_account_summary(a) for a in _owner_accounts(ctx, cust.id)],
+    }
+
+
+@server.tool(
+    returns=("account", "customer", "card", "transaction"),
+    phrasings=["What's the balance of account {account_id}?", "Show me details of {account_id}"],
+)
+def get_account(ctx: ToolContext, account_id: AccountId) -> dict:
+    """Get one account: balance, available funds, overdraft limit, owner, cards, last 5 entries.
+
+    Args:
+        account_id: The account, such as "acc_0031".
+    """
+    acc = _account(ctx, account_id)
+    recent = ctx.db.scalars(
+        select(Transaction)
+        .where(Transaction.account_id == acc.id)
+        .order_by(Transaction.posted_at.desc(), Transaction.id.desc())
+        .limit(5)
+    )
+    cards = ctx.db.scalars(select(Card).where(Card.account_id == acc.id).order_by(Card.id))
+    detail = _account_summary(acc)
+    detail.update(
+        customer_id=acc.customer_id,
+        owner=acc.customer.name,
+        opened_on=acc.opened_on.isoformat(),
+        as_of=ctx.now.isoformat(timespec="minutes"),
+        cards=[{"card_id": c.id, "last4": c.last4, "status": c.status} for c in cards],
+        recent_transactions=[_txn_record(t) for t in recent],
+    )
+    return detail
+
+
+@server.tool(
+    returns=("transaction", "transfer"),
+    phrasings=[
+        "Show recent transactions on {account_id}",
+        "Find {query} payments on account {account_id}",
+        "List transactions on {account_id} from {start_date} to {end_date}",
+    ],
+    examples={
+        "query": ["Amazon", "Salary", "Rent", "Starbucks", "ATM"],
+        "start_date": lambda ctx, rng: (
+            (ctx.now - dt.timedelta(days=rng.randint(20, 60))).date().isoformat()
+        ),
+        "end_date": lambda ctx, rng: ctx.now.date().isoformat(),
+    },
+)
+def list_transactions(
+    ctx: ToolContext,
+    account_id: AccountId,
+    start_date: str | None = None,
+    end_date: str | None = None,
+    kind: TransactionKind | None = None,
+    query: str | None = None,
+    limit: int = 20,
+) -> dict:
+    """List an account's transactions, newest first, optionally filtered.
+
+    Args:
+        account_id: The account, such as "acc_0031".
+        start_date: Only transactions on or after this day, such as "2026-02-01".
+        end_date: Only transactions on or before this day, such as "2026-02-28".
+        kind: Only one kind, such as "card_purchase", "salary" or "transfer_out".
+        query: Case-insensitive text in the description, such as "Amazon".
+        limit: Maximum number of transactions (1-100).
+
+    Returns:
+        {"account_id", "currency", "transactions": [{"transaction_id": "txn_01234",
+        "posted_at": "2026-02-14T12:30", "kind": "card_purchase", "description": "...",
+        "amount": "-42.10", "balance_after": "1208.30", "transfer_id": null}]};
+        negative amounts are money leaving the account.
+    """
+    acc = _account(ctx, account_id)
+    if not 1 <= limit <= 100:
+        raise InvalidArgument(f"limit must be between 1 and 100, got {limit}.")
+    stmt = select(Transaction).where(Transaction.account_id == acc.id)
+    first = _parse_date(start_date, "start_date") if start_date else None
+    last = _parse_date(end_date, "end_date") if end_date else None
+    if first and last and last < first:
+        raise InvalidArgument("end_date is before start_date.")
+    if first:
+        stmt = stmt.where(Transaction.posted_at >= dt.datetime.combine(first, dt.time()))
+    if last:
+        stmt = stmt.where(
+            Transaction.posted_at < dt.datetime.combine(last + dt.timedelta(days=1), dt.time())
+        )
+    if kind is not None:
+        stmt = stmt.where(Transaction.kind == kind)
+    if query and query.strip():
+        stmt = stmt.where(Transaction.description.ilike(f"%{query.strip()}%"))
+    stmt = stmt.order_by(Transaction.posted_at.desc(), Transaction.id.desc()).limit(limit)
+    return {
+        "account_id": acc.id,
+        "currency": acc.currency,
+        "transactions": [_txn_record(t) for t in ctx.db.scalars(stmt)],
+    }
+
+
+@server.tool(
+    returns="transaction",
+    phrasings=[
+        "Get the {month} statement for {account_id}",
+        "How much went in and out of {account_id} in {month}?",
+    ],
+    examples={"month": _recent_month},
+)
+def get_statement(ctx: ToolContext, account_id: AccountId, month: str) -> dict:
+    """Monthly statement of an account: opening and closing balance, money in/out, entries.
+
+    Args:
+        account_id: The account, such as "acc_0031".
+        month: The calendar month as "YYYY-MM", such as "2026-02"; the current month gives
+            a statement up to now. History goes back 120 days.
+
+    Returns:
+        {"account_id", "month", "currency", "opening_balance", "money_in", "money_out",
+        "closing_balance", "transaction_count", "transactions": [...oldest first]}.
+    """
+    acc = _account(ctx, account_id)
+    if not re.fullmatch(r"\d{4}-\d{2}", month.strip()):
+        raise InvalidArgument(f"month must look like '2026-02', got {month!r}.")
+    try:
+        first = dt.date.fromisoformat(month.strip() + "-01")
+    except ValueError:
+        raise InvalidArgument(f"month must look like '2026-02', got {month!r}.") from None
+    today = ctx.now.date()
+    history_start = (ctx.now - dt.timedelta(days=HISTORY_DAYS)).date()
+    if first > today:
+        raise PreconditionFailed(
+            f"{month} is in the future; today is {today.isoformat()}. Ask for this or an "
+            "earlier month."
+        )
+    if first < history_start.replace(day=1):
+        raise PreconditionFailed(
+            f"No statement for {month}: history starts on {history_start.isoformat()}. Ask for "
+            f"{history_start.strftime('%Y-%m')} or later."
+        )
+    nxt = (first + dt.timedelta(days=32)).replace(day=1)
+    lo = dt.datetime.combine(first, dt.time())
+    hi = dt.datetime.combine(nxt, dt.time())
+    before = ctx.db.scalar(
+        select(func.coalesce(func.sum(Transaction.amount), 0)).where(
+            Transaction.account_id == acc.id, Transaction.posted_at < lo
+        )
+    )
+    opening = acc.opening_balance + Decimal(int(before)).scaleb(-2)
+    rows = list(
+        ctx.db.scalars(
+            select(Transaction)
+            .where(
+                Transaction.account_id == acc.id,
+                Transaction.posted_at >= lo,
+                Transaction.posted_at < hi,
+            )
+            .order_by(Transaction.posted_at, Transaction.id)
+        )
+    )
+    money_in = sum((t.amount for t in rows if t.amount > 0), Decimal("0.00"))
+    money_out = sum((-t.amount for t in rows if t.amount < 0), Decimal("0.00"))
+    return {
+        "account_id": acc.id,
+        "month": first.strftime("%Y-%m"),
+        "currency": acc.currency,
+        "opening_balance": opening.quantize(CENT),
+        "money_in": money_in,
+        "money_out": money_out,
+        "closing_balance": (opening + money_in - money_out).quantize(CENT),
+        "transaction_count": len(rows),
+        "transactions": [_txn_record(t) for t in rows],
+    }
+
+
+@server.tool(
+    phrasings=[
+        "How many {to_currency} do I get for {amount} {from_currency}?",
+        "What's the exchange rate from {from_currency} to {to_currency}?",
+    ],
+    examples={"amount": AMOUNTS},
+)
+def get_exchange_rate(
+    ctx: ToolContext,
+    from_currency: Currency,
+    to_currency: Currency,
+    amount: Decimal | None = None,
+) -> dict:
+    """The bank's fixed exchange rate between two currencies, and optionally a converted amount.
+
+    Transfers and payments between different currencies convert at exactly this rate,
+    rounded to the cent.
+
+    Args:
+        from_currency: Currency to convert from, such as "USD".
+        to_currency: Currency to convert to, such as "EUR".
+        amount: Amount in from_currency to convert, such as 250 or "250.00".
+
+    Returns:
+        {"from_currency": "USD", "to_currency": "EUR", "rate": "0.921659",
+        "amount": "250.00", "converted_amount": "230.41"}.
+    """
+    rate = _rate(ctx, from_currency, to_currency)
+    result: dict = {"from_currency": from_currency, "to_currency": to_currency, "rate": rate}
+    if amount is not None:
+        money = _money(amount, "amount")
+        result.update(amount=money, converted_amount=convert(money, rate))
+    return result
+
+
+@server.tool(
+    writes=True,
+    returns=("transfer", "account", "transaction"),
+    phrasings=[
+        "Move {amount} from {from_account_id} to {to_account_id}",
+        "Transfer {amount} from my account {from_account_id} into {to_account_id}",
+    ],
+    examples={"amount": AMOUNTS, "memo": ["Savings", "Holiday fund", "Top up"]},
+)
+def transfer_funds(
+    ctx: ToolContext,
+    from_account_id: AccountId,
+    to_account_id: AccountId,
+    amount: Decimal,
+    auth_token: AuthToken = None,
+    memo: str = "",
+) -> dict:
+    """Move money between two accounts of the same customer, at once and atomically.
+
+    If the currencies differ the amount is converted at the fixed rate (see
+    get_exchange_rate). The source balance may not fall below minus its overdraft limit.
+    To pay another person or company use pay_beneficiary instead.
+
+    Args:
+        from_account_id: Account to take the money from, such as "acc_0031".
+        to_account_id: The same customer's account to credit, such as "acc_0032".
+        amount: Amount in the currency of from_account_id, as a number or decimal string,
+            such as 250 or "250.00".
+        auth_token: Required: the token from authenticate for the accounts' owner.
+        memo: Note shown on both statements, such as "Holiday fund".
+
+    Returns:
+        {"transfer_id": "trf_00412", "status": "completed", "amount": "250.00",
+        "currency": "USD", "credited_amount": "230.41", "credited_currency": "EUR",
+        "rate": "0.921659", "from_balance": "1000.40", "to_balance": "730.41", ...}.
+    """
+    src = _account(ctx, from_account_id)
+    dst = _account(ctx, to_account_id)
+    _require_auth(ctx, src.customer, auth_token)
+    if src.id == dst.id:
+        raise InvalidArgument("from_account_id and to_account_id are the same account.")
+    if dst.customer_id != src.customer_id:
+        raise PreconditionFailed(
+            f"{dst.id} does not belong to {src.customer_id}, the owner of {src.id}: "
+            "transfer_funds only moves money between a customer's own accounts. To pay someone "
+            "else, save them with add_beneficiary and use pay_beneficiary."
+        )
+    money = _money(amount, "amount")
+    note = _clean_text(memo, "memo")
+    _require_active(src)
+    _require_active(dst)
+    _require_funds(src, money)
+    rate = _rate(ctx, src.currency, dst.currency)
+    credited = convert(money, rate)
+    if credited <= 0:
+        raise InvalidArgument(f"{money} {src.currency} is too small to convert to {dst.currency}.")
+    transfer = Transfer(
+        id=_next_id(ctx, Transfer.id, "trf", 5),
+        kind="internal",
+        from_account_id=src.id,
+        to_account_id=dst.id,
+        beneficiary_id=None,
+        amount=money,
+        currency=src.currency,
+        credited_amount=credited,
+        credited_currency=dst.currency,
+        rate=rate,
+        memo=note,
+        created_at=ctx.now,
+    )
+    ctx.db.add(transfer)
+    ctx.db.flush()
+    suffix = f": {note}" if note else ""
+    debit = _post(
+        ctx, src, "transfer_out", f"Transfer to {dst.nickname}{suffix}", -money, transfer.id
+    )
+    credit = _post(
+        ctx, dst, "transfer_in", f"Transfer from {src.nickname}{suffix}", credited, transfer.id
+    )
+    return {
+        "transfer_id": transfer.id,
+        "status": "completed",
+        "from_account_id": src.id,
+        "to_account_id": dst.id,
+        "amount": money,
+        "currency": src.currency,
+        "credited_amount": credited,
+        "credited_currency": dst.currency,
+        "rate": rate,
+        "from_balance": src.balance,
+        "to_balance": dst.balance,
+        "transaction_ids": [debit.id, credit.id],
+        "memo": note,
+    }
+
+
+@server.tool(
+    returns="beneficiary",
+    phrasings=["Who are the saved payees of {customer_id}?", "List beneficiaries of {customer_id}"],
+)
+def list_beneficiaries(ctx: ToolContext, customer_id: CustomerId) -> list[dict]:
+    """List the payees a customer has saved, which pay_beneficiary and schedule_payment can pay.
+
+    Args:
+        customer_id: The customer, such as "cus_012".
+
+    Returns:
+        [{"beneficiary_id": "ben_0007", "name": "Maria Lopez", "account_number": "...",
+        "bank_name": "Chase", "currency": "USD", "added_on": "2025-06-01"}].
+    """
+    cust = _customer(ctx, customer_id)
+    rows = ctx.db.scalars(
+        select(Beneficiary).where(Beneficiary.customer_id == cust.id).order_by(Beneficiary.id)
+    )
+    return [_beneficiary_record(b) for b in rows]
+
+
+@server.tool(
+    writes=True,
+    returns="beneficiary",
+    phrasings=[
+        "Add {name} with account number {account_number} as a payee for {customer_id}",
+        "Save {name} ({account_number}, {currency}) as a new beneficiary of {customer_id}",
+    ],
+    examples={"name": PAYEE_NAMES, "account_number": _new_account_number},
+)
+def add_beneficiary(
+    ctx: ToolContext,
+    customer_id: CustomerId,
+    name: str,
+    account_number: str,
+    currency: Currency = "USD",
+    bank_name: str = "",
+    auth_token: AuthToken = None,
+) -> dict:
+    """Save a new external payee for a customer so they can be paid.
+
+    Args:
+        customer_id: The customer, such as "cus_012".
+        name: The payee's name, such as "Maria Lopez" or "Greenway Plumbing LLC".
+        account_number: The payee's account number or IBAN, such as "DE44500105175407324931"
+            or "004512345678" (spaces and dashes are ignored).
+        currency: Currency the payee's account is held in, such as "EUR".
+        bank_name: The payee's bank, such as "Chase".
+        auth_token: Required: the token from authenticate for this customer.
+
+    Returns:
+        {"beneficiary_id": "ben_0123", "name": ..., "account_number": ..., ...}.
+    """
+    cust = _customer(ctx, customer_id)
+    _require_auth(ctx, cust, auth_token)
+    payee = _clean_text(name, "name", 80)
+    if not payee:
+        raise InvalidArgument("name must not be empty.")
+    number = re.sub(r"[\s-]", "", account_number).upper()
+    if not (8 <= len(number) <= 34 and number.isalnum() and sum(c.isdigit() for c in number) >= 6):
+        raise InvalidArgument(
+            f"{account_number!r} is not an account number: use 8-34 letters and digits, such as "
+            "'004512345678' or an IBAN like 'DE44500105175407324931'."
+        )
+    existing = ctx.db.scalar(
+        select(Beneficiary).where(
+            Beneficiary.customer_id == cust.id, Beneficiary.account_number == number
+        )
+    )
+    if existing is not None:
+        raise Conflict(
+            f"{cust.id} already has this account saved as {existing.id} ({existing.name}); "
+            "pay that beneficiary instead of adding it again."
+        )
+    ben = Beneficiary(
+        id=_next_id(ctx, Beneficiary.id, "ben", 4),
+        customer_id=cust.id,
+        name=payee,
+        account_number=number,
+        bank_name=_clean_text(bank_name, "bank_name", 80),
+        currency=currency,
+        added_on=ctx.now.date(),
+    )
+    ctx.db.add(ben)
+    ctx.db.flush()
+    return _beneficiary_record(ben)
+
+
+@server.tool(
+    writes=True,
+    returns=("transfer", "account", "transaction"),
+    phrasings=[
+        "Pay {amount} to {beneficiary_id} from {from_account_id}",
+        "Send {amount} from account {from_account_id} to payee {beneficiary_id} for {reference}",
+    ],
+    examples={"amount": AMOUNTS, "reference": REFERENCES},
+)
+def pay_beneficiary(
+    ctx: ToolContext,
+    from_account_id: AccountId,
+    beneficiary_id: BeneficiaryId,
+    amount: Decimal,
+    auth_token: AuthToken = None,
+    reference: str = "",
+) -> dict:
+    """Pay a saved beneficiary now from one of the customer's accounts; the money leaves the bank.
+
+    If the payee's currency differs, they receive the amount converted at the fixed rate.
+
+    Args:
+        from_account_id: Account to pay from, such as "acc_0031".
+        beneficiary_id: A payee saved by the same customer, such as "ben_0007".
+        amount: Amount in the currency of from_account_id, such as 120 or "120.00".
+        auth_token: Required: the token from authenticate for the account's owner.
+        reference: Text the payee sees, such as "Invoice 2291".
+
+    Returns:
+        {"transfer_id": "trf_00413", "status": "completed", "amount": "120.00",
+        "currency": "USD", "credited_amount": "120.00", "credited_currency": "USD",
+        "from_balance": "880.40", ...}.
+    """
+    src = _account(ctx, from_account_id)
+    ben = _beneficiary(ctx, beneficiary_id)
+    _require_auth(ctx, src.customer, auth_token)
+    if ben.customer_id != src.customer_id:
+        raise PreconditionFailed(
+            f"Beneficiary {ben.id} is not saved for {src.customer_id}, the owner of {src.id}. "
+            f"Call list_beneficiaries for {src.customer_id}, or add_beneficiary first."
+        )
+    money = _money(amount, "amount")
+    ref = _clean_text(reference, "reference")
+    _require_active(src)
+    _require_funds(src, money)
+    rate = _rate(ctx, src.currency, ben.currency)
+    credited = convert(money, rate)
+    if credited <= 0:
+        raise InvalidArgument(f"{money} {src.currency} is too small to convert to {ben.currency}.")
+    transfer = Transfer(
+        id=_next_id(ctx, Transfer.id, "trf", 5),
+        kind="external",
+        from_account_id=src.id,
+        to_account_id=None,
+        beneficiary_id=ben.id,
+        amount=money,
+        currency=src.currency,
+        credited_amount=credited,
+        credited_currency=ben.currency,
+        rate=rate,
+        memo=ref,
+        created_at=ctx.now,
+    )
+    ctx.db.add(transfer)
+    ctx.db.flush()
+    desc = f"Payment to {ben.name}" + (f": {ref}" if ref else "")
+    debit = _post(ctx, src, "payment", desc, -money, transfer.id)
+    return {
+        "transfer_id": transfer.id,
+        "status": "completed",
+        "from_account_id": src.id,
+        "beneficiary_id": ben.id,
+        "payee": ben.name,
+        "amount": money,
+        "currency": src.currency,
+        "credited_amount": credited,
+        "credited_currency": ben.currency,
+        "rate": rate,
+        "from_balance": src.balance,
+        "transaction_id": debit.id,
+        "reference": ref,
+    }
+
+
+@server.tool(
+    returns=("scheduled_payment", "account", "beneficiary"),
+    phrasings=[
+        "What payments does {customer_id} have scheduled?",
+        "List the standing orders of {customer_id}",
+    ],
+)
+def list_scheduled_payments(
+    ctx: ToolContext, customer_id: CustomerId, include_cancelled: bool = False
+) -> dict:
+    """List a customer's scheduled (future or repeating) payments, soonest first.
+
+    Args:
+        customer_id: The customer, such as "cus_012".
+        include_cancelled: Also list cancelled ones.
+
+    Returns:
+        {"customer_id", "today", "scheduled_payments": [{"scheduled_payment_id": "sch_0004",
+        "from_account_id": "acc_0031", "beneficiary_id": "ben_0007", "to_account_id": null,
+        "amount": "1450.00", "frequency": "monthly", "next_date": "2026-04-01", ...}]}.
+    """
+    cust = _customer(ctx, customer_id)
+    stmt = (
+        select(ScheduledPayment)
+        .join(Account, ScheduledPayment.from_account_id == Account.id)
+        .where(Account.customer_id == cust.id)
+        .order_by(ScheduledPayment.next_date, ScheduledPayment.id)
+    )
+    if not include_cancelled:
+        stmt = stmt.where(ScheduledPayment.status == "active")
+    return {
+        "customer_id": cust.id,
+        "today": ctx.now.date().isoformat(),
+        "scheduled_payments": [_schedule_record(s) for s in ctx.db.scalars(stmt)],
+    }
+
+
+@server.tool(
+    writes=True,
+    returns=("scheduled_payment", "account", "beneficiary"),
+    phrasings=[
+        "Schedule a {frequency} payment of {amount} from {from_account_id} to {beneficiary_id} "
+        "starting {start_date}",
+        "On {start_date}, move {amount} from {from_account_id} to {to_account_id}",
+        "Set up a {frequency} transfer of {amount} from {from_account_id} to {to_account_id} "
+        "from {start_date}",
+    ],
+    examples={
+        "amount": AMOUNTS,
+        "start_date": _day_ahead,
+        "reference": REFERENCES,
+        "end_date": lambda ctx, rng: (
+            (ctx.now + dt.timedelta(days=rng.randint(120, 360))).date().isoformat()
+        ),
+    },
+)
+def schedule_payment(
+    ctx: ToolContext,
+    from_account_id: AccountId,
+    amount: Decimal,
+    start_date: str,
+    frequency: Literal["once", "weekly", "monthly"] = "once",
+    beneficiary_id: BeneficiaryId | None = None,
+    to_account_id: AccountId | None = None,
+    end_date: str | None = None,
+    reference: str = "",
+    auth_token: AuthToken = None,
+) -> dict:
+    """Schedule a future payment to a saved beneficiary, or a future transfer to an own account.
+
+    Give exactly one of beneficiary_id or to_account_id. Funds are checked when it runs,
+    not now.
+
+    Args:
+        from_account_id: Account to pay from, such as "acc_0031".
+        amount: Amount in the currency of from_account_id, such as 75 or "75.50".
+        start_date: First payment date, after today and within a year, such as "2026-04-01".
+        frequency: "once", "weekly" or "monthly".
+        beneficiary_id: A payee saved by the same customer, such as "ben_0007".
+        to_account_id: Or another account of the same customer, such as "acc_0032".
+        end_date: Last possible date for repeating payments, such as "2026-12-31".
+        reference: Text shown with each payment, such as "Rent".
+        auth_token: Required: the token from authenticate for the account's owner.
+
+    Returns:
+        {"scheduled_payment_id": "sch_0051", "status": "active", "next_date": "2026-04-01", ...}.
+    """
+    src = _account(ctx, from_account_id)
+    _require_auth(ctx, src.customer, auth_token)
+    if (beneficiary_id is None) == (to_account_id is None):
+        raise InvalidArgument(
+            "Give exactly one of beneficiary_id (pay a saved payee) or to_account_id (move money "
+            "to another own account)."
+        )
+    if beneficiary_id is not None:
+        ben = _beneficiary(ctx, beneficiary_id)
+        if ben.customer_id != src.customer_id:
+            raise PreconditionFailed(
+                f"Beneficiary {ben.id} is not saved for {src.customer_id}, the owner of "
+                f"{src.id}. Call list_beneficiaries for {src.customer_id}."
+            )
+    if to_account_id is not None:
+        dst = _account(ctx, to_account_id)
+        if dst.id == src.id:
+            raise InvalidArgument("from_account_id and to_account_id are the same account.")
+        if dst.customer_id != src.customer_id:
+            raise PreconditionFailed(
+                f"{dst.id} does not belong to {src.customer_id}; scheduled transfers go between "
+                "a customer's own accounts. Save the payee with add_beneficiary instead."
+            )
+        _require_active(dst)
+    _require_active(src)
+    money = _money(amount, "amount")
+    today = ctx.now.date()
+    first = _parse_date(start_date, "start_date")
+    if not today < first <= today + dt.timedelta(days=MAX_SCHEDULE_DAYS):
+        raise InvalidArgument(
+            f"start_date must be after today ({today.isoformat()}) and within "
+            f"{MAX_SCHEDULE_DAYS} days; to pay today use pay_beneficiary or transfer_funds."
+        )
+    until = _parse_date(end_date, "end_date") if end_date else None
+    if until is not None:
+        if frequency == "once":
+            raise InvalidArgument("end_date only applies to weekly or monthly payments.")
+        if until < first:
+            raise InvalidArgument("end_date is before start_date.")
+    ref = _clean_text(reference, "reference")
+    duplicate = ctx.db.scalar(
+        select(ScheduledPayment.id).where(
+            ScheduledPayment.status == "active",
+            ScheduledPayment.from_account_id == src.id,
+            ScheduledPayment.beneficiary_id.is_not_distinct_from(beneficiary_id),
+            ScheduledPayment.to_account_id.is_not_distinct_from(to_account_id),
+            ScheduledPayment.amount == money,
+            ScheduledPayment.frequency == frequency,
+            ScheduledPayment.next_date == first,
+        )
+    )
+    if duplicate is not None:
+        raise Conflict(f"The same payment is already scheduled as {duplicate}; nothing was added.")
+    sched = ScheduledPayment(
+        id=_next_id(ctx, ScheduledPayment.id, "sch", 4),
+        from_account_id=src.id,
+        to_account_id=to_account_id,
+        beneficiary_id=beneficiary_id,
+        amount=money,
+        frequency=frequency,
+        next_date=first,
+        end_date=until,
+        reference=ref,
+        status="active",
+        created_at=ctx.now,
+    )
+    ctx.db.add(sched)
+    ctx.db.flush()
+    return _schedule_record(sched)
+
+
+@server.tool(
+    writes=True,
+    destructive=True,
+    idempotent=True,
+    returns="scheduled_payment",
+    phrasings=[
+        "Cancel scheduled payment {scheduled_payment_id}",
+        "Stop the standing order {scheduled_payment_id}",
+    ],
+)
+def cancel_scheduled_payment(
+    ctx: ToolContext, scheduled_payment_id: ScheduleId, auth_token: AuthToken = None
+) -> dict:
+    """Cancel a scheduled payment so that it never runs again.
+
+    Args:
+        scheduled_payment_id: The scheduled payment, such as "sch_0004".
+        auth_token: Required: the token from authenticate for the paying account's owner.
+    """
+    sched = ctx.db.get(ScheduledPayment, scheduled_payment_id)
+    if sched is None:
+        raise NotFound(
+            f"No scheduled payment with id {scheduled_payment_id!r}. Call "
+            "list_scheduled_payments with the customer's id to find it."
+        )
+    src = _account(ctx, sched.from_account_id)
+    _require_auth(ctx, src.customer, auth_token)
+    if sched.status == "cancelled":
+        raise PreconditionFailed(f"Scheduled payment {sched.id} is already cancelled.")
+    sched.status = "cancelled"
+    ctx.db.flush()
+    return _schedule_record(sched)
+
+
+@server.tool(
+    returns=("card", "account"),
+    phrasings=["Which cards does {customer_id} have?", "List the debit cards of {customer_id}"],
+)
+def list_cards(ctx: ToolContext, customer_id: CustomerId) -> list[dict]:
+    """List a customer's debit cards with status and daily spending limit.
+
+    Args:
+        customer_id: The customer, such as "cus_012".
+
+    Returns:
+        [{"card_id": "crd_0019", "account_id": "acc_0031", "network": "Visa",
+        "kind": "physical", "last4": "4821", "status": "active", "daily_limit": "1000.00",
+        "currency": "USD", ...}].
+    """
+    cust = _customer(ctx, customer_id)
+    stmt = (
+        select(Card)
+        .join(Account, Card.account_id == Account.id)
+        .where(Account.customer_id == cust.id)
+        .order_by(Card.id)
+    )
+    return [_card_record(ctx, c) for c in ctx.db.scalars(stmt)]
+
+
+@server.tool(
+    writes=True,
+    destructive=True,
+    idempotent=True,
+    returns="card",
+    phrasings=["Block card {card_id}, it was {reason}", "Freeze my card {card_id}"],
+)
+def block_card(
+    ctx: ToolContext,
+    card_id: CardId,
+    reason: Literal["lost", "stolen", "damaged", "suspected_fraud"] = "lost",
+    auth_token: AuthToken = None,
+) -> dict:
+    """Block a card permanently (lost, stolen, damaged or fraud); it cannot be unblocked.
+
+    Args:
+        card_id: The card, such as "crd_0019" (see list_cards; users often name the last 4 digits).
+        reason: "lost", "stolen", "damaged" or "suspected_fraud".
+        auth_token: Required: the token from authenticate for the card holder.
+    """
+    card = _card(ctx, card_id)
+    acc = _account(ctx, card.account_id)
+    _require_auth(ctx, acc.customer, auth_token)
+    if card.status == "blocked":
+        raise PreconditionFailed(
+            f"Card {card.id} (ending {card.last4}) is already blocked ({card.block_reason})."
+        )
+    card.status = "blocked"
+    card.block_reason = reason
+    ctx.db.flush()
+    return _card_record(ctx, card)
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    returns="card",
+    phrasings=[
+        "Set the daily limit of card {card_id} to {daily_limit}",
+        "Change my card {card_id} spending limit to {daily_limit} a day",
+    ],
+    examples={"daily_limit": [250, 500, "750.00", 1500, 2500]},
+)
+def set_card_limit(
+    ctx: ToolContext, card_id: CardId, daily_limit: Decimal, auth_token: AuthToken = None
+) -> dict:
+    """Set a card's daily spending limit, in the currency of its account.
+
+    Args:
+        card_id: The card, such as "crd_0019".
+        daily_limit: New limit per day, more than 0 and at most 10000, such as 500 or "750.00".
+        auth_token: Required: the token from authenticate for the card holder.
+    """
+    card = _card(ctx, card_id)
+    acc = _account(ctx, card.account_id)
+    _require_auth(ctx, acc.customer, auth_token)
+    limit = _money(daily_limit, "daily_limit", maximum=MAX_CARD_LIMIT)
+    if card.status != "active":
+        raise PreconditionFailed(
+            f"Card {card.id} (ending {card.last4}) is blocked; its limit cannot be changed."
+        )
+    card.daily_limit = limit
+    ctx.db.flush()
+    return _card_record(ctx, card)
+
+
+# --------------------------------------------------------------- entities
+# What exists and is worth asking about, for grounding synthesized requests. Records
+# carry the owner's passcode so that a request can state it (it is never a tool output).
+def _active_accounts(ctx: ToolContext) -> list[Account]:
+    stmt = select(Account).where(Account.status == "active").order_by(Account.id)
+    return list(ctx.db.scalars(stmt))
+
+
+@server.entity("customer", key="customer_id")
+def _customers(ctx: ToolContext) -> list[dict]:
+    """Customers with at least one active account holding money."""
+    funded = {a.customer_id for a in _active_accounts(ctx) if a.balance > 0}
+    rows = ctx.db.scalars(select(Customer).order_by(Customer.id))
+    return [
+        {
+            "customer_id": c.id,
+            "name": c.name,
+            "query": c.name,
+            "email": c.email,
+            "passcode": c.passcode,
+        }
+        for c in rows
+        if c.id in funded
+    ]
+
+
+@server.entity("account", key="account_id")
+def _accounts(ctx: ToolContext) -> list[dict]:
+    """Active accounts with a positive balance, with a sibling account to transfer to."""
+    accounts = _active_accounts(ctx)
+    out = []
+    for a in accounts:
+        if a.balance <= 0:
+            continue
+        siblings = [b.id for b in accounts if b.customer_id == a.customer_id and b.id != a.id]
+        out.append(
+            {
+                "account_id": a.id,
+                "from_account_id": a.id,
+                "to_account_id": siblings[0] if siblings else None,
+                "customer_id": a.customer_id,
+                "nickname": a.nickname,
+                "currency": a.currency,
+                "balance": a.balance,
+                "amount": max(Decimal(1), (a.balance / 5).quantize(Decimal(1))).quantize(CENT),
+                "passcode": a.customer.passcode,
+            }
+        )
+    return out
+
+
+@server.entity("beneficiary", key="beneficiary_id")
+def _beneficiaries(ctx: ToolContext) -> list[dict]:
+    """Payees whose customer has an active, funded account to pay from."""
+    funded: dict[str, Account] = {}
+    for a in _active_accounts(ctx):
+        if a.balance > 0:
+            funded.setdefault(a.customer_id, a)
+    out = []
+    for b in ctx.db.scalars(select(Beneficiary).order_by(Beneficiary.id)):
+        src = funded.get(b.customer_id)
+        if src is None:
+            continue
+        out.append(
+            {
+                "beneficiary_id": b.id,
+                "name": b.name,
+                "customer_id": b.customer_id,
+                "from_account_id": src.id,
+                "passcode": src.customer.passcode,
+            }
+        )
+    return out
+
+
+@server.entity("scheduled_payment", key="scheduled_payment_id")
+def _schedules(ctx: ToolContext) -> list[dict]:
+    stmt = (
+        select(ScheduledPayment)
+        .where(ScheduledPayment.status == "active")
+        .order_by(ScheduledPayment.id)
+    )
+    out = []
+    for s in ctx.db.scalars(stmt):
+        acc = ctx.db.get(Account, s.from_account_id)
+        assert acc is not None
+        out.append(
+            {
+                "scheduled_payment_id": s.id,
+                "customer_id": acc.customer_id,
+                "from_account_id": s.from_account_id,
+                "amount": s.amount,
+                "reference": s.reference,
+                "passcode": acc.customer.passcode,
+            }
+        )
+    return out
+
+
+@server.entity("card", key="card_id")
+def _cards(ctx: ToolContext) -> list[dict]:
+    """Active cards (blocked ones cannot be changed)."""
+    out = []
+    for c in ctx.db.scalars(select(Card).where(Card.status == "active").order_by(Card.id)):
+        acc = ctx.db.get(Account, c.account_id)
+        assert acc is not None
+        out.append(
+            {
+                "card_id": c.id,
+                "last4": c.last4,
+                "customer_id": acc.customer_id,
+                "account_id": acc.id,
+                "passcode": acc.customer.passcode,
+            }
+        )
+    return out
+
+
+@server.entity("auth_token", key="auth_token")
+def _tokens(ctx: ToolContext) -> list[dict]:
+    """A secret: a gold call may use a token only after authenticate returned it."""
+    rows = ctx.db.scalars(select(Customer).order_by(Customer.id))
+    return [
+        {
+            "auth_token": auth_token_for(c.id, c.auth_salt),
+            "customer_id": c.id,
+            "passcode": c.passcode,
+        }
+        for c in rows
+    ]
+
+
+@server.entity("transfer", key="transfer_id")
+def _transfers(ctx: ToolContext) -> list[dict]:
+    rows = ctx.db.scalars(select(Transfer).order_by(Transfer.id))
+    return [{"transfer_id": t.id, "from_account_id": t.from_account_id} for t in rows]
+
+
+@server.entity("transaction", key="transaction_id")
+def _transactions(ctx: ToolContext) -> list[dict]:
+    """Entries of the last 30 days (what customers ask about)."""
+    stmt = (
+        select(Transaction)
+        .where(Transaction.posted_at >= ctx.now - dt.timedelta(days=30))
+        .order_by(Transaction.id)
+    )
+    return [
+        {"transaction_id": t.id, "account_id": t.account_id, "description": t.description}
+        for t in ctx.db.scalars(stmt)
+    ]
