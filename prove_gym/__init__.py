@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from prove_gym.hookspecs import hookimpl, hookspec
 from prove_gym.registry import Registry, get_registry, get_server
+from prove_gym.reward import RewardBreakdown, RewardConfig, score
 from prove_gym.server import (
     Conflict,
     Entity,
@@ -45,6 +46,8 @@ __all__ = [
     "PermissionDenied",
     "PreconditionFailed",
     "Registry",
+    "RewardBreakdown",
+    "RewardConfig",
     "SampleContext",
     "Server",
     "Session",
@@ -64,6 +67,7 @@ __all__ = [
     "load_tasks",
     "register_envs",
     "save_tasks",
+    "score",
 ]
 
 

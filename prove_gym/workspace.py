@@ -66,6 +66,39 @@ class CallRecord:
         )
 
 
+def offered_tools(task: Task, registry: Registry | None = None) -> dict[str, ToolSpec]:
+    """The tools a task offers, by the name the model calls, in offering order.
+
+    ``task.tools`` names them as ``"server.tool"``; ``None`` offers every visible
+    tool of every server in ``task.servers``. The env and the reward both use
+    this, so validity is judged against exactly what the model was shown.
+
+    Raises:
+        ValueError: Two offered tools share a name.
+    """
+    registry = registry or get_registry()
+    if task.tools is None:
+        specs = [t for s in task.servers for t in registry.get_server(s).visible_tools()]
+    else:
+        specs = [registry.get_tool(q) for q in task.tools]
+    offered: dict[str, ToolSpec] = {}
+    for spec in specs:
+        if spec.name in offered:
+            other = offered[spec.name].qualified_name
+            raise ValueError(
+                f"task {task.id!r} offers two tools named {spec.name!r} "
+                f"({other} and {spec.qualified_name})"
+            )
+        offered[spec.name] = spec
+    return offered
+
+
+def offered_parameters(task: Task, spec: ToolSpec) -> dict[str, Any]:
+    """The parameters schema the model sees for ``spec`` (the task's override, if any)."""
+    override = task.schema_overrides.get(spec.qualified_name)
+    return dict(override) if override is not None else spec.input_schema()
+
+
 @dataclass
 class Workspace:
     """Isolated sessions for every server a task touches, and its offered tools.
@@ -82,19 +115,8 @@ class Workspace:
 
     def __post_init__(self) -> None:
         task = self.task
-        if task.tools is None:
-            specs = [t for s in task.servers for t in self.registry.get_server(s).visible_tools()]
-        else:
-            specs = [self.registry.get_tool(q) for q in task.tools]
-        self.offered = {}
-        for spec in specs:
-            if spec.name in self.offered:
-                other = self.offered[spec.name].qualified_name
-                raise ValueError(
-                    f"task {task.id!r} offers two tools named {spec.name!r} "
-                    f"({other} and {spec.qualified_name})"
-                )
-            self.offered[spec.name] = spec
+        self.offered = offered_tools(task, self.registry)
+        specs = self.offered.values()
         names = list(dict.fromkeys([*task.servers, *(t.server_name for t in specs)]))
         self.sessions = {
             n: self.registry.get_server(n).session(task.seed, task.size) for n in names
@@ -102,8 +124,7 @@ class Workspace:
 
     def openai_tools(self) -> list[dict[str, Any]]:
         """Offered tools as OpenAI function definitions (schema overrides applied)."""
-        overrides = self.task.schema_overrides
-        return [t.openai_schema(overrides.get(t.qualified_name)) for t in self.offered.values()]
+        return [t.openai_schema(offered_parameters(self.task, t)) for t in self.offered.values()]
 
     def call(self, name: Any, arguments: Any, *, turn: int = 0) -> CallRecord:
         """Route a call by tool name to its server's session; never raises for bad input."""

@@ -61,7 +61,13 @@ class ProveEnv(gym.Env[str, Action]):
     ## Rewards
 
     Sequence level: 0.0 on every step but the last; the last pays
-    ``info["reward_breakdown"]["total"]`` (see :mod:`prove_gym.reward`).
+    ``info["reward_breakdown"]["total"]`` (see :mod:`prove_gym.reward` and
+    ``docs/reward.md``). The breakdown holds every component (validity,
+    coverage, efficiency, tool name, arguments, abstention, clarification,
+    state), the weights, the call budget, ``n_calls`` and ``matched`` (gold
+    step id -> index of the call that matched it). With the default
+    :class:`~prove_gym.reward.RewardConfig` the maximum is 1.3 (1.0 for a task
+    without gold calls); ``RewardConfig(normalise=True)`` pays in [0, 1].
 
     ## Starting State
 
@@ -206,6 +212,8 @@ class ProveEnv(gym.Env[str, Action]):
             updates["seed"] = int(options["state_seed"])
         if task.size is None:
             updates["size"] = self.size
+        if any(getattr(task, k) != v for k, v in updates.items()) and task.final_state_hash:
+            updates["final_state_hash"] = None  # it was computed for the task's own initial state
         if task.server != self.server.name and self.server.name not in task.servers:
             raise ValueError(
                 f"task {task.id!r} is for servers {task.servers}, not {self.server.name!r}; "
@@ -283,6 +291,7 @@ class ProveEnv(gym.Env[str, Action]):
                 self.trajectory,
                 config=self.reward_config,
                 final_state_hash=self.workspace.state_hash(),
+                registry=self.registry,
             )
             breakdown = result.to_dict()
             reward = float(result.total)

@@ -1,49 +1,61 @@
-"""Programmatic, sequence-level reward (PLACEHOLDER until the reward issue lands).
+"""The PROVE reward: programmatic, sequence level, no judge model.
 
 ``score(task, calls)`` returns a :class:`RewardBreakdown`; the env pays its
-``total`` on the terminal step and puts ``to_dict()`` in ``info["reward_breakdown"]``.
+``total`` on the terminal step and puts ``to_dict()`` in
+``info["reward_breakdown"]``. Each component is a pure function of (task,
+trajectory) in its own module, with its formula in the docstring:
+
+- :mod:`~prove_gym.reward.validity` R_val: name offered / structure / executed, 1/3 each;
+- :mod:`~prove_gym.reward.coverage` R_cov: gold steps matched after their prerequisites;
+- :mod:`~prove_gym.reward.efficiency` R_eff: penalty beyond ``B = n_gt + ceil(beta·n_gt)``;
+- :mod:`~prove_gym.reward.tool_name` R_name: share of calls using a gold tool name;
+- :mod:`~prove_gym.reward.arguments` R_arg: right values over the aligned pairs;
+- :mod:`~prove_gym.reward.abstention`: the abstention rule (no gold calls) and the
+  clarification penalty (calls in clarify/abstain turns);
+- :mod:`~prove_gym.reward.state` R_state: gold replay and final state hashes compared.
+
+Weights, alpha, beta and every choice the paper leaves open live in one
+:class:`RewardConfig`; ``docs/reward.md`` explains them.
+
+>>> from prove_gym import Task
+>>> from prove_gym.reward import score
+>>> task = Task.from_json({"id": "demo", "servers": ["calendar"], "turns": [{"user": "...",
+...     "steps": [{"id": "s1", "name": "get_event", "arguments": {"event_id": "evt_0001"}}]}]})
+>>> score(task, [{"name": "get_event", "arguments": {"event_id": "evt_0001"},
+...               "result": {"status": "ok"}}]).total
+1.3
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from prove_gym.reward.abstention import abstention, clarification
+from prove_gym.reward.arguments import argument_values
+from prove_gym.reward.config import RewardConfig
+from prove_gym.reward.coverage import Alignment, align, coverage
+from prove_gym.reward.efficiency import budget, efficiency
+from prove_gym.reward.score import COMPONENTS, RewardBreakdown, score
+from prove_gym.reward.state import gold_state_hash, state_match
+from prove_gym.reward.tool_name import tool_name
+from prove_gym.reward.validity import validity, validity_levels
+from prove_gym.reward.values import values_equal
 
-from prove_gym.task import Task
-from prove_gym.workspace import CallRecord
-
-
-@dataclass(frozen=True)
-class RewardConfig:
-    """Weights and knobs of the reward (placeholder: only the total's scale)."""
-
-    normalise: bool = False
-
-
-@dataclass
-class RewardBreakdown:
-    total: float
-    components: dict[str, float] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def score(
-    task: Task,
-    calls: Iterable[CallRecord | Mapping[str, Any]],
-    *,
-    config: RewardConfig | None = None,
-    final_state_hash: str | None = None,
-) -> RewardBreakdown:
-    """Placeholder: the share of successful calls (1.0 for no calls on a no-call task)."""
-    records = [c if isinstance(c, CallRecord) else CallRecord.from_dict(c) for c in calls]
-    if not records:
-        total = 1.0 if not task.steps else 0.0
-    else:
-        total = sum(r.result.ok for r in records) / len(records)
-    return RewardBreakdown(
-        total=total, components={"placeholder": total}, details={"n_calls": len(records)}
-    )
+__all__ = [
+    "COMPONENTS",
+    "Alignment",
+    "RewardBreakdown",
+    "RewardConfig",
+    "abstention",
+    "align",
+    "argument_values",
+    "budget",
+    "clarification",
+    "coverage",
+    "efficiency",
+    "gold_state_hash",
+    "score",
+    "state_match",
+    "tool_name",
+    "validity",
+    "validity_levels",
+    "values_equal",
+]

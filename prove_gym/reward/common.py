@@ -1,0 +1,163 @@
+"""What every component reads: the calls as records, and the task prepared once for scoring.
+
+Preparing a task compiles the offered schemas into type checks and the gold
+steps into key sets and dependency bitmasks. It is cached per task *object*
+(by identity, bounded LRU), so scoring the G rollouts of one GRPO group pays it
+once. A task is treated as immutable once it has been scored.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from prove_gym.registry import Registry, get_registry
+from prove_gym.reward.schema_check import ObjectCheck
+from prove_gym.server.tool import ToolSpec
+from prove_gym.task import Task
+from prove_gym.workspace import CallRecord, offered_parameters, offered_tools
+
+Calls = Iterable[CallRecord | Mapping[str, Any]]
+"""A trajectory: :class:`CallRecord` objects or their dicts (``{"name", "arguments",
+"result": {"status": "ok"|"error", ...}, "turn"}``; see :meth:`CallRecord.from_dict`)."""
+
+NO_CALL_KINDS = frozenset({"clarify", "abstain"})
+
+
+def as_records(calls: Calls) -> list[CallRecord]:
+    """The calls as :class:`CallRecord` objects, in order (dicts are converted)."""
+    return [c if isinstance(c, CallRecord) else CallRecord.from_dict(c) for c in calls]
+
+
+@dataclass(frozen=True, slots=True)
+class StepInfo:
+    """One gold step, ready for matching.
+
+    Attributes:
+        index: Global position in the task (0-based, across turns).
+        id: The step's id.
+        name: Tool name.
+        keys: Its argument keys (a call matches if it has all of them).
+        arguments: Gold argument values.
+        prereqs: Bitmask of the indices of the steps it depends on.
+        normalise: Declared value normalisation per argument key.
+        turn: Index of the user turn it belongs to.
+    """
+
+    index: int
+    id: str
+    name: str
+    keys: frozenset[str]
+    arguments: dict[str, Any]
+    prereqs: int
+    normalise: dict[str, str]
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedTask:
+    """A task compiled for scoring (see :func:`prepare`).
+
+    Attributes:
+        task: The task.
+        steps: Gold steps in global order.
+        by_name: Step indices per tool name.
+        gold_names: ``names(G)``.
+        offered: The structure check of each offered tool, by the name the model calls.
+        no_call_turns: Indices of the turns whose right move is no call (clarify/abstain).
+        memo: Values computed later for this task (its gold state hash).
+    """
+
+    task: Task
+    steps: tuple[StepInfo, ...]
+    by_name: dict[str, tuple[int, ...]]
+    gold_names: frozenset[str]
+    offered: dict[str, ObjectCheck]
+    no_call_turns: frozenset[int]
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def n_gt(self) -> int:
+        """Number of ground-truth calls (parallel ones included)."""
+        return len(self.steps)
+
+
+_CACHE_SIZE = 512
+_prepared: OrderedDict[tuple[int, int], tuple[Task, Registry, PreparedTask]] = OrderedDict()
+_checks: dict[int, tuple[ToolSpec, ObjectCheck]] = {}
+_lock = threading.Lock()
+
+
+def prepare(task: Task, registry: Registry | None = None) -> PreparedTask:
+    """The task compiled for scoring, from the cache when this task object was seen before."""
+    registry = registry or get_registry()
+    key = (id(task), id(registry))
+    hit = _prepared.get(key)
+    if hit is not None and hit[0] is task and hit[1] is registry:
+        return hit[2]
+    prepared = _build(task, registry)
+    with _lock:
+        _prepared[key] = (task, registry, prepared)
+        _prepared.move_to_end(key)
+        while len(_prepared) > _CACHE_SIZE:
+            _prepared.popitem(last=False)
+    return prepared
+
+
+def _object_check(task: Task, spec: ToolSpec) -> ObjectCheck:
+    if spec.qualified_name in task.schema_overrides:
+        return ObjectCheck.build(offered_parameters(task, spec))
+    hit = _checks.get(id(spec))
+    if hit is None or hit[0] is not spec:
+        hit = (spec, ObjectCheck.build(spec.input_schema()))
+        _checks[id(spec)] = hit  # specs live as long as their server: bounded
+    return hit[1]
+
+
+def _build(task: Task, registry: Registry) -> PreparedTask:
+    offered_specs = offered_tools(task, registry)
+    offered = {name: _object_check(task, spec) for name, spec in offered_specs.items()}
+    steps: list[StepInfo] = []
+    position: dict[str, int] = {}
+    by_name: dict[str, list[int]] = {}
+    for turn_index, turn in enumerate(task.turns):
+        for step in turn.steps:
+            index = len(steps)
+            prereqs = 0
+            for dep in step.depends_on:
+                prereqs |= 1 << position[dep]
+            server = task.step_server(step)
+            spec = offered_specs.get(step.name)
+            if spec is None or spec.server_name != server:
+                tool = registry.servers.get(server)
+                spec = tool.tools.get(step.name) if tool is not None else None
+            normalise = (
+                {p.name: p.normalise for p in spec.params if p.normalise is not None}
+                if spec is not None
+                else {}
+            )
+            steps.append(
+                StepInfo(
+                    index=index,
+                    id=step.id,
+                    name=step.name,
+                    keys=frozenset(step.arguments),
+                    arguments=dict(step.arguments),
+                    prereqs=prereqs,
+                    normalise=normalise,
+                    turn=turn_index,
+                )
+            )
+            position[step.id] = index
+            by_name.setdefault(step.name, []).append(index)
+    return PreparedTask(
+        task=task,
+        steps=tuple(steps),
+        by_name={k: tuple(v) for k, v in by_name.items()},
+        gold_names=frozenset(by_name),
+        offered=offered,
+        no_call_turns=frozenset(i for i, t in enumerate(task.turns) if t.kind in NO_CALL_KINDS),
+    )

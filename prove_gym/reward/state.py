@@ -1,0 +1,108 @@
+"""State verification R_state (beyond the paper): did the model leave the state the gold leaves?
+
+The gold calls are replayed on a fresh workspace built from the task's seed
+(:func:`prove_gym.workspace.gold_replay`) and the canonical state hash (every
+server the task touches, rows ordered by primary key, sha256) is compared with
+the model's final state: ``R_state = 1[hash(model) = hash(gold)]``. As in
+tau2-bench and BFCL, this judges *what happened* rather than which calls were
+made: reads are free, a missed or wrong write is not.
+
+``task.final_state_hash`` (set by synthesis) is used when present; otherwise
+the gold replay runs once per (registry, task id, seed, size, servers, tools,
+gold calls) and is cached. R_state is reported in every breakdown it can be
+computed for; its weight is 0 by default, so the paper's total is unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import weakref
+from collections.abc import Sequence
+
+from prove_gym.registry import Registry, get_registry
+from prove_gym.reward.common import Calls, as_records, prepare
+from prove_gym.task import Task
+from prove_gym.workspace import CallRecord, Workspace, gold_replay
+
+_gold_hashes: weakref.WeakKeyDictionary[Registry, dict[tuple[object, ...], str]] = (
+    weakref.WeakKeyDictionary()
+)
+_lock = threading.Lock()
+
+
+def _cache_key(task: Task) -> tuple[object, ...]:
+    gold = json.dumps(
+        [(s.name, s.arguments, s.server) for s in task.steps],
+        sort_keys=True,
+        separators=(",", ":"),
+        default=str,
+    )
+    tools = tuple(task.tools) if task.tools is not None else None
+    return (task.id, task.seed, task.size, tuple(task.servers), tools, gold)
+
+
+def gold_state_hash(task: Task, registry: Registry | None = None) -> str:
+    """The state hash after the gold calls: ``task.final_state_hash``, or a cached replay."""
+    if task.final_state_hash:
+        return task.final_state_hash
+    registry = registry or get_registry()
+    memo = prepare(task, registry).memo
+    if "gold_state_hash" not in memo:
+        memo["gold_state_hash"] = _replayed_hash(task, registry)
+    return memo["gold_state_hash"]
+
+
+def _replayed_hash(task: Task, registry: Registry) -> str:
+    key = _cache_key(task)
+    with _lock:
+        per_registry = _gold_hashes.setdefault(registry, {})
+        cached = per_registry.get(key)
+    if cached is None:
+        _, cached = gold_replay(task, registry)
+        with _lock:
+            per_registry[key] = cached
+    return cached
+
+
+def replay_state_hash(
+    task: Task, calls: Sequence[CallRecord], registry: Registry | None = None
+) -> str:
+    """The state hash after running ``calls`` in order on a fresh workspace of the task.
+
+    For trajectories scored offline without their final state: tools are
+    deterministic, so replaying the calls rebuilds it.
+    """
+    with Workspace(task, registry or get_registry()) as ws:
+        for call in calls:
+            ws.call(call.name, call.arguments, turn=call.turn)
+        return ws.state_hash()
+
+
+def state_match(
+    task: Task,
+    calls: Calls = (),
+    *,
+    final_state_hash: str | None = None,
+    registry: Registry | None = None,
+) -> float:
+    """R_state in {0, 1}: 1.0 when the model's final state hash equals the gold one.
+
+    Args:
+        task: The task.
+        calls: The model's calls, replayed when ``final_state_hash`` is not given.
+        final_state_hash: The model's final state hash (the env passes it).
+        registry: Where the task's servers are looked up.
+
+    >>> from prove_gym import Task
+    >>> task = Task.from_json({"id": "cancel", "servers": ["calendar"], "seed": 7, "turns": [
+    ...     {"user": "Cancel evt_0001.", "steps": [
+    ...         {"id": "s1", "name": "delete_event", "arguments": {"event_id": "evt_0001"}}]}]})
+    >>> state_match(task, [{"name": "delete_event", "arguments": {"event_id": "evt_0001"}}])
+    1.0
+    >>> state_match(task, [{"name": "get_event", "arguments": {"event_id": "evt_0001"}}])
+    0.0
+    """
+    if final_state_hash is None:
+        final_state_hash = replay_state_hash(task, as_records(calls), registry)
+    return 1.0 if final_state_hash == gold_state_hash(task, registry) else 0.0
