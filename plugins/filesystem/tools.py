@@ -1,0 +1,2158 @@
+"""The filesystem's 40 tools: a shell session over one directory tree.
+
+Docstrings are what the model reads: keep examples concrete. Paths resolve
+like in a shell (absolute, relative to the current directory, ``.``, ``..``,
+``~``); every error names the command, the path and the problem the way a
+shell would ("rm: cannot remove '/home/ana/x': Is a directory") and then says
+what to do next.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import fnmatch
+import hashlib
+import posixpath
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from sqlalchemy import delete, func, select
+
+from prove_gym.server import (
+    Conflict,
+    Entity,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    PreconditionFailed,
+    Server,
+    ToolContext,
+)
+
+from .models import Base, DirStackEntry, Node, Shell
+from .sampler import sample_filesystem
+
+server = Server(
+    "filesystem",
+    version="1.0.0",
+    base=Base,
+    sampler=sample_filesystem,
+    description="A Unix-like filesystem seen through a shell session: a home directory with "
+    "documents, projects, photos and logs; navigation (cd, pushd), listing and search "
+    "(ls, find, grep, du), reading (cat, head, tail, diff) and changes (mkdir, write, cp, mv, "
+    "rm, chmod) with file permissions.",
+    instructions="Filesystem conventions: paths work as in a shell: absolute "
+    "('/home/ana/notes.txt'), relative to the current directory ('Documents/todo.md', "
+    "'../Pictures', '.'), or from the home directory ('~/Projects'). The current directory "
+    "persists between calls: cd, pushd and popd change it and pwd shows it. Permissions are "
+    "enforced: a file without write permission cannot be changed, and a directory without "
+    "write permission takes no new entries and loses none (chmod changes that for your own "
+    "files). Results give absolute paths.",
+)
+
+PathArg = Annotated[str, Entity("path")]
+FileArg = Annotated[str, Entity("file")]
+DirArg = Annotated[str, Entity("directory")]
+
+MAX_FILE_BYTES = 1_000_000
+MAX_RESULTS = 300
+MAX_STACK = 20
+PATH_NORMALISE: dict = {"path": "path"}
+
+
+# ----------------------------------------------------------------- helpers
+@dataclass(slots=True)
+class Loc:
+    """A resolved path: the node if it exists, else the existing parent and the new name."""
+
+    path: str
+    parent: Node | None
+    name: str
+    node: Node | None
+    slash: bool
+
+
+def _perms(node: Node) -> str:
+    bits = "".join(ch if node.mode & (1 << (8 - i)) else "-" for i, ch in enumerate("rwxrwxrwx"))
+    return ("d" if node.is_dir else "-") + bits
+
+
+def _human(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "K", "M", "G"):
+        if size < 1024 or unit == "G":
+            return f"{int(size)}{unit}" if unit == "B" else f"{size:.1f}{unit}"
+        size /= 1024
+    return f"{n}B"
+
+
+def _split(content: str) -> list[str]:
+    """Lines of a file, without the final newline's empty tail."""
+    if not content:
+        return []
+    body = content[:-1] if content.endswith("\n") else content
+    return body.split("\n")
+
+
+def _join(lines: list[str]) -> str:
+    return "".join(line + "\n" for line in lines)
+
+
+def _as_line(text: str) -> str:
+    """Text as ``echo`` writes it: a newline is added unless it ends with one (or is empty)."""
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+class Fs:
+    """The tree and session as the tools see them (one per call)."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.ctx = ctx
+        self.db = ctx.db
+        shell = ctx.db.get(Shell, 1)
+        if shell is None:  # pragma: no cover - every sampled state has one
+            raise PreconditionFailed("The shell session is missing.")
+        self.shell = shell
+        self.user = shell.user
+        self._kids: dict[str | None, list[Node]] | None = None
+
+    # ---------------------------------------------------------- structure
+    def get(self, node_id: str) -> Node:
+        node = self.db.get(Node, node_id)
+        assert node is not None
+        return node
+
+    @property
+    def root(self) -> Node:
+        return self.db.scalars(select(Node).where(Node.parent_id.is_(None))).one()
+
+    @property
+    def cwd(self) -> Node:
+        return self.get(self.shell.cwd_id)
+
+    @property
+    def home(self) -> Node:
+        return self.get(self.shell.home_id)
+
+    def parent(self, node: Node) -> Node | None:
+        return self.get(node.parent_id) if node.parent_id is not None else None
+
+    def path(self, node: Node) -> str:
+        parts: list[str] = []
+        current = node
+        while current.parent_id is not None:
+            parts.append(current.name)
+            current = self.get(current.parent_id)
+        return "/" + "/".join(reversed(parts))
+
+    def _index(self) -> dict[str | None, list[Node]]:
+        if self._kids is None:
+            kids: dict[str | None, list[Node]] = {}
+            for node in self.db.scalars(select(Node)):
+                kids.setdefault(node.parent_id, []).append(node)
+            for group in kids.values():
+                group.sort(key=lambda n: (n.name.lower(), n.name))
+            self._kids = kids
+        return self._kids
+
+    def changed(self) -> None:
+        """Forget cached listings after a change to the tree."""
+        self._kids = None
+        self.db.flush()
+
+    def children(self, node: Node) -> list[Node]:
+        return list(self._index().get(node.id, []))
+
+    def child(self, parent: Node, name: str) -> Node | None:
+        return self.db.scalar(select(Node).where(Node.parent_id == parent.id, Node.name == name))
+
+    def walk(
+        self, top: Node, max_depth: int | None = None
+    ) -> tuple[list[tuple[Node, int]], list[str]]:
+        """Pre-order (node, depth) under ``top`` (itself at depth 0) and the unreadable dirs."""
+        out: list[tuple[Node, int]] = []
+        denied: list[str] = []
+
+        def visit(node: Node, depth: int) -> None:
+            out.append((node, depth))
+            if not node.is_dir or (max_depth is not None and depth >= max_depth):
+                return
+            if not (self.can(node, "r") and self.can(node, "x")):
+                denied.append(self.path(node))
+                return
+            for kid in self.children(node):
+                visit(kid, depth + 1)
+
+        visit(top, 0)
+        return out, denied
+
+    def subtree(self, top: Node) -> list[Node]:
+        """Every node under ``top`` (itself first), ignoring permissions."""
+        out = [top]
+        for node in out:
+            if node.is_dir:
+                out.extend(self.children(node))
+        return out
+
+    def is_inside(self, node: Node, ancestor: Node) -> bool:
+        current: Node | None = node
+        while current is not None:
+            if current.id == ancestor.id:
+                return True
+            current = self.parent(current)
+        return False
+
+    def next_number(self) -> int:
+        last = self.db.scalar(select(func.max(Node.id)))
+        return int(last.split("_")[1]) + 1 if last else 1
+
+    # -------------------------------------------------------- permissions
+    def can(self, node: Node, what: Literal["r", "w", "x"]) -> bool:
+        bits = (node.mode >> 6) & 7 if node.owner == self.user else node.mode & 7
+        return bool(bits & {"r": 4, "w": 2, "x": 1}[what])
+
+    def need_writable_dir(self, cmd: str, verb: str, target: str, directory: Node) -> None:
+        if not (self.can(directory, "w") and self.can(directory, "x")):
+            where = self.path(directory)
+            fix = (
+                f"chmod u+w {where} first"
+                if directory.owner == self.user
+                else f"it belongs to {directory.owner}; choose a directory under your home"
+            )
+            raise PermissionDenied(
+                f"{cmd}: cannot {verb} '{target}': Permission denied (the directory {where} "
+                f"is not writable; {fix})."
+            )
+
+    # ---------------------------------------------------------- resolving
+    def locate(self, raw: str, cmd: str) -> Loc:
+        """Resolve ``raw`` like a shell; the last component may be missing."""
+        text = raw.strip()
+        if not text:
+            raise InvalidArgument(
+                f"{cmd}: empty path; give a path such as 'Documents', '~/notes.txt' or '/tmp'."
+            )
+        if "\x00" in text or len(text) > 4096:
+            raise InvalidArgument(f"{cmd}: invalid path {raw[:80]!r}.")
+        if text == "~" or text.startswith("~/"):
+            base, rest = self.path(self.home), text[1:].lstrip("/")
+        elif text.startswith("~"):
+            raise InvalidArgument(
+                f"{cmd}: {text}: only '~' (your home, {self.path(self.home)}) is supported, "
+                "not '~user'."
+            )
+        elif text.startswith("/"):
+            base, rest = "/", text
+        else:
+            base, rest = self.path(self.cwd), text
+        full = posixpath.normpath(posixpath.join(base, rest)) if rest else base
+        full = "/" + full.lstrip("/")
+        parts = [p for p in full.split("/") if p]
+        slash = text.endswith("/") or text.endswith("/.")
+        current, parent = self.root, None
+        for i, part in enumerate(parts):
+            if not current.is_dir:
+                raise PreconditionFailed(
+                    f"{cmd}: {full}: Not a directory ({self.path(current)} is a file)."
+                )
+            if not self.can(current, "x"):
+                raise PermissionDenied(
+                    f"{cmd}: {full}: Permission denied (you may not enter {self.path(current)})."
+                )
+            if len(part) > 255:
+                raise InvalidArgument(f"{cmd}: {part[:40]}...: File name too long (max 255).")
+            nxt = self.child(current, part)
+            if nxt is None:
+                if i == len(parts) - 1:
+                    return Loc(full, current, part, None, slash)
+                raise self.missing(cmd, full, current, part)
+            parent, current = current, nxt
+        if slash and not current.is_dir:
+            raise PreconditionFailed(f"{cmd}: {full}/: Not a directory.")
+        return Loc(full, parent, current.name, current, slash)
+
+    def missing(self, cmd: str, full: str, parent: Node, name: str) -> NotFound:
+        where = self.path(parent)
+        names = [n.name for n in self.children(parent)] if self.can(parent, "r") else []
+        close = [n for n in names if n.lower() == name.lower() and n != name]
+        close += difflib.get_close_matches(name, [n for n in names if n not in close], 3, 0.6)
+        hint = (
+            f"{where} has no entry {name!r}; did you mean "
+            + " or ".join(repr(n) for n in close[:3])
+            + "?"
+            if close
+            else f"{where} has no entry {name!r}; run ls {where} to see what is there."
+        )
+        if cmd in ("cd", "pushd"):
+            return NotFound(f"{cmd}: no such file or directory: {full} ({hint})")
+        return NotFound(f"{cmd}: {full}: No such file or directory ({hint})")
+
+    def existing(self, raw: str, cmd: str) -> tuple[Node, str]:
+        loc = self.locate(raw, cmd)
+        if loc.node is None:
+            assert loc.parent is not None
+            raise self.missing(cmd, loc.path, loc.parent, loc.name)
+        return loc.node, loc.path
+
+    def readable_file(self, raw: str, cmd: str) -> tuple[Node, str]:
+        node, path = self.existing(raw, cmd)
+        if node.is_dir:
+            raise PreconditionFailed(
+                f"{cmd}: {path}: Is a directory (use ls {path} to list it, or give a file in it)."
+            )
+        if not self.can(node, "r"):
+            raise PermissionDenied(
+                f"{cmd}: {path}: Permission denied (the file is not readable"
+                + (
+                    "; chmod u+r it first)."
+                    if node.owner == self.user
+                    else f"; it belongs to {node.owner})."
+                )
+            )
+        return node, path
+
+    def directory(self, raw: str, cmd: str, *, readable: bool = True) -> tuple[Node, str]:
+        node, path = self.existing(raw, cmd)
+        if not node.is_dir:
+            raise PreconditionFailed(
+                f"{cmd}: {path}: Not a directory (it is a file; give its directory instead)."
+            )
+        if readable and not (self.can(node, "r") and self.can(node, "x")):
+            raise PermissionDenied(f"{cmd}: cannot open directory '{path}': Permission denied.")
+        return node, path
+
+    def new_entry(self, raw: str, cmd: str, verb: str) -> Loc:
+        """A path that may be created: its parent exists, is a directory and is writable."""
+        loc = self.locate(raw, cmd)
+        if loc.node is None:
+            assert loc.parent is not None
+            check_name(cmd, loc.name)
+            self.need_writable_dir(cmd, verb, loc.path, loc.parent)
+        return loc
+
+    # ------------------------------------------------------------ changes
+    def add(
+        self,
+        parent: Node,
+        name: str,
+        kind: str,
+        *,
+        mode: int,
+        content: str = "",
+        number: int | None = None,
+    ) -> Node:
+        node = Node(
+            id=f"n_{number or self.next_number():05d}",
+            parent_id=parent.id,
+            name=name,
+            kind=kind,
+            owner=self.user,
+            mode=mode,
+            size=len(content.encode()),
+            content=content,
+            modified=self.ctx.now,
+        )
+        self.db.add(node)
+        parent.modified = self.ctx.now
+        self.changed()
+        return node
+
+    def set_content(self, cmd: str, node: Node, path: str, content: str) -> None:
+        size = len(content.encode())
+        if size > MAX_FILE_BYTES:
+            raise InvalidArgument(
+                f"{cmd}: {path}: File too large ({size} bytes; the limit is {MAX_FILE_BYTES})."
+            )
+        node.content = content
+        node.size = size
+        node.modified = self.ctx.now
+
+    def need_writable_file(self, cmd: str, node: Node, path: str) -> None:
+        if not self.can(node, "w"):
+            fix = (
+                f"chmod u+w {path} first"
+                if node.owner == self.user
+                else f"it belongs to {node.owner}; copy it under your home to edit it"
+            )
+            raise PermissionDenied(
+                f"{cmd}: {path}: Permission denied (the file is read-only; {fix})."
+            )
+
+    def guard_cwd(self, cmd: str, verb: str, node: Node, path: str) -> None:
+        cwd = self.cwd
+        if self.is_inside(cwd, node):
+            raise PreconditionFailed(
+                f"{cmd}: cannot {verb} '{path}': it contains your current directory "
+                f"{self.path(cwd)}; cd somewhere outside it first."
+            )
+
+    def remove(self, nodes: list[Node]) -> None:
+        """Delete nodes (a whole subtree, listed parents first) and references to them."""
+        ids = [n.id for n in nodes]
+        if self.shell.oldpwd_id in ids:
+            self.shell.oldpwd_id = None
+        self.db.execute(delete(DirStackEntry).where(DirStackEntry.node_id.in_(ids)))
+        for node in reversed(nodes):
+            self.db.delete(node)
+        self.changed()
+
+    def copy_tree(self, source: Node, parent: Node, name: str) -> Node:
+        number = self.next_number()
+        pairs: list[tuple[Node, Node]] = []
+
+        def clone(src: Node, dest_parent: Node, dest_name: str) -> Node:
+            nonlocal number
+            node = Node(
+                id=f"n_{number:05d}",
+                parent_id=dest_parent.id,
+                name=dest_name,
+                kind=src.kind,
+                owner=self.user,
+                mode=src.mode,
+                size=src.size,
+                content=src.content,
+                modified=self.ctx.now,
+            )
+            number += 1
+            pairs.append((src, node))
+            return node
+
+        top = clone(source, parent, name)
+        queue = [(source, top)]
+        while queue:
+            src, dst = queue.pop(0)
+            if src.is_dir:
+                for kid in self.children(src):
+                    queue.append((kid, clone(kid, dst, kid.name)))
+        self.db.add_all([new for _, new in pairs])
+        parent.modified = self.ctx.now
+        self.changed()
+        return top
+
+
+def check_name(cmd: str, name: str) -> None:
+    if name in ("", ".", ".."):
+        raise InvalidArgument(f"{cmd}: invalid name {name!r}; give a name such as 'notes.txt'.")
+    if "/" in name or "\x00" in name or any(ord(c) < 32 for c in name):
+        raise InvalidArgument(
+            f"{cmd}: invalid name {name!r}: names cannot contain '/' or control characters."
+        )
+    if len(name) > 255:
+        raise InvalidArgument(f"{cmd}: {name[:40]}...: File name too long (max 255).")
+
+
+def _entry(fs: Fs, node: Node) -> dict:
+    return {
+        "name": node.name,
+        "type": "directory" if node.is_dir else "file",
+        "size": node.size,
+        "permissions": _perms(node),
+        "owner": node.owner,
+        "modified": node.modified.isoformat(timespec="minutes"),
+    }
+
+
+def _stack(fs: Fs) -> list[str]:
+    rows = fs.db.scalars(select(DirStackEntry).order_by(DirStackEntry.position.desc()))
+    return [fs.path(fs.cwd)] + [fs.path(fs.get(r.node_id)) for r in rows]
+
+
+def _enter(fs: Fs, cmd: str, raw: str) -> tuple[Node, str]:
+    node, path = fs.existing(raw, cmd)
+    if not node.is_dir:
+        raise PreconditionFailed(
+            f"{cmd}: not a directory: {path} (it is a file; cd to its directory)."
+        )
+    if not fs.can(node, "x"):
+        raise PermissionDenied(
+            f"{cmd}: permission denied: {path} (no execute permission on it"
+            + (
+                "; chmod u+x it first)."
+                if node.owner == fs.user
+                else f"; it belongs to {node.owner})."
+            )
+        )
+    return node, path
+
+
+# ------------------------------------------------------- example values
+def _home_dirs(ctx: ToolContext) -> list[str]:
+    fs = Fs(ctx)
+    home = fs.home
+    nodes, _ = fs.walk(home, max_depth=2)
+    return [
+        "~" + fs.path(n)[len(fs.path(home)) :]
+        for n, _ in nodes
+        if n.is_dir and fs.can(n, "w") and not n.name.startswith(".")
+    ]
+
+
+def _new_file(ctx: ToolContext, rng: random.Random) -> str:
+    name = rng.choice(["summary.txt", "ideas.md", "notes-2026.txt", "draft.md", "checklist.txt"])
+    return f"{rng.choice(_home_dirs(ctx))}/{name}"
+
+
+def _new_dir(ctx: ToolContext, rng: random.Random) -> str:
+    name = rng.choice(["archive", "backup", "drafts", "2026", "old-logs", "shared"])
+    return f"{rng.choice(_home_dirs(ctx))}/{name}"
+
+
+CONTENTS = [
+    "Remember to renew the passport before June.",
+    "TODO: update the README with install steps",
+    "Meeting moved to Thursday 10:00.",
+    'export PATH="$HOME/bin:$PATH"',
+]
+GREP_WORDS = ["TODO", "ERROR", "import", "Attendees", "password", "def ", "WARNING"]
+MODES = ["644", "600", "755", "u+w", "a-w", "u+x", "go-rwx"]
+
+
+# ------------------------------------------------------------------- tools
+# ---- session and navigation
+@server.tool(returns="directory", phrasings=["Where am I?", "What's the current directory?"])
+def pwd(ctx: ToolContext) -> dict:
+    """Print the current working directory, e.g. {"cwd": "/home/ana/Documents"}."""
+    fs = Fs(ctx)
+    return {"cwd": fs.path(fs.cwd)}
+
+
+@server.tool(
+    returns="directory",
+    phrasings=["Who am I logged in as?", "What's my user name and home directory?"],
+)
+def whoami(ctx: ToolContext) -> dict:
+    """Show the user name, home directory, host name and current directory of this session."""
+    fs = Fs(ctx)
+    return {
+        "user": fs.user,
+        "home": fs.path(fs.home),
+        "hostname": fs.shell.hostname,
+        "cwd": fs.path(fs.cwd),
+    }
+
+
+@server.tool(
+    writes=True,
+    returns="directory",
+    phrasings=["Go to {path}", "cd into {path}", "Change directory to {path}"],
+    normalise=PATH_NORMALISE,
+)
+def cd(ctx: ToolContext, path: DirArg = "~") -> dict:
+    """Change the current directory; later relative paths start from there.
+
+    Args:
+        path: Directory to enter, such as "Documents", "../Pictures", "~/Projects/todo-cli",
+            "/tmp", "~" for home (the default) or "-" for the previous directory.
+    """
+    fs = Fs(ctx)
+    if path.strip() == "-":
+        if fs.shell.oldpwd_id is None:
+            raise PreconditionFailed("cd: OLDPWD not set (no previous directory yet); give a path.")
+        target, where = fs.get(fs.shell.oldpwd_id), fs.path(fs.get(fs.shell.oldpwd_id))
+        if not fs.can(target, "x"):
+            raise PermissionDenied(f"cd: permission denied: {where}")
+    else:
+        target, where = _enter(fs, "cd", path)
+    previous = fs.path(fs.cwd)
+    fs.shell.oldpwd_id = fs.shell.cwd_id
+    fs.shell.cwd_id = target.id
+    fs.db.flush()
+    return {"cwd": where, "previous": previous}
+
+
+@server.tool(
+    writes=True,
+    returns="directory",
+    phrasings=["pushd {path}", "Remember where I am and go to {path}"],
+    normalise=PATH_NORMALISE,
+)
+def pushd(ctx: ToolContext, path: DirArg) -> dict:
+    """Save the current directory on the directory stack and cd to another one (popd returns).
+
+    Args:
+        path: Directory to enter, such as "~/Projects/api-gateway/logs" or "../Downloads".
+    """
+    fs = Fs(ctx)
+    target, where = _enter(fs, "pushd", path)
+    count = fs.db.scalar(select(func.count()).select_from(DirStackEntry)) or 0
+    if count >= MAX_STACK:
+        raise PreconditionFailed(
+            f"pushd: directory stack full ({MAX_STACK} entries); popd some entries first."
+        )
+    top = fs.db.scalar(select(func.max(DirStackEntry.position))) or 0
+    fs.db.add(DirStackEntry(position=top + 1, node_id=fs.shell.cwd_id))
+    fs.shell.oldpwd_id = fs.shell.cwd_id
+    fs.shell.cwd_id = target.id
+    fs.db.flush()
+    return {"cwd": where, "stack": _stack(fs)}
+
+
+@server.tool(
+    writes=True,
+    returns="directory",
+    phrasings=["popd", "Go back to the directory I pushed"],
+)
+def popd(ctx: ToolContext) -> dict:
+    """Return to the directory on top of the directory stack (saved by pushd) and drop it."""
+    fs = Fs(ctx)
+    entry = fs.db.scalars(
+        select(DirStackEntry).order_by(DirStackEntry.position.desc()).limit(1)
+    ).first()
+    if entry is None:
+        raise PreconditionFailed("popd: directory stack empty (use pushd to save a directory).")
+    target = fs.get(entry.node_id)
+    if not fs.can(target, "x"):
+        raise PermissionDenied(
+            f"popd: permission denied: {fs.path(target)} (chmod u+x it, then popd again)."
+        )
+    fs.db.delete(entry)
+    fs.shell.oldpwd_id = fs.shell.cwd_id
+    fs.shell.cwd_id = target.id
+    fs.db.flush()
+    return {"cwd": fs.path(target), "stack": _stack(fs)}
+
+
+@server.tool(
+    returns="directory",
+    phrasings=["Show the directory stack", "Which directories did I pushd?"],
+)
+def dirs(ctx: ToolContext) -> dict:
+    """Show the directory stack, current directory first, then the pushd entries (top first)."""
+    fs = Fs(ctx)
+    stack = _stack(fs)
+    return {"stack": [{"index": i, "path": p} for i, p in enumerate(stack)]}
+
+
+@server.tool(
+    returns="path",
+    phrasings=["What is the full path of {path}?", "Resolve {path} to an absolute path"],
+    normalise=PATH_NORMALISE,
+)
+def realpath(ctx: ToolContext, path: PathArg) -> dict:
+    """Resolve a path against the current directory into an absolute path. Every component but
+    the last must exist; "exists" tells whether the last one does.
+
+    Args:
+        path: A path such as "../Downloads/report.pdf", "." or "~/Documents".
+    """
+    loc = Fs(ctx).locate(path, "realpath")
+    return {"path": loc.path, "exists": loc.node is not None}
+
+
+@server.tool(
+    returns="path",
+    phrasings=["Does {path} exist?", "Check whether {path} is there"],
+    normalise=PATH_NORMALISE,
+)
+def exists(ctx: ToolContext, path: PathArg) -> dict:
+    """Test whether a path exists and whether it is a file or a directory (like `test -e`).
+    Never fails for a missing path: it answers {"exists": false}.
+
+    Args:
+        path: A path such as "~/Documents/resume.md" or "Projects/old-site".
+    """
+    fs = Fs(ctx)
+    try:
+        loc = fs.locate(path, "exists")
+    except (NotFound, PreconditionFailed, PermissionDenied):
+        return {"path": path, "exists": False, "type": None}
+    node = loc.node
+    return {
+        "path": loc.path,
+        "exists": node is not None,
+        "type": None if node is None else ("directory" if node.is_dir else "file"),
+    }
+
+
+# ---- listing and inspection
+@server.tool(
+    returns="path",
+    phrasings=["What's in {path}?", "List the files in {path}", "ls -l {path}"],
+    normalise=PATH_NORMALISE,
+)
+def ls(ctx: ToolContext, path: DirArg = ".", show_hidden: bool = False, long: bool = False) -> dict:
+    """List a directory (names of directories end with "/"), or describe a single file.
+
+    Args:
+        path: Directory to list, such as "." (default), "~/Pictures/2025" or "/tmp".
+        show_hidden: Also list names starting with ".", such as ".bashrc" (like ls -a).
+        long: Give type, size in bytes, permissions, owner and modification time (like ls -l).
+    """
+    fs = Fs(ctx)
+    node, where = fs.existing(path, "ls")
+    if not node.is_dir:
+        if long:
+            return {"path": where, "entries": [_entry(fs, node)]}
+        return {"path": where, "entries": [node.name]}
+    if not fs.can(node, "r"):
+        raise PermissionDenied(f"ls: cannot open directory '{where}': Permission denied.")
+    kids = [k for k in fs.children(node) if show_hidden or not k.name.startswith(".")]
+    if long:
+        return {"path": where, "total": len(kids), "entries": [_entry(fs, k) for k in kids]}
+    return {
+        "path": where,
+        "total": len(kids),
+        "entries": [k.name + ("/" if k.is_dir else "") for k in kids],
+    }
+
+
+@server.tool(
+    returns="path",
+    phrasings=["Show the tree of {path}", "Show me the folder structure under {path}"],
+    examples={"max_depth": [1, 2, 3]},
+    normalise=PATH_NORMALISE,
+)
+def tree(
+    ctx: ToolContext, path: DirArg = ".", max_depth: int = 2, show_hidden: bool = False
+) -> dict:
+    """Draw the directory tree under a directory, like the `tree` command.
+
+    Args:
+        path: Top directory, such as "~/Projects" or "." (default).
+        max_depth: How many levels to descend (1-6), default 2.
+        show_hidden: Also show names starting with ".".
+    """
+    if not 1 <= max_depth <= 6:
+        raise InvalidArgument(f"tree: max_depth must be between 1 and 6, got {max_depth}.")
+    fs = Fs(ctx)
+    top, where = fs.directory(path, "tree")
+    lines = [where]
+    counts = {"directories": 0, "files": 0}
+    denied: list[str] = []
+
+    def draw(node: Node, prefix: str, depth: int) -> None:
+        kids = [k for k in fs.children(node) if show_hidden or not k.name.startswith(".")]
+        for i, kid in enumerate(kids):
+            last = i == len(kids) - 1
+            lines.append(
+                f"{prefix}{'└── ' if last else '├── '}{kid.name}{'/' if kid.is_dir else ''}"
+            )
+            counts["directories" if kid.is_dir else "files"] += 1
+            if kid.is_dir and depth < max_depth:
+                if fs.can(kid, "r") and fs.can(kid, "x"):
+                    draw(kid, prefix + ("    " if last else "│   "), depth + 1)
+                else:
+                    denied.append(fs.path(kid))
+
+    draw(top, "", 1)
+    truncated = len(lines) > 400
+    result: dict = {"path": where, "tree": "\n".join(lines[:400]), **counts}
+    if truncated:
+        result["truncated"] = True
+    if denied:
+        result["errors"] = [f"tree: {d}: Permission denied" for d in denied]
+    return result
+
+
+@server.tool(
+    returns="path",
+    phrasings=["Show details of {path}", "When was {path} last modified?", "stat {path}"],
+    normalise=PATH_NORMALISE,
+)
+def stat(ctx: ToolContext, path: PathArg) -> dict:
+    """Show a file's or directory's metadata: type, size, permissions, owner, modification time.
+
+    Args:
+        path: The file or directory, such as "~/.ssh/id_ed25519" or "Documents/Work".
+    """
+    fs = Fs(ctx)
+    node, where = fs.existing(path, "stat")
+    info = {"path": where, **_entry(fs, node), "mode": f"0{node.mode:03o}"}
+    if node.is_dir:
+        info["entries"] = len(fs.children(node))
+    else:
+        info["lines"] = node.content.count("\n")
+    return info
+
+
+@server.tool(
+    returns="path",
+    phrasings=[
+        "How much space does {path} take?",
+        "du {path}",
+        "Which folders in {path} are biggest?",
+    ],
+    normalise=PATH_NORMALISE,
+)
+def du(ctx: ToolContext, path: PathArg = ".", per_entry: bool = False) -> dict:
+    """Disk usage: total bytes of the files under a path (like `du -sh`).
+
+    Args:
+        path: File or directory, such as "~/Pictures" or "." (default).
+        per_entry: Also give the total of each direct entry of the directory, largest first.
+    """
+    fs = Fs(ctx)
+    node, where = fs.existing(path, "du")
+    nodes, denied = fs.walk(node)
+    total = sum(n.size for n, _ in nodes if not n.is_dir)
+    files = sum(1 for n, _ in nodes if not n.is_dir)
+    result: dict = {"path": where, "bytes": total, "size": _human(total), "files": files}
+    if per_entry and node.is_dir and where not in denied:
+        entries = []
+        for kid in fs.children(node):
+            sub, _ = fs.walk(kid)
+            size = sum(n.size for n, _ in sub if not n.is_dir)
+            entries.append({"path": fs.path(kid), "bytes": size, "size": _human(size)})
+        result["entries"] = sorted(entries, key=lambda e: (-e["bytes"], e["path"]))
+    if denied:
+        result["errors"] = [f"du: cannot read directory '{d}': Permission denied" for d in denied]
+    return result
+
+
+@server.tool(
+    returns="path",
+    phrasings=[
+        "Find files named {name} under {path}",
+        "Search {path} for {name}",
+        "Find files bigger than {min_size} bytes in {path}",
+    ],
+    examples={
+        "name": ["*.log", "README.md", "*.csv", "IMG_*", "test_*.py", "*report*"],
+        "min_size": [1000, 2000, 5000],
+    },
+    normalise=PATH_NORMALISE,
+)
+def find(
+    ctx: ToolContext,
+    path: DirArg = ".",
+    name: str | None = None,
+    type: Literal["f", "d"] | None = None,
+    min_size: int | None = None,
+    max_size: int | None = None,
+    modified_within_days: int | None = None,
+    max_depth: int | None = None,
+    ignore_case: bool = False,
+) -> dict:
+    """Search a directory tree for entries matching all the given filters (like `find`).
+
+    Args:
+        path: Where to start, such as "~/Projects" or "." (default); it is searched recursively.
+        name: Shell pattern for the entry's name, such as "*.log", "IMG_2*.jpg" or "README.md".
+        type: "f" for files only, "d" for directories only.
+        min_size: Only files of at least this many bytes.
+        max_size: Only files of at most this many bytes.
+        modified_within_days: Only entries modified in the last N days, such as 7.
+        max_depth: Descend at most this many levels (1 = direct entries only).
+        ignore_case: Match name case-insensitively (like -iname).
+    """
+    if max_depth is not None and max_depth < 0:
+        raise InvalidArgument(f"find: max_depth must be 0 or more, got {max_depth}.")
+    if modified_within_days is not None and modified_within_days < 0:
+        raise InvalidArgument("find: modified_within_days must be 0 or more.")
+    fs = Fs(ctx)
+    top, where = fs.directory(path, "find")
+    nodes, denied = fs.walk(top, max_depth)
+    since = ctx.now - dt.timedelta(days=modified_within_days or 0)
+    pattern = name.lower() if (name and ignore_case) else name
+    matches = []
+    for node, _ in nodes:
+        if pattern is not None:
+            text = node.name.lower() if ignore_case else node.name
+            if not fnmatch.fnmatchcase(text, pattern):
+                continue
+        if (type == "f" and node.is_dir) or (type == "d" and not node.is_dir):
+            continue
+        if (min_size is not None or max_size is not None) and node.is_dir:
+            continue
+        if min_size is not None and node.size < min_size:
+            continue
+        if max_size is not None and node.size > max_size:
+            continue
+        if modified_within_days is not None and node.modified < since:
+            continue
+        matches.append(fs.path(node))
+    result: dict = {"path": where, "count": len(matches), "matches": matches[:MAX_RESULTS]}
+    if len(matches) > MAX_RESULTS:
+        result["truncated"] = True
+    if denied:
+        result["errors"] = [f"find: '{d}': Permission denied" for d in denied]
+    return result
+
+
+@server.tool(
+    returns="file",
+    phrasings=["Find all .{extension} files in {path}", "List every {extension} file under {path}"],
+    examples={"extension": ["py", "md", "jpg", "log", "csv", "txt", "pdf"]},
+    normalise=PATH_NORMALISE,
+)
+def find_by_extension(ctx: ToolContext, extension: str, path: DirArg = ".") -> dict:
+    """Find files with an extension anywhere under a directory, with their sizes.
+
+    Args:
+        extension: The extension, with or without the dot, such as "py", ".jpg" or "csv"
+            (case-insensitive).
+        path: Where to search, such as "~/Pictures" or "." (default).
+    """
+    ext = extension.strip().lstrip(".").lower()
+    if not ext or "/" in ext:
+        raise InvalidArgument(f"find_by_extension: invalid extension {extension!r}; use e.g. 'py'.")
+    fs = Fs(ctx)
+    top, where = fs.directory(path, "find_by_extension")
+    nodes, denied = fs.walk(top)
+    found = [
+        {"path": fs.path(n), "size": n.size}
+        for n, _ in nodes
+        if not n.is_dir and n.name.lower().endswith("." + ext)
+    ]
+    result: dict = {
+        "path": where,
+        "extension": ext,
+        "count": len(found),
+        "total_bytes": sum(f["size"] for f in found),
+        "files": found[:MAX_RESULTS],
+    }
+    if denied:
+        result["errors"] = [f"find: '{d}': Permission denied" for d in denied]
+    return result
+
+
+@server.tool(
+    returns="file",
+    phrasings=["Are there duplicate files in {path}?", "Find identical files under {path}"],
+    normalise=PATH_NORMALISE,
+)
+def find_duplicates(ctx: ToolContext, path: DirArg = ".") -> dict:
+    """Find groups of files with identical (non-empty) content under a directory.
+
+    Args:
+        path: Where to search recursively, such as "~" or "~/Downloads" (default ".").
+    """
+    fs = Fs(ctx)
+    top, where = fs.directory(path, "find_duplicates")
+    nodes, denied = fs.walk(top)
+    groups: dict[str, list[Node]] = {}
+    for node, _ in nodes:
+        if not node.is_dir and node.size > 0 and fs.can(node, "r"):
+            digest = hashlib.sha256(node.content.encode()).hexdigest()
+            groups.setdefault(digest, []).append(node)
+    dupes = [
+        {"sha256": d, "size": g[0].size, "paths": sorted(fs.path(n) for n in g)}
+        for d, g in groups.items()
+        if len(g) > 1
+    ]
+    dupes.sort(key=lambda g: g["paths"][0])
+    result: dict = {
+        "path": where,
+        "groups": dupes,
+        "wasted_bytes": sum(g["size"] * (len(g["paths"]) - 1) for g in dupes),
+    }
+    if denied:
+        result["errors"] = [f"find: '{d}': Permission denied" for d in denied]
+    return result
+
+
+FILE_TYPES = {
+    "py": "Python script, ASCII text",
+    "js": "JavaScript source, ASCII text",
+    "go": "Go source, ASCII text",
+    "md": "Markdown document, UTF-8 text",
+    "txt": "text",
+    "csv": "CSV text",
+    "json": "JSON data",
+    "toml": "TOML configuration text",
+    "log": "log file, text",
+    "jpg": "JPEG image data",
+    "jpeg": "JPEG image data",
+    "png": "PNG image data",
+    "pdf": "PDF document",
+    "deb": "Debian binary package",
+    "m3u": "M3U playlist, text",
+    "mp4": "ISO Media, MP4 video",
+    "vim": "Vim script, ASCII text",
+    "mod": "Go module file, text",
+    "sh": "shell script, ASCII text",
+}
+
+
+@server.tool(
+    returns="path",
+    phrasings=["What kind of file is {path}?", "Identify the file type of {path}"],
+    normalise=PATH_NORMALISE,
+)
+def file_type(ctx: ToolContext, path: PathArg) -> dict:
+    """Guess what a file contains from its name and content, like the `file` command.
+
+    Args:
+        path: The file, such as "~/Downloads/invoice-48213.pdf" or "src/app.py".
+    """
+    fs = Fs(ctx)
+    node, where = fs.existing(path, "file")
+    if node.is_dir:
+        kind = "directory"
+    elif node.size == 0:
+        kind = "empty"
+    else:
+        ext = node.name.rsplit(".", 1)[-1].lower() if "." in node.name.strip(".") else ""
+        head = node.content[:40]
+        if ext in FILE_TYPES:
+            kind = FILE_TYPES[ext]
+        elif head.startswith("-----BEGIN OPENSSH PRIVATE KEY"):
+            kind = "OpenSSH private key"
+        elif head.startswith("ssh-"):
+            kind = "OpenSSH public key"
+        elif head.startswith("#!"):
+            kind = "script, text executable"
+        else:
+            kind = "ASCII text" if node.content.isascii() else "UTF-8 Unicode text"
+    return {"path": where, "type": kind}
+
+
+# ---- reading
+@server.tool(
+    returns="file",
+    phrasings=["Show me {path}", "What does {path} say?", "cat {path}"],
+    normalise=PATH_NORMALISE,
+)
+def cat(ctx: ToolContext, path: FileArg) -> dict:
+    """Print the whole content of a file.
+
+    Args:
+        path: The file, such as "~/notes.txt", "README.md" or "/etc/hosts".
+    """
+    node, where = Fs(ctx).readable_file(path, "cat")
+    return {"path": where, "size": node.size, "content": node.content}
+
+
+@server.tool(
+    returns="file",
+    phrasings=["Show the first {lines} lines of {path}", "head {path}"],
+    examples={"lines": [5, 10, 20]},
+    normalise=PATH_NORMALISE,
+)
+def head(ctx: ToolContext, path: FileArg, lines: int = 10) -> dict:
+    """Print the first lines of a file.
+
+    Args:
+        path: The file, such as "logs/app.log" or "~/Documents/Finance/expenses-2025.csv".
+        lines: How many lines (1-10000), default 10.
+    """
+    if not 1 <= lines <= 10000:
+        raise InvalidArgument(f"head: lines must be between 1 and 10000, got {lines}.")
+    node, where = Fs(ctx).readable_file(path, "head")
+    all_lines = _split(node.content)
+    return {"path": where, "total_lines": len(all_lines), "content": _join(all_lines[:lines])}
+
+
+@server.tool(
+    returns="file",
+    phrasings=["Show the last {lines} lines of {path}", "tail {path}"],
+    examples={"lines": [5, 10, 20, 50]},
+    normalise=PATH_NORMALISE,
+)
+def tail(ctx: ToolContext, path: FileArg, lines: int = 10) -> dict:
+    """Print the last lines of a file (the newest entries of a log).
+
+    Args:
+        path: The file, such as "logs/error.log" or "/var/log/syslog".
+        lines: How many lines (1-10000), default 10.
+    """
+    if not 1 <= lines <= 10000:
+        raise InvalidArgument(f"tail: lines must be between 1 and 10000, got {lines}.")
+    node, where = Fs(ctx).readable_file(path, "tail")
+    all_lines = _split(node.content)
+    return {"path": where, "total_lines": len(all_lines), "content": _join(all_lines[-lines:])}
+
+
+@server.tool(
+    returns="file",
+    phrasings=["Show lines {start} to {end} of {path}", "Print line {start} of {path}"],
+    examples={"start": [1, 2, 5, 10], "end": [5, 10, 20]},
+    normalise=PATH_NORMALISE,
+)
+def read_lines(ctx: ToolContext, path: FileArg, start: int, end: int | None = None) -> dict:
+    """Print numbered lines from start to end inclusive (like `sed -n '5,12p'`), at most 500.
+
+    Args:
+        path: The file, such as "src/budget_tracker/reports.py".
+        start: First line number, counting from 1.
+        end: Last line number (default: start + 19, or the end of the file).
+    """
+    if start < 1:
+        raise InvalidArgument(f"read_lines: start must be 1 or more, got {start}.")
+    last = start + 19 if end is None else end
+    if last < start:
+        raise InvalidArgument(f"read_lines: end ({end}) is before start ({start}).")
+    node, where = Fs(ctx).readable_file(path, "read_lines")
+    all_lines = _split(node.content)
+    if start > len(all_lines):
+        raise InvalidArgument(
+            f"read_lines: {where} has only {len(all_lines)} lines; start at 1 to {len(all_lines) or 1}."
+        )
+    last = min(last, len(all_lines), start + 499)
+    return {
+        "path": where,
+        "total_lines": len(all_lines),
+        "lines": [{"number": i, "text": all_lines[i - 1]} for i in range(start, last + 1)],
+    }
+
+
+@server.tool(
+    returns="file",
+    phrasings=["How many lines are in {path}?", "Count the words in {path}"],
+    normalise=PATH_NORMALISE,
+)
+def wc(ctx: ToolContext, path: FileArg) -> dict:
+    """Count the lines, words and bytes of a file (like `wc`).
+
+    Args:
+        path: The file, such as "notes.txt" or "~/Projects/chat-bot/logs/app.log".
+    """
+    node, where = Fs(ctx).readable_file(path, "wc")
+    return {
+        "path": where,
+        "lines": node.content.count("\n"),
+        "words": len(node.content.split()),
+        "bytes": node.size,
+    }
+
+
+@server.tool(
+    returns="file",
+    phrasings=[
+        "Search {path} for '{pattern}'",
+        "Which lines in {path} mention {pattern}?",
+        "grep -r {pattern} {path}",
+    ],
+    examples={"pattern": GREP_WORDS},
+    normalise=PATH_NORMALISE,
+)
+def grep(
+    ctx: ToolContext,
+    pattern: str,
+    path: PathArg,
+    recursive: bool = False,
+    ignore_case: bool = False,
+    fixed: bool = False,
+) -> dict:
+    """Find the lines matching a pattern in a file, or in every file under a directory.
+
+    Args:
+        pattern: A regular expression such as "ERROR|WARNING" or "def \\w+", or plain text with
+            fixed=true.
+        path: A file such as "logs/app.log", or a directory such as "." with recursive=true.
+        recursive: Search every file under the directory (like grep -r).
+        ignore_case: Match regardless of case (like grep -i).
+        fixed: Treat the pattern as plain text, not a regular expression (like grep -F).
+    """
+    if not pattern:
+        raise InvalidArgument("grep: empty pattern; give text to look for, such as 'TODO'.")
+    try:
+        regex = re.compile(re.escape(pattern) if fixed else pattern, re.I if ignore_case else 0)
+    except re.error as exc:
+        raise InvalidArgument(
+            f"grep: invalid regular expression {pattern!r} ({exc}); escape special characters "
+            "or pass fixed=true to search for the text as is."
+        ) from None
+    fs = Fs(ctx)
+    node, where = fs.existing(path, "grep")
+    errors: list[str] = []
+    if node.is_dir:
+        if not recursive:
+            raise PreconditionFailed(
+                f"grep: {where}: Is a directory (pass recursive=true to search the files in it)."
+            )
+        if not (fs.can(node, "r") and fs.can(node, "x")):
+            raise PermissionDenied(f"grep: {where}: Permission denied.")
+        nodes, denied = fs.walk(node)
+        errors += [f"grep: {d}: Permission denied" for d in denied]
+        files = [n for n, _ in nodes if not n.is_dir]
+    else:
+        files = [node]
+    matches = []
+    hit_files: list[str] = []
+    for f in files:
+        if not fs.can(f, "r"):
+            errors.append(f"grep: {fs.path(f)}: Permission denied")
+            continue
+        fpath = fs.path(f)
+        found = False
+        for i, line in enumerate(_split(f.content), 1):
+            if regex.search(line):
+                found = True
+                matches.append({"path": fpath, "line_number": i, "text": line[:300]})
+        if found:
+            hit_files.append(fpath)
+    result: dict = {
+        "pattern": pattern,
+        "count": len(matches),
+        "files": hit_files,
+        "matches": matches[:200],
+    }
+    if len(matches) > 200:
+        result["truncated"] = True
+    if errors:
+        result["errors"] = errors
+    return result
+
+
+@server.tool(
+    returns="file",
+    phrasings=["What changed between {path1} and {path2}?", "diff {path1} {path2}"],
+    examples={"context": [0, 3]},
+    normalise={"path1": "path", "path2": "path"},
+)
+def diff(ctx: ToolContext, path1: FileArg, path2: FileArg, context: int = 3) -> dict:
+    """Compare two files line by line and show a unified diff (like `diff -u`).
+
+    Args:
+        path1: The original file, such as "README.md".
+        path2: The changed file, such as "~/Downloads/README (1).md".
+        context: Unchanged lines shown around each change (0-10), default 3.
+    """
+    if not 0 <= context <= 10:
+        raise InvalidArgument(f"diff: context must be between 0 and 10, got {context}.")
+    fs = Fs(ctx)
+    a, pa = fs.readable_file(path1, "diff")
+    b, pb = fs.readable_file(path2, "diff")
+    la, lb = _split(a.content), _split(b.content)
+    out = list(difflib.unified_diff(la, lb, fromfile=pa, tofile=pb, lineterm="", n=context))
+    added = sum(1 for x in out[2:] if x.startswith("+"))
+    removed = sum(1 for x in out[2:] if x.startswith("-"))
+    return {
+        "path1": pa,
+        "path2": pb,
+        "identical": not out,
+        "added_lines": added,
+        "removed_lines": removed,
+        "diff": "\n".join(out[:600]),
+    }
+
+
+_NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)")
+
+
+@server.tool(
+    name="sort",
+    returns="file",
+    phrasings=[
+        "Sort the lines of {path}",
+        "Sort {path} by column {field} separated by '{separator}'",
+    ],
+    examples={"field": [1, 2, 3], "separator": [",", ":"]},
+    normalise=PATH_NORMALISE,
+)
+def sort_lines(
+    ctx: ToolContext,
+    path: FileArg,
+    reverse: bool = False,
+    numeric: bool = False,
+    unique: bool = False,
+    ignore_case: bool = False,
+    field: int | None = None,
+    separator: str | None = None,
+    skip_header: bool = False,
+) -> dict:
+    """Show the lines of a file sorted (the file is not changed), like `sort`.
+
+    Args:
+        path: The file, such as "~/Desktop/shopping-list.txt" or "budget.csv".
+        reverse: Largest or last first (like sort -r).
+        numeric: Compare by number, so 9 comes before 10 (like sort -n).
+        unique: Drop repeated lines (like sort -u).
+        ignore_case: Compare regardless of case (like sort -f).
+        field: Sort by this column, counting from 1 (like sort -k2).
+        separator: Column separator for field, such as "," for CSV (default: whitespace).
+        skip_header: Keep the first line (a CSV header) on top, unsorted.
+    """
+    if field is not None and field < 1:
+        raise InvalidArgument(f"sort: field must be 1 or more, got {field}.")
+    if separator is not None and len(separator) != 1:
+        raise InvalidArgument(
+            f"sort: separator must be one character such as ',', got {separator!r}."
+        )
+    node, where = Fs(ctx).readable_file(path, "sort")
+    lines = _split(node.content)
+    header = lines[:1] if skip_header else []
+    body = lines[1:] if skip_header else lines
+
+    def key_text(line: str) -> str:
+        if field is None:
+            return line
+        cols = line.split(separator) if separator else line.split()
+        return cols[field - 1] if len(cols) >= field else ""
+
+    def key(line: str) -> tuple:
+        text = key_text(line)
+        if ignore_case:
+            text = text.lower()
+        if numeric:
+            m = _NUMBER.match(text)
+            return (float(m.group(1)) if m else 0.0, line)
+        return (text, line)
+
+    body = sorted(body, key=key, reverse=reverse)
+    if unique:
+        seen: set[str] = set()
+        body = [x for x in body if not (x in seen or seen.add(x))]  # type: ignore[func-returns-value]
+    return {"path": where, "lines": header + body}
+
+
+@server.tool(
+    returns="file",
+    phrasings=["Count repeated lines in {path}", "Show the distinct lines of {path}"],
+    normalise=PATH_NORMALISE,
+)
+def uniq(
+    ctx: ToolContext,
+    path: FileArg,
+    count: bool = False,
+    sort_first: bool = False,
+    duplicates_only: bool = False,
+    ignore_case: bool = False,
+) -> dict:
+    """Collapse runs of identical adjacent lines, like `uniq` (the file is not changed).
+
+    Args:
+        path: The file, such as "~/Music/playlists/focus.m3u".
+        count: Prefix each line with how often it occurs (like uniq -c).
+        sort_first: Sort the lines first so equal lines anywhere are grouped (like sort | uniq).
+        duplicates_only: Only show lines that occur more than once (like uniq -d).
+        ignore_case: Treat lines differing only in case as equal (like uniq -i).
+    """
+    node, where = Fs(ctx).readable_file(path, "uniq")
+    lines = _split(node.content)
+    if sort_first:
+        lines = sorted(lines, key=lambda x: (x.lower(), x) if ignore_case else (x, x))
+    runs: list[list] = []
+    for line in lines:
+        same = runs and (
+            runs[-1][0].lower() == line.lower() if ignore_case else runs[-1][0] == line
+        )
+        if same:
+            runs[-1][1] += 1
+        else:
+            runs.append([line, 1])
+    if duplicates_only:
+        runs = [r for r in runs if r[1] > 1]
+    if count:
+        return {"path": where, "lines": [{"count": n, "line": text} for text, n in runs]}
+    return {"path": where, "lines": [text for text, _ in runs]}
+
+
+@server.tool(
+    returns="file",
+    phrasings=["What's the checksum of {path}?", "Compute the {algorithm} hash of {path}"],
+    normalise=PATH_NORMALISE,
+)
+def checksum(
+    ctx: ToolContext, path: FileArg, algorithm: Literal["md5", "sha1", "sha256"] = "sha256"
+) -> dict:
+    """Compute a file's checksum (like sha256sum), to check whether two files are identical.
+
+    Args:
+        path: The file, such as "~/Downloads/IMG_2041.jpg".
+        algorithm: "md5", "sha1" or "sha256" (default).
+    """
+    node, where = Fs(ctx).readable_file(path, algorithm + "sum")
+    digest = hashlib.new(algorithm, node.content.encode()).hexdigest()
+    return {"path": where, "algorithm": algorithm, "checksum": digest}
+
+
+# ---- creating and editing
+@server.tool(
+    writes=True,
+    returns="directory",
+    phrasings=["Create a folder {path}", "mkdir {path}", "Make a new directory called {path}"],
+    examples={"path": _new_dir},
+    normalise=PATH_NORMALISE,
+)
+def mkdir(ctx: ToolContext, path: str, parents: bool = False) -> dict:
+    """Create a directory (permissions rwxr-xr-x).
+
+    Args:
+        path: The new directory, such as "~/Documents/Taxes 2026" or "backup" (in the current
+            directory).
+        parents: Also create missing parent directories and succeed if it already exists
+            (like mkdir -p).
+    """
+    fs = Fs(ctx)
+    text = path.strip()
+    if not parents:
+        try:
+            loc = fs.locate(text, "mkdir")
+        except NotFound:
+            full = _lexical(fs, text)
+            raise NotFound(
+                f"mkdir: cannot create directory '{full}': No such file or directory (the parent "
+                f"{posixpath.dirname(full)} does not exist; pass parents=true to create missing "
+                "parents too)."
+            ) from None
+        if loc.node is not None:
+            raise Conflict(f"mkdir: cannot create directory '{loc.path}': File exists.")
+        assert loc.parent is not None
+        check_name("mkdir", loc.name)
+        fs.need_writable_dir("mkdir", "create directory", loc.path, loc.parent)
+        fs.add(loc.parent, loc.name, "dir", mode=0o755)
+        return {"path": loc.path, "created": [loc.path]}
+    # mkdir -p: walk the lexical absolute path, creating what is missing.
+    full = _lexical(fs, text)
+    created: list[str] = []
+    current = fs.root
+    for part in [p for p in full.split("/") if p]:
+        if not current.is_dir:
+            raise PreconditionFailed(f"mkdir: cannot create directory '{full}': Not a directory.")
+        if not fs.can(current, "x"):
+            raise PermissionDenied(f"mkdir: cannot create directory '{full}': Permission denied.")
+        nxt = fs.child(current, part)
+        if nxt is None:
+            check_name("mkdir", part)
+            target = fs.path(current).rstrip("/") + "/" + part
+            fs.need_writable_dir("mkdir", "create directory", target, current)
+            nxt = fs.add(current, part, "dir", mode=0o755)
+            created.append(target)
+        current = nxt
+    if not current.is_dir:
+        raise Conflict(f"mkdir: cannot create directory '{full}': File exists (it is a file).")
+    return {"path": full, "created": created}
+
+
+def _lexical(fs: Fs, raw: str) -> str:
+    text = raw.strip()
+    if not text:
+        raise InvalidArgument("mkdir: empty path; give a path such as '~/Documents/new-folder'.")
+    if text == "~" or text.startswith("~/"):
+        base, rest = fs.path(fs.home), text[1:].lstrip("/")
+    elif text.startswith("~"):
+        raise InvalidArgument(f"mkdir: {text}: only '~' is supported, not '~user'.")
+    elif text.startswith("/"):
+        base, rest = "/", text
+    else:
+        base, rest = fs.path(fs.cwd), text
+    full = posixpath.normpath(posixpath.join(base, rest)) if rest else base
+    return "/" + full.lstrip("/")
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    returns="file",
+    phrasings=["Create an empty file {path}", "touch {path}"],
+    examples={"path": _new_file},
+    normalise=PATH_NORMALISE,
+)
+def touch(ctx: ToolContext, path: str) -> dict:
+    """Create an empty file, or set an existing file's modification time to now.
+
+    Args:
+        path: The file, such as "~/Projects/todo-cli/CHANGELOG.md" or "notes.txt".
+    """
+    fs = Fs(ctx)
+    loc = fs.new_entry(path, "touch", "touch")
+    if loc.node is not None:
+        loc.node.modified = ctx.now
+        fs.db.flush()
+        return {"path": loc.path, "created": False}
+    if loc.slash:
+        raise PreconditionFailed(f"touch: cannot touch '{loc.path}/': Not a directory.")
+    assert loc.parent is not None
+    fs.add(loc.parent, loc.name, "file", mode=0o644)
+    return {"path": loc.path, "created": True}
+
+
+@server.tool(
+    writes=True,
+    destructive=True,
+    idempotent=True,
+    returns="file",
+    phrasings=[
+        "Write '{content}' to {path}",
+        "Create {path} containing '{content}'",
+        "Replace the contents of {path} with '{content}'",
+    ],
+    examples={"path": _new_file, "content": CONTENTS},
+    normalise=PATH_NORMALISE,
+)
+def write_file(ctx: ToolContext, path: str, content: str) -> dict:
+    """Write text to a file, creating it or replacing everything in it (like
+    `echo "text" > file`). A final newline is added unless the text ends with one.
+
+    Args:
+        path: The file, such as "~/Documents/ideas.md" or "notes.txt".
+        content: The full new text, such as "Buy milk\\nCall the bank".
+    """
+    fs = Fs(ctx)
+    loc = fs.new_entry(path, "write_file", "create")
+    text = _as_line(content)
+    if loc.node is None:
+        if loc.slash:
+            raise PreconditionFailed(f"write_file: {loc.path}/: Not a directory.")
+        assert loc.parent is not None
+        node = fs.add(loc.parent, loc.name, "file", mode=0o644)
+        fs.set_content("write_file", node, loc.path, text)
+        created = True
+    else:
+        node = loc.node
+        if node.is_dir:
+            raise PreconditionFailed(f"write_file: {loc.path}: Is a directory (give a file path).")
+        fs.need_writable_file("write_file", node, loc.path)
+        fs.set_content("write_file", node, loc.path, text)
+        created = False
+    fs.db.flush()
+    return {"path": loc.path, "created": created, "size": node.size}
+
+
+@server.tool(
+    writes=True,
+    returns="file",
+    phrasings=["Append '{content}' to {path}", "Add the line '{content}' at the end of {path}"],
+    examples={"content": CONTENTS},
+    normalise=PATH_NORMALISE,
+)
+def append_file(ctx: ToolContext, path: FileArg, content: str) -> dict:
+    """Add text at the end of a file, creating the file if needed (like `echo "text" >> file`).
+    A final newline is added unless the text ends with one.
+
+    Args:
+        path: The file, such as "~/todo.md" or "logs/app.log".
+        content: The text to add, such as "- [ ] Call the dentist".
+    """
+    if not content:
+        raise InvalidArgument("append_file: content is empty; give the text to add.")
+    fs = Fs(ctx)
+    loc = fs.new_entry(path, "append_file", "create")
+    text = _as_line(content)
+    if loc.node is None:
+        if loc.slash:
+            raise PreconditionFailed(f"append_file: {loc.path}/: Not a directory.")
+        assert loc.parent is not None
+        node = fs.add(loc.parent, loc.name, "file", mode=0o644)
+        fs.set_content("append_file", node, loc.path, text)
+    else:
+        node = loc.node
+        if node.is_dir:
+            raise PreconditionFailed(f"append_file: {loc.path}: Is a directory (give a file path).")
+        fs.need_writable_file("append_file", node, loc.path)
+        fs.set_content("append_file", node, loc.path, node.content + text)
+    fs.db.flush()
+    return {"path": loc.path, "size": node.size, "lines": node.content.count("\n")}
+
+
+def _editable(fs: Fs, raw: str, cmd: str) -> tuple[Node, str]:
+    node, where = fs.readable_file(raw, cmd)
+    fs.need_writable_file(cmd, node, where)
+    return node, where
+
+
+@server.tool(
+    writes=True,
+    returns="file",
+    phrasings=[
+        "Replace '{find}' with '{replace}' in {path}",
+        "In {path}, change {find} to {replace}",
+    ],
+    examples={"find": ["TODO", "localhost", "2025"], "replace": ["DONE", "127.0.0.1", "2026"]},
+    normalise=PATH_NORMALISE,
+)
+def replace_in_file(
+    ctx: ToolContext, path: FileArg, find: str, replace: str, replace_all: bool = True
+) -> dict:
+    """Replace text in a file (like `sed -i 's/old/new/g'`, but plain text, not a regex).
+
+    Args:
+        path: The file, such as "~/.gitconfig" or "README.md".
+        find: The exact text to look for, such as "defaultBranch = master".
+        replace: What to put instead, such as "defaultBranch = main" ("" deletes it).
+        replace_all: Replace every occurrence (default) or only the first.
+    """
+    if not find:
+        raise InvalidArgument("replace_in_file: find is empty; give the exact text to replace.")
+    fs = Fs(ctx)
+    node, where = _editable(fs, path, "replace_in_file")
+    n = node.content.count(find)
+    if n == 0:
+        raise NotFound(
+            f"replace_in_file: {find!r} does not occur in {where}; nothing was changed "
+            "(check the exact text with grep or cat)."
+        )
+    new = (
+        node.content.replace(find, replace)
+        if replace_all
+        else node.content.replace(find, replace, 1)
+    )
+    fs.set_content("replace_in_file", node, where, new)
+    fs.db.flush()
+    return {"path": where, "replacements": n if replace_all else 1, "size": node.size}
+
+
+@server.tool(
+    writes=True,
+    returns="file",
+    phrasings=[
+        "Insert '{text}' at line {line_number} of {path}",
+        "Add '{text}' before line {line_number} in {path}",
+    ],
+    examples={"line_number": [1, 2, 3], "text": ["# Reviewed", "TODO: check this", "import os"]},
+    normalise=PATH_NORMALISE,
+)
+def insert_lines(ctx: ToolContext, path: FileArg, line_number: int, text: str) -> dict:
+    """Insert one or more lines before a line number (1 = at the top; last line + 1 = at the end).
+
+    Args:
+        path: The file, such as "~/todo.md".
+        line_number: Where the new text starts, such as 1 for the top.
+        text: The line(s) to insert, such as "# Shopping" (use "\\n" between several lines).
+    """
+    fs = Fs(ctx)
+    node, where = _editable(fs, path, "insert_lines")
+    lines = _split(node.content)
+    if not 1 <= line_number <= len(lines) + 1:
+        raise InvalidArgument(
+            f"insert_lines: line_number must be between 1 and {len(lines) + 1} for {where} "
+            f"({len(lines)} lines), got {line_number}."
+        )
+    new = _split(_as_line(text)) or [""]
+    lines[line_number - 1 : line_number - 1] = new
+    fs.set_content("insert_lines", node, where, _join(lines))
+    fs.db.flush()
+    return {"path": where, "inserted": len(new), "total_lines": len(lines)}
+
+
+@server.tool(
+    writes=True,
+    destructive=True,
+    returns="file",
+    phrasings=["Delete line {start} of {path}", "Remove lines {start} to {end} from {path}"],
+    examples={"start": [1, 2, 3], "end": [3, 4, 5]},
+    normalise=PATH_NORMALISE,
+)
+def delete_lines(ctx: ToolContext, path: FileArg, start: int, end: int | None = None) -> dict:
+    """Delete the lines from start to end inclusive (like `sed -i '3,5d'`).
+
+    Args:
+        path: The file, such as "~/Desktop/shopping-list.txt".
+        start: First line to delete, counting from 1.
+        end: Last line to delete (default: only the start line).
+    """
+    fs = Fs(ctx)
+    node, where = _editable(fs, path, "delete_lines")
+    lines = _split(node.content)
+    last = start if end is None else end
+    if not 1 <= start <= last <= len(lines):
+        raise InvalidArgument(
+            f"delete_lines: {where} has {len(lines)} lines; give 1 <= start <= end <= "
+            f"{len(lines)} (got start={start}, end={end})."
+        )
+    removed = lines[start - 1 : last]
+    del lines[start - 1 : last]
+    fs.set_content("delete_lines", node, where, _join(lines))
+    fs.db.flush()
+    return {"path": where, "deleted": removed, "total_lines": len(lines)}
+
+
+# ---- copying, moving, removing
+@dataclass(slots=True)
+class Target:
+    parent: Node
+    name: str
+    path: str
+    existing: Node | None
+
+
+def _target(fs: Fs, cmd: str, source: Node, src_path: str, destination: str) -> Target:
+    """Where ``source`` lands for ``cmd source destination`` (into a directory, or as a name)."""
+    loc = fs.locate(destination, cmd)
+    if loc.node is not None and loc.node.is_dir:
+        parent, name = loc.node, source.name
+        path = loc.path.rstrip("/") + "/" + name
+        if not fs.can(parent, "x"):
+            raise PermissionDenied(f"{cmd}: cannot access '{loc.path}': Permission denied.")
+        existing = fs.child(parent, name)
+        if existing is not None and existing.id == source.id:
+            raise PreconditionFailed(
+                f"{cmd}: '{src_path}' and '{path}' are the same file (give another destination)."
+            )
+    elif loc.node is not None:
+        assert loc.parent is not None
+        parent, name, path, existing = loc.parent, loc.name, loc.path, loc.node
+        if existing.id == source.id:
+            raise PreconditionFailed(f"{cmd}: '{src_path}' and '{path}' are the same file.")
+    else:
+        assert loc.parent is not None
+        if loc.slash:
+            raise NotFound(
+                f"{cmd}: cannot {'move' if cmd == 'mv' else 'copy'} '{src_path}' to '{loc.path}/': "
+                "Not a directory (create "
+                f"it with mkdir first, or drop the trailing '/' to use it as the new name)."
+            )
+        check_name(cmd, loc.name)
+        parent, name, path, existing = loc.parent, loc.name, loc.path, None
+    if source.is_dir and fs.is_inside(parent, source):
+        raise PreconditionFailed(
+            f"{cmd}: cannot {'move' if cmd == 'mv' else 'copy'} a directory, '{src_path}', into "
+            f"itself, '{path}'."
+        )
+    if existing is not None:
+        if existing.is_dir and not source.is_dir:
+            raise PreconditionFailed(
+                f"{cmd}: cannot overwrite directory '{path}' with non-directory '{src_path}'."
+            )
+        if not existing.is_dir and source.is_dir:
+            raise PreconditionFailed(
+                f"{cmd}: cannot overwrite non-directory '{path}' with directory '{src_path}'."
+            )
+    return Target(parent, name, path, existing)
+
+
+@server.tool(
+    writes=True,
+    destructive=True,
+    returns="path",
+    phrasings=["Copy {source} to {destination}", "Make a copy of {source} in {destination}"],
+    normalise={"source": "path", "destination": "path"},
+)
+def cp(
+    ctx: ToolContext,
+    source: PathArg,
+    destination: DirArg,
+    recursive: bool = False,
+    no_clobber: bool = False,
+) -> dict:
+    """Copy a file or (with recursive=true) a directory. If destination is an existing
+    directory the copy goes inside it with the same name; otherwise destination is the new
+    path. An existing file at the destination is overwritten unless no_clobber is true.
+
+    Args:
+        source: What to copy, such as "~/Documents/Work/budget.csv" or "Projects/todo-cli".
+        destination: A directory such as "~/Desktop" or a new path such as "budget-backup.csv".
+        recursive: Required to copy a directory and everything in it (like cp -r).
+        no_clobber: Fail instead of overwriting an existing file (like cp -n).
+    """
+    fs = Fs(ctx)
+    src, src_path = fs.existing(source, "cp")
+    if src.is_dir and not recursive:
+        raise PreconditionFailed(
+            f"cp: -r not specified; omitting directory '{src_path}' (pass recursive=true to copy "
+            "it with its contents)."
+        )
+    for node in fs.subtree(src):
+        if not fs.can(node, "r") or (node.is_dir and not fs.can(node, "x")):
+            raise PermissionDenied(
+                f"cp: cannot open '{fs.path(node)}' for reading: Permission denied; nothing was "
+                "copied."
+            )
+    t = _target(fs, "cp", src, src_path, destination)
+    if t.existing is not None:
+        if src.is_dir:
+            raise Conflict(
+                f"cp: cannot copy '{src_path}' to '{t.path}': it already exists; remove it first "
+                "or choose another destination name."
+            )
+        if no_clobber:
+            raise Conflict(f"cp: not overwriting '{t.path}' (no_clobber=true); nothing was copied.")
+        fs.need_writable_file("cp", t.existing, t.path)
+        fs.set_content("cp", t.existing, t.path, src.content)
+        fs.db.flush()
+        return {"source": src_path, "destination": t.path, "copied": 1, "overwritten": True}
+    fs.need_writable_dir("cp", "create", t.path, t.parent)
+    count = len(fs.subtree(src))
+    fs.copy_tree(src, t.parent, t.name)
+    return {"source": src_path, "destination": t.path, "copied": count, "overwritten": False}
+
+
+def _need_removable(fs: Fs, cmd: str, node: Node, path: str) -> Node:
+    if node.parent_id is None:
+        raise PermissionDenied(f"{cmd}: cannot move or remove '/': Device or resource busy.")
+    parent = fs.parent(node)
+    assert parent is not None
+    fs.need_writable_dir(cmd, "move" if cmd == "mv" else "remove", path, parent)
+    return parent
+
+
+def _move(fs: Fs, cmd: str, node: Node, path: str, t: Target) -> None:
+    old_parent = _need_removable(fs, cmd, node, path)
+    fs.need_writable_dir(cmd, "move", path, t.parent)
+    if t.existing is not None:
+        if t.existing.is_dir and fs.children(t.existing):
+            raise PreconditionFailed(
+                f"{cmd}: cannot move '{path}' to '{t.path}': Directory not empty (give another "
+                "destination name, or remove the existing directory first)."
+            )
+        fs.guard_cwd(cmd, "replace", t.existing, t.path)
+        fs.remove([t.existing])
+    node.parent_id = t.parent.id
+    node.name = t.name
+    old_parent.modified = fs.ctx.now
+    t.parent.modified = fs.ctx.now
+    fs.changed()
+
+
+@server.tool(
+    writes=True,
+    destructive=True,
+    returns="path",
+    phrasings=[
+        "Move {source} to {destination}",
+        "mv {source} {destination}",
+        "Put {source} into {destination}",
+    ],
+    normalise={"source": "path", "destination": "path"},
+)
+def mv(ctx: ToolContext, source: PathArg, destination: DirArg) -> dict:
+    """Move or rename a file or directory. If destination is an existing directory the entry
+    moves inside it; otherwise destination is the new path. An existing file at the
+    destination is replaced.
+
+    Args:
+        source: What to move, such as "~/Downloads/invoice-48213.pdf" or "old-notes".
+        destination: A directory such as "~/Documents/Finance", or a new path such as
+            "../archive/notes-2025.txt".
+    """
+    fs = Fs(ctx)
+    node, path = fs.existing(source, "mv")
+    t = _target(fs, "mv", node, path, destination)
+    replaced = t.existing is not None
+    _move(fs, "mv", node, path, t)
+    return {"source": path, "destination": t.path, "replaced": replaced}
+
+
+@server.tool(
+    writes=True,
+    returns="path",
+    phrasings=["Rename {path} to {new_name}", "Call {path} {new_name} instead"],
+    examples={"new_name": ["final-report.txt", "old-notes.md", "archive-2025", "draft-v2.md"]},
+    normalise=PATH_NORMALISE,
+)
+def rename(ctx: ToolContext, path: PathArg, new_name: str) -> dict:
+    """Rename a file or directory where it is; never overwrites an existing entry.
+
+    Args:
+        path: The entry to rename, such as "~/Documents/Work/Q3-report.txt".
+        new_name: Its new name (no '/'), such as "Q3-report-final.txt".
+    """
+    fs = Fs(ctx)
+    if "/" in new_name:
+        raise InvalidArgument(
+            f"rename: new_name must be a plain name without '/', such as 'report-final.txt'; use "
+            f"mv to move {path!r} to another directory."
+        )
+    check_name("rename", new_name)
+    node, where = fs.existing(path, "rename")
+    parent = _need_removable(fs, "rename", node, where)
+    target = fs.path(parent).rstrip("/") + "/" + new_name
+    if node.name == new_name:
+        raise PreconditionFailed(f"rename: '{where}' is already called {new_name!r}.")
+    if fs.child(parent, new_name) is not None:
+        raise Conflict(
+            f"rename: cannot rename '{where}' to '{target}': File exists (pick another name, or "
+            "use mv to replace it)."
+        )
+    node.name = new_name
+    parent.modified = ctx.now
+    fs.changed()
+    return {"old_path": where, "new_path": target}
+
+
+@server.tool(
+    writes=True,
+    returns="path",
+    phrasings=[
+        "Move all {pattern} files from {path} to {destination}",
+        "Move every file matching {pattern} into {destination}",
+    ],
+    examples={"pattern": ["*.jpg", "*.pdf", "*.log", "*.txt", "*.csv", "IMG_*"]},
+    normalise={"destination": "path", "path": "path"},
+)
+def move_matching(ctx: ToolContext, pattern: str, destination: DirArg, path: DirArg = ".") -> dict:
+    """Move every entry of a directory whose name matches a shell pattern into another
+    directory (like `mv *.jpg ~/Pictures/`). Nothing moves if any name is already taken there.
+
+    Args:
+        pattern: Shell pattern for names, such as "*.pdf", "IMG_*.jpg" or "report-202?.txt".
+        destination: Existing directory to move them into, such as "~/Documents/Finance".
+        path: Directory whose entries are matched (not recursive), default ".".
+    """
+    if not pattern.strip() or "/" in pattern:
+        raise InvalidArgument(
+            f"move_matching: pattern must be a name pattern without '/', such as '*.pdf', got "
+            f"{pattern!r}; set path to choose the directory."
+        )
+    fs = Fs(ctx)
+    src_dir, src_where = fs.directory(path, "mv")
+    dest, dest_where = fs.directory(destination, "mv", readable=False)
+    if not fs.can(dest, "x"):
+        raise PermissionDenied(f"mv: cannot access '{dest_where}': Permission denied.")
+    hidden_ok = pattern.startswith(".")
+    picked = [
+        k
+        for k in fs.children(src_dir)
+        if fnmatch.fnmatchcase(k.name, pattern)
+        and (hidden_ok or not k.name.startswith("."))
+        and k.id != dest.id
+    ]
+    if not picked:
+        raise NotFound(
+            f"mv: cannot stat '{src_where.rstrip('/')}/{pattern}': No such file or directory "
+            f"(no name in {src_where} matches; run ls {src_where} to check)."
+        )
+    if dest.id == src_dir.id:
+        raise PreconditionFailed(f"mv: {dest_where} is the directory the entries are already in.")
+    for k in picked:
+        if k.is_dir and fs.is_inside(dest, k):
+            raise PreconditionFailed(
+                f"mv: cannot move '{fs.path(k)}' to a subdirectory of itself, '{dest_where}'."
+            )
+        if fs.child(dest, k.name) is not None:
+            raise Conflict(
+                f"mv: '{dest_where.rstrip('/')}/{k.name}' already exists; nothing was moved "
+                "(rename or remove it first)."
+            )
+    fs.need_writable_dir("mv", "move", src_where, src_dir)
+    fs.need_writable_dir("mv", "move", dest_where, dest)
+    moved = []
+    for k in picked:
+        old = fs.path(k)
+        k.parent_id = dest.id
+        moved.append({"from": old, "to": dest_where.rstrip("/") + "/" + k.name})
+    src_dir.modified = dest.modified = ctx.now
+    fs.changed()
+    return {"count": len(moved), "moved": moved}
+
+
+@server.tool(
+    writes=True,
+    destructive=True,
+    idempotent=True,
+    returns="path",
+    phrasings=["Delete {path}", "Remove {path}", "rm -r {path}"],
+    normalise=PATH_NORMALISE,
+)
+def rm(ctx: ToolContext, path: PathArg, recursive: bool = False, force: bool = False) -> dict:
+    """Delete a file, or a directory with everything in it when recursive is true. There is
+    no undo. Read-only (write-protected) files are only removed with force=true.
+
+    Args:
+        path: What to delete, such as "~/Downloads/old-installer.deb" or "build".
+        recursive: Required to delete a directory and its contents (like rm -r).
+        force: Also delete write-protected files without asking (like rm -f).
+    """
+    fs = Fs(ctx)
+    node, where = fs.existing(path, "rm")
+    if node.is_dir and not recursive:
+        raise PreconditionFailed(
+            f"rm: cannot remove '{where}': Is a directory (pass recursive=true to delete it with "
+            "everything inside, or use rmdir if it is empty)."
+        )
+    if node.parent_id is None:
+        raise PermissionDenied("rm: it is dangerous to operate recursively on '/'; refusing.")
+    fs.guard_cwd("rm", "remove", node, where)
+    _need_removable(fs, "rm", node, where)
+    nodes = fs.subtree(node)
+    for n in nodes:
+        if (
+            n.is_dir
+            and fs.children(n)
+            and not (fs.can(n, "w") and fs.can(n, "x") and fs.can(n, "r"))
+        ):
+            raise PermissionDenied(
+                f"rm: cannot remove entries of '{fs.path(n)}': Permission denied (the directory "
+                f"is read-only; chmod u+w it first); nothing was removed."
+            )
+    if not force:
+        for n in nodes:
+            if not fs.can(n, "w"):
+                what = "directory" if n.is_dir else "regular file"
+                raise PreconditionFailed(
+                    f"rm: cannot remove write-protected {what} '{fs.path(n)}' without confirmation; "
+                    "pass force=true to remove it anyway; nothing was removed."
+                )
+    paths = [fs.path(n) for n in nodes]
+    parent = fs.parent(node)
+    assert parent is not None
+    parent.modified = ctx.now
+    fs.remove(nodes)
+    result: dict = {"removed": paths[:50], "count": len(paths)}
+    if len(paths) > 50:
+        result["truncated"] = True
+    return result
+
+
+@server.tool(
+    writes=True,
+    destructive=True,
+    returns="directory",
+    phrasings=["Remove the empty folder {path}", "rmdir {path}"],
+    normalise=PATH_NORMALISE,
+)
+def rmdir(ctx: ToolContext, path: DirArg) -> dict:
+    """Remove an empty directory (use rm with recursive=true for a non-empty one).
+
+    Args:
+        path: The empty directory, such as "~/Projects/chat-bot/logs/archive".
+    """
+    fs = Fs(ctx)
+    node, where = fs.existing(path, "rmdir")
+    if not node.is_dir:
+        raise PreconditionFailed(
+            f"rmdir: failed to remove '{where}': Not a directory (use rm to delete a file)."
+        )
+    if node.parent_id is None:
+        raise PermissionDenied("rmdir: failed to remove '/': Device or resource busy.")
+    if fs.children(node):
+        raise PreconditionFailed(
+            f"rmdir: failed to remove '{where}': Directory not empty (ls it, or use rm with "
+            "recursive=true to delete it with its contents)."
+        )
+    fs.guard_cwd("rmdir", "remove", node, where)
+    parent = _need_removable(fs, "rmdir", node, where)
+    parent.modified = ctx.now
+    fs.remove([node])
+    return {"removed": where}
+
+
+_SYMBOLIC = re.compile(r"^([ugoa]*)([+=-])([rwx]*)$")
+
+
+def parse_mode(mode: str, current: int) -> int:
+    """Apply an octal ("644") or symbolic ("u+w,go-rwx") mode to ``current`` bits.
+
+    >>> oct(parse_mode("u+x,go-w", 0o666))
+    '0o744'
+    """
+    text = mode.strip()
+    if re.fullmatch(r"0?[0-7]{3}", text):
+        return int(text, 8) & 0o777
+    result = current
+    clauses = text.split(",")
+    for clause in clauses:
+        m = _SYMBOLIC.match(clause)
+        if m is None:
+            raise InvalidArgument(
+                f"chmod: invalid mode: {mode!r} (use octal such as '644' or '755', or symbolic "
+                "such as 'u+w', 'go-rwx', 'a+x', 'u=rw')."
+            )
+        who, op, what = m.groups()
+        who = who or "a"
+        perm = sum({"r": 4, "w": 2, "x": 1}[c] for c in set(what))
+        for w in "ugo" if "a" in who else who:
+            shift = {"u": 6, "g": 3, "o": 0}[w]
+            if op == "+":
+                result |= perm << shift
+            elif op == "-":
+                result &= ~(perm << shift)
+            else:
+                result = (result & ~(7 << shift)) | (perm << shift)
+    return result & 0o777
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    returns="path",
+    phrasings=[
+        "chmod {mode} {path}",
+        "Change the permissions of {path} to {mode}",
+        "Make {path} {mode}",
+    ],
+    examples={"mode": MODES},
+    normalise=PATH_NORMALISE,
+)
+def chmod(ctx: ToolContext, path: PathArg, mode: str, recursive: bool = False) -> dict:
+    """Change permissions of your own file or directory. r = read, w = write (for a directory:
+    add or remove entries), x = enter a directory.
+
+    Args:
+        path: The file or directory, such as "~/Documents/Finance/taxes".
+        mode: Octal such as "644" (rw-r--r--), "600" or "755", or symbolic such as "u+w"
+            (let me write), "a-w" (read-only for everyone), "go-rwx" or "u+x".
+        recursive: Also change everything inside a directory (like chmod -R).
+    """
+    fs = Fs(ctx)
+    node, where = fs.existing(path, "chmod")
+    nodes = fs.subtree(node) if recursive and node.is_dir else [node]
+    for n in nodes:
+        if n.owner != fs.user:
+            raise PermissionDenied(
+                f"chmod: changing permissions of '{fs.path(n)}': Operation not permitted (it "
+                f"belongs to {n.owner}); nothing was changed."
+            )
+    changed = 0
+    for n in nodes:
+        new = parse_mode(mode, n.mode)
+        if new != n.mode:
+            n.mode = new
+            changed += 1
+    fs.db.flush()
+    return {
+        "path": where,
+        "mode": f"0{node.mode:03o}",
+        "permissions": _perms(node),
+        "changed": changed,
+    }
+
+
+# --------------------------------------------------------------- entities
+# What exists and is worth asking about, for grounding synthesized requests.
+_WORD = re.compile(r"[A-Za-z][A-Za-z_]{4,}")
+
+
+def _visible(ctx: ToolContext) -> tuple[Fs, list[Node]]:
+    fs = Fs(ctx)
+    nodes, _ = fs.walk(fs.root)
+    return fs, [n for n, _ in nodes if n.parent_id is not None]
+
+
+@server.entity("path", key="path")
+def _paths(ctx: ToolContext) -> list[dict]:
+    """Every file and directory the user can reach (not inside unreadable directories)."""
+    fs, nodes = _visible(ctx)
+    return [
+        {
+            "path": fs.path(n),
+            "name": n.name,
+            "type": "directory" if n.is_dir else "file",
+            "writable": fs.can(n, "w"),
+        }
+        for n in nodes
+    ]
+
+
+@server.entity("file", key="path")
+def _files(ctx: ToolContext) -> list[dict]:
+    """Readable files with content; "pattern"/"find" hold a word that occurs in the file."""
+    fs, nodes = _visible(ctx)
+    out = []
+    for n in nodes:
+        if n.is_dir or n.size == 0 or not fs.can(n, "r"):
+            continue
+        words = Counter(_WORD.findall(n.content))
+        word = words.most_common(1)[0][0] if words else n.content.split()[0]
+        out.append(
+            {
+                "path": fs.path(n),
+                "name": n.name,
+                "extension": n.name.rsplit(".", 1)[-1] if "." in n.name.strip(".") else "",
+                "pattern": word,
+                "find": word,
+                "lines": n.content.count("\n"),
+                "writable": fs.can(n, "w"),
+            }
+        )
+    return out
+
+
+@server.entity("directory", key="path")
+def _directories(ctx: ToolContext) -> list[dict]:
+    """Directories the user can list; "extension" is the commonest one of the files inside."""
+    fs, nodes = _visible(ctx)
+    out = []
+    for n in [fs.root, *nodes]:
+        if not n.is_dir or not (fs.can(n, "r") and fs.can(n, "x")):
+            continue
+        kids = fs.children(n)
+        exts = Counter(k.name.rsplit(".", 1)[-1] for k in kids if not k.is_dir and "." in k.name)
+        ext = exts.most_common(1)[0][0] if exts else ""
+        out.append(
+            {
+                "path": fs.path(n),
+                "name": n.name or "/",
+                "entries": len(kids),
+                "extension": ext,
+                "pattern": f"*.{ext}" if ext else "*",
+                "writable": fs.can(n, "w"),
+            }
+        )
+    return out
