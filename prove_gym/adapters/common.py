@@ -1,0 +1,364 @@
+"""What every trainer adapter shares: dataset rows to tasks, ``PROVE_*`` settings, chat turns.
+
+Trainers construct their environment objects with no arguments (OpenRLHF's
+``AgentExecutor()``, TRL's ``environment_factory()``), so an adapter's
+configuration comes from environment variables, read once by
+:meth:`AdapterSettings.from_env`:
+
+=============================  ===============================================  ==========
+variable                       meaning                                          default
+=============================  ===============================================  ==========
+``PROVE_TASKS``                task files (``os.pathsep``-separated) in which   (none)
+                               a label that is only a task id is looked up
+``PROVE_MAX_ASSISTANT_TURNS``  assistant-turn cap of an episode                 10
+``PROVE_MAX_USER_TURNS``       user-turn cap of an episode                      5
+``PROVE_PARSER``               action parser name                               ``hermes``
+``PROVE_MIN_TURN_TOKENS``      end the episode (and pay the reward) when fewer  16
+                               tokens than this are left for the next turn
+``PROVE_REWARD``               JSON object of :class:`RewardConfig` fields      ``{}``
+``PROVE_REWARD_<FIELD>``       one field, e.g. ``PROVE_REWARD_W_ARG=0.2``       (paper)
+=============================  ===============================================  ==========
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prove_gym.reward import RewardConfig
+from prove_gym.task import Task
+
+__all__ = [
+    "HERMES_CHAT_TEMPLATE",
+    "AdapterSettings",
+    "TurnRenderer",
+    "resolve_task",
+    "reward_config_from_env",
+]
+
+
+# ------------------------------------------------------------------ settings
+def reward_config_from_env(environ: Mapping[str, str] | None = None) -> RewardConfig:
+    """A :class:`RewardConfig` from ``PROVE_REWARD`` (JSON) and ``PROVE_REWARD_<FIELD>`` variables.
+
+    Values are read as JSON (``0.2``, ``null``, ``true``); a value that is not
+    JSON is kept as a string. Unknown fields raise ``ValueError`` naming the
+    known ones, so a typo never silently trains with the paper's defaults.
+
+    >>> reward_config_from_env({"PROVE_REWARD_W_ARG": "0.25"}).w_arg
+    0.25
+    """
+    env = os.environ if environ is None else environ
+    known = [f.name for f in dataclasses.fields(RewardConfig)]
+    values: dict[str, Any] = {}
+    raw = env.get("PROVE_REWARD", "").strip()
+    if raw:
+        obj = json.loads(raw)
+        if not isinstance(obj, dict):
+            raise ValueError(
+                f"PROVE_REWARD must be a JSON object of RewardConfig fields, got {raw!r}"
+            )
+        values.update(obj)
+    prefix = "PROVE_REWARD_"
+    for key, text in env.items():
+        if key.startswith(prefix):
+            values[key[len(prefix) :].lower()] = _json_or_text(text)
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise ValueError(f"unknown reward settings {unknown}; RewardConfig fields: {known}")
+    return RewardConfig(**values)
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+@dataclass(frozen=True)
+class AdapterSettings:
+    """Episode settings an adapter applies to every rollout (see the module docstring)."""
+
+    tasks: tuple[str, ...] = ()
+    max_assistant_turns: int = 10
+    max_user_turns: int = 5
+    parser: str = "hermes"
+    min_turn_tokens: int = 16
+    reward_config: RewardConfig = field(default_factory=RewardConfig)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> AdapterSettings:
+        env = os.environ if environ is None else environ
+        paths = tuple(p for p in env.get("PROVE_TASKS", "").split(os.pathsep) if p.strip())
+        return cls(
+            tasks=paths,
+            max_assistant_turns=int(env.get("PROVE_MAX_ASSISTANT_TURNS", 10)),
+            max_user_turns=int(env.get("PROVE_MAX_USER_TURNS", 5)),
+            parser=env.get("PROVE_PARSER", "hermes"),
+            min_turn_tokens=int(env.get("PROVE_MIN_TURN_TOKENS", 16)),
+            reward_config=reward_config_from_env(env),
+        )
+
+
+# ------------------------------------------------------------------- tasks
+_INDEX_LOCK = threading.Lock()
+_INDEXES: dict[tuple[str, float], dict[str, Task]] = {}
+
+
+def _task_from_row(row: Mapping[str, Any]) -> Task | None:
+    """A task from a task line, or from a trainer row holding it under ``task``/``label``."""
+    if "turns" in row:
+        return Task.coerce(dict(row))
+    for key in ("task", "label"):
+        inner = row.get(key)
+        if isinstance(inner, Mapping) and "turns" in inner:
+            return Task.coerce(dict(inner))
+        if isinstance(inner, str) and inner.lstrip().startswith("{"):
+            try:
+                return Task.coerce(inner)
+            except ValueError:
+                continue
+    return None
+
+
+def _index(path: str | Path) -> dict[str, Task]:
+    p = Path(path)
+    key = (str(p.resolve()), p.stat().st_mtime)
+    with _INDEX_LOCK:
+        found = _INDEXES.get(key)
+    if found is not None:
+        return found
+    index: dict[str, Task] = {}
+    with open(p, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            task = _task_from_row(json.loads(line))
+            if task is None:
+                raise ValueError(f"{p}:{lineno}: neither a task nor a row holding one")
+            index[task.id] = task
+    with _INDEX_LOCK:
+        _INDEXES[key] = index
+    return index
+
+
+def resolve_task(label: Any, tasks: Iterable[str | Path] = ()) -> Task:
+    """The task a dataset row's label names.
+
+    Accepted labels: a :class:`Task`, its dict or JSON text; a row (dict or
+    JSON) holding the task under ``task`` or ``label``; ``{"task_id": ...,
+    "dataset": PATH}``; or a bare task id, looked up in ``tasks`` (task
+    ``.jsonl`` files, or trainer ``.jsonl`` files whose rows hold tasks).
+
+    Raises:
+        KeyError: The id is in none of the files.
+        ValueError: The label is none of the above.
+    """
+    if isinstance(label, Task):
+        return label
+    if isinstance(label, bytes):
+        label = label.decode("utf-8")
+    obj: Any = label
+    if isinstance(label, str) and label.lstrip().startswith("{"):
+        obj = json.loads(label)
+    if isinstance(obj, Mapping):
+        task = _task_from_row(obj)
+        if task is not None:
+            return task
+        task_id = obj.get("task_id", obj.get("id"))
+        paths = [obj["dataset"]] if obj.get("dataset") else list(tasks)
+        if task_id is None:
+            raise ValueError(f"label names no task: {str(label)[:200]!r}")
+        return _lookup(str(task_id), paths)
+    if isinstance(obj, str) and obj.strip():
+        return _lookup(obj.strip(), list(tasks))
+    raise ValueError(f"label names no task: {label!r}")
+
+
+def _lookup(task_id: str, paths: Sequence[str | Path]) -> Task:
+    if not paths:
+        raise KeyError(
+            f"label {task_id!r} is a task id but no task file is known: set PROVE_TASKS to the "
+            "dataset's .jsonl, or put the task JSON in the label"
+        )
+    for path in paths:
+        task = _index(path).get(task_id)
+        if task is not None:
+            return task
+    raise KeyError(f"task {task_id!r} is in none of {list(map(str, paths))}")
+
+
+# -------------------------------------------------------------- chat turns
+HERMES_CHAT_TEMPLATE = (
+    "{%- if tools %}"
+    "{{- '<|im_start|>system\\n' }}"
+    "{%- if messages[0].role == 'system' %}{{- messages[0].content + '\\n\\n' }}{%- endif %}"
+    "{{- '# Tools\\n\\nYou may call one or more functions to assist with the user query.\\n\\n"
+    "You are provided with function signatures within <tools></tools> XML tags:\\n<tools>' }}"
+    "{%- for tool in tools %}{{- '\\n' + (tool | tojson) }}{%- endfor %}"
+    "{{- '\\n</tools>\\n\\nFor each function call, return a json object with function name and "
+    "arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n"
+    '{"name": <function-name>, "arguments": <args-json-object>}\\n</tool_call><|im_end|>\\n\' }}'
+    "{%- elif messages[0].role == 'system' %}"
+    "{{- '<|im_start|>system\\n' + messages[0].content + '<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- for message in messages %}"
+    "{%- if message.role == 'system' and loop.first %}"
+    "{%- elif message.role == 'tool' %}"
+    "{%- if loop.first or messages[loop.index0 - 1].role != 'tool' %}{{- '<|im_start|>user' }}{%- endif %}"
+    "{{- '\\n<tool_response>\\n' + message.content + '\\n</tool_response>' }}"
+    "{%- if loop.last or messages[loop.index0 + 1].role != 'tool' %}{{- '<|im_end|>\\n' }}{%- endif %}"
+    "{%- elif message.role == 'assistant' %}"
+    "{{- '<|im_start|>assistant\\n' + (message.content or '') }}"
+    "{%- for tc in (message.tool_calls or []) %}"
+    "{%- set f = tc.function if tc.function is defined else tc %}"
+    "{%- if message.content or not loop.first %}{{- '\\n' }}{%- endif %}"
+    "{{- '<tool_call>\\n{\"name\": ' + (f.name | tojson) + ', \"arguments\": ' }}"
+    "{{- (f.arguments if f.arguments is string else (f.arguments | tojson)) + '}\\n</tool_call>' }}"
+    "{%- endfor %}"
+    "{{- '<|im_end|>\\n' }}"
+    "{%- else %}"
+    "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+)
+"""A ChatML chat template with Hermes tool calls (the Qwen2.5 conventions), for models whose
+own template cannot render tools (such as SmolLM2). With ``tools`` it renders the system
+prompt exactly as the env's ``hermes`` formatter does."""
+
+_SENTINEL = "PROVE-END-OF-ASSISTANT-7f3a9c"
+
+
+class TurnRenderer:
+    """Renders what a model reads between two of its turns, with its own chat template.
+
+    The env says *what* comes next (tool results, the next user turn, or the end);
+    this says how the model being trained reads it: everything after the
+    assistant's text up to the next generation prompt. For Qwen/Hermes
+    templates a tool result reads::
+
+        <|im_end|>\\n<|im_start|>user\\n<tool_response>\\n...\\n</tool_response><|im_end|>\\n<|im_start|>assistant\\n
+
+    The text is taken from the template itself (a conversation with a sentinel
+    assistant message, rendered with and without what follows), so any template
+    that renders ``tool`` messages works. Without a usable template the
+    ChatML/Hermes text above is used.
+
+    Args:
+        tokenizer: A Hugging Face tokenizer (``None``: ChatML/Hermes text).
+    """
+
+    def __init__(self, tokenizer: Any = None) -> None:
+        self.tokenizer = tokenizer
+        self._closing_cache: str | None = None
+
+    def _render(self, messages: list[dict[str, Any]], *, generation_prompt: bool) -> str | None:
+        tok = self.tokenizer
+        if tok is None or not getattr(tok, "chat_template", None):
+            return None
+        conv = [
+            {"role": "user", "content": "Hello."},
+            {"role": "assistant", "content": _SENTINEL},
+            *messages,
+        ]
+        try:
+            text = tok.apply_chat_template(
+                conv, tokenize=False, add_generation_prompt=generation_prompt
+            )
+        except Exception:  # a template that rejects the role sequence: use the fallback text
+            return None
+        if not isinstance(text, str) or _SENTINEL not in text:
+            return None
+        after = text[text.index(_SENTINEL) + len(_SENTINEL) :]
+        for m in messages:  # the template dropped a message: do not trust it
+            if str(m.get("content", "")) not in after:
+                return None
+        return after
+
+    def after_assistant(self, messages: Sequence[Mapping[str, Any]], *, done: bool) -> str:
+        """The text after the assistant's message: its closing, ``messages``, the next prompt.
+
+        Args:
+            messages: What the env answered (``tool`` and/or ``user`` messages, OpenAI style).
+            done: The episode is over: close the assistant turn and add nothing else.
+        """
+        msgs = [] if done else [_plain(m) for m in messages]
+        rendered = self._render(msgs, generation_prompt=not done)
+        if rendered is not None:
+            return rendered
+        return _chatml_after(msgs, done=done)
+
+    def strip_end_of_turn(self, text: str, action_tokens: Sequence[int] | None) -> str:
+        """Drop the end-of-turn marker from ``text`` when the action's tokens already end with it.
+
+        vLLM returns the EOS id among the action's token ids but not in its
+        text, so the closing ``<|im_end|>`` would otherwise appear twice.
+        """
+        tok = self.tokenizer
+        if tok is None or not action_tokens:
+            return text
+        last_id = int(action_tokens[-1])
+        special = set(getattr(tok, "all_special_ids", ()) or ())
+        if last_id not in special and last_id != getattr(tok, "eos_token_id", None):
+            return text
+        last = tok.decode([last_id], skip_special_tokens=False)
+        if last and text.startswith(last):
+            return text[len(last) :]
+        return text
+
+    def initial_prompt(self, messages: Sequence[Mapping[str, Any]]) -> str:
+        """The first prompt (system and first user message) with the generation prompt."""
+        tok = self.tokenizer
+        msgs = [_plain(m) for m in messages]
+        if tok is not None and getattr(tok, "chat_template", None):
+            return str(tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True))
+        return "".join(_chatml(m) for m in msgs) + "<|im_start|>assistant\n"
+
+
+def _plain(message: Mapping[str, Any]) -> dict[str, Any]:
+    """Keep what chat templates read; tool-call arguments as objects, not JSON text."""
+    out: dict[str, Any] = {"role": message["role"], "content": message.get("content") or ""}
+    if message.get("name"):
+        out["name"] = message["name"]
+    if message.get("tool_calls"):
+        calls = []
+        for tc in message["tool_calls"]:
+            fn = dict(tc.get("function", tc))
+            args = fn.get("arguments")
+            if isinstance(args, str):
+                with contextlib.suppress(json.JSONDecodeError):
+                    fn["arguments"] = json.loads(args)
+            calls.append({"type": "function", "function": fn})
+        out["tool_calls"] = calls
+    return out
+
+
+def _chatml(message: Mapping[str, Any]) -> str:
+    return f"<|im_start|>{message['role']}\n{message.get('content') or ''}<|im_end|>\n"
+
+
+def _chatml_after(messages: Sequence[Mapping[str, Any]], *, done: bool) -> str:
+    text = "<|im_end|>\n"
+    if done:
+        return text
+    i = 0
+    while i < len(messages):
+        if messages[i]["role"] == "tool":
+            blocks = []
+            while i < len(messages) and messages[i]["role"] == "tool":
+                blocks.append(f"\n<tool_response>\n{messages[i]['content']}\n</tool_response>")
+                i += 1
+            text += "<|im_start|>user" + "".join(blocks) + "<|im_end|>\n"
+        else:
+            text += _chatml(messages[i])
+            i += 1
+    return text + "<|im_start|>assistant\n"
