@@ -28,6 +28,31 @@ DEFAULT_INSTRUCTIONS = (
 Action = str | Sequence[Mapping[str, Any]]
 
 
+def episode_instructions(
+    task: Task, registry: Registry | None = None, instructions: str | None = None
+) -> str:
+    """The system-prompt text of an episode, without the tools.
+
+    The env's formatter appends the offered tools to it; clients that pass
+    tools natively (an OpenAI-compatible endpoint, a chat template's
+    ``tools=``) use it as the system message as is.
+
+    Args:
+        task: The task being played.
+        registry: Where its servers are looked up (the process-wide one by default).
+        instructions: Replaces :data:`DEFAULT_INSTRUCTIONS`.
+    """
+    registry = registry or get_registry()
+    parts = [instructions or DEFAULT_INSTRUCTIONS]
+    for name in task.servers:
+        extra = registry.get_server(name).instructions
+        if extra:
+            parts.append(extra)
+    if task.system:
+        parts.append(task.system)
+    return "\n\n".join(parts)
+
+
 class ProveEnv(gym.Env[str, Action]):
     """A multi-turn tool-use episode against one live, isolated server state.
 
@@ -56,7 +81,8 @@ class ProveEnv(gym.Env[str, Action]):
     user turn. After a message with calls: the tool results. After a message
     without calls: the next user turn, or ``""`` at the end. ``info`` carries
     the same content as structured OpenAI-style ``messages``, the offered
-    ``tools``, and per-call ``call_results``.
+    ``tools``, per-call ``call_results``, and after ``reset`` the
+    ``instructions`` without the tools (for clients that pass tools natively).
 
     ## Rewards
 
@@ -171,7 +197,8 @@ class ProveEnv(gym.Env[str, Action]):
         self._done = False
 
         tools = self.workspace.openai_tools()
-        system = self.formatter.system_prompt(tools, self._instructions(task))
+        instructions = self._instructions(task)
+        system = self.formatter.system_prompt(tools, instructions)
         first = task.turns[0].user
         self.messages = [
             {"role": "system", "content": system},
@@ -181,6 +208,7 @@ class ProveEnv(gym.Env[str, Action]):
             "task_id": task.id,
             "turn": 0,
             "tools": tools,
+            "instructions": instructions,
             "messages": [dict(m) for m in self.messages],
             "call_results": [],
             "reward_breakdown": None,
@@ -188,14 +216,7 @@ class ProveEnv(gym.Env[str, Action]):
         return f"{system}\n\n{first}", info
 
     def _instructions(self, task: Task) -> str:
-        parts = [self.instructions or DEFAULT_INSTRUCTIONS]
-        for name in task.servers:
-            extra = self.registry.get_server(name).instructions
-            if extra:
-                parts.append(extra)
-        if task.system:
-            parts.append(task.system)
-        return "\n\n".join(parts)
+        return episode_instructions(task, self.registry, self.instructions)
 
     def _choose_task(self, options: Mapping[str, Any]) -> Task:
         if options.get("task") is not None:
