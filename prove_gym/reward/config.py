@@ -33,6 +33,13 @@ class RewardConfig:
             rollout from dominating a GRPO group: the floor is reached at
             ``n_calls = B·(1 + 1/alpha)`` (3B by default). ``None`` removes it.
         abstain_reward: Total for a task with no gold calls answered without a call (paper: 1.0).
+        credit_within_budget: Only the first B calls earn validity and tool-name credit
+            (later ones still count in the averages' denominators and for
+            efficiency). Off by default (the paper averages over every call),
+            which lets padding pay: after an invalid call, appending cheap valid
+            calls of a gold tool raises the averaged R_val and R_name by more than
+            R_eff takes away. On, a call past the budget can never raise R_val,
+            R_name or R_eff.
         normalise: Map the total affinely to [0, 1]: ``(raw - lo) / (hi - lo)`` with
             ``hi`` the maximum above and ``lo = w_eff·floor - w_clarify`` (floor -1
             when ``eff_floor`` is None, then clipped); tasks without gold calls
@@ -50,6 +57,7 @@ class RewardConfig:
     beta: float = 0.5
     eff_floor: float | None = -1.0
     abstain_reward: float = 1.0
+    credit_within_budget: bool = False
     normalise: bool = False
 
     def __post_init__(self) -> None:

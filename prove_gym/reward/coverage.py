@@ -4,7 +4,8 @@
 
 - ``m(g) = 1`` when step g is *matched*: a model call with the same tool name
   whose arguments include all of g's argument keys (values are not checked
-  here; that is R_arg's job);
+  here; that is R_arg's job). Arguments that are not an object (a list, a
+  string) match nothing; missing arguments (``None``) are an empty object;
 - ``o(g) = ∏_{(j,g) ∈ E} 1[µ(j) < µ(g)]``: every prerequisite j of g was matched
   by a call at an earlier position (µ is the matched call's index in the whole
   conversation; positions are global across turns). A prerequisite only has
@@ -27,7 +28,7 @@ trajectories) the search keeps the best ``MAX_STATES`` states, a beam.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 
 from prove_gym.registry import Registry
@@ -70,7 +71,12 @@ def align_prepared(prepared: PreparedTask, calls: Sequence[CallRecord]) -> Align
         if indices is None or call.turn in skip_turns:
             continue
         args = call.arguments
-        keys = args.keys() if isinstance(args, dict) else frozenset()
+        if isinstance(args, Mapping):
+            keys: Set[str] = args.keys()
+        elif args is None:  # no arguments given: an empty object, as sessions read it
+            keys = frozenset()
+        else:  # not an object at all: matches nothing
+            continue
         fits = tuple(j for j in indices if steps[j].keys <= keys)
         if fits:
             candidates.append((i, fits))

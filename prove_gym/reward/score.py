@@ -149,14 +149,21 @@ def score(
     matched = {steps[j].id: i for j, i in alignment.matched.items()}
     counted = tuple(steps[j].id for j in sorted(alignment.counted))
 
+    b = budget(n_gold, cfg.beta)
     if n_gold:
+        if cfg.credit_within_budget and n_calls > b:
+            val = sum(levels[:b]) / (3 * n_calls)
+            name = name_share(records[:b], prepared.gold_names) * b / n_calls
+        else:
+            val = validity_from_levels(list(levels))
+            name = name_share(records, prepared.gold_names)
         components: dict[str, float | None] = {
-            "validity": validity_from_levels(list(levels)),
+            "validity": val,
             "coverage": coverage_from(prepared, alignment),
             "efficiency": efficiency_penalty(
                 n_calls, n_gold, alpha=cfg.alpha, beta=cfg.beta, floor=cfg.eff_floor
             ),
-            "tool_name": name_share(records, prepared.gold_names),
+            "tool_name": name,
             "arguments": arguments_from(alignment),
             "abstention": None,
             "clarification": clar,
@@ -192,7 +199,7 @@ def score(
         components={k: None if v is None else _tidy(v) for k, v in components.items()},
         weights=cfg.weights,
         max_total=_tidy(max_total),
-        budget=budget(n_gold, cfg.beta),
+        budget=b,
         n_calls=n_calls,
         n_gold=n_gold,
         matched=matched,
