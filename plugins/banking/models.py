@@ -116,7 +116,7 @@ class Transaction(Base):
 
     __tablename__ = "transactions"
     id: Mapped[str] = mapped_column(String(16), primary_key=True)
-    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id"))
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id"), index=True)
     posted_at: Mapped[dt.datetime] = mapped_column(DateTime)
     kind: Mapped[str] = mapped_column(String(20))
     description: Mapped[str] = mapped_column(String(140))

@@ -587,12 +587,12 @@ def get_statement(ctx: ToolContext, account_id: AccountId, month: str) -> dict:
     nxt = (first + dt.timedelta(days=32)).replace(day=1)
     lo = dt.datetime.combine(first, dt.time())
     hi = dt.datetime.combine(nxt, dt.time())
-    before = ctx.db.scalar(
-        select(func.coalesce(func.sum(Transaction.amount), 0)).where(
+    before = ctx.db.scalar(  # sum() keeps the Money type: a Decimal, or None for no rows
+        select(func.sum(Transaction.amount)).where(
             Transaction.account_id == acc.id, Transaction.posted_at < lo
         )
     )
-    opening = acc.opening_balance + Decimal(int(before)).scaleb(-2)
+    opening = acc.opening_balance + (before or Decimal("0.00"))
     rows = list(
         ctx.db.scalars(
             select(Transaction)
