@@ -530,9 +530,7 @@ def list_transactions(
     if first:
         stmt = stmt.where(Transaction.posted_at >= dt.datetime.combine(first, dt.time()))
     if last:
-        stmt = stmt.where(
-            Transaction.posted_at < dt.datetime.combine(last + dt.timedelta(days=1), dt.time())
-        )
+        stmt = stmt.where(Transaction.posted_at <= dt.datetime.combine(last, dt.time.max))
     if kind is not None:
         stmt = stmt.where(Transaction.kind == kind)
     if query and query.strip():
@@ -576,8 +574,8 @@ def get_statement(ctx: ToolContext, account_id: AccountId, month: str) -> dict:
     history_start = (ctx.now - dt.timedelta(days=HISTORY_DAYS)).date()
     if first > today:
         raise PreconditionFailed(
-            f"{month} is in the future; today is {today.isoformat()}. Ask for this or an "
-            "earlier month."
+            f"{month} is in the future; today is {today.isoformat()}. Ask for the current "
+            f"month ({today.strftime('%Y-%m')}) or an earlier one."
         )
     if first < history_start.replace(day=1):
         raise PreconditionFailed(
@@ -773,6 +771,7 @@ def list_beneficiaries(ctx: ToolContext, customer_id: CustomerId) -> list[dict]:
 
 @server.tool(
     writes=True,
+    idempotent=True,
     returns="beneficiary",
     phrasings=[
         "Add {name} with account number {account_number} as a payee for {customer_id}",
@@ -961,6 +960,7 @@ def list_scheduled_payments(
 
 @server.tool(
     writes=True,
+    idempotent=True,
     returns=("scheduled_payment", "account", "beneficiary"),
     phrasings=[
         "Schedule a {frequency} payment of {amount} from {from_account_id} to {beneficiary_id} "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import random
 from collections import defaultdict
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
@@ -14,9 +15,10 @@ from gymnasium.utils.env_checker import check_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from pydantic import TypeAdapter
 
 import prove_gym
-from prove_gym import ErrorKind, Session
+from prove_gym import ErrorKind, Session, ToolContext
 from prove_gym.policies import OraclePolicy
 from prove_gym.server import canonical_state_hash
 
@@ -399,6 +401,9 @@ scalars = st.one_of(
             *FUZZ_TOKENS,
             "2026-03-03",
             "2026-13-45",
+            "9999-12-31",
+            "0001-01-01",
+            "9999-12",
             "2025-12",
             "USD",
             "EUR",
@@ -728,6 +733,22 @@ def test_entity_sources_list_entities_that_exist(bank: Session) -> None:
             "authenticate", {"customer_id": record["customer_id"], "passcode": record["passcode"]}
         )
         assert got.content["auth_token"] == record["auth_token"]
+
+
+def test_example_values_fit_their_parameters(bank: Session) -> None:
+    ctx = ToolContext(db=bank.db, now=bank.now, seed=bank.seed, server=BANKING)
+    rng = random.Random(0)
+    for tool in BANKING.visible_tools():
+        fields = tool.args_model.model_fields
+        for name, source in tool.examples.items():
+            drawn = [source(ctx, rng) for _ in range(5)] if callable(source) else list(source)
+            for value in drawn:
+                TypeAdapter(fields[name].annotation).validate_python(value)
+        free = [p.name for p in tool.params if p.required and p.entity is None]
+        literal = {n for n in free if "enum" in tool.input_schema()["properties"][n]}
+        assert set(free) - literal <= set(tool.examples), tool.name
+    passcodes = {c for (c,) in rows(bank, "SELECT passcode FROM customers")}
+    assert BANKING.tools["authenticate"].examples["passcode"](ctx, rng) in passcodes
 
 
 # ------------------------------------------------------------ tasks and env
