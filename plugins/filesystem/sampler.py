@@ -302,7 +302,7 @@ def _go_module(rng: random.Random, package: str, noun: str) -> str:
 def _log(ctx: SampleContext, project: str, n: int, errors_only: bool = False) -> str:
     rng = ctx.rng
     t = ctx.now - dt.timedelta(days=rng.randint(1, 20), hours=rng.randint(0, 23))
-    out = [f"{t:%Y-%m-%d %H:%M:%S},000 INFO  [main] Starting {project} v1.{rng.randint(0, 9)}.0"]
+    out = [f"{t:%Y-%m-%d %H:%M:%S},000 INFO    [main] Starting {project} v1.{rng.randint(0, 9)}.0"]
     pool = [x for x in LOG_LINES if x[0] == "ERROR"] if errors_only else LOG_LINES
     for _ in range(n):
         t += dt.timedelta(seconds=rng.randint(1, 900), milliseconds=rng.randint(0, 999))
@@ -314,7 +314,7 @@ def _log(ctx: SampleContext, project: str, n: int, errors_only: bool = False) ->
             sec=round(rng.uniform(0.1, 9.9), 1),
             r=rng.randint(1, 5),
         )
-        out.append(f"{t:%Y-%m-%d %H:%M:%S},{t.microsecond // 1000:03d} {level:<7}[{source}] {msg}")
+        out.append(f"{t:%Y-%m-%d %H:%M:%S},{t.microsecond // 1000:03d} {level:<8}[{source}] {msg}")
     return "\n".join(out) + "\n"
 
 

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, insert, select, update
 
 from prove_gym.server import (
     Conflict,
@@ -70,13 +70,49 @@ class Loc:
     """A resolved path: the node if it exists, else the existing parent and the new name."""
 
     path: str
-    parent: Node | None
+    parent: Entry | None
     name: str
     node: Node | None
     slash: bool
 
 
-def _perms(node: Node) -> str:
+@dataclass(slots=True)
+class Entry:
+    """A read-only snapshot of one node, for listings and walks (much cheaper than ORM rows)."""
+
+    id: str
+    parent_id: str | None
+    name: str
+    kind: str
+    owner: str
+    mode: int
+    size: int
+    modified: dt.datetime
+    content: str | None = None
+
+    @property
+    def is_dir(self) -> bool:
+        return self.kind == "dir"
+
+
+AnyNode = Node | Entry
+_COLUMNS = (
+    Node.id,
+    Node.parent_id,
+    Node.name,
+    Node.kind,
+    Node.owner,
+    Node.mode,
+    Node.size,
+    Node.modified,
+)
+
+
+def _sort_key(n: AnyNode) -> tuple[str, str]:
+    return (n.name.lower(), n.name)
+
+
+def _perms(node: AnyNode) -> str:
     bits = "".join(ch if node.mode & (1 << (8 - i)) else "-" for i, ch in enumerate("rwxrwxrwx"))
     return ("d" if node.is_dir else "-") + bits
 
@@ -118,88 +154,128 @@ class Fs:
             raise PreconditionFailed("The shell session is missing.")
         self.shell = shell
         self.user = shell.user
-        self._kids: dict[str | None, list[Node]] | None = None
+        self._rows: dict[str, Entry] | None = None
+        self._kids: dict[str | None, list[Entry]] = {}
+        self._paths: dict[str, str] = {}
+        self._with_content = False
+        self._names: dict[tuple[str | None, str], Entry] = {}
+        self._root_id = ""
 
     # ---------------------------------------------------------- structure
     def get(self, node_id: str) -> Node:
+        """The ORM row of a node, for changing it."""
         node = self.db.get(Node, node_id)
         assert node is not None
         return node
 
-    @property
-    def root(self) -> Node:
-        return self.db.scalars(select(Node).where(Node.parent_id.is_(None))).one()
+    def orm(self, node: AnyNode) -> Node:
+        return node if isinstance(node, Node) else self.get(node.id)
+
+    def entry(self, node_id: str) -> Entry:
+        self.load()
+        assert self._rows is not None
+        return self._rows[node_id]
 
     @property
-    def cwd(self) -> Node:
-        return self.get(self.shell.cwd_id)
+    def root(self) -> Entry:
+        self.load()
+        return self.entry(self._root_id)
 
     @property
-    def home(self) -> Node:
-        return self.get(self.shell.home_id)
+    def cwd(self) -> Entry:
+        return self.entry(self.shell.cwd_id)
 
-    def parent(self, node: Node) -> Node | None:
-        return self.get(node.parent_id) if node.parent_id is not None else None
+    @property
+    def home(self) -> Entry:
+        return self.entry(self.shell.home_id)
 
-    def path(self, node: Node) -> str:
-        parts: list[str] = []
-        current = node
-        while current.parent_id is not None:
-            parts.append(current.name)
-            current = self.get(current.parent_id)
-        return "/" + "/".join(reversed(parts))
+    def parent(self, node: AnyNode) -> Entry | None:
+        return self.entry(node.parent_id) if node.parent_id is not None else None
 
-    def _index(self) -> dict[str | None, list[Node]]:
-        if self._kids is None:
-            kids: dict[str | None, list[Node]] = {}
-            for node in self.db.scalars(select(Node)):
-                kids.setdefault(node.parent_id, []).append(node)
-            for group in kids.values():
-                group.sort(key=lambda n: (n.name.lower(), n.name))
-            self._kids = kids
-        return self._kids
+    def path(self, node: AnyNode) -> str:
+        self.load()
+        return self._row_path(node.id)
+
+    def _row_path(self, node_id: str) -> str:
+        found = self._paths.get(node_id)
+        if found is None:
+            assert self._rows is not None
+            row = self._rows[node_id]
+            if row.parent_id is None:
+                found = "/"
+            else:
+                found = self._row_path(row.parent_id).rstrip("/") + "/" + row.name
+            self._paths[node_id] = found
+        return found
+
+    def load(self, *, content: bool = False) -> None:
+        """Read the whole tree once (with file contents if asked) for walks and listings."""
+        if self._rows is not None and (self._with_content or not content):
+            return
+        columns = (*_COLUMNS, Node.content) if content else _COLUMNS
+        rows = [Entry(*r) for r in self.db.execute(select(*columns))]
+        self._rows = {r.id: r for r in rows}
+        self._names = {(r.parent_id, r.name): r for r in rows}
+        kids: dict[str | None, list[Entry]] = {}
+        for r in rows:
+            kids.setdefault(r.parent_id, []).append(r)
+            if r.parent_id is None:
+                self._root_id = r.id
+        for group in kids.values():
+            group.sort(key=_sort_key)
+        self._kids = kids
+        self._paths = {}
+        self._with_content = content
 
     def changed(self) -> None:
-        """Forget cached listings after a change to the tree."""
-        self._kids = None
+        """Forget the cached tree after a change to it."""
+        self._rows = None
+        self._kids = {}
+        self._paths = {}
         self.db.flush()
 
-    def children(self, node: Node) -> list[Node]:
-        return list(self._index().get(node.id, []))
+    def children(self, node: AnyNode) -> list[Entry]:
+        self.load()
+        return list(self._kids.get(node.id, []))
 
-    def child(self, parent: Node, name: str) -> Node | None:
-        return self.db.scalar(select(Node).where(Node.parent_id == parent.id, Node.name == name))
+    def child(self, parent: AnyNode, name: str) -> Entry | None:
+        self.load()
+        return self._names.get((parent.id, name))
 
     def walk(
-        self, top: Node, max_depth: int | None = None
-    ) -> tuple[list[tuple[Node, int]], list[str]]:
-        """Pre-order (node, depth) under ``top`` (itself at depth 0) and the unreadable dirs."""
-        out: list[tuple[Node, int]] = []
+        self, top: AnyNode, max_depth: int | None = None, *, content: bool = False
+    ) -> tuple[list[tuple[Entry, int]], list[str]]:
+        """Pre-order (entry, depth) under ``top`` (itself at depth 0) and the unreadable dirs."""
+        self.load(content=content)
+        assert self._rows is not None
+        out: list[tuple[Entry, int]] = []
         denied: list[str] = []
 
-        def visit(node: Node, depth: int) -> None:
+        def visit(node: Entry, depth: int) -> None:
             out.append((node, depth))
             if not node.is_dir or (max_depth is not None and depth >= max_depth):
                 return
             if not (self.can(node, "r") and self.can(node, "x")):
                 denied.append(self.path(node))
                 return
-            for kid in self.children(node):
+            for kid in self._kids.get(node.id, []):
                 visit(kid, depth + 1)
 
-        visit(top, 0)
+        visit(self._rows[top.id], 0)
         return out, denied
 
-    def subtree(self, top: Node) -> list[Node]:
+    def subtree(self, top: AnyNode, *, content: bool = False) -> list[Entry]:
         """Every node under ``top`` (itself first), ignoring permissions."""
-        out = [top]
+        self.load(content=content)
+        assert self._rows is not None
+        out = [self._rows[top.id]]
         for node in out:
             if node.is_dir:
-                out.extend(self.children(node))
+                out.extend(self._kids.get(node.id, []))
         return out
 
-    def is_inside(self, node: Node, ancestor: Node) -> bool:
-        current: Node | None = node
+    def is_inside(self, node: AnyNode, ancestor: AnyNode) -> bool:
+        current: AnyNode | None = node
         while current is not None:
             if current.id == ancestor.id:
                 return True
@@ -273,7 +349,7 @@ class Fs:
             parent, current = current, nxt
         if slash and not current.is_dir:
             raise PreconditionFailed(f"{cmd}: {full}/: Not a directory.")
-        return Loc(full, parent, current.name, current, slash)
+        return Loc(full, parent, current.name, self.orm(current), slash)
 
     def missing(self, cmd: str, full: str, parent: Node, name: str) -> NotFound:
         where = self.path(parent)
@@ -337,7 +413,7 @@ class Fs:
     # ------------------------------------------------------------ changes
     def add(
         self,
-        parent: Node,
+        parent: AnyNode,
         name: str,
         kind: str,
         *,
@@ -357,7 +433,7 @@ class Fs:
             modified=self.ctx.now,
         )
         self.db.add(node)
-        parent.modified = self.ctx.now
+        self.orm(parent).modified = self.ctx.now
         self.changed()
         return node
 
@@ -390,48 +466,50 @@ class Fs:
                 f"{self.path(cwd)}; cd somewhere outside it first."
             )
 
-    def remove(self, nodes: list[Node]) -> None:
-        """Delete nodes (a whole subtree, listed parents first) and references to them."""
+    def remove(self, nodes: list[AnyNode]) -> None:
+        """Delete nodes (whole subtrees) and the session's references to them."""
         ids = [n.id for n in nodes]
         if self.shell.oldpwd_id in ids:
             self.shell.oldpwd_id = None
         self.db.execute(delete(DirStackEntry).where(DirStackEntry.node_id.in_(ids)))
-        for node in reversed(nodes):
-            self.db.delete(node)
-        self.changed()
-
-    def copy_tree(self, source: Node, parent: Node, name: str) -> Node:
-        number = self.next_number()
-        pairs: list[tuple[Node, Node]] = []
-
-        def clone(src: Node, dest_parent: Node, dest_name: str) -> Node:
-            nonlocal number
-            node = Node(
-                id=f"n_{number:05d}",
-                parent_id=dest_parent.id,
-                name=dest_name,
-                kind=src.kind,
-                owner=self.user,
-                mode=src.mode,
-                size=src.size,
-                content=src.content,
-                modified=self.ctx.now,
+        self.db.flush()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            self.db.execute(
+                delete(Node).where(Node.id.in_(chunk)).execution_options(synchronize_session=False)
             )
-            number += 1
-            pairs.append((src, node))
-            return node
-
-        top = clone(source, parent, name)
-        queue = [(source, top)]
-        while queue:
-            src, dst = queue.pop(0)
-            if src.is_dir:
-                for kid in self.children(src):
-                    queue.append((kid, clone(kid, dst, kid.name)))
-        self.db.add_all([new for _, new in pairs])
-        parent.modified = self.ctx.now
+        for obj in list(self.db.identity_map.values()):
+            if isinstance(obj, Node) and obj.id in ids:
+                self.db.expunge(obj)
         self.changed()
-        return top
+
+    def copy_tree(self, source: AnyNode, parent: AnyNode, name: str) -> int:
+        """Copy ``source`` (and everything under it) as ``parent/name``; returns the count."""
+        entries = self.subtree(source, content=True)
+        number = self.next_number()
+        new_ids: dict[str, str] = {}
+        rows = []
+        for e in entries:
+            new_ids[e.id] = f"n_{number:05d}"
+            number += 1
+            top = e.id == source.id
+            rows.append(
+                {
+                    "id": new_ids[e.id],
+                    "parent_id": parent.id if top else new_ids[e.parent_id or ""],
+                    "name": name if top else e.name,
+                    "kind": e.kind,
+                    "owner": self.user,
+                    "mode": e.mode,
+                    "size": e.size,
+                    "content": e.content,
+                    "modified": self.ctx.now,
+                }
+            )
+        self.db.execute(insert(Node), rows)
+        self.orm(parent).modified = self.ctx.now
+        self.changed()
+        return len(rows)
 
 
 def check_name(cmd: str, name: str) -> None:
@@ -923,7 +1001,7 @@ def find_duplicates(ctx: ToolContext, path: DirArg = ".") -> dict:
     """
     fs = Fs(ctx)
     top, where = fs.directory(path, "find_duplicates")
-    nodes, denied = fs.walk(top)
+    nodes, denied = fs.walk(top, content=True)
     groups: dict[str, list[Node]] = {}
     for node, _ in nodes:
         if not node.is_dir and node.size > 0 and fs.can(node, "r"):
@@ -1157,7 +1235,7 @@ def grep(
             )
         if not (fs.can(node, "r") and fs.can(node, "x")):
             raise PermissionDenied(f"grep: {where}: Permission denied.")
-        nodes, denied = fs.walk(node)
+        nodes, denied = fs.walk(node, content=True)
         errors += [f"grep: {d}: Permission denied" for d in denied]
         files = [n for n, _ in nodes if not n.is_dir]
     else:
@@ -1646,10 +1724,10 @@ def delete_lines(ctx: ToolContext, path: FileArg, start: int, end: int | None = 
 # ---- copying, moving, removing
 @dataclass(slots=True)
 class Target:
-    parent: Node
+    parent: AnyNode
     name: str
     path: str
-    existing: Node | None
+    existing: AnyNode | None
 
 
 def _target(fs: Fs, cmd: str, source: Node, src_path: str, destination: str) -> Target:
@@ -1744,12 +1822,11 @@ def cp(
         if no_clobber:
             raise Conflict(f"cp: not overwriting '{t.path}' (no_clobber=true); nothing was copied.")
         fs.need_writable_file("cp", t.existing, t.path)
-        fs.set_content("cp", t.existing, t.path, src.content)
+        fs.set_content("cp", fs.orm(t.existing), t.path, src.content)
         fs.db.flush()
         return {"source": src_path, "destination": t.path, "copied": 1, "overwritten": True}
     fs.need_writable_dir("cp", "create", t.path, t.parent)
-    count = len(fs.subtree(src))
-    fs.copy_tree(src, t.parent, t.name)
+    count = fs.copy_tree(src, t.parent, t.name)
     return {"source": src_path, "destination": t.path, "copied": count, "overwritten": False}
 
 
@@ -1759,7 +1836,7 @@ def _need_removable(fs: Fs, cmd: str, node: Node, path: str) -> Node:
     parent = fs.parent(node)
     assert parent is not None
     fs.need_writable_dir(cmd, "move" if cmd == "mv" else "remove", path, parent)
-    return parent
+    return fs.orm(parent)
 
 
 def _move(fs: Fs, cmd: str, node: Node, path: str, t: Target) -> None:
@@ -1776,7 +1853,7 @@ def _move(fs: Fs, cmd: str, node: Node, path: str, t: Target) -> None:
     node.parent_id = t.parent.id
     node.name = t.name
     old_parent.modified = fs.ctx.now
-    t.parent.modified = fs.ctx.now
+    fs.orm(t.parent).modified = fs.ctx.now
     fs.changed()
 
 
@@ -1902,11 +1979,8 @@ def move_matching(ctx: ToolContext, pattern: str, destination: DirArg, path: Dir
             )
     fs.need_writable_dir("mv", "move", src_where, src_dir)
     fs.need_writable_dir("mv", "move", dest_where, dest)
-    moved = []
-    for k in picked:
-        old = fs.path(k)
-        k.parent_id = dest.id
-        moved.append({"from": old, "to": dest_where.rstrip("/") + "/" + k.name})
+    moved = [{"from": fs.path(k), "to": dest_where.rstrip("/") + "/" + k.name} for k in picked]
+    fs.db.execute(update(Node).where(Node.id.in_([k.id for k in picked])).values(parent_id=dest.id))
     src_dir.modified = dest.modified = ctx.now
     fs.changed()
     return {"count": len(moved), "moved": moved}
@@ -1962,7 +2036,7 @@ def rm(ctx: ToolContext, path: PathArg, recursive: bool = False, force: bool = F
     paths = [fs.path(n) for n in nodes]
     parent = fs.parent(node)
     assert parent is not None
-    parent.modified = ctx.now
+    fs.orm(parent).modified = ctx.now
     fs.remove(nodes)
     result: dict = {"removed": paths[:50], "count": len(paths)}
     if len(paths) > 50:
@@ -2069,18 +2143,21 @@ def chmod(ctx: ToolContext, path: PathArg, mode: str, recursive: bool = False) -
                 f"chmod: changing permissions of '{fs.path(n)}': Operation not permitted (it "
                 f"belongs to {n.owner}); nothing was changed."
             )
-    changed = 0
+    final = parse_mode(mode, node.mode)
+    changes: dict[int, list[str]] = {}
     for n in nodes:
         new = parse_mode(mode, n.mode)
         if new != n.mode:
-            n.mode = new
-            changed += 1
-    fs.db.flush()
+            changes.setdefault(new, []).append(n.id)
+    for new, ids in sorted(changes.items()):
+        fs.db.execute(update(Node).where(Node.id.in_(ids)).values(mode=new))
+    fs.changed()
+    kind = "d" if node.is_dir else "-"
     return {
         "path": where,
-        "mode": f"0{node.mode:03o}",
-        "permissions": _perms(node),
-        "changed": changed,
+        "mode": f"0{final:03o}",
+        "permissions": kind + _perms(Entry("", None, "", "file", "", final, 0, ctx.now))[1:],
+        "changed": sum(len(ids) for ids in changes.values()),
     }
 
 
@@ -2089,9 +2166,9 @@ def chmod(ctx: ToolContext, path: PathArg, mode: str, recursive: bool = False) -
 _WORD = re.compile(r"[A-Za-z][A-Za-z_]{4,}")
 
 
-def _visible(ctx: ToolContext) -> tuple[Fs, list[Node]]:
+def _visible(ctx: ToolContext, *, content: bool = False) -> tuple[Fs, list[Entry]]:
     fs = Fs(ctx)
-    nodes, _ = fs.walk(fs.root)
+    nodes, _ = fs.walk(fs.root, content=content)
     return fs, [n for n, _ in nodes if n.parent_id is not None]
 
 
@@ -2113,7 +2190,7 @@ def _paths(ctx: ToolContext) -> list[dict]:
 @server.entity("file", key="path")
 def _files(ctx: ToolContext) -> list[dict]:
     """Readable files with content; "pattern"/"find" hold a word that occurs in the file."""
-    fs, nodes = _visible(ctx)
+    fs, nodes = _visible(ctx, content=True)
     out = []
     for n in nodes:
         if n.is_dir or n.size == 0 or not fs.can(n, "r"):
