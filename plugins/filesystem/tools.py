@@ -363,6 +363,11 @@ class Fs:
             if close
             else f"{where} has no entry {name!r}; run ls {where} to see what is there."
         )
+        if "*" in name or "?" in name:
+            hint = (
+                f"patterns such as {name!r} are not expanded in paths; use find with "
+                f"name={name!r}, or move_matching to move matching entries"
+            )
         if cmd in ("cd", "pushd"):
             return NotFound(f"{cmd}: no such file or directory: {full} ({hint})")
         return NotFound(f"{cmd}: {full}: No such file or directory ({hint})")
@@ -1216,8 +1221,10 @@ def grep(
         ignore_case: Match regardless of case (like grep -i).
         fixed: Treat the pattern as plain text, not a regular expression (like grep -F).
     """
-    if not pattern:
-        raise InvalidArgument("grep: empty pattern; give text to look for, such as 'TODO'.")
+    if not pattern or len(pattern) > 200:
+        raise InvalidArgument(
+            "grep: the pattern must be 1 to 200 characters; give text to look for, such as 'TODO'."
+        )
     try:
         regex = re.compile(re.escape(pattern) if fixed else pattern, re.I if ignore_case else 0)
     except re.error as exc:
@@ -1433,6 +1440,7 @@ def checksum(
 # ---- creating and editing
 @server.tool(
     writes=True,
+    idempotent=True,
     returns="directory",
     phrasings=["Create a folder {path}", "mkdir {path}", "Make a new directory called {path}"],
     examples={"path": _new_dir},
@@ -1617,6 +1625,7 @@ def _editable(fs: Fs, raw: str, cmd: str) -> tuple[Node, str]:
 
 @server.tool(
     writes=True,
+    destructive=True,
     returns="file",
     phrasings=[
         "Replace '{find}' with '{replace}' in {path}",
@@ -1777,6 +1786,7 @@ def _target(fs: Fs, cmd: str, source: Node, src_path: str, destination: str) -> 
 
 @server.tool(
     writes=True,
+    idempotent=True,
     destructive=True,
     returns="path",
     phrasings=["Copy {source} to {destination}", "Make a copy of {source} in {destination}"],
@@ -1859,6 +1869,7 @@ def _move(fs: Fs, cmd: str, node: Node, path: str, t: Target) -> None:
 
 @server.tool(
     writes=True,
+    idempotent=True,
     destructive=True,
     returns="path",
     phrasings=[
@@ -1888,6 +1899,7 @@ def mv(ctx: ToolContext, source: PathArg, destination: DirArg) -> dict:
 
 @server.tool(
     writes=True,
+    idempotent=True,
     returns="path",
     phrasings=["Rename {path} to {new_name}", "Call {path} {new_name} instead"],
     examples={"new_name": ["final-report.txt", "old-notes.md", "archive-2025", "draft-v2.md"]},
@@ -1925,6 +1937,7 @@ def rename(ctx: ToolContext, path: PathArg, new_name: str) -> dict:
 
 @server.tool(
     writes=True,
+    idempotent=True,
     returns="path",
     phrasings=[
         "Move all {pattern} files from {path} to {destination}",
@@ -2046,6 +2059,7 @@ def rm(ctx: ToolContext, path: PathArg, recursive: bool = False, force: bool = F
 
 @server.tool(
     writes=True,
+    idempotent=True,
     destructive=True,
     returns="directory",
     phrasings=["Remove the empty folder {path}", "rmdir {path}"],

@@ -3,6 +3,7 @@ path resolution, permissions, and its hand-written tasks."""
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from typing import Any
 
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import prove_gym
-from prove_gym import ErrorKind, Session
+from prove_gym import ErrorKind, Session, ToolContext
 from prove_gym.policies import OraclePolicy
 
 FS = prove_gym.get_server("filesystem")
@@ -268,6 +269,30 @@ def test_the_filesystem_has_40_tools_and_a_complete_contract() -> None:
     assert FS.problems() == []
     for tool in FS.visible_tools():
         assert len(tool.phrasings) >= 2, tool.name
+        for p in tool.params:
+            free_form = p.entity is None and p.annotation in (str, int)
+            assert not (p.required and free_form) or p.name in tool.examples, (tool.name, p.name)
+
+
+def test_example_values_and_entity_records_ground_calls_that_succeed() -> None:
+    session = FS.session(seed=5)
+    rng = random.Random(0)
+    ctx = ToolContext(db=session.db, now=session.now, seed=session.seed, server=FS)
+    for tool, param in [("mkdir", "path"), ("touch", "path"), ("write_file", "path")]:
+        for _ in range(3):
+            value = FS.tools[tool].examples[param](ctx, rng)
+            session.db.rollback()
+            args = {param: value, "content": "hello"} if tool == "write_file" else {param: value}
+            result = session.call(tool, args)
+            assert result.ok or result.error_kind == ErrorKind.CONFLICT, result.message
+    for record in session.list_entities("file")[:40]:
+        assert session.call("cat", {"path": record["path"]}).ok
+        hit = session.call(
+            "grep", {"pattern": record["pattern"], "path": record["path"], "fixed": True}
+        )
+        assert hit.content["count"] >= 1
+    for record in session.list_entities("directory"):
+        assert session.call("ls", {"path": record["path"]}).ok
 
 
 @pytest.mark.parametrize("tool", TOOLS)
