@@ -165,6 +165,26 @@ async def bench_http(n: int, rounds: int, offload: bool) -> dict[str, list[float
             proc.kill()
 
 
+def direct_micros(n: int, rounds: int) -> dict[str, float]:
+    """Microseconds per ``Session.call`` with no MCP at all (best block), per tool."""
+    calendar = prove_gym.get_server("calendar").session(SEED)
+    echo_session = echo_server.session(SEED)
+    calls = {"echo": lambda: echo_session.call("echo", ECHO_ARGS)}
+    calls.update({t: (lambda t=t, a=a: calendar.call(t, a)) for t, a in READ_TOOLS.items()})
+    best: dict[str, float] = {}
+    for name, call in calls.items():
+        for _ in range(n // 10):
+            call()
+        times = []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            for _ in range(n):
+                call()
+            times.append((time.perf_counter() - start) / n)
+        best[name] = min(times) * 1e6
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls (a smoke run)")
@@ -180,11 +200,14 @@ def main() -> None:
         ("http", bench_http, False),
         ("http, offload", bench_http, True),
     ]
+    tools = ["echo", *READ_TOOLS]
+    direct = direct_micros(n, rounds)
     print(f"calls/s, best of {rounds} blocks of {n} calls (median in brackets); seed {SEED}")
     header = f"{'transport':<22}{'echo':>16}"
     for tool in READ_TOOLS:
         header += f"{tool:>20}{'ratio':>8}"
     print(header)
+    overheads: list[tuple[str, dict[str, float]]] = []
     for label, bench, offload in runs:
         rates = anyio.run(bench, n, rounds, offload)
         echo_best = max(rates["echo"])
@@ -192,7 +215,14 @@ def main() -> None:
         for tool in READ_TOOLS:
             row += f"{_fmt(rates[tool]):>20}{max(rates[tool]) / echo_best:>8.0%}"
         print(row, flush=True)
+        overheads.append((label, {t: 1e6 / max(rates[t]) - direct[t] for t in tools}))
     print("ratio = read tool's best rate / echo's best rate on the same transport (target >= 70%)")
+    print()
+    print("microseconds per call: Session.call alone, and what MCP serving adds on top")
+    print(f"{'':<22}" + "".join(f"{t:>16}" for t in tools))
+    print(f"{'Session.call alone':<22}" + "".join(f"{direct[t]:>16,.0f}" for t in tools))
+    for label, extra in overheads:
+        print(f"{'+ ' + label:<22}" + "".join(f"{extra[t]:>16,.0f}" for t in tools))
 
 
 def _fmt(rates: list[float]) -> str:

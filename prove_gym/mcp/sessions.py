@@ -59,8 +59,8 @@ class SessionState:
         return any(s.closed for s in self.sessions.values())
 
     def call(self, server: str, tool: str, arguments: Any) -> ToolResult:
-        """Run one tool through :meth:`Session.call` (hidden tools allowed: the bridge
-        only routes names the client was told about or reserved helpers to here)."""
+        """Run one tool through :meth:`Session.call`. Hidden tools are allowed: over
+        MCP they are left out of ``tools/list`` but callable by name."""
         self.calls += 1
         self.last_used = time.monotonic()
         return self.sessions[server].call(tool, arguments, allow_hidden=True)

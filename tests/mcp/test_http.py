@@ -213,3 +213,16 @@ async def test_several_servers_are_mounted_under_their_names(
     assert note_tools == ["add_note", "get_note"]
     assert added.structured_content["note_id"] == "note_4"
     assert store.active == 0
+
+
+async def test_http_clients_are_steered_to_the_stateful_handshake_era(calendar_http) -> None:
+    url = calendar_http.url("/calendar/mcp")
+    with anyio.fail_after(30):
+        async with Client(url) as auto:
+            negotiated = auto.protocol_version
+            assert not (await auto.call_tool("list_calendars", {})).is_error
+        async with Client(url, mode="2026-07-28") as stateless:
+            with pytest.raises(MCPError, match="no Mcp-Session-Id") as refused:
+                await stateless.call_tool("list_calendars", {})
+    assert negotiated == "2025-11-25"
+    assert refused.value.code == -32600
