@@ -22,7 +22,7 @@ Turns of kind ``normal`` without gold steps (a "thanks") are not judged.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from prove_gym.reward.common import NO_CALL_KINDS, Calls, as_records
 from prove_gym.task import Task
@@ -48,7 +48,7 @@ def no_call_turns(task: Task) -> list[int]:
     return [i for i, t in enumerate(task.turns) if t.kind in NO_CALL_KINDS]
 
 
-def clarification_penalty(turns: Sequence[int], calls: Sequence[CallRecord]) -> float:
+def clarification_penalty(turns: Collection[int], calls: Sequence[CallRecord]) -> float:
     """``-(share of the no-call turns in which a call was made)``; 0.0 when there are none."""
     if not turns:
         return 0.0

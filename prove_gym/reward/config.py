@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ class RewardConfig:
         if self.eff_floor is not None and self.eff_floor > 0:
             raise ValueError(f"RewardConfig.eff_floor must be <= 0 or None, got {self.eff_floor}")
 
-    @property
+    @cached_property
     def weights(self) -> dict[str, float]:
         """Weights by component name, as they appear in a breakdown."""
         return {
@@ -82,12 +83,12 @@ class RewardConfig:
             "clarification": self.w_clarify,
         }
 
-    @property
+    @cached_property
     def max_raw(self) -> float:
         """The highest raw total of a task with gold calls (1.3 with the paper's weights)."""
         return self.w_val + self.w_cov + self.w_name + self.w_arg + self.w_state
 
-    @property
+    @cached_property
     def min_raw(self) -> float:
         """The lowest raw total of a task with gold calls, used by ``normalise``."""
         floor = -1.0 if self.eff_floor is None else self.eff_floor

@@ -71,7 +71,7 @@ def align_prepared(prepared: PreparedTask, calls: Sequence[CallRecord]) -> Align
         if indices is None or call.turn in skip_turns:
             continue
         args = call.arguments
-        if isinstance(args, Mapping):
+        if type(args) is dict or isinstance(args, Mapping):
             keys: Set[str] = args.keys()
         elif args is None:  # no arguments given: an empty object, as sessions read it
             keys = frozenset()

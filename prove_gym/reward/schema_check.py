@@ -75,9 +75,8 @@ def _compile(schema: Any, root: Mapping[str, Any], depth: int) -> Check:
         kinds = [kind] if isinstance(kind, str) else list(kind)
         if "default" in schema and schema["default"] is None:
             kinds.append("null")
-        preds = [_TYPE_CHECKS[k] for k in kinds if k in _TYPE_CHECKS]
-        if len(preds) == len(kinds):  # unknown type names are not ours to judge
-            checks.append(preds[0] if len(preds) == 1 else _any_of(preds))
+        if all(k in _TYPE_CHECKS for k in kinds):  # unknown type names are not ours to judge
+            checks.append(_type_check(kinds))
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         if isinstance(options, list) and options:
@@ -100,7 +99,26 @@ def _compile(schema: Any, root: Mapping[str, Any], depth: int) -> Check:
 
 
 def _any_of(preds: list[Check]) -> Check:
+    if len(preds) == 1:
+        return preds[0]
     return lambda v: any(p(v) for p in preds)
+
+
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "boolean": (bool,),
+    "array": (list, tuple),
+    "object": (dict, Mapping),
+    "null": (type(None),),
+}
+
+
+def _type_check(kinds: list[str]) -> Check:
+    """One predicate for a ``type`` (list): a single ``isinstance`` unless numbers are involved."""
+    if all(k in _PY_TYPES for k in kinds):
+        types = tuple(t for k in kinds for t in _PY_TYPES[k])
+        return lambda v: isinstance(v, types)
+    return _any_of([_TYPE_CHECKS[k] for k in kinds])
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +173,7 @@ class ObjectCheck:
         """
         if arguments is None:
             arguments = {}
-        elif not isinstance(arguments, Mapping):
+        elif type(arguments) is not dict and not isinstance(arguments, Mapping):
             return False
         for key in self.required:
             if key not in arguments:

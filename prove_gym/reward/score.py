@@ -6,14 +6,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from prove_gym.registry import Registry
+from prove_gym.registry import Registry, get_registry
 from prove_gym.reward.abstention import clarification_penalty
 from prove_gym.reward.arguments import arguments_from
 from prove_gym.reward.common import Calls, as_records, prepare
 from prove_gym.reward.config import RewardConfig
 from prove_gym.reward.coverage import align_prepared, coverage_from
 from prove_gym.reward.efficiency import budget, efficiency_penalty
-from prove_gym.reward.state import gold_state_hash, replay_state_hash
+from prove_gym.reward.state import prepared_gold_hash, replay_state_hash
 from prove_gym.reward.tool_name import name_share
 from prove_gym.reward.validity import call_level, validity_from_levels
 from prove_gym.task import Task
@@ -135,14 +135,15 @@ def score(
 
     levels = tuple(call_level(prepared, c) for c in records)
     alignment = align_prepared(prepared, records)
-    clar = clarification_penalty(sorted(prepared.no_call_turns), records)
+    no_call = prepared.no_call_turns
+    clar = clarification_penalty(no_call, records) if no_call else 0.0
 
     gold_hash: str | None = None
     state: float | None = None
     if final_state_hash is None and cfg.w_state > 0:
         final_state_hash = replay_state_hash(task, records, registry)
     if final_state_hash is not None:
-        gold_hash = gold_state_hash(task, registry)
+        gold_hash = prepared_gold_hash(prepared, registry or get_registry())
         state = 1.0 if final_state_hash == gold_hash else 0.0
 
     steps = prepared.steps
@@ -169,8 +170,15 @@ def score(
             "clarification": clar,
             "state": state,
         }
-        weights = cfg.weights
-        raw = sum(weights[k] * (components[k] or 0.0) for k in weights)
+        raw = (
+            cfg.w_val * val
+            + cfg.w_cov * components["coverage"]  # type: ignore[operator]
+            + cfg.w_eff * components["efficiency"]  # type: ignore[operator]
+            + cfg.w_name * name
+            + cfg.w_arg * components["arguments"]  # type: ignore[operator]
+            + cfg.w_clarify * clar
+            + (cfg.w_state * state if state is not None else 0.0)
+        )
         if cfg.normalise:
             lo, hi = cfg.min_raw, cfg.max_raw
             total = min(1.0, max(0.0, (raw - lo) / (hi - lo))) if hi > lo else 0.0
@@ -197,7 +205,7 @@ def score(
     return RewardBreakdown(
         total=_tidy(total),
         components={k: None if v is None else _tidy(v) for k, v in components.items()},
-        weights=cfg.weights,
+        weights=dict(cfg.weights),
         max_total=_tidy(max_total),
         budget=b,
         n_calls=n_calls,

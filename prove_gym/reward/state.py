@@ -21,7 +21,7 @@ import weakref
 from collections.abc import Sequence
 
 from prove_gym.registry import Registry, get_registry
-from prove_gym.reward.common import Calls, as_records, prepare
+from prove_gym.reward.common import Calls, PreparedTask, as_records, prepare
 from prove_gym.task import Task
 from prove_gym.workspace import CallRecord, Workspace, gold_replay
 
@@ -46,8 +46,15 @@ def gold_state_hash(task: Task, registry: Registry | None = None) -> str:
     """The state hash after the gold calls: ``task.final_state_hash``, or a cached replay."""
     if task.final_state_hash:
         return task.final_state_hash
-    registry = registry or get_registry()
-    memo = prepare(task, registry).memo
+    return prepared_gold_hash(prepare(task, registry), registry or get_registry())
+
+
+def prepared_gold_hash(prepared: PreparedTask, registry: Registry) -> str:
+    """:func:`gold_state_hash` for a prepared task (remembered on it)."""
+    task = prepared.task
+    if task.final_state_hash:
+        return task.final_state_hash
+    memo = prepared.memo
     if "gold_state_hash" not in memo:
         memo["gold_state_hash"] = _replayed_hash(task, registry)
     return memo["gold_state_hash"]

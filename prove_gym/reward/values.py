@@ -130,7 +130,7 @@ def pair_score(
     """
     if not gold_arguments:
         return 1.0
-    if not isinstance(call_arguments, Mapping):
+    if type(call_arguments) is not dict and not isinstance(call_arguments, Mapping):
         return 0.0
     hits = 0
     for key, gold in gold_arguments.items():
