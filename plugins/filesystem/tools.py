@@ -1371,8 +1371,7 @@ def sort_lines(
 
     body = sorted(body, key=key, reverse=reverse)
     if unique:
-        seen: set[str] = set()
-        body = [x for x in body if not (x in seen or seen.add(x))]  # type: ignore[func-returns-value]
+        body = list(dict.fromkeys(body))
     return {"path": where, "lines": header + body}
 
 
