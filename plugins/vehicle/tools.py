@@ -609,6 +609,17 @@ def set_speed(ctx: ToolContext, speed_kph: int) -> dict:
                 )
             ],
         )
+    if speed_kph > v.speed_kph and v.energy_level <= 0:
+        _, what = _fuel(v)
+        _fail(
+            action,
+            [
+                (
+                    f"there is no {what} left to accelerate",
+                    "Stop, shift to park, turn the engine off and use refuel_or_charge first",
+                )
+            ],
+        )
     changed = speed_kph != v.speed_kph or v.cruise_active
     _disengage_cruise(v)
     v.speed_kph = speed_kph
@@ -949,8 +960,16 @@ def set_cruise_control(ctx: ToolContext, enabled: bool, speed_kph: int | None = 
                 f"Speed up to at least {CRUISE_MIN_KPH} km/h with set_speed first",
             )
         )
-    _fail("engage cruise control", problems)
     target = speed_kph if speed_kph is not None else v.speed_kph
+    if target > v.speed_kph and v.energy_level <= 0:
+        _, what = _fuel(v)
+        problems.append(
+            (
+                f"there is no {what} left to speed up to {target} km/h",
+                "Stop, shift to park, turn the engine off and use refuel_or_charge first",
+            )
+        )
+    _fail("engage cruise control", problems)
     changed = not v.cruise_active or v.cruise_speed_kph != target
     v.cruise_active = True
     v.cruise_speed_kph = target
@@ -1100,6 +1119,8 @@ def refuel_or_charge(ctx: ToolContext, amount: float | None = None) -> dict:
     v = _vehicle(ctx)
     unit, what = _fuel(v)
     room = v.energy_capacity - v.energy_level
+    if room <= 0:
+        _fail("refuel or charge", [(f"the {what} is already full", "No refill is needed")])
     if amount is not None:
         try:
             added = Decimal(str(amount)).quantize(Decimal("0.1"))
@@ -1117,8 +1138,6 @@ def refuel_or_charge(ctx: ToolContext, amount: float | None = None) -> dict:
     problems: list[Problem] = []
     if v.engine_on:
         problems.append(("the engine is running", "Turn it off with stop_engine first"))
-    if room <= 0:
-        problems.append((f"the {what} is already full", "No refill is needed"))
     _fail("refuel or charge", problems)
     v.energy_level += added
     ctx.db.flush()
