@@ -1,0 +1,140 @@
+"""``prove synth``: write a validated, state-grounded training dataset (no LLM needed)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def _range(text: str) -> tuple[int, int]:
+    """``"2-5"`` -> (2, 5); ``"3"`` -> (3, 3)."""
+    lo, _, hi = text.partition("-")
+    try:
+        pair = (int(lo), int(hi or lo))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a range such as 2-5, got {text!r}") from None
+    if pair[0] > pair[1]:
+        raise argparse.ArgumentTypeError(f"range {text!r} is empty")
+    return pair
+
+
+def _shares(text: str) -> tuple[float, float, float]:
+    parts = [p for p in text.split(",") if p.strip()]
+    if len(parts) != 3:
+        raise argparse.ArgumentTypeError("expected three shares: complete,missing,minimal")
+    try:
+        a, b, c = (float(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not numbers: {text!r}") from None
+    return a, b, c
+
+
+def _rate(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"a rate is between 0 and 1, got {text}")
+    return value
+
+
+def add_parser(sub: Any) -> None:
+    from prove_gym.synth.config import SynthConfig
+
+    d = SynthConfig()
+    p = sub.add_parser(
+        "synth",
+        help="synthesize validated multi-turn tool-use conversations for training",
+        description="Sample tool chains over each server's dependency graph, ground them in "
+        "live state, execute, render 2-3 user turns, replay-validate, and write JSONL for "
+        "trainers. Rates default to the paper's.",
+    )
+    p.add_argument("--servers", default="all", help="comma-separated servers, or 'all'")
+    p.add_argument("--n", type=int, default=d.n, help=f"tasks in all (default {d.n})")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--seed", type=int, default=d.seed, help="master seed")
+    p.add_argument(
+        "--workers", type=int, default=1, help="processes (output does not depend on it)"
+    )
+    g = p.add_argument_group("states")
+    g.add_argument(
+        "--state-seeds", type=int, default=d.state_seeds, help="size of the state-seed pool"
+    )
+    g.add_argument(
+        "--test-fraction", type=_rate, default=d.test_fraction, help="share of state seeds held out"
+    )
+    g.add_argument("--size", type=int, default=None, help="state size (default: server's)")
+    g = p.add_argument_group("conversations")
+    g.add_argument("--chain-length", type=_range, default=d.chain_lengths, metavar="LO-HI")
+    g.add_argument("--turns", type=_range, default=d.turns, metavar="LO-HI", help="user turns")
+    g.add_argument(
+        "--info-levels",
+        type=_shares,
+        default=d.info_levels,
+        metavar="C,M,N",
+        help="shares of complete,missing,minimal requests (default 0.6,0.2,0.2)",
+    )
+    g = p.add_argument_group("robustness knobs")
+    g.add_argument("--distractor-rate", type=_rate, default=d.distractor_rate)
+    g.add_argument("--distractors", type=_range, default=d.distractors, metavar="LO-HI")
+    g.add_argument("--strip-enum-rate", type=_rate, default=d.strip_enum_rate)
+    g.add_argument("--irrelevant-rate", type=_rate, default=d.irrelevant_rate)
+    g.add_argument("--missing-tool-rate", type=_rate, default=d.missing_tool_rate)
+    g = p.add_argument_group("validation")
+    g.add_argument("--max-error-rate", type=_rate, default=d.max_error_rate)
+    g.add_argument("--dedup-threshold", type=_rate, default=d.dedup_threshold)
+    g.add_argument("--max-attempts", type=int, default=d.max_attempts)
+    g.add_argument("--block-size", type=int, default=d.block_size, help="candidates per work unit")
+    g = p.add_argument_group("optional LLM (OpenAI-compatible endpoint)")
+    g.add_argument(
+        "--llm-url", help="base URL, such as http://127.0.0.1:8000/v1: paraphrase user turns"
+    )
+    g.add_argument("--llm-model", help="model name the endpoint serves")
+    g.add_argument("--llm-api-key", help="bearer token (default: $OPENAI_API_KEY)")
+    g.add_argument("--llm-graph", action="store_true", help="also refine the dependency graph")
+    g.add_argument("--cache-dir", help="LLM reply cache (default: ~/.cache/prove_gym)")
+    p.add_argument("--formatter", default="hermes", help="env formatter for openrlhf prompts")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from prove_gym.synth import SynthConfig, format_report, synthesize, write_dataset
+
+    servers = tuple(s.strip() for s in args.servers.split(",") if s.strip()) or ("all",)
+    weights = SynthConfig().length_weights
+    lo, hi = args.chain_length
+    if (lo, hi) != SynthConfig().chain_lengths:
+        weights = ()
+    cfg = SynthConfig(
+        servers=servers,
+        n=args.n,
+        seed=args.seed,
+        state_seeds=args.state_seeds,
+        test_fraction=args.test_fraction,
+        size=args.size,
+        chain_lengths=(lo, hi),
+        length_weights=weights,
+        turns=args.turns,
+        info_levels=args.info_levels,
+        distractor_rate=args.distractor_rate,
+        distractors=args.distractors,
+        strip_enum_rate=args.strip_enum_rate,
+        irrelevant_rate=args.irrelevant_rate,
+        missing_tool_rate=args.missing_tool_rate,
+        max_error_rate=args.max_error_rate,
+        dedup_threshold=args.dedup_threshold,
+        max_attempts=args.max_attempts,
+        block_size=args.block_size,
+        workers=args.workers,
+        llm_url=args.llm_url,
+        llm_model=args.llm_model,
+        llm_api_key=args.llm_api_key,
+        llm_graph=args.llm_graph,
+        cache_dir=args.cache_dir,
+    )
+    result = synthesize(cfg, progress=not args.no_progress)
+    report = write_dataset(result, args.out, formatter=args.formatter)
+    print(format_report(report, result.seconds))
+    print(
+        f"\nwrote {args.out}/: train.jsonl, test.jsonl, openrlhf[.test].jsonl, trl[.test].jsonl, report.json"
+    )
+    return 0 if not result.missing else 1

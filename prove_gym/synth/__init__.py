@@ -1,0 +1,38 @@
+"""State-grounded data synthesis: validated multi-turn tool-use conversations.
+
+Pipeline (PAPER.md section 2): a dependency graph per server from the tools'
+declarations (:mod:`~prove_gym.synth.graph`), topology-aware chain sampling
+(:mod:`~prove_gym.synth.chains`), arguments grounded in live state
+(:mod:`~prove_gym.synth.grounding`), execution with retries and repairs,
+user turns rendered from phrasings (:mod:`~prove_gym.synth.render`), replay
+validation and near-duplicate removal (:mod:`~prove_gym.synth.validate`), and
+writers for trainers (:mod:`~prove_gym.synth.export`). No LLM is needed; one
+can paraphrase user turns and refine the graph (:mod:`~prove_gym.synth.llm`).
+
+>>> from prove_gym.synth import SynthConfig, synthesize, write_dataset
+>>> result = synthesize(SynthConfig(servers=("calendar",), n=20))  # doctest: +SKIP
+>>> write_dataset(result, "data/")  # doctest: +SKIP
+
+See ``docs/synthesis.md`` for the knobs and the output formats.
+"""
+
+from prove_gym.synth.config import SynthConfig
+from prove_gym.synth.export import build_report, format_report, write_dataset
+from prove_gym.synth.graph import Edge, ToolGraph, build_graph, refine_graph
+from prove_gym.synth.llm import LLMClient, LLMError
+from prove_gym.synth.pipeline import SynthResult, synthesize
+
+__all__ = [
+    "Edge",
+    "LLMClient",
+    "LLMError",
+    "SynthConfig",
+    "SynthResult",
+    "ToolGraph",
+    "build_graph",
+    "build_report",
+    "format_report",
+    "refine_graph",
+    "synthesize",
+    "write_dataset",
+]

@@ -1,0 +1,147 @@
+"""Every knob of synthesis in one picklable object, with the paper's rates as defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from prove_gym.server.base import stable_int
+
+
+@dataclass(frozen=True)
+class SynthConfig:
+    """What ``prove synth`` generates and how.
+
+    Rates are per conversation (task). The defaults are the paper's where it
+    gives one (PAPER.md section 2); the others are marked.
+
+    Attributes:
+        servers: Server names to synthesize for; ``("all",)`` means every installed one.
+        n: Tasks to write in all, split evenly over the servers (the first servers
+            get one more when it does not divide).
+        seed: Master seed: same seed and flags give byte-identical output.
+        state_seeds: Size of the bounded pool of state seeds (shared by all
+            servers so distractor servers reuse cached templates). Not in the paper.
+        test_fraction: Share of the state-seed pool held out for ``test.jsonl``
+            (at least one seed when > 0). Split by state seed, so no test state is
+            seen in training.
+        size: State size; ``None`` means the primary server's default size.
+        chain_lengths: Inclusive range of tool-chain lengths (paper: 2-5).
+        length_weights: Relative weights of the lengths in ``chain_lengths`` (not in
+            the paper: short chains a little more often).
+        turns: Inclusive range of user turns per conversation (paper: 2-3).
+        info_levels: Shares of complete / missing / minimal requests (paper: 0.6/0.2/0.2).
+        distractor_rate: Share of tasks offered extra tools from other servers (paper: 0.4).
+        distractors: Inclusive range of how many (paper: 3-8).
+        strip_enum_rate: Share of tasks whose offered schemas lose their enum values
+            (paper: 0.3).
+        irrelevant_rate: Share of tasks with an out-of-scope request, an ``abstain``
+            turn (paper: 0.05).
+        missing_tool_rate: Share of tasks whose last request needs a tool that is not
+            offered, an ``abstain`` turn (paper: no rate given; 0.03 makes the abstention
+            share ~8% as in the paper's 1,122 of 13,517).
+        max_error_rate: Conversations whose executed calls failed more often than this
+            are dropped (paper: 0.30).
+        dedup_threshold: Jaccard similarity of call-sequence features at or above which a
+            task is a near-duplicate of an earlier one and dropped (paper: 0.70).
+        max_attempts: Argument draws per chain step before giving up on the chain.
+        block_size: Candidate conversations per unit of work. Output does not depend on
+            the number of workers because blocks, not workers, own the randomness.
+        workers: Processes to fan out over (1 = in this process).
+        llm_url: OpenAI-compatible base URL (``http://host:port/v1``) for paraphrasing
+            user turns; ``None`` writes template text only.
+        llm_model: Model name sent to the endpoint.
+        llm_api_key: Bearer token for the endpoint (``None``: read ``OPENAI_API_KEY``).
+        llm_graph: Also refine the dependency graph with the LLM.
+        cache_dir: Where LLM replies are cached (``None``: ``~/.cache/prove_gym``).
+    """
+
+    servers: tuple[str, ...] = ("all",)
+    n: int = 100
+    seed: int = 0
+    state_seeds: int = 10
+    test_fraction: float = 0.1
+    size: int | None = None
+    chain_lengths: tuple[int, int] = (2, 5)
+    length_weights: tuple[float, ...] = (0.3, 0.3, 0.25, 0.15)
+    turns: tuple[int, int] = (2, 3)
+    info_levels: tuple[float, float, float] = (0.6, 0.2, 0.2)
+    distractor_rate: float = 0.4
+    distractors: tuple[int, int] = (3, 8)
+    strip_enum_rate: float = 0.3
+    irrelevant_rate: float = 0.05
+    missing_tool_rate: float = 0.03
+    max_error_rate: float = 0.30
+    dedup_threshold: float = 0.70
+    max_attempts: int = 3
+    block_size: int = 32
+    workers: int = 1
+    llm_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: str | None = field(default=None, repr=False)
+    llm_graph: bool = False
+    cache_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        lo, hi = self.chain_lengths
+        if not 1 <= lo <= hi:
+            raise ValueError(f"chain_lengths must be 1 <= lo <= hi, got {self.chain_lengths}")
+        if len(self.length_weights) not in (0, hi - lo + 1):
+            raise ValueError(
+                f"length_weights needs {hi - lo + 1} weights for lengths {lo}-{hi}, "
+                f"got {len(self.length_weights)}"
+            )
+        if not 1 <= self.turns[0] <= self.turns[1]:
+            raise ValueError(f"turns must be 1 <= lo <= hi, got {self.turns}")
+        if len(self.info_levels) != 3 or min(self.info_levels) < 0 or sum(self.info_levels) <= 0:
+            raise ValueError(
+                "info_levels are three non-negative shares (complete, missing, minimal)"
+            )
+        for name in (
+            "distractor_rate",
+            "strip_enum_rate",
+            "irrelevant_rate",
+            "missing_tool_rate",
+            "max_error_rate",
+            "dedup_threshold",
+            "test_fraction",
+        ):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be between 0 and 1, got {value}")
+        if not 1 <= self.distractors[0] <= self.distractors[1]:
+            raise ValueError(f"distractors must be 1 <= lo <= hi, got {self.distractors}")
+        for name in ("n", "state_seeds", "max_attempts", "block_size", "workers"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.llm_url and not self.llm_model:
+            raise ValueError("llm_url needs llm_model (the model name the endpoint serves)")
+
+    # ------------------------------------------------------------ derived
+    def seed_pool(self) -> list[int]:
+        """The bounded pool of state seeds (shared by every server), ascending."""
+        seeds: list[int] = []
+        j = 0
+        while len(seeds) < self.state_seeds:
+            s = stable_int("synth-state", self.seed, j) % 100_000
+            if s not in seeds:
+                seeds.append(s)
+            j += 1
+        return sorted(seeds)
+
+    def test_seeds(self) -> frozenset[int]:
+        """State seeds whose tasks go to the test split: the last ``ceil(f·pool)`` of the pool."""
+        if self.test_fraction <= 0:
+            return frozenset()
+        pool = self.seed_pool()
+        k = min(len(pool) - 1, max(1, math.ceil(self.test_fraction * len(pool))))
+        return frozenset(pool[len(pool) - k :]) if k > 0 else frozenset()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The flags as JSON (the API key left out), for the report."""
+        out = dataclasses.asdict(self)
+        out.pop("llm_api_key", None)
+        out.pop("workers", None)  # output does not depend on it
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}

@@ -1,0 +1,250 @@
+"""Write a synthesized dataset: task JSONL split by state seed, trainer layouts, a report.
+
+Files written to ``--out DIR``:
+
+- ``train.jsonl`` / ``test.jsonl``: one :class:`~prove_gym.task.Task` per line
+  (``Task.to_json()``), split by state seed (no test state is seen in training).
+  Each line rebuilds its initial state from ``seed``/``size`` and carries the
+  ``final_state_hash`` of its gold replay.
+- ``openrlhf.jsonl`` / ``openrlhf.test.jsonl``: ``{"prompt": [system, user], "label":
+  <task JSON>}``. The system message is exactly what ``ProveEnv.reset`` renders for
+  the task (instructions and offered tools through the env's formatter), the user
+  message is the first user turn; the label rebuilds the episode.
+- ``trl.jsonl`` / ``trl.test.jsonl``: ``{"prompt": [{"role": "user", ...}], "task":
+  <task JSON>, "server": <primary server>}``; TRL passes the extra columns to the
+  environment's ``reset(**row)``.
+- ``report.json``: counts by server, tool, chain length, kind, turns, information
+  level, knob, and validation drop reason.
+
+Every JSONL file loads with ``datasets.load_dataset("json", data_files=...)``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from prove_gym.registry import Registry, get_registry
+from prove_gym.synth.generate import GENERATOR
+from prove_gym.synth.pipeline import SynthResult
+from prove_gym.task import Task
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _write_lines(path: Path, lines: Iterable[str]) -> int:
+    n = 0
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        for line in lines:
+            fh.write(line + "\n")
+            n += 1
+    return n
+
+
+class PromptRenderer:
+    """Renders a task's opening messages exactly as :class:`~prove_gym.env.env.ProveEnv` does.
+
+    One env per server is kept and reset with each task, so the system prompt
+    comes from the env's own code path (instructions, offered tools with schema
+    overrides, formatter).
+    """
+
+    def __init__(self, formatter: str = "hermes", registry: Registry | None = None) -> None:
+        self.formatter = formatter
+        self.registry = registry or get_registry()
+        self._envs: dict[str, Any] = {}
+
+    def messages(self, task: Task) -> list[dict[str, Any]]:
+        """``[system, first user]`` as the env's ``info["messages"]`` after ``reset``."""
+        from prove_gym.env.env import ProveEnv
+
+        env = self._envs.get(task.server)
+        if env is None:
+            env = self._envs[task.server] = ProveEnv(
+                task.server, tasks=[], formatter=self.formatter, registry=self.registry
+            )
+        _, info = env.reset(options={"task": task})
+        return [dict(m) for m in info["messages"][:2]]
+
+    def close(self) -> None:
+        for env in self._envs.values():
+            env.close()
+        self._envs.clear()
+
+
+def openrlhf_row(task: Task, renderer: PromptRenderer) -> dict[str, Any]:
+    """``{"prompt": [system, user], "label": <task JSON>}`` for OpenRLHF's agent mode."""
+    return {"prompt": renderer.messages(task), "label": task.to_json()}
+
+
+def trl_row(task: Task) -> dict[str, Any]:
+    """``{"prompt": [user], "task": <task JSON>, "server": <primary>}`` for TRL environments."""
+    return {
+        "prompt": [{"role": "user", "content": task.turns[0].user}],
+        "task": task.to_json(),
+        "server": task.server,
+    }
+
+
+def write_dataset(
+    result: SynthResult,
+    out: str | Path,
+    *,
+    formatter: str = "hermes",
+    registry: Registry | None = None,
+) -> dict[str, Any]:
+    """Write every file of a dataset into ``out`` (created); returns the report."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    renderer = PromptRenderer(formatter, registry)
+    try:
+        for split, suffix in (("train", ""), ("test", ".test")):
+            tasks = result.split(split)
+            _write_lines(out / f"{split}.jsonl", (t.to_json() for t in tasks))
+            _write_lines(
+                out / f"openrlhf{suffix}.jsonl",
+                (_dumps(openrlhf_row(t, renderer)) for t in tasks),
+            )
+            _write_lines(out / f"trl{suffix}.jsonl", (_dumps(trl_row(t)) for t in tasks))
+    finally:
+        renderer.close()
+    report = build_report(result, registry)
+    (out / "report.json").write_text(
+        json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return report
+
+
+def _share(counter: Counter[str], total: int) -> dict[str, float]:
+    return {k: round(v / total, 4) for k, v in sorted(counter.items())} if total else {}
+
+
+def build_report(result: SynthResult, registry: Registry | None = None) -> dict[str, Any]:
+    """Counts that describe a dataset (deterministic: no timings)."""
+    registry = registry or get_registry()
+    tasks = result.tasks
+    n = len(tasks)
+    per_server: Counter[str] = Counter(t.server for t in tasks)
+    per_tool: dict[str, Counter[str]] = {s: Counter() for s in result.servers}
+    chain_lengths: Counter[str] = Counter()
+    gold_calls: Counter[str] = Counter()
+    task_kinds: Counter[str] = Counter()
+    turn_kinds: Counter[str] = Counter()
+    turn_counts: Counter[str] = Counter()
+    levels: Counter[str] = Counter()
+    knobs: Counter[str] = Counter()
+    splits: Counter[str] = Counter()
+    calls = failed = 0
+    for t in tasks:
+        for step in t.steps:
+            per_tool[t.server][step.name] += 1
+        meta = t.meta
+        chain_lengths[str(len(meta.get("chain", [])))] += 1
+        gold_calls[str(len(t.steps))] += 1
+        task_kinds[t.kind] += 1
+        turn_kinds.update(turn.kind for turn in t.turns)
+        turn_counts[str(len(t.turns))] += 1
+        levels[meta.get("info_level", "?")] += 1
+        splits[meta.get("split", "?")] += 1
+        k = meta.get("knobs", {})
+        knobs["distractors"] += bool(k.get("distractors"))
+        knobs["strip_enums"] += bool(k.get("strip_enums"))
+        knobs["irrelevant"] += bool(k.get("irrelevant"))
+        knobs["missing_tool"] += bool(k.get("missing_tool"))
+        calls += int(meta.get("calls", 0))
+        failed += int(meta.get("failed_calls", 0))
+    unused = {
+        s: [t.name for t in registry.get_server(s).visible_tools() if not per_tool[s][t.name]]
+        for s in result.servers
+    }
+    coarse: Counter[str] = Counter()
+    for reason, count in result.drops.items():
+        coarse[reason.split(":")[0]] += count
+    return {
+        "generator": GENERATOR,
+        "config": result.config.to_dict(),
+        "totals": {
+            "tasks": n,
+            "train": splits["train"],
+            "test": splits["test"],
+            "candidates": result.candidates,
+            "blocks": result.blocks,
+            "kept_share": round(n / result.candidates, 4) if result.candidates else 0.0,
+            "executed_calls": calls,
+            "failed_calls": failed,
+        },
+        "short_of_quota": dict(sorted(result.missing.items())),
+        "servers": dict(sorted(per_server.items())),
+        "tools": {s: dict(sorted(c.items())) for s, c in sorted(per_tool.items())},
+        "unused_tools": {s: u for s, u in sorted(unused.items())},
+        "chain_lengths": dict(sorted(chain_lengths.items())),
+        "gold_calls": dict(sorted(gold_calls.items(), key=lambda kv: int(kv[0]))),
+        "task_kinds": dict(sorted(task_kinds.items())),
+        "turn_kinds": dict(sorted(turn_kinds.items())),
+        "turns": dict(sorted(turn_counts.items())),
+        "info_levels": dict(sorted(levels.items())),
+        "info_level_shares": _share(levels, n),
+        "knobs": dict(sorted(knobs.items())),
+        "knob_shares": _share(knobs, n),
+        "drops": dict(sorted(result.drops.items())),
+        "drop_reasons": dict(sorted(coarse.items())),
+    }
+
+
+def format_report(report: dict[str, Any], seconds: float | None = None) -> str:
+    """The report as a printed table."""
+    tot = report["totals"]
+    head = (
+        f"{tot['tasks']} tasks ({tot['train']} train / {tot['test']} test) "
+        f"from {tot['candidates']} candidates ({100 * tot['kept_share']:.0f}% kept)"
+    )
+    if seconds:
+        head += f" in {seconds:.1f} s ({tot['tasks'] / seconds:.0f} tasks/s)"
+    lines = [head, ""]
+    servers = report["servers"]
+    width = max([len(s) for s in report["tools"]] + [6])
+    lines.append(f"{'server':<{width}}  {'tasks':>5}  {'tools used':>10}  unused")
+    for s, counts in report["tools"].items():
+        total = len(counts) + len(report["unused_tools"][s])
+        unused = ", ".join(report["unused_tools"][s]) or "-"
+        lines.append(f"{s:<{width}}  {servers.get(s, 0):>5}  {len(counts):>4}/{total:<5}  {unused}")
+
+    def row(title: str, counts: dict[str, int]) -> str:
+        total = sum(counts.values()) or 1
+        cells = "  ".join(f"{k}: {v} ({100 * v / total:.0f}%)" for k, v in counts.items())
+        return f"{title:<15} {cells}"
+
+    lines += [
+        "",
+        row("chain length", report["chain_lengths"]),
+        row("gold calls", report["gold_calls"]),
+        row("user turns", report["turns"]),
+        row("task kind", report["task_kinds"]),
+        row("turn kind", report["turn_kinds"]),
+        row("info level", report["info_levels"]),
+    ]
+    n = tot["tasks"] or 1
+    knobs = "  ".join(f"{k}: {v} ({100 * v / n:.1f}%)" for k, v in report["knobs"].items())
+    lines.append(f"{'knobs':<15} {knobs}")
+    drops = sorted(report["drop_reasons"].items(), key=lambda kv: -kv[1])
+    lines.append(f"{'dropped':<15} " + ("  ".join(f"{k}: {v}" for k, v in drops) or "none"))
+    lines.append("")
+    lines.append("gold calls per tool:")
+    for s, counts in report["tools"].items():
+        cells = ", ".join(f"{t} {c}" for t, c in sorted(counts.items(), key=lambda kv: -kv[1]))
+        lines.append(f"  {s}: {cells}")
+    if report.get("short_of_quota"):
+        short = ", ".join(f"{s} ({k} short)" for s, k in report["short_of_quota"].items())
+        lines.append(f"\nWARNING: quota not reached for {short}")
+    missing = {s: u for s, u in report["unused_tools"].items() if u}
+    if missing:
+        lines.append(
+            "WARNING: tools never used: "
+            + "; ".join(f"{s}: {', '.join(u)}" for s, u in missing.items())
+        )
+    return "\n".join(lines)

@@ -1,0 +1,701 @@
+"""One conversation at a time: sample, ground, execute, render, validate.
+
+The unit of work is a *block*: ``block_size`` candidate conversations of one
+server whose randomness comes only from ``(seed, server, block index)``.
+:func:`run_block` is a pure function of its arguments, so blocks can run in
+this process, in a process pool, or as Ray tasks, and the output never depends
+on how many workers there are.
+
+A candidate goes through the paper's conversation state machine:
+
+1. draw the knobs (information level, turns, distractors, enum stripping,
+   irrelevant request, missing tool) and a state seed from the bounded pool;
+2. sample a chain around an inverse-frequency-weighted target tool and split it
+   into contiguous requests (user turns);
+3. run the chain on a fresh :class:`~prove_gym.workspace.Workspace`, grounding
+   each step's arguments in live state just before it runs. A failed call is
+   retried with fresh arguments (up to ``max_attempts``); when its error message
+   names a tool that fixes it ("Start it with start_engine first"), that tool is
+   run first (*repair*, "try another tool"). A step that never succeeds ends the
+   conversation (dropped: ``step_failed``);
+4. render the user turns (clarify / abstain turns as the knobs say);
+5. validate: error rate of the executed calls <= ``max_error_rate``, credentials
+   traced, replay of the JSON on a fresh workspace identical (results and state).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from prove_gym.registry import Registry, get_registry
+from prove_gym.server.base import Server, stable_int
+from prove_gym.server.result import ToolResult
+from prove_gym.server.tool import ToolSpec
+from prove_gym.synth.chains import ChainSampler, PlannedStep, is_secret_kind, weighted_choice
+from prove_gym.synth.config import SynthConfig
+from prove_gym.synth.graph import STATE, ToolGraph, ToolProfile, build_graph
+from prove_gym.synth.grounding import (
+    DoneStep,
+    Grounded,
+    Grounder,
+    Lessons,
+    entity_index,
+    message_hints,
+    repair_tools,
+)
+from prove_gym.synth.llm import LLMClient, LLMError
+from prove_gym.synth.render import SLOT, RenderedTurn, Renderer, foreign_requests
+from prove_gym.synth.validate import StateHasher, call_features, replay, untraced_secrets
+from prove_gym.task import GoldStep, Task, Turn
+from prove_gym.workspace import Workspace
+
+GENERATOR = "prove_gym.synth/1"
+
+PARAPHRASE_SYSTEM = (
+    "You rewrite a user's request to an assistant so that it sounds natural and varied, as a "
+    "real person would write it. Keep the meaning and every request in it. Copy each string "
+    "listed under KEEP exactly as written (same characters). Do not add requests, values or "
+    "details. Reply with the rewritten message only."
+)
+
+
+@dataclass
+class Candidate:
+    """A validated conversation, before near-duplicate filtering and numbering."""
+
+    task: Task
+    features: frozenset[str]
+
+
+@dataclass
+class BlockResult:
+    """What one block produced: per candidate, in order, a :class:`Candidate` or a drop reason."""
+
+    server: str
+    block: int
+    outcomes: list[Candidate | str] = field(default_factory=list)
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        return [o for o in self.outcomes if isinstance(o, Candidate)]
+
+
+class ServerContext:
+    """Per-process, per-server state shared by all blocks: graph, sampler, foreign tools."""
+
+    def __init__(self, server: Server, registry: Registry, cfg: SynthConfig) -> None:
+        self.server = server
+        self.registry = registry
+        self.graph = self._graph(cfg)
+        self.sampler = ChainSampler(server, self.graph)
+        self.tools: dict[str, ToolSpec] = {t.name: t for t in server.visible_tools()}
+        self.profiles = {t.name: ToolProfile.of(t) for t in server.visible_tools()}
+        own = set(server.tools)
+        self.foreign: list[ToolSpec] = [
+            t
+            for name, other in registry.servers.items()
+            if name != server.name
+            for t in other.visible_tools()
+            if t.name not in own
+        ]
+        self.client = (
+            LLMClient(
+                cfg.llm_url,
+                cfg.llm_model or "",
+                api_key=cfg.llm_api_key,
+                cache_dir=cfg.cache_dir,
+                seed=cfg.seed,
+            )
+            if cfg.llm_url
+            else None
+        )
+
+    def _graph(self, cfg: SynthConfig) -> ToolGraph:
+        graph = build_graph(self.server)
+        if cfg.llm_graph and cfg.llm_url:
+            from prove_gym.synth.graph import refine_graph
+
+            client = LLMClient(
+                cfg.llm_url, cfg.llm_model or "", api_key=cfg.llm_api_key, cache_dir=cfg.cache_dir
+            )
+            graph = refine_graph(self.server, client, graph, cache_dir=cfg.cache_dir)
+        return graph
+
+
+_CONTEXTS: dict[tuple[int, str, SynthConfig], ServerContext] = {}
+_HASHER = StateHasher()
+
+
+def server_context(server: str, cfg: SynthConfig, registry: Registry) -> ServerContext:
+    key = (id(registry), server, cfg)
+    ctx = _CONTEXTS.get(key)
+    if ctx is None:
+        if len(_CONTEXTS) > 64:
+            _CONTEXTS.clear()
+        ctx = _CONTEXTS[key] = ServerContext(registry.get_server(server), registry, cfg)
+    return ctx
+
+
+def run_block(
+    cfg: SynthConfig, server: str, block: int, registry: Registry | None = None
+) -> BlockResult:
+    """Generate one block of candidate conversations for ``server`` (deterministic)."""
+    registry = registry or get_registry()
+    sc = server_context(server, cfg, registry)
+    rng = random.Random(stable_int("synth-block", cfg.seed, server, block))
+    counts: Counter[str] = Counter()
+    tries: Counter[str] = Counter()
+    lessons = Lessons()
+    out = BlockResult(server, block)
+    for i in range(cfg.block_size):
+        cid = f"{server}-b{block}-{i}"
+        result = Conversation(sc, cfg, rng, counts, tries, cid, lessons).build()
+        out.outcomes.append(result)
+        if isinstance(result, Candidate):
+            counts.update(result.task.meta["chain"])
+    return out
+
+
+class Conversation:
+    """Builds one candidate; :meth:`build` returns a :class:`Candidate` or a drop reason."""
+
+    def __init__(
+        self,
+        sc: ServerContext,
+        cfg: SynthConfig,
+        rng: random.Random,
+        counts: Counter[str],
+        tries: Counter[str],
+        cid: str,
+        lessons: Lessons | None = None,
+    ) -> None:
+        self.sc = sc
+        self.lessons = lessons if lessons is not None else Lessons()
+        self.cfg = cfg
+        self.rng = rng
+        self.counts = counts
+        self.tries = tries
+        self.cid = cid
+
+    # ---------------------------------------------------------------- knobs
+    def _knobs(self) -> None:
+        cfg, rng = self.cfg, self.rng
+        self.seed = rng.choice(cfg.seed_pool())
+        self.level = weighted_choice(rng, ["complete", "missing", "minimal"], list(cfg.info_levels))
+        n_turns = rng.randint(*cfg.turns)
+        self.irrelevant = rng.random() < cfg.irrelevant_rate
+        self.missing_tool = rng.random() < cfg.missing_tool_rate
+        self.distract = rng.random() < cfg.distractor_rate
+        self.strip = rng.random() < cfg.strip_enum_rate
+        extras = (self.level == "missing") + self.irrelevant
+        self.n_seg = max(1, n_turns - extras)
+        if self.missing_tool and self.n_seg < 2:
+            if self.n_seg + 1 + extras <= cfg.turns[1]:
+                self.n_seg = 2
+            else:
+                self.missing_tool = False
+        lo, hi = cfg.chain_lengths
+        self.n_seg = min(self.n_seg, hi)
+        lengths = [n for n in range(lo, hi + 1) if n >= self.n_seg] or [hi]
+        weights = list(cfg.length_weights) or [1.0] * (hi - lo + 1)
+        self.length = weighted_choice(rng, lengths, [weights[n - lo] for n in lengths])
+
+    def _target(self) -> str:
+        names = list(self.sc.tools)
+        weights = [1.0 / (1.0 + self.counts[t] + 0.5 * self.tries[t]) ** 2 for t in names]
+        target = weighted_choice(self.rng, names, weights)
+        self.tries[target] += 1
+        return target
+
+    def _weight(self, tool: str) -> float:
+        return 1.0 / (1.0 + self.counts[tool])
+
+    # ---------------------------------------------------------------- build
+    def build(self) -> Candidate | str:
+        cfg, rng, sc = self.cfg, self.rng, self.sc
+        self._knobs()
+        target = self._target()
+        plan = sc.sampler.sample(rng, target, self.length, self._weight)
+        if len(plan) < max(2, cfg.chain_lengths[0]):
+            return "short_chain"
+        self.n_seg = min(self.n_seg, len(plan))
+        self.hidden = self._hidden(plan)
+        # the hidden tool's request is a turn of its own: the last step, alone
+        body = plan[:-1] if self.hidden is not None else plan
+        n_body = self.n_seg - 1 if self.hidden is not None else self.n_seg
+        cuts = sorted(rng.sample(range(1, len(body)), n_body - 1))
+        seg = 0
+        for i, step in enumerate(body):
+            if seg < len(cuts) and i >= cuts[seg]:
+                seg += 1
+            step.segment = seg
+        if self.hidden is not None:
+            plan[-1].segment = self.n_seg - 1
+        self.clarify_plan = self._plan_clarify(plan) if self.level == "missing" else None
+        self.renderer = Renderer(rng, self.level)
+        size = cfg.size if cfg.size is not None else sc.server.default_size
+        self.size = size
+        offered = [t.qualified_name for t in sc.server.visible_tools() if t.name != self.hidden]
+        probe = Task(
+            id=self.cid,
+            servers=[sc.server.name],
+            seed=self.seed,
+            size=size,
+            tools=offered,
+            turns=[Turn(user="(synthesizing)")],
+        )
+        with Workspace(probe, sc.registry) as ws:
+            outcome = self._execute(ws, plan)
+            if isinstance(outcome, str):
+                return outcome
+            self._resegment()
+            state_hash = _HASHER.session_hash(ws.sessions[sc.server.name])
+        return self._assemble(offered, state_hash)
+
+    def _resegment(self) -> None:
+        """Re-cut the executed steps when repairs pushed planned steps (and turns) out."""
+        executed = [d for d in self.done if d.executed]
+        want = self.n_seg - (1 if self.hidden is not None else 0)
+        if len({d.segment for d in executed}) >= want or len(executed) < want:
+            return
+        cuts = sorted(self.rng.sample(range(1, len(executed)), want - 1))
+        seg = 0
+        for i, d in enumerate(executed):
+            if seg < len(cuts) and i >= cuts[seg]:
+                seg += 1
+            d.segment = seg
+
+    def _hidden(self, plan: list[PlannedStep]) -> str | None:
+        """The tool to hide: the chain's last, if no earlier step needs it too."""
+        if not self.missing_tool or self.n_seg < 2 or len(plan) < self.n_seg:
+            self.missing_tool = False
+            return None
+        last = plan[-1].name
+        if any(s.name == last for s in plan[:-1]):
+            self.missing_tool = False
+            return None
+        return last
+
+    def _plan_clarify(self, plan: list[PlannedStep]) -> tuple[int, int] | None:
+        """(planned step index, segment) whose required value will be left out."""
+        options = []
+        for i, step in enumerate(plan):
+            if self.hidden is not None and step.segment == self.n_seg - 1:
+                continue
+            for p in step.tool.params:
+                if not p.required:
+                    continue
+                if p.entity is not None:
+                    kind = p.entity.name
+                    if is_secret_kind(kind) or any(kind in s.tool.returns for s in plan[:i]):
+                        continue
+                options.append((i, step.segment))
+        return self.rng.choice(options) if options else None
+
+    # -------------------------------------------------------------- execute
+    def _execute(self, ws: Workspace, plan: list[PlannedStep]) -> str | None:
+        """Run the chain, grounding each step just before it runs; a drop reason or None."""
+        session = ws.sessions[self.sc.server.name]
+        self.ws = ws
+        self.grounder = Grounder(session, entity_index(session), self.rng)
+        self.done: list[DoneStep] = []
+        self.phrasings: dict[int, str | None] = {}
+        self.clarify_step: int | None = None
+        self.context: dict[str, Any] = {}
+        self.calls = self.failures = 0
+        self.trace: list[tuple[str, dict[str, Any], ToolResult]] = []
+        self.queue: list[tuple[PlannedStep, dict[str, Any]]] = [(s, {}) for s in plan]
+        self.fixes_for: dict[int, list[PlannedStep]] = {}
+        self.done_index: dict[int, int] = {}
+        clarify_target = plan[self.clarify_plan[0]] if self.clarify_plan else None
+        while self.queue:
+            step, hints = self.queue.pop(0)
+            if self.hidden is not None and step.segment == self.n_seg - 1:
+                reason = self._ground_only(step)
+            else:
+                reason = self._run(step, hints)
+            if reason == "requeued":
+                continue
+            if reason is not None:
+                return reason
+            if step is clarify_target:
+                self.clarify_step = len(self.done) - 1
+        if self.calls and self.failures / self.calls > self.cfg.max_error_rate:
+            return "error_rate"
+        return None
+
+    def _ground_only(self, step: PlannedStep) -> str | None:
+        """A step of the turn that asks for a hidden tool: arguments for its text, no call."""
+        phrasing = self.renderer.plan_phrasing(step.tool)
+        extra = self.renderer.extra_optionals(step.tool, phrasing)
+        g = self.grounder.ground(step, self.done, self.context, extra=extra)
+        if g.unresolved:
+            return f"ungroundable:{step.name}.{g.unresolved}"
+        self.done.append(
+            DoneStep(step.tool, g.args, g.links, segment=step.segment, executed=False, plan=step)
+        )
+        self.phrasings[len(self.done) - 1] = phrasing
+        return None
+
+    def _run(self, step: PlannedStep, hints: dict[str, Any]) -> str | None:
+        """Draw, call, and on failure retry or repair; ``"requeued"`` after scheduling a fix."""
+        banned: set[str] = set()
+        add: set[str] = set()
+        drop: set[str] = set()
+        tool = step.tool
+        for attempt in range(self.cfg.max_attempts):
+            phrasing = self.renderer.plan_phrasing(tool)
+            extra = (self.renderer.extra_optionals(tool, phrasing) | add) - drop
+            # a retry draws afresh: hints only on the first try, optional inputs thinned
+            drawn = step if attempt == 0 else self._thinned(step, drop)
+            g = self.grounder.ground(
+                drawn,
+                self.done,
+                self.context,
+                extra=extra,
+                hints=hints if attempt == 0 else None,
+                banned=banned,
+                lessons=self.lessons,
+            )
+            if g.unresolved:
+                return f"ungroundable:{step.name}.{g.unresolved}"
+            record = self.ws.call(step.name, g.args)
+            self.calls += 1
+            self.trace.append((step.name, g.args, record.result))
+            if record.result.ok:
+                self._record(step, g, record.result, phrasing)
+                return None
+            self.failures += 1
+            message = record.result.message or ""
+            banned |= self.lessons.learn(tool, g, message, self.grounder.index)
+            # optional parameters the message names: one too many, or one missing
+            named = [
+                p.name
+                for p in tool.params
+                if not p.required and re.search(rf"\b{re.escape(p.name)}\b", message)
+            ]
+            present = [n for n in named if n in g.args]
+            if present:
+                gone = self.rng.choice(present)
+                drop.add(gone)
+                add.discard(gone)
+            elif named:
+                new = self.rng.choice(named)
+                add.add(new)
+                drop.discard(new)
+            if self._repair(step, g.args, message):
+                return "requeued"
+        return f"step_failed:{step.name}"
+
+    def _repair(self, step: PlannedStep, args: dict[str, Any], message: str) -> bool:
+        """Schedule the tools an error message names as fixes, then the step again."""
+        sc, hi = self.sc, self.cfg.chain_lengths[1]
+        tried = {f.name for f in self.fixes_for.get(id(step), [])}
+        fixes = [
+            t
+            for t in repair_tools(message, step.tool, sc.tools)
+            if t not in tried and t != self.hidden
+        ]
+        if not fixes:
+            return False
+        # a fix outranks the planned tail: drop trailing planned steps to make room
+        while len(self.done) + len(self.queue) + 1 + len(fixes) > hi and self.queue:
+            self.queue.pop()
+        if len(self.done) + len(self.queue) + 1 + len(fixes) > hi:
+            return False
+        new_steps = []
+        renewed: set[str] = set()
+        for name in fixes:
+            fix = sc.sampler.new_step(self.rng, name)
+            fix.segment = step.segment
+            new_steps.append((fix, {**args, **message_hints(message, sc.tools[name])}))
+            renewed.update(sc.tools[name].returns)
+        self.fixes_for.setdefault(id(step), []).extend(f for f, _ in new_steps)
+        # once its fix has run, the failing call is retried with the same values,
+        # except those the fix issues afresh (a new token)
+        entities = step.tool.entity_params
+        kept = {
+            k: v for k, v in args.items() if k not in entities or entities[k].name not in renewed
+        }
+        self.queue[:0] = [*new_steps, (step, kept)]
+        return True
+
+    def _record(
+        self, step: PlannedStep, g: Grounded, result: ToolResult, phrasing: str | None
+    ) -> None:
+        done = DoneStep(
+            step.tool,
+            g.args,
+            g.links,
+            result.content,
+            self.grounder.produced(step.tool, result.content),
+            step.segment,
+            True,
+            plan=step,
+            result=result,
+        )
+        done.repairs = [
+            self.done_index[id(f)]
+            for f in self.fixes_for.get(id(step), [])
+            if id(f) in self.done_index
+        ]
+        self.done.append(done)
+        self.done_index[id(step)] = len(self.done) - 1
+        self.phrasings[len(self.done) - 1] = phrasing
+        for rec in g.records:
+            for k, v in rec.items():
+                if not isinstance(v, dict | list):
+                    self.context[k] = v
+        for p in step.tool.params:
+            if p.entity is not None and p.name in g.args:
+                self.context[p.name] = g.args[p.name]
+
+    def _thinned(self, step: PlannedStep, drop: set[str]) -> PlannedStep:
+        """A copy of ``step`` keeping each optional input with p = 0.5 (some combinations clash).
+
+        Credentials are always kept: without one the call cannot succeed.
+        """
+        entities = step.tool.entity_params
+        keep = {
+            p
+            for p in step.inputs
+            if p not in drop
+            and ((p in entities and is_secret_kind(entities[p].name)) or self.rng.random() < 0.5)
+        }
+        return PlannedStep(step.tool, keep, step.segment)
+
+    # ------------------------------------------------------------- assemble
+    def _touch(self, step: DoneStep) -> set[tuple[str, str]]:
+        out: set[tuple[str, str]] = set()
+        for p, e in step.tool.entity_params.items():
+            if p in step.args:
+                values = step.args[p] if isinstance(step.args[p], list) else [step.args[p]]
+                out.update((e.name, str(v)) for v in values)
+        for kind, ids in step.produced.items():
+            out.update((kind, str(v)) for v in ids)
+        if STATE in self.sc.profiles[step.name].touches:
+            out.add((STATE, ""))
+        return out
+
+    def _depends(self, i: int) -> set[int]:
+        step = self.done[i]
+        deps = set(step.links.values()) | set(step.repairs)
+        mine = self._touch(step)
+        for j in range(i):
+            other = self.done[j]
+            if other.executed and other.tool.writes and (self._touch(other) & mine):
+                deps.add(j)
+        return {j for j in deps if self.done[j].executed}
+
+    def _missing_param(self) -> tuple[int, str] | None:
+        i = self.clarify_step
+        if i is None:
+            return None
+        step = self.done[i]
+        options = [
+            p
+            for p in step.tool.params
+            if p.required
+            and p.name in step.args
+            and p.name not in step.links
+            and not isinstance(step.args[p.name], bool)
+            and not (p.entity is not None and is_secret_kind(p.entity.name))
+        ]
+        if not options:
+            return None
+        # cleanest first: a value some fitting phrasing has no slot for (it is simply not
+        # said), then an identifier ("one of my events"), then any ("some end date")
+        fitting = [
+            set(SLOT.findall(ph))
+            for ph in step.tool.phrasings
+            if set(SLOT.findall(ph)) <= set(step.args)
+        ]
+        unsaid = [p for p in options if any(p.name not in slots for slots in fitting)]
+        entities = [p for p in options if p.entity is not None]
+        pool = unsaid or entities or options
+        return (i, self.rng.choice(pool).name)
+
+    def _assemble(self, offered: list[str], state_hash: str) -> Candidate | str:
+        cfg, sc, rng = self.cfg, self.sc, self.rng
+        done = self.done
+        omit = self._missing_param() if self.level == "missing" else None
+        level = self.level if (self.level != "missing" or omit is not None) else "complete"
+        gold_ids = {}
+        n = 0
+        for i, d in enumerate(done):
+            if d.executed:
+                n += 1
+                gold_ids[i] = f"s{n}"
+
+        def gold(idxs: list[int]) -> list[GoldStep]:
+            return [
+                GoldStep(
+                    id=gold_ids[i],
+                    name=done[i].name,
+                    arguments=done[i].args,
+                    depends_on=[gold_ids[j] for j in sorted(self._depends(i))],
+                )
+                for i in idxs
+                if done[i].executed
+            ]
+
+        turns: list[Turn] = []
+        rendered: list[RenderedTurn | None] = []
+        clarify_at: int | None = None
+        turn_level = "minimal" if level == "minimal" else "complete"
+        for seg in range(self.n_seg):
+            idxs = [i for i, d in enumerate(done) if d.segment == seg]
+            if not idxs:
+                continue
+            first = not turns
+            if self.hidden is not None and seg == self.n_seg - 1:
+                rt = self.renderer.request(
+                    idxs, done, self.phrasings, first=first, level="complete"
+                )
+                turns.append(Turn(user=rt.text, kind="abstain", info_level="complete"))
+                rendered.append(rt)
+            elif omit is not None and done[omit[0]].segment == seg:
+                rt = self.renderer.request(idxs, done, self.phrasings, first=first, omit=omit)
+                clarify_at = len(turns)
+                turns.append(
+                    Turn(user=rt.text, kind="clarify", info_level="missing", missing=[omit[1]])
+                )
+                rendered.append(rt)
+                supply = self.renderer.supply(omit[1], done[omit[0]].args[omit[1]])
+                turns.append(Turn(user=supply.text, steps=gold(idxs), info_level="complete"))
+                rendered.append(None)
+            else:
+                rt = self.renderer.request(idxs, done, self.phrasings, first=first)
+                turns.append(Turn(user=rt.text, steps=gold(idxs), info_level=turn_level))
+                rendered.append(rt)
+        tools = self._with_distractors(offered) if self.distract else list(offered)
+        if self.irrelevant:
+            busy = {q.split(".")[0] for q in tools}
+            foreign = [t for t in sc.foreign if t.server_name not in busy]
+            rt = self.renderer.irrelevant(foreign_requests(foreign, rng))
+            slots = [k for k in range(len(turns) + 1) if clarify_at is None or k != clarify_at + 1]
+            at = rng.choice(slots)
+            turns.insert(at, Turn(user=rt.text, kind="abstain", info_level="complete"))
+            rendered.insert(at, None)
+        if not any(t.steps for t in turns):
+            return "no_gold_steps"
+        if not cfg.turns[0] <= len(turns) <= cfg.turns[1]:
+            return "turn_count"
+        paraphrased = self._paraphrase(turns, rendered)
+        overrides = self._strip_enums(tools) if self.strip else {}
+        n_distractors = len(tools) - len(offered)
+        chain = [d.name for d in done]
+        split = "test" if self.seed in cfg.test_seeds() else "train"
+        task = Task(
+            id=self.cid,
+            servers=[sc.server.name],
+            seed=self.seed,
+            size=self.size,
+            tools=tools,
+            schema_overrides=overrides,
+            turns=turns,
+            meta={
+                "generator": GENERATOR,
+                "split": split,
+                "chain": chain,
+                "info_level": level,
+                "knobs": {
+                    "distractors": n_distractors,
+                    "strip_enums": bool(overrides),
+                    "irrelevant": self.irrelevant,
+                    "missing_tool": self.hidden,
+                },
+                "calls": self.calls,
+                "failed_calls": self.failures,
+                "paraphrased": paraphrased,
+            },
+        )
+        results: list[ToolResult] = [d.result for d in done if d.executed]
+        secrets = untraced_secrets(task, results, sc.registry)
+        if secrets:
+            return f"untraced_secret:{secrets[0]}"
+        reason, final_hash = replay(task, results, state_hash, registry=sc.registry, hasher=_HASHER)
+        if reason is not None:
+            return reason
+        task.final_state_hash = final_hash
+        specials = [t.kind for t in task.turns if t.kind != "normal"]
+        feats = call_features(((d.name, d.args) for d in done), specials)
+        return Candidate(task, feats)
+
+    # ------------------------------------------------------------------ knobs
+    def _with_distractors(self, offered: list[str]) -> list[str]:
+        rng = self.rng
+        pool = self.sc.foreign
+        lo, hi = self.cfg.distractors
+        if len(pool) < lo:
+            return list(offered)
+        k = rng.randint(lo, min(hi, len(pool)))
+        chosen: list[str] = []
+        names = set()
+        for spec in rng.sample(pool, len(pool)):
+            if spec.name in names:
+                continue
+            names.add(spec.name)
+            chosen.append(spec.qualified_name)
+            if len(chosen) == k:
+                break
+        tools = list(offered) + chosen
+        rng.shuffle(tools)
+        return tools
+
+    def _strip_enums(self, tools: list[str]) -> dict[str, dict[str, Any]]:
+        out = {}
+        for qname in tools:
+            spec = self.sc.registry.get_tool(qname)
+            schema = spec.input_schema()
+            stripped = _without_enums(schema)
+            if stripped != schema:
+                out[qname] = stripped
+        return out
+
+    def _paraphrase(self, turns: list[Turn], rendered: list[RenderedTurn | None]) -> int:
+        client = self.sc.client
+        if client is None:
+            return 0
+        count = 0
+        for turn, rt in zip(turns, rendered, strict=True):
+            if rt is None:
+                continue
+            text = paraphrase(client, rt.text, rt.keep)
+            if text is not None:
+                turn.user = text
+                count += 1
+        return count
+
+
+def _without_enums(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _without_enums(v) for k, v in schema.items() if k != "enum"}
+    if isinstance(schema, list):
+        return [_without_enums(v) for v in schema]
+    return schema
+
+
+def paraphrase(client: LLMClient, text: str, keep: list[str]) -> str | None:
+    """An LLM paraphrase of a user turn that keeps every listed value, or None.
+
+    A reply that drops a value, is empty, or is much longer than the original is
+    rejected (the template text stays); so is any transport error.
+    """
+    content = f"MESSAGE:\n{text}\n\nKEEP:\n" + "\n".join(keep or ["(nothing)"])
+    try:
+        reply = client.complete(
+            [{"role": "system", "content": PARAPHRASE_SYSTEM}, {"role": "user", "content": content}]
+        )
+    except LLMError:
+        return None
+    reply = reply.strip().strip('"').strip()
+    if not reply or len(reply) > 3 * len(text) + 200:
+        return None
+    if any(value not in reply for value in keep):
+        return None
+    return reply

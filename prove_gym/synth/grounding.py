@@ -1,0 +1,702 @@
+"""Grounding: fill a chain step's arguments from what exists in the live state.
+
+Rules, in the order they apply to each parameter of a step:
+
+1. **Identifiers** (``Entity(kind)`` parameters) come from the most recent
+   earlier step whose *actual result* holds an identifier of that kind (a
+   link: the request then says "that event"), else from the entities that
+   exist in the initial state (``Session.list_entities``). Credentials
+   (kinds containing ``token``/``auth``) are never drawn from state: only a
+   producer's output may supply them. A draw prefers records that agree with
+   what the conversation already chose (the same customer, the same event) and
+   avoids reusing a value for two parameters of one step.
+2. **Other values**: a field of the same name (or its plural, a list) in the
+   record of an identifier the step already uses (required parameters, and
+   optional ones of read tools: a write's optional field set to its current
+   value would change nothing); else ``examples=``; else enum/``Literal``
+   choices; else a field of that name in a record of a kind the tool returns
+   (a search for something that exists); else the default.
+
+Values are then coerced to the schema's JSON type, so gold arguments are what a
+well-formed call would send.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from prove_gym.server.session import Session
+from prove_gym.server.tool import ParamSpec, ToolContext, ToolSpec
+from prove_gym.synth.chains import PlannedStep, is_secret_kind
+
+_NO = object()
+
+
+@dataclass(frozen=True)
+class EntityKind:
+    """The existing entities of one kind: records and the field holding their id."""
+
+    kind: str
+    key: str
+    records: tuple[dict[str, Any], ...]
+    by_key: Mapping[str, dict[str, Any]]
+
+
+class EntityIndex:
+    """Every declared entity kind of one initial state (server, seed, size), listed once."""
+
+    def __init__(self, kinds: Mapping[str, EntityKind]) -> None:
+        self.kinds = dict(kinds)
+
+    @classmethod
+    def of(cls, session: Session) -> EntityIndex:
+        kinds = {}
+        for kind, source in session.server.entities.items():
+            records = tuple(r for r in session.list_entities(kind) if r.get(source.key) is not None)
+            by_key = {str(r[source.key]): r for r in records}
+            kinds[kind] = EntityKind(kind, source.key, records, by_key)
+        return cls(kinds)
+
+    def key(self, kind: str) -> str | None:
+        k = self.kinds.get(kind)
+        return k.key if k else None
+
+    def records(self, kind: str) -> tuple[dict[str, Any], ...]:
+        k = self.kinds.get(kind)
+        return k.records if k else ()
+
+    def record(self, kind: str, value: Any) -> dict[str, Any] | None:
+        k = self.kinds.get(kind)
+        return k.by_key.get(str(value)) if k else None
+
+    def exists(self, kind: str, value: Any) -> bool:
+        return self.record(kind, value) is not None
+
+
+_INDEXES: OrderedDict[tuple[str, int, int], EntityIndex] = OrderedDict()
+_INDEX_CAP = 256
+
+
+def entity_index(session: Session) -> EntityIndex:
+    """The :class:`EntityIndex` of the session's *initial* state (cached per process).
+
+    The session must not have been changed yet: the index describes the template.
+    """
+    key = (session.server.name, session.seed, session.size)
+    index = _INDEXES.get(key)
+    if index is None:
+        index = _INDEXES[key] = EntityIndex.of(session)
+        while len(_INDEXES) > _INDEX_CAP:
+            _INDEXES.popitem(last=False)
+    else:
+        _INDEXES.move_to_end(key)
+    return index
+
+
+def plural_names(key: str) -> tuple[str, ...]:
+    """Field names that hold lists of ``key`` values: ``account_id`` -> accounts, account_ids.
+
+    >>> plural_names("account_id")
+    ('account_ids', 'accounts')
+    >>> plural_names("email")
+    ('emails',)
+    """
+    out = [key + "s"]
+    if key.endswith("_id"):
+        out.append(key[:-3] + "s")
+    return tuple(out)
+
+
+def extract_ids(content: Any, key: str) -> list[Any]:
+    """Identifier values under field ``key`` (or its plural list) anywhere in a result, in order.
+
+    >>> extract_ids([{"event_id": "evt_1"}, {"event_id": "evt_2", "x": {"event_id": "evt_1"}}], "event_id")
+    ['evt_1', 'evt_2']
+    >>> extract_ids({"customer_id": "c1", "accounts": ["a1", "a2"]}, "account_id")
+    ['a1', 'a2']
+    """
+    found: list[Any] = []
+    seen: set[str] = set()
+    plurals = plural_names(key)
+
+    def add(value: Any) -> None:
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value) not in seen:
+            seen.add(str(value))
+            found.append(value)
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k == key:
+                    add(v)
+                elif k in plurals and isinstance(v, list):
+                    for item in v:
+                        if not isinstance(item, dict | list):
+                            add(item)
+                if isinstance(v, dict | list):
+                    walk(v)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(content)
+    return found
+
+
+def enum_choices(prop: Mapping[str, Any]) -> list[Any]:
+    """Enum values a parameter schema allows (also inside ``anyOf``)."""
+    if "enum" in prop:
+        return list(prop["enum"])
+    for option in prop.get("anyOf", []) or []:
+        if isinstance(option, Mapping) and "enum" in option:
+            return list(option["enum"])
+    return []
+
+
+def schema_types(prop: Mapping[str, Any]) -> list[str]:
+    """JSON types a parameter schema allows, in order (``[]`` if any)."""
+    if "type" in prop:
+        t = prop["type"]
+        return list(t) if isinstance(t, list) else [t]
+    out = []
+    for option in prop.get("anyOf", []) or []:
+        if isinstance(option, Mapping) and "type" in option:
+            out.append(option["type"])
+    return out
+
+
+def coerce(value: Any, prop: Mapping[str, Any]) -> Any:
+    """Coerce a value drawn from a record or example to the parameter's JSON type.
+
+    >>> coerce("250.00", {"anyOf": [{"type": "number"}, {"type": "string"}]})
+    '250.00'
+    >>> coerce("12", {"type": "integer"}), coerce(3, {"type": "string"})
+    (12, '3')
+    """
+    types = schema_types(prop)
+    if not types or value is None:
+        return value
+    if isinstance(value, bool):
+        current = "boolean"
+    elif isinstance(value, int):
+        current = "integer"
+    elif isinstance(value, float):
+        current = "number"
+    elif isinstance(value, str):
+        current = "string"
+    elif isinstance(value, list):
+        current = "array"
+    else:
+        current = "object"
+    if current in types or (current == "integer" and "number" in types):
+        return value
+    want = types[0]
+    try:
+        if want == "integer":
+            return int(float(value)) if float(value).is_integer() else value
+        if want == "number":
+            return float(value)
+        if want == "string" and not isinstance(value, list | dict):
+            return str(value)
+        if want == "boolean" and isinstance(value, str):
+            return value.strip().lower() in ("true", "yes", "1")
+    except (TypeError, ValueError):
+        return value
+    return value
+
+
+@dataclass
+class DoneStep:
+    """A step whose arguments are fixed (executed unless it belongs to an abstain turn).
+
+    Attributes:
+        tool: The tool.
+        args: The gold arguments.
+        links: Parameter -> index (in the done list) of the step whose result gave its value.
+        content: The result content (``None`` if not executed).
+        produced: Entity kind -> identifiers found in the result (declared ``returns`` only).
+        segment: The request (user turn) it belongs to.
+        executed: False for the steps of a turn that will be answered without calls.
+        repairs: Indices of steps inserted to fix this one's precondition.
+        plan: The planned step it came from.
+    """
+
+    tool: ToolSpec
+    args: dict[str, Any]
+    links: dict[str, int]
+    content: Any = None
+    produced: dict[str, list[Any]] = field(default_factory=dict)
+    segment: int = 0
+    executed: bool = True
+    repairs: list[int] = field(default_factory=list)
+    plan: PlannedStep | None = None
+    result: Any = None
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+
+@dataclass
+class Lessons:
+    """What failed calls taught within one block, per (tool, identifier parameter).
+
+    Error messages are written for the model and name what was wrong: "sprint spr_007
+    is 'planned'; only an 'active' sprint can be closed". A record field of the failed
+    identifier whose value the message names (``state='planned'``) is avoided from then
+    on; a quoted value the message names that other records have in the same field
+    (``'active'``) is preferred. An identifier taken from a sibling record (an invitee
+    of the event) that failed is drawn from state next time, and the other way round.
+    """
+
+    avoid_records: set[tuple[str, str]] = field(default_factory=set)
+    avoid: dict[tuple[str, str], set[tuple[str, str]]] = field(default_factory=dict)
+    prefer: dict[tuple[str, str], set[tuple[str, str]]] = field(default_factory=dict)
+
+    def learn(self, tool: ToolSpec, g: Grounded, message: str, index: EntityIndex) -> set[str]:
+        """Update from a failed call; returns the argument values the message names."""
+        named: set[str] = set()
+        for value in g.args.values():
+            for v in value if isinstance(value, list) else [value]:
+                text = str(v)
+                if len(text) >= 3 and not isinstance(v, bool) and text in message:
+                    named.add(text)
+        quoted = set(re.findall(r"'([^']{2,40})'", message))
+        for param, entity in tool.entity_params.items():
+            source = g.sources.get(param)
+            if source == "record":
+                self.avoid_records.add((tool.name, param))
+            elif source == "state":
+                self.avoid_records.discard((tool.name, param))
+            value = g.args.get(param)
+            if value is None:
+                continue
+            key = (tool.name, param)
+            id_field = index.key(entity.name)
+            for v in value if isinstance(value, list) else [value]:
+                rec = index.record(entity.name, v)
+                if rec is None:
+                    continue
+                for f, fv in rec.items():
+                    if f == id_field or isinstance(fv, dict | list | bool) or fv is None:
+                        continue
+                    if re.search(rf"(?<![\w-]){re.escape(str(fv))}(?![\w-])", message):
+                        self.avoid.setdefault(key, set()).add((f, str(fv)))
+                        others = {str(r.get(f)) for r in index.records(entity.name)}
+                        for q in quoted - {str(fv)}:
+                            if q in others:
+                                self.prefer.setdefault(key, set()).add((f, q))
+        return named
+
+    def fit(self, tool: str, param: str, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``records`` without those the lessons rule out, preferred ones first if any."""
+        key = (tool, param)
+        avoid, prefer = self.avoid.get(key, set()), self.prefer.get(key, set())
+        out = [r for r in records if not any(str(r.get(f)) == v for f, v in avoid)]
+        out = out or list(records)
+        if prefer:
+            out = [r for r in out if any(str(r.get(f)) == v for f, v in prefer)] or out
+        return out
+
+
+@dataclass
+class Grounded:
+    """Arguments drawn for one step, or the parameter that could not be filled.
+
+    Attributes:
+        args: The arguments, in signature order.
+        links: Parameter -> index of the earlier step whose result gave its value.
+        records: Entity records of the identifiers used (they supply other values).
+        sources: Parameter -> where its value came from (``link``, ``hint``,
+            ``record``, ``state``, ``example``, ``enum``, ``related``, ``default``).
+        unresolved: A required parameter nothing could fill.
+    """
+
+    args: dict[str, Any]
+    links: dict[str, int]
+    records: list[dict[str, Any]]
+    sources: dict[str, str] = field(default_factory=dict)
+    unresolved: str | None = None
+
+
+@dataclass
+class _Draw:
+    """The working state of one :meth:`Grounder.ground` call."""
+
+    step: PlannedStep
+    done: Sequence[DoneStep]
+    context: Mapping[str, Any]
+    hints: Mapping[str, Any]
+    banned: frozenset[str]
+    lessons: Lessons
+    links: dict[str, int] = field(default_factory=dict)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+    used: dict[str, set[str]] = field(default_factory=dict)
+
+
+_RANGE_PAIRS = (("start", "end"), ("min", "max"), ("earliest", "latest"), ("first", "last"))
+_ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+class Grounder:
+    """Draws arguments for steps of one conversation against one live session.
+
+    Args:
+        session: The live session of the primary server (changes as the chain runs).
+        index: Entities of the initial state.
+        rng: The conversation's random generator.
+    """
+
+    def __init__(self, session: Session, index: EntityIndex, rng: random.Random) -> None:
+        self.session = session
+        self.server = session.server
+        self.index = index
+        self.rng = rng
+        self._ctx: ToolContext | None = None
+        self._keys = {kind: src.key for kind, src in self.server.entities.items()}
+
+    def _agreeing(
+        self, d: _Draw, kind: str, records: Sequence[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """Records that agree with the conversation on the identifiers of *other* kinds.
+
+        An account agrees when its ``customer_id`` is the customer the conversation
+        is about; an event when its ``calendar_id`` matches. Only the key fields of
+        other entity kinds are compared: names, balances or titles never constrain.
+        """
+        fields = [k for other, k in self._keys.items() if other != kind]
+        # this step's identifiers outrank the conversation; among them, the first drawn wins
+        here: dict[str, Any] = {}
+        for rec in d.records:
+            for f in fields:
+                value = rec.get(f)
+                if value is not None and not isinstance(value, dict | list):
+                    here.setdefault(f, value)
+        context = {**d.context, **here}
+        fields = [f for f in fields if f in context]
+        if not fields:
+            return list(records)
+        return [
+            r
+            for r in records
+            if all(
+                r.get(f) is None
+                or isinstance(r.get(f), dict | list)
+                or str(r[f]) == str(context[f])
+                for f in fields
+            )
+        ]
+
+    def _tool_context(self) -> ToolContext:
+        if self._ctx is None:
+            self._ctx = ToolContext(
+                db=self.session.db, now=self.session.now, seed=self.session.seed, server=self.server
+            )
+        return self._ctx
+
+    def produced(self, spec: ToolSpec, content: Any) -> dict[str, list[Any]]:
+        """Identifiers of the kinds ``spec`` declares it returns, found in ``content``."""
+        out = {}
+        for kind in spec.returns:
+            key = self.index.key(kind)
+            if key is None and kind in self.server.entities:
+                key = self.server.entities[kind].key
+            if key:
+                ids = extract_ids(content, key)
+                if ids:
+                    out[kind] = ids
+        return out
+
+    @staticmethod
+    def wanted(step: PlannedStep, extra: Iterable[str] = ()) -> list[ParamSpec]:
+        """Parameters to fill: required ones, wanted optional inputs, and ``extra``."""
+        names = set(step.inputs) | set(extra)
+        return [p for p in step.tool.params if p.required or p.name in names]
+
+    def ground(
+        self,
+        step: PlannedStep,
+        done: Sequence[DoneStep],
+        context: Mapping[str, Any],
+        *,
+        extra: Iterable[str] = (),
+        hints: Mapping[str, Any] | None = None,
+        banned: Iterable[str] = (),
+        lessons: Lessons | None = None,
+    ) -> Grounded:
+        """Draw arguments for ``step`` given the steps already done and the conversation context.
+
+        Args:
+            step: The planned step.
+            done: Earlier steps (their actual results give linked identifiers).
+            context: Values the conversation already uses (for coherent draws).
+            extra: Optional parameters to include as well (named by the chosen phrasing).
+            hints: Values to use when valid (a repair step takes the failing step's values).
+            banned: Values not to draw (an earlier attempt's error message named them).
+            lessons: What earlier failures taught (see :class:`Lessons`).
+        """
+        spec = step.tool
+        props = spec.input_schema().get("properties", {})
+        d = _Draw(
+            step,
+            done,
+            context,
+            dict(hints or {}),
+            frozenset(str(b) for b in banned),
+            lessons if lessons is not None else Lessons(),
+        )
+        args: dict[str, Any] = {}
+        # identifiers first: their records then supply the other values
+        for p in sorted(self.wanted(step, extra), key=lambda p: p.entity is None):
+            prop = props.get(p.name, {})
+            value = self._entity(d, p) if p.entity is not None else self._plain(d, p, prop)
+            if value is _NO:
+                if p.required:
+                    return Grounded(args, d.links, d.records, d.sources, unresolved=p.name)
+                d.sources.pop(p.name, None)
+                continue
+            args[p.name] = coerce(value, prop)
+        self._order_ranges(args, d.sources)
+        ordered = {p.name: args[p.name] for p in spec.params if p.name in args}
+        return Grounded(ordered, d.links, d.records, d.sources)
+
+    def _order_ranges(self, args: dict[str, Any], sources: Mapping[str, str]) -> None:
+        """Draw range bounds as an ordered pair: start_date <= end_date, min_x <= max_x."""
+        for lo_word, hi_word in _RANGE_PAIRS:
+            for lo in [k for k in args if lo_word in k]:
+                hi = lo.replace(lo_word, hi_word)
+                if hi not in args or "hint" in (sources.get(lo), sources.get(hi)):
+                    continue
+                a, b = args[lo], args[hi]
+                comparable = (
+                    isinstance(a, int | float)
+                    and isinstance(b, int | float)
+                    and not isinstance(a, bool)
+                    and not isinstance(b, bool)
+                ) or (
+                    isinstance(a, str)
+                    and isinstance(b, str)
+                    and bool(_ISO_DAY.match(a))
+                    and bool(_ISO_DAY.match(b))
+                )
+                if comparable and b < a:
+                    args[lo], args[hi] = b, a
+
+    # ---------------------------------------------------------------- entities
+    def _entity(self, d: _Draw, p: ParamSpec) -> Any:
+        assert p.entity is not None
+        kind, many = p.entity.name, p.entity.many
+        taken = d.used.setdefault(kind, set())
+        secret = is_secret_kind(kind)
+        # 1. a hint (a repair takes the failing step's own values), linked if produced earlier
+        if p.name in d.hints:
+            hinted = d.hints[p.name]
+            values = [str(v) for v in (hinted if isinstance(hinted, list) else [hinted])]
+            for j in range(len(d.done) - 1, -1, -1):
+                have = {str(v) for v in d.done[j].produced.get(kind, [])}
+                if d.done[j].executed and values and set(values) <= have:
+                    d.links[p.name] = j
+                    return self._take(d, p, kind, hinted, "link")
+            if not secret and values and all(self.index.exists(kind, v) for v in values):
+                return self._take(d, p, kind, hinted, "hint")
+        # 2. a link to the most recent earlier result holding this kind
+        for j in range(len(d.done) - 1, -1, -1):
+            prior = d.done[j]
+            if not prior.executed or (prior.tool.destructive and d.step.tool.writes):
+                continue  # what a destructive call returned may be gone: only read it
+            ids = [v for v in prior.produced.get(kind, []) if str(v) not in taken | d.banned]
+            known = [r for v in ids if (r := self.index.record(kind, v)) is not None]
+            known = d.lessons.fit(d.step.tool.name, p.name, known)
+            fitting = {str(r[self.index.key(kind)]) for r in self._agreeing(d, kind, known)}
+            ids = [v for v in ids if self.index.record(kind, v) is None or str(v) in fitting]
+            if ids:
+                d.links[p.name] = j
+                return self._take(d, p, kind, ids[: min(2, len(ids))] if many else ids[0], "link")
+        if secret:
+            return _NO  # credentials come from a tool's output, never from state
+        # 3. a field of a record this step already uses (a sibling account, an invitee)
+        if (d.step.tool.name, p.name) not in d.lessons.avoid_records:
+            for rec in d.records:
+                for name in (p.name, *plural_names(p.name)):
+                    cand = rec.get(name)
+                    pool = cand if isinstance(cand, list) else [cand]
+                    pool = [
+                        v
+                        for v in pool
+                        if v is not None
+                        and str(v) not in taken | d.banned
+                        and self.index.exists(kind, v)
+                    ]
+                    fine = d.lessons.fit(
+                        d.step.tool.name, p.name, [self.index.record(kind, v) for v in pool]
+                    )
+                    pool = [v for v in pool if self.index.record(kind, v) in fine]
+                    if pool:
+                        value = (
+                            self.rng.sample(pool, min(len(pool), 2))
+                            if many
+                            else self.rng.choice(pool)
+                        )
+                        return self._take(d, p, kind, value, "record")
+        # 4. an existing entity, agreeing with the conversation so far
+        key = self.index.key(kind)
+        candidates = [r for r in self.index.records(kind) if str(r[key]) not in taken | d.banned]
+        if not candidates:
+            return _NO
+        candidates = d.lessons.fit(d.step.tool.name, p.name, candidates)
+        pool_records = self._agreeing(d, kind, candidates) or candidates
+        if many:
+            picks = self.rng.sample(pool_records, min(len(pool_records), self.rng.randint(1, 2)))
+            value = [r[key] for r in picks]
+        else:
+            value = self.rng.choice(pool_records)[key]
+        return self._take(d, p, kind, value, "state")
+
+    def _take(self, d: _Draw, p: ParamSpec, kind: str, value: Any, source: str) -> Any:
+        taken = d.used.setdefault(kind, set())
+        for v in value if isinstance(value, list) else [value]:
+            taken.add(str(v))
+            rec = self.index.record(kind, v)
+            if rec is not None:
+                d.records.append(rec)
+        d.sources[p.name] = source
+        return value
+
+    # ------------------------------------------------------------ other values
+    def _plain(self, d: _Draw, p: ParamSpec, prop: Mapping[str, Any]) -> Any:
+        spec = d.step.tool
+        if p.name in d.hints:
+            d.sources[p.name] = "hint"
+            return d.hints[p.name]
+        if p.required or not spec.writes:
+            value = self._from_records(p.name, d.records, d.banned)
+            if value is not _NO:
+                d.sources[p.name] = "record"
+                return value
+        if p.name in spec.examples:
+            value = self._example(spec.examples[p.name])
+            if value is not _NO:
+                d.sources[p.name] = "example"
+                return value
+        choices = [c for c in enum_choices(prop) if str(c) not in d.banned] or enum_choices(prop)
+        if choices:
+            d.sources[p.name] = "enum"
+            return self.rng.choice(choices)
+        if "boolean" in schema_types(prop):
+            d.sources[p.name] = "enum"
+            return self.rng.random() < 0.5
+        for kind in spec.returns:
+            related = self.index.records(kind)
+            agreeing = self._agreeing(d, kind, related) or list(related)
+            with_field = [r for r in agreeing if r.get(p.name) not in (None, "", [])]
+            if with_field:
+                value = self._from_records(p.name, [self.rng.choice(with_field)], d.banned)
+                if value is not _NO:
+                    d.sources[p.name] = "related"
+                    return value
+        if not p.required:
+            default = spec.args_model.model_fields[p.name].default
+            if default is not None and isinstance(default, str | int | float | bool):
+                d.sources[p.name] = "default"
+                return default
+        return _NO
+
+    def _from_records(
+        self, name: str, records: list[dict[str, Any]], banned: frozenset[str]
+    ) -> Any:
+        for rec in records:
+            value = rec.get(name)
+            if (
+                value is not None
+                and not isinstance(value, dict | list)
+                and str(value) not in banned
+            ):
+                return value
+            for plural in plural_names(name):
+                values = rec.get(plural)
+                if isinstance(values, list) and values:
+                    flat = [
+                        v for v in values if not isinstance(v, dict | list) and str(v) not in banned
+                    ]
+                    if flat:
+                        return self.rng.choice(flat)
+        return _NO
+
+    def _example(self, source: Any) -> Any:
+        if callable(source):
+            try:
+                return source(self._tool_context(), self.rng)
+            finally:
+                self.session.db.rollback()
+        values = list(source)
+        return self.rng.choice(values) if values else _NO
+
+
+def repair_tools(message: str, failing: ToolSpec, tools: Mapping[str, ToolSpec]) -> list[str]:
+    """Tools an error message tells the caller to run first, in the order named.
+
+    Only tools that can fix the failure qualify: writes (they change state) and
+    tools returning a kind the failing tool consumes (a credential, an id).
+    """
+    consumes = {e.name for e in failing.entity_params.values()}
+    out: list[str] = []
+    for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", message):
+        spec = tools.get(word)
+        if spec is None or word == failing.name or word in out:
+            continue
+        if spec.writes or consumes & set(spec.returns):
+            out.append(word)
+    return out
+
+
+def message_hints(message: str, tool: ToolSpec) -> dict[str, Any]:
+    """Argument values an error message suggests for ``tool``, read from the sentence naming it.
+
+    >>> from prove_gym import get_registry  # doctest: +SKIP
+    >>> message_hints("Shift to park with shift_gear (gear='park') first.", shift_gear)  # doctest: +SKIP
+    {'gear': 'park'}
+
+    Both ``tool (name=value)`` and ``tool with name 'value'`` are read; a value must be
+    quoted, a number, or true/false, and ``name`` must be one of the tool's parameters.
+    """
+    out: dict[str, Any] = {}
+    names = [p.name for p in tool.params]
+    for m in re.finditer(rf"\b{re.escape(tool.name)}\b", message):
+        sentence = re.split(r"[.;!?](?:\s|$)", message[m.end() :], maxsplit=1)[0]
+        for name in names:
+            found = re.search(
+                rf"\b{re.escape(name)}\b\s*[=:]?\s*"
+                r"(?:'([^']*)'|\"([^\"]*)\"|(true|false|-?\d+(?:\.\d+)?)\b)",
+                sentence,
+                re.IGNORECASE,
+            )
+            if found is None or name in out:
+                continue
+            single, double, bare = found.groups()
+            if single is not None or double is not None:
+                out[name] = single if single is not None else double
+            elif bare.lower() in ("true", "false"):
+                out[name] = bare.lower() == "true"
+            else:
+                out[name] = float(bare) if "." in bare else int(bare)
+        # "then shift to park with shift_gear": an enum value named in the same clause
+        before = re.split(r"[.;,:]\s", message[: m.start()])[-1]
+        clause = before + " " + re.split(r"[.;,:](?:\s|$)", message[m.end() :], maxsplit=1)[0]
+        props = tool.input_schema().get("properties", {})
+        for name in names:
+            if name in out:
+                continue
+            named = [
+                v
+                for v in enum_choices(props.get(name, {}))
+                if isinstance(v, str) and re.search(rf"\b{re.escape(v)}\b", clause)
+            ]
+            if len(named) == 1:
+                out[name] = named[0]
+    return out

@@ -1,0 +1,395 @@
+"""User turns in natural language, rendered from the tools' ``phrasings``.
+
+A request joins one phrase per step of its turn. A phrase is one of the tool's
+phrasings (varied by seed) with its ``{param}`` slots filled: a value the user
+states is written out verbatim; an identifier that an earlier step produced is
+referred to ("that event", "the first account in those results"). Gold
+arguments the phrasing has no slot for are stated after it ("(calendar id:
+cal_01)"), so every gold value is either in the user's words or in an earlier
+tool result.
+
+Information levels (paper: 60/20/20):
+
+- ``complete``: a fuller phrasing, sometimes with optional values, polite openers.
+- ``minimal``: the tersest phrasing (fewest optional slots), required values only,
+  no openers.
+- ``missing``: like complete, but one required value the user would have to give
+  is left out; that turn is a ``clarify`` turn (the right move is to ask), and
+  the next user turn supplies the value and carries the gold calls.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from prove_gym.server.tool import ToolSpec
+from prove_gym.synth.chains import is_secret_kind
+from prove_gym.synth.grounding import DoneStep
+
+SLOT = re.compile(r"\{(\w+)\}")
+
+OPENERS = ["", "", "Hi! ", "Hello. ", "Could you help me? ", "Please help me with this. "]
+FOLLOW_UPS = ["Now ", "Thanks. Now ", "Great. ", "OK, next: ", "One more thing: ", "Also, "]
+CONNECTORS = ["Then ", "After that, ", "Next, ", "Once that's done, ", "And then "]
+MINIMAL_CONNECTORS = ["Then ", "And "]
+SUPPLY = [
+    "It's {value}.",
+    "The {words} is {value}.",
+    "Sorry, I forgot: the {words} is {value}.",
+    "Use {value} for the {words}.",
+]
+ORDINALS = ["first", "second", "third", "fourth", "fifth"]
+
+IRRELEVANT = [
+    "What's the capital of Australia?",
+    "Can you write me a haiku about autumn leaves?",
+    "Tell me a joke about programmers.",
+    "How many ounces are in a pound?",
+    "Who painted the Mona Lisa?",
+    "Translate 'thank you very much' into Japanese.",
+    "Recommend a good science-fiction novel.",
+    "What's a good name for a golden retriever puppy?",
+    "Explain photosynthesis in one sentence.",
+    "How tall is Mount Everest?",
+    "What rhymes with 'orange'?",
+    "Give me three tips for sleeping better.",
+    "What is the boiling point of water at sea level in Fahrenheit?",
+    "Who wrote 'Pride and Prejudice'?",
+    "Suggest a vegetarian dinner idea.",
+    "What's the difference between weather and climate?",
+    "Can you summarise the plot of Hamlet in two sentences?",
+    "How do I say 'good morning' in Portuguese?",
+    "What year did the first person walk on the Moon?",
+    "Write a two-line birthday message for my aunt.",
+    "Is a tomato a fruit or a vegetable?",
+    "What's the square root of 144?",
+    "Give me a fun fact about octopuses.",
+    "Which planet is closest to the Sun?",
+]
+
+
+def words(name: str) -> str:
+    """``calendar_id`` -> ``calendar id``."""
+    return name.replace("_", " ").strip()
+
+
+def render_value(value: Any) -> str:
+    """A value as the user would write it.
+
+    >>> render_value(True), render_value(["a", "b"]), render_value(45)
+    ('yes', 'a, b', '45')
+    """
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(render_value(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def literal_values(value: Any) -> list[str]:
+    """The strings that must appear verbatim wherever a stated value is written."""
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, list):
+        return [s for v in value for s in literal_values(v)]
+    if isinstance(value, dict):
+        return []
+    return [str(value)]
+
+
+def _lower_first(text: str) -> str:
+    """Lower-case a sentence's first letter after a connector ("Then find ..."), not "I"."""
+    if re.match(r"I\b", text) or len(text) < 2 or not text[0].isupper() or text[1].isupper():
+        return text
+    return text[0].lower() + text[1:]
+
+
+def _mentions(step: DoneStep, kind: str, *, produced: bool = True) -> set[str]:
+    """Identifiers of ``kind`` a step names in its arguments (and, by default, its result)."""
+    out: set[str] = set()
+    for name, entity in step.tool.entity_params.items():
+        if entity.name == kind and name in step.args:
+            value = step.args[name]
+            out.update(str(v) for v in (value if isinstance(value, list) else [value]))
+    if produced:
+        out.update(str(v) for v in step.produced.get(kind, []))
+    return out
+
+
+def _fix_articles(phrasing: str, args: Mapping[str, Any]) -> str:
+    """``Add an {method} reminder`` with method "popup" -> ``Add a {method} reminder``."""
+
+    def fix(m: re.Match[str]) -> str:
+        value = render_value(args.get(m.group(2), ""))
+        article = "an" if value[:1].lower() in "aeiou" and value[:1] else "a"
+        if m.group(1)[0].isupper():
+            article = article.capitalize()
+        return f"{article} {{{m.group(2)}}}"
+
+    return re.sub(r"\b([Aa]n?) \{(\w+)\}", fix, phrasing)
+
+
+def _finish(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith(("?", ".", "!")) else text + "."
+
+
+def _article(noun: str) -> str:
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+
+
+@dataclass
+class RenderedTurn:
+    """A user turn's text and the literal values it states (a paraphrase must keep them)."""
+
+    text: str
+    keep: list[str] = field(default_factory=list)
+
+
+class Renderer:
+    """Renders the requests of one conversation.
+
+    Args:
+        rng: The conversation's random generator.
+        level: ``complete`` or ``minimal`` (``missing`` renders as complete).
+    """
+
+    def __init__(self, rng: random.Random, level: str) -> None:
+        self.rng = rng
+        self.level = "minimal" if level == "minimal" else "complete"
+
+    # ------------------------------------------------------------ phrasing
+    def plan_phrasing(self, spec: ToolSpec) -> str | None:
+        """Choose a phrasing before grounding (its optional slots become wanted values)."""
+        if not spec.phrasings:
+            return None
+        if self.level == "minimal":
+            required = set(spec.required)
+
+            def cost(ph: str) -> tuple[int, int]:
+                slots = set(SLOT.findall(ph))
+                return (len(slots - required), len(slots))
+
+            best = min(cost(ph) for ph in spec.phrasings)
+            return self.rng.choice([ph for ph in spec.phrasings if cost(ph) == best])
+        return self.rng.choice(list(spec.phrasings))
+
+    def extra_optionals(self, spec: ToolSpec, phrasing: str | None) -> set[str]:
+        """Optional values to include: the phrasing's slots, and at complete level a few more."""
+        slots = set(SLOT.findall(phrasing or ""))
+        extra = {s for s in slots if s not in spec.required}
+        if self.level == "complete":
+            for p in spec.params:
+                if p.required or p.entity is not None or p.name in extra:
+                    continue
+                if p.name in spec.examples and self.rng.random() < 0.25:
+                    extra.add(p.name)
+        return extra
+
+    # -------------------------------------------------------------- phrases
+    def reference(self, done: Sequence[DoneStep], i: int, param: str) -> str | None:
+        """How the user refers to a value an earlier step produced, or None to state it.
+
+        A reference is used only when it is unambiguous: no step between the producer
+        and ``done[i]`` mentions another entity of that kind. "the same event" when the
+        producer acted on that entity itself, "the new event" when a write created it,
+        "that event" when a read found just one, "the second account in those
+        results" when the immediately preceding step listed several.
+        """
+        step = done[i]
+        j = step.links[param]
+        producer = done[j]
+        entity = step.tool.entity_params[param]
+        kind, noun = entity.name, words(entity.name)
+        value = step.args[param]
+        values = [str(v) for v in (value if isinstance(value, list) else [value])]
+        for k in range(j + 1, i):
+            if _mentions(done[k], kind) - set(values):
+                return None
+        took = set(values) <= _mentions(producer, kind, produced=False)
+        produced = [str(v) for v in producer.produced.get(kind, [])]
+        if took:
+            return f"the same {noun}"
+        if len(produced) == 1 and values == produced:
+            return f"the new {noun}" if producer.tool.writes else f"that {noun}"
+        if j != i - 1:
+            return None  # "those results" would point at a later step
+        if len(values) > 1 and values == produced[: len(values)]:
+            return f"the first {len(values)} {noun}s in those results"
+        if len(values) == 1 and values[0] in produced:
+            n = produced.index(values[0])
+            if n < len(ORDINALS):
+                where = self.rng.choice(["in those results", "from that list"])
+                return f"the {ORDINALS[n]} {noun} {where}"
+        return None
+
+    def phrase(
+        self,
+        index: int,
+        done: Sequence[DoneStep],
+        *,
+        planned: str | None,
+        omit: str | None = None,
+    ) -> tuple[str, list[str]]:
+        """One step as a phrase, and the literal values it states.
+
+        Args:
+            index: The step's position in ``done``.
+            done: All steps of the conversation (producers of linked values).
+            planned: The phrasing chosen before grounding, used when it still fits.
+            omit: A parameter whose value the user leaves out (clarify turns).
+        """
+        step = done[index]
+        spec = step.tool
+        args = step.args
+        refs: dict[str, str] = {}
+        for param in step.links:
+            ref = self.reference(done, index, param)
+            if ref is not None:
+                refs[param] = ref
+        fits = [
+            ph
+            for ph in spec.phrasings
+            if set(SLOT.findall(ph)) <= set(args) and (omit is None or omit not in SLOT.findall(ph))
+        ]
+        if planned in fits:
+            phrasing = planned
+        elif fits:
+            phrasing = self.rng.choice(fits)
+        else:
+            fallback = [ph for ph in spec.phrasings if set(SLOT.findall(ph)) <= set(args)]
+            phrasing = self.rng.choice(fallback) if fallback else f"{words(spec.name).capitalize()}"
+        for name in refs:
+            # "guest of event {event_id}" + "that event" must not read "event that event"
+            noun = words(spec.entity_params[name].name).split()[-1]
+            phrasing = re.sub(
+                rf"\b(?:the |an? )?{re.escape(noun)}\s+(?=\{{{name}\}})",
+                "",
+                phrasing,
+                flags=re.IGNORECASE,
+            )
+        phrasing = _fix_articles(phrasing, args)
+        keep: list[str] = []
+
+        def fill(m: re.Match[str]) -> str:
+            name = m.group(1)
+            if name == omit:
+                entity = spec.entity_params.get(name)
+                if entity is not None:
+                    return f"one of my {words(entity.name)}s"
+                return f"some {words(name)}"
+            if name in refs:
+                return refs[name]
+            keep.extend(literal_values(args[name]))
+            return render_value(args[name])
+
+        text = SLOT.sub(fill, phrasing)
+        slots = set(SLOT.findall(phrasing))
+        extras: list[str] = []
+        for name, value in args.items():
+            if name in slots or name == omit:
+                continue
+            entity = spec.entity_params.get(name)
+            if name in refs:
+                if entity is not None and is_secret_kind(entity.name):
+                    continue  # the user never handles credentials a tool issued
+                extras.append(
+                    self.rng.choice([f"use {refs[name]}", f"{words(name)}: {refs[name]}"])
+                )
+                continue
+            keep.extend(literal_values(value))
+            shown = render_value(value)
+            if isinstance(value, str) and " " in value:
+                shown = f'"{value}"'
+            extras.append(f"{words(name)}: {shown}")
+        if extras:
+            body = text.rstrip()
+            end = body[-1] if body and body[-1] in "?.!" else ""
+            body = body[:-1] if end else body
+            text = f"{body} ({'; '.join(extras)}){end}"
+        return _finish(text), keep
+
+    def request(
+        self,
+        idxs: Sequence[int],
+        done: Sequence[DoneStep],
+        planned: Mapping[int, str | None],
+        *,
+        first: bool,
+        omit: tuple[int, str] | None = None,
+        level: str | None = None,
+    ) -> RenderedTurn:
+        """A whole user turn asking for the steps ``done[i]`` for ``i`` in ``idxs``.
+
+        Args:
+            idxs: Indices of the turn's steps in ``done``.
+            done: Every step of the conversation.
+            planned: Phrasing chosen before grounding, by step index.
+            first: The conversation's first turn (openers differ).
+            omit: ``(step index, parameter)`` left out of a clarify turn.
+            level: Style override (``complete`` / ``minimal``).
+        """
+        style = level or self.level
+        parts: list[str] = []
+        keep: list[str] = []
+        for i, idx in enumerate(idxs):
+            missing = omit[1] if omit is not None and omit[0] == idx else None
+            text, stated = self.phrase(idx, done, planned=planned.get(idx), omit=missing)
+            keep.extend(stated)
+            if i > 0:
+                conn = self.rng.choice(MINIMAL_CONNECTORS if style == "minimal" else CONNECTORS)
+                text = conn + _lower_first(text)
+            parts.append(text)
+        body = " ".join(parts)
+        if style == "complete":
+            opener = self.rng.choice(OPENERS if first else FOLLOW_UPS)
+            if opener:
+                body = opener + (
+                    _lower_first(body) if opener.endswith(("Now ", "Also, ", ": ")) else body
+                )
+        return RenderedTurn(body, keep)
+
+    def supply(self, name: str, value: Any) -> RenderedTurn:
+        """The user's answer to a clarifying question: the missing value."""
+        template = self.rng.choice(SUPPLY)
+        text = template.format(value=render_value(value), words=words(name))
+        return RenderedTurn(text[0].upper() + text[1:], literal_values(value))
+
+    def irrelevant(self, extra: Iterable[str] = ()) -> RenderedTurn:
+        """A request no offered tool can serve (generic, or another server's phrasing)."""
+        pool = list(IRRELEVANT) + list(extra)
+        return RenderedTurn(self.rng.choice(pool))
+
+
+def foreign_requests(specs: Iterable[ToolSpec], rng: random.Random, limit: int = 6) -> list[str]:
+    """Requests written from other servers' phrasings, for tools the task does not offer.
+
+    Only phrasings whose slots can be filled from list ``examples`` (no identifiers,
+    no state-dependent values) qualify, so they name nothing that does not exist.
+    """
+    out: list[str] = []
+    candidates = []
+    for spec in specs:
+        for ph in spec.phrasings:
+            slots = SLOT.findall(ph)
+            if all(
+                s not in spec.entity_params
+                and isinstance(spec.examples.get(s), list | tuple)
+                and spec.examples.get(s)
+                for s in slots
+            ):
+                candidates.append((spec, ph))
+    rng.shuffle(candidates)
+    for spec, ph in candidates[:limit]:
+        text = SLOT.sub(
+            lambda m, s=spec: render_value(rng.choice(list(s.examples[m.group(1)]))), ph
+        )
+        out.append(_finish(text))
+    return out
