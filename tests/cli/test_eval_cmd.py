@@ -1,0 +1,88 @@
+"""`prove eval` as a user runs it: baselines to files and a plot, and a local endpoint."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+
+def prove(*args: str) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).with_name("prove")
+    cmd = [str(exe), *args] if exe.exists() else [sys.executable, "-m", "prove_gym", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+def test_prove_eval_oracle_writes_results_a_summary_and_a_plot(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out = prove("eval", "oracle", "--servers", "calendar", "--out", str(tmp_path), "--no-progress")
+    assert out.returncode == 0, out.stderr
+    assert "calendar.search_events" in out.stdout
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["policy"] == "oracle"
+    assert summary["servers"]["calendar"]["success"] == 1.0
+    rows = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == summary["overall"]["tasks"] and all(r["success"] for r in rows)
+    png = (tmp_path / "eval.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def test_prove_eval_reads_a_task_file_and_limits_it(tmp_path: Path) -> None:
+    from prove_gym import get_registry
+
+    tasks = get_registry().tasks("calendar")
+    path = tmp_path / "test.jsonl"
+    path.write_text("".join(t.to_json() + "\n" for t in tasks))
+    out = prove("eval", "random", "--tasks", str(path), "--limit", "2", "--no-progress")
+    assert out.returncode == 0, out.stderr
+    assert "policy: random    tasks: 2" in out.stdout
+
+
+class Silent(BaseHTTPRequestHandler):
+    """An endpoint whose model never calls a tool."""
+
+    seen: ClassVar[list[dict[str, Any]]] = []
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).seen.append(body)
+        payload = json.dumps(
+            {"choices": [{"message": {"role": "assistant", "content": "I cannot help."}}]}
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+def test_prove_eval_talks_to_an_openai_compatible_endpoint() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Silent)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        out = prove(
+            "eval", "--base-url", url, "--model", "tiny", "--servers", "calendar", "--no-progress"
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert out.returncode == 0, out.stderr
+    assert "policy: openai:tiny" in out.stdout
+    assert Silent.seen and all(b["model"] == "tiny" and b["tools"] for b in Silent.seen)
+    from prove_gym import get_registry
+
+    tasks = get_registry().tasks("calendar")
+    no_call = sum(not t.steps for t in tasks) / len(tasks)  # only these succeed without a call
+    calendar = next(line for line in out.stdout.splitlines() if line.startswith("calendar "))
+    assert calendar.split()[3] == f"{100 * no_call:.1f}%"

@@ -1,0 +1,174 @@
+"""Evaluation: baselines, an OpenAI-compatible endpoint served on 127.0.0.1, the report."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
+import pytest
+
+from prove_gym import get_registry
+from prove_gym.env.env import ProveEnv
+from prove_gym.eval import OpenAIChatPolicy, OraclePolicy, RandomPolicy, evaluate, run_episode
+from prove_gym.policies import OraclePolicy as GoldPlayer
+from prove_gym.task import Task
+
+CALENDAR = get_registry().tasks("calendar")
+
+
+def gold_reward(task: Task) -> float:
+    env = ProveEnv(task.server, tasks=[task])
+    env.reset(options={"task": task})
+    player, reward, done = GoldPlayer(task), 0.0, False
+    while not done:
+        _o, reward, term, trunc, _i = env.step(player.act(env.user_turn))
+        done = term or trunc
+    env.close()
+    return reward
+
+
+def test_the_oracle_succeeds_on_every_task_and_earns_the_envs_gold_reward() -> None:
+    report = evaluate(OraclePolicy(), CALENDAR, concurrency=2, progress=False)
+    assert [r.task_id for r in report.results] == [t.id for t in CALENDAR]
+    for task, r in zip(CALENDAR, report.results, strict=True):
+        assert r.success and r.full_coverage and r.state_match
+        assert r.total == pytest.approx(gold_reward(task))
+        assert r.n_calls == r.n_gold == len(task.steps)
+    overall = report.summary()["overall"]
+    assert overall["success"] == 1.0
+    assert overall["calls_per_task"] == pytest.approx(sum(len(t.steps) for t in CALENDAR) / 5)
+
+
+def test_the_random_baseline_is_reproducible_and_scores_below_the_oracle() -> None:
+    a = evaluate(RandomPolicy(seed=3), CALENDAR, concurrency=3, progress=False)
+    b = evaluate(RandomPolicy(seed=3), CALENDAR, concurrency=1, progress=False)
+    assert [r.total for r in a.results] == [r.total for r in b.results]
+    oracle = evaluate(OraclePolicy(), CALENDAR, progress=False)
+    assert a.summary()["overall"]["total"] < oracle.summary()["overall"]["total"]
+    assert a.summary()["overall"]["success"] < 1.0
+
+
+def test_the_report_counts_calls_per_tool_and_gold_steps_matched() -> None:
+    report = evaluate(OraclePolicy(), CALENDAR, progress=False)
+    tools = report.summary()["tools"]
+    gold: dict[str, int] = {}
+    for task in CALENDAR:
+        for step in task.steps:
+            gold[f"calendar.{step.name}"] = gold.get(f"calendar.{step.name}", 0) + 1
+    assert {k: v["gold"] for k, v in tools.items()} == gold
+    assert all(v["matched_rate"] == 1.0 and v["ok_rate"] == 1.0 for v in tools.values())
+    table = report.table()
+    assert "calendar.search_events" in table and "coverage" in table
+
+
+# ---------------------------------------------------------- an OpenAI endpoint
+class ScriptedChat(BaseHTTPRequestHandler):
+    """``/v1/chat/completions`` answering with the gold calls of the current user turn, natively.
+
+    A stand-in for a served model: it reads the conversation (and only that) the
+    way a model would, so every request the policy sends is checked on the way.
+    """
+
+    requests: ClassVar[list[dict[str, Any]]] = []
+    fail_first = 0
+    garbled_arguments = False
+
+    def log_message(self, *args: Any) -> None:  # keep test output quiet
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append(body)
+        if self.path != "/v1/chat/completions":
+            self.send_error(404)
+            return
+        if type(self).fail_first > 0:
+            type(self).fail_first -= 1
+            self.send_error(503)
+            return
+        message = self.answer(body["messages"])
+        payload = json.dumps({"choices": [{"index": 0, "message": message}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def answer(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        if messages[-1]["role"] == "tool":
+            return {"role": "assistant", "content": "Done."}
+        user = messages[-1]["content"]
+        for task in CALENDAR:
+            for turn in task.turns:
+                if turn.user == user and turn.steps:
+                    calls = [
+                        {
+                            "id": f"c{i}",
+                            "type": "function",
+                            "function": {
+                                "name": s.name,
+                                "arguments": "{oops"
+                                if self.garbled_arguments
+                                else json.dumps(s.arguments),
+                            },
+                        }
+                        for i, s in enumerate(turn.steps)
+                    ]
+                    return {"role": "assistant", "content": None, "tool_calls": calls}
+        return {"role": "assistant", "content": "Could you tell me more?"}
+
+
+@pytest.fixture()
+def chat_server() -> Iterator[str]:
+    ScriptedChat.requests = []
+    ScriptedChat.fail_first = 0
+    ScriptedChat.garbled_arguments = False
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ScriptedChat)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def test_an_openai_compatible_endpoint_gets_native_tools_and_is_scored_like_the_oracle(
+    chat_server: str,
+) -> None:
+    policy = OpenAIChatPolicy(chat_server, "scripted", api_key="k")
+    report = evaluate(policy, CALENDAR, concurrency=3, progress=False)
+    policy.close()
+    oracle = evaluate(OraclePolicy(), CALENDAR, progress=False)
+    assert [r.total for r in report.results] == pytest.approx([r.total for r in oracle.results])
+    assert all(r.success for r in report.results)
+    first = ScriptedChat.requests[0]
+    assert first["model"] == "scripted" and first["temperature"] == 0.0
+    assert {t["function"]["name"] for t in first["tools"]} >= {"search_events", "create_event"}
+    system = first["messages"][0]
+    assert system["role"] == "system" and "<tools>" not in system["content"]
+    later = [r for r in ScriptedChat.requests if r["messages"][-1]["role"] == "tool"]
+    assert later and all(m.get("tool_call_id") for m in later[0]["messages"] if m["role"] == "tool")
+
+
+def test_garbled_arguments_count_as_invalid_calls(chat_server: str) -> None:
+    ScriptedChat.garbled_arguments = True
+    policy = OpenAIChatPolicy(chat_server, "scripted")
+    result = run_episode(policy, CALENDAR[0])
+    assert result.n_calls == len(CALENDAR[0].steps)
+    assert not any(c["ok"] for c in result.calls)
+    assert not result.success and result.total < gold_reward(CALENDAR[0])
+
+
+def test_an_endpoint_that_fails_is_retried_then_reported(chat_server: str) -> None:
+    ScriptedChat.fail_first = 1
+    ok = run_episode(OpenAIChatPolicy(chat_server, "m", retries=1), CALENDAR[0])
+    assert ok.error is None and ok.success
+    ScriptedChat.fail_first = 10
+    bad = run_episode(OpenAIChatPolicy(chat_server, "m", retries=1), CALENDAR[0])
+    assert bad.error is not None and "503" in bad.error
+    assert bad.n_calls == 0 and not bad.success
