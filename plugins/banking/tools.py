@@ -680,7 +680,8 @@ def transfer_funds(
         to_account_id: The same customer's account to credit, such as "acc_0032".
         amount: Amount in the currency of from_account_id, as a number or decimal string,
             such as 250 or "250.00".
-        auth_token: Required: the token from authenticate for the accounts' owner.
+        auth_token: The token authenticate returned for the accounts' owner, such as
+            "tok_9f2c41d07ab35e68"; without it the transfer is refused.
         memo: Note shown on both statements, such as "Holiday fund".
 
     Returns:
@@ -797,7 +798,8 @@ def add_beneficiary(
             or "004512345678" (spaces and dashes are ignored).
         currency: Currency the payee's account is held in, such as "EUR".
         bank_name: The payee's bank, such as "Chase".
-        auth_token: Required: the token from authenticate for this customer.
+        auth_token: The token authenticate returned for this customer, such as
+            "tok_9f2c41d07ab35e68"; without it the payee is not saved.
 
     Returns:
         {"beneficiary_id": "ben_0123", "name": ..., "account_number": ..., ...}.
@@ -862,7 +864,8 @@ def pay_beneficiary(
         from_account_id: Account to pay from, such as "acc_0031".
         beneficiary_id: A payee saved by the same customer, such as "ben_0007".
         amount: Amount in the currency of from_account_id, such as 120 or "120.00".
-        auth_token: Required: the token from authenticate for the account's owner.
+        auth_token: The token authenticate returned for the account's owner, such as
+            "tok_9f2c41d07ab35e68"; without it the call is refused.
         reference: Text the payee sees, such as "Invoice 2291".
 
     Returns:
@@ -1004,7 +1007,8 @@ def schedule_payment(
         to_account_id: Or another account of the same customer, such as "acc_0032".
         end_date: Last possible date for repeating payments, such as "2026-12-31".
         reference: Text shown with each payment, such as "Rent".
-        auth_token: Required: the token from authenticate for the account's owner.
+        auth_token: The token authenticate returned for the account's owner, such as
+            "tok_9f2c41d07ab35e68"; without it the call is refused.
 
     Returns:
         {"scheduled_payment_id": "sch_0051", "status": "active", "next_date": "2026-04-01", ...}.
@@ -1097,7 +1101,8 @@ def cancel_scheduled_payment(
 
     Args:
         scheduled_payment_id: The scheduled payment, such as "sch_0004".
-        auth_token: Required: the token from authenticate for the paying account's owner.
+        auth_token: The token authenticate returned for the paying account's owner, such
+            as "tok_9f2c41d07ab35e68"; without it the call is refused.
     """
     sched = ctx.db.get(ScheduledPayment, scheduled_payment_id)
     if sched is None:
@@ -1144,7 +1149,7 @@ def list_cards(ctx: ToolContext, customer_id: CustomerId) -> list[dict]:
     destructive=True,
     idempotent=True,
     returns="card",
-    phrasings=["Block card {card_id}, it was {reason}", "Freeze my card {card_id}"],
+    phrasings=["Block card {card_id}, it was {reason}", "My card {card_id} is gone, block it"],
 )
 def block_card(
     ctx: ToolContext,
@@ -1157,7 +1162,8 @@ def block_card(
     Args:
         card_id: The card, such as "crd_0019" (see list_cards; users often name the last 4 digits).
         reason: "lost", "stolen", "damaged" or "suspected_fraud".
-        auth_token: Required: the token from authenticate for the card holder.
+        auth_token: The token authenticate returned for the card holder, such as
+            "tok_9f2c41d07ab35e68"; without it the call is refused.
     """
     card = _card(ctx, card_id)
     acc = _account(ctx, card.account_id)
@@ -1190,7 +1196,8 @@ def set_card_limit(
     Args:
         card_id: The card, such as "crd_0019".
         daily_limit: New limit per day, more than 0 and at most 10000, such as 500 or "750.00".
-        auth_token: Required: the token from authenticate for the card holder.
+        auth_token: The token authenticate returned for the card holder, such as
+            "tok_9f2c41d07ab35e68"; without it the call is refused.
     """
     card = _card(ctx, card_id)
     acc = _account(ctx, card.account_id)
