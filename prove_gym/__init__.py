@@ -10,6 +10,7 @@ server plugin (``gymnasium.make("prove_gym:prove/calendar-v0")`` imports it for 
 
 from __future__ import annotations
 
+from prove_gym.env.registration import env_id, register_entry_point_ids, register_ids
 from prove_gym.hookspecs import hookimpl, hookspec
 from prove_gym.registry import Registry, get_registry, get_server
 from prove_gym.reward import RewardBreakdown, RewardConfig, score
@@ -71,27 +72,9 @@ __all__ = [
 ]
 
 
-def env_id(server: str, version: int = 0) -> str:
-    """The Gymnasium id of a server's env: ``prove/<server>-v<version>``."""
-    return f"prove/{server}-v{version}"
-
-
 def register_envs(registry: Registry | None = None) -> list[str]:
-    """Register ``prove/<name>-v0`` for every server (idempotent); returns the ids."""
-    import gymnasium
-
-    registry = registry or get_registry()
-    ids = []
-    for name in registry.servers:
-        eid = env_id(name)
-        if eid not in gymnasium.registry:
-            gymnasium.register(
-                id=eid,
-                entry_point="prove_gym.env.env:ProveEnv",
-                kwargs={"server": name},
-            )
-        ids.append(eid)
-    return ids
+    """Register ``prove/<name>-v0`` for every server of ``registry`` (idempotent); returns the ids."""
+    return register_ids((registry or get_registry()).servers)
 
 
-register_envs()
+register_entry_point_ids()

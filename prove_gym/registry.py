@@ -164,7 +164,10 @@ def get_registry() -> Registry:
     global _default
     with _default_lock:
         if _default is None:
+            from prove_gym.env.registration import register_ids
+
             _default = Registry()
+            register_ids(_default.servers)
         return _default
 
 

@@ -205,3 +205,25 @@ def test_a_runtime_plugin_can_add_tasks_to_a_builtin_server() -> None:
     ids = [t.id for t in reg.tasks("calendar")]
     assert len(ids) == base + 1 and "extra-1" in ids
     assert ids == sorted(ids), "tasks are ordered by id, not by plugin load order"
+
+
+def test_importing_a_plugin_module_before_prove_gym_loses_nothing() -> None:
+    code = (
+        "import prove_plugins.calendar.models\n"
+        "import gymnasium, prove_gym\n"
+        "assert 'calendar' in prove_gym.get_registry().servers\n"
+        "print(gymnasium.make('prove/calendar-v0').reset(seed=0)[1]['task_id'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("calendar-")
+
+
+def test_import_prove_gym_registers_env_ids_without_importing_plugins() -> None:
+    code = (
+        "import sys, gymnasium, prove_gym\n"
+        "print(sorted(m for m in sys.modules if m.startswith('prove_plugins')))\n"
+        "print('prove/calendar-v0' in gymnasium.registry)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", "True"]
