@@ -142,7 +142,10 @@ def _leave_park_problems(ctx: ToolContext, v: Vehicle) -> list[Problem]:
     problems += _open_doors_problem(ctx)
     if v.parking_brake:
         problems.append(
-            ("the parking brake is on", "Release it with set_parking_brake (engaged=false) first")
+            (
+                "the parking brake is on",
+                "Release it with set_parking_brake (action='release') first",
+            )
         )
     if v.energy_level <= 0:
         _, what = _fuel(v)
@@ -209,21 +212,25 @@ def _mode(v: Vehicle) -> dict:
         "engine_on": v.engine_on,
         "gear": v.gear,
         "speed_kph": v.speed_kph,
-        "parking_brake": v.parking_brake,
+        "parking_brake": "engaged" if v.parking_brake else "released",
         "cruise_control": {"active": v.cruise_active, "speed_kph": v.cruise_speed_kph},
     }
+
+
+def _on_off(flag: bool) -> str:
+    return "on" if flag else "off"
 
 
 def _climate(ctx: ToolContext, v: Vehicle) -> dict:
     zones = ctx.db.scalars(select(ClimateZone).order_by(ClimateZone.zone))
     return {
-        "on": v.climate_on,
+        "power": _on_off(v.climate_on),
         "zones": [
             {
                 "zone": z.zone,
                 "temperature_c": float(z.target_temp_c),
                 "fan_speed": z.fan_speed,
-                "ac": z.ac_on,
+                "ac": _on_off(z.ac_on),
             }
             for z in zones
         ],
@@ -233,8 +240,8 @@ def _climate(ctx: ToolContext, v: Vehicle) -> dict:
 def _lights(v: Vehicle) -> dict:
     return {
         "headlights": v.headlights,
-        "fog_lights": v.fog_lights,
-        "hazard_lights": v.hazard_lights,
+        "fog_lights": _on_off(v.fog_lights),
+        "hazard_lights": _on_off(v.hazard_lights),
     }
 
 
@@ -289,7 +296,7 @@ def get_vehicle_status(ctx: ToolContext) -> dict:
 
     Returns:
         For example {"vehicle": {"make": "Toyota", "model": "Camry", "vin": "1HGCM82633A004352",
-        ...}, "engine_on": false, "gear": "park", "speed_kph": 0, "parking_brake": true,
+        ...}, "engine_on": false, "gear": "park", "speed_kph": 0, "parking_brake": "engaged",
         "energy": {"type": "fuel", "unit": "L", "level": 23.4, "range_km": 334, ...}, ...}.
     """
     v = _vehicle(ctx)
@@ -325,7 +332,7 @@ def get_vehicle_status(ctx: ToolContext) -> dict:
             "latitude": v.latitude,
             "longitude": v.longitude,
         },
-        "climate_on": v.climate_on,
+        "climate": _on_off(v.climate_on),
         "lights": _lights(v),
         "tires": [
             {
@@ -351,8 +358,8 @@ def get_cabin_status(ctx: ToolContext) -> dict:
     Returns:
         For example {"doors": [{"position": "rear_left", "open": true, "locked": false}, ...],
         "windows": [{"position": "front_left", "open_percent": 0}, ...], "seats":
-        [{"position": "driver", "heat_level": 2}, ...], "climate": {"on": true, "zones":
-        [{"zone": "driver", "temperature_c": 21.5, "fan_speed": 3, "ac": false}, ...]}}.
+        [{"position": "driver", "heat_level": 2}, ...], "climate": {"power": "on", "zones":
+        [{"zone": "driver", "temperature_c": 21.5, "fan_speed": 3, "ac": "off"}, ...]}}.
     """
     v = _vehicle(ctx)
     windows = ctx.db.scalars(select(Window).order_by(Window.position))
@@ -567,7 +574,7 @@ def shift_gear(ctx: ToolContext, gear: Literal["park", "reverse", "neutral", "dr
 @server.tool(
     writes=True,
     idempotent=True,
-    phrasings=["Drive at {speed_kph} km/h", "Slow down to {speed_kph} km/h"],
+    phrasings=["Drive at {speed_kph} km/h", "Change the speed to {speed_kph} km/h"],
     examples={"speed_kph": [0, 30, 50, 80, 100]},
 )
 def set_speed(ctx: ToolContext, speed_kph: int) -> dict:
@@ -630,20 +637,20 @@ def set_speed(ctx: ToolContext, speed_kph: int) -> dict:
 @server.tool(
     writes=True,
     idempotent=True,
-    phrasings=["Release the parking brake", "Set the handbrake"],
-    examples={"engaged": [True, False]},
+    phrasings=["Please {action} the parking brake", "Could you {action} the handbrake?"],
 )
-def set_parking_brake(ctx: ToolContext, engaged: bool) -> dict:
+def set_parking_brake(ctx: ToolContext, action: Literal["engage", "release"]) -> dict:
     """Engage or release the parking brake. Engaging needs the car stopped in park; releasing
     is always possible.
 
     Args:
-        engaged: true to engage the parking brake, false to release it.
+        action: "engage" or "release".
 
     Returns:
-        For example {"parking_brake": false, "gear": "park", "changed": true, ...}.
+        For example {"parking_brake": "released", "gear": "park", "changed": true, ...}.
     """
     v = _vehicle(ctx)
+    engaged = action == "engage"
     if v.parking_brake == engaged:
         return {**_mode(v), "changed": False}
     if engaged:
@@ -657,7 +664,7 @@ def set_parking_brake(ctx: ToolContext, engaged: bool) -> dict:
 @server.tool(
     writes=True,
     idempotent=True,
-    phrasings=["Open the {position} door", "Pop the {position}"],
+    phrasings=["Open the {position} door", "Please open door {position}"],
 )
 def open_door(ctx: ToolContext, position: DoorPosition) -> dict:
     """Open one door or the trunk. The car must be stopped in park and the door unlocked.
@@ -676,7 +683,10 @@ def open_door(ctx: ToolContext, position: DoorPosition) -> dict:
     problems = _stopped_in_park_problems(v)
     if door.is_locked:
         problems.append(
-            (f"{_door_name(position)} is locked", "Unlock with set_door_locks (locked=false) first")
+            (
+                f"{_door_name(position)} is locked",
+                "Unlock with set_door_locks (action='unlock') first",
+            )
         )
     _fail(f"open {_door_name(position)}", problems)
     door.is_open = True
@@ -687,7 +697,7 @@ def open_door(ctx: ToolContext, position: DoorPosition) -> dict:
 @server.tool(
     writes=True,
     idempotent=True,
-    phrasings=["Close the {position} door", "Shut the {position}"],
+    phrasings=["Close the {position} door", "Please shut door {position}"],
 )
 def close_door(ctx: ToolContext, position: DoorPosition) -> dict:
     """Close one door or the trunk (always possible).
@@ -709,18 +719,18 @@ def close_door(ctx: ToolContext, position: DoorPosition) -> dict:
 @server.tool(
     writes=True,
     idempotent=True,
-    phrasings=["Lock the car", "Unlock all the doors"],
-    examples={"locked": [True, False]},
+    phrasings=["Please {action} the car", "Could you {action} all the doors?"],
 )
-def set_door_locks(ctx: ToolContext, locked: bool) -> dict:
+def set_door_locks(ctx: ToolContext, action: Literal["lock", "unlock"]) -> dict:
     """Lock or unlock every door and the trunk at once. Locking needs all of them closed.
 
     Args:
-        locked: true to lock, false to unlock.
+        action: "lock" or "unlock".
 
     Returns:
         For example {"doors": [{"position": "front_left", "open": false, "locked": true}, ...]}.
     """
+    locked = action == "lock"
     if locked:
         _fail("lock the doors", _open_doors_problem(ctx))
     for door in _doors(ctx):
@@ -762,40 +772,41 @@ def set_window(ctx: ToolContext, position: WindowPosition, open_percent: int) ->
     writes=True,
     idempotent=True,
     phrasings=[
-        "Set the {zone} temperature to {temperature_c} degrees",
-        "Turn on the AC at {temperature_c} degrees",
-        "Set the fan to {fan_speed}",
+        "Set the temperature to {temperature_c} degrees",
+        "Set the {zone} side to {temperature_c} degrees",
+        "Turn the AC {ac} and the fan to {fan_speed}",
+        "Turn the climate control {power}",
     ],
     examples={"temperature_c": [19.5, 21.0, 22.5], "fan_speed": [2, 3, 5]},
 )
 def set_climate(
     ctx: ToolContext,
-    on: bool = True,
-    zone: Literal["all", "driver", "passenger", "rear"] = "all",
+    power: Literal["on", "off"] = "on",
+    zone: Literal["driver", "passenger", "rear"] | None = None,
     temperature_c: float | None = None,
     fan_speed: int | None = None,
-    ac: bool | None = None,
+    ac: Literal["on", "off"] | None = None,
 ) -> dict:
-    """Turn climate control on (needs the engine running) and adjust a zone, or turn it off.
+    """Turn climate control on (needs the engine running) and adjust it, or turn it off.
 
     Args:
-        on: true turns the climate on and applies the settings; false turns it off (then give
-            no other settings).
-        zone: "all", "driver", "passenger" or "rear".
+        power: "on" turns the climate on and applies the settings; "off" turns it off (then
+            give no other settings).
+        zone: "driver", "passenger" or "rear"; leave it out to set every zone.
         temperature_c: Target temperature from 16 to 30 in steps of 0.5, such as 21.5.
         fan_speed: Fan level from 1 to 7.
-        ac: true to run the air conditioning, false to stop it.
+        ac: "on" to run the air conditioning, "off" to stop it.
 
     Returns:
-        For example {"on": true, "zones": [{"zone": "driver", "temperature_c": 21.5,
-        "fan_speed": 3, "ac": false}, ...]}.
+        For example {"power": "on", "zones": [{"zone": "driver", "temperature_c": 21.5,
+        "fan_speed": 3, "ac": "off"}, ...]}.
     """
     v = _vehicle(ctx)
-    if not on:
-        if temperature_c is not None or fan_speed is not None or ac is not None:
+    if power == "off":
+        if any(x is not None for x in (zone, temperature_c, fan_speed, ac)):
             raise InvalidArgument(
-                "Turning climate off takes no settings; drop temperature_c, fan_speed and ac, or "
-                "pass on=true to change them."
+                "Turning the climate off takes no settings; drop zone, temperature_c, fan_speed "
+                "and ac, or pass power='on' to change them."
             )
         v.climate_on = False
         ctx.db.flush()
@@ -824,7 +835,7 @@ def set_climate(
             [("the engine is off", "Start it with start_engine first")],
         )
     stmt = select(ClimateZone)
-    if zone != "all":
+    if zone is not None:
         stmt = stmt.where(ClimateZone.zone == zone)
     for z in ctx.db.scalars(stmt):
         if temp is not None:
@@ -832,7 +843,7 @@ def set_climate(
         if fan_speed is not None:
             z.fan_speed = fan_speed
         if ac is not None:
-            z.ac_on = ac
+            z.ac_on = ac == "on"
     v.climate_on = True
     ctx.db.flush()
     return _climate(ctx, v)
@@ -874,43 +885,43 @@ def set_seat_heating(ctx: ToolContext, seat: SeatPosition, level: int) -> dict:
     idempotent=True,
     phrasings=[
         "Set the headlights to {headlights}",
-        "Turn the hazard lights on",
-        "Switch the fog lights on",
+        "Turn the hazard lights {hazard_lights}",
+        "Switch the fog lights {fog_lights}",
     ],
 )
 def set_lights(
     ctx: ToolContext,
     headlights: Literal["off", "on", "auto"] | None = None,
-    fog_lights: bool | None = None,
-    hazard_lights: bool | None = None,
+    fog_lights: Literal["on", "off"] | None = None,
+    hazard_lights: Literal["on", "off"] | None = None,
 ) -> dict:
     """Set the exterior lights; only the ones you pass change. Fog lights need the headlights on
     or on auto; switching the headlights off also switches the fog lights off.
 
     Args:
         headlights: "off", "on" or "auto".
-        fog_lights: true or false.
-        hazard_lights: true or false (hazards work with the engine off too).
+        fog_lights: "on" or "off".
+        hazard_lights: "on" or "off" (hazards work with the engine off too).
 
     Returns:
-        For example {"headlights": "on", "fog_lights": true, "hazard_lights": false}.
+        For example {"headlights": "on", "fog_lights": "on", "hazard_lights": "off"}.
     """
     if headlights is None and fog_lights is None and hazard_lights is None:
         raise InvalidArgument("Nothing to change: pass headlights, fog_lights or hazard_lights.")
     v = _vehicle(ctx)
     new_headlights = headlights if headlights is not None else v.headlights
-    if fog_lights and new_headlights == "off":
+    if fog_lights == "on" and new_headlights == "off":
         _fail(
             "turn on the fog lights",
             [("the headlights are off", "Pass headlights='on' or 'auto' in the same call")],
         )
     v.headlights = new_headlights
     if fog_lights is not None:
-        v.fog_lights = fog_lights
+        v.fog_lights = fog_lights == "on"
     if new_headlights == "off":
         v.fog_lights = False
     if hazard_lights is not None:
-        v.hazard_lights = hazard_lights
+        v.hazard_lights = hazard_lights == "on"
     ctx.db.flush()
     return _lights(v)
 
@@ -918,24 +929,29 @@ def set_lights(
 @server.tool(
     writes=True,
     idempotent=True,
-    phrasings=["Set cruise control to {speed_kph} km/h", "Turn off cruise control"],
-    examples={"enabled": [True, False], "speed_kph": [60, 90, 110]},
+    phrasings=[
+        "Please {action} cruise control",
+        "I'd like you to {action} cruise control at {speed_kph} km/h",
+    ],
+    examples={"speed_kph": [60, 90, 110]},
 )
-def set_cruise_control(ctx: ToolContext, enabled: bool, speed_kph: int | None = None) -> dict:
-    """Engage cruise control (in drive, at 40 km/h or faster) or switch it off. Engaging holds
-    the given speed, or the current speed if none is given.
+def set_cruise_control(
+    ctx: ToolContext, action: Literal["engage", "cancel"], speed_kph: int | None = None
+) -> dict:
+    """Engage cruise control (in drive, at 40 km/h or faster) or cancel it. Engaging holds the
+    given speed, or the current speed if none is given.
 
     Args:
-        enabled: true to engage, false to switch off.
-        speed_kph: Speed to hold, 40-180 km/h, such as 100 (only when enabling).
+        action: "engage" or "cancel".
+        speed_kph: Speed to hold, 40-180 km/h, such as 100 (only with "engage").
 
     Returns:
         For example {"cruise_control": {"active": true, "speed_kph": 100}, "speed_kph": 100, ...}.
     """
     v = _vehicle(ctx)
-    if not enabled:
+    if action == "cancel":
         if speed_kph is not None:
-            raise InvalidArgument("speed_kph only applies when enabling cruise control.")
+            raise InvalidArgument("speed_kph only applies when engaging cruise control.")
         changed = _disengage_cruise(v)
         ctx.db.flush()
         return {**_mode(v), "changed": changed}
@@ -1102,7 +1118,7 @@ def drive_route(ctx: ToolContext) -> dict:
 
 @server.tool(
     writes=True,
-    phrasings=["Fill up the tank", "Add {amount} of fuel", "Charge the battery"],
+    phrasings=["Refuel or charge the car to full", "Add {amount} of fuel or charge"],
     examples={"amount": [5.0, 10.0, 20.0]},
 )
 def refuel_or_charge(ctx: ToolContext, amount: float | None = None) -> dict:

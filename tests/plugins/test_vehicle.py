@@ -127,10 +127,12 @@ PLAUSIBLE: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     "set_speed": st.fixed_dictionaries(
         {"speed_kph": st.sampled_from([0, 10, 15, 30, 39, 40, 60, 100, 180]) | st.integers(-5, 200)}
     ),
-    "set_parking_brake": st.fixed_dictionaries({"engaged": st.booleans()}),
+    "set_parking_brake": st.fixed_dictionaries(
+        {"action": st.sampled_from(["engage", "release", "pull"])}
+    ),
     "open_door": st.fixed_dictionaries({"position": st.sampled_from([*DOORS, "hood"])}),
     "close_door": st.fixed_dictionaries({"position": st.sampled_from([*DOORS, "hood"])}),
-    "set_door_locks": st.fixed_dictionaries({"locked": st.booleans()}),
+    "set_door_locks": st.fixed_dictionaries({"action": st.sampled_from(["lock", "unlock"])}),
     "set_window": st.fixed_dictionaries(
         {
             "position": st.sampled_from([*DOORS[:4], "trunk"]),
@@ -140,11 +142,11 @@ PLAUSIBLE: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     "set_climate": st.fixed_dictionaries(
         {},
         optional={
-            "on": st.booleans(),
-            "zone": st.sampled_from(["all", "driver", "passenger", "rear", "roof"]),
+            "power": st.sampled_from(["on", "off"]),
+            "zone": st.sampled_from(["driver", "passenger", "rear", "roof"]),
             "temperature_c": st.sampled_from([15.5, 16.0, 21.5, 22.3, 30.0, 30.5]),
             "fan_speed": st.integers(-1, 8),
-            "ac": st.booleans(),
+            "ac": st.sampled_from(["on", "off"]),
         },
     ),
     "set_seat_heating": st.fixed_dictionaries(
@@ -153,12 +155,12 @@ PLAUSIBLE: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     "set_lights": st.fixed_dictionaries(
         {
             "headlights": _maybe(st.sampled_from(["off", "on", "auto", "bright"])),
-            "fog_lights": _maybe(st.booleans()),
-            "hazard_lights": _maybe(st.booleans()),
+            "fog_lights": _maybe(st.sampled_from(["on", "off"])),
+            "hazard_lights": _maybe(st.sampled_from(["on", "off", "blink"])),
         }
     ).map(_drop_none),
     "set_cruise_control": st.fixed_dictionaries(
-        {"enabled": st.booleans()},
+        {"action": st.sampled_from(["engage", "cancel"])},
         optional={"speed_kph": st.sampled_from([30, 40, 60, 90, 110, 181])},
     ),
     "set_route": st.fixed_dictionaries({"destination_id": destination_ids}),
@@ -170,7 +172,7 @@ PLAUSIBLE: dict[str, st.SearchStrategy[dict[str, Any]]] = {
 
 GET_MOVING = [("close_door", {"position": p}) for p in DOORS] + [
     ("start_engine", {}),
-    ("set_parking_brake", {"engaged": False}),
+    ("set_parking_brake", {"action": "release"}),
     ("shift_gear", {"gear": "drive"}),
 ]
 
@@ -214,9 +216,9 @@ class VehicleRules(RuleBasedStateMachine):
     def use_a_door(self, position: str, open_it: bool) -> None:
         self._call("open_door" if open_it else "close_door", {"position": position})
 
-    @rule(engaged=st.booleans())
-    def use_the_parking_brake(self, engaged: bool) -> None:
-        self._call("set_parking_brake", {"engaged": engaged})
+    @rule(action=st.sampled_from(["engage", "release"]))
+    def use_the_parking_brake(self, action: str) -> None:
+        self._call("set_parking_brake", {"action": action})
 
     @rule(speed=st.sampled_from([0, 20, 45, 80, 120]))
     def accelerate(self, speed: int) -> None:
@@ -224,7 +226,7 @@ class VehicleRules(RuleBasedStateMachine):
 
     @rule(speed=st.sampled_from([None, 40, 90]))
     def engage_cruise(self, speed: int | None) -> None:
-        self._call("set_cruise_control", _drop_none({"enabled": True, "speed_kph": speed}))
+        self._call("set_cruise_control", _drop_none({"action": "engage", "speed_kph": speed}))
 
     @rule(seat=st.sampled_from(SEATS), level=st.integers(1, 3))
     def warm_up(self, seat: str, level: int) -> None:
@@ -366,7 +368,7 @@ def test_shifting_to_drive_names_every_unmet_precondition_and_its_fix(parked) ->
     assert result.message == (
         "Cannot shift to drive: the engine is off. Start it with start_engine first. "
         "Also: the rear-left door is open. Close it with close_door first. "
-        "Also: the parking brake is on. Release it with set_parking_brake (engaged=false) first."
+        "Also: the parking brake is on. Release it with set_parking_brake (action='release') first."
     )
     assert parked.state_hash() == before
     for name, args in GET_MOVING:
@@ -377,7 +379,7 @@ def test_shifting_to_drive_names_every_unmet_precondition_and_its_fix(parked) ->
 def test_two_open_doors_are_named_together(parked) -> None:
     assert parked.call("open_door", {"position": "trunk"}).ok
     parked.call("start_engine", {})
-    parked.call("set_parking_brake", {"engaged": False})
+    parked.call("set_parking_brake", {"action": "release"})
     message = parked.call("shift_gear", {"gear": "reverse"}).message
     assert "the rear-left door and the trunk are open. Close them with close_door first" in message
 
@@ -388,7 +390,7 @@ def test_doors_and_parking_brake_only_work_when_stopped_in_park(parked) -> None:
     opened = parked.call("open_door", {"position": "front_left"})
     assert opened.error_kind == ErrorKind.PRECONDITION_FAILED
     assert "Shift to park with shift_gear" in opened.message
-    assert parked.call("set_parking_brake", {"engaged": True}).error_kind == (
+    assert parked.call("set_parking_brake", {"action": "engage"}).error_kind == (
         ErrorKind.PRECONDITION_FAILED
     )
     assert parked.call("set_speed", {"speed_kph": 50}).ok
@@ -401,10 +403,10 @@ def test_cruise_control_needs_drive_and_40_kmh_and_yields_to_the_driver(parked) 
     for name, args in GET_MOVING:
         parked.call(name, args)
     assert parked.call("set_speed", {"speed_kph": 30}).ok
-    low = parked.call("set_cruise_control", {"enabled": True})
+    low = parked.call("set_cruise_control", {"action": "engage"})
     assert "below the 40 km/h minimum" in low.message
     assert parked.call("set_speed", {"speed_kph": 70}).ok
-    on = parked.call("set_cruise_control", {"enabled": True, "speed_kph": 100}).content
+    on = parked.call("set_cruise_control", {"action": "engage", "speed_kph": 100}).content
     assert on["cruise_control"] == {"active": True, "speed_kph": 100} and on["speed_kph"] == 100
     assert parked.call("shift_gear", {"gear": "neutral"}).ok
     assert vehicle_row(parked)["cruise_active"] == 0
@@ -424,8 +426,8 @@ def test_stopping_the_engine_switches_off_what_depends_on_it(parked) -> None:
     stopped = parked.call("stop_engine", {}).content
     assert stopped["switched_off"] == ["climate", "seat_heating"]
     cabin = parked.call("get_cabin_status", {}).content
-    assert cabin["climate"]["on"] is False
-    assert {"zone": "driver", "temperature_c": 21.5, "fan_speed": 5, "ac": True} in cabin[
+    assert cabin["climate"]["power"] == "off"
+    assert {"zone": "driver", "temperature_c": 21.5, "fan_speed": 5, "ac": "on"} in cabin[
         "climate"
     ]["zones"]
     assert all(seat["heat_level"] == 0 for seat in cabin["seats"])
@@ -503,18 +505,18 @@ def test_an_empty_tank_keeps_the_engine_off(parked) -> None:
 
 
 def test_locks_and_lights_follow_their_rules(parked) -> None:
-    refused = parked.call("set_door_locks", {"locked": True})
+    refused = parked.call("set_door_locks", {"action": "lock"})
     assert "the rear-left door is open. Close it with close_door first" in refused.message
     parked.call("close_door", {"position": "rear_left"})
-    assert parked.call("set_door_locks", {"locked": True}).ok
+    assert parked.call("set_door_locks", {"action": "lock"}).ok
     assert "locked" in parked.call("open_door", {"position": "trunk"}).message
-    fog = parked.call("set_lights", {"headlights": "off", "fog_lights": True})
+    fog = parked.call("set_lights", {"headlights": "off", "fog_lights": "on"})
     assert fog.error_kind == ErrorKind.PRECONDITION_FAILED
-    assert parked.call("set_lights", {"headlights": "on", "fog_lights": True}).ok
+    assert parked.call("set_lights", {"headlights": "on", "fog_lights": "on"}).ok
     assert parked.call("set_lights", {"headlights": "off"}).content == {
         "headlights": "off",
-        "fog_lights": False,
-        "hazard_lights": False,
+        "fog_lights": "off",
+        "hazard_lights": "off",
     }
 
 
