@@ -8,6 +8,7 @@ once. A task is treated as immutable once it has been scored.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
@@ -28,8 +29,27 @@ NO_CALL_KINDS = frozenset({"clarify", "abstain"})
 
 
 def as_records(calls: Calls) -> list[CallRecord]:
-    """The calls as :class:`CallRecord` objects, in order (dicts are converted)."""
-    return [c if isinstance(c, CallRecord) else CallRecord.from_dict(c) for c in calls]
+    """The calls as :class:`CallRecord` objects, in order (dicts are converted).
+
+    Arguments given as JSON text (the OpenAI wire format) are decoded when
+    they hold an object; other text is kept as the model wrote it.
+
+    >>> as_records([{"name": "get_event", "arguments": '{"event_id": "evt_0001"}'}])[0].arguments
+    {'event_id': 'evt_0001'}
+    """
+    return [c if isinstance(c, CallRecord) else _from_mapping(c) for c in calls]
+
+
+def _from_mapping(data: Mapping[str, Any]) -> CallRecord:
+    record = CallRecord.from_dict(data)
+    if isinstance(record.arguments, str):
+        try:
+            decoded = json.loads(record.arguments)
+        except ValueError:
+            return record
+        if isinstance(decoded, dict):
+            record.arguments = decoded
+    return record
 
 
 @dataclass(frozen=True, slots=True)

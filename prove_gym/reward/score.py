@@ -102,7 +102,8 @@ def score(
     Works on the env's own trajectories and on offline ones from any harness:
     ``calls`` may be :class:`~prove_gym.workspace.CallRecord` objects or dicts
     ``{"name", "arguments", "result": {"status": "ok"|"error", ...}, "turn"}``
-    (a missing result counts as ok; ``turn`` defaults to 0).
+    (a missing result counts as ok; ``turn`` defaults to 0; arguments given as
+    JSON text are decoded).
 
     Args:
         task: The task (a :class:`~prove_gym.task.Task`, its dict or JSON text).

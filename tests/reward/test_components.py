@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -480,3 +481,12 @@ def test_padding_with_valid_calls_pays_under_the_papers_averages_unless_credit_i
     assert r.components["validity"] == pytest.approx(4 / 18)
     assert r.components["tool_name"] == pytest.approx(2 / 6)
     assert r.total < score(INVITE, sloppy, config=capped).total
+
+
+def test_offline_arguments_given_as_json_text_are_decoded() -> None:
+    as_text = [
+        {"name": s.name, "arguments": json.dumps(s.arguments), "result": OK} for s in INVITE.steps
+    ]
+    assert score(INVITE, as_text).total == pytest.approx(1.3)
+    garbled = [{"name": "search_events", "arguments": "{not json", "result": OK}]
+    assert validity_levels(INVITE, garbled) == [1]
