@@ -443,14 +443,15 @@ def sample_issue_tracker(ctx: SampleContext) -> None:
 
     # ---------------------------------------------------------------- users
     users: list[User] = []
-    used_emails: set[str] = set()
-    for i in range(32 * ctx.size):
-        name = fake.unique.name()
-        local = name.lower().replace(" ", ".").replace("'", "")
-        email = f"{local}@northwind.dev"
-        if email in used_emails:
-            email = f"{local}{i}@northwind.dev"
-        used_emails.add(email)
+    n_users = 32 * ctx.size
+    departed = set(rng.sample(range(1, n_users), k=max(2, n_users // 12)))
+    used_names: set[str] = set()
+    for i in range(n_users):
+        name = f"{fake.first_name()} {fake.last_name()}"
+        while name in used_names:
+            name = f"{fake.first_name()} {fake.last_name()}"
+        used_names.add(name)
+        email = name.lower().replace(" ", ".").replace("'", "") + "@northwind.dev"
         title = "Engineering Manager" if i == 0 else rng.choice(JOB_TITLES)
         users.append(
             User(
@@ -458,7 +459,7 @@ def sample_issue_tracker(ctx: SampleContext) -> None:
                 name=name,
                 email=email,
                 title=title,
-                active=i == 0 or rng.random() > 0.08,
+                active=i not in departed,
             )
         )
     db.add_all(users)

@@ -1321,17 +1321,18 @@ def _issues(ctx: ToolContext) -> list[dict]:
             for s in TRANSITIONS[i.status]
             if s != "blocked" and (s not in NEEDS_ASSIGNEE or i.assignee_id is not None)
         ]
-        out.append(
-            {
-                "issue_id": i.id,
-                "key": i.key,
-                "title": i.title,
-                "project_id": i.project_id,
-                "status": i.status,
-                "assignee_id": i.assignee_id,
-                "to_status": moves[0] if moves else None,
-            }
-        )
+        record = {
+            "issue_id": i.id,
+            "key": i.key,
+            "title": i.title,
+            "project_id": i.project_id,
+            "status": i.status,
+        }
+        if i.assignee_id is not None:
+            record["assignee_id"] = i.assignee_id
+        if moves:
+            record["to_status"] = moves[0]
+        out.append(record)
     return out
 
 
