@@ -93,18 +93,45 @@ def _serve(argv: list[str]) -> int:
 Call = Callable[[], Awaitable[Any]]
 
 
-async def _rate(call: Call, n: int) -> float:
-    start = time.perf_counter()
+def _children_cpu() -> float:
+    """CPU seconds used so far by this process's child processes (the served ones)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    me = str(os.getpid())
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:  # ppid
+            total += (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+    return total
+
+
+def _cpu_now() -> float:
+    return time.process_time() + _children_cpu()
+
+
+Rates = dict[str, list[tuple[float, float]]]
+"""Per tool: (wall-clock calls/s, calls per CPU-second) of every block."""
+
+
+async def _rate(call: Call, n: int) -> tuple[float, float]:
+    cpu, wall = _cpu_now(), time.perf_counter()
     for _ in range(n):
         await call()
-    return n / (time.perf_counter() - start)
+    wall, cpu = time.perf_counter() - wall, _cpu_now() - cpu
+    return n / wall, n / max(cpu, 1e-9)
 
 
-async def _compare(calls: dict[str, Call], n: int, rounds: int) -> dict[str, list[float]]:
-    for call in calls.values():  # warm up: caches, first-call list_tools, JIT-ish paths
+async def _compare(calls: dict[str, Call], n: int, rounds: int) -> Rates:
+    for call in calls.values():  # warm up: caches, first-call list_tools
         for _ in range(max(5, n // 10)):
             await call()
-    rates: dict[str, list[float]] = {k: [] for k in calls}
+    rates: Rates = {k: [] for k in calls}
     for _ in range(rounds):
         for name, call in calls.items():
             rates[name].append(await _rate(call, n))
@@ -121,7 +148,7 @@ def _checked(client: Client, name: str, args: dict[str, Any]) -> Call:
     return call
 
 
-async def bench_inprocess(n: int, rounds: int, offload: bool) -> dict[str, list[float]]:
+async def bench_inprocess(n: int, rounds: int, offload: bool) -> Rates:
     calendar = ProveMCPServer(prove_gym.get_server("calendar"), seed=SEED, offload=offload)
     echo_srv = ProveMCPServer(echo_server, seed=SEED, offload=offload)
     async with Client(calendar) as cal, Client(echo_srv) as ech:
@@ -134,7 +161,7 @@ def _serve_argv(*extra: str) -> list[str]:
     return [os.path.abspath(__file__), "--serve", "calendar", "echo", "--seed", str(SEED), *extra]
 
 
-async def bench_stdio(n: int, rounds: int, offload: bool) -> dict[str, list[float]]:
+async def bench_stdio(n: int, rounds: int, offload: bool) -> Rates:
     argv = _serve_argv(*(["--offload"] if offload else []))
     params = StdioServerParameters(command=sys.executable, args=argv)
     async with Client(params) as client:  # one process serving both: tools are prefixed
@@ -143,7 +170,7 @@ async def bench_stdio(n: int, rounds: int, offload: bool) -> dict[str, list[floa
         return await _compare(calls, n, rounds)
 
 
-async def bench_http(n: int, rounds: int, offload: bool) -> dict[str, list[float]]:
+async def bench_http(n: int, rounds: int, offload: bool) -> Rates:
     argv = _serve_argv("--transport", "http", "--port", "0", *(["--offload"] if offload else []))
     proc = subprocess.Popen([sys.executable, *argv], stderr=subprocess.PIPE, text=True)
     try:
@@ -166,7 +193,7 @@ async def bench_http(n: int, rounds: int, offload: bool) -> dict[str, list[float
 
 
 def direct_micros(n: int, rounds: int) -> dict[str, float]:
-    """Microseconds per ``Session.call`` with no MCP at all (best block), per tool."""
+    """CPU microseconds per ``Session.call`` with no MCP at all (best block), per tool."""
     calendar = prove_gym.get_server("calendar").session(SEED)
     echo_session = echo_server.session(SEED)
     calls = {"echo": lambda: echo_session.call("echo", ECHO_ARGS)}
@@ -177,10 +204,10 @@ def direct_micros(n: int, rounds: int) -> dict[str, float]:
             call()
         times = []
         for _ in range(rounds):
-            start = time.perf_counter()
+            start = time.process_time()
             for _ in range(n):
                 call()
-            times.append((time.perf_counter() - start) / n)
+            times.append((time.process_time() - start) / n)
         best[name] = min(times) * 1e6
     return best
 
@@ -200,29 +227,31 @@ def main() -> None:
         ("http", bench_http, False),
         ("http, offload", bench_http, True),
     ]
-    tools = ["echo", *READ_TOOLS]
     direct = direct_micros(n, rounds)
-    print(f"calls/s, best of {rounds} blocks of {n} calls (median in brackets); seed {SEED}")
-    header = f"{'transport':<22}{'echo':>16}"
-    for tool in READ_TOOLS:
-        header += f"{tool:>20}{'ratio':>8}"
-    print(header)
-    overheads: list[tuple[str, dict[str, float]]] = []
+    results = []
     for label, bench, offload in runs:
-        rates = anyio.run(bench, n, rounds, offload)
-        echo_best = max(rates["echo"])
-        row = f"{label:<22}{_fmt(rates['echo']):>16}"
+        results.append((label, anyio.run(bench, n, rounds, offload)))
+        print(f"measured {label}", file=sys.stderr, flush=True)
+    for index, title in (
+        (0, "wall clock: calls/s"),
+        (1, "CPU: calls per CPU-second of client + server processes (robust to other load)"),
+    ):
+        print(f"{title}; best of {rounds} blocks of {n} calls (median in brackets), seed {SEED}")
+        header = f"{'transport':<22}{'echo':>16}"
         for tool in READ_TOOLS:
-            row += f"{_fmt(rates[tool]):>20}{max(rates[tool]) / echo_best:>8.0%}"
-        print(row, flush=True)
-        overheads.append((label, {t: 1e6 / max(rates[t]) - direct[t] for t in tools}))
-    print("ratio = read tool's best rate / echo's best rate on the same transport (target >= 70%)")
-    print()
-    print("microseconds per call: Session.call alone, and what MCP serving adds on top")
-    print(f"{'':<22}" + "".join(f"{t:>16}" for t in tools))
-    print(f"{'Session.call alone':<22}" + "".join(f"{direct[t]:>16,.0f}" for t in tools))
-    for label, extra in overheads:
-        print(f"{'+ ' + label:<22}" + "".join(f"{extra[t]:>16,.0f}" for t in tools))
+            header += f"{tool:>20}{'ratio':>8}"
+        print(header)
+        for label, rates in results:
+            per_tool = {t: [r[index] for r in rs] for t, rs in rates.items()}
+            echo_best = max(per_tool["echo"])
+            row = f"{label:<22}{_fmt(per_tool['echo']):>16}"
+            for tool in READ_TOOLS:
+                row += f"{_fmt(per_tool[tool]):>20}{max(per_tool[tool]) / echo_best:>8.0%}"
+            print(row)
+        print()
+    print("ratio = the read tool's best rate / the echo tool's best rate, same transport")
+    print("(target >= 70%). For scale, Session.call alone with no MCP, CPU us per call: ")
+    print("  " + ", ".join(f"{t} {us:,.0f}" for t, us in direct.items()))
 
 
 def _fmt(rates: list[float]) -> str:

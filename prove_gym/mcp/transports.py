@@ -9,7 +9,6 @@ is refused with a clear JSON-RPC error once ``max_sessions`` are open.
 from __future__ import annotations
 
 import contextlib
-import logging
 import socket
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
@@ -31,8 +30,6 @@ from prove_gym.server.base import Server
 
 if TYPE_CHECKING:
     import uvicorn
-
-logger = logging.getLogger(__name__)
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
