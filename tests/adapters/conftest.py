@@ -155,3 +155,16 @@ def engine_factory(tiny_qwen: Any) -> Any:
         return TransformersEngine(tiny_qwen, tokenizer, script=script, **kwargs)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(
+    tiny_qwen: Any, smol_tokenizer_dir: str, tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    """The tiny Qwen2 saved with SmolLM2's tokenizer (its own template, which has no tools)."""
+    from transformers import AutoTokenizer
+
+    out = tmp_path_factory.mktemp("tiny-qwen2")
+    tiny_qwen.save_pretrained(out)
+    AutoTokenizer.from_pretrained(smol_tokenizer_dir, local_files_only=True).save_pretrained(out)
+    return str(out)

@@ -241,3 +241,22 @@ def test_a_label_holding_only_a_task_id_is_found_in_prove_tasks(
     assert out["reward"] == pytest.approx(base + 0.2 * out["extra_logs"]["prove/arguments"])
     prompt = hermes_tokenizer.decode(out["observation_tokens"][: out["action_ranges"][0][0]])
     assert task.turns[0].user in prompt and prompt.endswith("<|im_start|>assistant\n")
+
+
+def test_the_launch_script_uses_only_flags_that_openrlhf_0_11_defines() -> None:
+    import re
+
+    spec = importlib.util.find_spec("openrlhf")
+    src = Path(next(iter(spec.submodule_search_locations)), "cli", "train_ppo_ray.py").read_text()
+    flags = set(re.findall(r'add_argument\(\s*"(--[\w.]+)"', src))
+    for prefix in ("actor", "critic"):
+        flags |= {
+            f"--{prefix}{f}" for f in re.findall(r'add_argument\(\s*f"--\{prefix\}(\.[\w.]+)"', src)
+        }
+    script = (Path(__file__).parents[2] / "examples" / "openrlhf" / "train_grpo.sh").read_text()
+    command = script.split("openrlhf.cli.train_ppo_ray", 1)[1]
+    used = set(re.findall(r"^\s+(--[a-z][\w.]+)", command, re.M))
+    assert used and used <= flags, sorted(used - flags)
+    assert {"--train.agent_func_path", "--rollout.n_samples_per_prompt"} <= used
+    assert "--algo.advantage.estimator group_norm" in command
+    assert "GROUP=${GROUP:-16}" in script and "KL=${KL:-0.01}" in script
