@@ -1,0 +1,132 @@
+"""Grounding: every identifier a gold call uses exists in the initial state or came from an
+earlier call's result; credentials only ever come from a result or the user's own words."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import prove_gym
+from prove_gym import Task, Workspace
+from prove_gym.synth import SynthConfig, SynthResult, synthesize
+from prove_gym.synth.chains import is_secret_kind, is_secret_param
+from prove_gym.synth.grounding import coerce, extract_ids, message_hints, plural_names
+
+
+@functools.lru_cache(maxsize=64)
+def initial_entities(server_name: str, seed: int, size: int | None) -> dict[str, frozenset[str]]:
+    """Identifiers of every kind listed by the server's entity sources in the initial state."""
+    server = prove_gym.get_server(server_name)
+    with server.session(seed, size) as fresh:
+        return {
+            kind: frozenset(str(r[source.key]) for r in fresh.list_entities(kind))
+            for kind, source in server.entities.items()
+        }
+
+
+def entity_violations(task: Task) -> list[str]:
+    """Entity arguments of gold steps that neither exist initially nor appeared in an earlier result."""
+    registry = prove_gym.get_registry()
+    server = registry.get_server(task.server)
+    existing = initial_entities(task.server, task.seed, task.size)
+    bad = []
+    seen_results = ""
+    with Workspace(task, registry) as ws:
+        for i, turn in enumerate(task.turns):
+            for step in turn.steps:
+                spec = server.tools[step.name]
+                for name, entity in spec.entity_params.items():
+                    if name not in step.arguments:
+                        continue
+                    value = step.arguments[name]
+                    for v in value if isinstance(value, list) else [value]:
+                        if str(v) not in existing.get(entity.name, set()) and str(v) not in seen_results:
+                            bad.append(f"{task.id}: {step.name}.{name}={v!r}")
+                record = ws.call(step.name, step.arguments, turn=i)
+                seen_results += json.dumps(record.result.content, ensure_ascii=False)
+    return bad
+
+
+@settings(
+    max_examples=2,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+)
+@given(seed=st.integers(min_value=0, max_value=10_000))
+def test_no_gold_call_names_an_identifier_that_does_not_exist(seed: int) -> None:
+    servers = len(prove_gym.get_registry().servers)
+    result = synthesize(SynthConfig(n=3 * servers, seed=seed, state_seeds=1, block_size=8))
+    assert len(result.tasks) == 3 * servers
+    violations = [v for task in result.tasks for v in entity_violations(task)]
+    assert not violations, violations[:5]
+
+
+def test_the_shared_dataset_names_only_existing_or_produced_identifiers(dataset: SynthResult) -> None:
+    violations = [v for task in dataset.tasks[::3] for v in entity_violations(task)]
+    assert not violations, violations[:5]
+
+
+def test_credentials_come_from_an_earlier_result_or_the_users_own_words(dataset: SynthResult) -> None:
+    registry = prove_gym.get_registry()
+    checked = 0
+    for task in dataset.tasks:
+        spec_of = registry.get_server(task.server).tools
+        said = ""
+        outputs = ""
+        with Workspace(task, registry) as ws:
+            for i, turn in enumerate(task.turns):
+                said += turn.user
+                for step in turn.steps:
+                    spec = spec_of[step.name]
+                    for name, value in step.arguments.items():
+                        entity = spec.entity_params.get(name)
+                        if is_secret_param(name) or (entity and is_secret_kind(entity.name)):
+                            checked += 1
+                            assert str(value) in said or str(value) in outputs, (task.id, name)
+                            if entity is not None:
+                                assert str(value) in outputs, "tokens are never drawn from state"
+                    outputs += ws.call(step.name, step.arguments, turn=i).result.to_text()
+    if "banking" in registry.servers:
+        assert checked > 0, "the banking tasks carry passcodes and tokens"
+
+
+def test_range_bounds_are_drawn_in_order(dataset: SynthResult) -> None:
+    day = re.compile(r"^\d{4}-\d{2}-\d{2}")
+    for task in dataset.tasks:
+        for step in task.steps:
+            a, b = step.arguments.get("start_date"), step.arguments.get("end_date")
+            if isinstance(a, str) and isinstance(b, str) and day.match(a) and day.match(b):
+                assert a <= b, (task.id, step.name, a, b)
+
+
+def test_identifiers_are_read_from_results_by_their_key_or_its_plural() -> None:
+    content = [{"event_id": "evt_1", "nested": {"event_id": "evt_2"}}, {"event_id": "evt_1"}]
+    assert extract_ids(content, "event_id") == ["evt_1", "evt_2"]
+    assert extract_ids({"customer_id": "c", "accounts": ["a1", "a2"]}, "account_id") == ["a1", "a2"]
+    assert extract_ids({"accounts": [{"x": 1}]}, "account_id") == []
+    assert plural_names("email") == ("emails",)
+
+
+def test_values_are_coerced_to_the_schema_type() -> None:
+    assert coerce("15", {"type": "integer"}) == 15
+    assert coerce(2.0, {"type": "integer"}) == 2.0  # a float is a JSON number an integer accepts
+    assert coerce("12.50", {"anyOf": [{"type": "number"}, {"type": "string"}]}) == "12.50"
+    assert coerce(7, {"type": "string"}) == "7"
+    assert coerce("true", {"type": "boolean"}) is True
+
+
+def test_error_messages_suggest_arguments_for_the_tools_they_name() -> None:
+    registry = prove_gym.get_registry()
+    if "vehicle" not in registry.servers:
+        return
+    shift = registry.get_tool("vehicle.shift_gear")
+    assert message_hints("Shift with shift_gear (gear='drive') first.", shift) == {"gear": "drive"}
+    assert message_hints("Slow down, then shift to park with shift_gear first.", shift) == {
+        "gear": "park"
+    }
+    assert message_hints("Nothing about it here.", shift) == {}

@@ -1,0 +1,103 @@
+"""Information levels and robustness knobs land near their configured rates; flags change them."""
+
+from __future__ import annotations
+
+import pytest
+
+import prove_gym
+from prove_gym.synth import SynthConfig, SynthResult, synthesize
+
+
+def share(tasks, predicate) -> float:
+    return sum(1 for t in tasks if predicate(t)) / len(tasks)
+
+
+def test_information_levels_follow_the_papers_60_20_20(dataset: SynthResult) -> None:
+    tasks = dataset.tasks
+    complete, missing, minimal = dataset.config.info_levels
+    assert share(tasks, lambda t: t.meta["info_level"] == "complete") == pytest.approx(complete, abs=0.09)
+    assert share(tasks, lambda t: t.meta["info_level"] == "missing") == pytest.approx(missing, abs=0.08)
+    assert share(tasks, lambda t: t.meta["info_level"] == "minimal") == pytest.approx(minimal, abs=0.08)
+
+
+def test_a_missing_value_makes_a_clarify_turn_followed_by_the_answer_with_the_calls(
+    dataset: SynthResult,
+) -> None:
+    for task in dataset.tasks:
+        kinds = [t.kind for t in task.turns]
+        assert ("clarify" in kinds) == (task.meta["info_level"] == "missing")
+        for i, turn in enumerate(task.turns):
+            if turn.kind == "clarify":
+                assert turn.missing and not turn.steps
+                answer = task.turns[i + 1]
+                assert answer.kind == "normal" and answer.steps
+                name = turn.missing[0]
+                values = [str(s.arguments[name]) for s in answer.steps if name in s.arguments]
+                assert any(v in answer.user for v in values), (task.id, answer.user)
+
+
+def test_knobs_land_near_the_papers_rates(dataset: SynthResult) -> None:
+    tasks = dataset.tasks
+    cfg = dataset.config
+    knobs = [t.meta["knobs"] for t in tasks]
+    if len(prove_gym.get_registry().servers) > 1:
+        assert share(knobs, lambda k: k["distractors"] > 0) == pytest.approx(cfg.distractor_rate, abs=0.08)
+    assert share(knobs, lambda k: k["strip_enums"]) == pytest.approx(cfg.strip_enum_rate, abs=0.08)
+    assert share(knobs, lambda k: k["irrelevant"]) == pytest.approx(cfg.irrelevant_rate, abs=0.04)
+    assert share(knobs, lambda k: bool(k["missing_tool"])) == pytest.approx(cfg.missing_tool_rate, abs=0.035)
+
+
+def test_turns_and_chain_lengths_stay_in_range(dataset: SynthResult) -> None:
+    lo, hi = dataset.config.chain_lengths
+    for task in dataset.tasks:
+        assert dataset.config.turns[0] <= len(task.turns) <= dataset.config.turns[1]
+        assert lo <= len(task.meta["chain"]) <= hi
+        assert 1 <= len(task.steps) <= hi
+
+
+def test_every_knob_leaves_its_mark_on_the_task(dataset: SynthResult) -> None:
+    registry = prove_gym.get_registry()
+    for task in dataset.tasks:
+        knobs = task.meta["knobs"]
+        offered = task.tools or []
+        foreign = [q for q in offered if not q.startswith(task.server + ".")]
+        assert len(foreign) == knobs["distractors"]
+        if foreign:
+            assert dataset.config.distractors[0] <= len(foreign) <= dataset.config.distractors[1]
+        if knobs["strip_enums"]:
+            assert task.schema_overrides
+            assert all("enum" not in str(s) for s in task.schema_overrides.values())
+        else:
+            assert not task.schema_overrides
+        if knobs["missing_tool"]:
+            assert f"{task.server}.{knobs['missing_tool']}" not in offered
+            assert task.turns[-1].kind == "abstain" and not task.turns[-1].steps
+        if knobs["irrelevant"]:
+            assert any(t.kind == "abstain" for t in task.turns)
+        for step in task.steps:
+            assert registry.get_tool(f"{task.server}.{step.name}").name in {
+                q.split(".", 1)[1] for q in offered
+            }
+
+
+def test_flags_move_the_rates() -> None:
+    cfg = SynthConfig(
+        servers=("calendar",),
+        n=12,
+        seed=9,
+        state_seeds=1,
+        info_levels=(0.0, 1.0, 0.0),
+        distractor_rate=1.0,
+        strip_enum_rate=0.0,
+        irrelevant_rate=1.0,
+        missing_tool_rate=0.0,
+    )
+    result = synthesize(cfg)
+    many_servers = len(prove_gym.get_registry().servers) > 1
+    for task in result.tasks:
+        assert task.meta["info_level"] == "missing"
+        assert any(t.kind == "clarify" for t in task.turns)
+        assert task.meta["knobs"]["irrelevant"]
+        assert not task.schema_overrides
+        assert bool(task.meta["knobs"]["distractors"]) == many_servers
+        assert len(task.turns) == 3  # clarify + answer + the out-of-scope request
