@@ -310,6 +310,8 @@ class Conversation:
         self.trace: list[tuple[str, dict[str, Any], ToolResult]] = []
         self.queue: list[tuple[PlannedStep, dict[str, Any]]] = [(s, {}) for s in plan]
         self.fixes_for: dict[int, list[PlannedStep]] = {}
+        self.fix_ids: set[int] = set()
+        self.plan_ids = {id(s) for s in plan}
         self.done_index: dict[int, int] = {}
         clarify_target = plan[self.clarify_plan[0]] if self.clarify_plan else None
         while self.queue:
@@ -348,6 +350,8 @@ class Conversation:
         drop: set[str] = set()
         tool = step.tool
         for attempt in range(self.cfg.max_attempts):
+            if self.calls >= 4 * self.cfg.chain_lengths[1]:
+                return "too_many_calls"
             phrasing = self.renderer.plan_phrasing(tool)
             extra = (self.renderer.extra_optionals(tool, phrasing) | add) - drop
             # a retry draws afresh: hints only on the first try, optional inputs thinned
@@ -394,6 +398,8 @@ class Conversation:
     def _repair(self, step: PlannedStep, args: dict[str, Any], message: str) -> bool:
         """Schedule the tools an error message names as fixes, then the step again."""
         sc, hi = self.sc, self.cfg.chain_lengths[1]
+        if id(step) in self.fix_ids:
+            return False  # a fix is not repaired in turn
         tried = {f.name for f in self.fixes_for.get(id(step), [])}
         fixes = [
             t
@@ -404,6 +410,9 @@ class Conversation:
             return False
         # a fix outranks the planned tail: drop trailing planned steps to make room
         while len(self.done) + len(self.queue) + 1 + len(fixes) > hi and self.queue:
+            last = self.queue[-1][0]
+            if id(last) not in self.plan_ids or id(last) in self.fixes_for or last is step:
+                break
             self.queue.pop()
         if len(self.done) + len(self.queue) + 1 + len(fixes) > hi:
             return False
@@ -412,6 +421,7 @@ class Conversation:
         for name in fixes:
             fix = sc.sampler.new_step(self.rng, name)
             fix.segment = step.segment
+            self.fix_ids.add(id(fix))
             new_steps.append((fix, {**args, **message_hints(message, sc.tools[name])}))
             renewed.update(sc.tools[name].returns)
         self.fixes_for.setdefault(id(step), []).extend(f for f, _ in new_steps)
@@ -614,6 +624,8 @@ class Conversation:
                 "paraphrased": paraphrased,
             },
         )
+        # the canonical form: what a reader of the JSON gets (schema key order included)
+        task = Task.from_json(task.to_json())
         results: list[ToolResult] = [d.result for d in done if d.executed]
         secrets = untraced_secrets(task, results, sc.registry)
         if secrets:

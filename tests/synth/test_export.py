@@ -56,7 +56,10 @@ def test_openrlhf_rows_open_exactly_as_the_env_does(written) -> None:
         _, info = env.reset(options={"task": task})
         env.close()
         assert row["prompt"] == info["messages"][:2]
-        assert row["prompt"][0]["role"] == "system" and row["prompt"][1]["content"] == task.turns[0].user
+        assert (
+            row["prompt"][0]["role"] == "system"
+            and row["prompt"][1]["content"] == task.turns[0].user
+        )
 
 
 def test_trl_rows_carry_the_first_user_turn_the_task_and_its_server(written) -> None:

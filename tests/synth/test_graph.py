@@ -155,7 +155,9 @@ def test_an_llm_refines_edges_and_the_reply_is_cached_by_schema_hash(fake_llm, t
     assert request["model"] == "tiny-model"
     assert "count_notes" in request["messages"][1]["content"]
 
-    again = refine_graph(server, LLMClient(fake_llm.url, "tiny-model", cache_dir=tmp_path), cache_dir=tmp_path)
+    again = refine_graph(
+        server, LLMClient(fake_llm.url, "tiny-model", cache_dir=tmp_path), cache_dir=tmp_path
+    )
     assert len(fake_llm.requests) == 1  # read from the cache
     assert edges(again) == found
 

@@ -44,7 +44,10 @@ def entity_violations(task: Task) -> list[str]:
                         continue
                     value = step.arguments[name]
                     for v in value if isinstance(value, list) else [value]:
-                        if str(v) not in existing.get(entity.name, set()) and str(v) not in seen_results:
+                        if (
+                            str(v) not in existing.get(entity.name, set())
+                            and str(v) not in seen_results
+                        ):
                             bad.append(f"{task.id}: {step.name}.{name}={v!r}")
                 record = ws.call(step.name, step.arguments, turn=i)
                 seen_results += json.dumps(record.result.content, ensure_ascii=False)
@@ -66,12 +69,16 @@ def test_no_gold_call_names_an_identifier_that_does_not_exist(seed: int) -> None
     assert not violations, violations[:5]
 
 
-def test_the_shared_dataset_names_only_existing_or_produced_identifiers(dataset: SynthResult) -> None:
+def test_the_shared_dataset_names_only_existing_or_produced_identifiers(
+    dataset: SynthResult,
+) -> None:
     violations = [v for task in dataset.tasks[::3] for v in entity_violations(task)]
     assert not violations, violations[:5]
 
 
-def test_credentials_come_from_an_earlier_result_or_the_users_own_words(dataset: SynthResult) -> None:
+def test_credentials_come_from_an_earlier_result_or_the_users_own_words(
+    dataset: SynthResult,
+) -> None:
     registry = prove_gym.get_registry()
     checked = 0
     for task in dataset.tasks:

@@ -83,7 +83,10 @@ def test_a_paraphrase_is_used_only_when_it_keeps_every_value(fake_llm, tmp_path)
     fake_llm.reply = lambda payload: "Cancel my meeting."
     assert paraphrase(client, "Cancel evt_0043.", ["evt_0043"]) is None
     fake_llm.reply = lambda payload: (500, "down")
-    assert paraphrase(LLMClient(fake_llm.url, "m", cache_dir=tmp_path, retries=0), "Hi x.", ["x"]) is None
+    assert (
+        paraphrase(LLMClient(fake_llm.url, "m", cache_dir=tmp_path, retries=0), "Hi x.", ["x"])
+        is None
+    )
 
 
 def test_synthesis_paraphrases_user_turns_through_the_endpoint_and_stays_valid(

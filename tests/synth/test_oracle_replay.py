@@ -36,7 +36,9 @@ def test_the_oracle_scores_the_maximum_and_reaches_the_recorded_state_on_every_t
         breakdown = info["reward_breakdown"]
         if not terminated:
             failures.append((task.id, "truncated"))
-        if reward != pytest.approx(config.max_raw) or reward != pytest.approx(breakdown["max_total"]):
+        if reward != pytest.approx(config.max_raw) or reward != pytest.approx(
+            breakdown["max_total"]
+        ):
             failures.append((task.id, reward, breakdown["components"]))
         if breakdown["final_state_hash"] != task.final_state_hash:  # the env's own state hash
             failures.append((task.id, "final state differs"))

@@ -15,9 +15,15 @@ def share(tasks, predicate) -> float:
 def test_information_levels_follow_the_papers_60_20_20(dataset: SynthResult) -> None:
     tasks = dataset.tasks
     complete, missing, minimal = dataset.config.info_levels
-    assert share(tasks, lambda t: t.meta["info_level"] == "complete") == pytest.approx(complete, abs=0.09)
-    assert share(tasks, lambda t: t.meta["info_level"] == "missing") == pytest.approx(missing, abs=0.08)
-    assert share(tasks, lambda t: t.meta["info_level"] == "minimal") == pytest.approx(minimal, abs=0.08)
+    assert share(tasks, lambda t: t.meta["info_level"] == "complete") == pytest.approx(
+        complete, abs=0.09
+    )
+    assert share(tasks, lambda t: t.meta["info_level"] == "missing") == pytest.approx(
+        missing, abs=0.08
+    )
+    assert share(tasks, lambda t: t.meta["info_level"] == "minimal") == pytest.approx(
+        minimal, abs=0.08
+    )
 
 
 def test_a_missing_value_makes_a_clarify_turn_followed_by_the_answer_with_the_calls(
@@ -41,10 +47,14 @@ def test_knobs_land_near_the_papers_rates(dataset: SynthResult) -> None:
     cfg = dataset.config
     knobs = [t.meta["knobs"] for t in tasks]
     if len(prove_gym.get_registry().servers) > 1:
-        assert share(knobs, lambda k: k["distractors"] > 0) == pytest.approx(cfg.distractor_rate, abs=0.08)
+        assert share(knobs, lambda k: k["distractors"] > 0) == pytest.approx(
+            cfg.distractor_rate, abs=0.08
+        )
     assert share(knobs, lambda k: k["strip_enums"]) == pytest.approx(cfg.strip_enum_rate, abs=0.08)
     assert share(knobs, lambda k: k["irrelevant"]) == pytest.approx(cfg.irrelevant_rate, abs=0.04)
-    assert share(knobs, lambda k: bool(k["missing_tool"])) == pytest.approx(cfg.missing_tool_rate, abs=0.035)
+    assert share(knobs, lambda k: bool(k["missing_tool"])) == pytest.approx(
+        cfg.missing_tool_rate, abs=0.035
+    )
 
 
 def test_turns_and_chain_lengths_stay_in_range(dataset: SynthResult) -> None:

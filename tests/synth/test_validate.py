@@ -64,9 +64,7 @@ def test_the_cached_state_hash_equals_the_workspace_hash(dataset: SynthResult) -
 
 def test_a_secret_argument_the_conversation_never_showed_is_flagged(dataset: SynthResult) -> None:
     registry = prove_gym.get_registry()
-    task = next(
-        (t for t in dataset.tasks if any("passcode" in s.arguments for s in t.steps)), None
-    )
+    task = next((t for t in dataset.tasks if any("passcode" in s.arguments for s in t.steps)), None)
     if task is None:
         return  # no installed server takes passcodes
     records, _ = gold_replay(task)
@@ -82,9 +80,13 @@ def test_a_secret_argument_the_conversation_never_showed_is_flagged(dataset: Syn
 
 
 def test_conversations_with_too_many_failed_calls_are_dropped() -> None:
-    strict = synthesize(SynthConfig(servers=("calendar",), n=6, seed=2, state_seeds=1, max_error_rate=0.0))
+    strict = synthesize(
+        SynthConfig(servers=("calendar",), n=6, seed=2, state_seeds=1, max_error_rate=0.0)
+    )
     assert all(t.meta["failed_calls"] == 0 for t in strict.tasks)
-    lenient = synthesize(SynthConfig(servers=("calendar",), n=6, seed=2, state_seeds=1, max_error_rate=1.0))
+    lenient = synthesize(
+        SynthConfig(servers=("calendar",), n=6, seed=2, state_seeds=1, max_error_rate=1.0)
+    )
     assert "error_rate" not in lenient.drops
 
 
