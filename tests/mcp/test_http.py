@@ -13,7 +13,7 @@ from mcp.shared.exceptions import MCPError
 
 from prove_gym import Server
 from prove_gym.mcp import STATE_HASH_TOOL, SessionStore
-from prove_gym.mcp.transports import http_app, http_server
+from prove_gym.mcp.transports import http_app, http_endpoints, http_server
 
 SEED = 7
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -229,3 +229,19 @@ async def test_http_clients_are_steered_to_the_stateful_handshake_era(calendar_h
                 await stateless.call_tool("list_calendars", {})
     assert negotiated == "2025-11-25"
     assert refused.value.code == -32600
+
+
+def test_endpoints_are_per_server_unless_combined(calendar: Server, notes_server: Server) -> None:
+    store = SessionStore()
+    single = http_endpoints([calendar], store=store, seed=SEED)
+    several = http_endpoints([calendar, notes_server], store=store, seed=SEED)
+    combined = http_endpoints([calendar, notes_server], store=store, seed=SEED, combine=True)
+    assert [e.path for e in single] == ["/mcp", "/calendar/mcp"]
+    assert single[0].server is single[1].server
+    assert [(e.path, e.server.prefixed) for e in several] == [
+        ("/calendar/mcp", False),
+        ("/notes/mcp", False),
+    ]
+    assert [e.path for e in combined] == ["/mcp"]
+    assert "notes__add_note" in [t.name for t in combined[0].server.tools]
+    assert all(e.server.store is store and e.server.http for e in single + several + combined)
