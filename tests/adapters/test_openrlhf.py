@@ -260,3 +260,24 @@ def test_the_launch_script_uses_only_flags_that_openrlhf_0_11_defines() -> None:
     assert {"--train.agent_func_path", "--rollout.n_samples_per_prompt"} <= used
     assert "--algo.advantage.estimator group_norm" in command
     assert "GROUP=${GROUP:-16}" in script and "KL=${KL:-0.01}" in script
+
+
+@pytest.mark.parametrize("template", ["qwen2_5_chat_template", "qwen3_chat_template"])
+def test_qwen_templates_give_the_hermes_tool_response_turn(
+    template: str, hermes_tokenizer: Any
+) -> None:
+    chat_templates = pytest.importorskip("trl.chat_template_utils")
+    from prove_gym.adapters.common import TurnRenderer
+
+    hermes_tokenizer.chat_template = getattr(chat_templates, template)
+    renderer = TurnRenderer(hermes_tokenizer)
+    tool = [{"role": "tool", "name": "list_calendars", "content": '[{"id": "cal_01"}]'}]
+    assert renderer.after_assistant(tool, done=False) == (
+        '<|im_end|>\n<|im_start|>user\n<tool_response>\n[{"id": "cal_01"}]\n'
+        "</tool_response><|im_end|>\n<|im_start|>assistant\n"
+    )
+    assert renderer.after_assistant([], done=True) == "<|im_end|>\n"
+    eos = hermes_tokenizer.convert_tokens_to_ids("<|im_end|>")
+    assert renderer.strip_end_of_turn("<|im_end|>\n<|im_start|>user", [5, eos]) == (
+        "\n<|im_start|>user"
+    )

@@ -1,0 +1,79 @@
+"""What the adapters share: labels to tasks, PROVE_* settings, and the text between turns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prove_gym import get_registry
+from prove_gym.adapters.common import (
+    AdapterSettings,
+    TurnRenderer,
+    resolve_task,
+    reward_config_from_env,
+)
+from prove_gym.reward import RewardConfig
+
+TASK = get_registry().tasks("calendar")[0]
+
+
+def test_a_label_may_be_the_task_its_json_a_row_holding_it_or_an_id(tmp_path: Path) -> None:
+    rows = tmp_path / "trl.jsonl"
+    rows.write_text(json.dumps({"prompt": [], "task": TASK.to_json(), "server": "calendar"}) + "\n")
+    tasks = tmp_path / "train.jsonl"
+    tasks.write_text(TASK.to_json() + "\n")
+    for label in (
+        TASK,
+        TASK.to_json(),
+        json.loads(TASK.to_json()),
+        {"prompt": "p", "label": TASK.to_json()},
+        json.dumps({"task_id": TASK.id, "dataset": str(rows)}),
+    ):
+        assert resolve_task(label) == TASK
+    assert resolve_task(TASK.id, [tasks]) == TASK
+    assert resolve_task(f"  {TASK.id}\n", [rows]) == TASK
+    with pytest.raises(KeyError, match="PROVE_TASKS"):
+        resolve_task(TASK.id)
+    with pytest.raises(KeyError, match="none of"):
+        resolve_task("calendar-404", [tasks])
+
+
+def test_reward_settings_come_from_prove_reward_variables() -> None:
+    cfg = reward_config_from_env(
+        {"PROVE_REWARD": '{"w_val": 0.4, "eff_floor": null}', "PROVE_REWARD_BETA": "0"}
+    )
+    assert cfg == RewardConfig(w_val=0.4, eff_floor=None, beta=0.0)
+    with pytest.raises(ValueError, match="w_vall"):
+        reward_config_from_env({"PROVE_REWARD_W_VALL": "1"})
+    s = AdapterSettings.from_env(
+        {"PROVE_MAX_USER_TURNS": "3", "PROVE_TASKS": "a.jsonl:b.jsonl", "PROVE_PARSER": "json"}
+    )
+    assert (s.max_user_turns, s.max_assistant_turns, s.tasks, s.parser) == (
+        3,
+        10,
+        ("a.jsonl", "b.jsonl"),
+        "json",
+    )
+    assert AdapterSettings.from_env({}).reward_config == RewardConfig()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=30), min_size=1, max_size=3))
+def test_without_a_tokenizer_tool_results_read_as_chatml_hermes(contents: list[str]) -> None:
+    messages = [{"role": "tool", "name": "t", "content": c} for c in contents]
+    text = TurnRenderer(None).after_assistant(messages, done=False)
+    blocks = "".join(f"\n<tool_response>\n{c}\n</tool_response>" for c in contents)
+    assert text == f"<|im_end|>\n<|im_start|>user{blocks}<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_without_a_tokenizer_a_user_turn_and_the_end_read_as_chatml() -> None:
+    r = TurnRenderer(None)
+    assert r.after_assistant([{"role": "user", "content": "And then?"}], done=False) == (
+        "<|im_end|>\n<|im_start|>user\nAnd then?<|im_end|>\n<|im_start|>assistant\n"
+    )
+    assert r.after_assistant([{"role": "user", "content": "ignored"}], done=True) == "<|im_end|>\n"
+    assert r.strip_end_of_turn("<|im_end|>\n", [1, 2]) == "<|im_end|>\n"
