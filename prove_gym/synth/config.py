@@ -23,7 +23,8 @@ class SynthConfig:
             get one more when it does not divide).
         seed: Master seed: same seed and flags give byte-identical output.
         state_seeds: Size of the bounded pool of state seeds (shared by all
-            servers so distractor servers reuse cached templates). Not in the paper.
+            servers so distractor servers reuse cached templates; independent of
+            ``seed``). Not in the paper.
         test_fraction: Share of the state-seed pool held out for ``test.jsonl``
             (at least one seed when > 0). Split by state seed, so no test state is
             seen in training.
@@ -121,11 +122,16 @@ class SynthConfig:
 
     # ------------------------------------------------------------ derived
     def seed_pool(self) -> list[int]:
-        """The bounded pool of state seeds (shared by every server), ascending."""
+        """The bounded pool of state seeds (shared by every server), ascending.
+
+        It depends only on ``state_seeds``, not on ``seed``: datasets made with other
+        master seeds hold other conversations about the same states, and their
+        train/test split by state seed agrees.
+        """
         seeds: list[int] = []
         j = 0
         while len(seeds) < self.state_seeds:
-            s = stable_int("synth-state", self.seed, j) % 100_000
+            s = stable_int("synth-state", j) % 100_000
             if s not in seeds:
                 seeds.append(s)
             j += 1

@@ -12,7 +12,7 @@ A candidate goes through the paper's conversation state machine:
    irrelevant request, missing tool) and a state seed from the bounded pool;
 2. sample a chain around an inverse-frequency-weighted target tool and split it
    into contiguous requests (user turns);
-3. run the chain on a fresh :class:`~prove_gym.workspace.Workspace`, grounding
+3. run the chain on a freshly reset session of the state seed, grounding
    each step's arguments in live state just before it runs. A failed call is
    retried with fresh arguments (up to ``max_attempts``); when its error message
    names a tool that fixes it ("Start it with start_engine first"), that tool is
@@ -34,6 +34,7 @@ from typing import Any
 from prove_gym.registry import Registry, get_registry
 from prove_gym.server.base import Server, stable_int
 from prove_gym.server.result import ToolResult
+from prove_gym.server.session import Session
 from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.chains import ChainSampler, PlannedStep, is_secret_kind, weighted_choice
 from prove_gym.synth.config import SynthConfig
@@ -51,7 +52,6 @@ from prove_gym.synth.llm import LLMClient, LLMError
 from prove_gym.synth.render import SLOT, RenderedTurn, Renderer, foreign_requests
 from prove_gym.synth.validate import StateHasher, call_features, replay, untraced_secrets
 from prove_gym.task import GoldStep, Task, Turn
-from prove_gym.workspace import Workspace
 
 GENERATOR = "prove_gym.synth/1"
 
@@ -91,6 +91,7 @@ class ServerContext:
         self.server = server
         self.registry = registry
         self.graph = self._graph(cfg)
+        self._sessions: dict[tuple[int, int], Session] = {}
         self.sampler = ChainSampler(server, self.graph)
         self.tools: dict[str, ToolSpec] = {t.name: t for t in server.visible_tools()}
         self.profiles = {t.name: ToolProfile.of(t) for t in server.visible_tools()}
@@ -113,6 +114,23 @@ class ServerContext:
             if cfg.llm_url
             else None
         )
+
+    def session(self, seed: int, size: int) -> Session:
+        """This process's session of (seed, size), reset to the initial state.
+
+        Resetting a kept session (deserialising the template) is much cheaper than
+        opening and closing one per conversation; a bounded number are kept.
+        """
+        key = (seed, size)
+        session = self._sessions.pop(key, None)
+        if session is None:
+            session = self.server.session(seed, size)
+        else:
+            session.reset()
+        self._sessions[key] = session
+        while len(self._sessions) > 16:
+            self._sessions.pop(next(iter(self._sessions))).close()
+        return session
 
     def _graph(self, cfg: SynthConfig) -> ToolGraph:
         graph = build_graph(self.server)
@@ -240,21 +258,13 @@ class Conversation:
         size = cfg.size if cfg.size is not None else sc.server.default_size
         self.size = size
         offered = [t.qualified_name for t in sc.server.visible_tools() if t.name != self.hidden]
-        probe = Task(
-            id=self.cid,
-            servers=[sc.server.name],
-            seed=self.seed,
-            size=size,
-            tools=offered,
-            turns=[Turn(user="(synthesizing)")],
-        )
-        with Workspace(probe, sc.registry) as ws:
-            outcome = self._execute(ws, plan)
-            if isinstance(outcome, str):
-                return outcome
-            self._resegment()
-            state_hash = _HASHER.session_hash(ws.sessions[sc.server.name])
-        return self._assemble(offered, state_hash)
+        self.session = sc.session(self.seed, size)
+        outcome = self._execute(plan)
+        if isinstance(outcome, str):
+            return outcome
+        self._resegment()
+        state = self.session.snapshot()
+        return self._assemble(offered, (state, _HASHER.session_hash(self.session, state)))
 
     def _resegment(self) -> None:
         """Re-cut the executed steps when repairs pushed planned steps (and turns) out."""
@@ -297,11 +307,9 @@ class Conversation:
         return self.rng.choice(options) if options else None
 
     # -------------------------------------------------------------- execute
-    def _execute(self, ws: Workspace, plan: list[PlannedStep]) -> str | None:
+    def _execute(self, plan: list[PlannedStep]) -> str | None:
         """Run the chain, grounding each step just before it runs; a drop reason or None."""
-        session = ws.sessions[self.sc.server.name]
-        self.ws = ws
-        self.grounder = Grounder(session, entity_index(session), self.rng)
+        self.grounder = Grounder(self.session, entity_index(self.session), self.rng)
         self.done: list[DoneStep] = []
         self.phrasings: dict[int, str | None] = {}
         self.clarify_step: int | None = None
@@ -367,14 +375,14 @@ class Conversation:
             )
             if g.unresolved:
                 return f"ungroundable:{step.name}.{g.unresolved}"
-            record = self.ws.call(step.name, g.args)
+            result = self.session.call(step.name, g.args)
             self.calls += 1
-            self.trace.append((step.name, g.args, record.result))
-            if record.result.ok:
-                self._record(step, g, record.result, phrasing)
+            self.trace.append((step.name, g.args, result))
+            if result.ok:
+                self._record(step, g, result, phrasing)
                 return None
             self.failures += 1
-            message = record.result.message or ""
+            message = result.message or ""
             banned |= self.lessons.learn(tool, g, message, self.grounder.index)
             # optional parameters the message names: one too many, or one missing
             named = [
@@ -393,6 +401,9 @@ class Conversation:
                 drop.discard(new)
             if self._repair(step, g.args, message):
                 return "requeued"
+            # no fix: drop as soon as the error rate cannot end at or below the threshold
+            if self.failures / (self.calls + len(self.queue) + 1) > self.cfg.max_error_rate:
+                return "error_rate"
         return f"step_failed:{step.name}"
 
     def _repair(self, step: PlannedStep, args: dict[str, Any], message: str) -> bool:
@@ -529,7 +540,7 @@ class Conversation:
         pool = unsaid or entities or options
         return (i, self.rng.choice(pool).name)
 
-    def _assemble(self, offered: list[str], state_hash: str) -> Candidate | str:
+    def _assemble(self, offered: list[str], recorded: tuple[bytes, str]) -> Candidate | str:
         cfg, sc, rng = self.cfg, self.sc, self.rng
         done = self.done
         omit = self._missing_param() if self.level == "missing" else None
@@ -630,7 +641,9 @@ class Conversation:
         secrets = untraced_secrets(task, results, sc.registry)
         if secrets:
             return f"untraced_secret:{secrets[0]}"
-        reason, final_hash = replay(task, results, state_hash, registry=sc.registry, hasher=_HASHER)
+        reason, final_hash = replay(
+            task, results, recorded, session=self.session, registry=sc.registry, hasher=_HASHER
+        )
         if reason is not None:
             return reason
         task.final_state_hash = final_hash

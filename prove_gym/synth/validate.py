@@ -1,10 +1,10 @@
 """Validation of synthesized conversations: replay, credentials, near-duplicates.
 
 - **Replay**: the task is serialised, read back, and its gold calls run on a
-  fresh :class:`~prove_gym.workspace.Workspace` built from that JSON (offered
-  tools, distractor servers and all). Every result must equal the one recorded
-  while synthesizing, and the final state hash must match; it becomes the
-  task's ``final_state_hash``.
+  freshly reset session, routed through the tools that JSON offers (as a
+  :class:`~prove_gym.workspace.Workspace` routes them). Every result must equal
+  the one recorded while synthesizing, and the final state must be the same;
+  its hash becomes the task's ``final_state_hash``.
 - **Credentials**: every value of a secret parameter (named like password, pin,
   passcode, token, secret, or an ``Entity`` kind containing "token"/"auth") must
   appear in a user turn up to the call's own turn or in the output of an earlier
@@ -21,44 +21,49 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from prove_gym.registry import Registry
+from prove_gym.server.base import Server
 from prove_gym.server.result import ToolResult
 from prove_gym.server.session import Session
 from prove_gym.server.state import combine_hashes
 from prove_gym.synth.chains import is_secret_kind, is_secret_param
 from prove_gym.synth.render import literal_values
 from prove_gym.task import Task
-from prove_gym.workspace import Workspace
+from prove_gym.workspace import Workspace, offered_tools
 
 
 class StateHasher:
-    """Canonical state hashes, cached by the bytes of the database they were computed from.
+    """Canonical state hashes without recomputing what cannot have changed.
 
-    Identical bytes mean an identical state, so a read-only chain (or an
-    untouched distractor server) costs a memory copy and a BLAKE2 digest
-    instead of a full canonical hash.
+    A session whose database bytes equal its template's is in the initial state,
+    whose hash is computed once per (server, seed, size). Only a state that a
+    write changed is hashed in full.
     """
 
-    def __init__(self, capacity: int = 4096) -> None:
-        self._cache: OrderedDict[tuple[str, bytes], str] = OrderedDict()
-        self.capacity = capacity
+    def __init__(self) -> None:
+        self._initial: dict[tuple[str, int, int], str] = {}
 
-    def session_hash(self, session: Session) -> str:
-        """The session's canonical state hash (same value as ``Session.state_hash()``)."""
-        digest = hashlib.blake2b(session.snapshot(), digest_size=20).digest()
-        key = (session.server.name, digest)
-        found = self._cache.get(key)
+    def initial_hash(self, server: Server, seed: int, size: int | None) -> str:
+        """The hash of the initial state of ``server`` sampled from (seed, size)."""
+        size = server.default_size if size is None else size
+        key = (server.name, seed, size)
+        found = self._initial.get(key)
         if found is None:
-            found = self._cache[key] = session.state_hash()
-            if len(self._cache) > self.capacity:
-                self._cache.popitem(last=False)
+            with server.session(seed, size) as fresh:
+                found = self._initial[key] = fresh.state_hash()
         return found
+
+    def session_hash(self, session: Session, snapshot: bytes | None = None) -> str:
+        """The session's canonical state hash (same value as ``Session.state_hash()``)."""
+        data = session.snapshot() if snapshot is None else snapshot
+        if data == session.template.data:
+            return self.initial_hash(session.server, session.seed, session.size)
+        return session.state_hash()
 
     def workspace_hash(self, ws: Workspace) -> str:
         """Same value as ``Workspace.state_hash()``."""
@@ -68,39 +73,62 @@ class StateHasher:
 def replay(
     task: Task,
     expected: Sequence[ToolResult],
-    expected_hash: str,
+    recorded: tuple[bytes, str],
     *,
+    session: Session,
     registry: Registry,
     hasher: StateHasher,
 ) -> tuple[str | None, str | None]:
-    """Replay a task's gold calls from its JSON on a fresh workspace.
+    """Replay a task's gold calls, read back from its JSON, on a freshly reset session.
+
+    The calls are routed exactly as :class:`~prove_gym.workspace.Workspace` routes
+    them (by the offered name, :func:`~prove_gym.workspace.offered_tools`). Gold
+    calls only touch the primary server, so every other server the task offers
+    (distractors) is in its initial state; its hash is that state's.
 
     Args:
         task: The synthesized task.
         expected: The result of each gold step, in order, as recorded while synthesizing.
-        expected_hash: The primary server's state hash after synthesizing.
+        recorded: ``(database bytes, state hash)`` of the primary server after synthesizing.
+        session: A session of the task's primary server and initial state (reset here).
         registry: Where servers are looked up.
         hasher: The state-hash cache.
 
     Returns:
-        ``(None, final_state_hash)`` when everything matches, else ``(reason, None)``.
+        ``(None, final_state_hash)`` when everything matches, else ``(reason, None)``;
+        the hash equals ``Workspace(task).state_hash()`` after the gold calls.
     """
     rebuilt = Task.from_json(task.to_json())
     if rebuilt != task:
         return "json_roundtrip", None
-    with Workspace(rebuilt, registry) as ws:
-        k = 0
-        for i, turn in enumerate(rebuilt.turns):
-            for step in turn.steps:
-                record = ws.call(step.name, step.arguments, turn=i)
-                if k >= len(expected) or record.result.to_dict() != expected[k].to_dict():
-                    return "replay_result_mismatch", None
-                k += 1
-        if k != len(expected):
-            return "replay_result_mismatch", None
-        if hasher.session_hash(ws.sessions[rebuilt.server]) != expected_hash:
-            return "replay_state_mismatch", None
-        return None, hasher.workspace_hash(ws)
+    try:
+        offered = offered_tools(rebuilt, registry)
+    except (KeyError, ValueError):
+        return "offered_tools", None
+    session.reset()
+    k = 0
+    for turn in rebuilt.turns:
+        for step in turn.steps:
+            spec = offered.get(step.name)
+            if spec is None or spec.server_name != rebuilt.step_server(step):
+                return "gold_tool_not_offered", None
+            result = session.call(spec.name, step.arguments)
+            if k >= len(expected) or result.to_dict() != expected[k].to_dict():
+                return "replay_result_mismatch", None
+            k += 1
+    if k != len(expected):
+        return "replay_result_mismatch", None
+    data, recorded_hash = recorded
+    state = session.snapshot()
+    if state != data and hasher.session_hash(session, state) != recorded_hash:
+        return "replay_state_mismatch", None
+    hashes = {rebuilt.server: recorded_hash}
+    for name in dict.fromkeys([*rebuilt.servers, *(t.server_name for t in offered.values())]):
+        if name not in hashes:
+            hashes[name] = hasher.initial_hash(
+                registry.get_server(name), rebuilt.seed, rebuilt.size
+            )
+    return None, combine_hashes(hashes)
 
 
 def untraced_secrets(task: Task, results: Sequence[ToolResult], registry: Registry) -> list[str]:

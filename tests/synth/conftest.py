@@ -40,7 +40,7 @@ class FakeLLM:
     url: str
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
-    reply: Reply = lambda payload: "ok"  # noqa: E731
+    reply: Reply = field(default=lambda payload: "ok")
 
 
 @pytest.fixture

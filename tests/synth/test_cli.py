@@ -27,10 +27,8 @@ def test_prove_graph_writes_dot_json_and_png(tmp_path: Path, capsys) -> None:
 
 def test_prove_synth_writes_a_dataset_and_prints_the_report(tmp_path: Path, capsys) -> None:
     out = tmp_path / "data"
-    code = main(
-        ["synth", "--servers", "calendar", "--n", "5", "--out", str(out), "--state-seeds", "1"]
-        + ["--no-progress", "--distractor-rate", "0"]
-    )
+    args = ["synth", "--servers", "calendar", "--n", "5", "--out", str(out)]
+    code = main([*args, "--state-seeds", "1", "--no-progress", "--distractor-rate", "0"])
     assert code == 0
     printed = capsys.readouterr().out
     assert "5 tasks" in printed and "calendar" in printed

@@ -14,7 +14,6 @@ from prove_gym import Entity, SampleContext, Server, ToolContext
 from prove_gym.synth.graph import STATE, apply_refinement, build_graph, refine_graph
 from prove_gym.synth.llm import LLMClient
 
-
 NoteId = Annotated[str, Entity("note")]
 
 

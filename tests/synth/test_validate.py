@@ -25,30 +25,42 @@ def test_a_replayed_task_matches_its_recording_and_a_tampered_one_does_not(
     task = next(t for t in dataset.tasks if any(s.arguments for s in t.steps))
     records, _ = gold_replay(task)
     results = [r.result for r in records]
-    primary = registry.get_server(task.server)
-    with prove_gym.Workspace(task, registry) as ws:
-        for i, turn in enumerate(task.turns):
-            for step in turn.steps:
-                ws.call(step.name, step.arguments, turn=i)
-        primary_hash = ws.sessions[primary.name].state_hash()
-    reason, final = replay(task, results, primary_hash, registry=registry, hasher=hasher)
-    assert reason is None and final == task.final_state_hash
+    server = registry.get_server(task.server)
+    with server.session(task.seed, task.size) as session:
+        for step in task.steps:
+            session.call(step.name, step.arguments)
+        recorded = (session.snapshot(), session.state_hash())
+        reason, final = replay(
+            task, results, recorded, session=session, registry=registry, hasher=hasher
+        )
+        assert reason is None and final == task.final_state_hash
 
-    data = task.model_dump()
-    for turn in data["turns"]:
-        for step in turn["steps"]:
-            if step["arguments"]:
-                key = next(iter(step["arguments"]))
-                step["arguments"][key] = "definitely-not-a-real-value"
-                break
-        else:
-            continue
-        break
-    tampered = Task.from_json(data)
-    reason, final = replay(tampered, results, primary_hash, registry=registry, hasher=hasher)
-    assert reason == "replay_result_mismatch" and final is None
-    reason, _ = replay(task, results, "0" * 64, registry=registry, hasher=hasher)
-    assert reason == "replay_state_mismatch"
+        data = task.model_dump()
+        for turn in data["turns"]:
+            for step in turn["steps"]:
+                if step["arguments"]:
+                    key = next(iter(step["arguments"]))
+                    step["arguments"][key] = "definitely-not-a-real-value"
+                    break
+            else:
+                continue
+            break
+        tampered = Task.from_json(data)
+        reason, final = replay(
+            tampered, results, recorded, session=session, registry=registry, hasher=hasher
+        )
+        assert reason == "replay_result_mismatch" and final is None
+        reason, _ = replay(
+            task, results, (b"", "0" * 64), session=session, registry=registry, hasher=hasher
+        )
+        assert reason == "replay_state_mismatch"
+        hidden = task.model_copy(
+            update={"tools": [q for q in task.tools if q != f"{task.server}.{task.steps[0].name}"]}
+        )
+        reason, _ = replay(
+            hidden, results, recorded, session=session, registry=registry, hasher=hasher
+        )
+        assert reason == "gold_tool_not_offered"
 
 
 def test_the_cached_state_hash_equals_the_workspace_hash(dataset: SynthResult) -> None:
