@@ -98,6 +98,7 @@ def align_prepared(prepared: PreparedTask, calls: Sequence[CallRecord]) -> Align
 
     states: dict[int, tuple[_Value, _Link]] = {0: ((0, 0, 0.0), None)}
     for i, fits in candidates:
+        # the only call of its only step: taking it dominates skipping it (no state holds it yet)
         forced = len(fits) == 1 and uses[fits[0]] == 1
         new: dict[int, tuple[_Value, _Link]] = {} if forced else dict(states)
         for mask, (value, link) in states.items():
@@ -111,8 +112,6 @@ def align_prepared(prepared: PreparedTask, calls: Sequence[CallRecord]) -> Align
                 current = new.get(nm)
                 if current is None or nv > current[0]:
                     new[nm] = (nv, (j, i, gain, link))
-        if forced and not new:  # cannot happen (the step has no other call), kept for safety
-            new = states
         if len(new) > MAX_STATES:
             ranked = sorted(new.items(), key=lambda kv: (kv[1][0], -kv[0]), reverse=True)
             new = dict(ranked[:MAX_STATES])
