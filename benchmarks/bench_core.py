@@ -14,7 +14,6 @@ read call p50 <= 0.3 ms; write call p50 <= 0.6 ms.
 from __future__ import annotations
 
 import argparse
-import gc
 import statistics
 import time
 from collections.abc import Callable
@@ -36,12 +35,37 @@ def p50_ms(fn: Callable[[], Any], n: int, setup: Callable[[], Any] | None = None
     return statistics.median(samples) * 1e3
 
 
-def rss_bytes() -> int:
-    with open("/proc/self/statm") as fh:
-        pages = int(fh.read().split()[1])
-    import os
+MEMORY_PROBE = """
+import gc, os, sys
+import prove_gym
+server = prove_gym.get_server(sys.argv[1])
+seed, n = int(sys.argv[2]), int(sys.argv[3])
+server.session(seed).close()  # template sampled and cached before measuring
 
-    return pages * os.sysconf("SC_PAGE_SIZE")
+def rss():
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+gc.collect()
+before = rss()
+live = [server.session(seed) for _ in range(n)]
+gc.collect()
+print((rss() - before) / n)
+"""
+
+
+def memory_per_session(name: str, seed: int, n: int) -> float:
+    """RSS growth per live session, measured in a fresh process (no freed memory to reuse)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", MEMORY_PROBE, name, str(seed), str(n)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(out.stdout.strip())
 
 
 def pick_calls(server: Server) -> dict[str, tuple[ToolSpec, dict, bytes, int]]:
@@ -85,9 +109,9 @@ def bench_server(server: Server, n_sessions: int) -> list[tuple[str, str, str, s
 
     for kind, (spec, args, snap, call_seed) in sorted(pick_calls(server).items()):
         sess = server.session(call_seed)
-        restore = (lambda ss=sess, sn=snap: ss.restore(sn)) if spec.writes else None
-        if restore:
-            restore()
+        # Every timed call starts from the state the task had just before it (untimed restore).
+        restore = lambda ss=sess, sn=snap: ss.restore(sn)  # noqa: E731
+        restore()
         through = p50_ms(lambda ss=sess, sp=spec, a=args: ss.call(sp.name, a), 300, restore)
         kwargs = spec.validate(args)
 
@@ -95,8 +119,6 @@ def bench_server(server: Server, n_sessions: int) -> list[tuple[str, str, str, s
             sp.fn(ss._ctx, **kw)
             ss.db.rollback()
 
-        if restore:
-            restore()
         base = p50_ms(bare, 300, restore)
         rows.append(
             (
@@ -108,11 +130,7 @@ def bench_server(server: Server, n_sessions: int) -> list[tuple[str, str, str, s
         )
         sess.close()
 
-    gc.collect()
-    before = rss_bytes()
-    live = [server.session(seed) for _ in range(n_sessions)]
-    gc.collect()
-    per = (rss_bytes() - before) / n_sessions
+    per = memory_per_session(server.name, seed, n_sessions)
     rows.append(
         (
             f"memory per live session ({n_sessions})",
@@ -121,8 +139,6 @@ def bench_server(server: Server, n_sessions: int) -> list[tuple[str, str, str, s
             f"{per / len(template.data):.2f}x template",
         )
     )
-    for sess in live:
-        sess.close()
     return rows
 
 
