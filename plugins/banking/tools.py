@@ -25,6 +25,7 @@ from prove_gym.server import (
     PreconditionFailed,
     Server,
     ToolContext,
+    next_id,
 )
 
 from .models import (
@@ -88,11 +89,6 @@ MAX_SCHEDULE_DAYS = 365
 
 
 # ----------------------------------------------------------------- helpers
-def _next_id(ctx: ToolContext, column: object, prefix: str, width: int) -> str:
-    ctx.db.flush()
-    last = ctx.db.scalar(select(func.max(column)))  # type: ignore[arg-type]
-    n = int(last.split("_")[1]) + 1 if last else 1
-    return f"{prefix}_{n:0{width}d}"
 
 
 def _customer(ctx: ToolContext, customer_id: str) -> Customer:
@@ -200,7 +196,7 @@ def _post(
 ) -> Transaction:
     acc.balance = acc.balance + amount
     txn = Transaction(
-        id=_next_id(ctx, Transaction.id, "txn", 5),
+        id=next_id(ctx, Transaction.id, "txn", 5),
         account_id=acc.id,
         posted_at=ctx.now,
         kind=kind,
@@ -710,7 +706,7 @@ def transfer_funds(
     if credited <= 0:
         raise InvalidArgument(f"{money} {src.currency} is too small to convert to {dst.currency}.")
     transfer = Transfer(
-        id=_next_id(ctx, Transfer.id, "trf", 5),
+        id=next_id(ctx, Transfer.id, "trf", 5),
         kind="internal",
         from_account_id=src.id,
         to_account_id=dst.id,
@@ -826,7 +822,7 @@ def add_beneficiary(
             "pay that beneficiary instead of adding it again."
         )
     ben = Beneficiary(
-        id=_next_id(ctx, Beneficiary.id, "ben", 4),
+        id=next_id(ctx, Beneficiary.id, "ben", 4),
         customer_id=cust.id,
         name=payee,
         account_number=number,
@@ -890,7 +886,7 @@ def pay_beneficiary(
     if credited <= 0:
         raise InvalidArgument(f"{money} {src.currency} is too small to convert to {ben.currency}.")
     transfer = Transfer(
-        id=_next_id(ctx, Transfer.id, "trf", 5),
+        id=next_id(ctx, Transfer.id, "trf", 5),
         kind="external",
         from_account_id=src.id,
         to_account_id=None,
@@ -1067,7 +1063,7 @@ def schedule_payment(
     if duplicate is not None:
         raise Conflict(f"The same payment is already scheduled as {duplicate}; nothing was added.")
     sched = ScheduledPayment(
-        id=_next_id(ctx, ScheduledPayment.id, "sch", 4),
+        id=next_id(ctx, ScheduledPayment.id, "sch", 4),
         from_account_id=src.id,
         to_account_id=to_account_id,
         beneficiary_id=beneficiary_id,

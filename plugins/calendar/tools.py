@@ -17,6 +17,7 @@ from prove_gym.server import (
     PreconditionFailed,
     Server,
     ToolContext,
+    next_id,
 )
 
 from .models import Base, Calendar, Contact, Event, Invitee, Recurrence, Reminder, Settings
@@ -98,12 +99,6 @@ def _calendar(ctx: ToolContext, calendar_id: str) -> Calendar:
         ids = ", ".join(ctx.db.scalars(select(Calendar.id).order_by(Calendar.id)))
         raise NotFound(f"No calendar with id {calendar_id!r}. Existing calendars: {ids}.")
     return cal
-
-
-def _next_id(ctx: ToolContext, column: object, prefix: str, width: int) -> str:
-    last = ctx.db.scalar(select(func.max(column)))  # type: ignore[arg-type]
-    n = int(last.split("_")[1]) + 1 if last else 1
-    return f"{prefix}_{n:0{width}d}"
 
 
 def _event_summary(e: Event) -> dict:
@@ -365,7 +360,7 @@ def create_event(
     _check_duration(duration_minutes)
     begin = _to_home(ctx, _parse_time(start, "start"), timezone)
     event = Event(
-        id=_next_id(ctx, Event.id, "evt", 4),
+        id=next_id(ctx, Event.id, "evt", 4),
         calendar_id=calendar_id,
         title=title.strip(),
         description=description,
@@ -695,7 +690,7 @@ def add_reminder(
             f"Event {event_id} already has a {method} reminder {minutes_before} minutes before."
         )
     reminder = Reminder(
-        id=_next_id(ctx, Reminder.id, "rem", 4), minutes_before=minutes_before, method=method
+        id=next_id(ctx, Reminder.id, "rem", 4), minutes_before=minutes_before, method=method
     )
     event.reminders.append(reminder)
     ctx.db.flush()

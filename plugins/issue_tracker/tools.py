@@ -22,6 +22,7 @@ from prove_gym.server import (
     PreconditionFailed,
     Server,
     ToolContext,
+    next_id,
 )
 
 from .models import (
@@ -103,15 +104,6 @@ def _acting_user(ctx: ToolContext) -> str:
     settings = ctx.db.get(Settings, 1)
     assert settings is not None
     return settings.acting_user_id
-
-
-def _next_id(ctx: ToolContext, column: object, prefix: str, width: int) -> str:
-    """The next identifier after the largest one (longer ids sort after shorter ones)."""
-    last = ctx.db.scalar(
-        select(column).order_by(func.length(column).desc(), column.desc()).limit(1)  # type: ignore[arg-type, attr-defined]
-    )
-    n = int(last.split("_")[1]) + 1 if last else 1
-    return f"{prefix}_{n:0{width}d}"
 
 
 def _project(ctx: ToolContext, project_id: str) -> Project:
@@ -300,7 +292,7 @@ def _touch(ctx: ToolContext, issue: Issue) -> None:
 def _record(ctx: ToolContext, issue: Issue, to_status: str, from_status: str | None) -> str:
     """Append one row to the status history and return its id."""
     transition = IssueTransition(
-        id=_next_id(ctx, IssueTransition.id, "trn", 5),
+        id=next_id(ctx, IssueTransition.id, "trn", 5),
         issue_id=issue.id,
         from_status=from_status,
         to_status=to_status,
@@ -314,7 +306,7 @@ def _record(ctx: ToolContext, issue: Issue, to_status: str, from_status: str | N
 
 def _add_comment(ctx: ToolContext, issue: Issue, body: str) -> Comment:
     comment = Comment(
-        id=_next_id(ctx, Comment.id, "cmt", 5),
+        id=next_id(ctx, Comment.id, "cmt", 5),
         issue_id=issue.id,
         author_id=_acting_user(ctx),
         body=body,
@@ -632,7 +624,7 @@ def create_issue(
     if assignee_id is not None:
         _check_assignable(ctx, project, _user(ctx, assignee_id))
     issue = Issue(
-        id=_next_id(ctx, Issue.id, "iss", 4),
+        id=next_id(ctx, Issue.id, "iss", 4),
         key=f"{project.key}-{project.next_issue_number}",
         project_id=project.id,
         type=type,
@@ -1016,7 +1008,7 @@ def create_sprint(
     if clash is not None:
         raise Conflict(f"Project {project.id} already has a sprint named {name!r} ({clash}).")
     sprint = Sprint(
-        id=_next_id(ctx, Sprint.id, "spr", 3),
+        id=next_id(ctx, Sprint.id, "spr", 3),
         project_id=project.id,
         name=name,
         goal=goal.strip(),

@@ -28,6 +28,7 @@ from prove_gym.server import (
     PreconditionFailed,
     Server,
     ToolContext,
+    next_id,
 )
 
 from .models import (
@@ -261,12 +262,6 @@ def _destination(ctx: ToolContext, destination_id: str) -> Destination:
 
 def _distance_from_here(v: Vehicle, d: Destination) -> Decimal:
     return road_distance_km(v.latitude, v.longitude, d.latitude, d.longitude)
-
-
-def _next_id(ctx: ToolContext, column: object, prefix: str, width: int) -> str:
-    last = ctx.db.scalar(select(func.max(column)))  # type: ignore[arg-type]
-    n = int(last.split("_")[1]) + 1 if last else 1
-    return f"{prefix}_{n:0{width}d}"
 
 
 def _tire_status(t: Tire) -> str:
@@ -1022,7 +1017,7 @@ def set_route(ctx: ToolContext, destination_id: DestinationId) -> dict:
     if previous is not None:
         previous.status = "cancelled"
     route = Route(
-        id=_next_id(ctx, Route.id, "rte", 4),
+        id=next_id(ctx, Route.id, "rte", 4),
         destination_id=dest.id,
         origin_label=v.location_label,
         distance_km=km,
@@ -1083,7 +1078,7 @@ def drive_route(ctx: ToolContext) -> dict:
     start = max(ctx.now, last_end) if last_end is not None else ctx.now
     end = start + dt.timedelta(minutes=route.eta_minutes)
     trip = Trip(
-        id=_next_id(ctx, Trip.id, "trp", 4),
+        id=next_id(ctx, Trip.id, "trp", 4),
         started_at=start,
         ended_at=end,
         origin_label=v.location_label,
@@ -1142,7 +1137,7 @@ def refuel_or_charge(ctx: ToolContext, amount: float | None = None) -> dict:
             added = Decimal(str(amount)).quantize(Decimal("0.1"))
         except InvalidOperation:
             added = Decimal(0)
-        if not added > 0:
+        if not added.is_finite() or not added > 0:
             raise InvalidArgument(f"amount must be a positive number of {unit}, got {amount}.")
         if added > room:
             raise InvalidArgument(

@@ -10,6 +10,7 @@ from prove_gym.server.errors import (
     PreconditionFailed,
     ToolError,
 )
+from prove_gym.server.ids import next_id
 from prove_gym.server.result import ToolResult, to_jsonable
 from prove_gym.server.session import Session
 from prove_gym.server.state import StateTemplate, canonical_state_hash
@@ -37,6 +38,7 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "canonical_state_hash",
+    "next_id",
     "stable_int",
     "to_jsonable",
 ]

@@ -302,7 +302,8 @@ def build_tool_spec(
             raise TypeError(f"tool {tool_name!r}: phrasing slot {{{slot}}} is not a parameter")
     model = create_model(  # type: ignore[call-overload]
         f"{tool_name}_arguments",
-        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+        # JSON has no NaN or infinity: a model sending "NaN" gets bad_arguments, in every server.
+        __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
         **fields,
     )
     returns_t = (returns,) if isinstance(returns, str) else tuple(returns)

@@ -129,3 +129,13 @@ def test_docstring_args_may_wrap_and_carry_types() -> None:
     )
     assert desc == "Summary line."
     assert args == {"query": "Words to find, over two lines.", "limit": "At most this many."}
+
+
+@pytest.mark.parametrize("value", ["NaN", "inf", "-Infinity", float("nan"), float("inf")])
+def test_non_finite_numbers_are_bad_arguments_in_every_tool(value: object) -> None:
+    def f(ctx: ToolContext, amount: float) -> float:
+        """Doc."""
+        return amount
+
+    with pytest.raises(pydantic.ValidationError, match="finite"):
+        build_tool_spec(f).validate({"amount": value})

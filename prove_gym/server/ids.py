@@ -1,0 +1,26 @@
+"""Readable, deterministic identifiers for new entities ("evt_0042")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+
+from prove_gym.server.tool import ToolContext
+
+
+def next_id(ctx: ToolContext, column: Any, prefix: str, width: int) -> str:
+    """The identifier after the largest existing one in ``column``: ``prefix_`` + zero-padded number.
+
+    Numbering is deterministic (same state, same id) and keeps counting past
+    the padding width: ids are compared by length first, so ``evt_10000``
+    follows ``evt_9999`` instead of sorting before it.
+
+    >>> next_id(ctx, Event.id, "evt", 4)  # doctest: +SKIP
+    'evt_0301'
+    """
+    last = ctx.db.scalar(
+        select(column).order_by(func.length(column).desc(), column.desc()).limit(1)
+    )
+    n = int(str(last).rsplit("_", 1)[1]) + 1 if last else 1
+    return f"{prefix}_{n:0{width}d}"
