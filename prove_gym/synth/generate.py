@@ -17,10 +17,11 @@ A candidate goes through the paper's conversation state machine:
    retried with fresh arguments (up to ``max_attempts``); when its error message
    names a tool that fixes it ("Start it with start_engine first"), that tool is
    run first (*repair*, "try another tool"). A step that never succeeds ends the
-   conversation (dropped: ``step_failed``);
+   conversation (dropped: ``step_failed``, or ``error_rate`` as soon as the error
+   rate can no longer end at or below ``max_error_rate``);
 4. render the user turns (clarify / abstain turns as the knobs say);
-5. validate: error rate of the executed calls <= ``max_error_rate``, credentials
-   traced, replay of the JSON on a fresh workspace identical (results and state).
+5. validate: credentials traced, and a replay of the task's JSON on a freshly
+   reset session identical in results and final state.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from prove_gym.server.session import Session
 from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.chains import ChainSampler, PlannedStep, is_secret_kind, weighted_choice
 from prove_gym.synth.config import SynthConfig
-from prove_gym.synth.graph import STATE, ToolGraph, ToolProfile, build_graph
+from prove_gym.synth.graph import STATE, ToolProfile, build_graph, refine_graph
 from prove_gym.synth.grounding import (
     DoneStep,
     Grounded,
@@ -90,19 +91,6 @@ class ServerContext:
     def __init__(self, server: Server, registry: Registry, cfg: SynthConfig) -> None:
         self.server = server
         self.registry = registry
-        self.graph = self._graph(cfg)
-        self._sessions: dict[tuple[int, int], Session] = {}
-        self.sampler = ChainSampler(server, self.graph)
-        self.tools: dict[str, ToolSpec] = {t.name: t for t in server.visible_tools()}
-        self.profiles = {t.name: ToolProfile.of(t) for t in server.visible_tools()}
-        own = set(server.tools)
-        self.foreign: list[ToolSpec] = [
-            t
-            for name, other in registry.servers.items()
-            if name != server.name
-            for t in other.visible_tools()
-            if t.name not in own
-        ]
         self.client = (
             LLMClient(
                 cfg.llm_url,
@@ -114,6 +102,23 @@ class ServerContext:
             if cfg.llm_url
             else None
         )
+        self.graph = build_graph(server)
+        if cfg.llm_graph and self.client is not None:
+            self.graph = refine_graph(server, self.client, self.graph, cache_dir=cfg.cache_dir)
+        self._sessions: dict[tuple[int, int], Session] = {}
+        self.seed_pool = cfg.seed_pool()
+        self.test_seeds = cfg.test_seeds()
+        self.sampler = ChainSampler(server, self.graph)
+        self.tools: dict[str, ToolSpec] = {t.name: t for t in server.visible_tools()}
+        self.profiles = {t.name: ToolProfile.of(t) for t in server.visible_tools()}
+        own = set(server.tools)
+        self.foreign: list[ToolSpec] = [
+            t
+            for name, other in registry.servers.items()
+            if name != server.name
+            for t in other.visible_tools()
+            if t.name not in own
+        ]
 
     def session(self, seed: int, size: int) -> Session:
         """This process's session of (seed, size), reset to the initial state.
@@ -131,17 +136,6 @@ class ServerContext:
         while len(self._sessions) > 16:
             self._sessions.pop(next(iter(self._sessions))).close()
         return session
-
-    def _graph(self, cfg: SynthConfig) -> ToolGraph:
-        graph = build_graph(self.server)
-        if cfg.llm_graph and cfg.llm_url:
-            from prove_gym.synth.graph import refine_graph
-
-            client = LLMClient(
-                cfg.llm_url, cfg.llm_model or "", api_key=cfg.llm_api_key, cache_dir=cfg.cache_dir
-            )
-            graph = refine_graph(self.server, client, graph, cache_dir=cfg.cache_dir)
-        return graph
 
 
 _CONTEXTS: dict[tuple[int, str, SynthConfig], ServerContext] = {}
@@ -202,7 +196,7 @@ class Conversation:
     # ---------------------------------------------------------------- knobs
     def _knobs(self) -> None:
         cfg, rng = self.cfg, self.rng
-        self.seed = rng.choice(cfg.seed_pool())
+        self.seed = rng.choice(self.sc.seed_pool)
         self.level = weighted_choice(rng, ["complete", "missing", "minimal"], list(cfg.info_levels))
         n_turns = rng.randint(*cfg.turns)
         self.irrelevant = rng.random() < cfg.irrelevant_rate
@@ -420,11 +414,16 @@ class Conversation:
         if not fixes:
             return False
         # a fix outranks the planned tail: drop trailing planned steps to make room
-        while len(self.done) + len(self.queue) + 1 + len(fixes) > hi and self.queue:
-            last = self.queue[-1][0]
+        # (never the request for the hidden tool, which is a turn of its own)
+        keep_last = self.hidden is not None and bool(self.queue)
+        while len(self.done) + len(self.queue) + 1 + len(fixes) > hi:
+            at = len(self.queue) - (2 if keep_last else 1)
+            if at < 0:
+                break
+            last = self.queue[at][0]
             if id(last) not in self.plan_ids or id(last) in self.fixes_for or last is step:
                 break
-            self.queue.pop()
+            del self.queue[at]
         if len(self.done) + len(self.queue) + 1 + len(fixes) > hi:
             return False
         new_steps = []
@@ -513,32 +512,45 @@ class Conversation:
         return {j for j in deps if self.done[j].executed}
 
     def _missing_param(self) -> tuple[int, str] | None:
-        i = self.clarify_step
-        if i is None:
+        """(step index, parameter) the clarify turn leaves out, from the planned step's turn.
+
+        Cleanest first: a value some fitting phrasing has no slot for (it is simply
+        not said), then an identifier ("one of my events"), then any other value
+        ("some end date").
+        """
+        if self.clarify_step is None:
             return None
-        step = self.done[i]
-        options = [
-            p
-            for p in step.tool.params
-            if p.required
-            and p.name in step.args
-            and p.name not in step.links
-            and not isinstance(step.args[p.name], bool)
-            and not (p.entity is not None and is_secret_kind(p.entity.name))
-        ]
-        if not options:
-            return None
-        # cleanest first: a value some fitting phrasing has no slot for (it is simply not
-        # said), then an identifier ("one of my events"), then any ("some end date")
-        fitting = [
-            set(SLOT.findall(ph))
-            for ph in step.tool.phrasings
-            if set(SLOT.findall(ph)) <= set(step.args)
-        ]
-        unsaid = [p for p in options if any(p.name not in slots for slots in fitting)]
-        entities = [p for p in options if p.entity is not None]
-        pool = unsaid or entities or options
-        return (i, self.rng.choice(pool).name)
+        segment = self.done[self.clarify_step].segment
+        ranked: tuple[list[tuple[int, str]], list[tuple[int, str]], list[tuple[int, str]]] = (
+            [],
+            [],
+            [],
+        )
+        for i, step in enumerate(self.done):
+            if step.segment != segment or not step.executed:
+                continue
+            fitting = [
+                set(SLOT.findall(ph))
+                for ph in step.tool.phrasings
+                if set(SLOT.findall(ph)) <= set(step.args)
+            ]
+            for p in step.tool.params:
+                if (
+                    not p.required
+                    or p.name not in step.args
+                    or p.name in step.links
+                    or isinstance(step.args[p.name], bool)
+                    or (p.entity is not None and is_secret_kind(p.entity.name))
+                ):
+                    continue
+                if any(p.name not in slots for slots in fitting):
+                    ranked[0].append((i, p.name))
+                elif p.entity is not None:
+                    ranked[1].append((i, p.name))
+                else:
+                    ranked[2].append((i, p.name))
+        pool = ranked[0] or ranked[1] or ranked[2]
+        return self.rng.choice(pool) if pool else None
 
     def _assemble(self, offered: list[str], recorded: tuple[bytes, str]) -> Candidate | str:
         cfg, sc, rng = self.cfg, self.sc, self.rng
@@ -610,7 +622,7 @@ class Conversation:
         overrides = self._strip_enums(tools) if self.strip else {}
         n_distractors = len(tools) - len(offered)
         chain = [d.name for d in done]
-        split = "test" if self.seed in cfg.test_seeds() else "train"
+        split = "test" if self.seed in sc.test_seeds else "train"
         task = Task(
             id=self.cid,
             servers=[sc.server.name],

@@ -182,10 +182,14 @@ class Renderer:
         return self.rng.choice(list(spec.phrasings))
 
     def extra_optionals(self, spec: ToolSpec, phrasing: str | None) -> set[str]:
-        """Optional values to include: the phrasing's slots, and at complete level a few more."""
+        """Optional values to include: the phrasing's slots, and at complete level a few more.
+
+        A phrasing without slots states a fixed intent ("refuel the car to full"), so
+        it gets no extra values that could contradict it.
+        """
         slots = set(SLOT.findall(phrasing or ""))
         extra = {s for s in slots if s not in spec.required}
-        if self.level == "complete":
+        if self.level == "complete" and slots:
             for p in spec.params:
                 if p.required or p.entity is not None or p.name in extra:
                     continue
