@@ -56,16 +56,19 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2))
     else:
         print("\n\n".join(g.to_text() for g in graphs))
+
+    def target(name: str, server: str) -> Path:
+        """``g.dot`` for one server; ``g-calendar.dot``, ``g-banking.dot`` ... for several."""
+        path = Path(name)
+        return path if len(graphs) == 1 else path.with_name(f"{path.stem}-{server}{path.suffix}")
+
     for graph in graphs:
-        suffix = f"-{graph.server}" if len(graphs) > 1 else ""
         if args.dot:
-            path = Path(args.dot)
-            path = path.with_name(f"{path.stem}{suffix}{path.suffix}")
+            path = target(args.dot, graph.server)
             path.write_text(graph.to_dot(), encoding="utf-8")
             print(f"wrote {path}")
         if args.png:
-            path = Path(args.png)
-            path = path.with_name(f"{path.stem}{suffix}{path.suffix}")
+            path = target(args.png, graph.server)
             try:
                 how = graph.write_png(path)
             except RuntimeError as exc:

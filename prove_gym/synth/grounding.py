@@ -2,14 +2,18 @@
 
 Rules, in the order they apply to each parameter of a step:
 
-1. **Identifiers** (``Entity(kind)`` parameters) come from the most recent
-   earlier step whose *actual result* holds an identifier of that kind (a
-   link: the request then says "that event"), else from the entities that
-   exist in the initial state (``Session.list_entities``). Credentials
-   (kinds containing ``token``/``auth``) are never drawn from state: only a
-   producer's output may supply them. A draw prefers records that agree with
-   what the conversation already chose (the same customer, the same event) and
-   avoids reusing a value for two parameters of one step.
+1. **Identifiers** (``Entity(kind)`` parameters) come from a hint when one is
+   given and valid (a repair step takes the failing call's values), else from
+   the most recent earlier step whose *actual result* holds an identifier of
+   that kind (a link: the request then says "that event"; a destructive step's
+   result is only ever read), else from a field of that name in the record of
+   another identifier of the step (the sibling account, an invitee of the
+   event), else from the entities that exist in the initial state
+   (``Session.list_entities``). Credentials (kinds containing ``token``/``auth``)
+   are never drawn from state: only a producer's output may supply them. Draws
+   agree with the conversation on the key fields of other kinds (an account of
+   the customer who logged in), follow what failed calls taught
+   (:class:`Lessons`), and never reuse a value for two parameters of one step.
 2. **Other values**: a field of the same name (or its plural, a list) in the
    record of an identifier the step already uses (required parameters, and
    optional ones of read tools: a write's optional field set to its current
@@ -17,7 +21,8 @@ Rules, in the order they apply to each parameter of a step:
    choices; else a field of that name in a record of a kind the tool returns
    (a search for something that exists); else the default.
 
-Values are then coerced to the schema's JSON type, so gold arguments are what a
+Range bounds (``start_*``/``end_*``, ``min_*``/``max_*``, ...) are put in order,
+and values are coerced to the schema's JSON type, so gold arguments are what a
 well-formed call would send.
 """
 
