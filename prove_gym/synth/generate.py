@@ -50,7 +50,13 @@ from prove_gym.synth.grounding import (
     repair_tools,
 )
 from prove_gym.synth.llm import LLMClient, LLMError
-from prove_gym.synth.render import SLOT, RenderedTurn, Renderer, foreign_requests
+from prove_gym.synth.render import (
+    SLOT,
+    RenderedTurn,
+    Renderer,
+    foreign_requests,
+    usable_phrasings,
+)
 from prove_gym.synth.validate import StateHasher, call_features, replay, untraced_secrets
 from prove_gym.task import GoldStep, Task, Turn
 
@@ -529,11 +535,7 @@ class Conversation:
         for i, step in enumerate(self.done):
             if step.segment != segment or not step.executed:
                 continue
-            fitting = [
-                set(SLOT.findall(ph))
-                for ph in step.tool.phrasings
-                if set(SLOT.findall(ph)) <= set(step.args)
-            ]
+            fitting = [set(SLOT.findall(ph)) for ph in usable_phrasings(step.tool, step.args)]
             for p in step.tool.params:
                 if (
                     not p.required

@@ -29,7 +29,7 @@ from typing import Any
 
 from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.chains import is_secret_kind
-from prove_gym.synth.grounding import DoneStep
+from prove_gym.synth.grounding import DoneStep, enum_choices
 
 SLOT = re.compile(r"\{(\w+)\}")
 
@@ -111,6 +111,21 @@ def _lower_first(text: str) -> str:
     return text[0].lower() + text[1:]
 
 
+def usable_phrasings(spec: ToolSpec, args: Mapping[str, Any] | None = None) -> list[str]:
+    """Phrasings that can state a call with these arguments (``None``: any arguments).
+
+    A phrasing's slots must all have values. A phrasing with no slot for a
+    required choice (an enum: ``to_status``, ``action``) usually implies one
+    ("Start working on {issue_id}" means in_progress), so it is used only when no
+    phrasing has a slot for every required choice.
+    """
+    props = spec.input_schema().get("properties", {})
+    choices = {p.name for p in spec.params if p.required and enum_choices(props.get(p.name, {}))}
+    fits = [ph for ph in spec.phrasings if args is None or set(SLOT.findall(ph)) <= set(args)]
+    safe = [ph for ph in fits if choices <= set(SLOT.findall(ph))]
+    return safe or fits
+
+
 def _mentions(step: DoneStep, kind: str, *, produced: bool = True) -> set[str]:
     """Identifiers of ``kind`` a step names in its arguments (and, by default, its result)."""
     out: set[str] = set()
@@ -168,7 +183,8 @@ class Renderer:
     # ------------------------------------------------------------ phrasing
     def plan_phrasing(self, spec: ToolSpec) -> str | None:
         """Choose a phrasing before grounding (its optional slots become wanted values)."""
-        if not spec.phrasings:
+        phrasings = usable_phrasings(spec)
+        if not phrasings:
             return None
         if self.level == "minimal":
             required = set(spec.required)
@@ -177,9 +193,9 @@ class Renderer:
                 slots = set(SLOT.findall(ph))
                 return (len(slots - required), len(slots))
 
-            best = min(cost(ph) for ph in spec.phrasings)
-            return self.rng.choice([ph for ph in spec.phrasings if cost(ph) == best])
-        return self.rng.choice(list(spec.phrasings))
+            best = min(cost(ph) for ph in phrasings)
+            return self.rng.choice([ph for ph in phrasings if cost(ph) == best])
+        return self.rng.choice(phrasings)
 
     def extra_optionals(self, spec: ToolSpec, phrasing: str | None) -> set[str]:
         """Optional values to include: the phrasing's slots, and at complete level a few more.
@@ -258,18 +274,14 @@ class Renderer:
             ref = self.reference(done, index, param)
             if ref is not None:
                 refs[param] = ref
-        fits = [
-            ph
-            for ph in spec.phrasings
-            if set(SLOT.findall(ph)) <= set(args) and (omit is None or omit not in SLOT.findall(ph))
-        ]
+        usable = usable_phrasings(spec, args)
+        fits = [ph for ph in usable if omit is None or omit not in SLOT.findall(ph)]
         if planned in fits:
             phrasing = planned
         elif fits:
             phrasing = self.rng.choice(fits)
         else:
-            fallback = [ph for ph in spec.phrasings if set(SLOT.findall(ph)) <= set(args)]
-            phrasing = self.rng.choice(fallback) if fallback else f"{words(spec.name).capitalize()}"
+            phrasing = self.rng.choice(usable) if usable else f"{words(spec.name).capitalize()}"
         for name in refs:
             # "guest of event {event_id}" + "that event" must not read "event that event"
             noun = words(spec.entity_params[name].name).split()[-1]
