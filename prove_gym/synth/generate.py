@@ -179,7 +179,11 @@ def run_block(
 
 
 class Conversation:
-    """Builds one candidate; :meth:`build` returns a :class:`Candidate` or a drop reason."""
+    """Builds one candidate; :meth:`build` returns a :class:`Candidate` or a drop reason.
+
+    After :meth:`build`, ``trace`` holds every call it executed as ``(tool, arguments,
+    result)``, failed ones included: what to read when a server's drops are high.
+    """
 
     def __init__(
         self,

@@ -156,10 +156,6 @@ def _finish(text: str) -> str:
     return text if text.endswith(("?", ".", "!")) else text + "."
 
 
-def _article(noun: str) -> str:
-    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
-
-
 @dataclass
 class RenderedTurn:
     """A user turn's text and the literal values it states (a paraphrase must keep them)."""
