@@ -21,6 +21,7 @@ import prove_gym
 from prove_gym import ErrorKind, Session, ToolContext
 from prove_gym.policies import OraclePolicy
 from prove_gym.server import canonical_state_hash
+from prove_gym.testing import junk_arguments
 
 BANKING = prove_gym.get_server("banking")
 TOOLS = sorted(BANKING.tools)
@@ -377,57 +378,41 @@ FUZZ_HASH = FUZZ.state_hash()
 FUZZ_TOKENS = [login(FUZZ, c) for c in ["cus_001", "cus_002", "cus_003"]]
 FUZZ.close()
 
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(10**6), 10**6),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=20),
-    st.sampled_from(
-        [
-            "cus_001",
-            "cus_999",
-            "acc_0001",
-            "acc_0002",
-            "acc_9999",
-            "ben_0001",
-            "ben_9999",
-            "sch_0001",
-            "sch_9999",
-            "crd_0001",
-            "crd_9999",
-            "txn_00001",
-            "tok_0000000000000000",
-            *FUZZ_TOKENS,
-            "2026-03-03",
-            "2026-13-45",
-            "9999-12-31",
-            "0001-01-01",
-            "9999-12",
-            "2025-12",
-            "USD",
-            "EUR",
-            "12.345",
-            "1e30",
-            "-0.00",
-            "NaN",
-            "lost",
-            "monthly",
-        ]
-    ),
-)
-values = st.one_of(
-    scalars,
-    st.lists(scalars, max_size=3),
-    st.dictionaries(st.text(max_size=5), scalars, max_size=2),
-)
+FUZZ_SAMPLES = [
+    "cus_001",
+    "cus_999",
+    "acc_0001",
+    "acc_0002",
+    "acc_9999",
+    "ben_0001",
+    "ben_9999",
+    "sch_0001",
+    "sch_9999",
+    "crd_0001",
+    "crd_9999",
+    "txn_00001",
+    "tok_0000000000000000",
+    *FUZZ_TOKENS,
+    "2026-03-03",
+    "2026-13-45",
+    "9999-12-31",
+    "0001-01-01",
+    "9999-12",
+    "2025-12",
+    "USD",
+    "EUR",
+    "12.345",
+    "1e30",
+    "-0.00",
+    "NaN",
+    "lost",
+    "monthly",
+]
 
 
 def arguments_for(tool: str) -> st.SearchStrategy[dict]:
-    """Random dicts mixing the tool's real parameter names with junk keys."""
-    names = [p.name for p in BANKING.tools[tool].params]
-    keys = st.sampled_from(names) | st.text(max_size=8) if names else st.text(max_size=8)
-    return st.dictionaries(keys, values, max_size=len(names) + 2)
+    """Random dicts mixing the tool's real parameter names with junk keys and values."""
+    return junk_arguments(BANKING.tools[tool], FUZZ_SAMPLES, text_size=20)
 
 
 TestBankingRules = BankingRules.TestCase

@@ -10,45 +10,30 @@ from hypothesis import strategies as st
 import prove_gym
 from prove_gym import ErrorKind, Server
 from prove_gym.policies import OraclePolicy
+from prove_gym.testing import junk_arguments
 
 CALENDAR = prove_gym.get_server("calendar")
 TOOLS = sorted(CALENDAR.tools)
 
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(10**6), 10**6),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=30),
-    st.sampled_from(
-        [
-            "evt_0001",
-            "evt_9999",
-            "cal_01",
-            "cal_07",
-            "2026-03-03",
-            "2026-03-03T10:00",
-            "weekly",
-            "accepted",
-            "popup",
-            "x@y.com",
-            "Europe/Berlin",
-            "Mars/Olympus",
-        ]
-    ),
-)
-values = st.one_of(
-    scalars,
-    st.lists(scalars, max_size=3),
-    st.dictionaries(st.text(max_size=5), scalars, max_size=2),
-)
+FUZZ_SAMPLES = [
+    "evt_0001",
+    "evt_9999",
+    "cal_01",
+    "cal_07",
+    "2026-03-03",
+    "2026-03-03T10:00",
+    "weekly",
+    "accepted",
+    "popup",
+    "x@y.com",
+    "Europe/Berlin",
+    "Mars/Olympus",
+]
 
 
 def arguments_for(tool: str) -> st.SearchStrategy[dict]:
-    """Random dicts mixing the tool's real parameter names with junk keys."""
-    names = [p.name for p in CALENDAR.tools[tool].params]
-    keys = st.sampled_from(names) | st.text(max_size=8) if names else st.text(max_size=8)
-    return st.dictionaries(keys, values, max_size=len(names) + 2)
+    """Random dicts mixing the tool's real parameter names with junk keys and values."""
+    return junk_arguments(CALENDAR.tools[tool], FUZZ_SAMPLES, text_size=30)
 
 
 def test_the_calendar_has_17_tools_and_a_complete_contract() -> None:

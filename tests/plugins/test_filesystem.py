@@ -17,6 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 import prove_gym
 from prove_gym import ErrorKind, Session, ToolContext
 from prove_gym.policies import OraclePolicy
+from prove_gym.testing import junk_arguments
 
 FS = prove_gym.get_server("filesystem")
 TOOLS = sorted(FS.tools)
@@ -239,26 +240,12 @@ TestFilesystemMachine = FilesystemMachine.TestCase
 
 
 # ------------------------------------------------------------- fuzzing
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(10**6), 10**6),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=30),
-    st.sampled_from(["~", "..", "/", "~/Documents", "/home/nobody/x", "n_00001", "*.txt", "755"]),
-)
-values = st.one_of(
-    scalars,
-    st.lists(scalars, max_size=3),
-    st.dictionaries(st.text(max_size=5), scalars, max_size=2),
-)
+FUZZ_SAMPLES = ["~", "..", "/", "~/Documents", "/home/nobody/x", "n_00001", "*.txt", "755"]
 
 
 def junk_arguments_for(tool: str) -> st.SearchStrategy[dict]:
     """Random dicts mixing the tool's real parameter names with junk keys and values."""
-    names = [p.name for p in FS.tools[tool].params]
-    keys = st.sampled_from(names) | st.text(max_size=8) if names else st.text(max_size=8)
-    return st.dictionaries(keys, values, max_size=len(names) + 2)
+    return junk_arguments(FS.tools[tool], FUZZ_SAMPLES, text_size=30)
 
 
 SEED0_PATHS = known_paths(FS.session(seed=0))

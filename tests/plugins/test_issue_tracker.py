@@ -20,6 +20,7 @@ import prove_gym
 from prove_gym import ErrorKind, Session, ToolResult
 from prove_gym.policies import OraclePolicy
 from prove_gym.server import canonical_state_hash
+from prove_gym.testing import junk_arguments
 
 TRACKER = prove_gym.get_server("issue_tracker")
 TOOLS = sorted(TRACKER.tools)
@@ -395,46 +396,30 @@ TestIssueTrackerRules.settings = settings(
 
 
 # ---------------------------------------------------------------- fuzzing
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(10**6), 10**6),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=20),
-    st.sampled_from(
-        [
-            "iss_0001",
-            "iss_9999",
-            "WEB-3",
-            "prj_01",
-            "prj_05",
-            "prj_99",
-            "usr_001",
-            "usr_999",
-            "spr_001",
-            "spr_999",
-            "regression",
-            "in_progress",
-            "done",
-            "high",
-            "bug",
-            "2026-03-02",
-            "2999-01-01",
-        ]
-    ),
-)
-values = st.one_of(
-    scalars,
-    st.lists(scalars, max_size=3),
-    st.dictionaries(st.text(max_size=5), scalars, max_size=2),
-)
+FUZZ_SAMPLES = [
+    "iss_0001",
+    "iss_9999",
+    "WEB-3",
+    "prj_01",
+    "prj_05",
+    "prj_99",
+    "usr_001",
+    "usr_999",
+    "spr_001",
+    "spr_999",
+    "regression",
+    "in_progress",
+    "done",
+    "high",
+    "bug",
+    "2026-03-02",
+    "2999-01-01",
+]
 
 
 def arguments_for(tool: str) -> st.SearchStrategy[dict]:
-    """Random dicts mixing the tool's real parameter names with junk keys."""
-    names = [p.name for p in TRACKER.tools[tool].params]
-    keys = st.sampled_from(names) | st.text(max_size=8) if names else st.text(max_size=8)
-    return st.dictionaries(keys, values, max_size=len(names) + 2)
+    """Random dicts mixing the tool's real parameter names with junk keys and values."""
+    return junk_arguments(TRACKER.tools[tool], FUZZ_SAMPLES, text_size=20)
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ import prove_gym
 from prove_gym import ErrorKind, Session
 from prove_gym.policies import OraclePolicy
 from prove_gym.server import StateTemplate, canonical_state_hash
+from prove_gym.testing import junk_arguments
 
 VEHICLE = prove_gym.get_server("vehicle")
 TOOLS = sorted(VEHICLE.tools)
@@ -276,28 +277,22 @@ TestVehicleRules.settings = settings(
 
 
 # ---------------------------------------------------------------- fuzzing
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(10**6), 10**6),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=20),
-    st.sampled_from(
-        ["dst_001", "dst_999", "trp_0001", "rte_0001", "drive", "trunk", "driver", "auto", "nan"]
-    ),
-)
-values = st.one_of(
-    scalars,
-    st.lists(scalars, max_size=3),
-    st.dictionaries(st.text(max_size=5), scalars, max_size=2),
-)
+FUZZ_SAMPLES = [
+    "dst_001",
+    "dst_999",
+    "trp_0001",
+    "rte_0001",
+    "drive",
+    "trunk",
+    "driver",
+    "auto",
+    "nan",
+]
 
 
 def arguments_for(tool: str) -> st.SearchStrategy[dict]:
-    """Random dicts mixing the tool's real parameter names with junk keys."""
-    names = [p.name for p in VEHICLE.tools[tool].params]
-    keys = st.sampled_from(names) | st.text(max_size=8) if names else st.text(max_size=8)
-    return st.dictionaries(keys, values, max_size=len(names) + 2)
+    """Random dicts mixing the tool's real parameter names with junk keys and values."""
+    return junk_arguments(VEHICLE.tools[tool], FUZZ_SAMPLES, text_size=20)
 
 
 @pytest.mark.parametrize("tool", TOOLS)
