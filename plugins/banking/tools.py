@@ -26,6 +26,7 @@ from prove_gym.server import (
     Server,
     ToolContext,
     next_id,
+    parse_date,
 )
 
 from .models import (
@@ -208,15 +209,6 @@ def _post(
     ctx.db.add(txn)
     ctx.db.flush()
     return txn
-
-
-def _parse_date(value: str, name: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(value.strip()[:10])
-    except ValueError:
-        raise InvalidArgument(
-            f"{name} must be a date such as '2026-03-03', got {value!r}."
-        ) from None
 
 
 def _clean_text(value: str, name: str, limit: int = 140) -> str:
@@ -519,8 +511,8 @@ def list_transactions(
     if not 1 <= limit <= 100:
         raise InvalidArgument(f"limit must be between 1 and 100, got {limit}.")
     stmt = select(Transaction).where(Transaction.account_id == acc.id)
-    first = _parse_date(start_date, "start_date") if start_date else None
-    last = _parse_date(end_date, "end_date") if end_date else None
+    first = parse_date(start_date, "start_date") if start_date else None
+    last = parse_date(end_date, "end_date") if end_date else None
     if first and last and last < first:
         raise InvalidArgument("end_date is before start_date.")
     if first:
@@ -1036,13 +1028,13 @@ def schedule_payment(
     _require_active(src)
     money = _money(amount, "amount")
     today = ctx.now.date()
-    first = _parse_date(start_date, "start_date")
+    first = parse_date(start_date, "start_date")
     if not today < first <= today + dt.timedelta(days=MAX_SCHEDULE_DAYS):
         raise InvalidArgument(
             f"start_date must be after today ({today.isoformat()}) and within "
             f"{MAX_SCHEDULE_DAYS} days; to pay today use pay_beneficiary or transfer_funds."
         )
-    until = _parse_date(end_date, "end_date") if end_date else None
+    until = parse_date(end_date, "end_date") if end_date else None
     if until is not None:
         if frequency == "once":
             raise InvalidArgument("end_date only applies to weekly or monthly payments.")

@@ -18,6 +18,7 @@ from prove_gym.server import (
     Server,
     ToolContext,
     next_id,
+    parse_date,
 )
 
 from .models import Base, Calendar, Contact, Event, Invitee, Recurrence, Reminder, Settings
@@ -55,15 +56,6 @@ def _parse_time(value: str, name: str) -> dt.datetime:
             f"{name} must be an ISO 8601 date-time such as '2026-03-03T15:00', got {value!r}."
         ) from None
     return parsed.replace(second=0, microsecond=0)
-
-
-def _parse_date(value: str, name: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(value.strip()[:10])
-    except ValueError:
-        raise InvalidArgument(
-            f"{name} must be a date such as '2026-03-03', got {value!r}."
-        ) from None
 
 
 def _zone(name: str) -> ZoneInfo:
@@ -249,8 +241,8 @@ def list_events(
         calendar_id: Only this calendar, such as "cal_01".
         include_cancelled: Also list cancelled events.
     """
-    first = _parse_date(start_date, "start_date")
-    last = _parse_date(end_date, "end_date")
+    first = parse_date(start_date, "start_date")
+    last = parse_date(end_date, "end_date")
     if last < first:
         raise InvalidArgument("end_date is before start_date.")
     if (last - first).days > 62:
@@ -297,13 +289,13 @@ def search_events(
     )
     if start_date:
         stmt = stmt.where(
-            Event.start >= dt.datetime.combine(_parse_date(start_date, "start_date"), dt.time())
+            Event.start >= dt.datetime.combine(parse_date(start_date, "start_date"), dt.time())
         )
     if end_date:
         stmt = stmt.where(
             Event.start
             < dt.datetime.combine(
-                _parse_date(end_date, "end_date") + dt.timedelta(days=1), dt.time()
+                parse_date(end_date, "end_date") + dt.timedelta(days=1), dt.time()
             )
         )
     stmt = stmt.order_by(Event.start, Event.id).limit(limit)
@@ -583,7 +575,7 @@ def set_recurrence(
         raise InvalidArgument("Give count or until, not both.")
     if count is not None and not 1 <= count <= 365:
         raise InvalidArgument(f"count must be between 1 and 365, got {count}.")
-    until_date = _parse_date(until, "until") if until else None
+    until_date = parse_date(until, "until") if until else None
     if until_date is not None and until_date < event.start.date():
         raise InvalidArgument("until is before the event's first occurrence.")
     if event.recurrence is None:
@@ -643,8 +635,8 @@ def list_occurrences(ctx: ToolContext, event_id: EventId, start_date: str, end_d
         end_date: Last day (at most 366 days after start_date).
     """
     event = _event(ctx, event_id)
-    first = _parse_date(start_date, "start_date")
-    last = _parse_date(end_date, "end_date")
+    first = parse_date(start_date, "start_date")
+    last = parse_date(end_date, "end_date")
     if last < first or (last - first).days > 366:
         raise InvalidArgument("end_date must be on or after start_date and within 366 days.")
     times = _occurrences(
@@ -713,7 +705,7 @@ def get_free_busy(ctx: ToolContext, date: str, email: Email | None = None) -> di
         date: The day, such as "2026-03-03".
         email: A contact's email to check instead of the user; only events they accepted count.
     """
-    day = _parse_date(date, "date")
+    day = parse_date(date, "date")
     start = dt.datetime.combine(day, dt.time())
     events = _overlapping(ctx, start, start + dt.timedelta(days=1))
     if email is not None:
@@ -761,7 +753,7 @@ def find_free_slot(
         latest: Latest end time of day, such as "18:00".
     """
     _check_duration(duration_minutes)
-    day = _parse_date(date, "date")
+    day = parse_date(date, "date")
     try:
         lo = dt.datetime.combine(day, dt.time.fromisoformat(earliest))
         hi = dt.datetime.combine(day, dt.time.fromisoformat(latest))

@@ -23,6 +23,7 @@ from prove_gym.server import (
     Server,
     ToolContext,
     next_id,
+    parse_date,
 )
 
 from .models import (
@@ -180,15 +181,6 @@ def _check_assignable(ctx: ToolContext, project: Project, user: User) -> None:
             f"Add them with add_project_member first, or assign one of the members listed by "
             f"get_project('{project.id}').",
         )
-
-
-def _parse_date(value: str, name: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(value.strip()[:10])
-    except ValueError:
-        raise InvalidArgument(
-            f"{name} must be a date such as '2026-03-02', got {value!r}."
-        ) from None
 
 
 def _clean_title(title: str) -> str:
@@ -988,8 +980,8 @@ def create_sprint(
     name = name.strip()
     if not name or len(name) > 80:
         raise InvalidArgument("name must be 1 to 80 characters long.")
-    start = _parse_date(start_date, "start_date")
-    end = _parse_date(end_date, "end_date")
+    start = parse_date(start_date, "start_date")
+    end = parse_date(end_date, "end_date")
     today = ctx.now.date()
     if start < today:
         raise InvalidArgument(

@@ -11,6 +11,7 @@ from prove_gym.server.errors import (
     ToolError,
 )
 from prove_gym.server.ids import next_id
+from prove_gym.server.parsing import parse_date
 from prove_gym.server.result import ToolResult, to_jsonable
 from prove_gym.server.session import Session
 from prove_gym.server.state import StateTemplate, canonical_state_hash
@@ -39,6 +40,7 @@ __all__ = [
     "ToolSpec",
     "canonical_state_hash",
     "next_id",
+    "parse_date",
     "stable_int",
     "to_jsonable",
 ]
