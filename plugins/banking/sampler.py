@@ -13,9 +13,9 @@ import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
 from random import Random
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import insert
+from sqlalchemy import Table, insert
 
 from prove_gym.server import SampleContext
 
@@ -617,8 +617,9 @@ def _insert_history(db: Any, txns: list[dict[str, Any]], transfers: list[dict[st
             row["transfer_id"] = new_ids[row["transfer_id"]]
         rows.append(row)
     # Core inserts (not the ORM bulk path, which splits batches wherever a None appears).
+    # A declarative class's __table__ is a Table; SQLAlchemy types it as the wider FromClause.
     conn = db.connection()
     if transfers:
-        conn.execute(insert(Transfer.__table__), transfers)
+        conn.execute(insert(cast(Table, Transfer.__table__)), transfers)
     if rows:
-        conn.execute(insert(Transaction.__table__), rows)
+        conn.execute(insert(cast(Table, Transaction.__table__)), rows)

@@ -17,8 +17,9 @@ import posixpath
 import random
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from sqlalchemy import delete, func, insert, select, update
 
@@ -212,8 +213,8 @@ class Fs:
         """Read the whole tree once (with file contents if asked) for walks and listings."""
         if self._rows is not None and (self._with_content or not content):
             return
-        columns = (*_COLUMNS, Node.content) if content else _COLUMNS
-        rows = [Entry(*r) for r in self.db.execute(select(*columns))]
+        stmt = select(*_COLUMNS, Node.content) if content else select(*_COLUMNS)
+        rows = [Entry(*r) for r in self.db.execute(stmt)]
         self._rows = {r.id: r for r in rows}
         self._names = {(r.parent_id, r.name): r for r in rows}
         kids: dict[str | None, list[Entry]] = {}
@@ -287,11 +288,11 @@ class Fs:
         return int(last.split("_")[1]) + 1 if last else 1
 
     # -------------------------------------------------------- permissions
-    def can(self, node: Node, what: Literal["r", "w", "x"]) -> bool:
+    def can(self, node: AnyNode, what: Literal["r", "w", "x"]) -> bool:
         bits = (node.mode >> 6) & 7 if node.owner == self.user else node.mode & 7
         return bool(bits & {"r": 4, "w": 2, "x": 1}[what])
 
-    def need_writable_dir(self, cmd: str, verb: str, target: str, directory: Node) -> None:
+    def need_writable_dir(self, cmd: str, verb: str, target: str, directory: AnyNode) -> None:
         if not (self.can(directory, "w") and self.can(directory, "x")):
             where = self.path(directory)
             fix = (
@@ -351,7 +352,7 @@ class Fs:
             raise PreconditionFailed(f"{cmd}: {full}/: Not a directory.")
         return Loc(full, parent, current.name, self.orm(current), slash)
 
-    def missing(self, cmd: str, full: str, parent: Node, name: str) -> NotFound:
+    def missing(self, cmd: str, full: str, parent: AnyNode, name: str) -> NotFound:
         where = self.path(parent)
         names = [n.name for n in self.children(parent)] if self.can(parent, "r") else []
         close = [n for n in names if n.lower() == name.lower() and n != name]
@@ -452,7 +453,7 @@ class Fs:
         node.size = size
         node.modified = self.ctx.now
 
-    def need_writable_file(self, cmd: str, node: Node, path: str) -> None:
+    def need_writable_file(self, cmd: str, node: AnyNode, path: str) -> None:
         if not self.can(node, "w"):
             fix = (
                 f"chmod u+w {path} first"
@@ -463,7 +464,7 @@ class Fs:
                 f"{cmd}: {path}: Permission denied (the file is read-only; {fix})."
             )
 
-    def guard_cwd(self, cmd: str, verb: str, node: Node, path: str) -> None:
+    def guard_cwd(self, cmd: str, verb: str, node: AnyNode, path: str) -> None:
         cwd = self.cwd
         if self.is_inside(cwd, node):
             raise PreconditionFailed(
@@ -471,7 +472,7 @@ class Fs:
                 f"{self.path(cwd)}; cd somewhere outside it first."
             )
 
-    def remove(self, nodes: list[AnyNode]) -> None:
+    def remove(self, nodes: Sequence[AnyNode]) -> None:
         """Delete nodes (whole subtrees) and the session's references to them."""
         ids = [n.id for n in nodes]
         if self.shell.oldpwd_id in ids:
@@ -528,7 +529,7 @@ def check_name(cmd: str, name: str) -> None:
         raise InvalidArgument(f"{cmd}: {name[:40]}...: File name too long (max 255).")
 
 
-def _entry(fs: Fs, node: Node) -> dict:
+def _entry(fs: Fs, node: AnyNode) -> dict:
     return {
         "name": node.name,
         "type": "directory" if node.is_dir else "file",
@@ -807,7 +808,7 @@ def tree(
     counts = {"directories": 0, "files": 0}
     denied: list[str] = []
 
-    def draw(node: Node, prefix: str, depth: int) -> None:
+    def draw(node: AnyNode, prefix: str, depth: int) -> None:
         kids = [k for k in fs.children(node) if show_hidden or not k.name.startswith(".")]
         for i, kid in enumerate(kids):
             last = i == len(kids) - 1
@@ -1007,12 +1008,13 @@ def find_duplicates(ctx: ToolContext, path: DirArg = ".") -> dict:
     fs = Fs(ctx)
     top, where = fs.directory(path, "find_duplicates")
     nodes, denied = fs.walk(top, content=True)
-    groups: dict[str, list[Node]] = {}
+    groups: dict[str, list[Entry]] = {}
     for node, _ in nodes:
         if not node.is_dir and node.size > 0 and fs.can(node, "r"):
+            assert node.content is not None  # walk(content=True) loads every file's content
             digest = hashlib.sha256(node.content.encode()).hexdigest()
             groups.setdefault(digest, []).append(node)
-    dupes = [
+    dupes: list[dict[str, Any]] = [
         {"sha256": d, "size": g[0].size, "paths": sorted(fs.path(n) for n in g)}
         for d, g in groups.items()
         if len(g) > 1
@@ -1235,6 +1237,7 @@ def grep(
     fs = Fs(ctx)
     node, where = fs.existing(path, "grep")
     errors: list[str] = []
+    files: list[AnyNode]
     if node.is_dir:
         if not recursive:
             raise PreconditionFailed(
@@ -1255,6 +1258,7 @@ def grep(
             continue
         fpath = fs.path(f)
         found = False
+        assert f.content is not None  # an ORM row, or an entry walked with content=True
         for i, line in enumerate(_split(f.content), 1):
             if regex.search(line):
                 found = True
@@ -1476,13 +1480,13 @@ def mkdir(ctx: ToolContext, path: str, parents: bool = False) -> dict:
     # mkdir -p: walk the lexical absolute path, creating what is missing.
     full = _lexical(fs, text)
     created: list[str] = []
-    current = fs.root
+    current: AnyNode = fs.root
     for part in [p for p in full.split("/") if p]:
         if not current.is_dir:
             raise PreconditionFailed(f"mkdir: cannot create directory '{full}': Not a directory.")
         if not fs.can(current, "x"):
             raise PermissionDenied(f"mkdir: cannot create directory '{full}': Permission denied.")
-        nxt = fs.child(current, part)
+        nxt: AnyNode | None = fs.child(current, part)
         if nxt is None:
             check_name("mkdir", part)
             target = fs.path(current).rstrip("/") + "/" + part
@@ -1741,6 +1745,8 @@ class Target:
 def _target(fs: Fs, cmd: str, source: Node, src_path: str, destination: str) -> Target:
     """Where ``source`` lands for ``cmd source destination`` (into a directory, or as a name)."""
     loc = fs.locate(destination, cmd)
+    parent: AnyNode
+    existing: AnyNode | None
     if loc.node is not None and loc.node.is_dir:
         parent, name = loc.node, source.name
         path = loc.path.rstrip("/") + "/" + name
@@ -2208,6 +2214,7 @@ def _files(ctx: ToolContext) -> list[dict]:
     for n in nodes:
         if n.is_dir or n.size == 0 or not fs.can(n, "r"):
             continue
+        assert n.content is not None  # _visible(content=True) loads every file's content
         words = Counter(_WORD.findall(n.content))
         word = words.most_common(1)[0][0] if words else n.content.split()[0]
         out.append(

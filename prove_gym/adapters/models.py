@@ -94,7 +94,10 @@ def load_causal_lm(
         kwargs["gguf_file"] = gguf_name
     assert model is not None
     tokenizer = AutoTokenizer.from_pretrained(str(model), **kwargs)
-    lm = AutoModelForCausalLM.from_pretrained(str(model), dtype=dtype or torch.float32, **kwargs)
+    # Any: the GGUF fix-up below sets plain attributes, which torch's Module typing forbids.
+    lm: Any = AutoModelForCausalLM.from_pretrained(
+        str(model), dtype=dtype or torch.float32, **kwargs
+    )
     if gguf is not None:
         # The GGUF weights are de-quantized to plain tensors at load; drop the marker that
         # makes transformers' Trainer refuse to fine-tune a "quantized" model.

@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     from prove_gym import env_id, get_registry
 
     servers = get_registry().servers
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, server in servers.items():
         tools = server.visible_tools()
         rows.append(

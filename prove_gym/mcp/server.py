@@ -141,7 +141,9 @@ class ProveMCPServer(LowLevelServer[_ConnectionScope]):
             instructions=_instructions(group),
             lifespan=_lifespan,
             on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
+            # The SDK serializes a handler's dict result like a model (HandlerResult), but
+            # types on_call_tool as returning CallToolResult; the wire dict is cheaper.
+            on_call_tool=self._call_tool,  # type: ignore[arg-type]
         )
         if http:
             self.middleware.append(self._open_at_handshake)

@@ -216,7 +216,7 @@ class Server:
         enumerated with :meth:`entity`.
         """
         found = []
-        kinds = set()
+        kinds: set[str] = set()
         for t in self.visible_tools():
             if not t.phrasings:
                 found.append(f"{self.name}.{t.name}: no phrasings declared")

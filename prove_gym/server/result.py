@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+from collections.abc import Mapping
 from decimal import Decimal
 from enum import Enum
 from typing import Any
@@ -80,7 +81,7 @@ class ToolResult:
         return {"status": "error", "error": {"kind": str(self.error_kind), "message": self.message}}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ToolResult:
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolResult:
         """Inverse of :meth:`to_dict`; also accepts ``{"ok": bool, ...}`` records."""
         ok = data.get("status") == "ok" if "status" in data else bool(data.get("ok"))
         if ok:

@@ -219,7 +219,7 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
         indent = len(line) - len(line.lstrip(" "))
         header = _SECTION.match(line) if indent == 0 else None
         if header or (in_args and indent == 0 and stripped):
-            in_args = bool(header) and header.group(1) in ("Args", "Arguments", "Parameters")
+            in_args = header is not None and header.group(1) in ("Args", "Arguments", "Parameters")
             arg_indent, current = None, None
             if not in_args:
                 kept.append(line)
@@ -300,7 +300,7 @@ def build_tool_spec(
     for slot in {s for text in phrasings for s in _SLOT.findall(text)}:
         if slot not in {p.name for p in params}:
             raise TypeError(f"tool {tool_name!r}: phrasing slot {{{slot}}} is not a parameter")
-    model = create_model(  # type: ignore[call-overload]
+    model = create_model(
         f"{tool_name}_arguments",
         # JSON has no NaN or infinity: a model sending "NaN" gets bad_arguments, in every server.
         __config__=ConfigDict(extra="forbid", allow_inf_nan=False),

@@ -518,7 +518,10 @@ class Grounder:
             ids = [v for v in prior.produced.get(kind, []) if str(v) not in taken | d.banned]
             known = [r for v in ids if (r := self.index.record(kind, v)) is not None]
             known = d.lessons.fit(d.step.tool.name, p.name, known)
-            fitting = {str(r[self.index.key(kind)]) for r in self._agreeing(d, kind, known)}
+            key = self.index.key(kind)  # None only for an unindexed kind, whose known is empty
+            fitting = (
+                {str(r[key]) for r in self._agreeing(d, kind, known)} if key is not None else set()
+            )
             ids = [v for v in ids if self.index.record(kind, v) is None or str(v) in fitting]
             if ids:
                 d.links[p.name] = j
@@ -539,7 +542,9 @@ class Grounder:
                         and self.index.exists(kind, v)
                     ]
                     fine = d.lessons.fit(
-                        d.step.tool.name, p.name, [self.index.record(kind, v) for v in pool]
+                        d.step.tool.name,
+                        p.name,
+                        [r for v in pool if (r := self.index.record(kind, v)) is not None],
                     )
                     pool = [v for v in pool if self.index.record(kind, v) in fine]
                     if pool:
@@ -551,6 +556,8 @@ class Grounder:
                         return self._take(d, p, kind, value, "record")
         # 4. an existing entity, agreeing with the conversation so far
         key = self.index.key(kind)
+        if key is None:
+            return _NO  # an unindexed kind has no records to pick from
         candidates = [r for r in self.index.records(kind) if str(r[key]) not in taken | d.banned]
         if not candidates:
             return _NO

@@ -400,8 +400,12 @@ def foreign_requests(specs: Iterable[ToolSpec], rng: random.Random, limit: int =
                 candidates.append((spec, ph))
     rng.shuffle(candidates)
     for spec, ph in candidates[:limit]:
-        text = SLOT.sub(
-            lambda m, s=spec: render_value(rng.choice(list(s.examples[m.group(1)]))), ph
-        )
+
+        def fill(m: re.Match[str], s: ToolSpec = spec) -> str:
+            pool = s.examples[m.group(1)]
+            assert isinstance(pool, list | tuple)  # candidates only have list examples
+            return render_value(rng.choice(list(pool)))
+
+        text = SLOT.sub(fill, ph)
         out.append(_finish(text))
     return out
