@@ -7,8 +7,9 @@ each round must start fresh: that is the per-episode cost an env pays). The
 scoring rows score the trajectory those calls produced, the way the env does
 (live records plus the final state hash, gold hash cached), the way an offline
 user does (plain dicts), for a messy trajectory (repeats and an out-of-order
-call, so the alignment search branches), and with a new task object each time
-(the per-task preparation, paid once per GRPO group, not cached).
+call, so the alignment search branches), with a copy of the task each time
+(what the env scores: found in the content-keyed cache) and with a task of
+new content each time (the per-task preparation, paid once per task).
 
 Every case runs in alternating blocks in one process and the best block is
 reported. Time is this process's CPU time (``time.process_time``), so other
@@ -22,6 +23,7 @@ Run: ``python benchmarks/bench_reward.py`` (``--quick`` for a short run).
 from __future__ import annotations
 
 import argparse
+import itertools
 import time
 from collections.abc import Callable
 
@@ -118,8 +120,14 @@ def main() -> None:
         for name, arguments in gold:
             workspace.call(name, arguments)
 
-    def fresh_task() -> None:
+    def copied_task() -> None:
         score(TASK.model_copy(), records, final_state_hash=final_hash)
+
+    ids = (f"bench-5-{i}" for i in itertools.count())
+
+    def new_task() -> None:
+        task = TASK.model_copy(update={"id": next(ids), "final_state_hash": final_hash})
+        score(task, records, final_state_hash=final_hash)
 
     cases: dict[str, Callable[[], object]] = {
         "execute 5 calls (reset + 5 Session.call)": execute,
@@ -130,7 +138,8 @@ def main() -> None:
         "score: messy 7 calls (search branches)": lambda: score(
             TASK, messy, final_state_hash=final_hash
         ),
-        "score: new task object (prepare uncached)": fresh_task,
+        "score: copy of the task (content cache)": copied_task,
+        "score: new task content (prepare uncached)": new_task,
     }
     rates = best_rate(cases, number, blocks)
     workspace.close()

@@ -10,10 +10,18 @@ server plugin (``gymnasium.make("prove_gym:prove/calendar-v0")`` imports it for 
 
 from __future__ import annotations
 
+from prove_gym.env.formats import ToolCallFormat
 from prove_gym.env.registration import env_id, register_entry_point_ids, register_ids
+from prove_gym.episode import Episode, EpisodeCaps
 from prove_gym.hookspecs import hookimpl, hookspec
 from prove_gym.registry import Registry, get_registry, get_server
-from prove_gym.reward import RewardBreakdown, RewardConfig, score
+from prove_gym.reward import (
+    RewardBreakdown,
+    RewardComponent,
+    RewardConfig,
+    ScoringContext,
+    score,
+)
 from prove_gym.server import (
     Conflict,
     Entity,
@@ -39,6 +47,8 @@ __all__ = [
     "CallRecord",
     "Conflict",
     "Entity",
+    "Episode",
+    "EpisodeCaps",
     "ErrorKind",
     "GoldStep",
     "InvalidArgument",
@@ -48,11 +58,14 @@ __all__ = [
     "PreconditionFailed",
     "Registry",
     "RewardBreakdown",
+    "RewardComponent",
     "RewardConfig",
     "SampleContext",
+    "ScoringContext",
     "Server",
     "Session",
     "Task",
+    "ToolCallFormat",
     "ToolContext",
     "ToolError",
     "ToolResult",

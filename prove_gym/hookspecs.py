@@ -3,8 +3,8 @@
 A plugin is any module or object with functions named after these hooks and
 decorated with :data:`hookimpl`. Plugins are found through the ``prove_gym``
 entry-point group (the built-in servers use the same group), so installing a
-package is all it takes to add a server, a tool-call format or an observation
-formatter::
+package is all it takes to add a server, a tool-call format or a reward
+component::
 
     # pyproject.toml of a third-party package
     [project.entry-points.prove_gym]
@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from prove_gym.env.formatters import Formatter
-    from prove_gym.env.parsers import ActionParser
+    from prove_gym.env.formats import ToolCallFormat
+    from prove_gym.reward.components import RewardComponent
     from prove_gym.server.base import Server
     from prove_gym.task import Task
 
@@ -61,22 +61,29 @@ def prove_gym_tasks(server: Server) -> list[Task] | None:
 
 
 @hookspec
-def prove_gym_action_parsers() -> dict[str, ActionParser]:
-    """Return named parsers that turn an assistant message into tool calls.
+def prove_gym_tool_call_formats() -> dict[str, ToolCallFormat]:
+    """Return named tool-call formats: how a model writes calls and reads results.
 
-    Called once at start-up; results are merged, and a name provided twice is
-    an error. The built-in ``"hermes"`` parser reads
-    ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` blocks. An env
-    picks its parser with ``gymnasium.make(..., parser="name")``.
+    A :class:`~prove_gym.env.formats.ToolCallFormat` parses the assistant's
+    text into calls, renders calls back as text (what the oracle policy
+    sends), renders tool results and the next user turn as the observation,
+    and lists the offered tools in the system prompt. Called once, the first
+    time formats are needed; results are merged, and a name provided twice is
+    an error naming it. Built in: ``"hermes"`` (Hermes/Qwen ``<tool_call>``
+    blocks, the default), ``"json"`` (a bare JSON list of calls) and, when
+    transformers is installed, ``"chat_template"`` (a chat template's own
+    tool rendering). An env picks one with ``gymnasium.make(..., format="name")``.
     """
 
 
 @hookspec
-def prove_gym_formatters() -> dict[str, Formatter]:
-    """Return named formatters that render tool results and prompts as model text.
+def prove_gym_reward_components() -> list[RewardComponent]:
+    """Return reward components this plugin makes available, by their ``name``.
 
-    Called once at start-up; results are merged, and a name provided twice is
-    an error. The built-in ``"hermes"`` formatter wraps each result in
-    ``<tool_response>...</tool_response>``. An env picks its formatter with
-    ``gymnasium.make(..., formatter="name")``.
+    Called once, the first time components are looked up; results of all
+    plugins are concatenated and a name provided twice is an error. A
+    contributed component is *available*, not active: the default reward never
+    changes because a plugin was installed. A user switches it on by name, e.g.
+    ``RewardConfig().with_components(registry.reward_component("no_long_calls"))``
+    or ``PROVE_REWARD_COMPONENTS=no_long_calls`` for the trainer adapters.
     """

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pluggy
 
 from prove_gym import hookspecs
 
 if TYPE_CHECKING:
-    from prove_gym.env.formatters import Formatter
-    from prove_gym.env.parsers import ActionParser
+    from prove_gym.env.formats import ToolCallFormat
+    from prove_gym.reward.components import RewardComponent
     from prove_gym.server.base import Server
     from prove_gym.server.tool import ToolSpec
     from prove_gym.task import Task
@@ -27,15 +27,15 @@ _HOOK_PREFIX = "prove_gym_"
 
 
 class PluginError(Exception):
-    """A plugin is broken: a misspelled hook, a duplicate server or parser name."""
+    """A plugin is broken: a misspelled hook, a duplicate server, format or component name."""
 
 
 class Registry:
-    """Servers, parsers and formatters contributed by every installed plugin.
+    """Servers, tool-call formats and reward components contributed by every installed plugin.
 
     Args:
         load_entrypoints: Load the ``prove_gym`` entry-point group (default).
-            Tests pass ``False`` to start from the built-in parsers only.
+            Tests pass ``False`` to start from the built-in formats only.
     """
 
     def __init__(self, *, load_entrypoints: bool = True) -> None:
@@ -43,8 +43,8 @@ class Registry:
         self.pm.add_hookspecs(hookspecs)
         self._known_hooks = {n for n in dir(hookspecs) if n.startswith(_HOOK_PREFIX)}
         self._servers: dict[str, Server] | None = None
-        self._parsers: dict[str, ActionParser] | None = None
-        self._formatters: dict[str, Formatter] | None = None
+        self._formats: dict[str, ToolCallFormat] | None = None
+        self._components: dict[str, RewardComponent] | None = None
         self._tasks: dict[str, list[Task]] = {}
         self._lock = threading.RLock()
         from prove_gym.env import builtin_plugin
@@ -63,7 +63,9 @@ class Registry:
         with self._lock:
             self.pm.register(plugin, name=name)
             self.pm.check_pending()
-            self._servers = self._parsers = self._formatters = None
+            self._servers = None
+            self._formats = None
+            self._components = None
             self._tasks.clear()
 
     def _check_names(self, plugin: Any) -> None:
@@ -87,7 +89,8 @@ class Registry:
                 found: dict[str, Server] = {}
                 owner: dict[str, str] = {}
                 for impl in self.pm.hook.prove_gym_servers.get_hookimpls():
-                    for server in impl.function() or []:
+                    servers = cast("list[Server] | None", impl.function()) or []
+                    for server in servers:
                         if server.name in found:
                             raise PluginError(
                                 f"server {server.name!r} is provided by both "
@@ -129,20 +132,50 @@ class Registry:
                 self._tasks[server] = sorted(tasks, key=lambda t: t.id)
             return self._tasks[server]
 
-    # ---------------------------------------------------- parsers, formatters
+    # ------------------------------------------- formats, reward components
     @property
-    def parsers(self) -> dict[str, ActionParser]:
+    def formats(self) -> dict[str, ToolCallFormat]:
+        """Every tool-call format by name (see ``prove_gym_tool_call_formats``)."""
         with self._lock:
-            if self._parsers is None:
-                self._parsers = _merge("action parser", self.pm.hook.prove_gym_action_parsers())
-            return self._parsers
+            if self._formats is None:
+                merged = _merge("tool-call format", self.pm.hook.prove_gym_tool_call_formats())
+                self._formats = dict(sorted(merged.items()))
+            return self._formats
+
+    def get_format(self, name: str) -> ToolCallFormat:
+        """The tool-call format called ``name``; a ``KeyError`` lists the registered ones."""
+        try:
+            return self.formats[name]
+        except KeyError:
+            raise KeyError(
+                f"no tool-call format named {name!r}; registered: {', '.join(self.formats)}"
+            ) from None
 
     @property
-    def formatters(self) -> dict[str, Formatter]:
+    def reward_components(self) -> dict[str, RewardComponent]:
+        """Reward components plugins make available, by name (none is active by default)."""
         with self._lock:
-            if self._formatters is None:
-                self._formatters = _merge("formatter", self.pm.hook.prove_gym_formatters())
-            return self._formatters
+            if self._components is None:
+                found: dict[str, RewardComponent] = {}
+                for group in self.pm.hook.prove_gym_reward_components():
+                    for component in group or []:
+                        if component.name in found:
+                            raise PluginError(
+                                f"two plugins provide the reward component {component.name!r}"
+                            )
+                        found[component.name] = component
+                self._components = dict(sorted(found.items()))
+            return self._components
+
+    def reward_component(self, name: str) -> RewardComponent:
+        """A plugin's reward component by name; a ``KeyError`` lists the available ones."""
+        try:
+            return self.reward_components[name]
+        except KeyError:
+            raise KeyError(
+                f"no reward component named {name!r}; available: "
+                f"{', '.join(self.reward_components) or '(none)'}"
+            ) from None
 
 
 def _merge(what: str, groups: Iterable[dict[str, Any] | None]) -> dict[str, Any]:

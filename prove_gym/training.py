@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from prove_gym.adapters.common import _task_from_row
-from prove_gym.env.env import episode_instructions
+from prove_gym.episode import episode_instructions
 from prove_gym.registry import Registry, get_registry
 from prove_gym.task import Task
 

@@ -14,7 +14,7 @@ from typing import Any
 from prove_gym.registry import Registry, get_registry
 from prove_gym.server.errors import ErrorKind
 from prove_gym.server.result import ToolResult
-from prove_gym.server.session import Session
+from prove_gym.server.session import Session, unknown_tool_message
 from prove_gym.server.state import combine_hashes
 from prove_gym.server.tool import ToolSpec
 from prove_gym.task import Task
@@ -99,6 +99,14 @@ def offered_parameters(task: Task, spec: ToolSpec) -> dict[str, Any]:
     return dict(override) if override is not None else spec.input_schema()
 
 
+def offered_openai_tools(
+    task: Task, registry: Registry | None = None, offered: Mapping[str, ToolSpec] | None = None
+) -> list[dict[str, Any]]:
+    """The task's offered tools as OpenAI function definitions (schema overrides applied)."""
+    specs = offered if offered is not None else offered_tools(task, registry)
+    return [t.openai_schema(offered_parameters(task, t)) for t in specs.values()]
+
+
 @dataclass
 class Workspace:
     """Isolated sessions for every server a task touches, and its offered tools.
@@ -124,17 +132,14 @@ class Workspace:
 
     def openai_tools(self) -> list[dict[str, Any]]:
         """Offered tools as OpenAI function definitions (schema overrides applied)."""
-        return [t.openai_schema(offered_parameters(self.task, t)) for t in self.offered.values()]
+        return offered_openai_tools(self.task, self.registry, self.offered)
 
     def call(self, name: Any, arguments: Any, *, turn: int = 0) -> CallRecord:
         """Route a call by tool name to its server's session; never raises for bad input."""
         spec = self.offered.get(name) if isinstance(name, str) else None
         if spec is None:
-            offered = ", ".join(self.offered)
-            result = ToolResult.failure(
-                ErrorKind.UNKNOWN_TOOL,
-                f"There is no tool named {name!r} available here. Available tools: {offered}.",
-            )
+            message = unknown_tool_message(name, list(self.offered))
+            result = ToolResult.failure(ErrorKind.UNKNOWN_TOOL, message)
             return CallRecord(str(name), arguments, result, turn, None)
         result = self.sessions[spec.server_name].call(spec.name, arguments)
         return CallRecord(spec.name, arguments, result, turn, spec.server_name)

@@ -8,26 +8,57 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
+import gymnasium
 import pytest
 
 from prove_gym import get_registry
-from prove_gym.env.env import ProveEnv
 from prove_gym.eval import OpenAIChatPolicy, OraclePolicy, RandomPolicy, evaluate, run_episode
-from prove_gym.policies import OraclePolicy as GoldPlayer
 from prove_gym.task import Task
 
 CALENDAR = get_registry().tasks("calendar")
+ALL_TASKS = [t for s in get_registry().servers for t in get_registry().tasks(s)]
 
 
 def gold_reward(task: Task) -> float:
-    env = ProveEnv(task.server, tasks=[task])
+    """The reward the Gymnasium env pays for the gold calls of ``task``."""
+    env = gymnasium.make(f"prove/{task.server}-v0")
     env.reset(options={"task": task})
-    player, reward, done = GoldPlayer(task), 0.0, False
+    episode = env.unwrapped.episode
+    player, reward, done = OraclePolicy().start(episode), 0.0, False
     while not done:
-        _o, reward, term, trunc, _i = env.step(player.act(env.user_turn))
+        _o, reward, term, trunc, _i = env.step(player.act(episode))
         done = term or trunc
     env.close()
     return reward
+
+
+@pytest.mark.parametrize("fmt", sorted(get_registry().formats))
+def test_the_oracle_scores_exactly_the_maximum_on_every_shipped_task_in_every_format(
+    fmt: str,
+) -> None:
+    report = evaluate(OraclePolicy(), ALL_TASKS, format=fmt, concurrency=2, progress=False)
+    assert {r.server for r in report.results} == set(get_registry().servers)
+    for task, r in zip(ALL_TASKS, report.results, strict=True):
+        assert r.total == (1.3 if task.steps else 1.0), (fmt, task.id, r.components)
+        assert r.success and r.terminated and r.n_calls == len(task.steps)
+
+
+def test_a_failing_policy_ends_its_episode_truncated_and_scored() -> None:
+    class Flaky:
+        name = "flaky"
+
+        def start(self, episode):
+            return self
+
+        def act(self, episode):
+            if episode.trajectory:
+                raise ConnectionError("endpoint went away")
+            return [{"name": "list_calendars", "arguments": {}}]
+
+    result = run_episode(Flaky(), CALENDAR[0])
+    assert result.error == "ConnectionError: endpoint went away"
+    assert result.n_calls == 1 and not result.terminated and result.assistant_turns == 1
+    assert result.total < gold_reward(CALENDAR[0])
 
 
 def test_the_oracle_succeeds_on_every_task_and_earns_the_envs_gold_reward() -> None:

@@ -94,15 +94,15 @@ THIRD_PARTY = {
 CHECK = """
 import gymnasium, prove_gym
 from gymnasium.utils.env_checker import check_env
-from prove_gym.policies import OraclePolicy
+from prove_gym.eval import OraclePolicy
 reg = prove_gym.get_registry()
 assert "weather" in reg.servers and "calendar" in reg.servers, list(reg.servers)
 assert reg.get_server("weather").problems() == []
 env = gymnasium.make("prove/weather-v0")
 check_env(env.unwrapped)
 obs, info = env.reset(seed=0)
-policy = OraclePolicy(env.unwrapped.task)
-obs, r, term, trunc, info = env.step(policy.act(0))
+policy = OraclePolicy().start(env.unwrapped.episode)
+obs, r, term, trunc, info = env.step(policy.act(env.unwrapped.episode))
 print("RESULT", obs.replace(chr(10), " "))
 """
 

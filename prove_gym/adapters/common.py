@@ -12,18 +12,23 @@ variable                       meaning                                          
                                a label that is only a task id is looked up
 ``PROVE_MAX_ASSISTANT_TURNS``  assistant-turn cap of an episode                 10
 ``PROVE_MAX_USER_TURNS``       user-turn cap of an episode                      5
-``PROVE_PARSER``               action parser name                               ``hermes``
+``PROVE_FORMAT``               tool-call format name (see ``prove list``)       ``hermes``
 ``PROVE_MIN_TURN_TOKENS``      end the episode (and pay the reward) when fewer  16
                                tokens than this are left for the next turn
-``PROVE_REWARD``               JSON object of :class:`RewardConfig` fields      ``{}``
-``PROVE_REWARD_<FIELD>``       one field, e.g. ``PROVE_REWARD_W_ARG=0.2``       (paper)
+``PROVE_REWARD``               JSON object of :class:`RewardConfig` knobs,      ``{}``
+                               plus ``"weights": {component: weight}``
+``PROVE_REWARD_<KNOB>``        one knob, e.g. ``PROVE_REWARD_BETA=0``           (paper)
+``PROVE_REWARD_WEIGHT_<C>``    weight of component C, e.g.                      (paper)
+                               ``PROVE_REWARD_WEIGHT_ARGUMENTS=0.2``
+``PROVE_REWARD_COMPONENTS``    plugin components to add, by name:               (none)
+                               ``no_long_calls,polite``
 =============================  ===============================================  ==========
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
+import functools
 import json
 import os
 import threading
@@ -32,6 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from prove_gym.env.formats import ChatTemplateFormat
+from prove_gym.episode import Episode, EpisodeCaps
+from prove_gym.registry import Registry
 from prove_gym.reward import RewardConfig
 from prove_gym.task import Task
 
@@ -45,35 +53,75 @@ __all__ = [
 
 
 # ------------------------------------------------------------------ settings
-def reward_config_from_env(environ: Mapping[str, str] | None = None) -> RewardConfig:
-    """A :class:`RewardConfig` from ``PROVE_REWARD`` (JSON) and ``PROVE_REWARD_<FIELD>`` variables.
+def reward_config_from_env(
+    environ: Mapping[str, str] | None = None, *, registry: Registry | None = None
+) -> RewardConfig:
+    """A :class:`RewardConfig` from the ``PROVE_REWARD*`` variables (see the module docstring).
 
+    ``PROVE_REWARD`` holds a JSON object of knobs (``alpha``, ``beta``,
+    ``eff_floor``, ``abstain_reward``, ``credit_within_budget``, ``normalise``),
+    ``"weights"`` by component name and ``"components"`` (names to add);
+    ``PROVE_REWARD_<KNOB>``, ``PROVE_REWARD_WEIGHT_<COMPONENT>`` and
+    ``PROVE_REWARD_COMPONENTS`` set one of them each and win over the JSON.
     Values are read as JSON (``0.2``, ``null``, ``true``); a value that is not
-    JSON is kept as a string. Unknown fields raise ``ValueError`` naming the
-    known ones, so a typo never silently trains with the paper's defaults.
+    JSON is kept as a string. Added components are the ones plugins make
+    available (``registry.reward_component(name)``); weights apply after they
+    are added. An unknown knob or component name raises ``ValueError`` naming
+    the known ones, so a typo never silently trains with the paper's defaults.
 
-    >>> reward_config_from_env({"PROVE_REWARD_W_ARG": "0.25"}).w_arg
-    0.25
+    Args:
+        environ: The variables (default ``os.environ``).
+        registry: Where added components are looked up (default: the process-wide one).
+
+    >>> cfg = reward_config_from_env({"PROVE_REWARD": '{"weights": {"state": 0.3}}',
+    ...                               "PROVE_REWARD_WEIGHT_ARGUMENTS": "0.25",
+    ...                               "PROVE_REWARD_BETA": "0"})
+    >>> cfg.weights["arguments"], cfg.weights["state"], cfg.beta
+    (0.25, 0.3, 0)
     """
     env = os.environ if environ is None else environ
-    known = [f.name for f in dataclasses.fields(RewardConfig)]
-    values: dict[str, Any] = {}
+    knobs = [f.name for f in dataclasses.fields(RewardConfig) if f.name != "components"]
+    settings: dict[str, Any] = {}
     raw = env.get("PROVE_REWARD", "").strip()
     if raw:
         obj = json.loads(raw)
         if not isinstance(obj, dict):
             raise ValueError(
-                f"PROVE_REWARD must be a JSON object of RewardConfig fields, got {raw!r}"
+                f"PROVE_REWARD must be a JSON object of RewardConfig knobs, got {raw!r}"
             )
-        values.update(obj)
-    prefix = "PROVE_REWARD_"
+        settings.update(obj)
+    weights: dict[str, Any] = {}
     for key, text in env.items():
-        if key.startswith(prefix):
-            values[key[len(prefix) :].lower()] = _json_or_text(text)
-    unknown = sorted(set(values) - set(known))
+        if key.startswith("PROVE_REWARD_WEIGHT_"):
+            weights[key.removeprefix("PROVE_REWARD_WEIGHT_").lower()] = _json_or_text(text)
+        elif key.startswith("PROVE_REWARD_"):
+            settings[key.removeprefix("PROVE_REWARD_").lower()] = _json_or_text(text)
+    given = settings.pop("weights", None) or {}
+    if not isinstance(given, dict):
+        raise ValueError(
+            f"reward weights must be a JSON object {{component: weight}}, got {given!r}"
+        )
+    weights = {**given, **weights}
+    added = settings.pop("components", None) or []
+    if isinstance(added, str):
+        added = [n.strip() for n in added.split(",") if n.strip()]
+    unknown = sorted(set(settings) - set(knobs))
     if unknown:
-        raise ValueError(f"unknown reward settings {unknown}; RewardConfig fields: {known}")
-    return RewardConfig(**values)
+        raise ValueError(
+            f"unknown reward settings {unknown}; known: {knobs}, weights "
+            "(PROVE_REWARD_WEIGHT_<COMPONENT>) and components (PROVE_REWARD_COMPONENTS)"
+        )
+    config = RewardConfig(**settings)
+    if added:
+        from prove_gym.registry import get_registry
+
+        reg = registry or get_registry()
+        try:
+            extra = [reg.reward_component(n) for n in added if n not in config.weights]
+        except KeyError as e:
+            raise ValueError(f"PROVE_REWARD_COMPONENTS: {e.args[0]}") from None
+        config = config.with_components(*extra)
+    return config.with_weights(**weights) if weights else config
 
 
 def _json_or_text(text: str) -> Any:
@@ -90,9 +138,19 @@ class AdapterSettings:
     tasks: tuple[str, ...] = ()
     max_assistant_turns: int = 10
     max_user_turns: int = 5
-    parser: str = "hermes"
+    format: str = "hermes"
     min_turn_tokens: int = 16
     reward_config: RewardConfig = field(default_factory=RewardConfig)
+
+    def episode(self, task: Task, registry: Registry | None = None) -> Episode:
+        """A new :class:`~prove_gym.episode.Episode` of ``task`` under these settings."""
+        return Episode(
+            task,
+            format=self.format,
+            caps=EpisodeCaps(self.max_assistant_turns, self.max_user_turns),
+            reward=self.reward_config,
+            registry=registry,
+        )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> AdapterSettings:
@@ -102,7 +160,7 @@ class AdapterSettings:
             tasks=paths,
             max_assistant_turns=int(env.get("PROVE_MAX_ASSISTANT_TURNS", 10)),
             max_user_turns=int(env.get("PROVE_MAX_USER_TURNS", 5)),
-            parser=env.get("PROVE_PARSER", "hermes"),
+            format=env.get("PROVE_FORMAT", "hermes"),
             min_turn_tokens=int(env.get("PROVE_MIN_TURN_TOKENS", 16)),
             reward_config=reward_config_from_env(env),
         )
@@ -235,23 +293,22 @@ HERMES_CHAT_TEMPLATE = (
 own template cannot render tools (such as SmolLM2). With ``tools`` it renders the system
 prompt exactly as the env's ``hermes`` formatter does."""
 
-_SENTINEL = "PROVE-END-OF-ASSISTANT-7f3a9c"
-
 
 class TurnRenderer:
     """Renders what a model reads between two of its turns, with its own chat template.
 
-    The env says *what* comes next (tool results, the next user turn, or the end);
-    this says how the model being trained reads it: everything after the
+    The episode says *what* comes next (tool results, the next user turn, or the
+    end); this says how the model being trained reads it: everything after the
     assistant's text up to the next generation prompt. For Qwen/Hermes
     templates a tool result reads::
 
         <|im_end|>\\n<|im_start|>user\\n<tool_response>\\n...\\n</tool_response><|im_end|>\\n<|im_start|>assistant\\n
 
-    The text is taken from the template itself (a conversation with a sentinel
-    assistant message, rendered with and without what follows), so any template
-    that renders ``tool`` messages works. Without a usable template the
-    ChatML/Hermes text above is used.
+    The text comes from :meth:`ChatTemplateFormat.feedback
+    <prove_gym.env.formats.ChatTemplateFormat.feedback>` over the tokenizer's
+    template. Without a usable template (none, one that rejects the role
+    sequence, or one that drops a message) the ChatML/Hermes text of
+    :data:`HERMES_CHAT_TEMPLATE` is used.
 
     Args:
         tokenizer: A Hugging Face tokenizer (``None``: ChatML/Hermes text).
@@ -259,43 +316,25 @@ class TurnRenderer:
 
     def __init__(self, tokenizer: Any = None) -> None:
         self.tokenizer = tokenizer
-        self._closing_cache: str | None = None
-
-    def _render(self, messages: list[dict[str, Any]], *, generation_prompt: bool) -> str | None:
-        tok = self.tokenizer
-        if tok is None or not getattr(tok, "chat_template", None):
-            return None
-        conv = [
-            {"role": "user", "content": "Hello."},
-            {"role": "assistant", "content": _SENTINEL},
-            *messages,
-        ]
-        try:
-            text = tok.apply_chat_template(
-                conv, tokenize=False, add_generation_prompt=generation_prompt
-            )
-        except Exception:  # a template that rejects the role sequence: use the fallback text
-            return None
-        if not isinstance(text, str) or _SENTINEL not in text:
-            return None
-        after = text[text.index(_SENTINEL) + len(_SENTINEL) :]
-        for m in messages:  # the template dropped a message: do not trust it
-            if str(m.get("content", "")) not in after:
-                return None
-        return after
+        usable = tokenizer is not None and getattr(tokenizer, "chat_template", None)
+        self._own = ChatTemplateFormat(tokenizer) if usable else None
 
     def after_assistant(self, messages: Sequence[Mapping[str, Any]], *, done: bool) -> str:
         """The text after the assistant's message: its closing, ``messages``, the next prompt.
 
         Args:
-            messages: What the env answered (``tool`` and/or ``user`` messages, OpenAI style).
+            messages: What the episode answered (``tool`` and/or ``user`` messages, OpenAI style).
             done: The episode is over: close the assistant turn and add nothing else.
         """
-        msgs = [] if done else [_plain(m) for m in messages]
-        rendered = self._render(msgs, generation_prompt=not done)
-        if rendered is not None:
-            return rendered
-        return _chatml_after(msgs, done=done)
+        msgs = [] if done else list(messages)
+        if self._own is not None:
+            try:
+                text = self._own.feedback(msgs, ())
+            except Exception:  # a template that rejects the role sequence: use the fallback
+                text = None
+            if text is not None and all(str(m.get("content") or "") in text for m in msgs):
+                return text
+        return _chatml().feedback(msgs, ())
 
     def strip_end_of_turn(self, text: str, action_tokens: Sequence[int] | None) -> str:
         """Drop the end-of-turn marker from ``text`` when the action's tokens already end with it.
@@ -317,48 +356,10 @@ class TurnRenderer:
 
     def initial_prompt(self, messages: Sequence[Mapping[str, Any]]) -> str:
         """The first prompt (system and first user message) with the generation prompt."""
-        tok = self.tokenizer
-        msgs = [_plain(m) for m in messages]
-        if tok is not None and getattr(tok, "chat_template", None):
-            return str(tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True))
-        return "".join(_chatml(m) for m in msgs) + "<|im_start|>assistant\n"
+        return (self._own or _chatml()).prompt(messages, ())
 
 
-def _plain(message: Mapping[str, Any]) -> dict[str, Any]:
-    """Keep what chat templates read; tool-call arguments as objects, not JSON text."""
-    out: dict[str, Any] = {"role": message["role"], "content": message.get("content") or ""}
-    if message.get("name"):
-        out["name"] = message["name"]
-    if message.get("tool_calls"):
-        calls = []
-        for tc in message["tool_calls"]:
-            fn = dict(tc.get("function", tc))
-            args = fn.get("arguments")
-            if isinstance(args, str):
-                with contextlib.suppress(json.JSONDecodeError):
-                    fn["arguments"] = json.loads(args)
-            calls.append({"type": "function", "function": fn})
-        out["tool_calls"] = calls
-    return out
-
-
-def _chatml(message: Mapping[str, Any]) -> str:
-    return f"<|im_start|>{message['role']}\n{message.get('content') or ''}<|im_end|>\n"
-
-
-def _chatml_after(messages: Sequence[Mapping[str, Any]], *, done: bool) -> str:
-    text = "<|im_end|>\n"
-    if done:
-        return text
-    i = 0
-    while i < len(messages):
-        if messages[i]["role"] == "tool":
-            blocks = []
-            while i < len(messages) and messages[i]["role"] == "tool":
-                blocks.append(f"\n<tool_response>\n{messages[i]['content']}\n</tool_response>")
-                i += 1
-            text += "<|im_start|>user" + "".join(blocks) + "<|im_end|>\n"
-        else:
-            text += _chatml(messages[i])
-            i += 1
-    return text + "<|im_start|>assistant\n"
+@functools.cache
+def _chatml() -> ChatTemplateFormat:
+    """The ChatML/Hermes rendering every model without a usable template gets."""
+    return ChatTemplateFormat()

@@ -5,15 +5,16 @@ arguments inside each vLLM rollout actor, and for every sample calls
 ``AgentExecutor.execute(prompt, label, ...)``, which creates one
 :class:`ProveAgentInstance` per sample, ``reset``\\ s it and ``step``\\ s it
 with each generated assistant turn until ``done``. Here each instance plays
-the task named by the dataset ``label`` in its own :class:`ProveEnv`:
+the task named by the dataset ``label`` as its own :class:`~prove_gym.episode.Episode`
+(the engine under the Gymnasium env too, so a rollout here is exactly an env episode):
 
 - ``label`` is the task JSON (what ``prove synth`` writes in
   ``openrlhf.jsonl``), a row holding it, or a task id looked up in
   ``PROVE_TASKS`` (see :mod:`prove_gym.adapters.common` for every ``PROVE_*``
-  setting: turn caps, parser, reward weights);
+  setting: turn caps, tool-call format, reward weights);
 - the G samples of one prompt rebuild the same initial state (the task's
   seed selects the same cached template);
-- each assistant turn goes to ``env.step``; the env's answer (tool results,
+- each assistant turn goes to ``Episode.step``; its answer (tool results,
   the next user turn) comes back as ``environment_feedback`` rendered with the
   chat template of the model being trained (Qwen/Hermes:
   ``<|im_end|>\\n<|im_start|>user\\n<tool_response>...``), so those tokens sit
@@ -21,8 +22,8 @@ the task named by the dataset ``label`` in its own :class:`ProveEnv`:
 - the reward is paid on the last step (sequence level): ``rewards`` and
   ``scores`` are the env's total, and ``extra_logs`` carries every component
   as ``prove/<name>``. When the token budget (``--data.max_len``) runs out
-  before the episode ends, the episode is truncated and scored as the env
-  scores any truncated episode.
+  before the episode ends, the episode is truncated (``Episode.end``) and
+  scored as any truncated episode.
 
 Blocking work (building states, tool calls, scoring) runs in worker threads
 (``asyncio.to_thread``) so the rollout actor's event loop keeps generating.
@@ -37,16 +38,14 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import math
-from collections.abc import Mapping
 from typing import Any
 
 import torch
 from openrlhf.utils.agent import AgentInstanceBase, MultiTurnAgentExecutor
 
 from prove_gym.adapters.common import AdapterSettings, TurnRenderer, resolve_task
-from prove_gym.env.env import ProveEnv
-from prove_gym.reward import score
-from prove_gym.task import Task
+from prove_gym.episode import Episode
+from prove_gym.reward import RewardBreakdown
 
 __all__ = ["AgentExecutor", "ProveAgentInstance"]
 
@@ -97,79 +96,58 @@ class _RecordingEngine:
 
 
 class ProveAgentInstance(AgentInstanceBase):
-    """One rollout: a :class:`ProveEnv` episode of the task in the sample's label."""
+    """One rollout: an :class:`~prove_gym.episode.Episode` of the task in the sample's label."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.settings: AdapterSettings = kwargs.get("settings") or AdapterSettings.from_env()
-        self.env: ProveEnv | None = None
-        self.task: Task | None = None
-        self.turns = 0
-        self._log_keys: tuple[str, ...] = ()
+        self.episode: Episode | None = None
 
     def _renderer(self) -> TurnRenderer:
         rollout = _ROLLOUT.get()
         return TurnRenderer(rollout.tokenizer if rollout is not None else None)
 
-    def _start(self, label: Any) -> tuple[str, dict[str, Any]]:
+    def _start(self, label: Any) -> Episode:
         task = resolve_task(label, self.settings.tasks)
-        s = self.settings
-        env = ProveEnv(
-            task.server,
-            tasks=[task],
-            max_assistant_turns=s.max_assistant_turns,
-            max_user_turns=s.max_user_turns,
-            parser=s.parser,
-            reward_config=s.reward_config,
-        )
-        obs, info = env.reset(options={"task": task})
-        self.env, self.task = env, env.task
-        empty = score(env.task, [], config=s.reward_config).to_dict()
-        self._log_keys = tuple(sorted(empty["components"]))
-        return obs, info
+        self.episode = self.settings.episode(task)
+        return self.episode
 
     async def reset(self, states: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        """Build the episode; keep the dataset's prompt, or render the env's if it is empty."""
-        _obs, info = await asyncio.to_thread(self._start, states["label"])
+        """Build the episode; keep the dataset's prompt, or render the episode's if it is empty."""
+        episode = await asyncio.to_thread(self._start, states["label"])
         prompt = states.get("observation")
         if not prompt:
-            prompt = self._renderer().initial_prompt(info["messages"])
+            prompt = self._renderer().initial_prompt(episode.messages)
         return {"observation": prompt}
 
     async def step(self, states: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        """Execute one assistant turn; answer with the env's feedback and, at the end, the reward."""
-        if self.env is None:
+        """Execute one assistant turn; answer with the episode's feedback and, at the end, the reward."""
+        episode = self.episode
+        if episode is None:
             raise RuntimeError("step() before reset()")
-        env = self.env
-        _obs, reward, terminated, truncated, info = await asyncio.to_thread(
-            env.step, states["action_text"]
-        )
-        self.turns += 1
-        done = terminated or truncated
-        breakdown = info.get("reward_breakdown")
+        out = await asyncio.to_thread(episode.step, states["action_text"])
         rollout = _ROLLOUT.get()
         renderer = self._renderer()
         action_tokens = rollout.action_tokens if rollout is not None else None
 
         feedback = renderer.strip_end_of_turn(
-            renderer.after_assistant(info["messages"][1:], done=done), action_tokens
+            renderer.after_assistant(out.messages[1:], done=out.done), action_tokens
         )
-        if not done and rollout is not None and self._out_of_budget(rollout, feedback):
+        if not out.done and rollout is not None and self._out_of_budget(rollout, feedback):
             # No room for another turn: end here, scored like any truncated episode.
-            breakdown = await asyncio.to_thread(self._score_now)
-            reward = float(breakdown["total"])
-            done = truncated = True
+            await asyncio.to_thread(episode.end, truncated=True)
             feedback = renderer.strip_end_of_turn(
                 renderer.after_assistant([], done=True), action_tokens
             )
-        if done:
-            env.close()
+        if episode.done:
+            episode.close()
+        reward = float(episode.breakdown.total) if episode.breakdown is not None else 0.0
         return {
-            "rewards": torch.tensor(float(reward)),
-            "scores": torch.tensor(float(reward)),
+            "rewards": torch.tensor(reward),
+            "scores": torch.tensor(reward),
             "environment_feedback": feedback,
-            "done": done,
+            "done": episode.done,
             "sampling_params": states.get("sampling_params"),
-            "extra_logs": self._logs(breakdown if done else None, truncated=truncated),
+            "extra_logs": self._logs(episode),
         }
 
     def _out_of_budget(self, rollout: _Rollout, feedback: str) -> bool:
@@ -178,24 +156,16 @@ class ProveAgentInstance(AgentInstanceBase):
         used = rollout.prompt_tokens + len(rollout.action_tokens) + n_feedback
         return rollout.max_length - used < max(1, self.settings.min_turn_tokens)
 
-    def _score_now(self) -> dict[str, Any]:
-        assert self.env is not None and self.task is not None
-        result = score(
-            self.task,
-            self.env.trajectory,
-            config=self.settings.reward_config,
-            final_state_hash=self.env.state_hash(),
-        )
-        return result.to_dict()
-
-    def _logs(self, breakdown: Mapping[str, Any] | None, *, truncated: bool) -> dict[str, float]:
+    def _logs(self, episode: Episode) -> dict[str, float]:
         """Numbers only, and the same keys on every step (OpenRLHF stacks them per batch)."""
-        components = (breakdown or {}).get("components", {})
-        logs = {f"prove/{k}": _number(components.get(k)) for k in self._log_keys}
-        logs["prove/total"] = _number((breakdown or {}).get("total"))
-        logs["prove/n_calls"] = float(len(self.env.trajectory)) if self.env is not None else 0.0
-        logs["prove/assistant_turns"] = float(self.turns)
-        logs["prove/truncated"] = float(bool(truncated and breakdown is not None))
+        breakdown: RewardBreakdown | None = episode.breakdown
+        names = [*episode.reward_config.weights, "abstention"]
+        components = breakdown.components if breakdown is not None else {}
+        logs = {f"prove/{k}": _number(components.get(k)) for k in sorted(set(names))}
+        logs["prove/total"] = _number(breakdown.total if breakdown is not None else None)
+        logs["prove/n_calls"] = float(len(episode.trajectory))
+        logs["prove/assistant_turns"] = float(episode.assistant_turns)
+        logs["prove/truncated"] = float(episode.truncated)
         return logs
 
 

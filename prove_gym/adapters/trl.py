@@ -24,11 +24,13 @@ TRL's tool loop plays a single user turn (it cannot inject a second user
 message), so a multi-turn task is played and scored on its first turn.
 Tools are the server's, for every row: a task's distractor tools from other
 servers and stripped enums are not shown (use :class:`~prove_gym.env.env.ProveEnv`
-or the OpenRLHF adapter for those).
+or the OpenRLHF adapter for those). Each rollout is an :class:`~prove_gym.episode.Episode`,
+the same engine the env and the other adapters drive.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import inspect
 import types
@@ -37,12 +39,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from prove_gym.adapters.common import AdapterSettings, resolve_task
-from prove_gym.env.env import episode_instructions
+from prove_gym.episode import Episode, episode_instructions
 from prove_gym.registry import Registry, get_registry
-from prove_gym.reward import RewardConfig, score
+from prove_gym.reward import RewardBreakdown, RewardConfig
 from prove_gym.server.tool import ToolSpec
 from prove_gym.task import Task
-from prove_gym.workspace import CallRecord, Workspace
+from prove_gym.workspace import CallRecord
 
 __all__ = [
     "ProveToolEnvironment",
@@ -66,10 +68,13 @@ def first_turn(task: Task) -> Task:
 class ProveToolEnvironment:
     """Base of the classes :func:`environment_class` builds; one instance per rollout.
 
+    Each rollout is an :class:`~prove_gym.episode.Episode` (the engine under the
+    Gymnasium env too); every tool method is one :meth:`Episode.call
+    <prove_gym.episode.Episode.call>`.
+
     Attributes:
-        task: The task of the current rollout (cut to its first turn).
-        trajectory: The calls made in this rollout, with their live results.
-        breakdown: The reward breakdown (a dict) once :meth:`get_reward` ran.
+        episode: The current rollout's episode (``None`` before ``reset``).
+        breakdown: The reward breakdown once :meth:`get_reward` ran.
     """
 
     server_name: ClassVar[str] = ""
@@ -78,10 +83,21 @@ class ProveToolEnvironment:
     registry: ClassVar[Registry | None] = None
 
     def __init__(self) -> None:
-        self.task: Task | None = None
-        self.workspace: Workspace | None = None
-        self.trajectory: list[CallRecord] = []
-        self.breakdown: dict[str, Any] | None = None
+        self.episode: Episode | None = None
+
+    @property
+    def task(self) -> Task | None:
+        """The task of the current rollout (cut to its first turn)."""
+        return self.episode.task if self.episode is not None else None
+
+    @property
+    def trajectory(self) -> list[CallRecord]:
+        """The calls made in this rollout, with their live results."""
+        return self.episode.trajectory if self.episode is not None else []
+
+    @property
+    def breakdown(self) -> RewardBreakdown | None:
+        return self.episode.breakdown if self.episode is not None else None
 
     def reset(self, **row: Any) -> str | None:
         """Start a rollout of the row's task from its initial state; the prompt is the row's."""
@@ -94,48 +110,40 @@ class ProveToolEnvironment:
                 f"use environment_class({task.server!r}) (or a dict environment_factory)"
             )
         self._close()
-        self.task = task
-        self.workspace = Workspace(task, self.registry or get_registry())
-        self.trajectory = []
-        self.breakdown = None
+        self.episode = self.settings.episode(task, self.registry or get_registry())
         return None
 
     def _call(self, name: str, arguments: dict[str, Any]) -> str:
-        if self.workspace is None:
+        if self.episode is None:
             return "Error [no_episode]: the environment was not reset."
-        record = self.workspace.call(name, arguments, turn=0)
-        self.trajectory.append(record)
-        return record.result.to_text()
+        if self.episode.done:
+            return "Error [episode_over]: this rollout has been scored; no more calls run."
+        return self.episode.call(name, arguments).result.to_text()
 
-    def _score(self) -> dict[str, Any]:
-        if self.task is None or self.workspace is None:
+    def _score(self) -> RewardBreakdown:
+        """End the rollout (the model stopped calling tools) and return its reward."""
+        if self.episode is None:
             raise RuntimeError("no rollout to score: reset() was never called")
-        result = score(
-            self.task,
-            self.trajectory,
-            config=self.settings.reward_config,
-            final_state_hash=self.workspace.state_hash(),
-            registry=self.registry or get_registry(),
-        )
-        self.breakdown = result.to_dict()
-        return self.breakdown
+        breakdown = self.episode.end(truncated=False)
+        self.episode.close()
+        return breakdown
 
     def _close(self) -> None:
-        if self.workspace is not None:
-            self.workspace.close()
-            self.workspace = None
+        if self.episode is not None:
+            self.episode.close()
+            self.episode = None
 
 
 def _get_reward(self: ProveToolEnvironment) -> float:
     """The PROVE reward of this rollout (its breakdown is kept in ``self.breakdown``)."""
-    return float(self._score()["total"])
+    return float(self._score().total)
 
 
 def prove_reward(
     environments: Sequence[ProveToolEnvironment],
     log_metric: Callable[[str, float], None] | None = None,
     **kwargs: Any,
-) -> list[float]:
+) -> list[float | None]:
     """A TRL reward function paying each rollout's PROVE reward and logging its components.
 
     Use it with a class built with ``owns_reward=False`` (``reward_funcs=[prove_reward]``);
@@ -143,13 +151,14 @@ def prove_reward(
     """
     breakdowns = [env._score() for env in environments]
     if log_metric is not None and breakdowns:
-        for name in breakdowns[0]["components"]:
-            values = [b["components"].get(name) for b in breakdowns]
+        for name in breakdowns[0].components:
+            values = [b.components.get(name) for b in breakdowns]
             defined = [float(v) for v in values if v is not None]
             if defined:
                 log_metric(f"prove/{name}", sum(defined) / len(defined))
-        log_metric("prove/n_calls", sum(b["n_calls"] for b in breakdowns) / len(breakdowns))
-    return [float(b["total"]) for b in breakdowns]
+        log_metric("prove/n_calls", sum(b.n_calls for b in breakdowns) / len(breakdowns))
+    rewards: list[float | None] = [float(b.total) for b in breakdowns]
+    return rewards
 
 
 def environment_class(
@@ -183,14 +192,7 @@ def environment_class(
         raise ValueError(f"tool names {sorted(clash)} clash with TRL's environment methods")
     settings = AdapterSettings.from_env()
     if reward_config is not None:
-        settings = AdapterSettings(
-            tasks=settings.tasks,
-            max_assistant_turns=settings.max_assistant_turns,
-            max_user_turns=settings.max_user_turns,
-            parser=settings.parser,
-            min_turn_tokens=settings.min_turn_tokens,
-            reward_config=reward_config,
-        )
+        settings = dataclasses.replace(settings, reward_config=reward_config)
     namespace: dict[str, Any] = {
         "__doc__": f"TRL environment of the {server!r} server: {srv.description}".strip(),
         "__module__": __name__,
@@ -286,11 +288,11 @@ def _readable(hint: Any) -> bool:
 
 def _from_schema(schema: Mapping[str, Any]) -> Any:
     if "enum" in schema:
-        return Literal[tuple(schema["enum"])]  # type: ignore[valid-type]
+        return Literal[tuple(schema["enum"])]
     options = schema.get("anyOf") or schema.get("oneOf")
     if options:
         hints = tuple(_from_schema(o) for o in options)
-        return typing.Union[hints]  # type: ignore[valid-type]  # noqa: UP007
+        return typing.Union[hints]  # noqa: UP007
     kind = schema.get("type")
     if kind == "null":
         return type(None)

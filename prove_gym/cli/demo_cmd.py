@@ -15,6 +15,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--server", default="calendar", help="server to play (default: calendar)")
     p.add_argument("--task", type=int, default=1, help="index of the hand-written task to play")
     p.add_argument("--seed", type=int, default=0, help="seed passed to env.reset")
+    p.add_argument("--format", default="hermes", help="tool-call format (default: hermes)")
     p.set_defaults(func=run)
 
 
@@ -22,25 +23,29 @@ def run(args: argparse.Namespace) -> int:
     import gymnasium
 
     import prove_gym
-    from prove_gym.policies import OraclePolicy
+    from prove_gym.env.env import ProveEnv
+    from prove_gym.eval import OraclePolicy
 
     prove_gym.get_server(args.server)  # a clear error naming the installed servers
-    env = gymnasium.make(prove_gym.env_id(args.server))
+    env = gymnasium.make(prove_gym.env_id(args.server), format=args.format)
     base = env.unwrapped
+    assert isinstance(base, ProveEnv)
     if not base.tasks:
         print(f"server {args.server!r} has no hand-written tasks to demo")
         return 1
     obs, info = env.reset(seed=args.seed, options={"task_index": args.task})
-    task = base.task
+    assert base.episode is not None
+    task = base.episode.task
     print(f"== {prove_gym.env_id(args.server)}  task {task.id}  (state seed {task.seed})")
     print(f"== {len(info['tools'])} tools offered; system prompt is {len(obs)} characters")
     print(f"\n[user] {task.turns[0].user}")
-    policy = OraclePolicy(task)
+    agent = OraclePolicy().start(base.episode)
     done = False
     reward = 0.0
     while not done:
-        action = policy.act(base.user_turn)
-        obs, reward, terminated, truncated, info = env.step(action)
+        action = agent.act(base.episode)
+        obs, paid, terminated, truncated, info = env.step(action)
+        reward = float(paid)
         done = terminated or truncated
         for msg in info["messages"]:
             if msg["role"] == "assistant":
@@ -61,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print()
     print("== reward breakdown")
-    print(json.dumps(info["reward_breakdown"], indent=2, default=str))
+    print(json.dumps(info["reward_breakdown"].to_dict(), indent=2, default=str))
     env.close()
     return 0
 

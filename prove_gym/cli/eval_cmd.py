@@ -38,6 +38,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--gguf", help="a GGUF file (alone, or inside --hf-model)")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--max-tokens", type=int, default=512, help="cap on each assistant message")
+    p.add_argument(
+        "--format",
+        default="hermes",
+        help="tool-call format the policy's text is read in (default: hermes; see prove list)",
+    )
     p.add_argument("--max-assistant-turns", type=int, default=10)
     p.add_argument("--max-user-turns", type=int, default=5)
     p.add_argument("--concurrency", type=int, default=4, help="episodes played at once")
@@ -111,9 +116,11 @@ def _policy(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from prove_gym.episode import EpisodeCaps
     from prove_gym.eval import evaluate
 
     tasks = _load_tasks(args)
+    caps = EpisodeCaps(args.max_assistant_turns, args.max_user_turns)
     policy = _policy(args)
     try:
         report = evaluate(
@@ -121,8 +128,8 @@ def run(args: argparse.Namespace) -> int:
             tasks,
             concurrency=args.concurrency,
             progress=not args.no_progress,
-            max_assistant_turns=args.max_assistant_turns,
-            max_user_turns=args.max_user_turns,
+            caps=caps,
+            format=args.format,
         )
     finally:
         close = getattr(policy, "close", None)

@@ -91,7 +91,11 @@ def add_parser(sub: Any) -> None:
     g.add_argument("--llm-api-key", help="bearer token (default: $OPENAI_API_KEY)")
     g.add_argument("--llm-graph", action="store_true", help="also refine the dependency graph")
     g.add_argument("--cache-dir", help="LLM reply cache (default: ~/.cache/prove_gym)")
-    p.add_argument("--formatter", default="hermes", help="env formatter for openrlhf prompts")
+    p.add_argument(
+        "--format",
+        default="hermes",
+        help="tool-call format of the openrlhf prompts (default: hermes)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -132,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         cache_dir=args.cache_dir,
     )
     result = synthesize(cfg, progress=not args.no_progress)
-    report = write_dataset(result, args.out, formatter=args.formatter)
+    report = write_dataset(result, args.out, format=args.format)
     print(format_report(report, result.seconds))
     print(
         f"\nwrote {args.out}/: train.jsonl, test.jsonl, openrlhf[.test].jsonl, trl[.test].jsonl, report.json"

@@ -1,1 +1,1 @@
-"""The Gymnasium environment, action parsers, formatters and spaces."""
+"""The Gymnasium environment, tool-call formats and spaces."""

@@ -1,20 +1,19 @@
-"""The core's own plugin: the built-in action parsers and formatters.
+"""The core's own plugin: the built-in tool-call formats.
 
-Registered through the same hooks a third-party plugin would use.
+Registered through the same hook a third-party plugin would use.
 """
 
 from __future__ import annotations
 
-from prove_gym.env.formatters import Formatter, HermesFormatter
-from prove_gym.env.parsers import ActionParser, HermesParser, JsonListParser
+import importlib.util
+
+from prove_gym.env.formats import ChatTemplateFormat, HermesFormat, JsonFormat, ToolCallFormat
 from prove_gym.hookspecs import hookimpl
 
 
 @hookimpl
-def prove_gym_action_parsers() -> dict[str, ActionParser]:
-    return {"hermes": HermesParser(), "json": JsonListParser()}
-
-
-@hookimpl
-def prove_gym_formatters() -> dict[str, Formatter]:
-    return {"hermes": HermesFormatter()}
+def prove_gym_tool_call_formats() -> dict[str, ToolCallFormat]:
+    formats: dict[str, ToolCallFormat] = {"hermes": HermesFormat(), "json": JsonFormat()}
+    if importlib.util.find_spec("transformers") is not None:
+        formats["chat_template"] = ChatTemplateFormat()  # its tokenizer is built on first use
+    return formats

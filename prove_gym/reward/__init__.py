@@ -3,7 +3,9 @@
 ``score(task, calls)`` returns a :class:`RewardBreakdown`; the env pays its
 ``total`` on the terminal step and puts ``to_dict()`` in
 ``info["reward_breakdown"]``. Each component is a pure function of (task,
-trajectory) in its own module, with its formula in the docstring:
+trajectory) in its own module, with its formula in the docstring, and a
+:class:`RewardComponent` object (:mod:`~prove_gym.reward.components`) that
+carries its name and weight into the total:
 
 - :mod:`~prove_gym.reward.validity` R_val: name offered / structure / executed, 1/3 each;
 - :mod:`~prove_gym.reward.coverage` R_cov: gold steps matched after their prerequisites;
@@ -14,8 +16,10 @@ trajectory) in its own module, with its formula in the docstring:
   clarification penalty (calls in clarify/abstain turns);
 - :mod:`~prove_gym.reward.state` R_state: gold replay and final state hashes compared.
 
-Weights, alpha, beta and every choice the paper leaves open live in one
-:class:`RewardConfig`; ``docs/reward.md`` explains them.
+The components (with their weights), alpha, beta and every choice the paper
+leaves open live in one :class:`RewardConfig`; a component of your own is a
+few lines (see :mod:`~prove_gym.reward.components`). ``docs/reward.md``
+explains them all.
 
 >>> from prove_gym import Task
 >>> from prove_gym.reward import score
@@ -30,20 +34,39 @@ from __future__ import annotations
 
 from prove_gym.reward.abstention import abstention, clarification
 from prove_gym.reward.arguments import argument_values
+from prove_gym.reward.components import (
+    Arguments,
+    Clarification,
+    Coverage,
+    Efficiency,
+    RewardComponent,
+    ScoringContext,
+    State,
+    ToolName,
+    Validity,
+)
 from prove_gym.reward.config import RewardConfig
 from prove_gym.reward.coverage import Alignment, align, coverage
 from prove_gym.reward.efficiency import budget, efficiency
-from prove_gym.reward.score import COMPONENTS, RewardBreakdown, score
+from prove_gym.reward.score import RewardBreakdown, score
 from prove_gym.reward.state import gold_state_hash, state_match
 from prove_gym.reward.tool_name import tool_name
 from prove_gym.reward.validity import validity, validity_levels
 from prove_gym.reward.values import values_equal
 
 __all__ = [
-    "COMPONENTS",
     "Alignment",
+    "Arguments",
+    "Clarification",
+    "Coverage",
+    "Efficiency",
     "RewardBreakdown",
+    "RewardComponent",
     "RewardConfig",
+    "ScoringContext",
+    "State",
+    "ToolName",
+    "Validity",
     "abstention",
     "align",
     "argument_values",

@@ -14,8 +14,8 @@ message without a call. Calls made during such a turn (``CallRecord.turn``)
   credit, even for a step of a later turn), but still count for validity,
   tool name and the efficiency budget, as every call does;
 - make the penalty ``R_clarify = -|{no-call turns with a call}| / |{no-call turns}|``,
-  in [-1, 0], weighted by ``w_clarify`` (0.5). It is 0 when every such turn
-  was answered without a call, or when the task has none.
+  in [-1, 0], the ``clarification`` component (weight 0.5). It is 0 when every
+  such turn was answered without a call, or when the task has none.
 
 Turns of kind ``normal`` without gold steps (a "thanks") are not judged.
 """

@@ -1,13 +1,17 @@
 """What every component reads: the calls as records, and the task prepared once for scoring.
 
 Preparing a task compiles the offered schemas into type checks and the gold
-steps into key sets and dependency bitmasks. It is cached per task *object*
-(by identity, bounded LRU), so scoring the G rollouts of one GRPO group pays it
-once. A task is treated as immutable once it has been scored.
+steps into key sets and dependency bitmasks; the prepared task also remembers
+its gold state hash. Prepared tasks are cached by *content* (registry, task id,
+digest of ``task.to_json()``; bounded LRU, thread-safe), so the G rollouts of a
+GRPO group, and every episode of a task the env copies, pay preparation and
+gold replay once. A task object seen before is found by identity without being
+serialised again, so a task is treated as immutable once it has been scored.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections import OrderedDict
@@ -73,7 +77,7 @@ class StepInfo:
     keys: frozenset[str]
     arguments: dict[str, Any]
     prereqs: int
-    normalise: dict[str, str]
+    normalise: Mapping[str, str]
     turn: int
 
 
@@ -89,6 +93,7 @@ class PreparedTask:
         offered: The structure check of each offered tool, by the name the model calls.
         no_call_turns: Indices of the turns whose right move is no call (clarify/abstain).
         memo: Values computed later for this task (its gold state hash).
+        lock: Guards ``memo``, so that concurrent scorings compute each value once.
     """
 
     task: Task
@@ -98,6 +103,7 @@ class PreparedTask:
     offered: dict[str, ObjectCheck]
     no_call_turns: frozenset[int]
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
     @property
     def n_gt(self) -> int:
@@ -105,26 +111,67 @@ class PreparedTask:
         return len(self.steps)
 
 
-_CACHE_SIZE = 512
-_prepared: OrderedDict[tuple[int, int], tuple[Task, Registry, PreparedTask]] = OrderedDict()
+class _PreparedCache:
+    """Prepared tasks by (registry, task id, digest of the task's JSON): bounded LRU, thread-safe.
+
+    An identity front (``id(task)``, checked with ``is``) spares a task object
+    seen before the serialisation that the content key needs.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.by_content: OrderedDict[tuple[int, str, str], tuple[Registry, PreparedTask]] = (
+            OrderedDict()
+        )
+        self.by_object: OrderedDict[tuple[int, int], tuple[Task, Registry, PreparedTask]] = (
+            OrderedDict()
+        )
+        self.lock = threading.Lock()
+
+    def get(self, task: Task, registry: Registry) -> PreparedTask:
+        ident = (id(task), id(registry))  # entries hold task and registry: ids are not reused
+        with self.lock:
+            seen = self.by_object.get(ident)
+            if seen is not None and seen[0] is task and seen[1] is registry:
+                self.by_object.move_to_end(ident)
+                return seen[2]
+        digest = hashlib.blake2b(task.to_json().encode(), digest_size=16).hexdigest()
+        key = (id(registry), task.id, digest)
+        with self.lock:
+            found = self.by_content.get(key)
+            if found is not None:
+                self.by_content.move_to_end(key)
+        if found is None:
+            built = _build(task, registry)
+            with self.lock:  # another thread may have built it meanwhile: keep the first
+                found = self.by_content.setdefault(key, (registry, built))
+                self.by_content.move_to_end(key)
+                _trim(self.by_content, self.size)
+        with self.lock:
+            self.by_object[ident] = (task, registry, found[1])
+            _trim(self.by_object, self.size)
+        return found[1]
+
+
+def _trim(entries: OrderedDict[Any, Any], size: int) -> None:
+    while len(entries) > size:
+        entries.popitem(last=False)
+
+
+_cache = _PreparedCache(512)
 _checks: dict[int, tuple[ToolSpec, ObjectCheck]] = {}
-_lock = threading.Lock()
 
 
 def prepare(task: Task, registry: Registry | None = None) -> PreparedTask:
-    """The task compiled for scoring, from the cache when this task object was seen before."""
-    registry = registry or get_registry()
-    key = (id(task), id(registry))
-    hit = _prepared.get(key)
-    if hit is not None and hit[0] is task and hit[1] is registry:
-        return hit[2]
-    prepared = _build(task, registry)
-    with _lock:
-        _prepared[key] = (task, registry, prepared)
-        _prepared.move_to_end(key)
-        while len(_prepared) > _CACHE_SIZE:
-            _prepared.popitem(last=False)
-    return prepared
+    """The task compiled for scoring, from the cache when a task of equal content was seen.
+
+    >>> from prove_gym import Task
+    >>> task = Task.from_json({"id": "demo", "servers": ["calendar"], "turns": [{"user": "...",
+    ...     "steps": [{"id": "s1", "name": "get_event", "arguments": {"event_id": "evt_0001"}}]}]})
+    >>> prepare(task) is prepare(task.model_copy()), prepare(task).gold_names
+    (True, frozenset({'get_event'}))
+    """
+    return _cache.get(task, registry or get_registry())
 
 
 def _object_check(task: Task, spec: ToolSpec) -> ObjectCheck:

@@ -1,33 +1,41 @@
-"""The one configuration object of the reward: weights, alpha, beta and every open-case choice."""
+"""The one configuration object of the reward: its components (with their weights) and knobs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import cached_property
 
+from prove_gym.reward.components import DEFAULT_COMPONENTS, RewardComponent
 
-@dataclass(frozen=True)
+ABSTENTION = "abstention"
+"""The breakdown key of the abstention rule (not a component: it replaces the weighted sum)."""
+
+_BEFORE_ABSTENTION = ("validity", "coverage", "efficiency", "tool_name", "arguments")
+
+
+@dataclass(frozen=True, kw_only=True)
 class RewardConfig:
-    """Weights and knobs of the PROVE reward; the defaults are the paper's.
+    """Components, weights and knobs of the PROVE reward; the defaults are the paper's.
 
-    ``total = w_val·R_val + w_cov·R_cov + w_eff·R_eff + w_name·R_name + w_arg·R_arg
-    + w_state·R_state + w_clarify·R_clarify`` for tasks with gold calls
-    (maximum ``w_val + w_cov + w_name + w_arg + w_state`` = 1.3 by default, since
-    R_eff and R_clarify are penalties in [-1, 0]). Tasks without gold calls pay
-    ``abstain_reward`` for making no call and 0 otherwise.
+    For a task with gold calls ``total = Σ weight·value`` over ``components``
+    (a component whose value is ``None`` adds nothing). With the defaults::
+
+        total = 0.5·R_val + 0.5·R_cov + 0.15·R_eff + 0.2·R_name + 0.1·R_arg
+                + 0.5·R_clarify + 0·R_state
+
+    whose maximum is 1.3, since R_eff and R_clarify are penalties in [-1, 0].
+    A task without gold calls pays ``abstain_reward`` for making no call and 0
+    otherwise (the abstention rule replaces the sum; components are still
+    reported). The config is frozen and hashable; the ``with_*`` helpers and
+    :meth:`without` return new configs.
 
     Attributes:
-        w_val: Weight of validity (paper: 0.5).
-        w_cov: Weight of dependency-aware coverage (paper: 0.5).
-        w_eff: Weight of the adaptive efficiency penalty (paper: 0.15).
-        w_name: Weight of the tool-name signal (paper: 0.2).
-        w_arg: Weight of argument-value matching (paper: 0.1).
-        w_state: Weight of final-state verification (not in the paper: 0.0, so the
-            paper's total is unchanged; the component is still reported).
-        w_clarify: Weight of the clarification penalty: the share of clarify/abstain
-            turns of a task with gold calls in which the model called a tool
-            (not in the paper; 0.5, as much as coverage, so guessing a missing
-            value never pays). 0 switches the rule off.
+        components: The terms of the total, in breakdown order (default
+            :data:`~prove_gym.reward.components.DEFAULT_COMPONENTS`: validity 0.5,
+            coverage 0.5, efficiency 0.15, tool_name 0.2, arguments 0.1 from the paper;
+            clarification 0.5 and state 0.0 of ours). Names are unique.
         alpha: Scale of the efficiency penalty (paper: 0.5).
         beta: Budget slack, ``B = n_gt + ceil(beta·n_gt)`` (paper: 0.5; 0 is the flat budget).
         eff_floor: Lower bound of R_eff (the paper sets none). -1.0 keeps one runaway
@@ -41,19 +49,17 @@ class RewardConfig:
             calls of a gold tool raises the averaged R_val and R_name by more than
             R_eff takes away. On, a call past the budget can never raise R_val,
             R_name or R_eff.
-        normalise: Map the total affinely to [0, 1]: ``(raw - lo) / (hi - lo)`` with
-            ``hi`` the maximum above and ``lo = w_eff·floor - w_clarify`` (floor -1
-            when ``eff_floor`` is None, then clipped); tasks without gold calls
-            pay 1 or 0.
+        normalise: Map the total affinely to [0, 1]: ``(raw - min_raw) / (max_raw - min_raw)``,
+            clipped; tasks without gold calls pay 1 or 0.
+
+    >>> cfg = RewardConfig().with_weights(state=0.3, arguments=0.2)
+    >>> cfg.weights["state"], cfg.max_raw, RewardConfig().min_raw
+    (0.3, 1.7, -0.65)
+    >>> RewardConfig().without("clarification", "state").breakdown_keys
+    ('validity', 'coverage', 'efficiency', 'tool_name', 'arguments', 'abstention')
     """
 
-    w_val: float = 0.5
-    w_cov: float = 0.5
-    w_eff: float = 0.15
-    w_name: float = 0.2
-    w_arg: float = 0.1
-    w_state: float = 0.0
-    w_clarify: float = 0.5
+    components: tuple[RewardComponent, ...] = DEFAULT_COMPONENTS
     alpha: float = 0.5
     beta: float = 0.5
     eff_floor: float | None = -1.0
@@ -62,34 +68,97 @@ class RewardConfig:
     normalise: bool = False
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            nonnegative = f.name.startswith("w_") or f.name in ("alpha", "beta", "abstain_reward")
-            if nonnegative and (not isinstance(value, int | float) or value < 0):
-                raise ValueError(f"RewardConfig.{f.name} must be a number >= 0, got {value!r}")
+        object.__setattr__(self, "components", tuple(self.components))
+        seen: set[str] = set()
+        for c in self.components:
+            if not isinstance(c, RewardComponent):
+                raise TypeError(f"RewardConfig.components holds RewardComponent objects, got {c!r}")
+            if c.name in seen or c.name == ABSTENTION:
+                why = "is the abstention rule's" if c.name == ABSTENTION else "appears twice"
+                raise ValueError(f"reward component name {c.name!r} {why}; names must be unique")
+            seen.add(c.name)
+        for name in ("alpha", "beta", "abstain_reward"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or value < 0:
+                raise ValueError(f"RewardConfig.{name} must be a number >= 0, got {value!r}")
         if self.eff_floor is not None and self.eff_floor > 0:
             raise ValueError(f"RewardConfig.eff_floor must be <= 0 or None, got {self.eff_floor}")
 
+    # ------------------------------------------------------------- lookups
     @cached_property
     def weights(self) -> dict[str, float]:
-        """Weights by component name, as they appear in a breakdown."""
-        return {
-            "validity": self.w_val,
-            "coverage": self.w_cov,
-            "efficiency": self.w_eff,
-            "tool_name": self.w_name,
-            "arguments": self.w_arg,
-            "state": self.w_state,
-            "clarification": self.w_clarify,
-        }
+        """Weights by component name, in the config's order."""
+        return {c.name: c.weight for c in self.components}
+
+    def component(self, name: str) -> RewardComponent:
+        """The component called ``name``; a ``KeyError`` lists the config's names."""
+        for c in self.components:
+            if c.name == name:
+                return c
+        raise KeyError(f"no reward component {name!r} in this config; it has: {self._names()}")
+
+    @cached_property
+    def breakdown_keys(self) -> tuple[str, ...]:
+        """Component names in the order a breakdown lists them.
+
+        The config's order, with ``"abstention"`` right after the last of the
+        paper's five components present (where it has always been).
+        """
+        names = [c.name for c in self.components]
+        at = max((i + 1 for i, n in enumerate(names) if n in _BEFORE_ABSTENTION), default=0)
+        return (*names[:at], ABSTENTION, *names[at:])
 
     @cached_property
     def max_raw(self) -> float:
-        """The highest raw total of a task with gold calls (1.3 with the paper's weights)."""
-        return self.w_val + self.w_cov + self.w_name + self.w_arg + self.w_state
+        """The highest raw total of a task with gold calls: ``Σ weight·high`` (1.3 by default)."""
+        return sum((c.weight * c.bounds(self)[1] for c in self.components), 0.0)
 
     @cached_property
     def min_raw(self) -> float:
-        """The lowest raw total of a task with gold calls, used by ``normalise``."""
-        floor = -1.0 if self.eff_floor is None else self.eff_floor
-        return self.w_eff * floor - self.w_clarify
+        """The lowest raw total of a task with gold calls: ``Σ weight·low`` (-0.65 by default).
+
+        ``normalise`` maps [min_raw, max_raw] onto [0, 1]. With the defaults it
+        is ``0.15·eff_floor - 0.5`` (the floor counting as -1 when it is None).
+        """
+        return sum((c.weight * c.bounds(self)[0] for c in self.components), 0.0)
+
+    # ------------------------------------------------------- new configs
+    def with_weights(self, **weights: float) -> RewardConfig:
+        """A copy with these components reweighted, by name.
+
+        >>> RewardConfig().with_weights(arguments=0.2).weights["arguments"]
+        0.2
+        >>> RewardConfig().with_weights(argument=0.2)
+        Traceback (most recent call last):
+        ...
+        ValueError: no reward component named ['argument']; known: validity, coverage, ...
+        """
+        self._check_known(weights)
+        return dataclasses.replace(
+            self,
+            components=tuple(
+                dataclasses.replace(c, weight=weights[c.name]) if c.name in weights else c
+                for c in self.components
+            ),
+        )
+
+    def with_components(self, *components: RewardComponent) -> RewardConfig:
+        """A copy with ``components`` added at the end, or replacing the one of the same name."""
+        new = {c.name: c for c in components}
+        kept = [new.pop(c.name, c) for c in self.components]
+        return dataclasses.replace(self, components=(*kept, *new.values()))
+
+    def without(self, *names: str) -> RewardConfig:
+        """A copy without the components called ``names`` (an unknown name is a ``ValueError``)."""
+        self._check_known(names)
+        return dataclasses.replace(
+            self, components=tuple(c for c in self.components if c.name not in names)
+        )
+
+    def _names(self) -> str:
+        return ", ".join(c.name for c in self.components) or "(none)"
+
+    def _check_known(self, names: Iterable[str]) -> None:
+        unknown = [n for n in names if n not in self.weights]
+        if unknown:
+            raise ValueError(f"no reward component named {unknown}; known: {self._names()}")

@@ -10,10 +10,13 @@ have no budget (B = 0); the abstention rule scores them and R_eff is ``None``.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from prove_gym.reward.common import Calls, as_records
-from prove_gym.reward.config import RewardConfig
 from prove_gym.task import Task
+
+if TYPE_CHECKING:
+    from prove_gym.reward.config import RewardConfig
 
 
 def budget(n_gt: int, beta: float = 0.5) -> int:
@@ -53,11 +56,14 @@ def efficiency(task: Task, calls: Calls, *, config: RewardConfig | None = None) 
     >>> efficiency(task, [{"name": "get_event", "arguments": {"event_id": "evt_0001"}}] * 4)
     -0.5
     """
-    cfg = config or RewardConfig()
+    if config is None:
+        from prove_gym.reward.config import RewardConfig  # the config imports this module
+
+        config = RewardConfig()
     return efficiency_penalty(
         len(as_records(calls)),
         len(task.steps),
-        alpha=cfg.alpha,
-        beta=cfg.beta,
-        floor=cfg.eff_floor,
+        alpha=config.alpha,
+        beta=config.beta,
+        floor=config.eff_floor,
     )

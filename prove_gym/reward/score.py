@@ -1,4 +1,4 @@
-"""The total: every component of one trajectory, weighted by a :class:`RewardConfig`."""
+"""The total: the components of one trajectory, weighted as a :class:`RewardConfig` says."""
 
 from __future__ import annotations
 
@@ -6,29 +6,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from prove_gym.registry import Registry, get_registry
-from prove_gym.reward.abstention import clarification_penalty
-from prove_gym.reward.arguments import arguments_from
-from prove_gym.reward.common import Calls, as_records, prepare
-from prove_gym.reward.config import RewardConfig
-from prove_gym.reward.coverage import align_prepared, coverage_from
-from prove_gym.reward.efficiency import budget, efficiency_penalty
-from prove_gym.reward.state import prepared_gold_hash, replay_state_hash
-from prove_gym.reward.tool_name import name_share
-from prove_gym.reward.validity import call_level, validity_from_levels
+from prove_gym.registry import Registry
+from prove_gym.reward.abstention import abstention
+from prove_gym.reward.common import Calls
+from prove_gym.reward.components import ScoringContext
+from prove_gym.reward.config import ABSTENTION, RewardConfig
 from prove_gym.task import Task
-
-COMPONENTS = (
-    "validity",
-    "coverage",
-    "efficiency",
-    "tool_name",
-    "arguments",
-    "abstention",
-    "clarification",
-    "state",
-)
-"""Component names, in the order a breakdown lists them."""
 
 _DEFAULT = RewardConfig()
 
@@ -39,11 +22,13 @@ class RewardBreakdown:
 
     Attributes:
         total: The reward paid (raw, or in [0, 1] when the config normalises).
-        components: Every component by name (see :data:`COMPONENTS`); ``None``
-            where it is undefined for this task (coverage, efficiency, tool name
-            and arguments of a task without gold calls, abstention of a task with
-            them, state when no final state was given and ``w_state`` is 0).
-        weights: The weight of each weighted component.
+        components: Every component by name, in ``config.breakdown_keys`` order
+            (by default validity, coverage, efficiency, tool_name, arguments,
+            abstention, clarification, state); ``None`` where it is undefined for
+            this task (coverage, efficiency, tool name and arguments of a task
+            without gold calls, abstention of a task with them, state when no
+            final state was given and its weight is 0).
+        weights: The weight of each component, by name (abstention has none).
         max_total: The highest total this task can pay under this config.
         budget: The call budget B (0 for a task without gold calls).
         n_calls: Number of calls the model made.
@@ -88,6 +73,33 @@ class RewardBreakdown:
             "final_state_hash": self.final_state_hash,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RewardBreakdown:
+        """The breakdown :meth:`to_dict` (or its JSON) describes.
+
+        >>> from prove_gym import Task
+        >>> task = Task.from_json({"id": "demo", "servers": ["calendar"], "turns": [{"user": "...",
+        ...     "steps": [{"id": "s1", "name": "get_event", "arguments": {"event_id": "evt_1"}}]}]})
+        >>> b = score(task, [{"name": "get_event", "arguments": {"event_id": "evt_1"}}])
+        >>> RewardBreakdown.from_dict(b.to_dict()) == b
+        True
+        """
+        return cls(
+            total=data["total"],
+            components=dict(data["components"]),
+            weights=dict(data["weights"]),
+            max_total=data["max_total"],
+            budget=data["budget"],
+            n_calls=data["n_calls"],
+            n_gold=data["n_gold"],
+            matched=dict(data.get("matched", {})),
+            counted=tuple(data.get("counted", ())),
+            call_validity=tuple(data.get("call_validity", ())),
+            gold_state_hash=data.get("gold_state_hash"),
+            final_state_hash=data.get("final_state_hash"),
+            normalised=data.get("normalised", False),
+        )
+
 
 def score(
     task: Task | Mapping[str, Any] | str,
@@ -105,13 +117,18 @@ def score(
     (a missing result counts as ok; ``turn`` defaults to 0; arguments given as
     JSON text are decoded).
 
+    For a task with gold calls the total is ``Σ weight·value`` over
+    ``config.components`` (``None`` values add nothing), normalised to [0, 1]
+    when the config says so. A task without gold calls pays the abstention
+    rule instead; its components are still computed and reported.
+
     Args:
         task: The task (a :class:`~prove_gym.task.Task`, its dict or JSON text).
         calls: The model's calls in order, across all turns.
-        config: Weights and knobs (the paper's by default).
+        config: Components, weights and knobs (the paper's by default).
         final_state_hash: The model's final state hash, for state verification. When
-            absent, R_state is ``None`` unless ``config.w_state > 0``, in which
-            case the calls are replayed on a fresh workspace to rebuild the state.
+            absent, R_state is ``None`` unless the ``state`` component's weight is
+            > 0, in which case the calls are replayed on a fresh workspace.
         registry: Where the task's servers and tools are looked up.
 
     >>> from prove_gym import Task
@@ -125,61 +142,24 @@ def score(
     >>> r = score(task, gold[::-1])
     >>> r.components["coverage"], r.matched, r.counted
     (0.5, {'s1': 1, 's2': 0}, ('s1',))
+    >>> r.total, score(task, gold[::-1], config=RewardConfig().without("coverage")).total
+    (1.05, 0.8)
     """
     if not isinstance(task, Task):
         task = Task.coerce(task)  # type: ignore[arg-type]
     cfg = config or _DEFAULT
-    prepared = prepare(task, registry)
-    records = as_records(calls)
-    n_calls = len(records)
-    n_gold = prepared.n_gt
+    ctx = ScoringContext.of(
+        task, calls, config=cfg, final_state_hash=final_state_hash, registry=registry
+    )
+    values = {c.name: c.compute(ctx) for c in cfg.components}
+    values[ABSTENTION] = abstention(task, ctx.calls)
 
-    levels = tuple(call_level(prepared, c) for c in records)
-    alignment = align_prepared(prepared, records)
-    no_call = prepared.no_call_turns
-    clar = clarification_penalty(no_call, records) if no_call else 0.0
-
-    gold_hash: str | None = None
-    state: float | None = None
-    if final_state_hash is None and cfg.w_state > 0:
-        final_state_hash = replay_state_hash(task, records, registry)
-    if final_state_hash is not None:
-        gold_hash = prepared_gold_hash(prepared, registry or get_registry())
-        state = 1.0 if final_state_hash == gold_hash else 0.0
-
-    steps = prepared.steps
-    matched = {steps[j].id: i for j, i in alignment.matched.items()}
-    counted = tuple(steps[j].id for j in sorted(alignment.counted))
-
-    b = budget(n_gold, cfg.beta)
-    if n_gold:
-        if cfg.credit_within_budget and n_calls > b:
-            val = sum(levels[:b]) / (3 * n_calls)
-            name = name_share(records[:b], prepared.gold_names) * b / n_calls
-        else:
-            val = validity_from_levels(list(levels))
-            name = name_share(records, prepared.gold_names)
-        components: dict[str, float | None] = {
-            "validity": val,
-            "coverage": coverage_from(prepared, alignment),
-            "efficiency": efficiency_penalty(
-                n_calls, n_gold, alpha=cfg.alpha, beta=cfg.beta, floor=cfg.eff_floor
-            ),
-            "tool_name": name,
-            "arguments": arguments_from(alignment),
-            "abstention": None,
-            "clarification": clar,
-            "state": state,
-        }
-        raw = (
-            cfg.w_val * val
-            + cfg.w_cov * components["coverage"]  # type: ignore[operator]
-            + cfg.w_eff * components["efficiency"]  # type: ignore[operator]
-            + cfg.w_name * name
-            + cfg.w_arg * components["arguments"]  # type: ignore[operator]
-            + cfg.w_clarify * clar
-            + (cfg.w_state * state if state is not None else 0.0)
-        )
+    if ctx.n_gold:
+        raw = 0.0
+        for c in cfg.components:
+            value = values[c.name]
+            if value is not None:
+                raw += c.weight * value
         if cfg.normalise:
             lo, hi = cfg.min_raw, cfg.max_raw
             total = min(1.0, max(0.0, (raw - lo) / (hi - lo))) if hi > lo else 0.0
@@ -187,35 +167,28 @@ def score(
         else:
             total, max_total = raw, cfg.max_raw
     else:
-        abstained = 0.0 if n_calls else 1.0
-        components = {
-            "validity": validity_from_levels(list(levels)) if n_calls else None,
-            "coverage": None,
-            "efficiency": None,
-            "tool_name": None,
-            "arguments": None,
-            "abstention": abstained,
-            "clarification": clar,
-            "state": state,
-        }
+        abstained = values[ABSTENTION] or 0.0
         if cfg.normalise:
             total, max_total = abstained, 1.0
         else:
             total, max_total = cfg.abstain_reward * abstained, cfg.abstain_reward
 
+    steps = ctx.prepared.steps
+    alignment = ctx.alignment
+    lazy = vars(ctx)  # the state hashes, only where some component needed them
     return RewardBreakdown(
         total=_tidy(total),
-        components={k: None if v is None else _tidy(v) for k, v in components.items()},
+        components={k: None if (v := values[k]) is None else _tidy(v) for k in cfg.breakdown_keys},
         weights=dict(cfg.weights),
         max_total=_tidy(max_total),
-        budget=b,
-        n_calls=n_calls,
-        n_gold=n_gold,
-        matched=matched,
-        counted=counted,
-        call_validity=levels,
-        gold_state_hash=gold_hash,
-        final_state_hash=final_state_hash,
+        budget=ctx.budget,
+        n_calls=ctx.n_calls,
+        n_gold=ctx.n_gold,
+        matched={steps[j].id: i for j, i in alignment.matched.items()},
+        counted=tuple(steps[j].id for j in sorted(alignment.counted)),
+        call_validity=ctx.levels,
+        gold_state_hash=lazy.get("gold_state_hash"),
+        final_state_hash=lazy.get("final_state_hash", final_state_hash),
         normalised=cfg.normalise,
     )
 

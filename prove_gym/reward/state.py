@@ -8,38 +8,21 @@ tau2-bench and BFCL, this judges *what happened* rather than which calls were
 made: reads are free, a missed or wrong write is not.
 
 ``task.final_state_hash`` (set by synthesis) is used when present; otherwise
-the gold replay runs once per (registry, task id, seed, size, servers, tools,
-gold calls) and is cached. R_state is reported in every breakdown it can be
-computed for; its weight is 0 by default, so the paper's total is unchanged.
+the gold calls are replayed once per prepared task (the preparation cache of
+:func:`~prove_gym.reward.common.prepare` is keyed by the task's content, so
+every episode of one task, copies included, shares that replay). R_state is
+reported in every breakdown it can be computed for; its weight is 0 by
+default, so the paper's total is unchanged.
 """
 
 from __future__ import annotations
 
-import json
-import threading
-import weakref
 from collections.abc import Sequence
 
 from prove_gym.registry import Registry, get_registry
 from prove_gym.reward.common import Calls, PreparedTask, as_records, prepare
 from prove_gym.task import Task
 from prove_gym.workspace import CallRecord, Workspace, gold_replay
-
-_gold_hashes: weakref.WeakKeyDictionary[Registry, dict[tuple[object, ...], str]] = (
-    weakref.WeakKeyDictionary()
-)
-_lock = threading.Lock()
-
-
-def _cache_key(task: Task) -> tuple[object, ...]:
-    gold = json.dumps(
-        [(s.name, s.arguments, s.server) for s in task.steps],
-        sort_keys=True,
-        separators=(",", ":"),
-        default=str,
-    )
-    tools = tuple(task.tools) if task.tools is not None else None
-    return (task.id, task.seed, task.size, tuple(task.servers), tools, gold)
 
 
 def gold_state_hash(task: Task, registry: Registry | None = None) -> str:
@@ -50,26 +33,16 @@ def gold_state_hash(task: Task, registry: Registry | None = None) -> str:
 
 
 def prepared_gold_hash(prepared: PreparedTask, registry: Registry) -> str:
-    """:func:`gold_state_hash` for a prepared task (remembered on it)."""
+    """:func:`gold_state_hash` for a prepared task: replayed once, then remembered on it."""
     task = prepared.task
     if task.final_state_hash:
         return task.final_state_hash
     memo = prepared.memo
     if "gold_state_hash" not in memo:
-        memo["gold_state_hash"] = _replayed_hash(task, registry)
-    return memo["gold_state_hash"]
-
-
-def _replayed_hash(task: Task, registry: Registry) -> str:
-    key = _cache_key(task)
-    with _lock:
-        per_registry = _gold_hashes.setdefault(registry, {})
-        cached = per_registry.get(key)
-    if cached is None:
-        _, cached = gold_replay(task, registry)
-        with _lock:
-            per_registry[key] = cached
-    return cached
+        with prepared.lock:
+            if "gold_state_hash" not in memo:
+                memo["gold_state_hash"] = gold_replay(task, registry)[1]
+    return str(memo["gold_state_hash"])
 
 
 def replay_state_hash(

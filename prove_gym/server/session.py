@@ -117,10 +117,7 @@ class Session:
             )
 
     def _unknown_tool_message(self, name: object) -> str:
-        names = [t.name for t in self.server.visible_tools()]
-        close = difflib.get_close_matches(str(name), names, n=3, cutoff=0.5)
-        hint = f" Did you mean {', '.join(close)}?" if close else ""
-        return f"There is no tool named {name!r}.{hint} Available tools: {', '.join(names)}."
+        return unknown_tool_message(name, [t.name for t in self.server.visible_tools()])
 
     def list_entities(self, kind: str) -> list[dict[str, Any]]:
         """Existing entities of ``kind`` as records (see :meth:`Server.entity`); never writes."""
@@ -206,3 +203,16 @@ def explain_validation(spec: ToolSpec, exc: pydantic.ValidationError) -> str:
         else:
             problems.append(f"'{loc}': {err['msg'].lower()} (got {err.get('input')!r})")
     return f"Invalid arguments for {spec.name}: {'; '.join(problems)}. {describe_signature(spec)}"
+
+
+def unknown_tool_message(name: object, available: list[str]) -> str:
+    """The ``unknown_tool`` message: the name, the closest available ones, and all of them.
+
+    >>> unknown_tool_message("get_events", ["get_event", "list_events"])
+    "There is no tool named 'get_events'. Did you mean get_event, list_events? Available tools: get_event, list_events."
+    """
+    shown = str(name)
+    shown = shown if len(shown) <= 100 else shown[:100] + "…"  # difflib is quadratic
+    close = difflib.get_close_matches(shown, available, n=3, cutoff=0.5)
+    hint = f" Did you mean {', '.join(close)}?" if close else ""
+    return f"There is no tool named {shown!r}.{hint} Available tools: {', '.join(available)}."

@@ -8,7 +8,7 @@ Files written to ``--out DIR``:
   ``final_state_hash`` of its gold replay.
 - ``openrlhf.jsonl`` / ``openrlhf.test.jsonl``: ``{"prompt": [system, user], "label":
   <task JSON>}``. The system message is exactly what ``ProveEnv.reset`` renders for
-  the task (instructions and offered tools through the env's formatter), the user
+  the task (instructions and offered tools through the episode's tool-call format), the user
   message is the first user turn; the label rebuilds the episode.
 - ``trl.jsonl`` / ``trl.test.jsonl``: ``{"prompt": [{"role": "user", ...}], "task":
   <task JSON>, "server": <primary server>}``; TRL passes the extra columns to the
@@ -47,34 +47,24 @@ def _write_lines(path: Path, lines: Iterable[str]) -> int:
 
 
 class PromptRenderer:
-    """Renders a task's opening messages exactly as :class:`~prove_gym.env.env.ProveEnv` does.
+    """Renders a task's opening messages exactly as an :class:`~prove_gym.episode.Episode` starts.
 
-    One env per server is kept and reset with each task, so the system prompt
-    comes from the env's own code path (instructions, offered tools with schema
-    overrides, formatter).
+    The same code path as the episode (instructions, offered tools with schema
+    overrides, the format's system message), without building any state.
     """
 
-    def __init__(self, formatter: str = "hermes", registry: Registry | None = None) -> None:
-        self.formatter = formatter
+    def __init__(self, format: str = "hermes", registry: Registry | None = None) -> None:
         self.registry = registry or get_registry()
-        self._envs: dict[str, Any] = {}
+        self.format = self.registry.get_format(format)
 
     def messages(self, task: Task) -> list[dict[str, Any]]:
-        """``[system, first user]`` as the env's ``info["messages"]`` after ``reset``."""
-        from prove_gym.env.env import ProveEnv
+        """``[system, first user]`` as ``Episode.messages`` starts (the env's ``info["messages"]``)."""
+        from prove_gym.episode import episode_instructions, opening_messages
+        from prove_gym.workspace import offered_openai_tools
 
-        env = self._envs.get(task.server)
-        if env is None:
-            env = self._envs[task.server] = ProveEnv(
-                task.server, tasks=[], formatter=self.formatter, registry=self.registry
-            )
-        _, info = env.reset(options={"task": task})
-        return [dict(m) for m in info["messages"][:2]]
-
-    def close(self) -> None:
-        for env in self._envs.values():
-            env.close()
-        self._envs.clear()
+        tools = offered_openai_tools(task, self.registry)
+        instructions = episode_instructions(task, self.registry)
+        return opening_messages(task, self.format, tools, instructions)
 
 
 def openrlhf_row(task: Task, renderer: PromptRenderer) -> dict[str, Any]:
@@ -95,24 +85,25 @@ def write_dataset(
     result: SynthResult,
     out: str | Path,
     *,
-    formatter: str = "hermes",
+    format: str = "hermes",
     registry: Registry | None = None,
 ) -> dict[str, Any]:
-    """Write every file of a dataset into ``out`` (created); returns the report."""
+    """Write every file of a dataset into ``out`` (created); returns the report.
+
+    ``format`` is the tool-call format whose system message the OpenRLHF
+    prompts carry (the one the trainer's episodes will be played in).
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    renderer = PromptRenderer(formatter, registry)
-    try:
-        for split, suffix in (("train", ""), ("test", ".test")):
-            tasks = result.split(split)
-            _write_lines(out / f"{split}.jsonl", (t.to_json() for t in tasks))
-            _write_lines(
-                out / f"openrlhf{suffix}.jsonl",
-                (_dumps(openrlhf_row(t, renderer)) for t in tasks),
-            )
-            _write_lines(out / f"trl{suffix}.jsonl", (_dumps(trl_row(t)) for t in tasks))
-    finally:
-        renderer.close()
+    renderer = PromptRenderer(format, registry)
+    for split, suffix in (("train", ""), ("test", ".test")):
+        tasks = result.split(split)
+        _write_lines(out / f"{split}.jsonl", (t.to_json() for t in tasks))
+        _write_lines(
+            out / f"openrlhf{suffix}.jsonl",
+            (_dumps(openrlhf_row(t, renderer)) for t in tasks),
+        )
+        _write_lines(out / f"trl{suffix}.jsonl", (_dumps(trl_row(t)) for t in tasks))
     report = build_report(result, registry)
     (out / "report.json").write_text(
         json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prove_gym import get_registry
+from prove_gym import Registry, get_registry, hookimpl
 from prove_gym.adapters.common import (
     AdapterSettings,
     TurnRenderer,
     resolve_task,
     reward_config_from_env,
 )
-from prove_gym.reward import RewardConfig
+from prove_gym.reward import RewardComponent, RewardConfig, ScoringContext
 
 TASK = get_registry().tasks("calendar")[0]
 
@@ -44,21 +45,68 @@ def test_a_label_may_be_the_task_its_json_a_row_holding_it_or_an_id(tmp_path: Pa
 
 def test_reward_settings_come_from_prove_reward_variables() -> None:
     cfg = reward_config_from_env(
-        {"PROVE_REWARD": '{"w_val": 0.4, "eff_floor": null}', "PROVE_REWARD_BETA": "0"}
+        {
+            "PROVE_REWARD": '{"weights": {"validity": 0.4}, "eff_floor": null}',
+            "PROVE_REWARD_BETA": "0",
+        }
     )
-    assert cfg == RewardConfig(w_val=0.4, eff_floor=None, beta=0.0)
-    with pytest.raises(ValueError, match="w_vall"):
-        reward_config_from_env({"PROVE_REWARD_W_VALL": "1"})
+    assert cfg == RewardConfig(eff_floor=None, beta=0.0).with_weights(validity=0.4)
+    with pytest.raises(ValueError, match=r"\['betta'\]; known: \['alpha', 'beta'"):
+        reward_config_from_env({"PROVE_REWARD_BETTA": "1"})
     s = AdapterSettings.from_env(
-        {"PROVE_MAX_USER_TURNS": "3", "PROVE_TASKS": "a.jsonl:b.jsonl", "PROVE_PARSER": "json"}
+        {"PROVE_MAX_USER_TURNS": "3", "PROVE_TASKS": "a.jsonl:b.jsonl", "PROVE_FORMAT": "json"}
     )
-    assert (s.max_user_turns, s.max_assistant_turns, s.tasks, s.parser) == (
+    assert (s.max_user_turns, s.max_assistant_turns, s.tasks, s.format) == (
         3,
         10,
         ("a.jsonl", "b.jsonl"),
         "json",
     )
     assert AdapterSettings.from_env({}).reward_config == RewardConfig()
+
+
+@dataclass(frozen=True)
+class Terse(RewardComponent):
+    """1.0 when the model made at most one call."""
+
+    name: str = "terse"
+    weight: float = 0.05
+
+    def compute(self, ctx: ScoringContext) -> float:
+        return 1.0 if ctx.n_calls <= 1 else 0.0
+
+
+class TersePlugin:
+    @hookimpl
+    def prove_gym_reward_components(self) -> list[RewardComponent]:
+        return [Terse()]
+
+
+def test_reward_weights_come_from_weight_variables_and_win_over_the_json() -> None:
+    cfg = reward_config_from_env(
+        {
+            "PROVE_REWARD": '{"weights": {"arguments": 0.3, "state": 0.2}, "normalise": true}',
+            "PROVE_REWARD_WEIGHT_ARGUMENTS": "0.2",
+            "PROVE_REWARD_WEIGHT_TOOL_NAME": "0",
+        }
+    )
+    assert cfg == RewardConfig(normalise=True).with_weights(arguments=0.2, state=0.2, tool_name=0)
+    with pytest.raises(ValueError, match=r"\['argument'\]; known: validity, coverage"):
+        reward_config_from_env({"PROVE_REWARD_WEIGHT_ARGUMENT": "0.2"})
+    with pytest.raises(ValueError, match="finite number >= 0"):
+        reward_config_from_env({"PROVE_REWARD_WEIGHT_STATE": "-1"})
+
+
+def test_prove_reward_components_adds_a_plugins_component_by_name() -> None:
+    registry = Registry(load_entrypoints=False)
+    registry.register(TersePlugin(), name="terse")
+    cfg = reward_config_from_env(
+        {"PROVE_REWARD_COMPONENTS": "terse", "PROVE_REWARD_WEIGHT_TERSE": "0.1"}, registry=registry
+    )
+    assert cfg.components == (*RewardConfig().components, Terse(weight=0.1))
+    assert reward_config_from_env({}, registry=registry) == RewardConfig()
+    with pytest.raises(ValueError, match="no reward component named 'polite'; available: terse"):
+        reward_config_from_env({"PROVE_REWARD_COMPONENTS": "terse, polite"}, registry=registry)
 
 
 @settings(max_examples=25, deadline=None)

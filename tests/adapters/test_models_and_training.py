@@ -14,6 +14,7 @@ from prove_gym import get_registry
 from prove_gym.adapters.common import HERMES_CHAT_TEMPLATE
 from prove_gym.adapters.models import load_causal_lm, supports_tools
 from prove_gym.env.env import ProveEnv
+from prove_gym.episode import EpisodeCaps
 from prove_gym.eval import TransformersPolicy, evaluate
 from prove_gym.training import grpo_rows, train_trl
 
@@ -39,12 +40,16 @@ def test_a_model_whose_template_has_no_tools_gets_the_hermes_template(tiny_model
 def test_a_local_model_is_evaluated_through_the_env(tiny_model_dir: str) -> None:
     model, tok = load_causal_lm(tiny_model_dir)
     policy = TransformersPolicy(model, tok, max_new_tokens=8, temperature=0.0)
-    report = evaluate(policy, CALENDAR[:2], concurrency=2, progress=False, max_assistant_turns=2)
+    report = evaluate(
+        policy, CALENDAR[:2], concurrency=2, progress=False, caps=EpisodeCaps(max_assistant_turns=2)
+    )
     assert [r.task_id for r in report.results] == [t.id for t in CALENDAR[:2]]
     for r in report.results:
         assert r.error is None and 1 <= r.assistant_turns <= 2
         assert r.components  # scored by the env's reward
-    again = evaluate(policy, CALENDAR[:2], concurrency=1, progress=False, max_assistant_turns=2)
+    again = evaluate(
+        policy, CALENDAR[:2], concurrency=1, progress=False, caps=EpisodeCaps(max_assistant_turns=2)
+    )
     assert [r.total for r in again.results] == [r.total for r in report.results]  # greedy
 
 

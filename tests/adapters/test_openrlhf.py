@@ -21,8 +21,8 @@ agent = pytest.importorskip("openrlhf.utils.agent")
 
 from prove_gym import get_registry  # noqa: E402
 from prove_gym.adapters import openrlhf as adapter  # noqa: E402
-from prove_gym.env.env import ProveEnv  # noqa: E402
-from prove_gym.policies import OraclePolicy  # noqa: E402
+from prove_gym.episode import Episode, EpisodeCaps  # noqa: E402
+from prove_gym.eval import OraclePolicy  # noqa: E402
 from prove_gym.task import Task  # noqa: E402
 
 pytestmark = pytest.mark.trainer
@@ -32,37 +32,31 @@ TASKS = {t.id: t for t in get_registry().tasks("calendar")}
 
 def oracle_script(task: Task) -> list[str]:
     """The oracle's assistant turns for the whole task: gold calls, then a closing answer."""
-    policy = OraclePolicy(task)
     turns = []
-    for i in range(len(task.turns)):
-        first = policy.act(i)
-        turns.append(first)
-        if "<tool_call>" in first:
-            turns.append(policy.act(i))
+    with Episode(task) as episode:
+        agent = OraclePolicy().start(episode)
+        while not episode.done:
+            turns.append(str(agent.act(episode)))
+            episode.step(turns[-1])
     return turns
 
 
 def dataset_prompt(task: Task, tokenizer: Any) -> str:
     """What OpenRLHF's prompt dataset makes of an ``openrlhf.jsonl`` row with --data.apply_chat_template."""
-    env = ProveEnv(task.server, tasks=[task])
-    _obs, info = env.reset(options={"task": task})
-    env.close()
-    return tokenizer.apply_chat_template(
-        info["messages"], tokenize=False, add_generation_prompt=True
-    )
+    with Episode(task) as episode:
+        messages = episode.messages
+    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
 
-def env_score(task: Task, actions: list[str]) -> tuple[float, dict[str, Any] | None]:
-    """The env's own reward for a transcript, replayed on a fresh env."""
-    env = ProveEnv(task.server, tasks=[task])
-    env.reset(options={"task": task})
-    reward, info = 0.0, {"reward_breakdown": None}
-    for action in actions:
-        _obs, reward, term, trunc, info = env.step(action)
-        if term or trunc:
-            break
-    env.close()
-    return reward, info["reward_breakdown"]
+def episode_score(
+    task: Task, actions: list[str], caps: EpisodeCaps | None = None
+) -> tuple[float, Any]:
+    """``Episode``'s own reward for a transcript, replayed on a fresh episode."""
+    with Episode(task, caps=caps) as episode:
+        for action in actions:
+            if episode.step(action).done:
+                break
+    return (episode.breakdown.total if episode.breakdown else 0.0), episode.breakdown
 
 
 def run(executor: Any, prompt: str, label: str, tokenizer: Any, engine: Any, **kw: Any) -> dict:
@@ -101,15 +95,15 @@ def test_an_oracle_rollout_earns_exactly_the_envs_reward(
     )
 
     texts = [hermes_tokenizer.decode(t, skip_special_tokens=True) for t in engine.generated]
-    expected, breakdown = env_score(task, texts)
+    expected, breakdown = episode_score(task, texts)
     assert len(engine.generated) == len(script)
     assert out["reward"] == pytest.approx(expected)
     assert out["scores"] == pytest.approx(expected)
-    assert expected == pytest.approx(breakdown["total"]) and expected > 0
+    assert expected == pytest.approx(breakdown.total) and expected > 0
     logs = out["extra_logs"]
     assert logs["prove/total"] == pytest.approx(expected)
     assert logs["prove/n_calls"] == len(task.steps)
-    for name, value in breakdown["components"].items():
+    for name, value in breakdown.components.items():
         assert logs[f"prove/{name}"] == pytest.approx(value or 0.0)
     assert all(isinstance(v, float) for v in logs.values())
 
@@ -168,7 +162,7 @@ def test_free_generation_from_a_real_model_is_scored_like_the_env_scores_it(
         engine,
     )
     texts = [hermes_tokenizer.decode(t, skip_special_tokens=True) for t in engine.generated]
-    expected, breakdown = env_score(task, texts)
+    expected, breakdown = episode_score(task, texts)
     assert 1 <= len(engine.generated) <= 3
     assert breakdown is not None
     assert out["reward"] == pytest.approx(expected)
@@ -188,16 +182,16 @@ def test_the_samples_of_one_prompt_start_from_the_same_state_and_stay_isolated(
         return instances
 
     instances = asyncio.run(group(4))
-    hashes = {i.env.state_hash() for i in instances}
+    hashes = {i.episode.state_hash() for i in instances}
     assert len(hashes) == 1
     # A write in one sample's state is invisible to the others.
     step = task.turns[0].steps[1]
-    action = OraclePolicy(task).act(0)
+    action = oracle_script(task)[0]
     asyncio.run(instances[0].step({"action_text": action, "label": task.to_json()}))
-    assert step.name in [r.name for r in instances[0].env.trajectory]
-    assert all(r.result.ok for r in instances[0].env.trajectory)
-    assert instances[0].env.state_hash() not in hashes
-    assert {i.env.state_hash() for i in instances[1:]} == hashes
+    assert step.name in [r.name for r in instances[0].episode.trajectory]
+    assert all(r.result.ok for r in instances[0].episode.trajectory)
+    assert instances[0].episode.state_hash() not in hashes
+    assert {i.episode.state_hash() for i in instances[1:]} == hashes
 
 
 def test_an_episode_that_runs_out_of_tokens_ends_with_the_truncated_reward(
@@ -220,10 +214,8 @@ def test_an_episode_that_runs_out_of_tokens_ends_with_the_truncated_reward(
     )
     assert len(engine.generated) == 1
     assert out["extra_logs"]["prove/truncated"] == 1.0
-    env = ProveEnv(task.server, tasks=[task], max_assistant_turns=1)
-    env.reset(options={"task": task})
-    _o, expected, _t, truncated, _i = env.step(script[0])
-    assert truncated and out["reward"] == pytest.approx(expected)
+    expected, breakdown = episode_score(task, script[:1], EpisodeCaps(max_assistant_turns=1))
+    assert breakdown is not None and out["reward"] == pytest.approx(expected)
 
 
 def test_a_label_holding_only_a_task_id_is_found_in_prove_tasks(
@@ -233,11 +225,11 @@ def test_a_label_holding_only_a_task_id_is_found_in_prove_tasks(
     rows = tmp_path / "openrlhf.jsonl"
     rows.write_text(json.dumps({"prompt": [], "label": task.to_json()}) + "\n")
     monkeypatch.setenv("PROVE_TASKS", str(rows))
-    monkeypatch.setenv("PROVE_REWARD_W_ARG", "0.3")
+    monkeypatch.setenv("PROVE_REWARD_WEIGHT_ARGUMENTS", "0.3")
     engine = engine_factory(hermes_tokenizer, script=oracle_script(task))
     # An empty prompt: the instance renders the env's own first prompt with the chat template.
     out = run(adapter.AgentExecutor(), "", task.id, hermes_tokenizer, engine)
-    base, _ = env_score(task, oracle_script(task))
+    base, _ = episode_score(task, oracle_script(task))
     assert out["reward"] == pytest.approx(base + 0.2 * out["extra_logs"]["prove/arguments"])
     prompt = hermes_tokenizer.decode(out["observation_tokens"][: out["action_ranges"][0][0]])
     assert task.turns[0].user in prompt and prompt.endswith("<|im_start|>assistant\n")

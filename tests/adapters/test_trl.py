@@ -21,6 +21,7 @@ from prove_gym.adapters.trl import (  # noqa: E402
     prove_reward,
     trl_rows,
 )
+from prove_gym.episode import Episode  # noqa: E402
 from prove_gym.reward import score  # noqa: E402
 
 pytestmark = pytest.mark.trainer
@@ -57,13 +58,13 @@ def test_reset_rebuilds_the_same_initial_state_for_every_rollout_of_a_group() ->
     group = [cls() for _ in range(4)]
     for env in group:
         env.reset(**row)
-    assert len({env.workspace.state_hash() for env in group}) == 1
+    assert len({env.episode.state_hash() for env in group}) == 1
     step = task.turns[0].steps[1]
     assert json.loads(group[0].create_event(**step.arguments))["event_id"]
-    assert group[0].workspace.state_hash() != group[1].workspace.state_hash()
+    assert group[0].episode.state_hash() != group[1].episode.state_hash()
     group[0].reset(**row)  # a pooled instance starts its next rollout from scratch
     assert group[0].trajectory == []
-    assert len({env.workspace.state_hash() for env in group}) == 1
+    assert len({env.episode.state_hash() for env in group}) == 1
 
 
 def test_bad_calls_are_observations_and_count_in_the_reward() -> None:
@@ -75,16 +76,18 @@ def test_bad_calls_are_observations_and_count_in_the_reward() -> None:
     text = env.add_invitee(event_id="evt_9999", email="x@y.z")
     assert text.startswith("Error [not_found]")
     assert len(env.trajectory) == 2
+    final_state = env.episode.state_hash()
     reward = env.get_reward()
-    expected = score(task, env.trajectory, final_state_hash=env.workspace.state_hash())
+    expected = score(first_turn(task), env.trajectory, final_state_hash=final_state)
     assert reward == pytest.approx(expected.total)
-    assert env.breakdown["n_calls"] == 2
+    assert env.breakdown.n_calls == 2
+    assert env.add_invitee(event_id="evt_0001", email="x@y.z").startswith("Error [episode_over]")
 
 
 def test_the_gold_calls_earn_the_full_reward_and_multi_turn_tasks_play_their_first_turn(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("PROVE_REWARD_W_STATE", "0.2")
+    monkeypatch.setenv("PROVE_REWARD_WEIGHT_STATE", "0.2")
     task = TASKS["calendar-003"]
     env = environment_class("calendar")()
     env.reset(**trl_rows([task])[0])
@@ -92,8 +95,8 @@ def test_the_gold_calls_earn_the_full_reward_and_multi_turn_tasks_play_their_fir
     for step in task.turns[0].steps:
         assert not getattr(env, step.name)(**step.arguments).startswith("Error")
     reward = env.get_reward()
-    assert env.breakdown["components"]["state"] == 1.0
-    assert reward == pytest.approx(env.breakdown["max_total"])
+    assert env.breakdown.components["state"] == 1.0
+    assert reward == pytest.approx(env.breakdown.max_total)
     assert prove_reward([env]) == [pytest.approx(reward)]
 
 
@@ -169,7 +172,7 @@ def test_two_grpo_steps_call_our_tools_and_pay_our_reward(
         )
     )
     base = environment_class("calendar", tools=["get_current_time", "list_calendars"])
-    rollouts: list[tuple[float, list[str], dict]] = []
+    rollouts: list[tuple[float, list[str], Any]] = []
 
     class Recorded(base):  # type: ignore[misc, valid-type]
         def get_reward(self) -> float:
@@ -214,8 +217,8 @@ def test_two_grpo_steps_call_our_tools_and_pay_our_reward(
     tool_calls = [h["tools/call_frequency"] for h in trainer.state.log_history if "reward" in h]
     assert all(f > 0 for f in tool_calls)
     for reward, names, breakdown in rollouts:
-        assert reward == pytest.approx(breakdown["total"])
-        assert breakdown["n_calls"] == len(names)
+        assert reward == pytest.approx(breakdown.total)
+        assert breakdown.n_calls == len(names)
     assert max(r[0] for r in called) > 1.0  # the gold call validates, covers and matches
     logged = [h for h in trainer.state.log_history if "reward" in h]
     assert len(logged) == 2
@@ -223,3 +226,19 @@ def test_two_grpo_steps_call_our_tools_and_pay_our_reward(
         step_rewards = [r[0] for r in rollouts[4 * i : 4 * i + 4]]
         assert entry["reward"] == pytest.approx(sum(step_rewards) / 4, abs=1e-5)
         assert entry["rewards/Recorded/mean"] == pytest.approx(entry["reward"], abs=1e-5)
+
+
+def test_a_trl_rollout_is_a_translation_of_the_episode() -> None:
+    task = TASKS["calendar-003"]
+    calls = [(s.name, dict(s.arguments)) for s in task.turns[0].steps]
+    calls.append(("get_event", {"event_id": "evt_9999"}))
+    env = environment_class("calendar")()
+    env.reset(**trl_rows([task])[0])
+    texts = [getattr(env, name)(**arguments) for name, arguments in calls]
+    reward = env.get_reward()
+    with Episode(first_turn(task)) as episode:
+        out = episode.step([{"name": n, "arguments": a} for n, a in calls])
+        last = episode.step("Done.")
+    assert texts == [m["content"] for m in out.messages[1:]]
+    assert last.terminated and reward == last.reward
+    assert env.breakdown == last.breakdown

@@ -11,7 +11,10 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import prove_gym
-from prove_gym.policies import OraclePolicy, format_hermes_calls
+from prove_gym.env.formats import HermesFormat
+from prove_gym.eval import OraclePolicy
+
+format_hermes_calls = HermesFormat().render_calls
 
 ENV_IDS = sorted(i for i in gymnasium.registry if i.startswith("prove/"))
 
@@ -35,11 +38,11 @@ def test_same_seed_gives_same_task_state_and_transcript(env_id: str) -> None:
         env = gymnasium.make(env_id)
         obs, _info = env.reset(seed=seed)
         task = env.unwrapped.task
-        policy = OraclePolicy(task)
+        agent = OraclePolicy().start(env.unwrapped.episode)
         transcript = [obs]
         done, reward = False, 0.0
         while not done:
-            obs, reward, term, trunc, _ = env.step(policy.act(env.unwrapped.user_turn))
+            obs, reward, term, trunc, _ = env.step(agent.act(env.unwrapped.episode))
             transcript.append(obs)
             done = term or trunc
         return task.id, env.unwrapped.state_hash(), transcript, reward
@@ -137,16 +140,17 @@ def test_multi_turn_flow_and_terminal_reward(env) -> None:
     task = _task(env, "calendar-003")
     assert len(task.turns) == 2
     env.reset(options={"task": task})
-    policy = OraclePolicy(task)
-    obs, r, term, trunc, info = env.step(policy.act(0))
+    episode = env.unwrapped.episode
+    agent = OraclePolicy().start(episode)
+    obs, r, term, trunc, info = env.step(agent.act(episode))
     assert not term and r == 0.0
-    obs, r, term, trunc, info = env.step(policy.act(0))
+    obs, r, term, trunc, info = env.step(agent.act(episode))
     assert obs == task.turns[1].user and not term
     assert info["messages"][-1] == {"role": "user", "content": task.turns[1].user}
-    env.step(policy.act(1))
-    obs, r, term, trunc, info = env.step(policy.act(1))
+    env.step(agent.act(episode))
+    obs, r, term, trunc, info = env.step(agent.act(episode))
     assert term and not trunc and obs == ""
-    assert info["reward_breakdown"]["total"] == r
+    assert info["reward_breakdown"].total == r
     assert env.unwrapped.state_hash() == task.final_state_hash
     with pytest.raises(RuntimeError, match="reset"):
         env.unwrapped.step("hello")
@@ -156,12 +160,12 @@ def test_assistant_turn_cap_truncates_and_still_pays(env) -> None:
     base = env.unwrapped
     env.reset(options={"task": _task(env, "calendar-001")})
     call = format_hermes_calls([{"name": "list_calendars", "arguments": {}}])
-    for _ in range(base.max_assistant_turns - 1):
+    for _ in range(base.caps.max_assistant_turns - 1):
         _, _, term, trunc, _ = env.step(call)
         assert not (term or trunc)
     _, reward, term, trunc, info = env.step(call)
     assert trunc and not term
-    assert info["reward_breakdown"] is not None and reward == info["reward_breakdown"]["total"]
+    assert info["reward_breakdown"] is not None and reward == info["reward_breakdown"].total
 
 
 def test_user_turn_cap_truncates() -> None:
@@ -172,9 +176,9 @@ def test_user_turn_cap_truncates() -> None:
     assert trunc and not term
 
 
-def test_unknown_parser_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="unknown parser/formatter 'xml'"):
-        gymnasium.make("prove/calendar-v0", parser="xml")
+def test_unknown_format_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match=r"no tool-call format named .xml.; registered: .*hermes"):
+        gymnasium.make("prove/calendar-v0", format="xml")
 
 
 def test_a_task_for_another_server_is_refused(env) -> None:

@@ -19,7 +19,7 @@ from pydantic import TypeAdapter
 
 import prove_gym
 from prove_gym import ErrorKind, Session, ToolContext
-from prove_gym.policies import OraclePolicy
+from prove_gym.eval import OraclePolicy
 from prove_gym.server import canonical_state_hash
 from prove_gym.testing import junk_arguments
 
@@ -741,10 +741,10 @@ def test_example_values_fit_their_parameters(bank: Session) -> None:
 def test_hand_written_tasks_replay_to_their_recorded_state(task) -> None:
     env = gymnasium.make("prove/banking-v0")
     env.reset(options={"task": task})
-    policy = OraclePolicy(task)
+    policy = OraclePolicy().start(env.unwrapped.episode)
     done = False
     while not done:
-        _, _, term, trunc, info = env.step(policy.act(env.unwrapped.user_turn))
+        _, _, term, trunc, info = env.step(policy.act(env.unwrapped.episode))
         done = term or trunc
         assert all(r["result"]["status"] == "ok" for r in info["call_results"])
     assert term and env.unwrapped.state_hash() == task.final_state_hash

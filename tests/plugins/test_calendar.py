@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import prove_gym
 from prove_gym import ErrorKind, Server
-from prove_gym.policies import OraclePolicy
+from prove_gym.eval import OraclePolicy
 from prove_gym.testing import junk_arguments
 
 CALENDAR = prove_gym.get_server("calendar")
@@ -167,10 +167,10 @@ def test_find_free_slot_returns_a_slot_that_really_is_free(session) -> None:
 def test_hand_written_tasks_replay_to_their_recorded_state(task) -> None:
     env = gymnasium.make("prove/calendar-v0")
     env.reset(options={"task": task})
-    policy = OraclePolicy(task)
+    policy = OraclePolicy().start(env.unwrapped.episode)
     done = False
     while not done:
-        _, _, term, trunc, info = env.step(policy.act(env.unwrapped.user_turn))
+        _, _, term, trunc, info = env.step(policy.act(env.unwrapped.episode))
         done = term or trunc
         assert all(r["result"]["status"] == "ok" for r in info["call_results"])
     assert term and env.unwrapped.state_hash() == task.final_state_hash

@@ -16,7 +16,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 import prove_gym
 from prove_gym import ErrorKind, Session
-from prove_gym.policies import OraclePolicy
+from prove_gym.eval import OraclePolicy
 from prove_gym.server import StateTemplate, canonical_state_hash
 from prove_gym.testing import junk_arguments
 
@@ -520,10 +520,10 @@ def test_locks_and_lights_follow_their_rules(parked) -> None:
 def test_hand_written_tasks_replay_to_their_recorded_state(task) -> None:
     env = gymnasium.make("prove/vehicle-v0")
     env.reset(options={"task": task})
-    policy = OraclePolicy(task)
+    policy = OraclePolicy().start(env.unwrapped.episode)
     done = False
     while not done:
-        _, _, term, trunc, info = env.step(policy.act(env.unwrapped.user_turn))
+        _, _, term, trunc, info = env.step(policy.act(env.unwrapped.episode))
         done = term or trunc
         assert all(r["result"]["status"] == "ok" for r in info["call_results"])
     assert term and env.unwrapped.state_hash() == task.final_state_hash

@@ -10,8 +10,9 @@ import gymnasium
 import pytest
 
 from prove_gym import Task
-from prove_gym.policies import OraclePolicy, RandomPolicy, format_hermes_calls
-from prove_gym.reward import COMPONENTS, RewardConfig
+from prove_gym.episode import Episode
+from prove_gym.eval import OraclePolicy, RandomPolicy
+from prove_gym.reward import RewardConfig
 
 Calls = list[dict[str, Any]]
 
@@ -19,10 +20,16 @@ Calls = list[dict[str, Any]]
 class ScriptedPolicy:
     """Plays each normal turn's gold calls after ``transform``, in one message, then answers."""
 
+    name = "scripted"
+
     def __init__(self, task: Task, transform: Callable[[Calls], Calls]) -> None:
         self.task, self.transform, self.called = task, transform, set()
 
-    def act(self, turn: int) -> str:
+    def start(self, episode: Episode) -> ScriptedPolicy:
+        return self
+
+    def act(self, episode: Episode) -> str:
+        turn = episode.user_turn
         spec = self.task.turns[turn]
         if spec.kind != "normal" or not spec.steps or turn in self.called:
             return "Done."
@@ -30,7 +37,7 @@ class ScriptedPolicy:
         calls = self.transform(
             [{"name": s.name, "arguments": dict(s.arguments)} for s in spec.steps]
         )
-        return format_hermes_calls(calls) if calls else "Done."
+        return episode.format.render_calls(calls) if calls else "Done."
 
 
 def repeat_first_call() -> Callable[[Calls], Calls]:
@@ -59,11 +66,12 @@ def play(
     env: gymnasium.Env, task: Task, policy: Any, **options: Any
 ) -> tuple[float, dict[str, Any]]:
     env.reset(options={"task": task, **options})
+    agent = policy.start(env.unwrapped.episode)
     done = False
     while not done:
-        _, reward, term, trunc, info = env.step(policy.act(env.unwrapped.user_turn))
+        _, reward, term, trunc, info = env.step(agent.act(env.unwrapped.episode))
         done = term or trunc
-    return reward, info["reward_breakdown"]
+    return reward, info["reward_breakdown"].to_dict()
 
 
 @pytest.fixture(scope="module")
@@ -80,15 +88,15 @@ def normal_tasks(tasks: dict[str, Task]) -> list[Task]:
 def test_the_oracle_scores_the_maximum_on_every_calendar_task(env, calendar_tasks) -> None:
     assert len(calendar_tasks) >= 5
     for task in calendar_tasks.values():
-        reward, b = play(env, task, OraclePolicy(task))
+        reward, b = play(env, task, OraclePolicy())
         assert reward == b["total"] == b["max_total"] == (1.3 if task.steps else 1.0), task.id
         assert b["components"]["state"] == 1.0
 
 
 def test_the_breakdown_in_info_explains_the_reward(env, calendar_tasks) -> None:
     task = calendar_tasks["calendar-002"]
-    _, b = play(env, task, OraclePolicy(task))
-    assert set(b["components"]) == set(COMPONENTS)
+    _, b = play(env, task, OraclePolicy())
+    assert list(b["components"]) == list(RewardConfig().breakdown_keys)
     assert (b["budget"], b["n_calls"], b["n_gold"]) == (5, 3, 3)
     assert b["matched"] == {"s1": 0, "s2": 1, "s3": 2} and b["counted"] == ["s1", "s2", "s3"]
     assert b["weights"]["coverage"] == 0.5 and b["final_state_hash"] == task.final_state_hash
@@ -115,7 +123,7 @@ def test_right_names_with_wrong_ids_score_between_the_oracle_and_a_repeater(
     task = calendar_tasks["calendar-001"]
     wrong_reward, b = play(env, task, ScriptedPolicy(task, wrong_ids))
     repeat_reward, _ = play(env, task, ScriptedPolicy(task, repeat_first_call()))
-    oracle_reward, _ = play(env, task, OraclePolicy(task))
+    oracle_reward, _ = play(env, task, OraclePolicy())
     # search runs (3 levels), add_invitee to evt_9999 is not found (2); its event_id is wrong
     assert b["call_validity"] == [3, 2]
     expected = 0.5 * 5 / 6 + 0.5 * 1.0 + 0.2 * 1.0 + 0.1 * (1 + 0.5) / 2
@@ -123,8 +131,7 @@ def test_right_names_with_wrong_ids_score_between_the_oracle_and_a_repeater(
     assert repeat_reward < wrong_reward < oracle_reward
     for task in normal_tasks(calendar_tasks):
         wrong, b = play(env, task, ScriptedPolicy(task, wrong_ids))
-        tools = env.unwrapped.workspace.openai_tools()
-        floor, _ = play(env, task, RandomPolicy(tools, seed=1))
+        floor, _ = play(env, task, RandomPolicy(seed=1))
         assert floor < wrong < 1.3, task.id
         assert b["components"]["coverage"] == 1.0 and b["components"]["arguments"] < 1.0
 
@@ -140,7 +147,7 @@ def test_state_verification_is_one_for_the_oracle_and_zero_when_a_write_is_skipp
         def skip(calls: Calls, name: str = last_write.name) -> Calls:
             return [c for c in calls if c["name"] != name]
 
-        _, oracle = play(env, task, OraclePolicy(task))
+        _, oracle = play(env, task, OraclePolicy())
         _, skipped = play(env, task, ScriptedPolicy(task, skip))
         assert oracle["components"]["state"] == 1.0, task.id
         assert skipped["components"]["state"] == 0.0, task.id
@@ -148,7 +155,7 @@ def test_state_verification_is_one_for_the_oracle_and_zero_when_a_write_is_skipp
 
 def test_a_reseeded_episode_is_verified_against_its_own_gold_replay(env, calendar_tasks) -> None:
     task = calendar_tasks["calendar-001"]
-    _, b = play(env, task, OraclePolicy(task), state_seed=8)
+    _, b = play(env, task, OraclePolicy(), state_seed=8)
     assert env.unwrapped.task.seed == 8 and env.unwrapped.task.final_state_hash is None
     assert b["gold_state_hash"] != task.final_state_hash
     assert b["components"]["state"] == 1.0
@@ -156,10 +163,11 @@ def test_a_reseeded_episode_is_verified_against_its_own_gold_replay(env, calenda
 
 def test_the_env_pays_the_configured_reward() -> None:
     env = gymnasium.make(
-        "prove/calendar-v0", reward_config=RewardConfig(normalise=True, w_state=0.5)
+        "prove/calendar-v0",
+        reward_config=RewardConfig(normalise=True).with_weights(state=0.5),
     )
     task = next(t for t in env.unwrapped.tasks if t.steps)
-    reward, b = play(env, task, OraclePolicy(task))
+    reward, b = play(env, task, OraclePolicy())
     assert reward == 1.0 and b["normalised"] and b["max_total"] == 1.0
     reward, b = play(env, task, ScriptedPolicy(task, wrong_ids))
     assert b["components"]["state"] == 0.0 and 0.0 < reward < 1.0

@@ -353,7 +353,7 @@ def test_guessing_in_a_clarify_turn_is_penalised_and_earns_no_coverage(calendar_
     expected = 0.5 + 0.5 + 0.15 * (-0.5 / 3) + 0.2 + 0.1 - 0.5
     assert guessed.total == pytest.approx(expected)
     assert guessed.matched == {"s1": 2, "s2": 3}
-    off = score(task, guess + right, config=RewardConfig(w_clarify=0.0))
+    off = score(task, guess + right, config=RewardConfig().with_weights(clarification=0.0))
     assert off.total == pytest.approx(expected + 0.5)
 
 
@@ -385,11 +385,12 @@ def test_state_is_reported_with_weight_zero_and_paid_when_weighted(
     paper = score(task, records, final_state_hash=skipped)
     assert paper.components["state"] == 0.0 and paper.weights["state"] == 0.0
     assert score(task, records).components["state"] is None  # nothing to compare, nothing replayed
-    weighted = score(task, records, config=RewardConfig(w_state=0.3))
+    weighted = score(task, records, config=RewardConfig().with_weights(state=0.3))
     assert weighted.components["state"] == 0.0  # replayed offline
     assert weighted.max_total == pytest.approx(1.6)
     records, full = run_calls(task, gold)
-    assert score(task, records, config=RewardConfig(w_state=0.3)).total == pytest.approx(1.6)
+    paid = RewardConfig().with_weights(state=0.3)
+    assert score(task, records, config=paid).total == pytest.approx(1.6)
     assert score(task, records, final_state_hash=full).components["state"] == 1.0
 
 
@@ -451,11 +452,19 @@ def test_offline_dicts_and_live_records_score_the_same(run_calls) -> None:
 
 def test_the_config_holds_the_papers_defaults_and_rejects_nonsense() -> None:
     cfg = RewardConfig()
-    assert (cfg.w_val, cfg.w_cov, cfg.w_eff, cfg.w_name, cfg.w_arg) == (0.5, 0.5, 0.15, 0.2, 0.1)
-    assert (cfg.alpha, cfg.beta, cfg.w_state) == (0.5, 0.5, 0.0)
+    assert cfg.weights == {
+        "validity": 0.5,
+        "coverage": 0.5,
+        "efficiency": 0.15,
+        "tool_name": 0.2,
+        "arguments": 0.1,
+        "clarification": 0.5,
+        "state": 0.0,
+    }
+    assert (cfg.alpha, cfg.beta) == (0.5, 0.5)
     assert math.isclose(cfg.max_raw, 1.3)
-    with pytest.raises(ValueError, match="w_cov"):
-        RewardConfig(w_cov=-1)
+    with pytest.raises(ValueError, match="coverage"):
+        cfg.with_weights(coverage=-1)
     with pytest.raises(ValueError, match="eff_floor"):
         RewardConfig(eff_floor=0.5)
     with pytest.raises(AttributeError):

@@ -23,6 +23,8 @@ COMPONENT_MODULES = {
     "state",
     "score",
     "values",
+    "components",
+    "config",
 }
 
 

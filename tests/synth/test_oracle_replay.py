@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import prove_gym
-from prove_gym.env.env import ProveEnv
-from prove_gym.policies import OraclePolicy
+from prove_gym.episode import Episode
+from prove_gym.eval import OraclePolicy
 from prove_gym.reward import RewardConfig
 from prove_gym.synth import SynthResult
 
@@ -21,27 +21,20 @@ def test_the_oracle_scores_the_maximum_and_reaches_the_recorded_state_on_every_t
     dataset: SynthResult,
 ) -> None:
     config = RewardConfig()
-    envs: dict[str, ProveEnv] = {}
     failures = []
     for task in dataset.tasks:
-        env = envs.setdefault(task.server, ProveEnv(task.server, tasks=[task]))
-        env.reset(options={"task": task})
-        policy = OraclePolicy(task)
-        done = False
-        reward = 0.0
-        info: dict = {}
-        while not done:
-            _, reward, terminated, truncated, info = env.step(policy.act(env.user_turn))
-            done = terminated or truncated
-        breakdown = info["reward_breakdown"]
-        if not terminated:
+        with Episode(task) as episode:
+            agent = OraclePolicy().start(episode)
+            while not episode.done:
+                episode.step(agent.act(episode))
+        breakdown = episode.breakdown
+        assert breakdown is not None
+        if not episode.terminated:
             failures.append((task.id, "truncated"))
-        if reward != pytest.approx(config.max_raw) or reward != pytest.approx(
-            breakdown["max_total"]
+        if breakdown.total != pytest.approx(config.max_raw) or breakdown.total != pytest.approx(
+            breakdown.max_total
         ):
-            failures.append((task.id, reward, breakdown["components"]))
-        if breakdown["final_state_hash"] != task.final_state_hash:  # the env's own state hash
+            failures.append((task.id, breakdown.total, breakdown.components))
+        if breakdown.final_state_hash != task.final_state_hash:  # the episode's own state hash
             failures.append((task.id, "final state differs"))
-    for env in envs.values():
-        env.close()
     assert not failures, failures[:5]

@@ -1,0 +1,379 @@
+"""One episode, owned in one place: every consumer is a translation over :class:`Episode`.
+
+An :class:`Episode` holds a task's live state (a :class:`~prove_gym.workspace.Workspace`),
+the tool-call format, the turn caps, the transcript (OpenAI-style messages and
+the calls with their live results), the user-turn state machine and, at the
+end, the reward. The Gymnasium env (:class:`~prove_gym.env.env.ProveEnv`), the
+OpenRLHF agent, the TRL environment, ``prove eval`` and ``prove train`` all
+drive this object; none of them executes a model's calls or advances a user
+turn itself, so a behaviour added here reaches every one of them.
+
+>>> import prove_gym
+>>> task = prove_gym.get_registry().tasks("calendar")[0]
+>>> episode = Episode(task)
+>>> step = episode.step(episode.format.render_calls(
+...     {"name": s.name, "arguments": s.arguments} for s in task.turns[0].steps))
+>>> step.done, [r.result.ok for r in step.records]
+(False, [True])
+>>> episode.step("Done.").breakdown.total == episode.breakdown.max_total
+True
+>>> episode.close()
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prove_gym.env.formats import ParsedAction, ParsedCall, ToolCallFormat, call_from_object
+from prove_gym.registry import Registry, get_registry
+from prove_gym.reward import RewardBreakdown, RewardConfig, score
+from prove_gym.server.errors import ErrorKind
+from prove_gym.server.result import ToolResult
+from prove_gym.task import Task
+from prove_gym.workspace import CallRecord, Workspace
+
+__all__ = [
+    "DEFAULT_INSTRUCTIONS",
+    "Action",
+    "Episode",
+    "EpisodeCaps",
+    "StepOutcome",
+    "episode_instructions",
+    "opening_messages",
+]
+
+DEFAULT_INSTRUCTIONS = (
+    "You are a helpful assistant that completes the user's requests by calling tools. "
+    "Use only the tools provided, with identifiers taken from the user or from earlier tool "
+    "results. If a required value is missing, ask the user for it instead of guessing. If no "
+    "tool can do what is asked, say so. When the request is done, answer without a tool call."
+)
+
+Action = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
+"""What an assistant turn may be: its raw text (read by the episode's format), one call
+``{"name", "arguments"}``, a list of them, or an OpenAI-style assistant message
+``{"role": "assistant", "content": ..., "tool_calls": [...]}`` (native tool calling)."""
+
+
+def episode_instructions(
+    task: Task, registry: Registry | None = None, instructions: str | None = None
+) -> str:
+    """The system-prompt text of an episode, without the tools.
+
+    The format lists the offered tools after it; clients that pass tools
+    natively (an OpenAI-compatible endpoint, a chat template's ``tools=``) use
+    it as the system message as is.
+
+    Args:
+        task: The task being played.
+        registry: Where its servers are looked up (the process-wide one by default).
+        instructions: Replaces :data:`DEFAULT_INSTRUCTIONS`.
+    """
+    registry = registry or get_registry()
+    parts = [instructions or DEFAULT_INSTRUCTIONS]
+    for name in task.servers:
+        extra = registry.get_server(name).instructions
+        if extra:
+            parts.append(extra)
+    if task.system:
+        parts.append(task.system)
+    return "\n\n".join(parts)
+
+
+def opening_messages(
+    task: Task,
+    format: ToolCallFormat,
+    tools: Sequence[Mapping[str, Any]],
+    instructions: str,
+) -> list[dict[str, Any]]:
+    """An episode's first messages, ``[system, first user]``, without building its state.
+
+    Exactly what :class:`Episode` starts with, for exporters that write prompts
+    (tools from :func:`~prove_gym.workspace.offered_openai_tools`).
+    """
+    return [
+        {"role": "system", "content": format.system_message(instructions, tools)},
+        {"role": "user", "content": task.turns[0].user},
+    ]
+
+
+@dataclass(frozen=True)
+class EpisodeCaps:
+    """Where an episode is cut short (truncated), whatever the policy does.
+
+    Attributes:
+        max_assistant_turns: Assistant messages per episode (paper: 10).
+        max_user_turns: User turns played (paper: 5); later turns of a longer task are not shown.
+    """
+
+    max_assistant_turns: int = 10
+    max_user_turns: int = 5
+
+    def __post_init__(self) -> None:
+        for name in ("max_assistant_turns", "max_user_turns"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"EpisodeCaps.{name} must be an integer >= 1, got {value!r}")
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What one assistant turn led to.
+
+    Attributes:
+        observation: The text the model reads next, rendered by the format: the tool
+            results, the next user turn, or what closes the conversation.
+        messages: The same as OpenAI-style messages: the assistant's message, then
+            its ``tool`` results or the next ``user`` turn.
+        records: The calls of this turn with their live results.
+        terminated: The last user turn was answered without a call.
+        truncated: A cap ended the episode first.
+        breakdown: The reward, once the episode is over (``None`` before).
+    """
+
+    observation: str
+    messages: tuple[dict[str, Any], ...]
+    records: tuple[CallRecord, ...]
+    terminated: bool
+    truncated: bool
+    breakdown: RewardBreakdown | None
+
+    @property
+    def done(self) -> bool:
+        return self.terminated or self.truncated
+
+    @property
+    def reward(self) -> float:
+        """The sequence-level reward: the total on the last step, 0.0 before."""
+        return float(self.breakdown.total) if self.breakdown is not None else 0.0
+
+
+class Episode:
+    """A single episode of a task against its own isolated state.
+
+    Args:
+        task: The task to play (its seed and size select the initial state).
+        format: A :class:`~prove_gym.env.formats.ToolCallFormat` or the name of a
+            registered one (default ``"hermes"``).
+        caps: Turn caps (default :class:`EpisodeCaps`: the paper's 10 and 5).
+        reward: The reward configuration (default: the paper's).
+        instructions: Replaces :data:`DEFAULT_INSTRUCTIONS` in the system message.
+        registry: Where servers and formats are looked up.
+
+    Attributes:
+        task, format, caps, reward_config, registry: As given.
+        workspace: The live sessions of the task's servers.
+        tools: The offered tools as OpenAI function definitions.
+        instructions: The system text without the tools (for native tool passing).
+        messages: The conversation so far, OpenAI style, starting with the system
+            message (tools listed by the format) and the first user turn.
+        observation: The first observation: the opening prompt rendered by the format.
+        trajectory: Every call so far with its live result and user-turn index.
+        user_turn: Index of the user turn being answered.
+        assistant_turns: Assistant messages so far.
+        terminated, truncated: How the episode ended (both ``False`` while it runs).
+        breakdown: The reward once the episode is over.
+    """
+
+    def __init__(
+        self,
+        task: Task,
+        *,
+        format: ToolCallFormat | str = "hermes",
+        caps: EpisodeCaps | None = None,
+        reward: RewardConfig | None = None,
+        instructions: str | None = None,
+        registry: Registry | None = None,
+    ) -> None:
+        self.registry = registry or get_registry()
+        self.task = task
+        self.format = self.registry.get_format(format) if isinstance(format, str) else format
+        self.caps = caps or EpisodeCaps()
+        self.reward_config = reward or RewardConfig()
+        self.workspace = Workspace(task, self.registry)
+        self.tools = self.workspace.openai_tools()
+        self.instructions = episode_instructions(task, self.registry, instructions)
+        opening = opening_messages(task, self.format, self.tools, self.instructions)
+        self.messages: list[dict[str, Any]] = opening
+        self.observation = self.format.prompt(opening, self.tools)
+        self.trajectory: list[CallRecord] = []
+        self.user_turn = 0
+        self.assistant_turns = 0
+        self.terminated = False
+        self.truncated = False
+        self.breakdown: RewardBreakdown | None = None
+
+    # ------------------------------------------------------------- queries
+    @property
+    def done(self) -> bool:
+        return self.terminated or self.truncated
+
+    def state_hash(self) -> str:
+        """Canonical hash of the episode's current state (every server it touches)."""
+        return self.workspace.state_hash()
+
+    # ------------------------------------------------------------- actions
+    def step(self, action: Action) -> StepOutcome:
+        """Play one assistant turn: run its calls, or move to the next user turn.
+
+        A message with calls gets their results back. A message without calls
+        answers the current user turn: the next one is shown, or the episode
+        ends (terminated after the last turn, truncated at the user-turn cap).
+        The assistant-turn cap truncates. The reward is computed when it ends.
+
+        Raises:
+            RuntimeError: The episode is already over.
+        """
+        if self.done:
+            raise RuntimeError("the episode is over: start a new one")
+        parsed = self._parse(action)
+        self.assistant_turns += 1
+        records = self._run(parsed.calls)
+        assistant = self._assistant_message(parsed.content, parsed.calls, records)
+        answer: list[dict[str, Any]] = []
+        if records:
+            answer = [
+                _tool_message(tc["id"], rec)
+                for tc, rec in zip(assistant["tool_calls"], records, strict=True)
+            ]
+        else:
+            self.user_turn += 1
+            if self.user_turn < len(self.task.turns) and self.user_turn < self.caps.max_user_turns:
+                answer = [{"role": "user", "content": self.task.turns[self.user_turn].user}]
+            elif self.user_turn >= len(self.task.turns):
+                self.terminated = True
+            else:
+                self.truncated = True
+        if not self.done and self.assistant_turns >= self.caps.max_assistant_turns:
+            self.truncated = True
+        self.messages += [assistant, *answer]
+        if self.done:
+            self._finish()
+        return StepOutcome(
+            observation=self.format.feedback(answer, self.tools),
+            messages=(assistant, *answer),
+            records=tuple(records),
+            terminated=self.terminated,
+            truncated=self.truncated,
+            breakdown=self.breakdown,
+        )
+
+    def call(self, name: Any, arguments: Any) -> CallRecord:
+        """Run one natively structured call within the current assistant turn.
+
+        For trainers whose tool loop calls tools one by one (TRL's
+        ``environment_factory``): the call joins the trajectory and the
+        transcript like a call read from text, without ending the turn.
+
+        Raises:
+            RuntimeError: The episode is already over.
+        """
+        if self.done:
+            raise RuntimeError("the episode is over: start a new one")
+        (record,) = self._run((call_from_object({"name": name, "arguments": arguments}),))
+        assistant = self._assistant_message("", (ParsedCall(record.name, arguments),), [record])
+        self.messages += [assistant, _tool_message(assistant["tool_calls"][0]["id"], record)]
+        return record
+
+    def end(self, *, truncated: bool = True) -> RewardBreakdown:
+        """End the episode now and return its reward (the existing one if it is over).
+
+        For consumers that stop an episode from outside: a token budget that
+        ran out, a policy that failed (``truncated=True``), or a trainer whose
+        rollout ended when the model stopped calling tools (``truncated=False``).
+        """
+        if not self.done:
+            self.terminated, self.truncated = not truncated, truncated
+            self._finish()
+        assert self.breakdown is not None
+        return self.breakdown
+
+    def close(self) -> None:
+        """Release the sessions; the transcript and the reward stay readable."""
+        self.workspace.close()
+
+    def __enter__(self) -> Episode:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ internals
+    def _parse(self, action: Action) -> ParsedAction:
+        if isinstance(action, str):
+            return self.format.parse(action)
+        if isinstance(action, Mapping):
+            if action.get("role") == "assistant":
+                calls = action.get("tool_calls") or ()
+                if not isinstance(calls, Sequence) or isinstance(calls, str):
+                    calls = (calls,)
+                content = action.get("content")
+                return ParsedAction(
+                    content if isinstance(content, str) else "",
+                    tuple(call_from_object(c, _raw(c)) for c in calls),
+                )
+            action = [action]
+        if isinstance(action, Sequence):
+            return ParsedAction("", tuple(call_from_object(a, _raw(a)) for a in action))
+        return ParsedAction(str(action), ())
+
+    def _run(self, calls: Sequence[ParsedCall]) -> list[CallRecord]:
+        """Execute calls in order on the live state: the one place a model's calls run."""
+        records = []
+        for call in calls:
+            if call.error is not None:
+                failure = ToolResult.failure(ErrorKind.PARSE_ERROR, call.error)
+                record = CallRecord(call.name, call.arguments, failure, self.user_turn, None)
+            else:
+                record = self.workspace.call(call.name, call.arguments, turn=self.user_turn)
+            records.append(record)
+        self.trajectory += records
+        return records
+
+    def _assistant_message(
+        self, content: str, calls: Sequence[ParsedCall], records: Sequence[CallRecord]
+    ) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if calls:
+            first = len(self.trajectory) - len(records)
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{first + i}",
+                    "type": "function",
+                    "function": {
+                        "name": c.name,
+                        "arguments": c.raw if c.error else _raw(c.arguments),
+                    },
+                }
+                for i, c in enumerate(calls)
+            ]
+        return message
+
+    def _finish(self) -> None:
+        self.breakdown = score(
+            self.task,
+            self.trajectory,
+            config=self.reward_config,
+            final_state_hash=self.workspace.state_hash(),
+            registry=self.registry,
+        )
+
+
+def _tool_message(call_id: str, record: CallRecord) -> dict[str, Any]:
+    return {
+        "role": "tool",
+        "tool_call_id": call_id,
+        "name": record.name,
+        "content": record.result.to_text(),
+    }
+
+
+def _raw(value: Any) -> str:
+    """JSON text of a structured value, whatever it holds (never raises)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (ValueError, RecursionError):
+        return repr(value)[:10_000]
