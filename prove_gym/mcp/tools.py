@@ -33,6 +33,8 @@ def mcp_tool(spec: ToolSpec, name: str | None = None) -> types.Tool:
     """The MCP definition of ``spec``, under ``name`` (default: the tool's own name).
 
     The input schema and description are exactly what the env offers the model;
+    the output schema comes from the tool's typed return (results that are not
+    objects travel as ``{"result": ...}``, as :func:`structured` wraps them);
     read/write metadata becomes MCP tool annotations. The simulated world is
     closed, so ``openWorldHint`` is false.
 
@@ -44,6 +46,7 @@ def mcp_tool(spec: ToolSpec, name: str | None = None) -> types.Tool:
         name=name or spec.name,
         description=spec.description,
         input_schema=spec.input_schema(),
+        output_schema=spec.output_schema,
         annotations=types.ToolAnnotations(
             read_only_hint=not spec.writes,
             destructive_hint=spec.destructive,

@@ -1,4 +1,10 @@
-"""Server-side building blocks: declare a server, its tools, and run isolated sessions."""
+"""Server-side building blocks: declare a server, its tools, and run isolated sessions.
+
+``TypedDict`` and ``NotRequired`` are ``typing_extensions``' (pydantic reads tool return
+types with them on Python 3.11): import them from here for typed tool results.
+"""
+
+from typing_extensions import NotRequired, TypedDict
 
 from prove_gym.server.base import EntitySource, SampleContext, Sampler, Server, stable_int
 from prove_gym.server.errors import (
@@ -26,6 +32,7 @@ __all__ = [
     "InvalidArgument",
     "Money",
     "NotFound",
+    "NotRequired",
     "ParamSpec",
     "PermissionDenied",
     "PreconditionFailed",
@@ -38,6 +45,7 @@ __all__ = [
     "ToolError",
     "ToolResult",
     "ToolSpec",
+    "TypedDict",
     "canonical_state_hash",
     "next_id",
     "parse_date",

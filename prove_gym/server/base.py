@@ -65,11 +65,30 @@ Sampler = Callable[[SampleContext], None]
 
 @dataclass(frozen=True, slots=True)
 class EntitySource:
-    """How to list the existing entities of one kind (see :meth:`Server.entity`)."""
+    """One entity kind, declared once (see :meth:`Server.entity`).
+
+    Attributes:
+        kind: The kind (``"account"``), as ``Entity("account")`` names it.
+        key: The record field holding the id that ``Entity(kind)`` parameters take.
+        fn: Lists existing entities worth asking about, as records (for grounding).
+        model: The mapped class whose primary key is the id: parameters typed
+            ``Annotated[Model, Entity(kind)]`` are resolved to rows by the core.
+        not_found: What the model should do when an id does not exist, such as
+            "Call list_accounts with the customer's id to see their accounts."
+        label: How the kind reads in messages (default: the kind with spaces).
+    """
 
     kind: str
     key: str
     fn: Callable[..., list[dict[str, Any]]]
+    model: type | None = None
+    not_found: str = ""
+    label: str = ""
+
+    def missing(self, value: Any) -> str:
+        """The ``not_found`` message for an id that does not exist."""
+        label = self.label or self.kind.replace("_", " ")
+        return f"No {label} with id {value!r}. {self.not_found}".strip()
 
 
 _faker_local = threading.local()
@@ -187,23 +206,41 @@ class Server:
 
         return register(fn) if fn is not None else register
 
-    def entity(self, kind: str, *, key: str) -> Callable[[F], F]:
-        """Declare how to enumerate existing entities of ``kind`` (decorator), for grounding.
+    def entity(
+        self,
+        kind: str,
+        *,
+        key: str,
+        model: type | None = None,
+        not_found: str = "",
+        label: str = "",
+    ) -> Callable[[F], F]:
+        """Declare an entity kind once (decorator on the function that lists them).
 
         The function takes a :class:`ToolContext` and returns records (dicts) of
         entities that exist *and have enough supporting data to be worth asking
-        about* (e.g. accounts with a non-zero balance). ``key`` names the record
-        field holding the identifier that ``Entity(kind)`` parameters take; other
-        fields whose names match tool parameters can fill those too.
+        about* (e.g. accounts with a non-zero balance), for grounding. ``key``
+        names the record field holding the identifier that ``Entity(kind)``
+        parameters take; other fields whose names match tool parameters can fill
+        those too.
 
-        >>> @server.entity("event", key="event_id")
+        With ``model``, a tool parameter typed ``Annotated[Model, Entity(kind)]``
+        (or ``Model | None``, ``list[Model]``) shows the model the id's type and
+        receives the row: the core looks it up before the tool runs and answers
+        ``not_found`` with ``"No <label> with id '<id>'. <not_found>"`` when it
+        does not exist, so no tool writes that lookup again.
+
+        >>> @server.entity("event", key="event_id", model=Event,
+        ...                not_found="Call search_events to find the event's id.")
         ... def events(ctx): return [{"event_id": e.id, "title": e.title} for e in ...]
         """
+        if model is not None and not hasattr(model, "__mapper__"):
+            raise TypeError(f"entity {kind!r}: model must be a SQLAlchemy mapped class")
 
         def register(func: F) -> F:
             if kind in self.entities:
                 raise ValueError(f"server {self.name!r} declares entity {kind!r} twice")
-            self.entities[kind] = EntitySource(kind=kind, key=key, fn=func)
+            self.entities[kind] = EntitySource(kind, key, func, model, not_found, label)
             return func
 
         return register
@@ -224,6 +261,16 @@ class Server:
             kinds.update(t.returns)
         for kind in sorted(kinds - set(self.entities)):
             found.append(f"{self.name}: entity {kind!r} is used by tools but has no @server.entity")
+        for t in self.tools.values():
+            for p in t.row_params:
+                assert p.entity is not None
+                source = self.entities.get(p.entity.name)
+                if source is not None and source.model is not p.row:
+                    found.append(
+                        f"{self.name}.{t.name}: parameter {p.name!r} takes a "
+                        f"{getattr(p.row, '__name__', p.row)} row but entity {p.entity.name!r} "
+                        f"declares model={getattr(source.model, '__name__', None)}"
+                    )
         return found
 
     def visible_tools(self) -> list[ToolSpec]:

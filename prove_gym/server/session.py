@@ -10,10 +10,10 @@ import pydantic
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as OrmSession
 
-from prove_gym.server.errors import ErrorKind, ToolError
+from prove_gym.server.errors import ErrorKind, NotFound, ToolError
 from prove_gym.server.result import ToolResult, to_jsonable
 from prove_gym.server.state import StateTemplate, canonical_state_hash
-from prove_gym.server.tool import ToolContext, ToolSpec
+from prove_gym.server.tool import ParamSpec, ToolContext, ToolSpec
 
 if TYPE_CHECKING:
     from prove_gym.server.base import Server
@@ -92,6 +92,8 @@ class Session:
     def _execute(self, spec: ToolSpec, kwargs: dict[str, Any]) -> ToolResult:
         db = self._db
         try:
+            for p in spec.row_params:
+                kwargs[p.name] = self._resolve(p, kwargs[p.name])
             content = to_jsonable(spec.fn(self._ctx, **kwargs))
             if spec.writes:
                 db.commit()
@@ -115,6 +117,26 @@ class Session:
                 f"{spec.name} failed unexpectedly ({type(exc).__name__}: {exc}); "
                 "nothing was changed.",
             )
+
+    def _resolve(self, param: ParamSpec, value: Any) -> Any:
+        """The row(s) an entity parameter's id(s) name; ``NotFound`` with the declared hint."""
+        if value is None:
+            return None
+        assert param.entity is not None and param.row is not None
+        source = self.server.entities.get(param.entity.name)
+        if source is None or source.model is not param.row:
+            raise TypeError(
+                f"{self.server.name}: declare @server.entity({param.entity.name!r}, "
+                f"model={param.row.__name__}) to resolve {param.name!r}"
+            )
+        ids = value if isinstance(value, list) else [value]
+        rows = []
+        for one in ids:
+            row = self._db.get(param.row, one)
+            if row is None:
+                raise NotFound(source.missing(one))
+            rows.append(row)
+        return rows if isinstance(value, list) else rows[0]
 
     def _unknown_tool_message(self, name: object) -> str:
         return unknown_tool_message(name, [t.name for t in self.server.visible_tools()])

@@ -74,7 +74,18 @@ class ToolContext:
 
 @dataclass(frozen=True, slots=True)
 class ParamSpec:
-    """One model-facing parameter of a tool."""
+    """One model-facing parameter of a tool.
+
+    Attributes:
+        name: The argument's name.
+        annotation: Its model-facing type (an entity row parameter shows as its id type).
+        required: No default.
+        description: From the docstring's ``Args:``.
+        entity: The entity kind it refers to, if any.
+        normalise: How the reward compares its values.
+        row: The mapped class an entity parameter is resolved to before the tool runs
+            (``Annotated[Account, Entity("account")]``); ``None`` passes the id as sent.
+    """
 
     name: str
     annotation: Any
@@ -82,6 +93,7 @@ class ParamSpec:
     description: str
     entity: Entity | None
     normalise: Normalisation | None = None
+    row: type | None = None
 
 
 @dataclass(slots=True)
@@ -102,6 +114,10 @@ class ToolSpec:
         examples: Per-parameter example values for synthesis: a list to draw from, or a
             callable ``(ctx, rng) -> value`` for values that depend on the state (dates near "now").
         server_name: Name of the owning server (set on registration).
+        output_schema: JSON schema of a successful result, from the return annotation (a
+            TypedDict, a pydantic model, a list of them...); results that are not objects are
+            described as ``{"result": ...}``, the way MCP carries them. ``None`` for an
+            untyped return (``dict``, ``Any``).
     """
 
     name: str
@@ -117,6 +133,7 @@ class ToolSpec:
     phrasings: tuple[str, ...] = ()
     examples: Mapping[str, Sequence[Any] | Callable[..., Any]] = field(default_factory=dict)
     server_name: str = ""
+    output_schema: dict[str, Any] | None = None
     _schema: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
@@ -159,6 +176,11 @@ class ToolSpec:
         """Validate and coerce raw JSON arguments; raises ``pydantic.ValidationError``."""
         model = self.args_model.model_validate(arguments)
         return {name: getattr(model, name) for name in type(model).model_fields}
+
+    @property
+    def row_params(self) -> tuple[ParamSpec, ...]:
+        """Entity parameters the core resolves to rows before the tool runs."""
+        return tuple(p for p in self.params if p.row is not None)
 
 
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -283,9 +305,19 @@ def build_tool_spec(
             raise TypeError(f"tool {tool_name!r}: parameter {p.name!r} needs a type annotation")
         annotation = hints[p.name]
         entity = _find_entity(annotation)
+        row = _row_class(annotation)
+        if row is not None:
+            if entity is None:
+                raise TypeError(
+                    f"tool {tool_name!r}: parameter {p.name!r} takes a {row.__name__} row; "
+                    f'mark it Annotated[{row.__name__}, Entity("<kind>")] so the core resolves it'
+                )
+            annotation = _id_annotation(annotation, row)
         required = p.default is inspect.Parameter.empty
         desc = arg_docs.get(p.name, "")
-        params.append(ParamSpec(p.name, annotation, required, desc, entity, normalise.get(p.name)))
+        params.append(
+            ParamSpec(p.name, annotation, required, desc, entity, normalise.get(p.name), row)
+        )
         default = ... if required else p.default
         fields[p.name] = (annotation, Field(default, description=desc or None))
     unknown = set(arg_docs) - {p.name for p in params}
@@ -320,7 +352,107 @@ def build_tool_spec(
         hidden=hidden,
         phrasings=tuple(phrasings),
         examples=dict(examples or {}),
+        output_schema=output_schema(hints.get("return")),
     )
+
+
+def output_schema(annotation: Any) -> dict[str, Any] | None:
+    """The JSON schema of what a tool returns, as MCP's ``outputSchema`` (an object).
+
+    ``None`` for untyped returns (no annotation, ``dict``, ``list[dict]``, ``Any``):
+    they say nothing a client could validate.
+
+    >>> from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
+    >>> class Slot(TypedDict):
+    ...     start: str
+    >>> output_schema(list[Slot])["properties"]["result"]["items"]["required"]
+    ['start']
+    >>> output_schema(dict) is None
+    True
+    """
+    if annotation is None or not _typed(annotation):
+        return None
+    schema = _clean_schema_tree(
+        pydantic.TypeAdapter(annotation).json_schema(mode="serialization")
+    )
+    if schema.get("type") == "object":
+        return schema
+    defs = schema.pop("$defs", None)
+    wrapped: dict[str, Any] = {
+        "type": "object",
+        "properties": {"result": schema},
+        "required": ["result"],
+    }
+    if defs:
+        wrapped["$defs"] = defs
+    return wrapped
+
+
+def _typed(annotation: Any) -> bool:
+    """Whether a return annotation describes its shape (not ``dict``, ``Any`` or ``None``)."""
+    if annotation in (dict, list, typing.Any, type(None), object):
+        return False
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _typed(args[0])
+    if origin in (dict, Mapping):
+        return False
+    if origin in (list, tuple, Sequence, typing.Union) or (
+        origin is not None and origin.__name__ == "UnionType"
+    ):
+        return all(_typed(a) for a in args if a is not type(None) and a is not Ellipsis)
+    return True
+
+
+def _clean_schema_tree(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's ``title`` keys everywhere but inside ``properties``."""
+
+    def walk(node: Any, in_properties: bool = False) -> Any:
+        if isinstance(node, dict):
+            return {
+                k: walk(v, in_properties=(k == "properties"))
+                for k, v in node.items()
+                if in_properties or k != "title"
+            }
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    cleaned: dict[str, Any] = walk(schema)
+    return cleaned
+
+
+def _row_class(annotation: Any) -> type | None:
+    """The SQLAlchemy mapped class an annotation resolves to (``Account``, ``Account | None``,
+    ``list[Account]``), or ``None`` for plain values."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _row_class(typing.get_args(annotation)[0])
+    if isinstance(annotation, type) and hasattr(annotation, "__mapper__"):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _row_class(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _id_annotation(annotation: Any, row: type) -> Any:
+    """The model-facing type of a row parameter: the row class replaced by its id's type."""
+    (pk,) = row.__mapper__.primary_key  # type: ignore[attr-defined]
+    id_type = pk.type.python_type
+    if typing.get_origin(annotation) is typing.Annotated:
+        base, *meta = typing.get_args(annotation)
+        return typing.Annotated[(_id_annotation(base, row), *meta)]  # type: ignore[valid-type]
+    if annotation is row:
+        return id_type
+    origin = typing.get_origin(annotation)
+    args = tuple(_id_annotation(a, row) for a in typing.get_args(annotation))
+    if origin is list:
+        return list[args[0]]  # type: ignore[valid-type]
+    if origin is typing.Union or (origin is not None and origin.__name__ == "UnionType"):
+        return typing.Union[args]  # noqa: UP007
+    raise TypeError(f"cannot take {annotation!r} as an entity parameter: use the row, its list or X | None")
 
 
 def _find_entity(annotation: Any) -> Entity | None:
