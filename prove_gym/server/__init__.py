@@ -4,7 +4,9 @@
 types with them on Python 3.11): import them from here for typed tool results.
 """
 
-from typing_extensions import NotRequired, TypedDict
+from typing import NotRequired
+
+from typing_extensions import TypedDict
 
 from prove_gym.server.base import EntitySource, SampleContext, Sampler, Server, stable_int
 from prove_gym.server.errors import (

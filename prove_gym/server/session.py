@@ -130,7 +130,7 @@ class Session:
                 f"model={param.row.__name__}) to resolve {param.name!r}"
             )
         ids = value if isinstance(value, list) else [value]
-        rows = []
+        rows: list[Any] = []
         for one in ids:
             row = self._db.get(param.row, one)
             if row is None:

@@ -372,9 +372,7 @@ def output_schema(annotation: Any) -> dict[str, Any] | None:
     """
     if annotation is None or not _typed(annotation):
         return None
-    schema = _clean_schema_tree(
-        pydantic.TypeAdapter(annotation).json_schema(mode="serialization")
-    )
+    schema = _clean_schema_tree(pydantic.TypeAdapter(annotation).json_schema(mode="serialization"))
     if schema.get("type") == "object":
         return schema
     defs = schema.pop("$defs", None)
@@ -452,7 +450,9 @@ def _id_annotation(annotation: Any, row: type) -> Any:
         return list[args[0]]  # type: ignore[valid-type]
     if origin is typing.Union or (origin is not None and origin.__name__ == "UnionType"):
         return typing.Union[args]  # noqa: UP007
-    raise TypeError(f"cannot take {annotation!r} as an entity parameter: use the row, its list or X | None")
+    raise TypeError(
+        f"cannot take {annotation!r} as an entity parameter: use the row, its list or X | None"
+    )
 
 
 def _find_entity(annotation: Any) -> Entity | None:
