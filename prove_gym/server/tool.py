@@ -441,7 +441,7 @@ def _id_annotation(annotation: Any, row: type) -> Any:
     id_type = pk.type.python_type
     if typing.get_origin(annotation) is typing.Annotated:
         base, *meta = typing.get_args(annotation)
-        return typing.Annotated[(_id_annotation(base, row), *meta)]  # type: ignore[valid-type]
+        return typing.Annotated[(_id_annotation(base, row), *meta)]
     if annotation is row:
         return id_type
     origin = typing.get_origin(annotation)
