@@ -25,6 +25,7 @@ from prove_gym.reward import (
 from prove_gym.server import (
     Conflict,
     Entity,
+    EnvVersion,
     ErrorKind,
     InvalidArgument,
     Money,
@@ -47,6 +48,7 @@ __all__ = [
     "CallRecord",
     "Conflict",
     "Entity",
+    "EnvVersion",
     "Episode",
     "EpisodeCaps",
     "ErrorKind",

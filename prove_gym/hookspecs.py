@@ -51,12 +51,12 @@ def prove_gym_servers() -> list[Server]:
 
 @hookspec
 def prove_gym_tasks(server: Server) -> list[Task] | None:
-    """Return hand-written tasks for ``server``, or ``None`` if this plugin has none.
+    """Return more hand-written tasks for ``server``, or ``None`` if this plugin has none.
 
+    A server's own tasks come from its ``tasks_file`` (no hook needed); this
+    hook lets a plugin add tasks to any server, a built-in one included.
     Called lazily, the first time tasks of ``server`` are needed (an env reset
-    without an explicit task, ``prove demo``). Results of all plugins are
-    concatenated, so a third-party plugin may contribute tasks for a built-in
-    server.
+    without an explicit task, ``prove-gym demo``); results are concatenated.
     """
 
 

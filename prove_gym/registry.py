@@ -119,16 +119,21 @@ class Registry:
         return server.tools[tool_name]
 
     def tasks(self, server: str) -> list[Task]:
-        """Hand-written tasks that plugins provide for ``server``, sorted by id (may be empty).
+        """Hand-written tasks for ``server``, sorted by id (may be empty).
 
-        Sorted so that an env drawing a task with its seeded RNG draws the same
-        task whatever order the plugins happened to load in.
+        The server's own ``tasks_file`` and whatever plugins add through
+        ``prove_gym_tasks``. Sorted so that an env drawing a task with its
+        seeded RNG draws the same task whatever order the plugins loaded in.
         """
         with self._lock:
             if server not in self._tasks:
                 srv = self.get_server(server)
                 results = self.pm.hook.prove_gym_tasks(server=srv)
                 tasks = [t for group in results if group for t in group]
+                if srv.tasks_file is not None:
+                    from prove_gym.task import load_tasks
+
+                    tasks += load_tasks(srv.tasks_file)
                 self._tasks[server] = sorted(tasks, key=lambda t: t.id)
             return self._tasks[server]
 

@@ -8,7 +8,7 @@
 #   Qwen3-4B-Instruct-2507 1e-6 | Qwen3-8B 5e-8 | Qwen2.5-7B-Instruct 3e-7 | Granite-4.1-8B 3e-7
 #
 # Usage:
-#   prove synth --servers all --n 13500 --out data/
+#   prove-gym synth --servers all --n 13500 --out data/
 #   MODEL=Qwen/Qwen3-4B-Instruct-2507 LR=1e-6 GPUS=8 bash examples/openrlhf/train_grpo.sh
 #
 # Every setting can be overridden from the environment (see the variables below). The agent

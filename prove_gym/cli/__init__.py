@@ -1,4 +1,4 @@
-"""The ``prove`` command. Each subcommand lives in its own module of this package.
+"""The ``prove-gym`` command (``prove`` is an alias). Each subcommand lives in its own module.
 
 A subcommand module defines ``add_parser(subparsers) -> None``, which adds its
 parser and sets ``func`` (a callable taking the parsed ``argparse.Namespace``
@@ -13,13 +13,13 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-COMMANDS = ["list", "demo", "serve", "graph", "synth", "eval", "train"]
+COMMANDS = ["list", "demo", "serve", "graph", "synth", "eval", "train", "tasks", "new"]
 """Subcommand modules, in help order (``prove_gym.cli.<name>_cmd``)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="prove",
+        prog="prove-gym",
         description="Stateful MCP tool servers as RL environments with programmatic rewards.",
     )
     parser.add_argument("--version", action="version", version=_version())
@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except (KeyError, ValueError, FileNotFoundError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"prove {args.command}: error: {message}", file=sys.stderr)
+        print(f"prove-gym {args.command}: error: {message}", file=sys.stderr)
         return 2
 
 

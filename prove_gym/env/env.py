@@ -87,10 +87,15 @@ class ProveEnv(gym.Env[str, Action]):
       ``"json"``, ``"chat_template"``, ...) or a :class:`~prove_gym.env.formats.ToolCallFormat`.
     - ``reward_config``: a :class:`~prove_gym.reward.RewardConfig`.
     - ``instructions``: system-prompt text placed before the tools.
+    - ``env_version``: set by the registered id (``prove/<server>-v<N>``): a server's
+      later versions (``Server(env_versions=...)``) may offer a different tool set or pay
+      a different default reward; ``-v0`` is the server as first released.
 
     ## Version History
 
     - v0: initial release.
+    - v1 and later: declared per server (``prove-gym list`` shows every id; each
+      :class:`~prove_gym.server.base.EnvVersion` says what changed).
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012
@@ -108,9 +113,17 @@ class ProveEnv(gym.Env[str, Action]):
         instructions: str | None = None,
         render_mode: str | None = None,
         registry: Registry | None = None,
+        env_version: int = 0,
     ) -> None:
         self.registry = registry or get_registry()
         self.server = self.registry.get_server(server)
+        version = self.server.env_versions.get(env_version)
+        if env_version != 0 and version is None:
+            raise ValueError(
+                f"{server} has no env version {env_version}; its ids: {self.server.env_ids}"
+            )
+        self.env_version = env_version
+        self._version_tools = version.tools if version is not None else None
         if isinstance(tasks, str | Path):
             pool = load_tasks(tasks)
         elif tasks is not None:
@@ -124,7 +137,11 @@ class ProveEnv(gym.Env[str, Action]):
             self.format = self.registry.get_format(format) if isinstance(format, str) else format
         except KeyError as exc:
             raise ValueError(exc.args[0]) from None
-        self.reward_config = reward_config or RewardConfig()
+        self.reward_config = (
+            reward_config
+            or (version.reward if version is not None and version.reward is not None else None)
+            or RewardConfig()
+        )
         self.instructions = instructions
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
@@ -196,7 +213,15 @@ class ProveEnv(gym.Env[str, Action]):
             updates["seed"] = int(options["state_seed"])
         if task.size is None and self.size is not None:
             updates["size"] = self.size
-        if updates and task.final_state_hash:
+        if self._version_tools is not None and task.tools is None:
+            keep = set(self._version_tools)
+            updates["tools"] = [
+                t.qualified_name
+                for name in task.servers
+                for t in self.registry.get_server(name).visible_tools()
+                if name != self.server.name or t.name in keep
+            ]
+        if {"seed", "size"} & set(updates) and task.final_state_hash:
             updates["final_state_hash"] = None  # it was computed for the task's own initial state
         if task.server != self.server.name and self.server.name not in task.servers:
             raise ValueError(

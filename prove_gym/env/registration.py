@@ -1,18 +1,23 @@
-"""Gymnasium ids for servers: ``prove/<server>-v0``.
+"""Gymnasium ids for servers: ``prove/<server>-v<N>``.
 
-``import prove_gym`` registers an id for every entry point of the ``prove_gym``
+``import prove_gym`` registers ``-v0`` for every entry point of the ``prove_gym``
 group *by name*, without importing any plugin (so importing a plugin module
 first, or a slow plugin, cannot break or slow the import). When the registry
-loads the plugins, every server it finds is registered too, which covers
-plugins added at run time. Name a server's entry point after the server.
+loads the plugins, every server it finds is registered too, with every later
+version it declares (``Server(env_versions=...)``), which covers plugins added
+at run time. Name a server's entry point after the server.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from importlib.metadata import entry_points
+from typing import TYPE_CHECKING
 
 from prove_gym.registry import ENTRY_POINT_GROUP
+
+if TYPE_CHECKING:
+    from prove_gym.server.base import Server
 
 
 def env_id(server: str, version: int = 0) -> str:
@@ -20,18 +25,24 @@ def env_id(server: str, version: int = 0) -> str:
     return f"prove/{server}-v{version}"
 
 
-def register_ids(servers: Iterable[str]) -> list[str]:
-    """Register ``prove/<name>-v0`` for each server name (idempotent); returns the ids."""
+def register_ids(servers: Iterable[str] | Mapping[str, Server]) -> list[str]:
+    """Register ``prove/<name>-v0`` for each server, and every later version a loaded
+    :class:`~prove_gym.server.base.Server` declares (idempotent); returns the ids."""
     import gymnasium
 
     ids = []
     for name in servers:
-        eid = env_id(name)
-        if eid not in gymnasium.registry:
-            gymnasium.register(
-                id=eid, entry_point="prove_gym.env.env:ProveEnv", kwargs={"server": name}
-            )
-        ids.append(eid)
+        server = servers[name] if isinstance(servers, Mapping) else None
+        versions = [0, *(server.env_versions if server is not None else ())]
+        for version in versions:
+            eid = env_id(name, version)
+            if eid not in gymnasium.registry:
+                gymnasium.register(
+                    id=eid,
+                    entry_point="prove_gym.env.env:ProveEnv",
+                    kwargs={"server": name, "env_version": version},
+                )
+            ids.append(eid)
     return ids
 
 

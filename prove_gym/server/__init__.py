@@ -8,7 +8,14 @@ from typing import NotRequired
 
 from typing_extensions import TypedDict
 
-from prove_gym.server.base import EntitySource, SampleContext, Sampler, Server, stable_int
+from prove_gym.server.base import (
+    EntitySource,
+    EnvVersion,
+    SampleContext,
+    Sampler,
+    Server,
+    stable_int,
+)
 from prove_gym.server.errors import (
     Conflict,
     ErrorKind,
@@ -30,6 +37,7 @@ __all__ = [
     "Conflict",
     "Entity",
     "EntitySource",
+    "EnvVersion",
     "ErrorKind",
     "InvalidArgument",
     "Money",

@@ -10,6 +10,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import create_engine
@@ -105,6 +106,35 @@ def _seeded_faker(seed: int) -> Faker:
     return fake
 
 
+@dataclass(frozen=True, slots=True)
+class EnvVersion:
+    """A later Gymnasium version of a server's env: ``prove/<server>-v<number>``.
+
+    An env id is a promise about states, tool results and rewards. A change to
+    any of them registers a new version beside the old one instead of
+    changing what a published id means (CONTRIBUTING.md, "Versioning").
+
+    Attributes:
+        number: The version, >= 1 (``-v0`` is the server as first released).
+        changes: What differs from the previous version (shown in the env's Version History).
+        tools: Names of the visible tools this version offers (``None``: all of them), so a
+            version that adds tools leaves earlier versions' tool sets unchanged.
+        reward: The reward this version pays by default (a ``RewardConfig``; ``None``:
+            the default config), so a reward change gets a version of its own.
+    """
+
+    number: int
+    changes: str
+    tools: tuple[str, ...] | None = None
+    reward: Any = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.number, int) or self.number < 1:
+            raise ValueError(f"EnvVersion.number must be an integer >= 1, got {self.number!r}")
+        if not self.changes.strip():
+            raise ValueError(f"EnvVersion {self.number}: say what changed in `changes`")
+
+
 class Server:
     """A stateful tool server, defined once and used by the env, MCP and synthesis.
 
@@ -117,6 +147,9 @@ class Server:
         instructions: Extra system-prompt text for the model (policies, conventions).
         default_size: Size used when none is given.
         template_cache_size: How many sampled states to keep in memory (LRU).
+        tasks_file: The plugin's hand-written tasks (``.jsonl``), offered by the registry
+            and kept current by ``prove-gym tasks --rehash``.
+        env_versions: Later env versions (:class:`EnvVersion`) registered beside ``-v0``.
 
     Example:
         >>> server = Server("notes", version="1.0", base=Base, sampler=sample_notes)
@@ -135,6 +168,8 @@ class Server:
         instructions: str = "",
         default_size: int = 1,
         template_cache_size: int = 64,
+        tasks_file: str | Path | None = None,
+        env_versions: Sequence[EnvVersion] = (),
     ) -> None:
         if not name.isidentifier() or name.lower() != name:
             raise ValueError(f"server name must be a lowercase identifier, got {name!r}")
@@ -145,6 +180,11 @@ class Server:
         self.description = description
         self.instructions = instructions
         self.default_size = default_size
+        self.tasks_file = Path(tasks_file) if tasks_file is not None else None
+        numbers = [v.number for v in env_versions]
+        if numbers != sorted(set(numbers)):
+            raise ValueError(f"server {name!r}: env versions must be distinct and ascending")
+        self.env_versions: dict[int, EnvVersion] = {v.number: v for v in env_versions}
         self.tools: dict[str, ToolSpec] = {}
         self.entities: dict[str, EntitySource] = {}
         self._templates: OrderedDict[tuple[int, int], StateTemplate] = OrderedDict()
@@ -261,6 +301,10 @@ class Server:
             kinds.update(t.returns)
         for kind in sorted(kinds - set(self.entities)):
             found.append(f"{self.name}: entity {kind!r} is used by tools but has no @server.entity")
+        for version in self.env_versions.values():
+            unknown = sorted(set(version.tools or ()) - {t.name for t in self.visible_tools()})
+            if unknown:
+                found.append(f"{self.name}: env v{version.number} offers unknown tools {unknown}")
         for t in self.tools.values():
             for p in t.row_params:
                 assert p.entity is not None
@@ -272,6 +316,11 @@ class Server:
                         f"declares model={getattr(source.model, '__name__', None)}"
                     )
         return found
+
+    @property
+    def env_ids(self) -> list[str]:
+        """Every Gymnasium id of this server, ``-v0`` first."""
+        return [f"prove/{self.name}-v{n}" for n in (0, *self.env_versions)]
 
     def visible_tools(self) -> list[ToolSpec]:
         """Tools offered to the model, in declaration order (hidden helpers left out)."""

@@ -201,3 +201,59 @@ def test_render_ansi_shows_the_conversation() -> None:
     env.step([{"name": "list_calendars", "arguments": {}}])
     text = env.render()
     assert "[user]" in text and "-> list_calendars({})" in text and "[tool]" in text
+
+
+def test_a_later_env_version_registers_beside_v0_without_changing_it() -> None:
+    import dataclasses
+
+    from prove_gym import EnvVersion, RewardConfig, Server, hookimpl
+    from prove_gym.env.env import ProveEnv
+    from prove_gym.env.registration import register_ids
+    from prove_gym.registry import Registry
+
+    calendar = prove_gym.get_server("calendar")
+    versioned = Server(
+        "calendar_versions_test",
+        version="2.0",
+        base=calendar.base,
+        sampler=calendar.sampler,
+        env_versions=[
+            EnvVersion(
+                1,
+                "offers only the read tools; pays the normalised reward",
+                tools=("list_calendars", "get_event"),
+                reward=RewardConfig(normalise=True),
+            )
+        ],
+    )
+    for spec in calendar.tools.values():
+        versioned.tools[spec.name] = dataclasses.replace(spec, server_name=versioned.name)
+    versioned.entities.update(calendar.entities)
+
+    class Plugin:
+        @hookimpl
+        def prove_gym_servers(self):
+            return [versioned]
+
+    registry = Registry(load_entrypoints=False)
+    registry.register(Plugin(), name="versions")
+    ids = register_ids(registry.servers)
+    assert ids == ["prove/calendar_versions_test-v0", "prove/calendar_versions_test-v1"]
+    assert gymnasium.spec(ids[1]).kwargs == {"server": versioned.name, "env_version": 1}
+    assert versioned.env_ids == ids and versioned.problems() == []
+    task = (
+        prove_gym.get_registry()
+        .tasks("calendar")[0]
+        .model_copy(update={"servers": [versioned.name], "final_state_hash": None})
+    )
+    v0 = ProveEnv(versioned.name, tasks=[task], registry=registry)
+    v1 = ProveEnv(versioned.name, tasks=[task], registry=registry, env_version=1)
+    _, info0 = v0.reset(options={"task_index": 0})
+    _, info1 = v1.reset(options={"task_index": 0})
+    assert len(info0["tools"]) == 17
+    assert [t["function"]["name"] for t in info1["tools"]] == ["list_calendars", "get_event"]
+    assert v1.reward_config.normalise and not v0.reward_config.normalise
+    with pytest.raises(ValueError, match="no env version 2"):
+        ProveEnv(versioned.name, registry=registry, env_version=2)
+    with pytest.raises(ValueError, match="say what changed"):
+        EnvVersion(2, " ")
