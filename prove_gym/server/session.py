@@ -83,6 +83,12 @@ class Session:
                 f'Arguments of {name} must be a JSON object such as {{"key": "value"}}, '
                 f"got {type(arguments).__name__}. {describe_signature(spec)}",
             )
+        problem = unsafe_value(arguments)
+        if problem is not None:
+            return ToolResult.failure(
+                ErrorKind.BAD_ARGUMENTS,
+                f"Invalid arguments for {name}: {problem}. {describe_signature(spec)}",
+            )
         try:
             kwargs = spec.validate(arguments)
         except pydantic.ValidationError as exc:
@@ -187,6 +193,63 @@ class Session:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+MAX_DEPTH = 16
+"""Deepest nesting of lists and objects an argument may have."""
+MAX_STRING = 20_000
+"""Longest string (in characters) any argument or key may be."""
+MAX_VALUES = 5_000
+"""Most values (scalars, lists, objects) the arguments may hold in all."""
+
+
+def unsafe_value(arguments: Mapping[str, Any]) -> str | None:
+    """What makes arguments unsafe to hand to any tool, or ``None``.
+
+    One bounded, iterative walk before validation: nesting deeper than
+    :data:`MAX_DEPTH`, more than :data:`MAX_VALUES` values, a string longer than
+    :data:`MAX_STRING` characters or holding a lone surrogate (not encodable
+    text: SQLite and JSON writers reject it). Every tool gets these bounds
+    without declaring them, so no argument can exhaust the recursion limit,
+    memory or a SQL pattern limit.
+
+    >>> unsafe_value({"q": "ok", "ids": ["a", "b"]}) is None
+    True
+    >>> unsafe_value({"q": chr(0xD800)})
+    "'q' holds a lone surrogate: send valid UTF-8 text"
+    """
+    stack: list[tuple[str, Any, int]] = [(str(k), v, 1) for k, v in arguments.items()]
+    for key in arguments:
+        if not isinstance(key, str) or len(key) > MAX_STRING:
+            return "argument names must be short strings"
+    seen = 0
+    while stack:
+        where, value, depth = stack.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            return f"the arguments hold more than {MAX_VALUES} values"
+        if isinstance(value, str):
+            if len(value) > MAX_STRING:
+                return f"'{where[:60]}' is longer than {MAX_STRING} characters ({len(value)})"
+            if _has_surrogate(value):
+                return f"'{where[:60]}' holds a lone surrogate: send valid UTF-8 text"
+        elif isinstance(value, list | tuple | Mapping):
+            if depth >= MAX_DEPTH:
+                return f"'{where[:60]}' is nested more than {MAX_DEPTH} levels deep"
+            items = value.items() if isinstance(value, Mapping) else enumerate(value)
+            for k, v in items:
+                if isinstance(k, str) and (len(k) > MAX_STRING or _has_surrogate(k)):
+                    return f"'{where[:60]}' has a key that is too long or not valid text"
+                stack.append((f"{where}.{k}" if len(where) < 200 else where, v, depth + 1))
+    return None
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def describe_signature(spec: ToolSpec) -> str:

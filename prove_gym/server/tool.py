@@ -444,6 +444,8 @@ def _id_annotation(annotation: Any, row: type) -> Any:
         return typing.Annotated[(_id_annotation(base, row), *meta)]
     if annotation is row:
         return id_type
+    if annotation is type(None):
+        return annotation
     origin = typing.get_origin(annotation)
     args = tuple(_id_annotation(a, row) for a in typing.get_args(annotation))
     if origin is list:

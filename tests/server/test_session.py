@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import pytest
 from sqlalchemy import Integer, String
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from prove_gym import ErrorKind, Server, ToolContext
+from prove_gym import Entity, ErrorKind, SampleContext, Server, ToolContext
 
 
 def test_two_sessions_from_one_seed_start_identical_and_diverge_independently(
@@ -174,3 +176,69 @@ def test_list_entities_reads_real_state_and_never_writes(calendar: Server) -> No
     assert session.state_hash() == before
     with pytest.raises(KeyError):
         session.list_entities("unicorn")
+
+
+def _nested(depth: int) -> list:
+    value: list = ["deep"]
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("x" * 20_001, "longer than 20000"),
+        (chr(0xD800), "lone surrogate"),
+        (list(range(6_000)), "more than 5000 values"),
+        (_nested(20), "nested more than 16"),
+    ],
+)
+def test_hostile_argument_values_are_bad_arguments_before_any_tool_runs(
+    calendar, value, problem
+) -> None:
+    session = calendar.session(seed=3)
+    before = session.state_hash()
+    result = session.call("search_events", {"query": value})
+    assert result.error_kind == "bad_arguments" and problem in result.message
+    assert session.state_hash() == before
+
+
+class _NotesBase(DeclarativeBase):
+    pass
+
+
+class _Note(_NotesBase):
+    __tablename__ = "notes"
+    id: Mapped[str] = mapped_column(String, primary_key=True)
+
+
+def _sample_notes(ctx: SampleContext) -> None:
+    ctx.db.add(_Note(id="n_1"))
+
+
+_NOTES = Server("optional_rows", version="1", base=_NotesBase, sampler=_sample_notes)
+
+
+@_NOTES.entity("note", key="note_id", model=_Note, not_found="Call list_notes.")
+def _notes(ctx: ToolContext) -> list[dict]:
+    return []
+
+
+@_NOTES.tool(phrasings=["Show {note_id}", "Open {note_id}"])
+def show(ctx: ToolContext, note_id: Annotated[_Note | None, Entity("note")] = None) -> str:
+    """Show a note, or say there is none.
+
+    Args:
+        note_id: The note, such as "n_1".
+    """
+    return note_id.id if note_id is not None else "none"
+
+
+def test_a_row_parameter_may_be_optional() -> None:
+    session = _NOTES.session()
+    assert _NOTES.tools["show"].input_schema()["properties"]["note_id"]["type"] == "string"
+    assert session.call("show", {}).content == "none"
+    assert session.call("show", {"note_id": "n_1"}).content == "n_1"
+    missing = session.call("show", {"note_id": "n_2"})
+    assert missing.message == "No note with id 'n_2'. Call list_notes."
