@@ -4,7 +4,8 @@ Docstrings are what the model reads: keep examples concrete. Paths resolve
 like in a shell (absolute, relative to the current directory, ``.``, ``..``,
 ``~``); every error names the command, the path and the problem the way a
 shell would ("rm: cannot remove '/home/ana/x': Is a directory") and then says
-what to do next.
+what to do next. Paths are not primary keys (they resolve against the current
+directory), so path parameters stay strings the tools resolve themselves.
 """
 
 from __future__ import annotations
@@ -13,14 +14,17 @@ import datetime as dt
 import difflib
 import fnmatch
 import hashlib
+import inspect
 import posixpath
 import random
 import re
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, fields
+from itertools import groupby
+from typing import Annotated, Any, Literal, TypeVar
 
+from pydantic import Field
 from sqlalchemy import delete, func, insert, select, update
 
 from prove_gym.server import (
@@ -28,10 +32,12 @@ from prove_gym.server import (
     Entity,
     InvalidArgument,
     NotFound,
+    NotRequired,
     PermissionDenied,
     PreconditionFailed,
     Server,
     ToolContext,
+    TypedDict,
 )
 
 from .models import Base, DirStackEntry, Node, Shell
@@ -58,11 +64,147 @@ server = Server(
 PathArg = Annotated[str, Entity("path")]
 FileArg = Annotated[str, Entity("file")]
 DirArg = Annotated[str, Entity("directory")]
+LineCount = Annotated[int, Field(ge=1, le=10000)]
 
 MAX_FILE_BYTES = 1_000_000
 MAX_RESULTS = 300
 MAX_STACK = 20
-PATH_NORMALISE: dict = {"path": "path"}
+PATH_PARAMS = ("path", "source", "destination", "path1", "path2")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def tool(**options: Any) -> Callable[[F], F]:
+    """``server.tool`` with ``normalise="path"`` for every path argument (``PATH_PARAMS``):
+    the reward then takes "~/Documents/" and "~/Documents" for the same answer."""
+
+    def register(fn: F) -> F:
+        params = inspect.signature(fn).parameters
+        normalise: dict[str, Literal["path"]] = {p: "path" for p in PATH_PARAMS if p in params}
+        return server.tool(fn, normalise=normalise, **options)
+
+    return register
+
+
+# ----------------------------------------------------------------- results
+# What the tools return (their MCP outputSchema); keys a result may leave out are NotRequired.
+Kind = Literal["file", "directory"]
+Cwd = TypedDict("Cwd", {"cwd": str})
+WhoAmI = TypedDict("WhoAmI", {"user": str, "home": str, "hostname": str, "cwd": str})
+Cd = TypedDict("Cd", {"cwd": str, "previous": str})
+Pushed = TypedDict("Pushed", {"cwd": str, "stack": list[str]})
+StackEntry = TypedDict("StackEntry", {"index": int, "path": str})
+Dirs = TypedDict("Dirs", {"stack": list[StackEntry]})
+Resolved = TypedDict("Resolved", {"path": str, "exists": bool})
+Exists = TypedDict("Exists", {"path": str, "exists": bool, "type": Kind | None})
+Usage = TypedDict("Usage", {"path": str, "bytes": int, "size": str})
+FileSize = TypedDict("FileSize", {"path": str, "size": int})
+Group = TypedDict("Group", {"sha256": str, "size": int, "paths": list[str]})
+FileType = TypedDict("FileType", {"path": str, "type": str})
+FileText = TypedDict("FileText", {"path": str, "size": int, "content": str})
+Excerpt = TypedDict("Excerpt", {"path": str, "total_lines": int, "content": str})
+Line = TypedDict("Line", {"number": int, "text": str})
+Lines = TypedDict("Lines", {"path": str, "total_lines": int, "lines": list[Line]})
+WordCount = TypedDict("WordCount", {"path": str, "lines": int, "words": int, "bytes": int})
+Match = TypedDict("Match", {"path": str, "line_number": int, "text": str})
+Sorted = TypedDict("Sorted", {"path": str, "lines": list[str]})
+Counted = TypedDict("Counted", {"count": int, "line": str})
+Uniq = TypedDict("Uniq", {"path": str, "lines": list[str] | list[Counted]})
+Checksum = TypedDict("Checksum", {"path": str, "algorithm": str, "checksum": str})
+Made = TypedDict("Made", {"path": str, "created": list[str]})
+Touched = TypedDict("Touched", {"path": str, "created": bool})
+Written = TypedDict("Written", {"path": str, "created": bool, "size": int})
+Appended = TypedDict("Appended", {"path": str, "size": int, "lines": int})
+Replaced = TypedDict("Replaced", {"path": str, "replacements": int, "size": int})
+Inserted = TypedDict("Inserted", {"path": str, "inserted": int, "total_lines": int})
+Deleted = TypedDict("Deleted", {"path": str, "deleted": list[str], "total_lines": int})
+Copied = TypedDict(
+    "Copied", {"source": str, "destination": str, "copied": int, "overwritten": bool}
+)
+Moved = TypedDict("Moved", {"source": str, "destination": str, "replaced": bool})
+Renamed = TypedDict("Renamed", {"old_path": str, "new_path": str})
+Move = TypedDict("Move", {"from": str, "to": str})  # "from" is a keyword: no class syntax
+MovedMany = TypedDict("MovedMany", {"count": int, "moved": list[Move]})
+Removed = TypedDict("Removed", {"removed": list[str], "count": int, "truncated": NotRequired[bool]})
+RemovedDir = TypedDict("RemovedDir", {"removed": str})
+Chmod = TypedDict("Chmod", {"path": str, "mode": str, "permissions": str, "changed": int})
+
+
+class NodeInfo(TypedDict):
+    name: str
+    type: Kind
+    size: int
+    permissions: str
+    owner: str
+    modified: str
+
+
+class Listing(TypedDict):
+    path: str
+    total: NotRequired[int]  # not for a single file
+    entries: list[str] | list[NodeInfo]
+
+
+class Stat(NodeInfo):
+    path: str
+    mode: str
+    entries: NotRequired[int]  # directories
+    lines: NotRequired[int]  # files
+
+
+class Unreadable(TypedDict):
+    errors: NotRequired[list[str]]  # one message per directory the walk could not read
+
+
+class Capped(Unreadable):
+    truncated: NotRequired[bool]  # only the first results are given
+
+
+class Tree(Capped):
+    path: str
+    tree: str
+    directories: int
+    files: int
+
+
+class DiskUsage(Usage, Unreadable):
+    files: int
+    entries: NotRequired[list[Usage]]  # with per_entry=true
+
+
+class Found(Capped):
+    path: str
+    count: int
+    matches: list[str]
+
+
+class ByExtension(Unreadable):
+    path: str
+    extension: str
+    count: int
+    total_bytes: int
+    files: list[FileSize]
+
+
+class Duplicates(Unreadable):
+    path: str
+    groups: list[Group]
+    wasted_bytes: int
+
+
+class Grep(Capped):
+    pattern: str
+    count: int
+    files: list[str]
+    matches: list[Match]
+
+
+class Diff(TypedDict):
+    path1: str
+    path2: str
+    identical: bool
+    added_lines: int
+    removed_lines: int
+    diff: str
 
 
 # ----------------------------------------------------------------- helpers
@@ -97,25 +239,32 @@ class Entry:
 
 
 AnyNode = Node | Entry
-_COLUMNS = (
-    Node.id,
-    Node.parent_id,
-    Node.name,
-    Node.kind,
-    Node.owner,
-    Node.mode,
-    Node.size,
-    Node.modified,
-)
+# The Node columns an Entry is built from, in its field order (content only when asked).
+_COLUMNS = [getattr(Node, f.name) for f in fields(Entry) if f.name != "content"]
 
 
 def _sort_key(n: AnyNode) -> tuple[str, str]:
     return (n.name.lower(), n.name)
 
 
-def _perms(node: AnyNode) -> str:
-    bits = "".join(ch if node.mode & (1 << (8 - i)) else "-" for i, ch in enumerate("rwxrwxrwx"))
-    return ("d" if node.is_dir else "-") + bits
+def _kind(node: AnyNode) -> Kind:
+    return "directory" if node.is_dir else "file"
+
+
+def _perms(mode: int, is_dir: bool) -> str:
+    bits = "".join(ch if mode & (1 << (8 - i)) else "-" for i, ch in enumerate("rwxrwxrwx"))
+    return ("d" if is_dir else "-") + bits
+
+
+def _info(node: AnyNode) -> NodeInfo:
+    return {
+        "name": node.name,
+        "type": _kind(node),
+        "size": node.size,
+        "permissions": _perms(node.mode, node.is_dir),
+        "owner": node.owner,
+        "modified": node.modified.isoformat(timespec="minutes"),
+    }
 
 
 def _human(n: int) -> str:
@@ -213,8 +362,8 @@ class Fs:
         """Read the whole tree once (with file contents if asked) for walks and listings."""
         if self._rows is not None and (self._with_content or not content):
             return
-        stmt = select(*_COLUMNS, Node.content) if content else select(*_COLUMNS)
-        rows = [Entry(*r) for r in self.db.execute(stmt)]
+        columns = [*_COLUMNS, Node.content] if content else _COLUMNS
+        rows = [Entry(*r) for r in self.db.execute(select(*columns))]
         self._rows = {r.id: r for r in rows}
         self._names = {(r.parent_id, r.name): r for r in rows}
         kids: dict[str | None, list[Entry]] = {}
@@ -256,7 +405,7 @@ class Fs:
             out.append((node, depth))
             if not node.is_dir or (max_depth is not None and depth >= max_depth):
                 return
-            if not (self.can(node, "r") and self.can(node, "x")):
+            if not self.can(node, "rx"):
                 denied.append(self.path(node))
                 return
             for kid in self._kids.get(node.id, []):
@@ -288,33 +437,41 @@ class Fs:
         return int(last.split("_")[1]) + 1 if last else 1
 
     # -------------------------------------------------------- permissions
-    def can(self, node: AnyNode, what: Literal["r", "w", "x"]) -> bool:
+    def can(self, node: AnyNode, what: Literal["r", "w", "x", "rx", "wx", "rwx"]) -> bool:
+        """Whether the user has every permission in ``what`` (owner bits on their own nodes)."""
         bits = (node.mode >> 6) & 7 if node.owner == self.user else node.mode & 7
-        return bool(bits & {"r": 4, "w": 2, "x": 1}[what])
+        return all(bits & {"r": 4, "w": 2, "x": 1}[c] for c in what)
+
+    def fix(self, node: AnyNode, yours: str, theirs: str = "") -> str:
+        """How to get past a permission error: ``yours`` on the user's own node, else its owner."""
+        return yours if node.owner == self.user else f"it belongs to {node.owner}{theirs}"
 
     def need_writable_dir(self, cmd: str, verb: str, target: str, directory: AnyNode) -> None:
-        if not (self.can(directory, "w") and self.can(directory, "x")):
+        if not self.can(directory, "wx"):
             where = self.path(directory)
-            fix = (
-                f"chmod u+w {where} first"
-                if directory.owner == self.user
-                else f"it belongs to {directory.owner}; choose a directory under your home"
+            fix = self.fix(
+                directory, f"chmod u+w {where} first", "; choose a directory under your home"
             )
             raise PermissionDenied(
                 f"{cmd}: cannot {verb} '{target}': Permission denied (the directory {where} "
                 f"is not writable; {fix})."
             )
 
+    def need_writable_file(self, cmd: str, node: AnyNode, path: str) -> None:
+        if not self.can(node, "w"):
+            fix = self.fix(node, f"chmod u+w {path} first", "; copy it under your home to edit it")
+            raise PermissionDenied(
+                f"{cmd}: {path}: Permission denied (the file is read-only; {fix})."
+            )
+
     # ---------------------------------------------------------- resolving
-    def locate(self, raw: str, cmd: str) -> Loc:
-        """Resolve ``raw`` like a shell; the last component may be missing."""
+    def absolute(self, raw: str, cmd: str) -> str:
+        """``raw`` as an absolute path, ``~``, ``.`` and ``..`` resolved without looking them up."""
         text = raw.strip()
         if not text:
             raise InvalidArgument(
                 f"{cmd}: empty path; give a path such as 'Documents', '~/notes.txt' or '/tmp'."
             )
-        if "\x00" in text or len(text) > 4096:
-            raise InvalidArgument(f"{cmd}: invalid path {raw[:80]!r}.")
         if text == "~" or text.startswith("~/"):
             base, rest = self.path(self.home), text[1:].lstrip("/")
         elif text.startswith("~"):
@@ -327,7 +484,14 @@ class Fs:
         else:
             base, rest = self.path(self.cwd), text
         full = posixpath.normpath(posixpath.join(base, rest)) if rest else base
-        full = "/" + full.lstrip("/")
+        return "/" + full.lstrip("/")
+
+    def locate(self, raw: str, cmd: str) -> Loc:
+        """Resolve ``raw`` like a shell; the last component may be missing."""
+        text = raw.strip()
+        if "\x00" in text or len(text) > 4096:
+            raise InvalidArgument(f"{cmd}: invalid path {raw[:80]!r}.")
+        full = self.absolute(text, cmd)
         parts = [p for p in full.split("/") if p]
         slash = text.endswith("/") or text.endswith("/.")
         current, parent = self.root, None
@@ -357,13 +521,10 @@ class Fs:
         names = [n.name for n in self.children(parent)] if self.can(parent, "r") else []
         close = [n for n in names if n.lower() == name.lower() and n != name]
         close += difflib.get_close_matches(name, [n for n in names if n not in close], 3, 0.6)
-        hint = (
-            f"{where} has no entry {name!r}; did you mean "
-            + " or ".join(repr(n) for n in close[:3])
-            + "?"
-            if close
-            else f"{where} has no entry {name!r}; run ls {where} to see what is there."
-        )
+        fix = f"run ls {where} to see what is there."
+        if close:
+            fix = f"did you mean {' or '.join(map(repr, close[:3]))}?"
+        hint = f"{where} has no entry {name!r}; {fix}"
         if "*" in name or "?" in name:
             hint = (
                 f"patterns such as {name!r} are not expanded in paths; use find with "
@@ -388,13 +549,14 @@ class Fs:
             )
         if not self.can(node, "r"):
             raise PermissionDenied(
-                f"{cmd}: {path}: Permission denied (the file is not readable"
-                + (
-                    "; chmod u+r it first)."
-                    if node.owner == self.user
-                    else f"; it belongs to {node.owner})."
-                )
+                f"{cmd}: {path}: Permission denied (the file is not readable; "
+                f"{self.fix(node, 'chmod u+r it first')})."
             )
+        return node, path
+
+    def editable_file(self, raw: str, cmd: str) -> tuple[Node, str]:
+        node, path = self.readable_file(raw, cmd)
+        self.need_writable_file(cmd, node, path)
         return node, path
 
     def directory(self, raw: str, cmd: str, *, readable: bool = True) -> tuple[Node, str]:
@@ -403,8 +565,22 @@ class Fs:
             raise PreconditionFailed(
                 f"{cmd}: {path}: Not a directory (it is a file; give its directory instead)."
             )
-        if readable and not (self.can(node, "r") and self.can(node, "x")):
+        if readable and not self.can(node, "rx"):
             raise PermissionDenied(f"{cmd}: cannot open directory '{path}': Permission denied.")
+        return node, path
+
+    def enter(self, raw: str, cmd: str) -> tuple[Node, str]:
+        """A directory to make current (``cd``, ``pushd``): it needs execute permission."""
+        node, path = self.existing(raw, cmd)
+        if not node.is_dir:
+            raise PreconditionFailed(
+                f"{cmd}: not a directory: {path} (it is a file; cd to its directory)."
+            )
+        if not self.can(node, "x"):
+            raise PermissionDenied(
+                f"{cmd}: permission denied: {path} (no execute permission on it; "
+                f"{self.fix(node, 'chmod u+x it first')})."
+            )
         return node, path
 
     def new_entry(self, raw: str, cmd: str, verb: str) -> Loc:
@@ -417,25 +593,28 @@ class Fs:
         return loc
 
     # ------------------------------------------------------------ changes
-    def add(
-        self,
-        parent: AnyNode,
-        name: str,
-        kind: str,
-        *,
-        mode: int,
-        content: str = "",
-        number: int | None = None,
-    ) -> Node:
+    def chdir(self, node: AnyNode) -> None:
+        """Make ``node`` the current directory; the one before becomes OLDPWD (``cd -``)."""
+        self.shell.oldpwd_id = self.shell.cwd_id
+        self.shell.cwd_id = node.id
+        self.db.flush()
+
+    def stack(self) -> list[str]:
+        """The directory stack: the current directory, then the pushd entries, top first."""
+        rows = self.db.scalars(select(DirStackEntry).order_by(DirStackEntry.position.desc()))
+        return [self.path(self.cwd)] + [self.path(self.get(r.node_id)) for r in rows]
+
+    def add(self, parent: AnyNode, name: str, kind: str, *, mode: int) -> Node:
+        """A new empty file or directory of the user's."""
         node = Node(
-            id=f"n_{number or self.next_number():05d}",
+            id=f"n_{self.next_number():05d}",
             parent_id=parent.id,
             name=name,
             kind=kind,
             owner=self.user,
             mode=mode,
-            size=len(content.encode()),
-            content=content,
+            size=0,
+            content="",
             modified=self.ctx.now,
         )
         self.db.add(node)
@@ -452,17 +631,24 @@ class Fs:
         node.content = content
         node.size = size
         node.modified = self.ctx.now
+        self.db.flush()
 
-    def need_writable_file(self, cmd: str, node: AnyNode, path: str) -> None:
-        if not self.can(node, "w"):
-            fix = (
-                f"chmod u+w {path} first"
-                if node.owner == self.user
-                else f"it belongs to {node.owner}; copy it under your home to edit it"
-            )
-            raise PermissionDenied(
-                f"{cmd}: {path}: Permission denied (the file is read-only; {fix})."
-            )
+    def write(self, cmd: str, raw: str, text: str, *, append: bool) -> tuple[Node, str, bool]:
+        """Write (or append) ``text`` to a file, created if missing: (node, path, created)."""
+        loc = self.new_entry(raw, cmd, "create")
+        node = loc.node
+        if node is None:
+            if loc.slash:
+                raise PreconditionFailed(f"{cmd}: {loc.path}/: Not a directory.")
+            assert loc.parent is not None
+            node = self.add(loc.parent, loc.name, "file", mode=0o644)
+        elif node.is_dir:
+            raise PreconditionFailed(f"{cmd}: {loc.path}: Is a directory (give a file path).")
+        else:
+            self.need_writable_file(cmd, node, loc.path)
+            text = node.content + text if append else text
+        self.set_content(cmd, node, loc.path, text)
+        return node, loc.path, loc.node is None
 
     def guard_cwd(self, cmd: str, verb: str, node: AnyNode, path: str) -> None:
         cwd = self.cwd
@@ -500,15 +686,12 @@ class Fs:
             number += 1
             top = e.id == source.id
             rows.append(
-                {
+                asdict(e)
+                | {
                     "id": new_ids[e.id],
                     "parent_id": parent.id if top else new_ids[e.parent_id or ""],
                     "name": name if top else e.name,
-                    "kind": e.kind,
                     "owner": self.user,
-                    "mode": e.mode,
-                    "size": e.size,
-                    "content": e.content,
                     "modified": self.ctx.now,
                 }
             )
@@ -527,40 +710,6 @@ def check_name(cmd: str, name: str) -> None:
         )
     if len(name) > 255:
         raise InvalidArgument(f"{cmd}: {name[:40]}...: File name too long (max 255).")
-
-
-def _entry(fs: Fs, node: AnyNode) -> dict:
-    return {
-        "name": node.name,
-        "type": "directory" if node.is_dir else "file",
-        "size": node.size,
-        "permissions": _perms(node),
-        "owner": node.owner,
-        "modified": node.modified.isoformat(timespec="minutes"),
-    }
-
-
-def _stack(fs: Fs) -> list[str]:
-    rows = fs.db.scalars(select(DirStackEntry).order_by(DirStackEntry.position.desc()))
-    return [fs.path(fs.cwd)] + [fs.path(fs.get(r.node_id)) for r in rows]
-
-
-def _enter(fs: Fs, cmd: str, raw: str) -> tuple[Node, str]:
-    node, path = fs.existing(raw, cmd)
-    if not node.is_dir:
-        raise PreconditionFailed(
-            f"{cmd}: not a directory: {path} (it is a file; cd to its directory)."
-        )
-    if not fs.can(node, "x"):
-        raise PermissionDenied(
-            f"{cmd}: permission denied: {path} (no execute permission on it"
-            + (
-                "; chmod u+x it first)."
-                if node.owner == fs.user
-                else f"; it belongs to {node.owner})."
-            )
-        )
-    return node, path
 
 
 # ------------------------------------------------------- example values
@@ -597,18 +746,18 @@ MODES = ["644", "600", "755", "u+w", "a-w", "u+x", "go-rwx"]
 
 # ------------------------------------------------------------------- tools
 # ---- session and navigation
-@server.tool(returns="directory", phrasings=["Where am I?", "What's the current directory?"])
-def pwd(ctx: ToolContext) -> dict:
+@tool(returns="directory", phrasings=["Where am I?", "What's the current directory?"])
+def pwd(ctx: ToolContext) -> Cwd:
     """Print the current working directory, e.g. {"cwd": "/home/ana/Documents"}."""
     fs = Fs(ctx)
     return {"cwd": fs.path(fs.cwd)}
 
 
-@server.tool(
+@tool(
     returns="directory",
     phrasings=["Who am I logged in as?", "What's my user name and home directory?"],
 )
-def whoami(ctx: ToolContext) -> dict:
+def whoami(ctx: ToolContext) -> WhoAmI:
     """Show the user name, home directory, host name and current directory of this session."""
     fs = Fs(ctx)
     return {
@@ -619,13 +768,12 @@ def whoami(ctx: ToolContext) -> dict:
     }
 
 
-@server.tool(
+@tool(
     writes=True,
     returns="directory",
     phrasings=["Go to {path}", "cd into {path}", "Change directory to {path}"],
-    normalise=PATH_NORMALISE,
 )
-def cd(ctx: ToolContext, path: DirArg = "~") -> dict:
+def cd(ctx: ToolContext, path: DirArg = "~") -> Cd:
     """Change the current directory; later relative paths start from there.
 
     Args:
@@ -640,28 +788,25 @@ def cd(ctx: ToolContext, path: DirArg = "~") -> dict:
         if not fs.can(target, "x"):
             raise PermissionDenied(f"cd: permission denied: {where}")
     else:
-        target, where = _enter(fs, "cd", path)
+        target, where = fs.enter(path, "cd")
     previous = fs.path(fs.cwd)
-    fs.shell.oldpwd_id = fs.shell.cwd_id
-    fs.shell.cwd_id = target.id
-    fs.db.flush()
+    fs.chdir(target)
     return {"cwd": where, "previous": previous}
 
 
-@server.tool(
+@tool(
     writes=True,
     returns="directory",
     phrasings=["pushd {path}", "Remember where I am and go to {path}"],
-    normalise=PATH_NORMALISE,
 )
-def pushd(ctx: ToolContext, path: DirArg) -> dict:
+def pushd(ctx: ToolContext, path: DirArg) -> Pushed:
     """Save the current directory on the directory stack and cd to another one (popd returns).
 
     Args:
         path: Directory to enter, such as "~/Projects/api-gateway/logs" or "../Downloads".
     """
     fs = Fs(ctx)
-    target, where = _enter(fs, "pushd", path)
+    target, where = fs.enter(path, "pushd")
     count = fs.db.scalar(select(func.count()).select_from(DirStackEntry)) or 0
     if count >= MAX_STACK:
         raise PreconditionFailed(
@@ -669,18 +814,12 @@ def pushd(ctx: ToolContext, path: DirArg) -> dict:
         )
     top = fs.db.scalar(select(func.max(DirStackEntry.position))) or 0
     fs.db.add(DirStackEntry(position=top + 1, node_id=fs.shell.cwd_id))
-    fs.shell.oldpwd_id = fs.shell.cwd_id
-    fs.shell.cwd_id = target.id
-    fs.db.flush()
-    return {"cwd": where, "stack": _stack(fs)}
+    fs.chdir(target)
+    return {"cwd": where, "stack": fs.stack()}
 
 
-@server.tool(
-    writes=True,
-    returns="directory",
-    phrasings=["popd", "Go back to the directory I pushed"],
-)
-def popd(ctx: ToolContext) -> dict:
+@tool(writes=True, returns="directory", phrasings=["popd", "Go back to the directory I pushed"])
+def popd(ctx: ToolContext) -> Pushed:
     """Return to the directory on top of the directory stack (saved by pushd) and drop it."""
     fs = Fs(ctx)
     entry = fs.db.scalars(
@@ -694,29 +833,21 @@ def popd(ctx: ToolContext) -> dict:
             f"popd: permission denied: {fs.path(target)} (chmod u+x it, then popd again)."
         )
     fs.db.delete(entry)
-    fs.shell.oldpwd_id = fs.shell.cwd_id
-    fs.shell.cwd_id = target.id
-    fs.db.flush()
-    return {"cwd": fs.path(target), "stack": _stack(fs)}
+    fs.chdir(target)
+    return {"cwd": fs.path(target), "stack": fs.stack()}
 
 
-@server.tool(
-    returns="directory",
-    phrasings=["Show the directory stack", "Which directories did I pushd?"],
-)
-def dirs(ctx: ToolContext) -> dict:
+@tool(returns="directory", phrasings=["Show the directory stack", "Which directories did I pushd?"])
+def dirs(ctx: ToolContext) -> Dirs:
     """Show the directory stack, current directory first, then the pushd entries (top first)."""
-    fs = Fs(ctx)
-    stack = _stack(fs)
-    return {"stack": [{"index": i, "path": p} for i, p in enumerate(stack)]}
+    return {"stack": [{"index": i, "path": p} for i, p in enumerate(Fs(ctx).stack())]}
 
 
-@server.tool(
+@tool(
     returns="path",
     phrasings=["What is the full path of {path}?", "Resolve {path} to an absolute path"],
-    normalise=PATH_NORMALISE,
 )
-def realpath(ctx: ToolContext, path: PathArg) -> dict:
+def realpath(ctx: ToolContext, path: PathArg) -> Resolved:
     """Resolve a path against the current directory into an absolute path. Every component but
     the last must exist; "exists" tells whether the last one does.
 
@@ -727,38 +858,30 @@ def realpath(ctx: ToolContext, path: PathArg) -> dict:
     return {"path": loc.path, "exists": loc.node is not None}
 
 
-@server.tool(
-    returns="path",
-    phrasings=["Does {path} exist?", "Check whether {path} is there"],
-    normalise=PATH_NORMALISE,
-)
-def exists(ctx: ToolContext, path: PathArg) -> dict:
+@tool(returns="path", phrasings=["Does {path} exist?", "Check whether {path} is there"])
+def exists(ctx: ToolContext, path: PathArg) -> Exists:
     """Test whether a path exists and whether it is a file or a directory (like `test -e`).
     Never fails for a missing path: it answers {"exists": false}.
 
     Args:
         path: A path such as "~/Documents/resume.md" or "Projects/old-site".
     """
-    fs = Fs(ctx)
     try:
-        loc = fs.locate(path, "exists")
+        loc = Fs(ctx).locate(path, "exists")
     except (NotFound, PreconditionFailed, PermissionDenied):
         return {"path": path, "exists": False, "type": None}
-    node = loc.node
-    return {
-        "path": loc.path,
-        "exists": node is not None,
-        "type": None if node is None else ("directory" if node.is_dir else "file"),
-    }
+    kind = None if loc.node is None else _kind(loc.node)
+    return {"path": loc.path, "exists": loc.node is not None, "type": kind}
 
 
 # ---- listing and inspection
-@server.tool(
+@tool(
     returns="path",
     phrasings=["What's in {path}?", "List the files in {path}", "ls -l {path}"],
-    normalise=PATH_NORMALISE,
 )
-def ls(ctx: ToolContext, path: DirArg = ".", show_hidden: bool = False, long: bool = False) -> dict:
+def ls(
+    ctx: ToolContext, path: DirArg = ".", show_hidden: bool = False, long: bool = False
+) -> Listing:
     """List a directory (names of directories end with "/"), or describe a single file.
 
     Args:
@@ -769,30 +892,30 @@ def ls(ctx: ToolContext, path: DirArg = ".", show_hidden: bool = False, long: bo
     fs = Fs(ctx)
     node, where = fs.existing(path, "ls")
     if not node.is_dir:
-        if long:
-            return {"path": where, "entries": [_entry(fs, node)]}
-        return {"path": where, "entries": [node.name]}
+        return {"path": where, "entries": [_info(node)] if long else [node.name]}
     if not fs.can(node, "r"):
         raise PermissionDenied(f"ls: cannot open directory '{where}': Permission denied.")
     kids = [k for k in fs.children(node) if show_hidden or not k.name.startswith(".")]
-    if long:
-        return {"path": where, "total": len(kids), "entries": [_entry(fs, k) for k in kids]}
     return {
         "path": where,
         "total": len(kids),
-        "entries": [k.name + ("/" if k.is_dir else "") for k in kids],
+        "entries": (
+            [_info(k) for k in kids] if long else [k.name + ("/" if k.is_dir else "") for k in kids]
+        ),
     }
 
 
-@server.tool(
+@tool(
     returns="path",
     phrasings=["Show the tree of {path}", "Show me the folder structure under {path}"],
     examples={"max_depth": [1, 2, 3]},
-    normalise=PATH_NORMALISE,
 )
 def tree(
-    ctx: ToolContext, path: DirArg = ".", max_depth: int = 2, show_hidden: bool = False
-) -> dict:
+    ctx: ToolContext,
+    path: DirArg = ".",
+    max_depth: Annotated[int, Field(ge=1, le=6)] = 2,
+    show_hidden: bool = False,
+) -> Tree:
     """Draw the directory tree under a directory, like the `tree` command.
 
     Args:
@@ -800,12 +923,10 @@ def tree(
         max_depth: How many levels to descend (1-6), default 2.
         show_hidden: Also show names starting with ".".
     """
-    if not 1 <= max_depth <= 6:
-        raise InvalidArgument(f"tree: max_depth must be between 1 and 6, got {max_depth}.")
     fs = Fs(ctx)
     top, where = fs.directory(path, "tree")
     lines = [where]
-    counts = {"directories": 0, "files": 0}
+    counts: Counter[str] = Counter()
     denied: list[str] = []
 
     def draw(node: AnyNode, prefix: str, depth: int) -> None:
@@ -817,27 +938,30 @@ def tree(
             )
             counts["directories" if kid.is_dir else "files"] += 1
             if kid.is_dir and depth < max_depth:
-                if fs.can(kid, "r") and fs.can(kid, "x"):
+                if fs.can(kid, "rx"):
                     draw(kid, prefix + ("    " if last else "│   "), depth + 1)
                 else:
                     denied.append(fs.path(kid))
 
     draw(top, "", 1)
-    truncated = len(lines) > 400
-    result: dict = {"path": where, "tree": "\n".join(lines[:400]), **counts}
-    if truncated:
+    result: Tree = {
+        "path": where,
+        "tree": "\n".join(lines[:400]),
+        "directories": counts["directories"],
+        "files": counts["files"],
+    }
+    if len(lines) > 400:
         result["truncated"] = True
     if denied:
         result["errors"] = [f"tree: {d}: Permission denied" for d in denied]
     return result
 
 
-@server.tool(
+@tool(
     returns="path",
     phrasings=["Show details of {path}", "When was {path} last modified?", "stat {path}"],
-    normalise=PATH_NORMALISE,
 )
-def stat(ctx: ToolContext, path: PathArg) -> dict:
+def stat(ctx: ToolContext, path: PathArg) -> Stat:
     """Show a file's or directory's metadata: type, size, permissions, owner, modification time.
 
     Args:
@@ -845,7 +969,7 @@ def stat(ctx: ToolContext, path: PathArg) -> dict:
     """
     fs = Fs(ctx)
     node, where = fs.existing(path, "stat")
-    info = {"path": where, **_entry(fs, node), "mode": f"0{node.mode:03o}"}
+    info: Stat = {"path": where, **_info(node), "mode": f"0{node.mode:03o}"}
     if node.is_dir:
         info["entries"] = len(fs.children(node))
     else:
@@ -853,16 +977,15 @@ def stat(ctx: ToolContext, path: PathArg) -> dict:
     return info
 
 
-@server.tool(
+@tool(
     returns="path",
     phrasings=[
         "How much space does {path} take?",
         "du {path}",
         "Which folders in {path} are biggest?",
     ],
-    normalise=PATH_NORMALISE,
 )
-def du(ctx: ToolContext, path: PathArg = ".", per_entry: bool = False) -> dict:
+def du(ctx: ToolContext, path: PathArg = ".", per_entry: bool = False) -> DiskUsage:
     """Disk usage: total bytes of the files under a path (like `du -sh`).
 
     Args:
@@ -874,9 +997,9 @@ def du(ctx: ToolContext, path: PathArg = ".", per_entry: bool = False) -> dict:
     nodes, denied = fs.walk(node)
     total = sum(n.size for n, _ in nodes if not n.is_dir)
     files = sum(1 for n, _ in nodes if not n.is_dir)
-    result: dict = {"path": where, "bytes": total, "size": _human(total), "files": files}
+    result: DiskUsage = {"path": where, "bytes": total, "size": _human(total), "files": files}
     if per_entry and node.is_dir and where not in denied:
-        entries = []
+        entries: list[Usage] = []
         for kid in fs.children(node):
             sub, _ = fs.walk(kid)
             size = sum(n.size for n, _ in sub if not n.is_dir)
@@ -887,7 +1010,7 @@ def du(ctx: ToolContext, path: PathArg = ".", per_entry: bool = False) -> dict:
     return result
 
 
-@server.tool(
+@tool(
     returns="path",
     phrasings=[
         "Find files named {name} under {path}",
@@ -898,7 +1021,6 @@ def du(ctx: ToolContext, path: PathArg = ".", per_entry: bool = False) -> dict:
         "name": ["*.log", "README.md", "*.csv", "IMG_*", "test_*.py", "*report*"],
         "min_size": [1000, 2000, 5000],
     },
-    normalise=PATH_NORMALISE,
 )
 def find(
     ctx: ToolContext,
@@ -907,10 +1029,10 @@ def find(
     type: Literal["f", "d"] | None = None,
     min_size: int | None = None,
     max_size: int | None = None,
-    modified_within_days: int | None = None,
-    max_depth: int | None = None,
+    modified_within_days: Annotated[int, Field(ge=0)] | None = None,
+    max_depth: Annotated[int, Field(ge=0)] | None = None,
     ignore_case: bool = False,
-) -> dict:
+) -> Found:
     """Search a directory tree for entries matching all the given filters (like `find`).
 
     Args:
@@ -923,14 +1045,11 @@ def find(
         max_depth: Descend at most this many levels (1 = direct entries only).
         ignore_case: Match name case-insensitively (like -iname).
     """
-    if max_depth is not None and max_depth < 0:
-        raise InvalidArgument(f"find: max_depth must be 0 or more, got {max_depth}.")
-    if modified_within_days is not None and modified_within_days < 0:
-        raise InvalidArgument("find: modified_within_days must be 0 or more.")
     fs = Fs(ctx)
     top, where = fs.directory(path, "find")
     nodes, denied = fs.walk(top, max_depth)
-    since = ctx.now - dt.timedelta(days=modified_within_days or 0)
+    # More than a century reaches past every file (and past datetime's range): same result.
+    since = ctx.now - dt.timedelta(days=min(modified_within_days or 0, 36_500))
     pattern = name.lower() if (name and ignore_case) else name
     matches = []
     for node, _ in nodes:
@@ -949,7 +1068,7 @@ def find(
         if modified_within_days is not None and node.modified < since:
             continue
         matches.append(fs.path(node))
-    result: dict = {"path": where, "count": len(matches), "matches": matches[:MAX_RESULTS]}
+    result: Found = {"path": where, "count": len(matches), "matches": matches[:MAX_RESULTS]}
     if len(matches) > MAX_RESULTS:
         result["truncated"] = True
     if denied:
@@ -957,13 +1076,12 @@ def find(
     return result
 
 
-@server.tool(
+@tool(
     returns="file",
     phrasings=["Find all .{extension} files in {path}", "List every {extension} file under {path}"],
     examples={"extension": ["py", "md", "jpg", "log", "csv", "txt", "pdf"]},
-    normalise=PATH_NORMALISE,
 )
-def find_by_extension(ctx: ToolContext, extension: str, path: DirArg = ".") -> dict:
+def find_by_extension(ctx: ToolContext, extension: str, path: DirArg = ".") -> ByExtension:
     """Find files with an extension anywhere under a directory, with their sizes.
 
     Args:
@@ -977,12 +1095,12 @@ def find_by_extension(ctx: ToolContext, extension: str, path: DirArg = ".") -> d
     fs = Fs(ctx)
     top, where = fs.directory(path, "find_by_extension")
     nodes, denied = fs.walk(top)
-    found = [
+    found: list[FileSize] = [
         {"path": fs.path(n), "size": n.size}
         for n, _ in nodes
         if not n.is_dir and n.name.lower().endswith("." + ext)
     ]
-    result: dict = {
+    result: ByExtension = {
         "path": where,
         "extension": ext,
         "count": len(found),
@@ -994,12 +1112,11 @@ def find_by_extension(ctx: ToolContext, extension: str, path: DirArg = ".") -> d
     return result
 
 
-@server.tool(
+@tool(
     returns="file",
     phrasings=["Are there duplicate files in {path}?", "Find identical files under {path}"],
-    normalise=PATH_NORMALISE,
 )
-def find_duplicates(ctx: ToolContext, path: DirArg = ".") -> dict:
+def find_duplicates(ctx: ToolContext, path: DirArg = ".") -> Duplicates:
     """Find groups of files with identical (non-empty) content under a directory.
 
     Args:
@@ -1014,13 +1131,13 @@ def find_duplicates(ctx: ToolContext, path: DirArg = ".") -> dict:
             assert node.content is not None  # walk(content=True) loads every file's content
             digest = hashlib.sha256(node.content.encode()).hexdigest()
             groups.setdefault(digest, []).append(node)
-    dupes: list[dict[str, Any]] = [
+    dupes: list[Group] = [
         {"sha256": d, "size": g[0].size, "paths": sorted(fs.path(n) for n in g)}
         for d, g in groups.items()
         if len(g) > 1
     ]
     dupes.sort(key=lambda g: g["paths"][0])
-    result: dict = {
+    result: Duplicates = {
         "path": where,
         "groups": dupes,
         "wasted_bytes": sum(g["size"] * (len(g["paths"]) - 1) for g in dupes),
@@ -1053,19 +1170,17 @@ FILE_TYPES = {
 }
 
 
-@server.tool(
+@tool(
     returns="path",
     phrasings=["What kind of file is {path}?", "Identify the file type of {path}"],
-    normalise=PATH_NORMALISE,
 )
-def file_type(ctx: ToolContext, path: PathArg) -> dict:
+def file_type(ctx: ToolContext, path: PathArg) -> FileType:
     """Guess what a file contains from its name and content, like the `file` command.
 
     Args:
         path: The file, such as "~/Downloads/invoice-48213.pdf" or "src/app.py".
     """
-    fs = Fs(ctx)
-    node, where = fs.existing(path, "file")
+    node, where = Fs(ctx).existing(path, "file")
     if node.is_dir:
         kind = "directory"
     elif node.size == 0:
@@ -1087,12 +1202,8 @@ def file_type(ctx: ToolContext, path: PathArg) -> dict:
 
 
 # ---- reading
-@server.tool(
-    returns="file",
-    phrasings=["Show me {path}", "What does {path} say?", "cat {path}"],
-    normalise=PATH_NORMALISE,
-)
-def cat(ctx: ToolContext, path: FileArg) -> dict:
+@tool(returns="file", phrasings=["Show me {path}", "What does {path} say?", "cat {path}"])
+def cat(ctx: ToolContext, path: FileArg) -> FileText:
     """Print the whole content of a file.
 
     Args:
@@ -1102,53 +1213,48 @@ def cat(ctx: ToolContext, path: FileArg) -> dict:
     return {"path": where, "size": node.size, "content": node.content}
 
 
-@server.tool(
+@tool(
     returns="file",
     phrasings=["Show the first {lines} lines of {path}", "head {path}"],
     examples={"lines": [5, 10, 20]},
-    normalise=PATH_NORMALISE,
 )
-def head(ctx: ToolContext, path: FileArg, lines: int = 10) -> dict:
+def head(ctx: ToolContext, path: FileArg, lines: LineCount = 10) -> Excerpt:
     """Print the first lines of a file.
 
     Args:
         path: The file, such as "logs/app.log" or "~/Documents/Finance/expenses-2025.csv".
         lines: How many lines (1-10000), default 10.
     """
-    if not 1 <= lines <= 10000:
-        raise InvalidArgument(f"head: lines must be between 1 and 10000, got {lines}.")
     node, where = Fs(ctx).readable_file(path, "head")
     all_lines = _split(node.content)
     return {"path": where, "total_lines": len(all_lines), "content": _join(all_lines[:lines])}
 
 
-@server.tool(
+@tool(
     returns="file",
     phrasings=["Show the last {lines} lines of {path}", "tail {path}"],
     examples={"lines": [5, 10, 20, 50]},
-    normalise=PATH_NORMALISE,
 )
-def tail(ctx: ToolContext, path: FileArg, lines: int = 10) -> dict:
+def tail(ctx: ToolContext, path: FileArg, lines: LineCount = 10) -> Excerpt:
     """Print the last lines of a file (the newest entries of a log).
 
     Args:
         path: The file, such as "logs/error.log" or "/var/log/syslog".
         lines: How many lines (1-10000), default 10.
     """
-    if not 1 <= lines <= 10000:
-        raise InvalidArgument(f"tail: lines must be between 1 and 10000, got {lines}.")
     node, where = Fs(ctx).readable_file(path, "tail")
     all_lines = _split(node.content)
     return {"path": where, "total_lines": len(all_lines), "content": _join(all_lines[-lines:])}
 
 
-@server.tool(
+@tool(
     returns="file",
     phrasings=["Show lines {start} to {end} of {path}", "Print line {start} of {path}"],
     examples={"start": [1, 2, 5, 10], "end": [5, 10, 20]},
-    normalise=PATH_NORMALISE,
 )
-def read_lines(ctx: ToolContext, path: FileArg, start: int, end: int | None = None) -> dict:
+def read_lines(
+    ctx: ToolContext, path: FileArg, start: Annotated[int, Field(ge=1)], end: int | None = None
+) -> Lines:
     """Print numbered lines from start to end inclusive (like `sed -n '5,12p'`), at most 500.
 
     Args:
@@ -1156,8 +1262,6 @@ def read_lines(ctx: ToolContext, path: FileArg, start: int, end: int | None = No
         start: First line number, counting from 1.
         end: Last line number (default: start + 19, or the end of the file).
     """
-    if start < 1:
-        raise InvalidArgument(f"read_lines: start must be 1 or more, got {start}.")
     last = start + 19 if end is None else end
     if last < start:
         raise InvalidArgument(f"read_lines: end ({end}) is before start ({start}).")
@@ -1175,12 +1279,11 @@ def read_lines(ctx: ToolContext, path: FileArg, start: int, end: int | None = No
     }
 
 
-@server.tool(
+@tool(
     returns="file",
     phrasings=["How many lines are in {path}?", "Count the words in {path}"],
-    normalise=PATH_NORMALISE,
 )
-def wc(ctx: ToolContext, path: FileArg) -> dict:
+def wc(ctx: ToolContext, path: FileArg) -> WordCount:
     """Count the lines, words and bytes of a file (like `wc`).
 
     Args:
@@ -1195,7 +1298,7 @@ def wc(ctx: ToolContext, path: FileArg) -> dict:
     }
 
 
-@server.tool(
+@tool(
     returns="file",
     phrasings=[
         "Search {path} for '{pattern}'",
@@ -1203,16 +1306,15 @@ def wc(ctx: ToolContext, path: FileArg) -> dict:
         "grep -r {pattern} {path}",
     ],
     examples={"pattern": GREP_WORDS},
-    normalise=PATH_NORMALISE,
 )
 def grep(
     ctx: ToolContext,
-    pattern: str,
+    pattern: Annotated[str, Field(min_length=1, max_length=200)],
     path: PathArg,
     recursive: bool = False,
     ignore_case: bool = False,
     fixed: bool = False,
-) -> dict:
+) -> Grep:
     """Find the lines matching a pattern in a file, or in every file under a directory.
 
     Args:
@@ -1223,10 +1325,6 @@ def grep(
         ignore_case: Match regardless of case (like grep -i).
         fixed: Treat the pattern as plain text, not a regular expression (like grep -F).
     """
-    if not pattern or len(pattern) > 200:
-        raise InvalidArgument(
-            "grep: the pattern must be 1 to 200 characters; give text to look for, such as 'TODO'."
-        )
     try:
         regex = re.compile(re.escape(pattern) if fixed else pattern, re.I if ignore_case else 0)
     except re.error as exc:
@@ -1243,29 +1341,30 @@ def grep(
             raise PreconditionFailed(
                 f"grep: {where}: Is a directory (pass recursive=true to search the files in it)."
             )
-        if not (fs.can(node, "r") and fs.can(node, "x")):
+        if not fs.can(node, "rx"):
             raise PermissionDenied(f"grep: {where}: Permission denied.")
         nodes, denied = fs.walk(node, content=True)
         errors += [f"grep: {d}: Permission denied" for d in denied]
         files = [n for n, _ in nodes if not n.is_dir]
     else:
         files = [node]
-    matches = []
+    matches: list[Match] = []
     hit_files: list[str] = []
     for f in files:
         if not fs.can(f, "r"):
             errors.append(f"grep: {fs.path(f)}: Permission denied")
             continue
         fpath = fs.path(f)
-        found = False
         assert f.content is not None  # an ORM row, or an entry walked with content=True
-        for i, line in enumerate(_split(f.content), 1):
-            if regex.search(line):
-                found = True
-                matches.append({"path": fpath, "line_number": i, "text": line[:300]})
-        if found:
+        hits: list[Match] = [
+            {"path": fpath, "line_number": i, "text": line[:300]}
+            for i, line in enumerate(_split(f.content), 1)
+            if regex.search(line)
+        ]
+        matches += hits
+        if hits:
             hit_files.append(fpath)
-    result: dict = {
+    result: Grep = {
         "pattern": pattern,
         "count": len(matches),
         "files": hit_files,
@@ -1278,13 +1377,17 @@ def grep(
     return result
 
 
-@server.tool(
+@tool(
     returns="file",
     phrasings=["What changed between {path1} and {path2}?", "diff {path1} {path2}"],
     examples={"context": [0, 3]},
-    normalise={"path1": "path", "path2": "path"},
 )
-def diff(ctx: ToolContext, path1: FileArg, path2: FileArg, context: int = 3) -> dict:
+def diff(
+    ctx: ToolContext,
+    path1: FileArg,
+    path2: FileArg,
+    context: Annotated[int, Field(ge=0, le=10)] = 3,
+) -> Diff:
     """Compare two files line by line and show a unified diff (like `diff -u`).
 
     Args:
@@ -1292,8 +1395,6 @@ def diff(ctx: ToolContext, path1: FileArg, path2: FileArg, context: int = 3) -> 
         path2: The changed file, such as "~/Downloads/README (1).md".
         context: Unchanged lines shown around each change (0-10), default 3.
     """
-    if not 0 <= context <= 10:
-        raise InvalidArgument(f"diff: context must be between 0 and 10, got {context}.")
     fs = Fs(ctx)
     a, pa = fs.readable_file(path1, "diff")
     b, pb = fs.readable_file(path2, "diff")
@@ -1314,7 +1415,7 @@ def diff(ctx: ToolContext, path1: FileArg, path2: FileArg, context: int = 3) -> 
 _NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)")
 
 
-@server.tool(
+@tool(
     name="sort",
     returns="file",
     phrasings=[
@@ -1322,7 +1423,6 @@ _NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)")
         "Sort {path} by column {field} separated by '{separator}'",
     ],
     examples={"field": [1, 2, 3], "separator": [",", ":"]},
-    normalise=PATH_NORMALISE,
 )
 def sort_lines(
     ctx: ToolContext,
@@ -1331,10 +1431,10 @@ def sort_lines(
     numeric: bool = False,
     unique: bool = False,
     ignore_case: bool = False,
-    field: int | None = None,
-    separator: str | None = None,
+    field: Annotated[int, Field(ge=1)] | None = None,
+    separator: Annotated[str, Field(min_length=1, max_length=1)] | None = None,
     skip_header: bool = False,
-) -> dict:
+) -> Sorted:
     """Show the lines of a file sorted (the file is not changed), like `sort`.
 
     Args:
@@ -1347,25 +1447,16 @@ def sort_lines(
         separator: Column separator for field, such as "," for CSV (default: whitespace).
         skip_header: Keep the first line (a CSV header) on top, unsorted.
     """
-    if field is not None and field < 1:
-        raise InvalidArgument(f"sort: field must be 1 or more, got {field}.")
-    if separator is not None and len(separator) != 1:
-        raise InvalidArgument(
-            f"sort: separator must be one character such as ',', got {separator!r}."
-        )
     node, where = Fs(ctx).readable_file(path, "sort")
     lines = _split(node.content)
     header = lines[:1] if skip_header else []
     body = lines[1:] if skip_header else lines
 
-    def key_text(line: str) -> str:
-        if field is None:
-            return line
-        cols = line.split(separator) if separator else line.split()
-        return cols[field - 1] if len(cols) >= field else ""
-
     def key(line: str) -> tuple:
-        text = key_text(line)
+        text = line
+        if field is not None:
+            cols = line.split(separator) if separator else line.split()
+            text = cols[field - 1] if len(cols) >= field else ""
         if ignore_case:
             text = text.lower()
         if numeric:
@@ -1379,10 +1470,9 @@ def sort_lines(
     return {"path": where, "lines": header + body}
 
 
-@server.tool(
+@tool(
     returns="file",
     phrasings=["Count repeated lines in {path}", "Show the distinct lines of {path}"],
-    normalise=PATH_NORMALISE,
 )
 def uniq(
     ctx: ToolContext,
@@ -1391,7 +1481,7 @@ def uniq(
     sort_first: bool = False,
     duplicates_only: bool = False,
     ignore_case: bool = False,
-) -> dict:
+) -> Uniq:
     """Collapse runs of identical adjacent lines, like `uniq` (the file is not changed).
 
     Args:
@@ -1405,30 +1495,23 @@ def uniq(
     lines = _split(node.content)
     if sort_first:
         lines = sorted(lines, key=lambda x: (x.lower(), x) if ignore_case else (x, x))
-    runs: list[list] = []
-    for line in lines:
-        same = runs and (
-            runs[-1][0].lower() == line.lower() if ignore_case else runs[-1][0] == line
-        )
-        if same:
-            runs[-1][1] += 1
-        else:
-            runs.append([line, 1])
+    # Runs of equal lines; each shows as its first line, as uniq prints it.
+    runs = [list(run) for _, run in groupby(lines, key=str.lower if ignore_case else None)]
     if duplicates_only:
-        runs = [r for r in runs if r[1] > 1]
+        runs = [run for run in runs if len(run) > 1]
     if count:
-        return {"path": where, "lines": [{"count": n, "line": text} for text, n in runs]}
-    return {"path": where, "lines": [text for text, _ in runs]}
+        counted: list[Counted] = [{"count": len(run), "line": run[0]} for run in runs]
+        return {"path": where, "lines": counted}
+    return {"path": where, "lines": [run[0] for run in runs]}
 
 
-@server.tool(
+@tool(
     returns="file",
     phrasings=["What's the checksum of {path}?", "Compute the {algorithm} hash of {path}"],
-    normalise=PATH_NORMALISE,
 )
 def checksum(
     ctx: ToolContext, path: FileArg, algorithm: Literal["md5", "sha1", "sha256"] = "sha256"
-) -> dict:
+) -> Checksum:
     """Compute a file's checksum (like sha256sum), to check whether two files are identical.
 
     Args:
@@ -1441,15 +1524,14 @@ def checksum(
 
 
 # ---- creating and editing
-@server.tool(
+@tool(
     writes=True,
     idempotent=True,
     returns="directory",
     phrasings=["Create a folder {path}", "mkdir {path}", "Make a new directory called {path}"],
     examples={"path": _new_dir},
-    normalise=PATH_NORMALISE,
 )
-def mkdir(ctx: ToolContext, path: str, parents: bool = False) -> dict:
+def mkdir(ctx: ToolContext, path: str, parents: bool = False) -> Made:
     """Create a directory (permissions rwxr-xr-x).
 
     Args:
@@ -1462,9 +1544,9 @@ def mkdir(ctx: ToolContext, path: str, parents: bool = False) -> dict:
     text = path.strip()
     if not parents:
         try:
-            loc = fs.locate(text, "mkdir")
+            loc = fs.new_entry(text, "mkdir", "create directory")
         except NotFound:
-            full = _lexical(fs, text)
+            full = fs.absolute(text, "mkdir")
             raise NotFound(
                 f"mkdir: cannot create directory '{full}': No such file or directory (the parent "
                 f"{posixpath.dirname(full)} does not exist; pass parents=true to create missing "
@@ -1473,12 +1555,10 @@ def mkdir(ctx: ToolContext, path: str, parents: bool = False) -> dict:
         if loc.node is not None:
             raise Conflict(f"mkdir: cannot create directory '{loc.path}': File exists.")
         assert loc.parent is not None
-        check_name("mkdir", loc.name)
-        fs.need_writable_dir("mkdir", "create directory", loc.path, loc.parent)
         fs.add(loc.parent, loc.name, "dir", mode=0o755)
         return {"path": loc.path, "created": [loc.path]}
     # mkdir -p: walk the lexical absolute path, creating what is missing.
-    full = _lexical(fs, text)
+    full = fs.absolute(text, "mkdir")
     created: list[str] = []
     current: AnyNode = fs.root
     for part in [p for p in full.split("/") if p]:
@@ -1499,31 +1579,14 @@ def mkdir(ctx: ToolContext, path: str, parents: bool = False) -> dict:
     return {"path": full, "created": created}
 
 
-def _lexical(fs: Fs, raw: str) -> str:
-    text = raw.strip()
-    if not text:
-        raise InvalidArgument("mkdir: empty path; give a path such as '~/Documents/new-folder'.")
-    if text == "~" or text.startswith("~/"):
-        base, rest = fs.path(fs.home), text[1:].lstrip("/")
-    elif text.startswith("~"):
-        raise InvalidArgument(f"mkdir: {text}: only '~' is supported, not '~user'.")
-    elif text.startswith("/"):
-        base, rest = "/", text
-    else:
-        base, rest = fs.path(fs.cwd), text
-    full = posixpath.normpath(posixpath.join(base, rest)) if rest else base
-    return "/" + full.lstrip("/")
-
-
-@server.tool(
+@tool(
     writes=True,
     idempotent=True,
     returns="file",
     phrasings=["Create an empty file {path}", "touch {path}"],
     examples={"path": _new_file},
-    normalise=PATH_NORMALISE,
 )
-def touch(ctx: ToolContext, path: str) -> dict:
+def touch(ctx: ToolContext, path: str) -> Touched:
     """Create an empty file, or set an existing file's modification time to now.
 
     Args:
@@ -1542,7 +1605,7 @@ def touch(ctx: ToolContext, path: str) -> dict:
     return {"path": loc.path, "created": True}
 
 
-@server.tool(
+@tool(
     writes=True,
     destructive=True,
     idempotent=True,
@@ -1553,9 +1616,8 @@ def touch(ctx: ToolContext, path: str) -> dict:
         "Replace the contents of {path} with '{content}'",
     ],
     examples={"path": _new_file, "content": CONTENTS},
-    normalise=PATH_NORMALISE,
 )
-def write_file(ctx: ToolContext, path: str, content: str) -> dict:
+def write_file(ctx: ToolContext, path: str, content: str) -> Written:
     """Write text to a file, creating it or replacing everything in it (like
     `echo "text" > file`). A final newline is added unless the text ends with one.
 
@@ -1563,35 +1625,19 @@ def write_file(ctx: ToolContext, path: str, content: str) -> dict:
         path: The file, such as "~/Documents/ideas.md" or "notes.txt".
         content: The full new text, such as "Buy milk\\nCall the bank".
     """
-    fs = Fs(ctx)
-    loc = fs.new_entry(path, "write_file", "create")
-    text = _as_line(content)
-    if loc.node is None:
-        if loc.slash:
-            raise PreconditionFailed(f"write_file: {loc.path}/: Not a directory.")
-        assert loc.parent is not None
-        node = fs.add(loc.parent, loc.name, "file", mode=0o644)
-        fs.set_content("write_file", node, loc.path, text)
-        created = True
-    else:
-        node = loc.node
-        if node.is_dir:
-            raise PreconditionFailed(f"write_file: {loc.path}: Is a directory (give a file path).")
-        fs.need_writable_file("write_file", node, loc.path)
-        fs.set_content("write_file", node, loc.path, text)
-        created = False
-    fs.db.flush()
-    return {"path": loc.path, "created": created, "size": node.size}
+    node, where, created = Fs(ctx).write("write_file", path, _as_line(content), append=False)
+    return {"path": where, "created": created, "size": node.size}
 
 
-@server.tool(
+@tool(
     writes=True,
     returns="file",
     phrasings=["Append '{content}' to {path}", "Add the line '{content}' at the end of {path}"],
     examples={"content": CONTENTS},
-    normalise=PATH_NORMALISE,
 )
-def append_file(ctx: ToolContext, path: FileArg, content: str) -> dict:
+def append_file(
+    ctx: ToolContext, path: FileArg, content: Annotated[str, Field(min_length=1)]
+) -> Appended:
     """Add text at the end of a file, creating the file if needed (like `echo "text" >> file`).
     A final newline is added unless the text ends with one.
 
@@ -1599,34 +1645,11 @@ def append_file(ctx: ToolContext, path: FileArg, content: str) -> dict:
         path: The file, such as "~/todo.md" or "logs/app.log".
         content: The text to add, such as "- [ ] Call the dentist".
     """
-    if not content:
-        raise InvalidArgument("append_file: content is empty; give the text to add.")
-    fs = Fs(ctx)
-    loc = fs.new_entry(path, "append_file", "create")
-    text = _as_line(content)
-    if loc.node is None:
-        if loc.slash:
-            raise PreconditionFailed(f"append_file: {loc.path}/: Not a directory.")
-        assert loc.parent is not None
-        node = fs.add(loc.parent, loc.name, "file", mode=0o644)
-        fs.set_content("append_file", node, loc.path, text)
-    else:
-        node = loc.node
-        if node.is_dir:
-            raise PreconditionFailed(f"append_file: {loc.path}: Is a directory (give a file path).")
-        fs.need_writable_file("append_file", node, loc.path)
-        fs.set_content("append_file", node, loc.path, node.content + text)
-    fs.db.flush()
-    return {"path": loc.path, "size": node.size, "lines": node.content.count("\n")}
+    node, where, _ = Fs(ctx).write("append_file", path, _as_line(content), append=True)
+    return {"path": where, "size": node.size, "lines": node.content.count("\n")}
 
 
-def _editable(fs: Fs, raw: str, cmd: str) -> tuple[Node, str]:
-    node, where = fs.readable_file(raw, cmd)
-    fs.need_writable_file(cmd, node, where)
-    return node, where
-
-
-@server.tool(
+@tool(
     writes=True,
     destructive=True,
     returns="file",
@@ -1635,11 +1658,14 @@ def _editable(fs: Fs, raw: str, cmd: str) -> tuple[Node, str]:
         "In {path}, change {find} to {replace}",
     ],
     examples={"find": ["TODO", "localhost", "2025"], "replace": ["DONE", "127.0.0.1", "2026"]},
-    normalise=PATH_NORMALISE,
 )
 def replace_in_file(
-    ctx: ToolContext, path: FileArg, find: str, replace: str, replace_all: bool = True
-) -> dict:
+    ctx: ToolContext,
+    path: FileArg,
+    find: Annotated[str, Field(min_length=1)],
+    replace: str,
+    replace_all: bool = True,
+) -> Replaced:
     """Replace text in a file (like `sed -i 's/old/new/g'`, but plain text, not a regex).
 
     Args:
@@ -1648,27 +1674,20 @@ def replace_in_file(
         replace: What to put instead, such as "defaultBranch = main" ("" deletes it).
         replace_all: Replace every occurrence (default) or only the first.
     """
-    if not find:
-        raise InvalidArgument("replace_in_file: find is empty; give the exact text to replace.")
     fs = Fs(ctx)
-    node, where = _editable(fs, path, "replace_in_file")
+    node, where = fs.editable_file(path, "replace_in_file")
     n = node.content.count(find)
     if n == 0:
         raise NotFound(
             f"replace_in_file: {find!r} does not occur in {where}; nothing was changed "
             "(check the exact text with grep or cat)."
         )
-    new = (
-        node.content.replace(find, replace)
-        if replace_all
-        else node.content.replace(find, replace, 1)
-    )
+    new = node.content.replace(find, replace, -1 if replace_all else 1)
     fs.set_content("replace_in_file", node, where, new)
-    fs.db.flush()
     return {"path": where, "replacements": n if replace_all else 1, "size": node.size}
 
 
-@server.tool(
+@tool(
     writes=True,
     returns="file",
     phrasings=[
@@ -1676,9 +1695,8 @@ def replace_in_file(
         "Add '{text}' before line {line_number} in {path}",
     ],
     examples={"line_number": [1, 2, 3], "text": ["# Reviewed", "TODO: check this", "import os"]},
-    normalise=PATH_NORMALISE,
 )
-def insert_lines(ctx: ToolContext, path: FileArg, line_number: int, text: str) -> dict:
+def insert_lines(ctx: ToolContext, path: FileArg, line_number: int, text: str) -> Inserted:
     """Insert one or more lines before a line number (1 = at the top; last line + 1 = at the end).
 
     Args:
@@ -1687,7 +1705,7 @@ def insert_lines(ctx: ToolContext, path: FileArg, line_number: int, text: str) -
         text: The line(s) to insert, such as "# Shopping" (use "\\n" between several lines).
     """
     fs = Fs(ctx)
-    node, where = _editable(fs, path, "insert_lines")
+    node, where = fs.editable_file(path, "insert_lines")
     lines = _split(node.content)
     if not 1 <= line_number <= len(lines) + 1:
         raise InvalidArgument(
@@ -1697,19 +1715,17 @@ def insert_lines(ctx: ToolContext, path: FileArg, line_number: int, text: str) -
     new = _split(_as_line(text)) or [""]
     lines[line_number - 1 : line_number - 1] = new
     fs.set_content("insert_lines", node, where, _join(lines))
-    fs.db.flush()
     return {"path": where, "inserted": len(new), "total_lines": len(lines)}
 
 
-@server.tool(
+@tool(
     writes=True,
     destructive=True,
     returns="file",
     phrasings=["Delete line {start} of {path}", "Remove lines {start} to {end} from {path}"],
     examples={"start": [1, 2, 3], "end": [3, 4, 5]},
-    normalise=PATH_NORMALISE,
 )
-def delete_lines(ctx: ToolContext, path: FileArg, start: int, end: int | None = None) -> dict:
+def delete_lines(ctx: ToolContext, path: FileArg, start: int, end: int | None = None) -> Deleted:
     """Delete the lines from start to end inclusive (like `sed -i '3,5d'`).
 
     Args:
@@ -1718,7 +1734,7 @@ def delete_lines(ctx: ToolContext, path: FileArg, start: int, end: int | None = 
         end: Last line to delete (default: only the start line).
     """
     fs = Fs(ctx)
-    node, where = _editable(fs, path, "delete_lines")
+    node, where = fs.editable_file(path, "delete_lines")
     lines = _split(node.content)
     last = start if end is None else end
     if not 1 <= start <= last <= len(lines):
@@ -1729,7 +1745,6 @@ def delete_lines(ctx: ToolContext, path: FileArg, start: int, end: int | None = 
     removed = lines[start - 1 : last]
     del lines[start - 1 : last]
     fs.set_content("delete_lines", node, where, _join(lines))
-    fs.db.flush()
     return {"path": where, "deleted": removed, "total_lines": len(lines)}
 
 
@@ -1745,6 +1760,7 @@ class Target:
 def _target(fs: Fs, cmd: str, source: Node, src_path: str, destination: str) -> Target:
     """Where ``source`` lands for ``cmd source destination`` (into a directory, or as a name)."""
     loc = fs.locate(destination, cmd)
+    verb = "move" if cmd == "mv" else "copy"
     parent: AnyNode
     existing: AnyNode | None
     if loc.node is not None and loc.node.is_dir:
@@ -1766,16 +1782,14 @@ def _target(fs: Fs, cmd: str, source: Node, src_path: str, destination: str) -> 
         assert loc.parent is not None
         if loc.slash:
             raise NotFound(
-                f"{cmd}: cannot {'move' if cmd == 'mv' else 'copy'} '{src_path}' to '{loc.path}/': "
-                "Not a directory (create "
-                f"it with mkdir first, or drop the trailing '/' to use it as the new name)."
+                f"{cmd}: cannot {verb} '{src_path}' to '{loc.path}/': Not a directory (create "
+                "it with mkdir first, or drop the trailing '/' to use it as the new name)."
             )
         check_name(cmd, loc.name)
         parent, name, path, existing = loc.parent, loc.name, loc.path, None
     if source.is_dir and fs.is_inside(parent, source):
         raise PreconditionFailed(
-            f"{cmd}: cannot {'move' if cmd == 'mv' else 'copy'} a directory, '{src_path}', into "
-            f"itself, '{path}'."
+            f"{cmd}: cannot {verb} a directory, '{src_path}', into itself, '{path}'."
         )
     if existing is not None:
         if existing.is_dir and not source.is_dir:
@@ -1789,13 +1803,12 @@ def _target(fs: Fs, cmd: str, source: Node, src_path: str, destination: str) -> 
     return Target(parent, name, path, existing)
 
 
-@server.tool(
+@tool(
     writes=True,
     idempotent=True,
     destructive=True,
     returns="path",
     phrasings=["Copy {source} to {destination}", "Make a copy of {source} in {destination}"],
-    normalise={"source": "path", "destination": "path"},
 )
 def cp(
     ctx: ToolContext,
@@ -1803,7 +1816,7 @@ def cp(
     destination: DirArg,
     recursive: bool = False,
     no_clobber: bool = False,
-) -> dict:
+) -> Copied:
     """Copy a file or (with recursive=true) a directory. If destination is an existing
     directory the copy goes inside it with the same name; otherwise destination is the new
     path. An existing file at the destination is overwritten unless no_clobber is true.
@@ -1838,7 +1851,6 @@ def cp(
             raise Conflict(f"cp: not overwriting '{t.path}' (no_clobber=true); nothing was copied.")
         fs.need_writable_file("cp", t.existing, t.path)
         fs.set_content("cp", fs.orm(t.existing), t.path, src.content)
-        fs.db.flush()
         return {"source": src_path, "destination": t.path, "copied": 1, "overwritten": True}
     fs.need_writable_dir("cp", "create", t.path, t.parent)
     count = fs.copy_tree(src, t.parent, t.name)
@@ -1872,7 +1884,7 @@ def _move(fs: Fs, cmd: str, node: Node, path: str, t: Target) -> None:
     fs.changed()
 
 
-@server.tool(
+@tool(
     writes=True,
     idempotent=True,
     destructive=True,
@@ -1882,9 +1894,8 @@ def _move(fs: Fs, cmd: str, node: Node, path: str, t: Target) -> None:
         "mv {source} {destination}",
         "Put {source} into {destination}",
     ],
-    normalise={"source": "path", "destination": "path"},
 )
-def mv(ctx: ToolContext, source: PathArg, destination: DirArg) -> dict:
+def mv(ctx: ToolContext, source: PathArg, destination: DirArg) -> Moved:
     """Move or rename a file or directory. If destination is an existing directory the entry
     moves inside it; otherwise destination is the new path. An existing file at the
     destination is replaced.
@@ -1902,15 +1913,14 @@ def mv(ctx: ToolContext, source: PathArg, destination: DirArg) -> dict:
     return {"source": path, "destination": t.path, "replaced": replaced}
 
 
-@server.tool(
+@tool(
     writes=True,
     idempotent=True,
     returns="path",
     phrasings=["Rename {path} to {new_name}", "Call {path} {new_name} instead"],
     examples={"new_name": ["final-report.txt", "old-notes.md", "archive-2025", "draft-v2.md"]},
-    normalise=PATH_NORMALISE,
 )
-def rename(ctx: ToolContext, path: PathArg, new_name: str) -> dict:
+def rename(ctx: ToolContext, path: PathArg, new_name: str) -> Renamed:
     """Rename a file or directory where it is; never overwrites an existing entry.
 
     Args:
@@ -1940,7 +1950,7 @@ def rename(ctx: ToolContext, path: PathArg, new_name: str) -> dict:
     return {"old_path": where, "new_path": target}
 
 
-@server.tool(
+@tool(
     writes=True,
     idempotent=True,
     returns="path",
@@ -1949,9 +1959,10 @@ def rename(ctx: ToolContext, path: PathArg, new_name: str) -> dict:
         "Move every file matching {pattern} into {destination}",
     ],
     examples={"pattern": ["*.jpg", "*.pdf", "*.log", "*.txt", "*.csv", "IMG_*"]},
-    normalise={"destination": "path", "path": "path"},
 )
-def move_matching(ctx: ToolContext, pattern: str, destination: DirArg, path: DirArg = ".") -> dict:
+def move_matching(
+    ctx: ToolContext, pattern: str, destination: DirArg, path: DirArg = "."
+) -> MovedMany:
     """Move every entry of a directory whose name matches a shell pattern into another
     directory (like `mv *.jpg ~/Pictures/`). Nothing moves if any name is already taken there.
 
@@ -1997,22 +2008,23 @@ def move_matching(ctx: ToolContext, pattern: str, destination: DirArg, path: Dir
             )
     fs.need_writable_dir("mv", "move", src_where, src_dir)
     fs.need_writable_dir("mv", "move", dest_where, dest)
-    moved = [{"from": fs.path(k), "to": dest_where.rstrip("/") + "/" + k.name} for k in picked]
+    moved: list[Move] = [
+        {"from": fs.path(k), "to": dest_where.rstrip("/") + "/" + k.name} for k in picked
+    ]
     fs.db.execute(update(Node).where(Node.id.in_([k.id for k in picked])).values(parent_id=dest.id))
     src_dir.modified = dest.modified = ctx.now
     fs.changed()
     return {"count": len(moved), "moved": moved}
 
 
-@server.tool(
+@tool(
     writes=True,
     destructive=True,
     idempotent=True,
     returns="path",
     phrasings=["Delete {path}", "Remove {path}", "rm -r {path}"],
-    normalise=PATH_NORMALISE,
 )
-def rm(ctx: ToolContext, path: PathArg, recursive: bool = False, force: bool = False) -> dict:
+def rm(ctx: ToolContext, path: PathArg, recursive: bool = False, force: bool = False) -> Removed:
     """Delete a file, or a directory with everything in it when recursive is true. There is
     no undo. Read-only (write-protected) files are only removed with force=true.
 
@@ -2031,14 +2043,10 @@ def rm(ctx: ToolContext, path: PathArg, recursive: bool = False, force: bool = F
     if node.parent_id is None:
         raise PermissionDenied("rm: it is dangerous to operate recursively on '/'; refusing.")
     fs.guard_cwd("rm", "remove", node, where)
-    _need_removable(fs, "rm", node, where)
+    parent = _need_removable(fs, "rm", node, where)
     nodes = fs.subtree(node)
     for n in nodes:
-        if (
-            n.is_dir
-            and fs.children(n)
-            and not (fs.can(n, "w") and fs.can(n, "x") and fs.can(n, "r"))
-        ):
+        if n.is_dir and fs.children(n) and not fs.can(n, "rwx"):
             raise PermissionDenied(
                 f"rm: cannot remove entries of '{fs.path(n)}': Permission denied (the directory "
                 f"is read-only; chmod u+w it first); nothing was removed."
@@ -2052,25 +2060,22 @@ def rm(ctx: ToolContext, path: PathArg, recursive: bool = False, force: bool = F
                     "pass force=true to remove it anyway; nothing was removed."
                 )
     paths = [fs.path(n) for n in nodes]
-    parent = fs.parent(node)
-    assert parent is not None
-    fs.orm(parent).modified = ctx.now
+    parent.modified = ctx.now
     fs.remove(nodes)
-    result: dict = {"removed": paths[:50], "count": len(paths)}
+    result: Removed = {"removed": paths[:50], "count": len(paths)}
     if len(paths) > 50:
         result["truncated"] = True
     return result
 
 
-@server.tool(
+@tool(
     writes=True,
     idempotent=True,
     destructive=True,
     returns="directory",
     phrasings=["Remove the empty folder {path}", "rmdir {path}"],
-    normalise=PATH_NORMALISE,
 )
-def rmdir(ctx: ToolContext, path: DirArg) -> dict:
+def rmdir(ctx: ToolContext, path: DirArg) -> RemovedDir:
     """Remove an empty directory (use rm with recursive=true for a non-empty one).
 
     Args:
@@ -2109,8 +2114,7 @@ def parse_mode(mode: str, current: int) -> int:
     if re.fullmatch(r"0?[0-7]{3}", text):
         return int(text, 8) & 0o777
     result = current
-    clauses = text.split(",")
-    for clause in clauses:
+    for clause in text.split(","):
         m = _SYMBOLIC.match(clause)
         if m is None:
             raise InvalidArgument(
@@ -2131,7 +2135,7 @@ def parse_mode(mode: str, current: int) -> int:
     return result & 0o777
 
 
-@server.tool(
+@tool(
     writes=True,
     idempotent=True,
     returns="path",
@@ -2141,9 +2145,8 @@ def parse_mode(mode: str, current: int) -> int:
         "Make {path} {mode}",
     ],
     examples={"mode": MODES},
-    normalise=PATH_NORMALISE,
 )
-def chmod(ctx: ToolContext, path: PathArg, mode: str, recursive: bool = False) -> dict:
+def chmod(ctx: ToolContext, path: PathArg, mode: str, recursive: bool = False) -> Chmod:
     """Change permissions of your own file or directory. r = read, w = write (for a directory:
     add or remove entries), x = enter a directory.
 
@@ -2171,11 +2174,10 @@ def chmod(ctx: ToolContext, path: PathArg, mode: str, recursive: bool = False) -
     for new, ids in sorted(changes.items()):
         fs.db.execute(update(Node).where(Node.id.in_(ids)).values(mode=new))
     fs.changed()
-    kind = "d" if node.is_dir else "-"
     return {
         "path": where,
         "mode": f"0{final:03o}",
-        "permissions": kind + _perms(Entry("", None, "", "file", "", final, 0, ctx.now))[1:],
+        "permissions": _perms(final, node.is_dir),
         "changed": sum(len(ids) for ids in changes.values()),
     }
 
@@ -2199,7 +2201,7 @@ def _paths(ctx: ToolContext) -> list[dict]:
         {
             "path": fs.path(n),
             "name": n.name,
-            "type": "directory" if n.is_dir else "file",
+            "type": _kind(n),
             "writable": fs.can(n, "w"),
         }
         for n in nodes
@@ -2237,7 +2239,7 @@ def _directories(ctx: ToolContext) -> list[dict]:
     fs, nodes = _visible(ctx)
     out = []
     for n in [fs.root, *nodes]:
-        if not n.is_dir or not (fs.can(n, "r") and fs.can(n, "x")):
+        if not n.is_dir or not fs.can(n, "rx"):
             continue
         kids = fs.children(n)
         exts = Counter(k.name.rsplit(".", 1)[-1] for k in kids if not k.is_dir and "." in k.name)

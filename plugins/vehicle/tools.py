@@ -19,6 +19,7 @@ import random
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Literal
 
+from pydantic import Field
 from sqlalchemy import func, or_, select
 
 from prove_gym.server import (
@@ -28,10 +29,12 @@ from prove_gym.server import (
     PreconditionFailed,
     Server,
     ToolContext,
+    TypedDict,
     next_id,
 )
 
 from .models import (
+    TENTH,
     Base,
     ClimateZone,
     Destination,
@@ -52,7 +55,6 @@ from .sampler import sample_vehicle
 CRUISE_MIN_KPH = 40
 MAX_SPEED_KPH = 180
 MAX_REVERSE_KPH = 15
-MIN_TEMP_C, MAX_TEMP_C = Decimal(16), Decimal(30)
 LOW_TIRE_MARGIN_KPA = 25
 ARRIVED_KM = Decimal("0.2")
 
@@ -72,10 +74,14 @@ server = Server(
     "like 'dst_004' (see list_saved_destinations).",
 )
 
-DestinationId = Annotated[str, Entity("destination")]
+DestinationRow = Annotated[Destination, Entity("destination")]
 DoorPosition = Literal["front_left", "front_right", "rear_left", "rear_right", "trunk"]
 WindowPosition = Literal["front_left", "front_right", "rear_left", "rear_right"]
 SeatPosition = Literal["driver", "passenger", "rear_left", "rear_right"]
+OnOff = Literal["on", "off"]
+Unit = Literal["L", "kWh"]
+Gear = Literal["park", "reverse", "neutral", "drive"]
+Limit = Annotated[int, Field(ge=1, le=100)]
 Category = Literal[
     "home",
     "work",
@@ -93,13 +99,159 @@ Category = Literal[
     "airport",
 ]
 
-Problem = tuple[str, str]
-"""(what is wrong, how to fix it), e.g. ("the trunk is open", "Close it with close_door first")."""
+
+# ------------------------------------------------------------------ results
+Cruise = TypedDict("Cruise", {"active": bool, "speed_kph": int | None})
+Lights = TypedDict("Lights", {"headlights": str, "fog_lights": OnOff, "hazard_lights": OnOff})
+ZoneState = TypedDict(
+    "ZoneState", {"zone": str, "temperature_c": float, "fan_speed": int, "ac": OnOff}
+)
+Climate = TypedDict("Climate", {"power": OnOff, "zones": list[ZoneState]})
+DoorState = TypedDict("DoorState", {"position": str, "open": bool, "locked": bool})
+Doors = TypedDict("Doors", {"doors": list[DoorState]})
+WindowState = TypedDict("WindowState", {"position": str, "open_percent": int})
+SeatState = TypedDict("SeatState", {"position": str, "heat_level": int})
+SeatHeating = TypedDict("SeatHeating", {"seat": str, "heat_level": int})
+Location = TypedDict("Location", {"label": str, "city": str, "latitude": float, "longitude": float})
+
+
+class Mode(TypedDict):
+    """The driving mode, part of every result of a tool that can change it."""
+
+    engine_on: bool
+    gear: str
+    speed_kph: int
+    parking_brake: Literal["engaged", "released"]
+    cruise_control: Cruise
+
+
+class ModeChange(Mode):
+    changed: bool
+
+
+class EngineStopped(ModeChange):
+    switched_off: list[str]
+
+
+class Energy(TypedDict):
+    type: Literal["fuel", "battery"]
+    unit: Unit
+    level: float
+    capacity: float
+    percent: int
+    range_km: int
+    consumption_per_100km: float
+
+
+class RouteInfo(TypedDict):
+    route_id: str
+    destination_id: str
+    destination_name: str
+    origin: str
+    distance_km: float
+    eta_minutes: int
+    status: str
+
+
+class NewRoute(RouteInfo):
+    replaced_route_id: str | None
+    range_km: int
+    enough_energy: bool
+
+
+class Arrival(Mode):
+    trip_id: str
+    route_id: str
+    destination_id: str
+    destination_name: str
+    distance_km: float
+    energy_used: float
+    departed_at: str
+    arrived_at: str
+    energy: Energy
+    odometer_km: float
+
+
+class DoorChange(DoorState):
+    changed: bool
+
+
+class Cabin(Doors):
+    windows: list[WindowState]
+    seats: list[SeatState]
+    climate: Climate
+
+
+class Profile(TypedDict):
+    make: str
+    model: str
+    year: int
+    color: str
+    vin: str
+    license_plate: str
+    owner: str
+    powertrain: str
+
+
+class TireState(TypedDict):
+    position: str
+    pressure_kpa: int
+    recommended_kpa: int
+    status: Literal["ok", "low", "high"]
+
+
+class VehicleStatus(Mode):
+    vehicle: Profile
+    energy: Energy
+    odometer_km: float
+    location: Location
+    climate: OnOff
+    lights: Lights
+    tires: list[TireState]
+    active_route: RouteInfo | None
+    warnings: list[str]
+
+
+class Place(TypedDict):
+    destination_id: str
+    name: str
+    category: str
+    address: str
+    distance_km: float
+    eta_minutes: int
+
+
+class TripEntry(TypedDict):
+    trip_id: str
+    started_at: str
+    ended_at: str
+    origin: str
+    destination: str
+    destination_id: str | None
+    distance_km: float
+    energy_used: float
+    avg_speed_kph: int
+
+
+class TripLog(TypedDict):
+    trips: list[TripEntry]
+    count: int
+    total_distance_km: float
+    unit: Unit
+
+
+Refill = TypedDict("Refill", {"added": float, "unit": Unit, "energy": Energy})
 
 
 # ----------------------------------------------------------------- helpers
+Problem = tuple[str, str]
+"""(what is wrong, how to fix it), e.g. ("the trunk is open", "Close it with close_door first")."""
+ENGINE_OFF: Problem = ("the engine is off", "Start it with start_engine first")
+SHIFT_TO_DRIVE = "Shift to drive with shift_gear (gear='drive') first"
+
+
 def _vehicle(ctx: ToolContext) -> Vehicle:
-    return ctx.db.get(Vehicle, 1)  # type: ignore[return-value]
+    return ctx.db.get_one(Vehicle, 1)
 
 
 def _doors(ctx: ToolContext) -> list[Door]:
@@ -114,17 +266,27 @@ def _join(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _fuel(v: Vehicle) -> tuple[str, str]:
+def _fuel(v: Vehicle) -> tuple[Unit, str]:
     """(unit, what the energy is called): ("L", "fuel") or ("kWh", "charge")."""
     return ("kWh", "charge") if v.powertrain == "electric" else ("L", "fuel")
 
 
-def _fail(action: str, problems: list[Problem]) -> None:
+def _fail(action: str, *problems: Problem) -> None:
     """Raise one message naming every unmet precondition and its fix, if there are any."""
-    if not problems:
-        return
-    parts = [f"{what}. {fix}." for what, fix in problems]
-    raise PreconditionFailed(f"Cannot {action}: " + " Also: ".join(parts))
+    if problems:
+        parts = [f"{what}. {fix}." for what, fix in problems]
+        raise PreconditionFailed(f"Cannot {action}: " + " Also: ".join(parts))
+
+
+def _no_energy(v: Vehicle, purpose: str = "") -> Problem:
+    """Out of fuel or charge: refuel (parked), or stop to refuel before ``purpose`` (driving)."""
+    what = _fuel(v)[1]
+    if not purpose:
+        return (f"there is no {what} left", "Refuel or charge with refuel_or_charge first")
+    return (
+        f"there is no {what} left {purpose}",
+        "Stop, shift to park, turn the engine off and use refuel_or_charge first",
+    )
 
 
 def _open_doors_problem(ctx: ToolContext) -> list[Problem]:
@@ -137,34 +299,21 @@ def _open_doors_problem(ctx: ToolContext) -> list[Problem]:
 
 def _leave_park_problems(ctx: ToolContext, v: Vehicle) -> list[Problem]:
     """Everything that keeps the car from leaving park."""
-    problems: list[Problem] = []
-    if not v.engine_on:
-        problems.append(("the engine is off", "Start it with start_engine first"))
+    problems: list[Problem] = [] if v.engine_on else [ENGINE_OFF]
     problems += _open_doors_problem(ctx)
     if v.parking_brake:
-        problems.append(
-            (
-                "the parking brake is on",
-                "Release it with set_parking_brake (action='release') first",
-            )
-        )
+        release = "Release it with set_parking_brake (action='release') first"
+        problems.append(("the parking brake is on", release))
     if v.energy_level <= 0:
-        _, what = _fuel(v)
-        problems.append(
-            (f"there is no {what} left", "Refuel or charge with refuel_or_charge first")
-        )
+        problems.append(_no_energy(v))
     return problems
 
 
 def _stopped_in_park_problems(v: Vehicle) -> list[Problem]:
     """What keeps the car from being stopped in park (for doors, brake, engine off, refuel)."""
     if v.speed_kph > 0:
-        return [
-            (
-                f"the car is moving at {v.speed_kph} km/h in {v.gear}",
-                "Slow to 0 with set_speed (speed_kph=0), then shift to park with shift_gear first",
-            )
-        ]
+        slow = "Slow to 0 with set_speed (speed_kph=0), then shift to park with shift_gear first"
+        return [(f"the car is moving at {v.speed_kph} km/h in {v.gear}", slow)]
     if v.gear != "park":
         return [(f"the car is in {v.gear}", "Shift to park with shift_gear (gear='park') first")]
     return []
@@ -177,12 +326,11 @@ def _disengage_cruise(v: Vehicle) -> bool:
     return was
 
 
-def _energy(v: Vehicle) -> dict:
-    unit, _ = _fuel(v)
+def _energy(v: Vehicle) -> Energy:
     level, capacity = v.energy_level, v.energy_capacity
     return {
         "type": "battery" if v.powertrain == "electric" else "fuel",
-        "unit": unit,
+        "unit": _fuel(v)[0],
         "level": float(level),
         "capacity": float(capacity),
         "percent": int(level * 100 / capacity),
@@ -195,7 +343,7 @@ def _active_route(ctx: ToolContext) -> Route | None:
     return ctx.db.scalar(select(Route).where(Route.status == "active"))
 
 
-def _route_dict(ctx: ToolContext, r: Route) -> dict:
+def _route_dict(ctx: ToolContext, r: Route) -> RouteInfo:
     dest = ctx.db.get(Destination, r.destination_id)
     return {
         "route_id": r.id,
@@ -208,7 +356,7 @@ def _route_dict(ctx: ToolContext, r: Route) -> dict:
     }
 
 
-def _mode(v: Vehicle) -> dict:
+def _mode(v: Vehicle) -> Mode:
     return {
         "engine_on": v.engine_on,
         "gear": v.gear,
@@ -218,11 +366,15 @@ def _mode(v: Vehicle) -> dict:
     }
 
 
-def _on_off(flag: bool) -> str:
+def _changed(v: Vehicle, changed: bool) -> ModeChange:
+    return {**_mode(v), "changed": changed}
+
+
+def _on_off(flag: bool) -> OnOff:
     return "on" if flag else "off"
 
 
-def _climate(ctx: ToolContext, v: Vehicle) -> dict:
+def _climate(ctx: ToolContext, v: Vehicle) -> Climate:
     zones = ctx.db.scalars(select(ClimateZone).order_by(ClimateZone.zone))
     return {
         "power": _on_off(v.climate_on),
@@ -238,7 +390,7 @@ def _climate(ctx: ToolContext, v: Vehicle) -> dict:
     }
 
 
-def _lights(v: Vehicle) -> dict:
+def _lights(v: Vehicle) -> Lights:
     return {
         "headlights": v.headlights,
         "fog_lights": _on_off(v.fog_lights),
@@ -246,25 +398,15 @@ def _lights(v: Vehicle) -> dict:
     }
 
 
-def _doors_dict(ctx: ToolContext) -> list[dict]:
-    return [{"position": d.position, "open": d.is_open, "locked": d.is_locked} for d in _doors(ctx)]
-
-
-def _destination(ctx: ToolContext, destination_id: str) -> Destination:
-    dest = ctx.db.get(Destination, destination_id)
-    if dest is None:
-        raise NotFound(
-            f"No saved destination with id {destination_id!r}. Call list_saved_destinations "
-            "(optionally with a query such as 'home') to find the id."
-        )
-    return dest
+def _door(d: Door) -> DoorState:
+    return {"position": d.position, "open": d.is_open, "locked": d.is_locked}
 
 
 def _distance_from_here(v: Vehicle, d: Destination) -> Decimal:
     return road_distance_km(v.latitude, v.longitude, d.latitude, d.longitude)
 
 
-def _tire_status(t: Tire) -> str:
+def _tire_status(t: Tire) -> Literal["ok", "low", "high"]:
     if t.pressure_kpa < t.recommended_kpa - LOW_TIRE_MARGIN_KPA:
         return "low"
     if t.pressure_kpa > t.recommended_kpa + LOW_TIRE_MARGIN_KPA:
@@ -284,7 +426,7 @@ def _place_query(ctx: ToolContext, rng: random.Random) -> str:
     returns="destination",
     phrasings=["How's my car doing?", "What's the fuel level and range of my car?"],
 )
-def get_vehicle_status(ctx: ToolContext) -> dict:
+def get_vehicle_status(ctx: ToolContext) -> VehicleStatus:
     """Get the car's profile and current mode: engine, gear, speed, parking brake, cruise
     control, fuel or battery level with range, odometer, location, lights, tire pressure,
     the active navigation route and warnings (open doors, low tires, low fuel).
@@ -295,14 +437,22 @@ def get_vehicle_status(ctx: ToolContext) -> dict:
         "energy": {"type": "fuel", "unit": "L", "level": 23.4, "range_km": 334, ...}, ...}.
     """
     v = _vehicle(ctx)
-    tires = list(ctx.db.scalars(select(Tire).order_by(Tire.position)))
+    tires: list[TireState] = [
+        {
+            "position": t.position,
+            "pressure_kpa": t.pressure_kpa,
+            "recommended_kpa": t.recommended_kpa,
+            "status": _tire_status(t),
+        }
+        for t in ctx.db.scalars(select(Tire).order_by(Tire.position))
+    ]
     energy = _energy(v)
     warnings = [f"{_door_name(d.position)} is open" for d in _doors(ctx) if d.is_open]
     warnings += [
-        f"{t.position} tire pressure is {_tire_status(t)} ({t.pressure_kpa} kPa, recommended "
-        f"{t.recommended_kpa} kPa)"
+        f"{t['position']} tire pressure is {t['status']} ({t['pressure_kpa']} kPa, recommended "
+        f"{t['recommended_kpa']} kPa)"
         for t in tires
-        if _tire_status(t) != "ok"
+        if t["status"] != "ok"
     ]
     if energy["percent"] < 10:
         warnings.append(f"{energy['type']} is low: {energy['percent']}% ({energy['range_km']} km)")
@@ -329,15 +479,7 @@ def get_vehicle_status(ctx: ToolContext) -> dict:
         },
         "climate": _on_off(v.climate_on),
         "lights": _lights(v),
-        "tires": [
-            {
-                "position": t.position,
-                "pressure_kpa": t.pressure_kpa,
-                "recommended_kpa": t.recommended_kpa,
-                "status": _tire_status(t),
-            }
-            for t in tires
-        ],
+        "tires": tires,
         "active_route": _route_dict(ctx, route) if route else None,
         "warnings": warnings,
     }
@@ -346,7 +488,7 @@ def get_vehicle_status(ctx: ToolContext) -> dict:
 @server.tool(
     phrasings=["Are all the doors closed and locked?", "What's the cabin temperature set to?"],
 )
-def get_cabin_status(ctx: ToolContext) -> dict:
+def get_cabin_status(ctx: ToolContext) -> Cabin:
     """Get the cabin: each door (open, locked), each window (percent open), each seat's
     heating level (0-3) and the climate control with its zones.
 
@@ -356,14 +498,13 @@ def get_cabin_status(ctx: ToolContext) -> dict:
         [{"position": "driver", "heat_level": 2}, ...], "climate": {"power": "on", "zones":
         [{"zone": "driver", "temperature_c": 21.5, "fan_speed": 3, "ac": "off"}, ...]}}.
     """
-    v = _vehicle(ctx)
     windows = ctx.db.scalars(select(Window).order_by(Window.position))
     seats = ctx.db.scalars(select(Seat).order_by(Seat.position))
     return {
-        "doors": _doors_dict(ctx),
+        "doors": [_door(d) for d in _doors(ctx)],
         "windows": [{"position": w.position, "open_percent": w.open_percent} for w in windows],
         "seats": [{"position": s.position, "heat_level": s.heat_level} for s in seats],
-        "climate": _climate(ctx, v),
+        "climate": _climate(ctx, _vehicle(ctx)),
     }
 
 
@@ -380,8 +521,8 @@ def list_saved_destinations(
     ctx: ToolContext,
     query: str | None = None,
     category: Category | None = None,
-    limit: int = 20,
-) -> list[dict]:
+    limit: Limit = 20,
+) -> list[Place]:
     """List saved navigation destinations, nearest first, with the driving distance and ETA
     from where the car is now.
 
@@ -394,8 +535,6 @@ def list_saved_destinations(
         For example [{"destination_id": "dst_001", "name": "Home", "category": "home",
         "address": "12 Oak Street, Seattle, WA", "distance_km": 7.4, "eta_minutes": 12}, ...].
     """
-    if not 1 <= limit <= 100:
-        raise InvalidArgument(f"limit must be between 1 and 100, got {limit}.")
     v = _vehicle(ctx)
     stmt = select(Destination).order_by(Destination.id)
     if query is not None and query.strip():
@@ -403,8 +542,10 @@ def list_saved_destinations(
         stmt = stmt.where(or_(Destination.name.ilike(like), Destination.address.ilike(like)))
     if category is not None:
         stmt = stmt.where(Destination.category == category)
-    rows = [(_distance_from_here(v, d), d) for d in ctx.db.scalars(stmt)]
-    rows.sort(key=lambda pair: (pair[0], pair[1].id))
+    rows = sorted(
+        ((_distance_from_here(v, d), d) for d in ctx.db.scalars(stmt)),
+        key=lambda pair: (pair[0], pair[1].id),
+    )
     return [
         {
             "destination_id": d.id,
@@ -424,8 +565,10 @@ def list_saved_destinations(
     examples={"limit": [3, 5, 10]},
 )
 def get_trip_log(
-    ctx: ToolContext, limit: int = 10, destination_id: DestinationId | None = None
-) -> dict:
+    ctx: ToolContext,
+    limit: Limit = 10,
+    destination_id: Annotated[str, Entity("destination")] | None = None,
+) -> TripLog:
     """List completed drives, newest first, with distance and fuel or energy used.
 
     Args:
@@ -438,14 +581,13 @@ def get_trip_log(
         "distance_km": 14.2, "energy_used": 1.1, "avg_speed_kph": 41}], "count": 1,
         "total_distance_km": 14.2, "unit": "L"}.
     """
-    if not 1 <= limit <= 100:
-        raise InvalidArgument(f"limit must be between 1 and 100, got {limit}.")
     stmt = select(Trip).order_by(Trip.started_at.desc(), Trip.id.desc()).limit(limit)
     if destination_id is not None:
-        _destination(ctx, destination_id)
+        # Hand lookup: the core cannot resolve an optional row parameter (`Model | None`) yet.
+        if ctx.db.get(Destination, destination_id) is None:
+            raise NotFound(server.entities["destination"].missing(destination_id))
         stmt = stmt.where(Trip.destination_id == destination_id)
     trips = list(ctx.db.scalars(stmt))
-    unit, _ = _fuel(_vehicle(ctx))
     return {
         "trips": [
             {
@@ -463,7 +605,7 @@ def get_trip_log(
         ],
         "count": len(trips),
         "total_distance_km": float(sum((t.distance_km for t in trips), Decimal(0))),
-        "unit": unit,
+        "unit": _fuel(_vehicle(ctx))[0],
     }
 
 
@@ -473,7 +615,7 @@ def get_trip_log(
     idempotent=True,
     phrasings=["Start the car", "Turn on the engine"],
 )
-def start_engine(ctx: ToolContext) -> dict:
+def start_engine(ctx: ToolContext) -> ModeChange:
     """Start the engine (for an electric car: switch the drive system on). Needs some fuel or
     charge left. Starting a running engine changes nothing.
 
@@ -482,16 +624,11 @@ def start_engine(ctx: ToolContext) -> dict:
     """
     v = _vehicle(ctx)
     if v.engine_on:
-        return {**_mode(v), "changed": False}
+        return _changed(v, False)
     if v.energy_level <= 0:
-        _, what = _fuel(v)
-        _fail(
-            "start the engine",
-            [(f"there is no {what} left", "Refuel or charge with refuel_or_charge first")],
-        )
+        _fail("start the engine", _no_energy(v))
     v.engine_on = True
-    ctx.db.flush()
-    return {**_mode(v), "changed": True}
+    return _changed(v, True)
 
 
 @server.tool(
@@ -499,7 +636,7 @@ def start_engine(ctx: ToolContext) -> dict:
     idempotent=True,
     phrasings=["Turn the car off", "Stop the engine"],
 )
-def stop_engine(ctx: ToolContext) -> dict:
+def stop_engine(ctx: ToolContext) -> EngineStopped:
     """Stop the engine. The car must be stopped in park. Climate control, seat heating and
     cruise control switch off with it.
 
@@ -509,22 +646,18 @@ def stop_engine(ctx: ToolContext) -> dict:
     """
     v = _vehicle(ctx)
     if not v.engine_on:
-        return {**_mode(v), "changed": False, "switched_off": []}
-    _fail("stop the engine", _stopped_in_park_problems(v))
-    switched_off = []
-    if v.climate_on:
-        v.climate_on = False
-        switched_off.append("climate")
+        return {**_changed(v, False), "switched_off": []}
+    _fail("stop the engine", *_stopped_in_park_problems(v))
     heated = [s for s in ctx.db.scalars(select(Seat)) if s.heat_level > 0]
     for seat in heated:
         seat.heat_level = 0
-    if heated:
-        switched_off.append("seat_heating")
-    if _disengage_cruise(v):
-        switched_off.append("cruise_control")
-    v.engine_on = False
-    ctx.db.flush()
-    return {**_mode(v), "changed": True, "switched_off": switched_off}
+    was_on = (
+        ("climate", v.climate_on),
+        ("seat_heating", bool(heated)),
+        ("cruise_control", _disengage_cruise(v)),
+    )
+    v.engine_on = v.climate_on = False
+    return {**_changed(v, True), "switched_off": [name for name, on in was_on if on]}
 
 
 @server.tool(
@@ -532,7 +665,7 @@ def stop_engine(ctx: ToolContext) -> dict:
     idempotent=True,
     phrasings=["Shift into {gear}", "Put the car in {gear}"],
 )
-def shift_gear(ctx: ToolContext, gear: Literal["park", "reverse", "neutral", "drive"]) -> dict:
+def shift_gear(ctx: ToolContext, gear: Gear) -> ModeChange:
     """Shift the transmission. Leaving park needs the engine on, every door closed and the
     parking brake released. Park and reverse (and leaving reverse) need the car at 0 km/h;
     drive and neutral can be swapped while rolling. Cruise control turns off outside drive.
@@ -545,25 +678,17 @@ def shift_gear(ctx: ToolContext, gear: Literal["park", "reverse", "neutral", "dr
     """
     v = _vehicle(ctx)
     if gear == v.gear:
-        return {**_mode(v), "changed": False}
+        return _changed(v, False)
     action = f"shift to {gear}"
     if v.speed_kph > 0 and (gear in ("park", "reverse") or v.gear == "reverse"):
-        _fail(
-            action,
-            [
-                (
-                    f"the car is moving at {v.speed_kph} km/h",
-                    "Slow to 0 with set_speed (speed_kph=0) first",
-                )
-            ],
-        )
+        slow = "Slow to 0 with set_speed (speed_kph=0) first"
+        _fail(action, (f"the car is moving at {v.speed_kph} km/h", slow))
     if v.gear == "park":
-        _fail(action, _leave_park_problems(ctx, v))
+        _fail(action, *_leave_park_problems(ctx, v))
     if gear != "drive":
         _disengage_cruise(v)
     v.gear = gear
-    ctx.db.flush()
-    return {**_mode(v), "changed": True}
+    return _changed(v, True)
 
 
 @server.tool(
@@ -572,7 +697,9 @@ def shift_gear(ctx: ToolContext, gear: Literal["park", "reverse", "neutral", "dr
     phrasings=["Drive at {speed_kph} km/h", "Change the speed to {speed_kph} km/h"],
     examples={"speed_kph": [0, 30, 50, 80, 100]},
 )
-def set_speed(ctx: ToolContext, speed_kph: int) -> dict:
+def set_speed(
+    ctx: ToolContext, speed_kph: Annotated[int, Field(ge=0, le=MAX_SPEED_KPH)]
+) -> ModeChange:
     """Accelerate or brake to a speed. Needs drive (up to 180 km/h) or reverse (up to 15 km/h);
     in neutral the car can only slow down; in park only 0 is possible. Changing the speed
     yourself disengages cruise control.
@@ -583,50 +710,25 @@ def set_speed(ctx: ToolContext, speed_kph: int) -> dict:
     Returns:
         For example {"speed_kph": 50, "gear": "drive", "cruise_control": {"active": false, ...}}.
     """
-    if not 0 <= speed_kph <= MAX_SPEED_KPH:
-        raise InvalidArgument(f"speed_kph must be between 0 and {MAX_SPEED_KPH}, got {speed_kph}.")
     v = _vehicle(ctx)
     action = f"set the speed to {speed_kph} km/h"
     if v.gear == "park":
         if speed_kph == 0:
-            return {**_mode(v), "changed": False}
-        _fail(
-            action,
-            [
-                ("the car is in park", "Shift to drive with shift_gear (gear='drive') first"),
-                *_leave_park_problems(ctx, v),
-            ],
-        )
+            return _changed(v, False)
+        _fail(action, ("the car is in park", SHIFT_TO_DRIVE), *_leave_park_problems(ctx, v))
     if v.gear == "reverse" and speed_kph > MAX_REVERSE_KPH:
         raise InvalidArgument(
             f"In reverse the speed is limited to {MAX_REVERSE_KPH} km/h; got {speed_kph}."
         )
     if v.gear == "neutral" and speed_kph > v.speed_kph:
-        _fail(
-            action,
-            [
-                (
-                    f"the car is in neutral at {v.speed_kph} km/h and can only slow down",
-                    "Shift to drive with shift_gear (gear='drive') to accelerate",
-                )
-            ],
-        )
+        coasting = f"the car is in neutral at {v.speed_kph} km/h and can only slow down"
+        _fail(action, (coasting, "Shift to drive with shift_gear (gear='drive') to accelerate"))
     if speed_kph > v.speed_kph and v.energy_level <= 0:
-        _, what = _fuel(v)
-        _fail(
-            action,
-            [
-                (
-                    f"there is no {what} left to accelerate",
-                    "Stop, shift to park, turn the engine off and use refuel_or_charge first",
-                )
-            ],
-        )
+        _fail(action, _no_energy(v, "to accelerate"))
     changed = speed_kph != v.speed_kph or v.cruise_active
     _disengage_cruise(v)
     v.speed_kph = speed_kph
-    ctx.db.flush()
-    return {**_mode(v), "changed": changed}
+    return _changed(v, changed)
 
 
 @server.tool(
@@ -634,7 +736,7 @@ def set_speed(ctx: ToolContext, speed_kph: int) -> dict:
     idempotent=True,
     phrasings=["Please {action} the parking brake", "Could you {action} the handbrake?"],
 )
-def set_parking_brake(ctx: ToolContext, action: Literal["engage", "release"]) -> dict:
+def set_parking_brake(ctx: ToolContext, action: Literal["engage", "release"]) -> ModeChange:
     """Engage or release the parking brake. Engaging needs the car stopped in park; releasing
     is always possible.
 
@@ -647,12 +749,11 @@ def set_parking_brake(ctx: ToolContext, action: Literal["engage", "release"]) ->
     v = _vehicle(ctx)
     engaged = action == "engage"
     if v.parking_brake == engaged:
-        return {**_mode(v), "changed": False}
+        return _changed(v, False)
     if engaged:
-        _fail("engage the parking brake", _stopped_in_park_problems(v))
+        _fail("engage the parking brake", *_stopped_in_park_problems(v))
     v.parking_brake = engaged
-    ctx.db.flush()
-    return {**_mode(v), "changed": True}
+    return _changed(v, True)
 
 
 # --------------------------------------------------------- doors and windows
@@ -661,7 +762,7 @@ def set_parking_brake(ctx: ToolContext, action: Literal["engage", "release"]) ->
     idempotent=True,
     phrasings=["Open the {position} door", "Please open door {position}"],
 )
-def open_door(ctx: ToolContext, position: DoorPosition) -> dict:
+def open_door(ctx: ToolContext, position: DoorPosition) -> DoorChange:
     """Open one door or the trunk. The car must be stopped in park and the door unlocked.
 
     Args:
@@ -670,23 +771,16 @@ def open_door(ctx: ToolContext, position: DoorPosition) -> dict:
     Returns:
         For example {"position": "trunk", "open": true, "locked": false, "changed": true}.
     """
-    v = _vehicle(ctx)
-    door = ctx.db.get(Door, position)
-    assert door is not None
-    if door.is_open:
-        return {"position": position, "open": True, "locked": False, "changed": False}
-    problems = _stopped_in_park_problems(v)
+    door = ctx.db.get_one(Door, position)
+    if door.is_open:  # an open door is never locked
+        return {**_door(door), "changed": False}
+    problems = _stopped_in_park_problems(_vehicle(ctx))
     if door.is_locked:
-        problems.append(
-            (
-                f"{_door_name(position)} is locked",
-                "Unlock with set_door_locks (action='unlock') first",
-            )
-        )
-    _fail(f"open {_door_name(position)}", problems)
+        unlock = "Unlock with set_door_locks (action='unlock') first"
+        problems.append((f"{_door_name(position)} is locked", unlock))
+    _fail(f"open {_door_name(position)}", *problems)
     door.is_open = True
-    ctx.db.flush()
-    return {"position": position, "open": True, "locked": False, "changed": True}
+    return {**_door(door), "changed": True}
 
 
 @server.tool(
@@ -694,7 +788,7 @@ def open_door(ctx: ToolContext, position: DoorPosition) -> dict:
     idempotent=True,
     phrasings=["Close the {position} door", "Please shut door {position}"],
 )
-def close_door(ctx: ToolContext, position: DoorPosition) -> dict:
+def close_door(ctx: ToolContext, position: DoorPosition) -> DoorChange:
     """Close one door or the trunk (always possible).
 
     Args:
@@ -703,12 +797,10 @@ def close_door(ctx: ToolContext, position: DoorPosition) -> dict:
     Returns:
         For example {"position": "rear_left", "open": false, "locked": false, "changed": true}.
     """
-    door = ctx.db.get(Door, position)
-    assert door is not None
+    door = ctx.db.get_one(Door, position)
     changed = door.is_open
     door.is_open = False
-    ctx.db.flush()
-    return {"position": position, "open": False, "locked": door.is_locked, "changed": changed}
+    return {**_door(door), "changed": changed}
 
 
 @server.tool(
@@ -716,7 +808,7 @@ def close_door(ctx: ToolContext, position: DoorPosition) -> dict:
     idempotent=True,
     phrasings=["Please {action} the car", "Could you {action} all the doors?"],
 )
-def set_door_locks(ctx: ToolContext, action: Literal["lock", "unlock"]) -> dict:
+def set_door_locks(ctx: ToolContext, action: Literal["lock", "unlock"]) -> Doors:
     """Lock or unlock every door and the trunk at once. Locking needs all of them closed.
 
     Args:
@@ -725,13 +817,12 @@ def set_door_locks(ctx: ToolContext, action: Literal["lock", "unlock"]) -> dict:
     Returns:
         For example {"doors": [{"position": "front_left", "open": false, "locked": true}, ...]}.
     """
-    locked = action == "lock"
-    if locked:
-        _fail("lock the doors", _open_doors_problem(ctx))
-    for door in _doors(ctx):
-        door.is_locked = locked
-    ctx.db.flush()
-    return {"doors": _doors_dict(ctx)}
+    if action == "lock":
+        _fail("lock the doors", *_open_doors_problem(ctx))
+    doors = _doors(ctx)
+    for door in doors:
+        door.is_locked = action == "lock"
+    return {"doors": [_door(d) for d in doors]}
 
 
 @server.tool(
@@ -743,7 +834,9 @@ def set_door_locks(ctx: ToolContext, action: Literal["lock", "unlock"]) -> dict:
     ],
     examples={"open_percent": [0, 25, 50, 100]},
 )
-def set_window(ctx: ToolContext, position: WindowPosition, open_percent: int) -> dict:
+def set_window(
+    ctx: ToolContext, position: WindowPosition, open_percent: Annotated[int, Field(ge=0, le=100)]
+) -> WindowState:
     """Open or close a side window to a given position.
 
     Args:
@@ -753,12 +846,7 @@ def set_window(ctx: ToolContext, position: WindowPosition, open_percent: int) ->
     Returns:
         For example {"position": "front_left", "open_percent": 25}.
     """
-    if not 0 <= open_percent <= 100:
-        raise InvalidArgument(f"open_percent must be between 0 and 100, got {open_percent}.")
-    window = ctx.db.get(Window, position)
-    assert window is not None
-    window.open_percent = open_percent
-    ctx.db.flush()
+    ctx.db.get_one(Window, position).open_percent = open_percent
     return {"position": position, "open_percent": open_percent}
 
 
@@ -776,12 +864,12 @@ def set_window(ctx: ToolContext, position: WindowPosition, open_percent: int) ->
 )
 def set_climate(
     ctx: ToolContext,
-    power: Literal["on", "off"] = "on",
+    power: OnOff = "on",
     zone: Literal["driver", "passenger", "rear"] | None = None,
-    temperature_c: float | None = None,
-    fan_speed: int | None = None,
-    ac: Literal["on", "off"] | None = None,
-) -> dict:
+    temperature_c: Annotated[float, Field(ge=16, le=30)] | None = None,
+    fan_speed: Annotated[int, Field(ge=1, le=7)] | None = None,
+    ac: OnOff | None = None,
+) -> Climate:
     """Turn climate control on (needs the engine running) and adjust it, or turn it off.
 
     Args:
@@ -797,50 +885,26 @@ def set_climate(
         "fan_speed": 3, "ac": "off"}, ...]}.
     """
     v = _vehicle(ctx)
-    if power == "off":
-        if any(x is not None for x in (zone, temperature_c, fan_speed, ac)):
-            raise InvalidArgument(
-                "Turning the climate off takes no settings; drop zone, temperature_c, fan_speed "
-                "and ac, or pass power='on' to change them."
-            )
-        v.climate_on = False
-        ctx.db.flush()
-        return _climate(ctx, v)
-    temp: Decimal | None = None
-    if temperature_c is not None:
-        try:
-            temp = Decimal(str(temperature_c))
-        except InvalidOperation:
-            temp = None
-        if (
-            temp is None
-            or not temp.is_finite()
-            or not MIN_TEMP_C <= temp <= MAX_TEMP_C
-            or (temp * 2) % 1 != 0
-        ):
+    if power == "off" and any(x is not None for x in (zone, temperature_c, fan_speed, ac)):
+        raise InvalidArgument(
+            "Turning the climate off takes no settings; drop zone, temperature_c, fan_speed "
+            "and ac, or pass power='on' to change them."
+        )
+    if power == "on":
+        temp = None if temperature_c is None else Decimal(str(temperature_c))
+        if temp is not None and (temp * 2) % 1 != 0:
             raise InvalidArgument(
                 f"temperature_c must be between 16 and 30 in steps of 0.5 (such as 21.5), "
                 f"got {temperature_c}."
             )
-    if fan_speed is not None and not 1 <= fan_speed <= 7:
-        raise InvalidArgument(f"fan_speed must be between 1 and 7, got {fan_speed}.")
-    if not v.engine_on:
-        _fail(
-            "turn on climate control",
-            [("the engine is off", "Start it with start_engine first")],
-        )
-    stmt = select(ClimateZone)
-    if zone is not None:
-        stmt = stmt.where(ClimateZone.zone == zone)
-    for z in ctx.db.scalars(stmt):
-        if temp is not None:
-            z.target_temp_c = temp
-        if fan_speed is not None:
-            z.fan_speed = fan_speed
-        if ac is not None:
-            z.ac_on = ac == "on"
-    v.climate_on = True
-    ctx.db.flush()
+        if not v.engine_on:
+            _fail("turn on climate control", ENGINE_OFF)
+        for z in ctx.db.scalars(select(ClimateZone)):
+            if zone in (None, z.zone):
+                z.target_temp_c = z.target_temp_c if temp is None else temp
+                z.fan_speed = z.fan_speed if fan_speed is None else fan_speed
+                z.ac_on = z.ac_on if ac is None else ac == "on"
+    v.climate_on = power == "on"
     return _climate(ctx, v)
 
 
@@ -850,7 +914,9 @@ def set_climate(
     phrasings=["Turn the {seat} seat heater to {level}", "Heat the {seat} seat on level {level}"],
     examples={"level": [0, 1, 2, 3]},
 )
-def set_seat_heating(ctx: ToolContext, seat: SeatPosition, level: int) -> dict:
+def set_seat_heating(
+    ctx: ToolContext, seat: SeatPosition, level: Annotated[int, Field(ge=0, le=3)]
+) -> SeatHeating:
     """Set a seat heater's level; levels above 0 need the engine running.
 
     Args:
@@ -860,18 +926,9 @@ def set_seat_heating(ctx: ToolContext, seat: SeatPosition, level: int) -> dict:
     Returns:
         For example {"seat": "driver", "heat_level": 2}.
     """
-    if not 0 <= level <= 3:
-        raise InvalidArgument(f"level must be between 0 (off) and 3, got {level}.")
-    v = _vehicle(ctx)
-    if level > 0 and not v.engine_on:
-        _fail(
-            f"heat the {seat.replace('_', '-')} seat",
-            [("the engine is off", "Start it with start_engine first")],
-        )
-    row = ctx.db.get(Seat, seat)
-    assert row is not None
-    row.heat_level = level
-    ctx.db.flush()
+    if level > 0 and not _vehicle(ctx).engine_on:
+        _fail(f"heat the {seat.replace('_', '-')} seat", ENGINE_OFF)
+    ctx.db.get_one(Seat, seat).heat_level = level
     return {"seat": seat, "heat_level": level}
 
 
@@ -887,9 +944,9 @@ def set_seat_heating(ctx: ToolContext, seat: SeatPosition, level: int) -> dict:
 def set_lights(
     ctx: ToolContext,
     headlights: Literal["off", "on", "auto"] | None = None,
-    fog_lights: Literal["on", "off"] | None = None,
-    hazard_lights: Literal["on", "off"] | None = None,
-) -> dict:
+    fog_lights: OnOff | None = None,
+    hazard_lights: OnOff | None = None,
+) -> Lights:
     """Set the exterior lights; only the ones you pass change. Fog lights need the headlights on
     or on auto; switching the headlights off also switches the fog lights off.
 
@@ -904,20 +961,16 @@ def set_lights(
     if headlights is None and fog_lights is None and hazard_lights is None:
         raise InvalidArgument("Nothing to change: pass headlights, fog_lights or hazard_lights.")
     v = _vehicle(ctx)
-    new_headlights = headlights if headlights is not None else v.headlights
-    if fog_lights == "on" and new_headlights == "off":
-        _fail(
-            "turn on the fog lights",
-            [("the headlights are off", "Pass headlights='on' or 'auto' in the same call")],
-        )
-    v.headlights = new_headlights
+    v.headlights = headlights or v.headlights
+    if fog_lights == "on" and v.headlights == "off":
+        same_call = "Pass headlights='on' or 'auto' in the same call"
+        _fail("turn on the fog lights", ("the headlights are off", same_call))
     if fog_lights is not None:
         v.fog_lights = fog_lights == "on"
-    if new_headlights == "off":
+    if v.headlights == "off":
         v.fog_lights = False
     if hazard_lights is not None:
         v.hazard_lights = hazard_lights == "on"
-    ctx.db.flush()
     return _lights(v)
 
 
@@ -931,8 +984,10 @@ def set_lights(
     examples={"speed_kph": [60, 90, 110]},
 )
 def set_cruise_control(
-    ctx: ToolContext, action: Literal["engage", "cancel"], speed_kph: int | None = None
-) -> dict:
+    ctx: ToolContext,
+    action: Literal["engage", "cancel"],
+    speed_kph: Annotated[int, Field(ge=CRUISE_MIN_KPH, le=MAX_SPEED_KPH)] | None = None,
+) -> ModeChange:
     """Engage cruise control (in drive, at 40 km/h or faster) or cancel it. Engaging holds the
     given speed, or the current speed if none is given.
 
@@ -947,46 +1002,22 @@ def set_cruise_control(
     if action == "cancel":
         if speed_kph is not None:
             raise InvalidArgument("speed_kph only applies when engaging cruise control.")
-        changed = _disengage_cruise(v)
-        ctx.db.flush()
-        return {**_mode(v), "changed": changed}
-    if speed_kph is not None and not CRUISE_MIN_KPH <= speed_kph <= MAX_SPEED_KPH:
-        raise InvalidArgument(
-            f"Cruise speed must be between {CRUISE_MIN_KPH} and {MAX_SPEED_KPH} km/h, "
-            f"got {speed_kph}."
-        )
+        return _changed(v, _disengage_cruise(v))
     problems: list[Problem] = []
     if v.gear != "drive":
-        problems.append(
-            (
-                f"the car is in {v.gear}, and cruise control works only in drive",
-                "Shift to drive with shift_gear and reach at least "
-                f"{CRUISE_MIN_KPH} km/h with set_speed first",
-            )
-        )
+        what = f"the car is in {v.gear}, and cruise control works only in drive"
+        reach = f"reach at least {CRUISE_MIN_KPH} km/h with set_speed first"
+        problems.append((what, f"Shift to drive with shift_gear and {reach}"))
     elif v.speed_kph < CRUISE_MIN_KPH:
-        problems.append(
-            (
-                f"the car is going {v.speed_kph} km/h, below the {CRUISE_MIN_KPH} km/h minimum",
-                f"Speed up to at least {CRUISE_MIN_KPH} km/h with set_speed first",
-            )
-        )
+        what = f"the car is going {v.speed_kph} km/h, below the {CRUISE_MIN_KPH} km/h minimum"
+        problems.append((what, f"Speed up to at least {CRUISE_MIN_KPH} km/h with set_speed first"))
     target = speed_kph if speed_kph is not None else v.speed_kph
     if target > v.speed_kph and v.energy_level <= 0:
-        _, what = _fuel(v)
-        problems.append(
-            (
-                f"there is no {what} left to speed up to {target} km/h",
-                "Stop, shift to park, turn the engine off and use refuel_or_charge first",
-            )
-        )
-    _fail("engage cruise control", problems)
+        problems.append(_no_energy(v, f"to speed up to {target} km/h"))
+    _fail("engage cruise control", *problems)
     changed = not v.cruise_active or v.cruise_speed_kph != target
-    v.cruise_active = True
-    v.cruise_speed_kph = target
-    v.speed_kph = target
-    ctx.db.flush()
-    return {**_mode(v), "changed": changed}
+    v.cruise_active, v.cruise_speed_kph, v.speed_kph = True, target, target
+    return _changed(v, changed)
 
 
 # ---------------------------------------------------------------- navigation
@@ -995,7 +1026,7 @@ def set_cruise_control(
     returns="destination",
     phrasings=["Navigate to {destination_id}", "Set a route to saved place {destination_id}"],
 )
-def set_route(ctx: ToolContext, destination_id: DestinationId) -> dict:
+def set_route(ctx: ToolContext, destination_id: DestinationRow) -> NewRoute:
     """Start navigation from where the car is to a saved place; it replaces any active route.
     Distance and ETA are computed from the stored coordinates.
 
@@ -1006,12 +1037,12 @@ def set_route(ctx: ToolContext, destination_id: DestinationId) -> dict:
         For example {"route_id": "rte_0002", "destination_id": "dst_004", "distance_km": 12.5,
         "eta_minutes": 18, "range_km": 334, "enough_energy": true, ...}.
     """
-    dest = _destination(ctx, destination_id)
+    dest = destination_id  # the core has resolved the id to its row
     v = _vehicle(ctx)
     km = _distance_from_here(v, dest)
     if km < ARRIVED_KM:
         raise PreconditionFailed(
-            f"The car is already at {dest.name} ({destination_id}); pick another destination."
+            f"The car is already at {dest.name} ({dest.id}); pick another destination."
         )
     previous = _active_route(ctx)
     if previous is not None:
@@ -1025,12 +1056,10 @@ def set_route(ctx: ToolContext, destination_id: DestinationId) -> dict:
         status="active",
     )
     ctx.db.add(route)
-    ctx.db.flush()
-    reach = range_km(v.energy_level, v.consumption_per_100km)
     return {
         **_route_dict(ctx, route),
         "replaced_route_id": previous.id if previous else None,
-        "range_km": reach,
+        "range_km": range_km(v.energy_level, v.consumption_per_100km),
         "enough_energy": energy_needed(km, v.consumption_per_100km) <= v.energy_level,
     }
 
@@ -1040,7 +1069,7 @@ def set_route(ctx: ToolContext, destination_id: DestinationId) -> dict:
     returns=("trip", "destination"),
     phrasings=["Drive me there", "Follow the route to the destination"],
 )
-def drive_route(ctx: ToolContext) -> dict:
+def drive_route(ctx: ToolContext) -> Arrival:
     """Drive the active navigation route to its end. The car must be in drive (engine on, doors
     closed, parking brake released) with enough fuel or charge for the distance. On arrival the
     car is at the destination at 0 km/h, still in drive, and the trip is logged.
@@ -1055,9 +1084,7 @@ def drive_route(ctx: ToolContext) -> dict:
         raise PreconditionFailed("There is no active route. Set one with set_route first.")
     problems: list[Problem] = []
     if v.gear != "drive":
-        problems.append(
-            (f"the car is in {v.gear}", "Shift to drive with shift_gear (gear='drive') first")
-        )
+        problems.append((f"the car is in {v.gear}", SHIFT_TO_DRIVE))
         if v.gear == "park":
             problems += _leave_park_problems(ctx, v)
     need = energy_needed(route.distance_km, v.consumption_per_100km)
@@ -1071,9 +1098,8 @@ def drive_route(ctx: ToolContext) -> dict:
                 "Stop in park, turn the engine off and use refuel_or_charge first",
             )
         )
-    _fail("drive the route", problems)
-    dest = ctx.db.get(Destination, route.destination_id)
-    assert dest is not None
+    _fail("drive the route", *problems)
+    dest = ctx.db.get_one(Destination, route.destination_id)
     last_end = ctx.db.scalar(select(func.max(Trip.ended_at)))
     start = max(ctx.now, last_end) if last_end is not None else ctx.now
     end = start + dt.timedelta(minutes=route.eta_minutes)
@@ -1095,7 +1121,6 @@ def drive_route(ctx: ToolContext) -> dict:
     v.speed_kph = 0
     _disengage_cruise(v)
     route.status = "completed"
-    ctx.db.flush()
     return {
         "trip_id": trip.id,
         "route_id": route.id,
@@ -1116,7 +1141,7 @@ def drive_route(ctx: ToolContext) -> dict:
     phrasings=["Refuel or charge the car to full", "Add {amount} of fuel or charge"],
     examples={"amount": [5.0, 10.0, 20.0]},
 )
-def refuel_or_charge(ctx: ToolContext, amount: float | None = None) -> dict:
+def refuel_or_charge(ctx: ToolContext, amount: float | None = None) -> Refill:
     """Add fuel (litres) or charge (kWh), or fill up completely when no amount is given. The
     engine must be off.
 
@@ -1129,35 +1154,38 @@ def refuel_or_charge(ctx: ToolContext, amount: float | None = None) -> dict:
     """
     v = _vehicle(ctx)
     unit, what = _fuel(v)
-    room = v.energy_capacity - v.energy_level
+    added = room = v.energy_capacity - v.energy_level
     if room <= 0:
-        _fail("refuel or charge", [(f"the {what} is already full", "No refill is needed")])
+        _fail("refuel or charge", (f"the {what} is already full", "No refill is needed"))
+    # Not a Field constraint: a full tank is reported first, and amounts round to a tenth.
     if amount is not None:
         try:
-            added = Decimal(str(amount)).quantize(Decimal("0.1"))
-        except InvalidOperation:
+            added = Decimal(str(amount)).quantize(TENTH)
+        except InvalidOperation:  # too large to hold in tenths
             added = Decimal(0)
-        if not added.is_finite() or not added > 0:
+        if not added > 0:
             raise InvalidArgument(f"amount must be a positive number of {unit}, got {amount}.")
         if added > room:
             raise InvalidArgument(
                 f"Only {room} {unit} fits ({v.energy_level} of {v.energy_capacity} {unit}); "
                 f"pass amount at most {room}, or omit it to fill up."
             )
-    else:
-        added = room
-    problems: list[Problem] = []
     if v.engine_on:
-        problems.append(("the engine is running", "Turn it off with stop_engine first"))
-    _fail("refuel or charge", problems)
+        _fail("refuel or charge", ("the engine is running", "Turn it off with stop_engine first"))
     v.energy_level += added
-    ctx.db.flush()
     return {"added": float(added), "unit": unit, "energy": _energy(v)}
 
 
 # --------------------------------------------------------------- entities
 # What exists and is worth asking about, for grounding synthesized requests.
-@server.entity("destination", key="destination_id")
+@server.entity(
+    "destination",
+    key="destination_id",
+    model=Destination,
+    label="saved destination",
+    not_found="Call list_saved_destinations (optionally with a query such as 'home') to find "
+    "the id.",
+)
 def _destinations(ctx: ToolContext) -> list[dict]:
     """Saved places the car is not already at (so a route to them makes sense)."""
     v = _vehicle(ctx)
@@ -1175,7 +1203,9 @@ def _destinations(ctx: ToolContext) -> list[dict]:
     ]
 
 
-@server.entity("trip", key="trip_id")
+@server.entity(
+    "trip", key="trip_id", model=Trip, not_found="Call get_trip_log to find the trip's id."
+)
 def _trips(ctx: ToolContext) -> list[dict]:
     rows = ctx.db.scalars(select(Trip).order_by(Trip.id))
     return [

@@ -118,10 +118,11 @@ class Session:
             )
         except Exception as exc:  # a bug in the tool: report it, keep the state intact
             db.rollback()
+            # The exception's text may hold paths of this machine or SQL: only its type goes out.
             return ToolResult.failure(
                 ErrorKind.INTERNAL,
-                f"{spec.name} failed unexpectedly ({type(exc).__name__}: {exc}); "
-                "nothing was changed.",
+                f"{spec.name} failed unexpectedly ({type(exc).__name__}); nothing was changed. "
+                "Try other arguments or another tool.",
             )
 
     def _resolve(self, param: ParamSpec, value: Any) -> Any:
@@ -197,8 +198,9 @@ class Session:
 
 MAX_DEPTH = 16
 """Deepest nesting of lists and objects an argument may have."""
-MAX_STRING = 20_000
-"""Longest string (in characters) any argument or key may be."""
+MAX_STRING = 10_000
+"""Longest string (in characters) any argument or key may be: at 4 bytes a character,
+under SQLite's 50,000-byte LIKE pattern limit."""
 MAX_VALUES = 5_000
 """Most values (scalars, lists, objects) the arguments may hold in all."""
 

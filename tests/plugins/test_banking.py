@@ -1,4 +1,5 @@
-"""The banking server: money rules under random call sequences, fuzzed tools, its tasks."""
+"""The banking server: money rules under random call sequences, its tasks, and the conformance
+suite."""
 
 from __future__ import annotations
 
@@ -9,19 +10,16 @@ from collections import defaultdict
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
-import gymnasium
 import pytest
-from gymnasium.utils.env_checker import check_env
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from pydantic import TypeAdapter
 
 import prove_gym
 from prove_gym import ErrorKind, Session, ToolContext
-from prove_gym.eval import OraclePolicy
-from prove_gym.server import canonical_state_hash
 from prove_gym.testing import junk_arguments
+from prove_gym.testing.conformance import conformance_suite
 
 BANKING = prove_gym.get_server("banking")
 TOOLS = sorted(BANKING.tools)
@@ -374,7 +372,6 @@ class BankingRules(RuleBasedStateMachine):
 
 # ---------------------------------------------------------------- fuzzing
 FUZZ = BANKING.session(seed=0)
-FUZZ_HASH = FUZZ.state_hash()
 FUZZ_TOKENS = [login(FUZZ, c) for c in ["cus_001", "cus_002", "cus_003"]]
 FUZZ.close()
 
@@ -424,36 +421,24 @@ TestBankingRules.settings = settings(
 )
 
 
-@pytest.mark.parametrize("tool", TOOLS)
-@settings(max_examples=20, deadline=None)
-@given(data=st.data())
-def test_fuzzed_arguments_never_crash_and_failures_change_nothing(
-    tool: str, data: st.DataObject
-) -> None:
-    with BANKING.session(seed=0) as session:
-        result = session.call(tool, data.draw(arguments_for(tool)))
-        assert result.error_kind != ErrorKind.INTERNAL, result.message
-        if not result.ok:
-            assert result.message
-            assert session.state_hash() == FUZZ_HASH
-        elif not BANKING.tools[tool].writes:
-            assert session.state_hash() == FUZZ_HASH
+# ------------------------------------------------------------ conformance
+def money_rule_violations(session: Session) -> list[str]:
+    """The money rules, measured from the session's own initial state."""
+    with BANKING.session(seed=session.seed, size=session.size) as fresh:
+        initial = balances(fresh)
+        old_txns = rows(fresh, "SELECT COUNT(*) FROM transactions")[0][0]
+        old_transfers = rows(fresh, "SELECT COUNT(*) FROM transfers")[0][0]
+    return rule_violations(session, initial, old_txns) + conservation_problems(
+        session, initial, old_transfers
+    )
 
 
-# ----------------------------------------------------------- determinism
-def _sampled_hash(seed: int) -> str:
-    conn = BANKING.sample(seed).connect()  # sample() bypasses the template cache
-    try:
-        return canonical_state_hash(conn, BANKING.base.metadata)
-    finally:
-        conn.close()
+TestConformance = conformance_suite(
+    "banking", samples=FUZZ_SAMPLES, invariants=money_rule_violations
+)
 
 
-def test_the_same_seed_gives_the_same_bank_and_another_seed_another() -> None:
-    assert _sampled_hash(3) == _sampled_hash(3)
-    assert _sampled_hash(3) != _sampled_hash(4)
-
-
+# ----------------------------------------------------------- sampled states
 def test_a_sampled_bank_is_big_enough_to_search_and_consistent() -> None:
     with BANKING.session(seed=7) as session:
         counts = {
@@ -736,21 +721,7 @@ def test_example_values_fit_their_parameters(bank: Session) -> None:
     assert BANKING.tools["authenticate"].examples["passcode"](ctx, rng) in passcodes
 
 
-# ------------------------------------------------------------ tasks and env
-@pytest.mark.parametrize("task", prove_gym.get_registry().tasks("banking"), ids=lambda t: t.id)
-def test_hand_written_tasks_replay_to_their_recorded_state(task) -> None:
-    env = gymnasium.make("prove/banking-v0")
-    env.reset(options={"task": task})
-    policy = OraclePolicy().start(env.unwrapped.episode)
-    done = False
-    while not done:
-        _, _, term, trunc, info = env.step(policy.act(env.unwrapped.episode))
-        done = term or trunc
-        assert all(r["result"]["status"] == "ok" for r in info["call_results"])
-    assert term and env.unwrapped.state_hash() == task.final_state_hash
-    env.close()
-
-
+# ------------------------------------------------------------------- tasks
 def test_hand_written_tasks_cover_chains_turns_clarify_and_abstain() -> None:
     tasks = prove_gym.get_registry().tasks("banking")
     assert 3 <= len(tasks) <= 5
@@ -772,9 +743,3 @@ def test_gold_secrets_come_from_the_user_or_an_earlier_tool_output() -> None:
                 if key in step.arguments:
                     assert str(step.arguments[key]) in said + seen, (task.id, step.id, key)
             seen += record.result.to_text()
-
-
-def test_gymnasium_env_checker_passes_on_the_banking_env() -> None:
-    env = gymnasium.make("prove/banking-v0")
-    check_env(env.unwrapped)
-    env.close()

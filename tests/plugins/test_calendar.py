@@ -1,19 +1,14 @@
-"""The calendar server: fuzzed tools, its rules, and its hand-written tasks."""
+"""The calendar server: the conformance suite and the calendar's own rules."""
 
 from __future__ import annotations
 
-import gymnasium
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import prove_gym
 from prove_gym import ErrorKind, Server
-from prove_gym.eval import OraclePolicy
-from prove_gym.testing import junk_arguments
+from prove_gym.testing.conformance import conformance_suite
 
 CALENDAR = prove_gym.get_server("calendar")
-TOOLS = sorted(CALENDAR.tools)
 
 FUZZ_SAMPLES = [
     "evt_0001",
@@ -30,35 +25,7 @@ FUZZ_SAMPLES = [
     "Mars/Olympus",
 ]
 
-
-def arguments_for(tool: str) -> st.SearchStrategy[dict]:
-    """Random dicts mixing the tool's real parameter names with junk keys and values."""
-    return junk_arguments(CALENDAR.tools[tool], FUZZ_SAMPLES, text_size=30)
-
-
-def test_the_calendar_has_17_tools_and_a_complete_contract() -> None:
-    assert len(CALENDAR.visible_tools()) == 17
-    assert CALENDAR.problems() == []
-
-
-@pytest.mark.parametrize("tool", TOOLS)
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(data=st.data())
-def test_fuzzed_arguments_never_crash_and_failures_change_nothing(
-    tool: str, data: st.DataObject
-) -> None:
-    session = CALENDAR.session(seed=0)
-    before = session.state_hash()
-    args = data.draw(arguments_for(tool))
-    result = session.call(tool, args)
-    assert result.error_kind != ErrorKind.INTERNAL, result.message
-    if not result.ok:
-        assert result.message
-        assert session.state_hash() == before
-    elif not CALENDAR.tools[tool].writes:
-        assert session.state_hash() == before
+TestConformance = conformance_suite("calendar", samples=FUZZ_SAMPLES)
 
 
 @pytest.fixture
@@ -161,16 +128,3 @@ def test_find_free_slot_returns_a_slot_that_really_is_free(session) -> None:
     busy = session.call("get_free_busy", {"date": "2026-03-24"}).content["busy"]
     for b in busy:
         assert not (b["start"] < slot["end"] and b["end"] > slot["start"])
-
-
-@pytest.mark.parametrize("task", prove_gym.get_registry().tasks("calendar"), ids=lambda t: t.id)
-def test_hand_written_tasks_replay_to_their_recorded_state(task) -> None:
-    env = gymnasium.make("prove/calendar-v0")
-    env.reset(options={"task": task})
-    policy = OraclePolicy().start(env.unwrapped.episode)
-    done = False
-    while not done:
-        _, _, term, trunc, info = env.step(policy.act(env.unwrapped.episode))
-        done = term or trunc
-        assert all(r["result"]["status"] == "ok" for r in info["call_results"])
-    assert term and env.unwrapped.state_hash() == task.final_state_hash

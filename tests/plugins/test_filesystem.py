@@ -1,5 +1,5 @@
-"""The filesystem server: tree invariants under random call sequences, fuzzed tools, shell-like
-path resolution, permissions, and its hand-written tasks."""
+"""The filesystem server: tree invariants under random call sequences, shell-like path
+resolution, permissions, its hand-written tasks, and the conformance suite."""
 
 from __future__ import annotations
 
@@ -7,17 +7,14 @@ import random
 from collections import Counter
 from typing import Any
 
-import gymnasium
 import pytest
-from gymnasium.utils.env_checker import check_env
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import prove_gym
 from prove_gym import ErrorKind, Session, ToolContext
-from prove_gym.eval import OraclePolicy
-from prove_gym.testing import junk_arguments
+from prove_gym.testing.conformance import conformance_suite
 
 FS = prove_gym.get_server("filesystem")
 TOOLS = sorted(FS.tools)
@@ -239,23 +236,14 @@ FilesystemMachine.TestCase.settings = settings(
 TestFilesystemMachine = FilesystemMachine.TestCase
 
 
-# ------------------------------------------------------------- fuzzing
+# ------------------------------------------------------------- conformance
 FUZZ_SAMPLES = ["~", "..", "/", "~/Documents", "/home/nobody/x", "n_00001", "*.txt", "755"]
 
-
-def junk_arguments_for(tool: str) -> st.SearchStrategy[dict]:
-    """Random dicts mixing the tool's real parameter names with junk keys and values."""
-    return junk_arguments(FS.tools[tool], FUZZ_SAMPLES, text_size=30)
+TestConformance = conformance_suite("filesystem", samples=FUZZ_SAMPLES, invariants=tree_violations)
 
 
-SEED0_PATHS = known_paths(FS.session(seed=0))
-
-
-def test_the_filesystem_has_40_tools_and_a_complete_contract() -> None:
-    assert len(FS.visible_tools()) == 40
-    assert FS.problems() == []
+def test_free_form_required_parameters_have_examples() -> None:
     for tool in FS.visible_tools():
-        assert len(tool.phrasings) >= 2, tool.name
         for p in tool.params:
             free_form = p.entity is None and p.annotation in (str, int)
             assert not (p.required and free_form) or p.name in tool.examples, (tool.name, p.name)
@@ -280,34 +268,6 @@ def test_example_values_and_entity_records_ground_calls_that_succeed() -> None:
         assert hit.content["count"] >= 1
     for record in session.list_entities("directory"):
         assert session.call("ls", {"path": record["path"]}).ok
-
-
-@pytest.mark.parametrize("tool", TOOLS)
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_fuzzed_arguments_never_crash_and_failures_change_nothing(
-    tool: str, data: st.DataObject
-) -> None:
-    session = FS.session(seed=0)
-    before = session.state_hash()
-    args = data.draw(junk_arguments_for(tool) | argument_strategy(tool, SEED0_PATHS))
-    result = session.call(tool, args)
-    assert result.error_kind != ErrorKind.INTERNAL, result.message
-    if not result.ok:
-        assert result.message
-        assert session.state_hash() == before
-    elif not FS.tools[tool].writes:
-        assert session.state_hash() == before
-    assert tree_violations(session) == []
-
-
-# ----------------------------------------------------------- determinism
-def test_same_seed_gives_the_same_state_and_different_seeds_differ() -> None:
-    first, again = FS.sample(11), FS.sample(11)
-    assert first.data == again.data
-    hashes = {FS.session(seed=s).state_hash() for s in range(6)}
-    assert len(hashes) == 6
-    assert FS.session(seed=11).state_hash() == FS.session(seed=11).state_hash()
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 7, 42])
@@ -491,21 +451,7 @@ def test_search_tools_find_what_the_sampler_put_there(session) -> None:
     assert kind == ErrorKind.BAD_ARGUMENTS and "fixed=true" in msg
 
 
-# ---------------------------------------------------------- tasks and env
-@pytest.mark.parametrize("task", prove_gym.get_registry().tasks("filesystem"), ids=lambda t: t.id)
-def test_hand_written_tasks_replay_to_their_recorded_state(task) -> None:
-    env = gymnasium.make("prove/filesystem-v0")
-    env.reset(options={"task": task})
-    policy = OraclePolicy().start(env.unwrapped.episode)
-    done = False
-    while not done:
-        _, _, term, trunc, info = env.step(policy.act(env.unwrapped.episode))
-        done = term or trunc
-        assert all(r["result"]["status"] == "ok" for r in info["call_results"])
-    assert term and env.unwrapped.state_hash() == task.final_state_hash
-    env.close()
-
-
+# ------------------------------------------------------------------- tasks
 def test_the_hand_written_tasks_cover_chains_turns_clarify_and_abstain() -> None:
     tasks = prove_gym.get_registry().tasks("filesystem")
     assert 3 <= len(tasks) <= 5
@@ -513,9 +459,3 @@ def test_the_hand_written_tasks_cover_chains_turns_clarify_and_abstain() -> None
     assert {"normal", "clarify", "abstain"} <= kinds
     assert any(len(t.turns) > 1 for t in tasks)
     assert any(s.depends_on for t in tasks for s in t.steps)
-
-
-def test_gymnasium_env_checker_passes() -> None:
-    env = gymnasium.make("prove/filesystem-v0")
-    check_env(env.unwrapped)
-    env.close()

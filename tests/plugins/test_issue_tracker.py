@@ -1,5 +1,5 @@
-"""The issue tracker server: its workflow and sprint rules under random call sequences, fuzzed
-tools, determinism, precise rule checks, and its hand-written tasks."""
+"""The issue tracker server: its workflow and sprint rules under random call sequences,
+precise rule checks, its hand-written tasks, and the conformance suite."""
 
 from __future__ import annotations
 
@@ -9,21 +9,17 @@ import sqlite3
 import time
 from typing import Any
 
-import gymnasium
 import pytest
-from gymnasium.utils.env_checker import check_env
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 import prove_gym
 from prove_gym import ErrorKind, Session, ToolResult
-from prove_gym.eval import OraclePolicy
 from prove_gym.server import canonical_state_hash
-from prove_gym.testing import junk_arguments
+from prove_gym.testing.conformance import conformance_suite
 
 TRACKER = prove_gym.get_server("issue_tracker")
-TOOLS = sorted(TRACKER.tools)
 SEEDS = [0, 1, 2, 7]
 
 # The workflow as the server documents it, written out here independently of the code.
@@ -395,7 +391,7 @@ TestIssueTrackerRules.settings = settings(
 )
 
 
-# ---------------------------------------------------------------- fuzzing
+# ------------------------------------------------------------ conformance
 FUZZ_SAMPLES = [
     "iss_0001",
     "iss_9999",
@@ -416,46 +412,12 @@ FUZZ_SAMPLES = [
     "2999-01-01",
 ]
 
-
-def arguments_for(tool: str) -> st.SearchStrategy[dict]:
-    """Random dicts mixing the tool's real parameter names with junk keys and values."""
-    return junk_arguments(TRACKER.tools[tool], FUZZ_SAMPLES, text_size=20)
-
-
-@pytest.fixture(scope="module")
-def fuzz_session():
-    with TRACKER.session(seed=3) as session:
-        yield session
-
-
-@pytest.mark.parametrize("tool", TOOLS)
-@settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+TestConformance = conformance_suite(
+    "issue_tracker", samples=FUZZ_SAMPLES, invariants=rule_violations
 )
-@given(data=st.data())
-def test_fuzzed_arguments_never_crash_and_failures_change_nothing(
-    tool: str, data: st.DataObject, fuzz_session: Session
-) -> None:
-    fuzz_session.reset()
-    checked_call(fuzz_session, tool, data.draw(arguments_for(tool)))
-    assert rule_violations(fuzz_session) == []
 
 
-# ------------------------------------------------------- contract and state
-def test_the_issue_tracker_has_20_tools_and_a_complete_contract() -> None:
-    assert len(TRACKER.visible_tools()) == 20
-    assert TRACKER.problems() == []
-
-
-def test_same_seed_gives_the_same_state_and_seeds_differ() -> None:
-    def fresh_hash(seed: int) -> str:
-        with Session(TRACKER, TRACKER.sample(seed)) as s:
-            return s.state_hash()
-
-    assert fresh_hash(3) == fresh_hash(3)
-    assert len({fresh_hash(seed) for seed in range(5)}) == 5
-
-
+# ------------------------------------------------------------------- state
 def test_sampled_states_obey_the_rules_and_are_rich() -> None:
     statuses: set[str] = set()
     for seed in range(6):
@@ -665,22 +627,8 @@ def test_an_issue_key_in_place_of_an_id_gets_a_pointer_to_the_id(s) -> None:
     assert found["issue_id"] == issue_id
 
 
-# ------------------------------------------------------------- tasks, env
+# ------------------------------------------------------------------- tasks
 TASKS = prove_gym.get_registry().tasks("issue_tracker")
-
-
-@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
-def test_hand_written_tasks_replay_to_their_recorded_state(task) -> None:
-    env = gymnasium.make("prove/issue_tracker-v0")
-    env.reset(options={"task": task})
-    policy = OraclePolicy().start(env.unwrapped.episode)
-    done = False
-    while not done:
-        _, _, term, trunc, info = env.step(policy.act(env.unwrapped.episode))
-        done = term or trunc
-        assert all(r["result"]["status"] == "ok" for r in info["call_results"])
-    assert term and env.unwrapped.state_hash() == task.final_state_hash
-    env.close()
 
 
 def test_hand_written_tasks_cover_chains_turns_clarify_and_abstain() -> None:
@@ -689,9 +637,3 @@ def test_hand_written_tasks_cover_chains_turns_clarify_and_abstain() -> None:
     assert {"normal", "clarify", "abstain"} <= kinds
     assert any(len(t.turns) > 1 for t in TASKS)
     assert any(step.depends_on for t in TASKS for step in t.steps)
-
-
-def test_gymnasium_env_checker_passes_on_the_issue_tracker_env() -> None:
-    env = gymnasium.make("prove/issue_tracker-v0")
-    check_env(env.unwrapped)
-    env.close()

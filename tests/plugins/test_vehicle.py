@@ -1,4 +1,4 @@
-"""The vehicle server: its mode rules under random call sequences, fuzzed tools, its tasks."""
+"""The vehicle server: its mode rules under random call sequences, and the conformance suite."""
 
 from __future__ import annotations
 
@@ -7,21 +7,17 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import gymnasium
 import pytest
-from gymnasium.utils.env_checker import check_env
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 import prove_gym
 from prove_gym import ErrorKind, Session
-from prove_gym.eval import OraclePolicy
 from prove_gym.server import StateTemplate, canonical_state_hash
-from prove_gym.testing import junk_arguments
+from prove_gym.testing.conformance import conformance_suite
 
 VEHICLE = prove_gym.get_server("vehicle")
-TOOLS = sorted(VEHICLE.tools)
 DOORS = ["front_left", "front_right", "rear_left", "rear_right", "trunk"]
 SEATS = ["driver", "passenger", "rear_left", "rear_right"]
 # Parked with doors open, idling, low fuel, driving with and without cruise, electric and gasoline.
@@ -276,7 +272,7 @@ TestVehicleRules.settings = settings(
 )
 
 
-# ---------------------------------------------------------------- fuzzing
+# ------------------------------------------------------------ conformance
 FUZZ_SAMPLES = [
     "dst_001",
     "dst_999",
@@ -289,45 +285,10 @@ FUZZ_SAMPLES = [
     "nan",
 ]
 
-
-def arguments_for(tool: str) -> st.SearchStrategy[dict]:
-    """Random dicts mixing the tool's real parameter names with junk keys and values."""
-    return junk_arguments(VEHICLE.tools[tool], FUZZ_SAMPLES, text_size=20)
+TestConformance = conformance_suite("vehicle", samples=FUZZ_SAMPLES, invariants=rule_violations)
 
 
-@pytest.mark.parametrize("tool", TOOLS)
-@settings(max_examples=30, deadline=None)
-@given(data=st.data(), seed=st.sampled_from(SEEDS))
-def test_fuzzed_arguments_never_crash_and_failures_change_nothing(
-    tool: str, data: st.DataObject, seed: int
-) -> None:
-    with VEHICLE.session(seed=seed) as session:
-        before = session.state_hash()
-        result = session.call(tool, data.draw(arguments_for(tool)))
-        assert result.error_kind != ErrorKind.INTERNAL, result.message
-        if not result.ok:
-            assert result.message
-            assert session.state_hash() == before
-        elif not VEHICLE.tools[tool].writes:
-            assert session.state_hash() == before
-        assert rule_violations(session) == []
-
-
-# ------------------------------------------------------- contract and state
-def test_the_vehicle_has_20_tools_and_a_complete_contract() -> None:
-    assert len(VEHICLE.visible_tools()) == 20
-    assert VEHICLE.problems() == []
-
-
-def test_same_seed_gives_the_same_state_and_seeds_differ() -> None:
-    def fresh_hash(seed: int) -> str:
-        with Session(VEHICLE, VEHICLE.sample(seed)) as s:
-            return s.state_hash()
-
-    assert fresh_hash(3) == fresh_hash(3)
-    assert len({fresh_hash(seed) for seed in range(8)}) == 8
-
-
+# ------------------------------------------------------------------- state
 def test_sampled_states_obey_the_rules_and_vary() -> None:
     gears, makes, open_doors = set(), set(), set()
     for seed in range(30):
@@ -515,20 +476,7 @@ def test_locks_and_lights_follow_their_rules(parked) -> None:
     }
 
 
-# ------------------------------------------------------------ tasks and env
-@pytest.mark.parametrize("task", prove_gym.get_registry().tasks("vehicle"), ids=lambda t: t.id)
-def test_hand_written_tasks_replay_to_their_recorded_state(task) -> None:
-    env = gymnasium.make("prove/vehicle-v0")
-    env.reset(options={"task": task})
-    policy = OraclePolicy().start(env.unwrapped.episode)
-    done = False
-    while not done:
-        _, _, term, trunc, info = env.step(policy.act(env.unwrapped.episode))
-        done = term or trunc
-        assert all(r["result"]["status"] == "ok" for r in info["call_results"])
-    assert term and env.unwrapped.state_hash() == task.final_state_hash
-
-
+# ------------------------------------------------------------------- tasks
 def test_hand_written_tasks_cover_chains_turns_clarify_and_abstain() -> None:
     tasks = prove_gym.get_registry().tasks("vehicle")
     assert 3 <= len(tasks) <= 5
@@ -536,9 +484,3 @@ def test_hand_written_tasks_cover_chains_turns_clarify_and_abstain() -> None:
     assert {"normal", "clarify", "abstain"} <= kinds
     assert any(len(t.turns) > 1 and t.steps for t in tasks)
     assert any(any(s.depends_on for s in t.steps) for t in tasks)
-
-
-def test_gymnasium_env_checker_passes_on_the_vehicle_env() -> None:
-    env = gymnasium.make("prove/vehicle-v0")
-    check_env(env.unwrapped)
-    env.close()

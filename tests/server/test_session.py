@@ -161,6 +161,7 @@ def test_a_bug_in_a_tool_is_reported_not_raised_and_rolled_back() -> None:
     before = session.state_hash()
     result = session.call("rename_then_crash", {"name": "b"})
     assert result.error_kind == ErrorKind.INTERNAL and "ZeroDivisionError" in result.message
+    assert "boom" not in result.message  # an exception's text may hold paths or SQL
     assert session.state_hash() == before
     assert session.call("sneaky_read", {}).ok
     assert session.state_hash() == before, "a read tool's writes must never be committed"
@@ -188,7 +189,7 @@ def _nested(depth: int) -> list:
 @pytest.mark.parametrize(
     ("value", "problem"),
     [
-        ("x" * 20_001, "longer than 20000"),
+        ("x" * 10_001, "longer than 10000"),
         (chr(0xD800), "lone surrogate"),
         (list(range(6_000)), "more than 5000 values"),
         (_nested(20), "nested more than 16"),
