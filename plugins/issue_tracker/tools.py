@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
+from pydantic import Field
 from sqlalchemy import case, func, or_, select
 
 from prove_gym.server import (
@@ -19,9 +20,11 @@ from prove_gym.server import (
     Entity,
     InvalidArgument,
     NotFound,
+    NotRequired,
     PreconditionFailed,
     Server,
     ToolContext,
+    TypedDict,
     next_id,
     parse_date,
 )
@@ -60,11 +63,20 @@ server = Server(
     "for the allowed moves and the rules. Dates are ISO dates such as '2026-03-02'.",
 )
 
+# Required user and sprint ids arrive as rows (the core looks them up and answers not_found).
+# Project and issue ids, optional ids and ids checked only after other rules stay ids: _find
+# looks them up, and points to the id when a project or issue key was sent instead.
+UserRow = Annotated[User, Entity("user")]
+SprintRow = Annotated[Sprint, Entity("sprint")]
 ProjectId = Annotated[str, Entity("project")]
 IssueId = Annotated[str, Entity("issue")]
 UserId = Annotated[str, Entity("user")]
 SprintId = Annotated[str, Entity("sprint")]
 LabelName = Annotated[str, Entity("label")]
+Limit = Annotated[int, Field(ge=1, le=100)]
+# Longer than any title, key, name or email it could match; SQLite refuses LIKE patterns over
+# 50,000 bytes, so a huge query would otherwise fail inside the tool.
+Query = Annotated[str, Field(max_length=1000)]
 
 Status = Literal["todo", "in_progress", "in_review", "blocked", "done", "reopened"]
 Priority = Literal["low", "medium", "high", "critical"]
@@ -95,7 +107,213 @@ MAX_SPRINT_DAYS = 28
 PRIORITY_RANK = {p: i for i, p in enumerate(PRIORITIES)}
 
 
+# ----------------------------------------------------------------- results
+class ProjectSummary(TypedDict):
+    project_id: str
+    key: str
+    name: str
+    lead_id: str
+    archived: bool
+    open_issues: int
+    active_sprint_id: str | None
+
+
+class Member(TypedDict):
+    user_id: str
+    name: str
+    role: str
+    active: bool
+
+
+class SprintSummary(TypedDict):
+    sprint_id: str
+    project_id: str
+    name: str
+    goal: str
+    state: str
+    start_date: str
+    end_date: str
+    issue_count: int
+    done_count: int
+
+
+class ProjectDetail(TypedDict):
+    project_id: str
+    key: str
+    name: str
+    description: str
+    archived: bool
+    lead_id: str
+    members: list[Member]
+    active_sprint: SprintSummary | None
+    issue_counts: dict[str, int]
+
+
+class UserRecord(TypedDict):
+    user_id: str
+    name: str
+    email: str
+    title: str
+    active: bool
+    is_you: bool
+
+
+class IssueSummary(TypedDict):
+    issue_id: str
+    key: str
+    project_id: str
+    title: str
+    type: str
+    status: str
+    priority: str
+    assignee_id: str | None
+    assignee_name: str | None
+    sprint_id: str | None
+    story_points: int | None
+    labels: list[str]
+
+
+class StatusChange(TypedDict):
+    from_status: str | None
+    to_status: str
+    actor_id: str
+    at: str
+
+
+class IssueDetail(IssueSummary):
+    description: str
+    reporter_id: str
+    created_at: str
+    updated_at: str
+    resolved_at: str | None
+    next_statuses: list[str]
+    comment_count: int
+    history: list[StatusChange]
+
+
+class IssueSearch(TypedDict):
+    total: int
+    issues: list[IssueSummary]
+
+
+class Transitioned(TypedDict):
+    issue_id: str
+    key: str
+    from_status: str
+    to_status: str
+    next_statuses: list[str]
+    transition_id: str
+    comment_id: str | None
+    removed_from_closed_sprint: str | None
+
+
+class Assigned(TypedDict):
+    issue_id: str
+    key: str
+    assignee_id: str | None
+    assignee_name: str | None
+    previous_assignee_id: str | None
+
+
+class IssueLabels(TypedDict):
+    issue_id: str
+    labels: list[str]
+
+
+class NewComment(TypedDict):
+    comment_id: str
+    issue_id: str
+    author_id: str
+    body: str
+    created_at: str
+
+
+class CommentRecord(TypedDict):
+    comment_id: str
+    author_id: str
+    author_name: str | None
+    body: str
+    created_at: str
+
+
+class SprintClosed(TypedDict):
+    sprint_id: str
+    state: str
+    completed_issue_ids: list[str]
+    moved_issue_ids: list[str]
+    moved_to: str
+
+
+class SprintPlanned(TypedDict):
+    issue_id: str
+    key: str
+    sprint_id: str
+    previous_sprint_id: str | None
+    sprint: SprintSummary
+
+
+class SprintList(TypedDict):
+    project_id: str
+    today: str
+    sprints: list[SprintSummary]
+
+
+class Rule(TypedDict):
+    rule: str
+    description: str
+
+
+class IssueMoves(TypedDict):
+    issue_id: str
+    key: str
+    status: str
+    assignee_id: str | None
+    next_statuses: list[str]
+    conditions: dict[str, str]
+
+
+class Workflow(TypedDict):
+    statuses: list[str]
+    initial_status: str
+    transitions: dict[str, list[str]]
+    needs_assignee: list[str]
+    rules: list[Rule]
+    issue: NotRequired[IssueMoves]
+
+
+class MemberAdded(TypedDict):
+    project_id: str
+    user_id: str
+    name: str
+    role: str
+    member_count: int
+
+
 # ----------------------------------------------------------------- helpers
+R = TypeVar("R")
+# The (id, human key) columns of entities a model may name by key, such as 'WEB' or 'WEB-42'.
+HUMAN_KEYS: dict[type, tuple[Any, Any]] = {
+    Project: (Project.id, Project.key),
+    Issue: (Issue.id, Issue.key),
+}
+
+
+def _find(ctx: ToolContext, model: type[R], id_: str) -> R:
+    """The row with this id, or NotFound with the entity's hint (as the core answers for rows)
+    and, when a project or issue key such as 'WEB-42' was sent as the id, the id to pass."""
+    row = ctx.db.get(model, id_)
+    if row is None:
+        source = next(s for s in server.entities.values() if s.model is model)
+        message = source.missing(id_)
+        if model in HUMAN_KEYS:
+            pk, key = HUMAN_KEYS[model]
+            real = ctx.db.scalar(select(pk).where(func.upper(key) == id_.upper()))
+            if real is not None:
+                message += f" {id_!r} is the key of {source.kind} {real}; pass that id."
+        raise NotFound(message)
+    return row
+
+
 def _broken(rule: str, detail: str) -> PreconditionFailed:
     """The error for a failed business rule: it names the rule, then says what to do."""
     return PreconditionFailed(f"Rule '{rule}' failed: {detail}")
@@ -107,52 +325,17 @@ def _acting_user(ctx: ToolContext) -> str:
     return settings.acting_user_id
 
 
-def _project(ctx: ToolContext, project_id: str) -> Project:
+def _writable(ctx: ToolContext, project_id: str) -> Project:
+    """The project, unless it is archived (read-only)."""
     project = ctx.db.get(Project, project_id)
-    if project is None:
-        by_key = ctx.db.scalar(select(Project).where(func.upper(Project.key) == project_id.upper()))
-        hint = f" {project_id!r} is the key of {by_key.id}; pass that id." if by_key else ""
-        raise NotFound(
-            f"No project with id {project_id!r}.{hint} Call list_projects to see the project ids."
-        )
-    return project
-
-
-def _writable(project: Project) -> None:
+    assert project is not None
     if project.archived:
         raise _broken(
             "project_archived",
             f"project {project.id} ({project.name}) is archived and read-only; pick an active "
             "project (list_projects).",
         )
-
-
-def _issue(ctx: ToolContext, issue_id: str) -> Issue:
-    issue = ctx.db.get(Issue, issue_id)
-    if issue is None:
-        by_key = ctx.db.scalar(select(Issue).where(func.upper(Issue.key) == issue_id.upper()))
-        hint = f" {issue_id!r} is the key of issue {by_key.id}; pass that id." if by_key else ""
-        raise NotFound(
-            f"No issue with id {issue_id!r}.{hint} Call search_issues to find the issue id."
-        )
-    return issue
-
-
-def _user(ctx: ToolContext, user_id: str) -> User:
-    user = ctx.db.get(User, user_id)
-    if user is None:
-        raise NotFound(f"No user with id {user_id!r}. Call list_users to find the user id.")
-    return user
-
-
-def _sprint(ctx: ToolContext, sprint_id: str) -> Sprint:
-    sprint = ctx.db.get(Sprint, sprint_id)
-    if sprint is None:
-        raise NotFound(
-            f"No sprint with id {sprint_id!r}. Call list_sprints with the project id to see its "
-            "sprints."
-        )
-    return sprint
+    return project
 
 
 def _label(ctx: ToolContext, name: str) -> Label:
@@ -163,10 +346,6 @@ def _label(ctx: ToolContext, name: str) -> Label:
     return label
 
 
-def _member(ctx: ToolContext, project_id: str, user_id: str) -> ProjectMember | None:
-    return ctx.db.get(ProjectMember, (project_id, user_id))
-
-
 def _check_assignable(ctx: ToolContext, project: Project, user: User) -> None:
     if not user.active:
         raise _broken(
@@ -174,7 +353,7 @@ def _check_assignable(ctx: ToolContext, project: Project, user: User) -> None:
             f"{user.name} ({user.id}) is deactivated and cannot be assigned; choose an active "
             "member of the project (get_project).",
         )
-    if _member(ctx, project.id, user.id) is None:
+    if ctx.db.get(ProjectMember, (project.id, user.id)) is None:
         raise _broken(
             "assignee_membership",
             f"{user.name} ({user.id}) is not a member of project {project.id} ({project.key}). "
@@ -183,19 +362,25 @@ def _check_assignable(ctx: ToolContext, project: Project, user: User) -> None:
         )
 
 
-def _clean_title(title: str) -> str:
-    title = title.strip()
-    if not title:
-        raise InvalidArgument("title must not be empty.")
-    if len(title) > 200:
-        raise InvalidArgument(f"title is {len(title)} characters long; keep it to 200 at most.")
-    return title
+def _clean_text(text: str, name: str, longest: int) -> str:
+    text = text.strip()
+    if not text:
+        raise InvalidArgument(f"{name} must not be empty.")
+    if len(text) > longest:
+        raise InvalidArgument(
+            f"{name} is {len(text)} characters long; keep it to {longest} at most."
+        )
+    return text
 
 
 def _check_points(points: int) -> None:
     if points not in STORY_POINTS:
         allowed = ", ".join(map(str, STORY_POINTS))
         raise InvalidArgument(f"story_points must be one of {allowed}, got {points}.")
+
+
+def _count(ctx: ToolContext, table: type, *where: Any) -> int:
+    return ctx.db.scalar(select(func.count()).select_from(table).where(*where)) or 0
 
 
 def _user_name(ctx: ToolContext, user_id: str | None) -> str | None:
@@ -205,7 +390,11 @@ def _user_name(ctx: ToolContext, user_id: str | None) -> str | None:
     return user.name if user else None
 
 
-def _issue_summary(ctx: ToolContext, issue: Issue) -> dict:
+def _label_names(issue: Issue) -> list[str]:
+    return sorted(link.label.name for link in issue.labels)
+
+
+def _issue_summary(ctx: ToolContext, issue: Issue) -> IssueSummary:
     return {
         "issue_id": issue.id,
         "key": issue.key,
@@ -218,46 +407,40 @@ def _issue_summary(ctx: ToolContext, issue: Issue) -> dict:
         "assignee_name": _user_name(ctx, issue.assignee_id),
         "sprint_id": issue.sprint_id,
         "story_points": issue.story_points,
-        "labels": sorted(link.label.name for link in issue.labels),
+        "labels": _label_names(issue),
     }
 
 
-def _history(ctx: ToolContext, issue_id: str) -> list[IssueTransition]:
-    stmt = (
+def _issue_detail(ctx: ToolContext, issue: Issue) -> IssueDetail:
+    history = (
         select(IssueTransition)
-        .where(IssueTransition.issue_id == issue_id)
+        .where(IssueTransition.issue_id == issue.id)
         .order_by(func.length(IssueTransition.id), IssueTransition.id)
     )
-    return list(ctx.db.scalars(stmt))
-
-
-def _issue_detail(ctx: ToolContext, issue: Issue) -> dict:
-    detail = _issue_summary(ctx, issue)
-    n_comments = ctx.db.scalar(
-        select(func.count()).select_from(Comment).where(Comment.issue_id == issue.id)
-    )
-    detail.update(
-        description=issue.description,
-        reporter_id=issue.reporter_id,
-        created_at=issue.created_at.isoformat(timespec="minutes"),
-        updated_at=issue.updated_at.isoformat(timespec="minutes"),
-        resolved_at=issue.resolved_at.isoformat(timespec="minutes") if issue.resolved_at else None,
-        next_statuses=list(TRANSITIONS[issue.status]),
-        comment_count=n_comments,
-        history=[
+    return {
+        **_issue_summary(ctx, issue),
+        "description": issue.description,
+        "reporter_id": issue.reporter_id,
+        "created_at": issue.created_at.isoformat(timespec="minutes"),
+        "updated_at": issue.updated_at.isoformat(timespec="minutes"),
+        "resolved_at": issue.resolved_at.isoformat(timespec="minutes")
+        if issue.resolved_at
+        else None,
+        "next_statuses": list(TRANSITIONS[issue.status]),
+        "comment_count": _count(ctx, Comment, Comment.issue_id == issue.id),
+        "history": [
             {
                 "from_status": t.from_status,
                 "to_status": t.to_status,
                 "actor_id": t.actor_id,
                 "at": t.at.isoformat(timespec="minutes"),
             }
-            for t in _history(ctx, issue.id)
+            for t in ctx.db.scalars(history)
         ],
-    )
-    return detail
+    }
 
 
-def _sprint_summary(ctx: ToolContext, sprint: Sprint) -> dict:
+def _sprint_summary(ctx: ToolContext, sprint: Sprint) -> SprintSummary:
     rows = ctx.db.execute(
         select(Issue.status, func.count())
         .where(Issue.sprint_id == sprint.id)
@@ -275,10 +458,6 @@ def _sprint_summary(ctx: ToolContext, sprint: Sprint) -> dict:
         "issue_count": sum(counts.values()),
         "done_count": counts.get("done", 0),
     }
-
-
-def _touch(ctx: ToolContext, issue: Issue) -> None:
-    issue.updated_at = ctx.now
 
 
 def _record(ctx: ToolContext, issue: Issue, to_status: str, from_status: str | None) -> str:
@@ -307,15 +486,6 @@ def _add_comment(ctx: ToolContext, issue: Issue, body: str) -> Comment:
     ctx.db.add(comment)
     ctx.db.flush()
     return comment
-
-
-def _clean_body(body: str, name: str = "body") -> str:
-    body = body.strip()
-    if not body:
-        raise InvalidArgument(f"{name} must not be empty.")
-    if len(body) > 5000:
-        raise InvalidArgument(f"{name} is {len(body)} characters long; keep it to 5000 at most.")
-    return body
 
 
 def _future_day(ctx: ToolContext, rng: random.Random, lo: int = 1, hi: int = 21) -> str:
@@ -350,7 +520,7 @@ COMMENT_BODIES = [
     returns=("project", "user", "sprint"),
     phrasings=["Which projects do we have?", "List all projects, archived ones too"],
 )
-def list_projects(ctx: ToolContext, include_archived: bool = False) -> list[dict]:
+def list_projects(ctx: ToolContext, include_archived: bool = False) -> list[ProjectSummary]:
     """List projects with their key, lead, number of open issues and active sprint.
 
     Args:
@@ -359,41 +529,33 @@ def list_projects(ctx: ToolContext, include_archived: bool = False) -> list[dict
     stmt = select(Project).order_by(Project.id)
     if not include_archived:
         stmt = stmt.where(Project.archived.is_(False))
-    out = []
-    for p in ctx.db.scalars(stmt):
-        open_issues = ctx.db.scalar(
-            select(func.count())
-            .select_from(Issue)
-            .where(Issue.project_id == p.id, Issue.status != "done")
-        )
-        active = ctx.db.scalar(
-            select(Sprint.id).where(Sprint.project_id == p.id, Sprint.state == "active")
-        )
-        out.append(
-            {
-                "project_id": p.id,
-                "key": p.key,
-                "name": p.name,
-                "lead_id": p.lead_id,
-                "archived": p.archived,
-                "open_issues": open_issues,
-                "active_sprint_id": active,
-            }
-        )
-    return out
+    return [
+        {
+            "project_id": p.id,
+            "key": p.key,
+            "name": p.name,
+            "lead_id": p.lead_id,
+            "archived": p.archived,
+            "open_issues": _count(ctx, Issue, Issue.project_id == p.id, Issue.status != "done"),
+            "active_sprint_id": ctx.db.scalar(
+                select(Sprint.id).where(Sprint.project_id == p.id, Sprint.state == "active")
+            ),
+        }
+        for p in ctx.db.scalars(stmt)
+    ]
 
 
 @server.tool(
     returns=("project", "user", "sprint"),
     phrasings=["Show me project {project_id}", "Who is on the team of project {project_id}?"],
 )
-def get_project(ctx: ToolContext, project_id: ProjectId) -> dict:
+def get_project(ctx: ToolContext, project_id: ProjectId) -> ProjectDetail:
     """Get a project with its members, its active sprint and issue counts per status.
 
     Args:
         project_id: The project, such as "prj_01" (see list_projects).
     """
-    p = _project(ctx, project_id)
+    p = _find(ctx, Project, project_id)
     counts = dict(
         ctx.db.execute(
             select(Issue.status, func.count())
@@ -436,10 +598,10 @@ def get_project(ctx: ToolContext, project_id: ProjectId) -> dict:
 def list_users(
     ctx: ToolContext,
     project_id: ProjectId | None = None,
-    query: str | None = None,
+    query: Query | None = None,
     include_inactive: bool = False,
-    limit: int = 50,
-) -> list[dict]:
+    limit: Limit = 50,
+) -> list[UserRecord]:
     """List people in the workspace, optionally only a project's members or those matching a query.
 
     Args:
@@ -449,11 +611,9 @@ def list_users(
         include_inactive: Also list deactivated users (they cannot be assigned).
         limit: Maximum number of users to return (1-100).
     """
-    if not 1 <= limit <= 100:
-        raise InvalidArgument(f"limit must be between 1 and 100, got {limit}.")
     stmt = select(User).order_by(User.id).limit(limit)
     if project_id is not None:
-        _project(ctx, project_id)
+        _find(ctx, Project, project_id)
         stmt = stmt.join(ProjectMember, ProjectMember.user_id == User.id).where(
             ProjectMember.project_id == project_id
         )
@@ -491,7 +651,7 @@ def list_users(
 def search_issues(
     ctx: ToolContext,
     project_id: ProjectId | None = None,
-    query: str | None = None,
+    query: Query | None = None,
     status: Status | None = None,
     assignee_id: UserId | None = None,
     unassigned: bool = False,
@@ -499,8 +659,8 @@ def search_issues(
     type: IssueType | None = None,
     label: LabelName | None = None,
     sprint_id: SprintId | None = None,
-    limit: int = 20,
-) -> dict:
+    limit: Limit = 20,
+) -> IssueSearch:
     """Search issues by text and filters; an exact key match first, then the most urgent
     (critical to low, then oldest).
 
@@ -520,13 +680,11 @@ def search_issues(
     Returns:
         {"total": number of matching issues, "issues": the first `limit` of them}.
     """
-    if not 1 <= limit <= 100:
-        raise InvalidArgument(f"limit must be between 1 and 100, got {limit}.")
     if unassigned and assignee_id is not None:
         raise InvalidArgument("Pass assignee_id or unassigned=true, not both.")
     conditions = []
     if project_id is not None:
-        _project(ctx, project_id)
+        _find(ctx, Project, project_id)
         conditions.append(Issue.project_id == project_id)
     if query and query.strip():
         like = f"%{query.strip()}%"
@@ -534,7 +692,7 @@ def search_issues(
     if status is not None:
         conditions.append(Issue.status == status)
     if assignee_id is not None:
-        _user(ctx, assignee_id)
+        _find(ctx, User, assignee_id)
         conditions.append(Issue.assignee_id == assignee_id)
     if unassigned:
         conditions.append(Issue.assignee_id.is_(None))
@@ -548,9 +706,9 @@ def search_issues(
             Issue.id.in_(select(IssueLabel.issue_id).where(IssueLabel.label_id == found.id))
         )
     if sprint_id is not None:
-        _sprint(ctx, sprint_id)
+        _find(ctx, Sprint, sprint_id)
         conditions.append(Issue.sprint_id == sprint_id)
-    total = ctx.db.scalar(select(func.count()).select_from(Issue).where(*conditions))
+    total = _count(ctx, Issue, *conditions)
     rank = case(PRIORITY_RANK, value=Issue.priority, else_=-1)
     exact = case((func.upper(Issue.key) == (query or "").strip().upper(), 0), else_=1)
     stmt = select(Issue).where(*conditions).order_by(exact, rank.desc(), Issue.id).limit(limit)
@@ -561,13 +719,13 @@ def search_issues(
     returns=("issue", "user", "sprint"),
     phrasings=["Show me issue {issue_id}", "What is the status of {issue_id}?"],
 )
-def get_issue(ctx: ToolContext, issue_id: IssueId) -> dict:
+def get_issue(ctx: ToolContext, issue_id: IssueId) -> IssueDetail:
     """Get one issue with its description, labels, allowed next statuses and status history.
 
     Args:
         issue_id: The issue, such as "iss_0042" (not its key "WEB-42"; search_issues finds ids).
     """
-    return _issue_detail(ctx, _issue(ctx, issue_id))
+    return _issue_detail(ctx, _find(ctx, Issue, issue_id))
 
 
 @server.tool(
@@ -594,7 +752,7 @@ def create_issue(
     assignee_id: UserId | None = None,
     labels: Annotated[list[str], Entity("label", many=True)] | None = None,
     story_points: int | None = None,
-) -> dict:
+) -> IssueDetail:
     """Create an issue in a project's backlog; it starts in status "todo" and you are its reporter.
 
     Args:
@@ -607,14 +765,14 @@ def create_issue(
         labels: Label names, such as ["regression", "frontend"].
         story_points: Estimate: one of 0, 1, 2, 3, 5, 8, 13, 21.
     """
-    project = _project(ctx, project_id)
-    _writable(project)
-    title = _clean_title(title)
+    project = _find(ctx, Project, project_id)
+    _writable(ctx, project.id)
+    title = _clean_text(title, "title", 200)
     if story_points is not None:
         _check_points(story_points)
     found_labels = [_label(ctx, name) for name in dict.fromkeys(labels or [])]
     if assignee_id is not None:
-        _check_assignable(ctx, project, _user(ctx, assignee_id))
+        _check_assignable(ctx, project, _find(ctx, User, assignee_id))
     issue = Issue(
         id=next_id(ctx, Issue.id, "iss", 4),
         key=f"{project.key}-{project.next_issue_number}",
@@ -664,7 +822,7 @@ def update_issue(
     priority: Priority | None = None,
     type: IssueType | None = None,
     story_points: int | None = None,
-) -> dict:
+) -> IssueDetail:
     """Change an issue's fields; only the fields you pass change. Status, assignee, labels and
     sprint have their own tools (transition_issue, assign_issue, add_label, add_issue_to_sprint).
 
@@ -676,15 +834,15 @@ def update_issue(
         type: "bug", "feature", "task" or "improvement".
         story_points: New estimate: one of 0, 1, 2, 3, 5, 8, 13, 21.
     """
-    issue = _issue(ctx, issue_id)
+    issue = _find(ctx, Issue, issue_id)
     if all(v is None for v in (title, description, priority, type, story_points)):
         raise InvalidArgument(
             "Nothing to change: pass at least one of title, description, priority, type, "
             "story_points."
         )
-    _writable(_project(ctx, issue.project_id))
+    _writable(ctx, issue.project_id)
     if title is not None:
-        issue.title = _clean_title(title)
+        issue.title = _clean_text(title, "title", 200)
     if story_points is not None:
         _check_points(story_points)
         issue.story_points = story_points
@@ -694,7 +852,7 @@ def update_issue(
         issue.priority = priority
     if type is not None:
         issue.type = type
-    _touch(ctx, issue)
+    issue.updated_at = ctx.now
     ctx.db.flush()
     return _issue_detail(ctx, issue)
 
@@ -720,7 +878,7 @@ def transition_issue(
     issue_id: IssueId,
     to_status: Status,
     comment: str | None = None,
-) -> dict:
+) -> Transitioned:
     """Move an issue to another status along the workflow (see get_workflow).
 
     Allowed moves: todo -> in_progress | blocked; in_progress -> in_review | todo | blocked;
@@ -736,8 +894,8 @@ def transition_issue(
         comment: A note added to the issue's comments, such as "Fix merged, ready for QA";
             required when moving to "blocked" (say what blocks it).
     """
-    issue = _issue(ctx, issue_id)
-    _writable(_project(ctx, issue.project_id))
+    issue = _find(ctx, Issue, issue_id)
+    _writable(ctx, issue.project_id)
     current = issue.status
     allowed = TRANSITIONS[current]
     if to_status not in allowed:
@@ -759,7 +917,9 @@ def transition_issue(
             f"{issue.id} has no assignee, and '{to_status}' needs one. Assign a project member "
             f"with assign_issue first. Allowed next states from '{current}': {', '.join(allowed)}.",
         )
-    note = _clean_body(comment, "comment") if comment is not None and comment.strip() else None
+    note = (
+        _clean_text(comment, "comment", 5000) if comment is not None and comment.strip() else None
+    )
     if to_status == "blocked" and note is None:
         raise _broken(
             "blocked_reason_required",
@@ -773,7 +933,7 @@ def transition_issue(
         issue.sprint_id = None
     issue.status = to_status
     issue.resolved_at = ctx.now if to_status == "done" else None
-    _touch(ctx, issue)
+    issue.updated_at = ctx.now
     transition_id = _record(ctx, issue, to_status, current)
     comment_id = _add_comment(ctx, issue, note).id if note is not None else None
     return {
@@ -794,7 +954,7 @@ def transition_issue(
     returns=("issue", "user"),
     phrasings=["Assign {issue_id} to {assignee_id}", "Give issue {issue_id} to {assignee_id}"],
 )
-def assign_issue(ctx: ToolContext, issue_id: IssueId, assignee_id: UserId | None) -> dict:
+def assign_issue(ctx: ToolContext, issue_id: IssueId, assignee_id: UserId | None) -> Assigned:
     """Assign an issue to a member of its project, or unassign it with assignee_id null.
 
     Args:
@@ -802,9 +962,8 @@ def assign_issue(ctx: ToolContext, issue_id: IssueId, assignee_id: UserId | None
         assignee_id: An active member of the issue's project, such as "usr_007", or null to
             unassign (not allowed while the issue is "in_progress" or "in_review").
     """
-    issue = _issue(ctx, issue_id)
-    project = _project(ctx, issue.project_id)
-    _writable(project)
+    issue = _find(ctx, Issue, issue_id)
+    project = _writable(ctx, issue.project_id)
     previous = issue.assignee_id
     if assignee_id is None:
         if issue.status in NEEDS_ASSIGNEE:
@@ -814,10 +973,10 @@ def assign_issue(ctx: ToolContext, issue_id: IssueId, assignee_id: UserId | None
                 "another member instead, or move it back to 'todo' first.",
             )
     else:
-        _check_assignable(ctx, project, _user(ctx, assignee_id))
+        _check_assignable(ctx, project, _find(ctx, User, assignee_id))
     if previous != assignee_id:
         issue.assignee_id = assignee_id
-        _touch(ctx, issue)
+        issue.updated_at = ctx.now
         ctx.db.flush()
     return {
         "issue_id": issue.id,
@@ -834,22 +993,22 @@ def assign_issue(ctx: ToolContext, issue_id: IssueId, assignee_id: UserId | None
     phrasings=["Label {issue_id} as {label}", "Add the {label} label to issue {issue_id}"],
     normalise={"label": "casefold"},
 )
-def add_label(ctx: ToolContext, issue_id: IssueId, label: LabelName) -> dict:
+def add_label(ctx: ToolContext, issue_id: IssueId, label: LabelName) -> IssueLabels:
     """Add an existing workspace label to an issue.
 
     Args:
         issue_id: The issue, such as "iss_0042".
         label: The label name, such as "regression" (an unknown name lists the existing ones).
     """
-    issue = _issue(ctx, issue_id)
+    issue = _find(ctx, Issue, issue_id)
     found = _label(ctx, label)
-    _writable(_project(ctx, issue.project_id))
+    _writable(ctx, issue.project_id)
     if any(link.label_id == found.id for link in issue.labels):
         raise Conflict(f"{issue.id} already has the label '{found.name}'.")
     issue.labels.append(IssueLabel(label_id=found.id, label=found))
-    _touch(ctx, issue)
+    issue.updated_at = ctx.now
     ctx.db.flush()
-    return {"issue_id": issue.id, "labels": sorted(link.label.name for link in issue.labels)}
+    return {"issue_id": issue.id, "labels": _label_names(issue)}
 
 
 @server.tool(
@@ -859,24 +1018,24 @@ def add_label(ctx: ToolContext, issue_id: IssueId, label: LabelName) -> dict:
     phrasings=["Remove the {label} label from {issue_id}", "Untag {issue_id} as {label}"],
     normalise={"label": "casefold"},
 )
-def remove_label(ctx: ToolContext, issue_id: IssueId, label: LabelName) -> dict:
+def remove_label(ctx: ToolContext, issue_id: IssueId, label: LabelName) -> IssueLabels:
     """Remove a label from an issue.
 
     Args:
         issue_id: The issue, such as "iss_0042".
         label: The label name as shown on the issue, such as "needs-triage".
     """
-    issue = _issue(ctx, issue_id)
+    issue = _find(ctx, Issue, issue_id)
     found = _label(ctx, label)
-    _writable(_project(ctx, issue.project_id))
+    _writable(ctx, issue.project_id)
     link = next((lk for lk in issue.labels if lk.label_id == found.id), None)
     if link is None:
-        current = ", ".join(sorted(lk.label.name for lk in issue.labels)) or "none"
+        current = ", ".join(_label_names(issue)) or "none"
         raise NotFound(f"{issue.id} does not have the label '{found.name}'. Its labels: {current}.")
     issue.labels.remove(link)
-    _touch(ctx, issue)
+    issue.updated_at = ctx.now
     ctx.db.flush()
-    return {"issue_id": issue.id, "labels": sorted(lk.label.name for lk in issue.labels)}
+    return {"issue_id": issue.id, "labels": _label_names(issue)}
 
 
 @server.tool(
@@ -885,17 +1044,17 @@ def remove_label(ctx: ToolContext, issue_id: IssueId, label: LabelName) -> dict:
     phrasings=["Comment on {issue_id}: '{body}'", "Add a note to issue {issue_id} saying {body}"],
     examples={"body": COMMENT_BODIES},
 )
-def add_comment(ctx: ToolContext, issue_id: IssueId, body: str) -> dict:
+def add_comment(ctx: ToolContext, issue_id: IssueId, body: str) -> NewComment:
     """Add a comment to an issue, written as you.
 
     Args:
         issue_id: The issue, such as "iss_0042".
         body: The comment text (at most 5000 characters), such as "Reproduced on staging."
     """
-    issue = _issue(ctx, issue_id)
-    _writable(_project(ctx, issue.project_id))
-    comment = _add_comment(ctx, issue, _clean_body(body))
-    _touch(ctx, issue)
+    issue = _find(ctx, Issue, issue_id)
+    _writable(ctx, issue.project_id)
+    comment = _add_comment(ctx, issue, _clean_text(body, "body", 5000))
+    issue.updated_at = ctx.now
     ctx.db.flush()
     return {
         "comment_id": comment.id,
@@ -912,7 +1071,7 @@ def add_comment(ctx: ToolContext, issue_id: IssueId, body: str) -> dict:
 )
 def list_comments(
     ctx: ToolContext, issue_id: IssueId, limit: int = 20, newest_first: bool = False
-) -> list[dict]:
+) -> list[CommentRecord]:
     """List an issue's comments, oldest first unless newest_first is set.
 
     Args:
@@ -920,17 +1079,12 @@ def list_comments(
         limit: Maximum number of comments to return (1-100).
         newest_first: Start from the most recent comment.
     """
-    issue = _issue(ctx, issue_id)
+    issue = _find(ctx, Issue, issue_id)
+    # Checked here, not with Field(ge=1, le=100): an unknown issue is reported first.
     if not 1 <= limit <= 100:
         raise InvalidArgument(f"limit must be between 1 and 100, got {limit}.")
-    order = (
-        (Comment.created_at.desc(), Comment.id.desc())
-        if newest_first
-        else (
-            Comment.created_at,
-            Comment.id,
-        )
-    )
+    columns = (Comment.created_at, Comment.id)
+    order = [c.desc() for c in columns] if newest_first else list(columns)
     stmt = select(Comment).where(Comment.issue_id == issue.id).order_by(*order).limit(limit)
     return [
         {
@@ -965,7 +1119,7 @@ def create_sprint(
     start_date: str,
     end_date: str,
     goal: str = "",
-) -> dict:
+) -> SprintSummary:
     """Plan a new sprint for a project; it starts in state "planned".
 
     Args:
@@ -975,8 +1129,8 @@ def create_sprint(
         end_date: Last day, 1 to 28 days after start_date, such as "2026-03-15".
         goal: What the sprint should achieve, such as "Ship guest checkout".
     """
-    project = _project(ctx, project_id)
-    _writable(project)
+    project = _find(ctx, Project, project_id)
+    _writable(ctx, project.id)
     name = name.strip()
     if not name or len(name) > 80:
         raise InvalidArgument("name must be 1 to 80 characters long.")
@@ -1020,15 +1174,15 @@ def create_sprint(
     returns="sprint",
     phrasings=["Start sprint {sprint_id}", "Kick off the planned sprint {sprint_id}"],
 )
-def start_sprint(ctx: ToolContext, sprint_id: SprintId) -> dict:
+def start_sprint(ctx: ToolContext, sprint_id: SprintRow) -> SprintSummary:
     """Start a planned sprint: it becomes the project's active sprint, running from today for
     its planned length.
 
     Args:
         sprint_id: A planned sprint, such as "spr_012" (see list_sprints).
     """
-    sprint = _sprint(ctx, sprint_id)
-    _writable(_project(ctx, sprint.project_id))
+    sprint = sprint_id  # the core has resolved the id to its row
+    _writable(ctx, sprint.project_id)
     if sprint.state != "planned":
         raise _broken(
             "sprint_state",
@@ -1061,8 +1215,8 @@ def start_sprint(ctx: ToolContext, sprint_id: SprintId) -> dict:
     ],
 )
 def close_sprint(
-    ctx: ToolContext, sprint_id: SprintId, move_open_issues_to: SprintId | None = None
-) -> dict:
+    ctx: ToolContext, sprint_id: SprintRow, move_open_issues_to: SprintId | None = None
+) -> SprintClosed:
     """Close the active sprint. Done issues stay in it; unfinished ones move to another sprint of
     the same project or, by default, back to the backlog. A closed sprint takes no more issues.
 
@@ -1071,8 +1225,8 @@ def close_sprint(
         move_open_issues_to: A planned or active sprint of the same project for the unfinished
             issues, such as "spr_013"; omit to move them to the backlog.
     """
-    sprint = _sprint(ctx, sprint_id)
-    _writable(_project(ctx, sprint.project_id))
+    sprint = sprint_id  # the core has resolved the id to its row
+    _writable(ctx, sprint.project_id)
     if sprint.state != "active":
         raise _broken(
             "sprint_state",
@@ -1080,7 +1234,7 @@ def close_sprint(
         )
     target: Sprint | None = None
     if move_open_issues_to is not None:
-        target = _sprint(ctx, move_open_issues_to)
+        target = _find(ctx, Sprint, move_open_issues_to)
         if target.id == sprint.id:
             raise InvalidArgument(
                 "move_open_issues_to must be another sprint than the one closing."
@@ -1105,7 +1259,7 @@ def close_sprint(
     for issue in issues:
         if issue.status != "done":
             issue.sprint_id = target.id if target else None
-            _touch(ctx, issue)
+            issue.updated_at = ctx.now
             moved.append(issue.id)
     sprint.state = "closed"
     sprint.closed_at = ctx.now
@@ -1125,7 +1279,7 @@ def close_sprint(
     returns=("issue", "sprint"),
     phrasings=["Add {issue_id} to sprint {sprint_id}", "Plan issue {issue_id} into {sprint_id}"],
 )
-def add_issue_to_sprint(ctx: ToolContext, issue_id: IssueId, sprint_id: SprintId) -> dict:
+def add_issue_to_sprint(ctx: ToolContext, issue_id: IssueId, sprint_id: SprintRow) -> SprintPlanned:
     """Put an issue into a planned or active sprint of its project (moving it out of its
     current sprint, if any).
 
@@ -1133,9 +1287,8 @@ def add_issue_to_sprint(ctx: ToolContext, issue_id: IssueId, sprint_id: SprintId
         issue_id: The issue, such as "iss_0042"; it must not be "done".
         sprint_id: A planned or active sprint of the same project, such as "spr_012".
     """
-    issue = _issue(ctx, issue_id)
-    sprint = _sprint(ctx, sprint_id)
-    _writable(_project(ctx, issue.project_id))
+    issue, sprint = _find(ctx, Issue, issue_id), sprint_id  # the core resolved sprint_id
+    _writable(ctx, issue.project_id)
     if sprint.state == "closed":
         raise _broken(
             "sprint_closed",
@@ -1158,7 +1311,7 @@ def add_issue_to_sprint(ctx: ToolContext, issue_id: IssueId, sprint_id: SprintId
     if previous == sprint.id:
         raise Conflict(f"{issue.id} is already in sprint {sprint.id}.")
     issue.sprint_id = sprint.id
-    _touch(ctx, issue)
+    issue.updated_at = ctx.now
     ctx.db.flush()
     return {
         "issue_id": issue.id,
@@ -1180,14 +1333,14 @@ def list_sprints(
     ctx: ToolContext,
     project_id: ProjectId,
     state: Literal["planned", "active", "closed"] | None = None,
-) -> dict:
+) -> SprintList:
     """List a project's sprints, oldest first, with issue counts; also tells today's date.
 
     Args:
         project_id: The project, such as "prj_01".
         state: Only sprints in this state: "planned", "active" or "closed".
     """
-    project = _project(ctx, project_id)
+    project = _find(ctx, Project, project_id)
     stmt = select(Sprint).where(Sprint.project_id == project.id)
     if state is not None:
         stmt = stmt.where(Sprint.state == state)
@@ -1203,14 +1356,14 @@ def list_sprints(
     returns="issue",
     phrasings=["What statuses can {issue_id} move to?", "Explain the workflow rules"],
 )
-def get_workflow(ctx: ToolContext, issue_id: IssueId | None = None) -> dict:
+def get_workflow(ctx: ToolContext, issue_id: IssueId | None = None) -> Workflow:
     """The workflow: statuses, the allowed moves between them, and the named business rules;
     with issue_id, also where that issue can go next.
 
     Args:
         issue_id: An issue to check, such as "iss_0042".
     """
-    out: dict = {
+    out: Workflow = {
         "statuses": list(STATUSES),
         "initial_status": "todo",
         "transitions": {s: list(t) for s, t in TRANSITIONS.items()},
@@ -1218,7 +1371,7 @@ def get_workflow(ctx: ToolContext, issue_id: IssueId | None = None) -> dict:
         "rules": [{"rule": name, "description": text} for name, text in RULES.items()],
     }
     if issue_id is not None:
-        issue = _issue(ctx, issue_id)
+        issue = _find(ctx, Issue, issue_id)
         blocked = {}
         for status in TRANSITIONS[issue.status]:
             if status in NEEDS_ASSIGNEE and issue.assignee_id is None:
@@ -1245,8 +1398,8 @@ def get_workflow(ctx: ToolContext, issue_id: IssueId | None = None) -> dict:
     ],
 )
 def add_project_member(
-    ctx: ToolContext, project_id: ProjectId, user_id: UserId, role: MemberRole = "developer"
-) -> dict:
+    ctx: ToolContext, project_id: ProjectId, user_id: UserRow, role: MemberRole = "developer"
+) -> MemberAdded:
     """Add an active user to a project's team, so issues of the project can be assigned to them.
 
     Args:
@@ -1254,15 +1407,14 @@ def add_project_member(
         user_id: The user to add, such as "usr_014" (see list_users).
         role: "developer", "qa", "designer" or "pm".
     """
-    project = _project(ctx, project_id)
-    user = _user(ctx, user_id)
-    _writable(project)
+    project, user = _find(ctx, Project, project_id), user_id  # the core resolved user_id
+    _writable(ctx, project.id)
     if not user.active:
         raise _broken(
             "user_inactive",
             f"{user.name} ({user.id}) is deactivated and cannot join projects.",
         )
-    if _member(ctx, project.id, user.id) is not None:
+    if ctx.db.get(ProjectMember, (project.id, user.id)) is not None:
         raise Conflict(f"{user.name} ({user.id}) is already a member of {project.id}.")
     project.members.append(
         ProjectMember(user_id=user.id, role=role, joined_on=ctx.now.date(), user=user)
@@ -1279,21 +1431,31 @@ def add_project_member(
 
 # --------------------------------------------------------------- entities
 # What exists and is worth asking about, for grounding synthesized requests.
-@server.entity("project", key="project_id")
+@server.entity(
+    "project",
+    key="project_id",
+    model=Project,
+    not_found="Call list_projects to see the project ids.",
+)
 def _projects(ctx: ToolContext) -> list[dict]:
     """Live (not archived) projects."""
     rows = ctx.db.scalars(select(Project).where(Project.archived.is_(False)).order_by(Project.id))
     return [{"project_id": p.id, "key": p.key, "name": p.name} for p in rows]
 
 
-@server.entity("user", key="user_id")
+@server.entity("user", key="user_id", model=User, not_found="Call list_users to find the user id.")
 def _users(ctx: ToolContext) -> list[dict]:
     """Active users (deactivated ones cannot be assigned)."""
     rows = ctx.db.scalars(select(User).where(User.active.is_(True)).order_by(User.id))
     return [{"user_id": u.id, "name": u.name, "email": u.email, "title": u.title} for u in rows]
 
 
-@server.entity("issue", key="issue_id")
+@server.entity(
+    "issue",
+    key="issue_id",
+    model=Issue,
+    not_found="Call search_issues to find the issue id.",
+)
 def _issues(ctx: ToolContext) -> list[dict]:
     """Issues of live projects, with a status they can legally move to next."""
     live = select(Project.id).where(Project.archived.is_(False))
@@ -1320,7 +1482,12 @@ def _issues(ctx: ToolContext) -> list[dict]:
     return out
 
 
-@server.entity("sprint", key="sprint_id")
+@server.entity(
+    "sprint",
+    key="sprint_id",
+    model=Sprint,
+    not_found="Call list_sprints with the project id to see its sprints.",
+)
 def _sprints(ctx: ToolContext) -> list[dict]:
     """Planned and active sprints (closed ones take no changes)."""
     rows = ctx.db.scalars(select(Sprint).where(Sprint.state != "closed").order_by(Sprint.id))
