@@ -14,6 +14,7 @@ import re
 from decimal import Decimal
 from typing import Annotated, Literal
 
+from pydantic import Field
 from sqlalchemy import func, or_, select
 
 from prove_gym.server import (
@@ -21,10 +22,12 @@ from prove_gym.server import (
     Entity,
     InvalidArgument,
     NotFound,
+    NotRequired,
     PermissionDenied,
     PreconditionFailed,
     Server,
     ToolContext,
+    TypedDict,
     next_id,
     parse_date,
 )
@@ -64,12 +67,18 @@ server = Server(
     "ask the customer for it.",
 )
 
-CustomerId = Annotated[str, Entity("customer")]
+# Rows: the core looks the id up before the tool runs (not_found hints: see the entities below).
+CustomerRow = Annotated[Customer, Entity("customer")]
+AccountRow = Annotated[Account, Entity("account")]
+BeneficiaryRow = Annotated[Beneficiary, Entity("beneficiary")]
+ScheduleRow = Annotated[ScheduledPayment, Entity("scheduled_payment")]
+CardRow = Annotated[Card, Entity("card")]
+# Ids that schedule_payment looks up itself, after its auth and argument checks.
 AccountId = Annotated[str, Entity("account")]
 BeneficiaryId = Annotated[str, Entity("beneficiary")]
-ScheduleId = Annotated[str, Entity("scheduled_payment")]
-CardId = Annotated[str, Entity("card")]
 AuthToken = Annotated[str | None, Entity("auth_token")]
+# Longer than any field it is matched against; unbounded LIKE patterns make SQLite fail.
+SearchText = Annotated[str, Field(max_length=200)]
 Currency = Literal["USD", "EUR", "GBP", "CAD", "CHF"]
 TransactionKind = Literal[
     "salary",
@@ -89,50 +98,159 @@ MAX_CARD_LIMIT = Decimal("10000.00")
 MAX_SCHEDULE_DAYS = 365
 
 
+# ----------------------------------------------------------------- results
+class CustomerOut(TypedDict):
+    customer_id: str
+    name: str
+    email: str
+    phone: str
+    city: str
+    segment: str
+    accounts: list[str]
+
+
+class AuthOut(TypedDict):
+    customer_id: str
+    name: str
+    auth_token: str
+
+
+class AccountOut(TypedDict):
+    account_id: str
+    nickname: str
+    kind: str
+    number: str
+    currency: str
+    balance: Decimal
+    available: Decimal
+    overdraft_limit: Decimal
+    status: str
+
+
+class AccountsOut(TypedDict):
+    customer_id: str
+    name: str
+    as_of: str
+    accounts: list[AccountOut]
+
+
+class CardBrief(TypedDict):
+    card_id: str
+    last4: str
+    status: str
+
+
+class TransactionOut(TypedDict):
+    transaction_id: str
+    posted_at: str
+    kind: str
+    description: str
+    amount: Decimal
+    balance_after: Decimal
+    transfer_id: str | None
+
+
+class AccountDetail(AccountOut):
+    customer_id: str
+    owner: str
+    opened_on: str
+    as_of: str
+    cards: list[CardBrief]
+    recent_transactions: list[TransactionOut]
+
+
+class TransactionsOut(TypedDict):
+    account_id: str
+    currency: str
+    transactions: list[TransactionOut]
+
+
+class StatementOut(TransactionsOut):
+    month: str
+    opening_balance: Decimal
+    money_in: Decimal
+    money_out: Decimal
+    closing_balance: Decimal
+    transaction_count: int
+
+
+class RateOut(TypedDict):
+    from_currency: str
+    to_currency: str
+    rate: Decimal
+    amount: NotRequired[Decimal]
+    converted_amount: NotRequired[Decimal]
+
+
+class SentOut(TypedDict):
+    transfer_id: str
+    status: str
+    from_account_id: str
+    amount: Decimal
+    currency: str
+    credited_amount: Decimal
+    credited_currency: str
+    rate: Decimal
+    from_balance: Decimal
+
+
+class TransferOut(SentOut):
+    to_account_id: str
+    to_balance: Decimal
+    transaction_ids: list[str]
+    memo: str
+
+
+class PaymentOut(SentOut):
+    beneficiary_id: str
+    payee: str
+    transaction_id: str
+    reference: str
+
+
+class BeneficiaryOut(TypedDict):
+    beneficiary_id: str
+    name: str
+    account_number: str
+    bank_name: str
+    currency: str
+    added_on: str
+
+
+class ScheduleOut(TypedDict):
+    scheduled_payment_id: str
+    from_account_id: str
+    to_account_id: str | None
+    beneficiary_id: str | None
+    amount: Decimal
+    frequency: str
+    next_date: str
+    end_date: str | None
+    reference: str
+    status: str
+
+
+class SchedulesOut(TypedDict):
+    customer_id: str
+    today: str
+    scheduled_payments: list[ScheduleOut]
+
+
+class CardOut(TypedDict):
+    card_id: str
+    account_id: str
+    network: str
+    kind: str
+    last4: str
+    expires: str
+    status: str
+    block_reason: str | None
+    daily_limit: Decimal
+    currency: str
+
+
 # ----------------------------------------------------------------- helpers
-
-
-def _customer(ctx: ToolContext, customer_id: str) -> Customer:
-    cust = ctx.db.get(Customer, customer_id)
-    if cust is None:
-        raise NotFound(
-            f"No customer with id {customer_id!r}. Call find_customer with the customer's name "
-            "or email to find their id (such as 'cus_012')."
-        )
-    return cust
-
-
-def _account(ctx: ToolContext, account_id: str) -> Account:
-    acc = ctx.db.get(Account, account_id)
-    if acc is None:
-        raise NotFound(
-            f"No account with id {account_id!r}. Call list_accounts with the customer's id to "
-            "see their accounts (ids such as 'acc_0031')."
-        )
-    return acc
-
-
-def _beneficiary(ctx: ToolContext, beneficiary_id: str) -> Beneficiary:
-    ben = ctx.db.get(Beneficiary, beneficiary_id)
-    if ben is None:
-        raise NotFound(
-            f"No beneficiary with id {beneficiary_id!r}. Call list_beneficiaries with the "
-            "customer's id to see their saved payees, or add_beneficiary to add one."
-        )
-    return ben
-
-
-def _card(ctx: ToolContext, card_id: str) -> Card:
-    card = ctx.db.get(Card, card_id)
-    if card is None:
-        raise NotFound(
-            f"No card with id {card_id!r}. Call list_cards with the customer's id to see their "
-            "cards (ids such as 'crd_0019')."
-        )
-    return card
-
-
-def _require_auth(ctx: ToolContext, customer: Customer, token: str | None) -> None:
+def _require_auth(customer: Customer, token: str | None) -> None:
     how = (
         f"Call authenticate with customer_id '{customer.id}' and the passcode the customer "
         "gives you (ask them for it if they have not said it; never guess), then retry with "
@@ -160,9 +278,6 @@ def _money(value: Decimal, name: str, *, maximum: Decimal = MAX_AMOUNT) -> Decim
 
 def _rate(ctx: ToolContext, from_currency: str, to_currency: str) -> Decimal:
     rates = {r.currency: r.base_per_unit for r in ctx.db.scalars(select(ExchangeRate))}
-    for cur in (from_currency, to_currency):
-        if cur not in rates:
-            raise InvalidArgument(f"Unsupported currency {cur!r}; use one of {sorted(rates)}.")
     return cross_rate(rates[from_currency], rates[to_currency])
 
 
@@ -178,13 +293,44 @@ def _available(acc: Account) -> Decimal:
     return acc.balance + acc.overdraft_limit
 
 
-def _require_funds(acc: Account, amount: Decimal) -> None:
-    if amount > _available(acc):
+def _send(
+    ctx: ToolContext,
+    src: Account,
+    money: Decimal,
+    currency: str,
+    memo: str,
+    *,
+    to_account_id: str | None = None,
+    beneficiary_id: str | None = None,
+) -> Transfer:
+    """Record money leaving ``src`` once it has the funds, converted to ``currency``."""
+    if money > _available(src):
         raise PreconditionFailed(
-            f"Insufficient funds: {acc.id} has a balance of {acc.balance} {acc.currency} and an "
-            f"overdraft limit of {acc.overdraft_limit}, so at most {_available(acc)} "
-            f"{acc.currency} can be sent, not {amount}. Send less or use another account."
+            f"Insufficient funds: {src.id} has a balance of {src.balance} {src.currency} and an "
+            f"overdraft limit of {src.overdraft_limit}, so at most {_available(src)} "
+            f"{src.currency} can be sent, not {money}. Send less or use another account."
         )
+    rate = _rate(ctx, src.currency, currency)
+    credited = convert(money, rate)
+    if credited <= 0:
+        raise InvalidArgument(f"{money} {src.currency} is too small to convert to {currency}.")
+    transfer = Transfer(
+        id=next_id(ctx, Transfer.id, "trf", 5),
+        kind="internal" if to_account_id else "external",
+        from_account_id=src.id,
+        to_account_id=to_account_id,
+        beneficiary_id=beneficiary_id,
+        amount=money,
+        currency=src.currency,
+        credited_amount=credited,
+        credited_currency=currency,
+        rate=rate,
+        memo=memo,
+        created_at=ctx.now,
+    )
+    ctx.db.add(transfer)
+    ctx.db.flush()
+    return transfer
 
 
 def _post(
@@ -218,7 +364,7 @@ def _clean_text(value: str, name: str, limit: int = 140) -> str:
     return value
 
 
-def _account_summary(acc: Account) -> dict:
+def _account_summary(acc: Account) -> AccountOut:
     return {
         "account_id": acc.id,
         "nickname": acc.nickname,
@@ -232,7 +378,7 @@ def _account_summary(acc: Account) -> dict:
     }
 
 
-def _txn_record(t: Transaction) -> dict:
+def _txn_record(t: Transaction) -> TransactionOut:
     return {
         "transaction_id": t.id,
         "posted_at": t.posted_at.isoformat(timespec="minutes"),
@@ -244,8 +390,7 @@ def _txn_record(t: Transaction) -> dict:
     }
 
 
-def _card_record(ctx: ToolContext, card: Card) -> dict:
-    acc = ctx.db.get(Account, card.account_id)
+def _card_record(ctx: ToolContext, card: Card) -> CardOut:
     return {
         "card_id": card.id,
         "account_id": card.account_id,
@@ -256,11 +401,11 @@ def _card_record(ctx: ToolContext, card: Card) -> dict:
         "status": card.status,
         "block_reason": card.block_reason or None,
         "daily_limit": card.daily_limit,
-        "currency": acc.currency if acc else None,
+        "currency": ctx.db.get_one(Account, card.account_id).currency,
     }
 
 
-def _beneficiary_record(b: Beneficiary) -> dict:
+def _beneficiary_record(b: Beneficiary) -> BeneficiaryOut:
     return {
         "beneficiary_id": b.id,
         "name": b.name,
@@ -271,7 +416,7 @@ def _beneficiary_record(b: Beneficiary) -> dict:
     }
 
 
-def _schedule_record(s: ScheduledPayment) -> dict:
+def _schedule_record(s: ScheduledPayment) -> ScheduleOut:
     return {
         "scheduled_payment_id": s.id,
         "from_account_id": s.from_account_id,
@@ -284,11 +429,6 @@ def _schedule_record(s: ScheduledPayment) -> dict:
         "reference": s.reference,
         "status": s.status,
     }
-
-
-def _owner_accounts(ctx: ToolContext, customer_id: str) -> list[Account]:
-    stmt = select(Account).where(Account.customer_id == customer_id).order_by(Account.id)
-    return list(ctx.db.scalars(stmt))
 
 
 # -------------------------------------------------------- example values
@@ -334,7 +474,9 @@ REFERENCES = ["Invoice 2291", "Rent", "Gym membership", "Birthday gift", "Tuitio
     phrasings=["Look up the customer {query}", "Find the bank customer named {query}"],
     examples={"query": _some_surname},
 )
-def find_customer(ctx: ToolContext, query: str, limit: int = 10) -> list[dict]:
+def find_customer(
+    ctx: ToolContext, query: SearchText, limit: Annotated[int, Field(ge=1, le=50)] = 10
+) -> list[CustomerOut]:
     """Find customers by name, email, phone or customer id; the first step to serve a customer.
 
     Args:
@@ -348,8 +490,6 @@ def find_customer(ctx: ToolContext, query: str, limit: int = 10) -> list[dict]:
     text = query.strip()
     if not text:
         raise InvalidArgument("query must not be empty: give a name, email, phone or id.")
-    if not 1 <= limit <= 50:
-        raise InvalidArgument(f"limit must be between 1 and 50, got {limit}.")
     like = f"%{text}%"
     stmt = (
         select(Customer)
@@ -386,7 +526,7 @@ def find_customer(ctx: ToolContext, query: str, limit: int = 10) -> list[dict]:
     ],
     examples={"passcode": _some_passcode},
 )
-def authenticate(ctx: ToolContext, customer_id: CustomerId, passcode: str) -> dict:
+def authenticate(ctx: ToolContext, customer_id: CustomerRow, passcode: str) -> AuthOut:
     """Verify a customer's passcode and get the auth_token that sensitive operations require.
 
     Use the passcode exactly as the customer stated it; if they have not given one, ask.
@@ -399,10 +539,10 @@ def authenticate(ctx: ToolContext, customer_id: CustomerId, passcode: str) -> di
     Returns:
         {"customer_id": "cus_012", "name": "Jane Doe", "auth_token": "tok_..."}.
     """
-    cust = _customer(ctx, customer_id)
+    cust = customer_id
     if passcode.strip() != cust.passcode:
         raise PermissionDenied(
-            f"Wrong passcode for customer {customer_id}. Ask the customer to repeat their "
+            f"Wrong passcode for customer {cust.id}. Ask the customer to repeat their "
             "6-digit passcode; do not guess or retry with made-up values."
         )
     return {
@@ -416,7 +556,7 @@ def authenticate(ctx: ToolContext, customer_id: CustomerId, passcode: str) -> di
     returns="account",
     phrasings=["What accounts does {customer_id} have?", "Show the balances of {customer_id}"],
 )
-def list_accounts(ctx: ToolContext, customer_id: CustomerId) -> dict:
+def list_accounts(ctx: ToolContext, customer_id: CustomerRow) -> AccountsOut:
     """List a customer's accounts with balances; no authentication needed.
 
     Args:
@@ -428,12 +568,11 @@ def list_accounts(ctx: ToolContext, customer_id: CustomerId) -> dict:
         "available": "1750.40", "overdraft_limit": "500.00", "status": "active", ...}]}.
         "available" is balance plus overdraft limit: the most that can be sent.
     """
-    cust = _customer(ctx, customer_id)
     return {
-        "customer_id": cust.id,
-        "name": cust.name,
+        "customer_id": customer_id.id,
+        "name": customer_id.name,
         "as_of": ctx.now.isoformat(timespec="minutes"),
-        "accounts": [_account_summary(a) for a in _owner_accounts(ctx, cust.id)],
+        "accounts": [_account_summary(a) for a in customer_id.accounts],
     }
 
 
@@ -441,13 +580,13 @@ def list_accounts(ctx: ToolContext, customer_id: CustomerId) -> dict:
     returns=("account", "customer", "card", "transaction"),
     phrasings=["What's the balance of account {account_id}?", "Show me details of {account_id}"],
 )
-def get_account(ctx: ToolContext, account_id: AccountId) -> dict:
+def get_account(ctx: ToolContext, account_id: AccountRow) -> AccountDetail:
     """Get one account: balance, available funds, overdraft limit, owner, cards, last 5 entries.
 
     Args:
         account_id: The account, such as "acc_0031".
     """
-    acc = _account(ctx, account_id)
+    acc = account_id
     recent = ctx.db.scalars(
         select(Transaction)
         .where(Transaction.account_id == acc.id)
@@ -455,16 +594,15 @@ def get_account(ctx: ToolContext, account_id: AccountId) -> dict:
         .limit(5)
     )
     cards = ctx.db.scalars(select(Card).where(Card.account_id == acc.id).order_by(Card.id))
-    detail = _account_summary(acc)
-    detail.update(
-        customer_id=acc.customer_id,
-        owner=acc.customer.name,
-        opened_on=acc.opened_on.isoformat(),
-        as_of=ctx.now.isoformat(timespec="minutes"),
-        cards=[{"card_id": c.id, "last4": c.last4, "status": c.status} for c in cards],
-        recent_transactions=[_txn_record(t) for t in recent],
-    )
-    return detail
+    return {
+        **_account_summary(acc),
+        "customer_id": acc.customer_id,
+        "owner": acc.customer.name,
+        "opened_on": acc.opened_on.isoformat(),
+        "as_of": ctx.now.isoformat(timespec="minutes"),
+        "cards": [{"card_id": c.id, "last4": c.last4, "status": c.status} for c in cards],
+        "recent_transactions": [_txn_record(t) for t in recent],
+    }
 
 
 @server.tool(
@@ -484,13 +622,13 @@ def get_account(ctx: ToolContext, account_id: AccountId) -> dict:
 )
 def list_transactions(
     ctx: ToolContext,
-    account_id: AccountId,
+    account_id: AccountRow,
     start_date: str | None = None,
     end_date: str | None = None,
     kind: TransactionKind | None = None,
-    query: str | None = None,
+    query: SearchText | None = None,
     limit: int = 20,
-) -> dict:
+) -> TransactionsOut:
     """List an account's transactions, newest first, optionally filtered.
 
     Args:
@@ -507,7 +645,7 @@ def list_transactions(
         "amount": "-42.10", "balance_after": "1208.30", "transfer_id": null}]};
         negative amounts are money leaving the account.
     """
-    acc = _account(ctx, account_id)
+    acc = account_id
     if not 1 <= limit <= 100:
         raise InvalidArgument(f"limit must be between 1 and 100, got {limit}.")
     stmt = select(Transaction).where(Transaction.account_id == acc.id)
@@ -539,7 +677,7 @@ def list_transactions(
     ],
     examples={"month": _recent_month},
 )
-def get_statement(ctx: ToolContext, account_id: AccountId, month: str) -> dict:
+def get_statement(ctx: ToolContext, account_id: AccountRow, month: str) -> StatementOut:
     """Monthly statement of an account: opening and closing balance, money in/out, entries.
 
     Args:
@@ -551,7 +689,7 @@ def get_statement(ctx: ToolContext, account_id: AccountId, month: str) -> dict:
         {"account_id", "month", "currency", "opening_balance", "money_in", "money_out",
         "closing_balance", "transaction_count", "transactions": [...oldest first]}.
     """
-    acc = _account(ctx, account_id)
+    acc = account_id
     if not re.fullmatch(r"\d{4}-\d{2}", month.strip()):
         raise InvalidArgument(f"month must look like '2026-02', got {month!r}.")
     try:
@@ -617,7 +755,7 @@ def get_exchange_rate(
     from_currency: Currency,
     to_currency: Currency,
     amount: Decimal | None = None,
-) -> dict:
+) -> RateOut:
     """The bank's fixed exchange rate between two currencies, and optionally a converted amount.
 
     Transfers and payments between different currencies convert at exactly this rate,
@@ -633,10 +771,10 @@ def get_exchange_rate(
         "amount": "250.00", "converted_amount": "230.41"}.
     """
     rate = _rate(ctx, from_currency, to_currency)
-    result: dict = {"from_currency": from_currency, "to_currency": to_currency, "rate": rate}
+    result: RateOut = {"from_currency": from_currency, "to_currency": to_currency, "rate": rate}
     if amount is not None:
         money = _money(amount, "amount")
-        result.update(amount=money, converted_amount=convert(money, rate))
+        result |= {"amount": money, "converted_amount": convert(money, rate)}
     return result
 
 
@@ -651,12 +789,12 @@ def get_exchange_rate(
 )
 def transfer_funds(
     ctx: ToolContext,
-    from_account_id: AccountId,
-    to_account_id: AccountId,
+    from_account_id: AccountRow,
+    to_account_id: AccountRow,
     amount: Decimal,
     auth_token: AuthToken = None,
     memo: str = "",
-) -> dict:
+) -> TransferOut:
     """Move money between two accounts of the same customer, at once and atomically.
 
     If the currencies differ the amount is converted at the fixed rate (see
@@ -677,9 +815,8 @@ def transfer_funds(
         "currency": "USD", "credited_amount": "230.41", "credited_currency": "EUR",
         "rate": "0.921659", "from_balance": "1000.40", "to_balance": "730.41", ...}.
     """
-    src = _account(ctx, from_account_id)
-    dst = _account(ctx, to_account_id)
-    _require_auth(ctx, src.customer, auth_token)
+    src, dst = from_account_id, to_account_id
+    _require_auth(src.customer, auth_token)
     if src.id == dst.id:
         raise InvalidArgument("from_account_id and to_account_id are the same account.")
     if dst.customer_id != src.customer_id:
@@ -692,27 +829,8 @@ def transfer_funds(
     note = _clean_text(memo, "memo")
     _require_active(src)
     _require_active(dst)
-    _require_funds(src, money)
-    rate = _rate(ctx, src.currency, dst.currency)
-    credited = convert(money, rate)
-    if credited <= 0:
-        raise InvalidArgument(f"{money} {src.currency} is too small to convert to {dst.currency}.")
-    transfer = Transfer(
-        id=next_id(ctx, Transfer.id, "trf", 5),
-        kind="internal",
-        from_account_id=src.id,
-        to_account_id=dst.id,
-        beneficiary_id=None,
-        amount=money,
-        currency=src.currency,
-        credited_amount=credited,
-        credited_currency=dst.currency,
-        rate=rate,
-        memo=note,
-        created_at=ctx.now,
-    )
-    ctx.db.add(transfer)
-    ctx.db.flush()
+    transfer = _send(ctx, src, money, dst.currency, note, to_account_id=dst.id)
+    credited = transfer.credited_amount
     suffix = f": {note}" if note else ""
     debit = _post(
         ctx, src, "transfer_out", f"Transfer to {dst.nickname}{suffix}", -money, transfer.id
@@ -729,7 +847,7 @@ def transfer_funds(
         "currency": src.currency,
         "credited_amount": credited,
         "credited_currency": dst.currency,
-        "rate": rate,
+        "rate": transfer.rate,
         "from_balance": src.balance,
         "to_balance": dst.balance,
         "transaction_ids": [debit.id, credit.id],
@@ -741,7 +859,7 @@ def transfer_funds(
     returns="beneficiary",
     phrasings=["Who are the saved payees of {customer_id}?", "List beneficiaries of {customer_id}"],
 )
-def list_beneficiaries(ctx: ToolContext, customer_id: CustomerId) -> list[dict]:
+def list_beneficiaries(ctx: ToolContext, customer_id: CustomerRow) -> list[BeneficiaryOut]:
     """List the payees a customer has saved, which pay_beneficiary and schedule_payment can pay.
 
     Args:
@@ -751,9 +869,10 @@ def list_beneficiaries(ctx: ToolContext, customer_id: CustomerId) -> list[dict]:
         [{"beneficiary_id": "ben_0007", "name": "Maria Lopez", "account_number": "...",
         "bank_name": "Chase", "currency": "USD", "added_on": "2025-06-01"}].
     """
-    cust = _customer(ctx, customer_id)
     rows = ctx.db.scalars(
-        select(Beneficiary).where(Beneficiary.customer_id == cust.id).order_by(Beneficiary.id)
+        select(Beneficiary)
+        .where(Beneficiary.customer_id == customer_id.id)
+        .order_by(Beneficiary.id)
     )
     return [_beneficiary_record(b) for b in rows]
 
@@ -770,13 +889,13 @@ def list_beneficiaries(ctx: ToolContext, customer_id: CustomerId) -> list[dict]:
 )
 def add_beneficiary(
     ctx: ToolContext,
-    customer_id: CustomerId,
+    customer_id: CustomerRow,
     name: str,
     account_number: str,
     currency: Currency = "USD",
     bank_name: str = "",
     auth_token: AuthToken = None,
-) -> dict:
+) -> BeneficiaryOut:
     """Save a new external payee for a customer so they can be paid.
 
     Args:
@@ -792,8 +911,8 @@ def add_beneficiary(
     Returns:
         {"beneficiary_id": "ben_0123", "name": ..., "account_number": ..., ...}.
     """
-    cust = _customer(ctx, customer_id)
-    _require_auth(ctx, cust, auth_token)
+    cust = customer_id
+    _require_auth(cust, auth_token)
     payee = _clean_text(name, "name", 80)
     if not payee:
         raise InvalidArgument("name must not be empty.")
@@ -838,12 +957,12 @@ def add_beneficiary(
 )
 def pay_beneficiary(
     ctx: ToolContext,
-    from_account_id: AccountId,
-    beneficiary_id: BeneficiaryId,
+    from_account_id: AccountRow,
+    beneficiary_id: BeneficiaryRow,
     amount: Decimal,
     auth_token: AuthToken = None,
     reference: str = "",
-) -> dict:
+) -> PaymentOut:
     """Pay a saved beneficiary now from one of the customer's accounts; the money leaves the bank.
 
     If the payee's currency differs, they receive the amount converted at the fixed rate.
@@ -861,9 +980,8 @@ def pay_beneficiary(
         "currency": "USD", "credited_amount": "120.00", "credited_currency": "USD",
         "from_balance": "880.40", ...}.
     """
-    src = _account(ctx, from_account_id)
-    ben = _beneficiary(ctx, beneficiary_id)
-    _require_auth(ctx, src.customer, auth_token)
+    src, ben = from_account_id, beneficiary_id
+    _require_auth(src.customer, auth_token)
     if ben.customer_id != src.customer_id:
         raise PreconditionFailed(
             f"Beneficiary {ben.id} is not saved for {src.customer_id}, the owner of {src.id}. "
@@ -872,27 +990,7 @@ def pay_beneficiary(
     money = _money(amount, "amount")
     ref = _clean_text(reference, "reference")
     _require_active(src)
-    _require_funds(src, money)
-    rate = _rate(ctx, src.currency, ben.currency)
-    credited = convert(money, rate)
-    if credited <= 0:
-        raise InvalidArgument(f"{money} {src.currency} is too small to convert to {ben.currency}.")
-    transfer = Transfer(
-        id=next_id(ctx, Transfer.id, "trf", 5),
-        kind="external",
-        from_account_id=src.id,
-        to_account_id=None,
-        beneficiary_id=ben.id,
-        amount=money,
-        currency=src.currency,
-        credited_amount=credited,
-        credited_currency=ben.currency,
-        rate=rate,
-        memo=ref,
-        created_at=ctx.now,
-    )
-    ctx.db.add(transfer)
-    ctx.db.flush()
+    transfer = _send(ctx, src, money, ben.currency, ref, beneficiary_id=ben.id)
     desc = f"Payment to {ben.name}" + (f": {ref}" if ref else "")
     debit = _post(ctx, src, "payment", desc, -money, transfer.id)
     return {
@@ -903,9 +1001,9 @@ def pay_beneficiary(
         "payee": ben.name,
         "amount": money,
         "currency": src.currency,
-        "credited_amount": credited,
+        "credited_amount": transfer.credited_amount,
         "credited_currency": ben.currency,
-        "rate": rate,
+        "rate": transfer.rate,
         "from_balance": src.balance,
         "transaction_id": debit.id,
         "reference": ref,
@@ -920,8 +1018,8 @@ def pay_beneficiary(
     ],
 )
 def list_scheduled_payments(
-    ctx: ToolContext, customer_id: CustomerId, include_cancelled: bool = False
-) -> dict:
+    ctx: ToolContext, customer_id: CustomerRow, include_cancelled: bool = False
+) -> SchedulesOut:
     """List a customer's scheduled (future or repeating) payments, soonest first.
 
     Args:
@@ -933,17 +1031,16 @@ def list_scheduled_payments(
         "from_account_id": "acc_0031", "beneficiary_id": "ben_0007", "to_account_id": null,
         "amount": "1450.00", "frequency": "monthly", "next_date": "2026-04-01", ...}]}.
     """
-    cust = _customer(ctx, customer_id)
     stmt = (
         select(ScheduledPayment)
         .join(Account, ScheduledPayment.from_account_id == Account.id)
-        .where(Account.customer_id == cust.id)
+        .where(Account.customer_id == customer_id.id)
         .order_by(ScheduledPayment.next_date, ScheduledPayment.id)
     )
     if not include_cancelled:
         stmt = stmt.where(ScheduledPayment.status == "active")
     return {
-        "customer_id": cust.id,
+        "customer_id": customer_id.id,
         "today": ctx.now.date().isoformat(),
         "scheduled_payments": [_schedule_record(s) for s in ctx.db.scalars(stmt)],
     }
@@ -971,7 +1068,7 @@ def list_scheduled_payments(
 )
 def schedule_payment(
     ctx: ToolContext,
-    from_account_id: AccountId,
+    from_account_id: AccountRow,
     amount: Decimal,
     start_date: str,
     frequency: Literal["once", "weekly", "monthly"] = "once",
@@ -980,7 +1077,7 @@ def schedule_payment(
     end_date: str | None = None,
     reference: str = "",
     auth_token: AuthToken = None,
-) -> dict:
+) -> ScheduleOut:
     """Schedule a future payment to a saved beneficiary, or a future transfer to an own account.
 
     Give exactly one of beneficiary_id or to_account_id. Funds are checked when it runs,
@@ -1001,22 +1098,27 @@ def schedule_payment(
     Returns:
         {"scheduled_payment_id": "sch_0051", "status": "active", "next_date": "2026-04-01", ...}.
     """
-    src = _account(ctx, from_account_id)
-    _require_auth(ctx, src.customer, auth_token)
+    src = from_account_id
+    _require_auth(src.customer, auth_token)
     if (beneficiary_id is None) == (to_account_id is None):
         raise InvalidArgument(
             "Give exactly one of beneficiary_id (pay a saved payee) or to_account_id (move money "
             "to another own account)."
         )
+    # Destinations are looked up here, not as rows: auth and the rule above are reported first.
     if beneficiary_id is not None:
-        ben = _beneficiary(ctx, beneficiary_id)
+        ben = ctx.db.get(Beneficiary, beneficiary_id)
+        if ben is None:
+            raise NotFound(ctx.server.entities["beneficiary"].missing(beneficiary_id))
         if ben.customer_id != src.customer_id:
             raise PreconditionFailed(
                 f"Beneficiary {ben.id} is not saved for {src.customer_id}, the owner of "
                 f"{src.id}. Call list_beneficiaries for {src.customer_id}."
             )
     if to_account_id is not None:
-        dst = _account(ctx, to_account_id)
+        dst = ctx.db.get(Account, to_account_id)
+        if dst is None:
+            raise NotFound(ctx.server.entities["account"].missing(to_account_id))
         if dst.id == src.id:
             raise InvalidArgument("from_account_id and to_account_id are the same account.")
         if dst.customer_id != src.customer_id:
@@ -1083,8 +1185,8 @@ def schedule_payment(
     ],
 )
 def cancel_scheduled_payment(
-    ctx: ToolContext, scheduled_payment_id: ScheduleId, auth_token: AuthToken = None
-) -> dict:
+    ctx: ToolContext, scheduled_payment_id: ScheduleRow, auth_token: AuthToken = None
+) -> ScheduleOut:
     """Cancel a scheduled payment so that it never runs again.
 
     Args:
@@ -1092,14 +1194,8 @@ def cancel_scheduled_payment(
         auth_token: The token authenticate returned for the paying account's owner, such
             as "tok_9f2c41d07ab35e68"; without it the call is refused.
     """
-    sched = ctx.db.get(ScheduledPayment, scheduled_payment_id)
-    if sched is None:
-        raise NotFound(
-            f"No scheduled payment with id {scheduled_payment_id!r}. Call "
-            "list_scheduled_payments with the customer's id to find it."
-        )
-    src = _account(ctx, sched.from_account_id)
-    _require_auth(ctx, src.customer, auth_token)
+    sched = scheduled_payment_id
+    _require_auth(ctx.db.get_one(Account, sched.from_account_id).customer, auth_token)
     if sched.status == "cancelled":
         raise PreconditionFailed(f"Scheduled payment {sched.id} is already cancelled.")
     sched.status = "cancelled"
@@ -1111,7 +1207,7 @@ def cancel_scheduled_payment(
     returns=("card", "account"),
     phrasings=["Which cards does {customer_id} have?", "List the debit cards of {customer_id}"],
 )
-def list_cards(ctx: ToolContext, customer_id: CustomerId) -> list[dict]:
+def list_cards(ctx: ToolContext, customer_id: CustomerRow) -> list[CardOut]:
     """List a customer's debit cards with status and daily spending limit.
 
     Args:
@@ -1122,11 +1218,10 @@ def list_cards(ctx: ToolContext, customer_id: CustomerId) -> list[dict]:
         "kind": "physical", "last4": "4821", "status": "active", "daily_limit": "1000.00",
         "currency": "USD", ...}].
     """
-    cust = _customer(ctx, customer_id)
     stmt = (
         select(Card)
         .join(Account, Card.account_id == Account.id)
-        .where(Account.customer_id == cust.id)
+        .where(Account.customer_id == customer_id.id)
         .order_by(Card.id)
     )
     return [_card_record(ctx, c) for c in ctx.db.scalars(stmt)]
@@ -1141,10 +1236,10 @@ def list_cards(ctx: ToolContext, customer_id: CustomerId) -> list[dict]:
 )
 def block_card(
     ctx: ToolContext,
-    card_id: CardId,
+    card_id: CardRow,
     reason: Literal["lost", "stolen", "damaged", "suspected_fraud"] = "lost",
     auth_token: AuthToken = None,
-) -> dict:
+) -> CardOut:
     """Block a card permanently (lost, stolen, damaged or fraud); it cannot be unblocked.
 
     Args:
@@ -1153,9 +1248,8 @@ def block_card(
         auth_token: The token authenticate returned for the card holder, such as
             "tok_9f2c41d07ab35e68"; without it the call is refused.
     """
-    card = _card(ctx, card_id)
-    acc = _account(ctx, card.account_id)
-    _require_auth(ctx, acc.customer, auth_token)
+    card = card_id
+    _require_auth(ctx.db.get_one(Account, card.account_id).customer, auth_token)
     if card.status == "blocked":
         raise PreconditionFailed(
             f"Card {card.id} (ending {card.last4}) is already blocked ({card.block_reason})."
@@ -1177,8 +1271,8 @@ def block_card(
     examples={"daily_limit": [250, 500, "750.00", 1500, 2500]},
 )
 def set_card_limit(
-    ctx: ToolContext, card_id: CardId, daily_limit: Decimal, auth_token: AuthToken = None
-) -> dict:
+    ctx: ToolContext, card_id: CardRow, daily_limit: Decimal, auth_token: AuthToken = None
+) -> CardOut:
     """Set a card's daily spending limit, in the currency of its account.
 
     Args:
@@ -1187,9 +1281,8 @@ def set_card_limit(
         auth_token: The token authenticate returned for the card holder, such as
             "tok_9f2c41d07ab35e68"; without it the call is refused.
     """
-    card = _card(ctx, card_id)
-    acc = _account(ctx, card.account_id)
-    _require_auth(ctx, acc.customer, auth_token)
+    card = card_id
+    _require_auth(ctx.db.get_one(Account, card.account_id).customer, auth_token)
     limit = _money(daily_limit, "daily_limit", maximum=MAX_CARD_LIMIT)
     if card.status != "active":
         raise PreconditionFailed(
@@ -1208,7 +1301,13 @@ def _active_accounts(ctx: ToolContext) -> list[Account]:
     return list(ctx.db.scalars(stmt))
 
 
-@server.entity("customer", key="customer_id")
+@server.entity(
+    "customer",
+    key="customer_id",
+    model=Customer,
+    not_found="Call find_customer with the customer's name or email to find their id "
+    "(such as 'cus_012').",
+)
 def _customers(ctx: ToolContext) -> list[dict]:
     """Customers with at least one active account holding money."""
     funded = {a.customer_id for a in _active_accounts(ctx) if a.balance > 0}
@@ -1226,7 +1325,13 @@ def _customers(ctx: ToolContext) -> list[dict]:
     ]
 
 
-@server.entity("account", key="account_id")
+@server.entity(
+    "account",
+    key="account_id",
+    model=Account,
+    not_found="Call list_accounts with the customer's id to see their accounts "
+    "(ids such as 'acc_0031').",
+)
 def _accounts(ctx: ToolContext) -> list[dict]:
     """Active accounts with a positive balance, with a sibling account to transfer to."""
     accounts = _active_accounts(ctx)
@@ -1251,7 +1356,13 @@ def _accounts(ctx: ToolContext) -> list[dict]:
     return out
 
 
-@server.entity("beneficiary", key="beneficiary_id")
+@server.entity(
+    "beneficiary",
+    key="beneficiary_id",
+    model=Beneficiary,
+    not_found="Call list_beneficiaries with the customer's id to see their saved payees, "
+    "or add_beneficiary to add one.",
+)
 def _beneficiaries(ctx: ToolContext) -> list[dict]:
     """Payees whose customer has an active, funded account to pay from."""
     funded: dict[str, Account] = {}
@@ -1275,7 +1386,12 @@ def _beneficiaries(ctx: ToolContext) -> list[dict]:
     return out
 
 
-@server.entity("scheduled_payment", key="scheduled_payment_id")
+@server.entity(
+    "scheduled_payment",
+    key="scheduled_payment_id",
+    model=ScheduledPayment,
+    not_found="Call list_scheduled_payments with the customer's id to find it.",
+)
 def _schedules(ctx: ToolContext) -> list[dict]:
     stmt = (
         select(ScheduledPayment)
@@ -1284,8 +1400,7 @@ def _schedules(ctx: ToolContext) -> list[dict]:
     )
     out = []
     for s in ctx.db.scalars(stmt):
-        acc = ctx.db.get(Account, s.from_account_id)
-        assert acc is not None
+        acc = ctx.db.get_one(Account, s.from_account_id)
         out.append(
             {
                 "scheduled_payment_id": s.id,
@@ -1299,13 +1414,17 @@ def _schedules(ctx: ToolContext) -> list[dict]:
     return out
 
 
-@server.entity("card", key="card_id")
+@server.entity(
+    "card",
+    key="card_id",
+    model=Card,
+    not_found="Call list_cards with the customer's id to see their cards (ids such as 'crd_0019').",
+)
 def _cards(ctx: ToolContext) -> list[dict]:
     """Active cards (blocked ones cannot be changed)."""
     out = []
     for c in ctx.db.scalars(select(Card).where(Card.status == "active").order_by(Card.id)):
-        acc = ctx.db.get(Account, c.account_id)
-        assert acc is not None
+        acc = ctx.db.get_one(Account, c.account_id)
         out.append(
             {
                 "card_id": c.id,
