@@ -37,6 +37,7 @@ THIRD_PARTY = {
         from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
         from prove_gym import Entity, NotFound, SampleContext, Server, Task, ToolContext, hookimpl
+        from prove_gym.server import TypedDict
         from typing import Annotated
 
 
@@ -59,8 +60,13 @@ THIRD_PARTY = {
         server = Server("weather", version="0.0.1", base=Base, sampler=sample, description="Weather.")
 
 
+        class Weather(TypedDict):
+            city: str
+            temp_c: float
+
+
         @server.tool(returns="city", phrasings=["Weather in {city_id}?", "How warm is {city_id}?"])
-        def get_weather(ctx: ToolContext, city_id: Annotated[str, Entity("city")]) -> dict:
+        def get_weather(ctx: ToolContext, city_id: Annotated[str, Entity("city")]) -> Weather:
             """Current temperature of a city.
 
             Args:

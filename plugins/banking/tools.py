@@ -12,6 +12,7 @@ import datetime as dt
 import random
 import re
 from decimal import Decimal
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -51,6 +52,7 @@ from .sampler import HISTORY_DAYS, beneficiary_number, sample_banking
 
 server = Server(
     "banking",
+    tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,
     sampler=sample_banking,

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from pathlib import Path
 from typing import Annotated, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from pydantic import Field
 from sqlalchemy import func, or_, select
 
 from prove_gym.server import (
@@ -17,6 +19,7 @@ from prove_gym.server import (
     PreconditionFailed,
     Server,
     ToolContext,
+    TypedDict,
     next_id,
     parse_date,
 )
@@ -26,6 +29,7 @@ from .sampler import sample_calendar
 
 server = Server(
     "calendar",
+    tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,
     sampler=sample_calendar,
@@ -36,11 +40,56 @@ server = Server(
     "'evt_0042'. Call get_current_time to learn today's date.",
 )
 
-EventId = Annotated[str, Entity("event")]
+EventRow = Annotated[Event, Entity("event")]
 CalendarId = Annotated[str, Entity("calendar")]
 Email = Annotated[str, Entity("contact_email")]
 
 MAX_DURATION = 24 * 60
+
+
+class EventSummary(TypedDict):
+    event_id: str
+    title: str
+    start: str
+    end: str
+    calendar_id: str
+    status: str
+    recurring: bool
+
+
+InviteeOut = TypedDict("InviteeOut", {"email": str, "name": str | None, "response": str})
+ReminderOut = TypedDict("ReminderOut", {"reminder_id": str, "minutes_before": int, "method": str})
+RecurrenceOut = TypedDict(
+    "RecurrenceOut", {"frequency": str, "interval": int, "count": int | None, "until": str | None}
+)
+
+
+class EventDetail(EventSummary):
+    description: str
+    location: str
+    invitees: list[InviteeOut]
+    reminders: list[ReminderOut]
+    recurrence: RecurrenceOut | None
+
+
+Interval = TypedDict("Interval", {"start": str, "end": str})
+CurrentTime = TypedDict(
+    "CurrentTime", {"now": str, "weekday": str, "timezone": str, "home_timezone": str}
+)
+CalendarOut = TypedDict(
+    "CalendarOut", {"calendar_id": str, "name": str, "color": str, "description": str}
+)
+ContactOut = TypedDict(
+    "ContactOut", {"name": str, "email": str, "company": str | None, "timezone": str | None}
+)
+Cancelled = TypedDict("Cancelled", {"event_id": str, "status": str, "notified": int})
+Guests = TypedDict("Guests", {"event_id": str, "invitees": list[str]})
+Response = TypedDict("Response", {"event_id": str, "email": str, "response": str})
+Occurrences = TypedDict("Occurrences", {"event_id": str, "occurrences": list[str]})
+ReminderAdded = TypedDict(
+    "ReminderAdded", {"reminder_id": str, "event_id": str, "minutes_before": int, "method": str}
+)
+FreeBusy = TypedDict("FreeBusy", {"date": str, "who": str, "busy": list[Interval]})
 
 
 # ----------------------------------------------------------------- helpers
@@ -61,7 +110,7 @@ def _parse_time(value: str, name: str) -> dt.datetime:
 def _zone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: "America" is a directory
         raise InvalidArgument(
             f"Unknown time zone {name!r}; use an IANA name such as 'Europe/Berlin'."
         ) from None
@@ -76,15 +125,6 @@ def _to_home(ctx: ToolContext, when: dt.datetime, timezone: str | None) -> dt.da
     return aware.astimezone(home).replace(tzinfo=None)
 
 
-def _event(ctx: ToolContext, event_id: str) -> Event:
-    event = ctx.db.get(Event, event_id)
-    if event is None:
-        raise NotFound(
-            f"No event with id {event_id!r}. Call search_events or list_events to find the id."
-        )
-    return event
-
-
 def _calendar(ctx: ToolContext, calendar_id: str) -> Calendar:
     cal = ctx.db.get(Calendar, calendar_id)
     if cal is None:
@@ -93,7 +133,7 @@ def _calendar(ctx: ToolContext, calendar_id: str) -> Calendar:
     return cal
 
 
-def _event_summary(e: Event) -> dict:
+def _event_summary(e: Event) -> EventSummary:
     return {
         "event_id": e.id,
         "title": e.title,
@@ -105,28 +145,28 @@ def _event_summary(e: Event) -> dict:
     }
 
 
-def _event_detail(e: Event) -> dict:
-    detail = _event_summary(e)
-    detail.update(
-        description=e.description,
-        location=e.location,
-        invitees=[{"email": i.email, "name": i.name, "response": i.response} for i in e.invitees],
-        reminders=[
-            {"reminder_id": r.id, "minutes_before": r.minutes_before, "method": r.method}
-            for r in e.reminders
+def _event_detail(e: Event) -> EventDetail:
+    r = e.recurrence
+    return {
+        **_event_summary(e),
+        "description": e.description,
+        "location": e.location,
+        "invitees": [
+            {"email": i.email, "name": i.name, "response": i.response} for i in e.invitees
         ],
-        recurrence=(
-            None
-            if e.recurrence is None
-            else {
-                "frequency": e.recurrence.frequency,
-                "interval": e.recurrence.interval,
-                "count": e.recurrence.count,
-                "until": e.recurrence.until.isoformat() if e.recurrence.until else None,
-            }
-        ),
-    )
-    return detail
+        "reminders": [
+            {"reminder_id": m.id, "minutes_before": m.minutes_before, "method": m.method}
+            for m in e.reminders
+        ],
+        "recurrence": None
+        if r is None
+        else {
+            "frequency": r.frequency,
+            "interval": r.interval,
+            "count": r.count,
+            "until": r.until.isoformat() if r.until else None,
+        },
+    }
 
 
 def _day_ahead(ctx: ToolContext, rng: random.Random) -> str:
@@ -162,7 +202,7 @@ def _overlapping(ctx: ToolContext, start: dt.datetime, end: dt.datetime) -> list
 
 # ------------------------------------------------------------------- tools
 @server.tool(phrasings=["What time is it?", "What's today's date?"])
-def get_current_time(ctx: ToolContext, timezone: str | None = None) -> dict:
+def get_current_time(ctx: ToolContext, timezone: str | None = None) -> CurrentTime:
     """Get the current date and time, in the user's home time zone or another one.
 
     Args:
@@ -184,7 +224,7 @@ def get_current_time(ctx: ToolContext, timezone: str | None = None) -> dict:
 
 
 @server.tool(returns="calendar", phrasings=["Which calendars do I have?", "Show my calendars"])
-def list_calendars(ctx: ToolContext) -> list[dict]:
+def list_calendars(ctx: ToolContext) -> list[CalendarOut]:
     """List the user's calendars with their ids, e.g. [{"calendar_id": "cal_01", "name": "Work"}]."""
     rows = ctx.db.scalars(select(Calendar).order_by(Calendar.id))
     return [
@@ -197,15 +237,15 @@ def list_calendars(ctx: ToolContext) -> list[dict]:
     returns="contact_email",
     phrasings=["Find {query} in my contacts", "What's {query}'s email address?"],
 )
-def list_contacts(ctx: ToolContext, query: str | None = None, limit: int = 20) -> list[dict]:
+def list_contacts(
+    ctx: ToolContext, query: str | None = None, limit: Annotated[int, Field(ge=1, le=100)] = 20
+) -> list[ContactOut]:
     """List contacts, optionally filtered by a name, email or company fragment.
 
     Args:
         query: Case-insensitive fragment to match, such as "chen" or "acme".
         limit: Maximum number of contacts to return (1-100).
     """
-    if not 1 <= limit <= 100:
-        raise InvalidArgument(f"limit must be between 1 and 100, got {limit}.")
     stmt = select(Contact).order_by(Contact.name, Contact.id).limit(limit)
     if query:
         like = f"%{query.strip()}%"
@@ -232,7 +272,7 @@ def list_events(
     end_date: str,
     calendar_id: CalendarId | None = None,
     include_cancelled: bool = False,
-) -> list[dict]:
+) -> list[EventSummary]:
     """List events that start between two dates (inclusive), earliest first.
 
     Args:
@@ -269,8 +309,8 @@ def search_events(
     query: str,
     start_date: str | None = None,
     end_date: str | None = None,
-    limit: int = 10,
-) -> list[dict]:
+    limit: Annotated[int, Field(ge=1, le=50)] = 10,
+) -> list[EventSummary]:
     """Search events whose title, description or location contains the query.
 
     Args:
@@ -281,8 +321,6 @@ def search_events(
     """
     if not query.strip():
         raise InvalidArgument("query must not be empty.")
-    if not 1 <= limit <= 50:
-        raise InvalidArgument(f"limit must be between 1 and 50, got {limit}.")
     like = f"%{query.strip()}%"
     stmt = select(Event).where(
         or_(Event.title.ilike(like), Event.description.ilike(like), Event.location.ilike(like))
@@ -306,13 +344,13 @@ def search_events(
     returns="event",
     phrasings=["Show me the details of event {event_id}", "Who is invited to {event_id}?"],
 )
-def get_event(ctx: ToolContext, event_id: EventId) -> dict:
+def get_event(ctx: ToolContext, event_id: EventRow) -> EventDetail:
     """Get one event with its invitees, reminders and recurrence.
 
     Args:
         event_id: The event, such as "evt_0042".
     """
-    return _event_detail(_event(ctx, event_id))
+    return _event_detail(event_id)
 
 
 @server.tool(
@@ -334,7 +372,7 @@ def create_event(
     location: str = "",
     description: str = "",
     timezone: str | None = None,
-) -> dict:
+) -> EventDetail:
     """Create an event. Overlaps are allowed; use find_free_slot first to avoid them.
 
     Args:
@@ -378,14 +416,14 @@ def create_event(
 )
 def update_event(
     ctx: ToolContext,
-    event_id: EventId,
+    event_id: EventRow,
     title: str | None = None,
     start: str | None = None,
     duration_minutes: int | None = None,
     location: str | None = None,
     description: str | None = None,
     calendar_id: CalendarId | None = None,
-) -> dict:
+) -> EventDetail:
     """Change fields of an event; only the fields you pass change. Moving keeps the duration
     unless duration_minutes is given too.
 
@@ -398,9 +436,9 @@ def update_event(
         description: New description.
         calendar_id: Move the event to another calendar, such as "cal_02".
     """
-    event = _event(ctx, event_id)
+    event = event_id
     if event.status == "cancelled":
-        raise PreconditionFailed(f"Event {event_id} is cancelled; create a new event instead.")
+        raise PreconditionFailed(f"Event {event.id} is cancelled; create a new event instead.")
     if all(v is None for v in (title, start, duration_minutes, location, description, calendar_id)):
         raise InvalidArgument("Nothing to change: pass at least one field to update.")
     length = event.end - event.start
@@ -432,15 +470,15 @@ def update_event(
     returns="event",
     phrasings=["Cancel event {event_id}", "Delete {event_id} from my calendar"],
 )
-def delete_event(ctx: ToolContext, event_id: EventId) -> dict:
+def delete_event(ctx: ToolContext, event_id: EventRow) -> Cancelled:
     """Cancel an event: it stays visible as cancelled and invitees are notified.
 
     Args:
         event_id: The event to cancel, such as "evt_0042".
     """
-    event = _event(ctx, event_id)
+    event = event_id
     if event.status == "cancelled":
-        raise PreconditionFailed(f"Event {event_id} is already cancelled.")
+        raise PreconditionFailed(f"Event {event.id} is already cancelled.")
     event.status = "cancelled"
     ctx.db.flush()
     return {"event_id": event.id, "status": event.status, "notified": len(event.invitees)}
@@ -452,21 +490,21 @@ def delete_event(ctx: ToolContext, event_id: EventId) -> dict:
     phrasings=["Invite {email} to {event_id}", "Add {email} as a guest of event {event_id}"],
     normalise={"email": "casefold"},
 )
-def add_invitee(ctx: ToolContext, event_id: EventId, email: Email) -> dict:
+def add_invitee(ctx: ToolContext, event_id: EventRow, email: Email) -> Guests:
     """Invite someone to an event by email; their response starts as "needs_action".
 
     Args:
         event_id: The event, such as "evt_0042".
         email: The guest's email, such as "ana.silva@acme.com" (see list_contacts).
     """
-    event = _event(ctx, event_id)
+    event = event_id
     email = email.strip().lower()
     if "@" not in email or "." not in email.split("@")[-1]:
         raise InvalidArgument(f"{email!r} is not an email address.")
     if event.status == "cancelled":
-        raise PreconditionFailed(f"Event {event_id} is cancelled; invitations are closed.")
+        raise PreconditionFailed(f"Event {event.id} is cancelled; invitations are closed.")
     if any(i.email == email for i in event.invitees):
-        raise Conflict(f"{email} is already invited to {event_id}.")
+        raise Conflict(f"{email} is already invited to {event.id}.")
     contact = ctx.db.scalar(select(Contact).where(func.lower(Contact.email) == email))
     event.invitees.append(Invitee(email=email, name=contact.name if contact else ""))
     ctx.db.flush()
@@ -480,19 +518,19 @@ def add_invitee(ctx: ToolContext, event_id: EventId, email: Email) -> dict:
     phrasings=["Remove {email} from event {event_id}", "Uninvite {email} from {event_id}"],
     normalise={"email": "casefold"},
 )
-def remove_invitee(ctx: ToolContext, event_id: EventId, email: Email) -> dict:
+def remove_invitee(ctx: ToolContext, event_id: EventRow, email: Email) -> Guests:
     """Remove a guest from an event.
 
     Args:
         event_id: The event, such as "evt_0042".
         email: The guest's email as listed in get_event.
     """
-    event = _event(ctx, event_id)
+    event = event_id
     email = email.strip().lower()
     match = next((i for i in event.invitees if i.email == email), None)
     if match is None:
         guests = ", ".join(i.email for i in event.invitees) or "nobody"
-        raise NotFound(f"{email} is not invited to {event_id}. Invited: {guests}.")
+        raise NotFound(f"{email} is not invited to {event.id}. Invited: {guests}.")
     event.invitees.remove(match)
     ctx.db.flush()
     return {"event_id": event.id, "invitees": [i.email for i in event.invitees]}
@@ -510,10 +548,10 @@ def remove_invitee(ctx: ToolContext, event_id: EventId, email: Email) -> dict:
 )
 def respond_to_invitation(
     ctx: ToolContext,
-    event_id: EventId,
+    event_id: EventRow,
     email: Email,
     response: Literal["accepted", "declined", "tentative"],
-) -> dict:
+) -> Response:
     """Record a guest's answer to an invitation.
 
     Args:
@@ -521,13 +559,13 @@ def respond_to_invitation(
         email: The invited guest's email.
         response: One of "accepted", "declined", "tentative".
     """
-    event = _event(ctx, event_id)
+    event = event_id
     email = email.strip().lower()
     match = next((i for i in event.invitees if i.email == email), None)
     if match is None:
-        raise NotFound(f"{email} is not invited to {event_id}; call add_invitee first.")
+        raise NotFound(f"{email} is not invited to {event.id}; call add_invitee first.")
     if event.status == "cancelled":
-        raise PreconditionFailed(f"Event {event_id} is cancelled.")
+        raise PreconditionFailed(f"Event {event.id} is cancelled.")
     match.response = response
     ctx.db.flush()
     return {"event_id": event.id, "email": email, "response": response}
@@ -545,12 +583,12 @@ def respond_to_invitation(
 )
 def set_recurrence(
     ctx: ToolContext,
-    event_id: EventId,
+    event_id: EventRow,
     frequency: Literal["daily", "weekly", "monthly", "none"],
     interval: int = 1,
     count: int | None = None,
     until: str | None = None,
-) -> dict:
+) -> EventDetail:
     """Make an event repeat, change its rule, or stop it repeating with frequency "none".
 
     Args:
@@ -560,12 +598,12 @@ def set_recurrence(
         count: Stop after this many occurrences (1-365); give count or until, not both.
         until: Last possible day, such as "2026-06-30".
     """
-    event = _event(ctx, event_id)
+    event = event_id
     if event.status == "cancelled":
-        raise PreconditionFailed(f"Event {event_id} is cancelled.")
+        raise PreconditionFailed(f"Event {event.id} is cancelled.")
     if frequency == "none":
         if event.recurrence is None:
-            raise PreconditionFailed(f"Event {event_id} does not repeat.")
+            raise PreconditionFailed(f"Event {event.id} does not repeat.")
         event.recurrence = None
         ctx.db.flush()
         return _event_detail(event)
@@ -626,7 +664,9 @@ def _occurrences(event: Event, first: dt.datetime, last: dt.datetime) -> list[dt
     ],
     examples={"start_date": _day_ahead, "end_date": _day_ahead},
 )
-def list_occurrences(ctx: ToolContext, event_id: EventId, start_date: str, end_date: str) -> dict:
+def list_occurrences(
+    ctx: ToolContext, event_id: EventRow, start_date: str, end_date: str
+) -> Occurrences:
     """Expand a (possibly recurring) event into its occurrences between two dates.
 
     Args:
@@ -634,7 +674,7 @@ def list_occurrences(ctx: ToolContext, event_id: EventId, start_date: str, end_d
         start_date: First day, such as "2026-03-01".
         end_date: Last day (at most 366 days after start_date).
     """
-    event = _event(ctx, event_id)
+    event = event_id
     first = parse_date(start_date, "start_date")
     last = parse_date(end_date, "end_date")
     if last < first or (last - first).days > 366:
@@ -661,10 +701,10 @@ def list_occurrences(ctx: ToolContext, event_id: EventId, start_date: str, end_d
 )
 def add_reminder(
     ctx: ToolContext,
-    event_id: EventId,
+    event_id: EventRow,
     minutes_before: int,
     method: Literal["popup", "email"] = "popup",
-) -> dict:
+) -> ReminderAdded:
     """Add a reminder to an event (at most 5 per event).
 
     Args:
@@ -672,14 +712,14 @@ def add_reminder(
         minutes_before: How long before the start, in minutes (0-40320), e.g. 1440 for a day.
         method: "popup" or "email".
     """
-    event = _event(ctx, event_id)
+    event = event_id
     if not 0 <= minutes_before <= 40320:
         raise InvalidArgument(f"minutes_before must be between 0 and 40320, got {minutes_before}.")
     if len(event.reminders) >= 5:
-        raise PreconditionFailed(f"Event {event_id} already has 5 reminders.")
+        raise PreconditionFailed(f"Event {event.id} already has 5 reminders.")
     if any(r.minutes_before == minutes_before and r.method == method for r in event.reminders):
         raise Conflict(
-            f"Event {event_id} already has a {method} reminder {minutes_before} minutes before."
+            f"Event {event.id} already has a {method} reminder {minutes_before} minutes before."
         )
     reminder = Reminder(
         id=next_id(ctx, Reminder.id, "rem", 4), minutes_before=minutes_before, method=method
@@ -698,7 +738,7 @@ def add_reminder(
     phrasings=["Am I free on {date}?", "Show my busy times on {date}"],
     examples={"date": _day_ahead},
 )
-def get_free_busy(ctx: ToolContext, date: str, email: Email | None = None) -> dict:
+def get_free_busy(ctx: ToolContext, date: str, email: Email | None = None) -> FreeBusy:
     """Busy intervals on one day, for the user or for a contact who is invited to the user's events.
 
     Args:
@@ -740,10 +780,10 @@ def get_free_busy(ctx: ToolContext, date: str, email: Email | None = None) -> di
 def find_free_slot(
     ctx: ToolContext,
     date: str,
-    duration_minutes: int,
+    duration_minutes: Annotated[int, Field(ge=5, le=MAX_DURATION)],
     earliest: str = "09:00",
     latest: str = "18:00",
-) -> dict:
+) -> Interval:
     """Find the first free slot of a given length on a day, within working hours.
 
     Args:
@@ -752,7 +792,6 @@ def find_free_slot(
         earliest: Earliest start time of day, such as "09:00".
         latest: Latest end time of day, such as "18:00".
     """
-    _check_duration(duration_minutes)
     day = parse_date(date, "date")
     try:
         lo = dt.datetime.combine(day, dt.time.fromisoformat(earliest))
@@ -780,7 +819,12 @@ def find_free_slot(
 
 # --------------------------------------------------------------- entities
 # What exists and is worth asking about, for grounding synthesized requests.
-@server.entity("event", key="event_id")
+@server.entity(
+    "event",
+    key="event_id",
+    model=Event,
+    not_found="Call search_events or list_events to find the id.",
+)
 def _events(ctx: ToolContext) -> list[dict]:
     """Confirmed events from a week ago to a month ahead (what users talk about)."""
     stmt = (
@@ -807,7 +851,10 @@ def _events(ctx: ToolContext) -> list[dict]:
 
 @server.entity("calendar", key="calendar_id")
 def _calendars(ctx: ToolContext) -> list[dict]:
-    return [{"calendar_id": c.id, "name": c.name} for c in ctx.db.scalars(select(Calendar))]
+    return [
+        {"calendar_id": c.id, "name": c.name}
+        for c in ctx.db.scalars(select(Calendar).order_by(Calendar.id))
+    ]
 
 
 @server.entity("contact_email", key="email")

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from itertools import groupby
+from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field
@@ -45,6 +46,7 @@ from .sampler import sample_filesystem
 
 server = Server(
     "filesystem",
+    tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,
     sampler=sample_filesystem,

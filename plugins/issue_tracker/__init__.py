@@ -1,26 +1,16 @@
 """The issue tracker server: projects, members, issues, labels, comments, sprints and a workflow.
 
-Registered through the ``prove_gym`` entry-point group like any third-party plugin.
+Registered through the ``prove_gym`` entry-point group like any third-party plugin; its
+hand-written tasks are the server's ``tasks_file``.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from prove_gym import Server, Task, hookimpl, load_tasks
+from prove_gym import Server, hookimpl
 
 from .tools import server
-
-TASKS_FILE = Path(__file__).with_name("tasks.jsonl")
 
 
 @hookimpl
 def prove_gym_servers() -> list[Server]:
     return [server]
-
-
-@hookimpl
-def prove_gym_tasks(server: Server) -> list[Task] | None:
-    if server.name != "issue_tracker":
-        return None
-    return load_tasks(TASKS_FILE)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field
@@ -51,6 +52,7 @@ from .sampler import sample_issue_tracker
 
 server = Server(
     "issue_tracker",
+    tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,
     sampler=sample_issue_tracker,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -60,6 +61,7 @@ ARRIVED_KM = Decimal("0.2")
 
 server = Server(
     "vehicle",
+    tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,
     sampler=sample_vehicle,

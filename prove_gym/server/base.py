@@ -289,7 +289,7 @@ class Server:
         """Contract violations a plugin author should fix (empty when the server is complete).
 
         Checked for every installed server by the test suite: each visible tool
-        has phrasings; each entity kind a tool refers to or returns can be
+        has phrasings and a typed return (its MCP ``outputSchema``); each entity kind a tool refers to or returns can be
         enumerated with :meth:`entity`.
         """
         found = []
@@ -297,6 +297,11 @@ class Server:
         for t in self.visible_tools():
             if not t.phrasings:
                 found.append(f"{self.name}.{t.name}: no phrasings declared")
+            if t.output_schema is None:
+                found.append(
+                    f"{self.name}.{t.name}: untyped return; annotate it with a TypedDict "
+                    "(from prove_gym.server import TypedDict)"
+                )
             kinds.update(e.name for e in t.entity_params.values())
             kinds.update(t.returns)
         for kind in sorted(kinds - set(self.entities)):
