@@ -289,3 +289,19 @@ def test_clashing_tool_names_need_prefixes(notes_server: Server) -> None:
         ProveMCPServer([notes_server, clash], prefix=False)
     names = [t.name for t in ProveMCPServer([notes_server, clash]).tools]
     assert "clash__add_note" in names and "notes__add_note" in names
+
+
+async def test_every_tool_of_every_server_lists_an_output_schema_its_results_validate() -> None:
+    import jsonschema
+
+    registry = prove_gym.get_registry()
+    for name, server in registry.servers.items():
+        task = next(t for t in registry.tasks(name) if t.steps and t.size is None)
+        async with Client(ProveMCPServer(server, seed=task.seed)) as client:
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(listed) == {t.name for t in server.visible_tools()}, name
+            assert all(t.output_schema for t in listed.values()), name
+            for step in task.steps:  # the gold calls succeed on the task's own state
+                result = await client.call_tool(step.name, step.arguments)
+                assert not result.is_error, (name, step.name)
+                jsonschema.validate(result.structured_content, listed[step.name].output_schema)
