@@ -185,19 +185,7 @@ class ToolSpec:
 
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """Drop pydantic's ``title`` keys (noise for the model) and keep the rest as is."""
-
-    def walk(node: Any, in_properties: bool = False) -> Any:
-        if isinstance(node, dict):
-            return {
-                k: walk(v, in_properties=(k == "properties"))
-                for k, v in node.items()
-                if in_properties or k != "title"
-            }
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        return node
-
-    cleaned = walk(schema)
+    cleaned = _clean_schema_tree(schema)
     for prop in cleaned.get("properties", {}).values():
         options = prop.get("anyOf")
         # `x: str | None = None` reads better to a model as a plain optional string.
