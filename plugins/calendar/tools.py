@@ -41,6 +41,7 @@ server = Server(
 )
 
 EventRow = Annotated[Event, Entity("event")]
+CalendarRow = Annotated[Calendar, Entity("calendar")]
 CalendarId = Annotated[str, Entity("calendar")]
 Email = Annotated[str, Entity("contact_email")]
 
@@ -57,7 +58,7 @@ class EventSummary(TypedDict):
     recurring: bool
 
 
-InviteeOut = TypedDict("InviteeOut", {"email": str, "name": str | None, "response": str})
+InviteeOut = TypedDict("InviteeOut", {"email": str, "name": str, "response": str})
 ReminderOut = TypedDict("ReminderOut", {"reminder_id": str, "minutes_before": int, "method": str})
 RecurrenceOut = TypedDict(
     "RecurrenceOut", {"frequency": str, "interval": int, "count": int | None, "until": str | None}
@@ -79,9 +80,7 @@ CurrentTime = TypedDict(
 CalendarOut = TypedDict(
     "CalendarOut", {"calendar_id": str, "name": str, "color": str, "description": str}
 )
-ContactOut = TypedDict(
-    "ContactOut", {"name": str, "email": str, "company": str | None, "timezone": str | None}
-)
+ContactOut = TypedDict("ContactOut", {"name": str, "email": str, "company": str, "timezone": str})
 Cancelled = TypedDict("Cancelled", {"event_id": str, "status": str, "notified": int})
 Guests = TypedDict("Guests", {"event_id": str, "invitees": list[str]})
 Response = TypedDict("Response", {"event_id": str, "email": str, "response": str})
@@ -125,20 +124,30 @@ def _to_home(ctx: ToolContext, when: dt.datetime, timezone: str | None) -> dt.da
     return aware.astimezone(home).replace(tzinfo=None)
 
 
-def _calendar(ctx: ToolContext, calendar_id: str) -> Calendar:
-    cal = ctx.db.get(Calendar, calendar_id)
-    if cal is None:
-        ids = ", ".join(ctx.db.scalars(select(Calendar.id).order_by(Calendar.id)))
-        raise NotFound(f"No calendar with id {calendar_id!r}. Existing calendars: {ids}.")
-    return cal
+def _check_calendar(ctx: ToolContext, calendar_id: str) -> None:
+    """For tools that report their other arguments' errors first (rows resolve before them)."""
+    if ctx.db.get(Calendar, calendar_id) is None:
+        raise NotFound(server.entities["calendar"].missing(calendar_id))
+
+
+def _day(value: str, name: str) -> dt.datetime:
+    """The start (midnight) of a date argument such as "2026-03-03"."""
+    return dt.datetime.combine(parse_date(value, name), dt.time())
+
+
+def _minutes(when: dt.datetime) -> str:
+    return when.isoformat(timespec="minutes")
+
+
+def _span(start: dt.datetime, end: dt.datetime) -> Interval:
+    return {"start": _minutes(start), "end": _minutes(end)}
 
 
 def _event_summary(e: Event) -> EventSummary:
     return {
         "event_id": e.id,
         "title": e.title,
-        "start": e.start.isoformat(timespec="minutes"),
-        "end": e.end.isoformat(timespec="minutes"),
+        **_span(e.start, e.end),
         "calendar_id": e.calendar_id,
         "status": e.status,
         "recurring": e.recurrence is not None,
@@ -208,18 +217,15 @@ def get_current_time(ctx: ToolContext, timezone: str | None = None) -> CurrentTi
     Args:
         timezone: Optional IANA time zone to express the time in, such as "Asia/Tokyo".
     """
-    settings = _settings(ctx)
+    home = _settings(ctx).timezone
     now = ctx.now
-    zone = settings.timezone
     if timezone:
-        now = now.replace(tzinfo=_zone(settings.timezone)).astimezone(_zone(timezone))
-        now = now.replace(tzinfo=None)
-        zone = timezone
+        now = now.replace(tzinfo=_zone(home)).astimezone(_zone(timezone)).replace(tzinfo=None)
     return {
-        "now": now.isoformat(timespec="minutes"),
+        "now": _minutes(now),
         "weekday": now.strftime("%A"),
-        "timezone": zone,
-        "home_timezone": settings.timezone,
+        "timezone": timezone or home,
+        "home_timezone": home,
     }
 
 
@@ -281,18 +287,15 @@ def list_events(
         calendar_id: Only this calendar, such as "cal_01".
         include_cancelled: Also list cancelled events.
     """
-    first = parse_date(start_date, "start_date")
-    last = parse_date(end_date, "end_date")
+    first = _day(start_date, "start_date")
+    last = _day(end_date, "end_date")
     if last < first:
         raise InvalidArgument("end_date is before start_date.")
     if (last - first).days > 62:
         raise InvalidArgument("The range is too long: ask for at most 62 days at a time.")
-    stmt = select(Event).where(
-        Event.start >= dt.datetime.combine(first, dt.time()),
-        Event.start < dt.datetime.combine(last + dt.timedelta(days=1), dt.time()),
-    )
+    stmt = select(Event).where(Event.start >= first, Event.start < last + dt.timedelta(days=1))
     if calendar_id is not None:
-        _calendar(ctx, calendar_id)
+        _check_calendar(ctx, calendar_id)
         stmt = stmt.where(Event.calendar_id == calendar_id)
     if not include_cancelled:
         stmt = stmt.where(Event.status == "confirmed")
@@ -326,16 +329,9 @@ def search_events(
         or_(Event.title.ilike(like), Event.description.ilike(like), Event.location.ilike(like))
     )
     if start_date:
-        stmt = stmt.where(
-            Event.start >= dt.datetime.combine(parse_date(start_date, "start_date"), dt.time())
-        )
+        stmt = stmt.where(Event.start >= _day(start_date, "start_date"))
     if end_date:
-        stmt = stmt.where(
-            Event.start
-            < dt.datetime.combine(
-                parse_date(end_date, "end_date") + dt.timedelta(days=1), dt.time()
-            )
-        )
+        stmt = stmt.where(Event.start < _day(end_date, "end_date") + dt.timedelta(days=1))
     stmt = stmt.order_by(Event.start, Event.id).limit(limit)
     return [_event_summary(e) for e in ctx.db.scalars(stmt)]
 
@@ -365,7 +361,7 @@ def get_event(ctx: ToolContext, event_id: EventRow) -> EventDetail:
 )
 def create_event(
     ctx: ToolContext,
-    calendar_id: CalendarId,
+    calendar_id: CalendarRow,
     title: str,
     start: str,
     duration_minutes: int = 60,
@@ -384,14 +380,13 @@ def create_event(
         description: Notes for the invitees.
         timezone: IANA zone of `start` if not the home zone, such as "Europe/London".
     """
-    _calendar(ctx, calendar_id)
     if not title.strip():
         raise InvalidArgument("title must not be empty.")
     _check_duration(duration_minutes)
     begin = _to_home(ctx, _parse_time(start, "start"), timezone)
     event = Event(
         id=next_id(ctx, Event.id, "evt", 4),
-        calendar_id=calendar_id,
+        calendar_id=calendar_id.id,
         title=title.strip(),
         description=description,
         location=location,
@@ -457,7 +452,7 @@ def update_event(
     if description is not None:
         event.description = description
     if calendar_id is not None:
-        _calendar(ctx, calendar_id)
+        _check_calendar(ctx, calendar_id)
         event.calendar_id = calendar_id
     ctx.db.flush()
     return _event_detail(event)
@@ -675,19 +670,12 @@ def list_occurrences(
         end_date: Last day (at most 366 days after start_date).
     """
     event = event_id
-    first = parse_date(start_date, "start_date")
-    last = parse_date(end_date, "end_date")
+    first = _day(start_date, "start_date")
+    last = _day(end_date, "end_date")
     if last < first or (last - first).days > 366:
         raise InvalidArgument("end_date must be on or after start_date and within 366 days.")
-    times = _occurrences(
-        event,
-        dt.datetime.combine(first, dt.time()),
-        dt.datetime.combine(last, dt.time(23, 59)),
-    )
-    return {
-        "event_id": event.id,
-        "occurrences": [t.isoformat(timespec="minutes") for t in times],
-    }
+    times = _occurrences(event, first, last.replace(hour=23, minute=59))
+    return {"event_id": event.id, "occurrences": [_minutes(t) for t in times]}
 
 
 @server.tool(
@@ -745,8 +733,7 @@ def get_free_busy(ctx: ToolContext, date: str, email: Email | None = None) -> Fr
         date: The day, such as "2026-03-03".
         email: A contact's email to check instead of the user; only events they accepted count.
     """
-    day = parse_date(date, "date")
-    start = dt.datetime.combine(day, dt.time())
+    start = _day(date, "date")
     events = _overlapping(ctx, start, start + dt.timedelta(days=1))
     if email is not None:
         email = email.strip().lower()
@@ -758,15 +745,9 @@ def get_free_busy(ctx: ToolContext, date: str, email: Email | None = None) -> Fr
             if any(i.email == email and i.response == "accepted" for i in e.invitees)
         ]
     return {
-        "date": day.isoformat(),
+        "date": start.date().isoformat(),
         "who": email or _settings(ctx).owner_email,
-        "busy": [
-            {
-                "start": e.start.isoformat(timespec="minutes"),
-                "end": e.end.isoformat(timespec="minutes"),
-            }
-            for e in events
-        ],
+        "busy": [_span(e.start, e.end) for e in events],
     }
 
 
@@ -811,10 +792,7 @@ def find_free_slot(
             f"No free {duration_minutes}-minute slot on {day.isoformat()} between {earliest} and "
             f"{latest}; try another day or a shorter duration."
         )
-    return {
-        "start": cursor.isoformat(timespec="minutes"),
-        "end": (cursor + need).isoformat(timespec="minutes"),
-    }
+    return _span(cursor, cursor + need)
 
 
 # --------------------------------------------------------------- entities
@@ -823,7 +801,7 @@ def find_free_slot(
     "event",
     key="event_id",
     model=Event,
-    not_found="Call search_events or list_events to find the id.",
+    not_found="Call search_events or list_events to find the event's id (such as 'evt_0042').",
 )
 def _events(ctx: ToolContext) -> list[dict]:
     """Confirmed events from a week ago to a month ahead (what users talk about)."""
@@ -840,7 +818,7 @@ def _events(ctx: ToolContext) -> list[dict]:
         {
             "event_id": e.id,
             "title": e.title,
-            "start": e.start.isoformat(timespec="minutes"),
+            "start": _minutes(e.start),
             "date": e.start.date().isoformat(),
             "calendar_id": e.calendar_id,
             "emails": [i.email for i in e.invitees],
@@ -849,7 +827,12 @@ def _events(ctx: ToolContext) -> list[dict]:
     ]
 
 
-@server.entity("calendar", key="calendar_id")
+@server.entity(
+    "calendar",
+    key="calendar_id",
+    model=Calendar,
+    not_found="Call list_calendars to see the calendars and their ids (such as 'cal_01').",
+)
 def _calendars(ctx: ToolContext) -> list[dict]:
     return [
         {"calendar_id": c.id, "name": c.name}
