@@ -352,7 +352,7 @@ def _record_final_states(name: str, root: Path) -> None:
     """Replay the new tasks on their states and write each final state hash into the file."""
     from prove_gym.registry import Registry
     from prove_gym.task import load_tasks, save_tasks
-    from prove_gym.workspace import gold_replay
+    from prove_gym.workspace import replay_tasks
 
     sys.path.insert(0, str(root))
     try:
@@ -361,15 +361,11 @@ def _record_final_states(name: str, root: Path) -> None:
         registry.register(module, name=name)
         server = registry.get_server(name)
         assert server.tasks_file is not None
-        tasks = load_tasks(server.tasks_file)
-        recorded = []
-        for task in tasks:
-            records, final = gold_replay(task, registry)
-            failed = [r.result.to_text() for r in records if not r.result.ok]
-            if failed:
-                raise RuntimeError(f"scaffold task {task.id} does not replay: {failed}")
-            recorded.append(task.model_copy(update={"final_state_hash": final}))
-        save_tasks(recorded, server.tasks_file)
+        replays = replay_tasks(load_tasks(server.tasks_file), registry)
+        for r in replays:
+            if r.failures:
+                raise RuntimeError(f"scaffold task {r.task.id} does not replay: {r.failures}")
+        save_tasks((r.recorded() for r in replays), server.tasks_file)
     finally:
         sys.path.remove(str(root))
         for mod in [

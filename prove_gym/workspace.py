@@ -175,3 +175,37 @@ def gold_replay(task: Task, registry: Registry | None = None) -> tuple[list[Call
             for step in turn.steps:
                 records.append(ws.call(step.name, step.arguments, turn=i))
         return records, ws.state_hash()
+
+
+@dataclass(frozen=True)
+class TaskReplay:
+    """A task's gold calls replayed on its own initial state (see :func:`replay_tasks`).
+
+    Attributes:
+        task: The task as given.
+        final_state_hash: The state hash after its gold calls.
+        failures: ``"<call>: <result text>"`` for every gold call that failed.
+    """
+
+    task: Task
+    final_state_hash: str
+    failures: tuple[str, ...]
+
+    @property
+    def changed(self) -> bool:
+        """The recorded ``final_state_hash`` differs from the replayed one."""
+        return self.task.final_state_hash != self.final_state_hash
+
+    def recorded(self) -> Task:
+        """The task with the replayed final state recorded."""
+        return self.task.model_copy(update={"final_state_hash": self.final_state_hash})
+
+
+def replay_tasks(tasks: Iterable[Task], registry: Registry | None = None) -> list[TaskReplay]:
+    """Replay each task's gold calls on a fresh state: its final hash and failed calls."""
+    out = []
+    for task in tasks:
+        records, final = gold_replay(task, registry)
+        failures = tuple(f"{r.name}: {r.result.to_text()}" for r in records if not r.result.ok)
+        out.append(TaskReplay(task, final, failures))
+    return out

@@ -30,45 +30,34 @@ def build_args(server: str, *, rehash: bool = False) -> argparse.Namespace:
 def run(args: argparse.Namespace) -> int:
     import prove_gym
     from prove_gym.task import load_tasks, save_tasks
-    from prove_gym.workspace import gold_replay
+    from prove_gym.workspace import replay_tasks
 
     registry = prove_gym.get_registry()
     server = registry.get_server(args.server)
     if server.tasks_file is None:
         raise ValueError(f"server {server.name!r} declares no tasks_file")
-    tasks = load_tasks(server.tasks_file)
-    changed, failed = [], []
-    for task in tasks:
-        records, final = gold_replay(task, registry)
-        bad = [r for r in records if not r.result.ok]
-        if bad:
-            failed.append(task.id)
-            for r in bad:
-                print(f"{task.id}: gold call {r.name} failed: {r.result.to_text()}")
-            continue
-        if final != task.final_state_hash:
-            changed.append((task, final))
-            print(f"{task.id}: final state {str(task.final_state_hash)[:12]} -> {final[:12]}")
+    replays = replay_tasks(load_tasks(server.tasks_file), registry)
+    for r in replays:
+        for failure in r.failures:
+            print(f"{r.task.id}: gold call {failure}")
+        if not r.failures and r.changed:
+            old = str(r.task.final_state_hash)[:12]
+            print(f"{r.task.id}: final state {old} -> {r.final_state_hash[:12]}")
+    failed = [r for r in replays if r.failures]
+    changed = [r for r in replays if r.changed]
     if failed:
         print(f"{len(failed)} task(s) no longer replay; fix them first. Nothing was written.")
         return 1
     if not changed:
-        print(f"{len(tasks)} tasks of {server.name}: every recorded final state matches")
+        print(f"{len(replays)} tasks of {server.name}: every recorded final state matches")
         return 0
     if not args.rehash:
         print(
-            f"{len(changed)} of {len(tasks)} tasks of {server.name} end in another state than "
+            f"{len(changed)} of {len(replays)} tasks of {server.name} end in another state than "
             "recorded. If the change was deliberate, run with --rehash (and give the env a new "
             "version: CONTRIBUTING.md, Versioning)."
         )
         return 1
-    new = {t.id: final for t, final in changed}
-    save_tasks(
-        (
-            t.model_copy(update={"final_state_hash": new.get(t.id, t.final_state_hash)})
-            for t in tasks
-        ),
-        server.tasks_file,
-    )
-    print(f"rewrote {server.tasks_file.name}: {len(changed)} of {len(tasks)} hashes updated")
+    save_tasks((r.recorded() for r in replays), server.tasks_file)
+    print(f"rewrote {server.tasks_file.name}: {len(changed)} of {len(replays)} hashes updated")
     return 0
