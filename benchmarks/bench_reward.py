@@ -23,15 +23,19 @@ Run: ``python benchmarks/bench_reward.py`` (``--quick`` for a short run).
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
+import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 import prove_gym
 from prove_gym import Task, Workspace
-from prove_gym.reward import score
+from prove_gym.reward import RewardConfig, score
 
 TARGET = 20_000
+PAPER = RewardConfig.preset("paper")
 TASK = Task.from_json(
     {
         "id": "bench-5",
@@ -156,6 +160,84 @@ def main() -> None:
     env_rate = rates["score: env path (records + final hash)"][0]
     verdict = "meets" if env_rate >= TARGET else "MISSES"
     print(f"target >= {TARGET:,} scorings/s on one core: {verdict} ({env_rate:,.0f}/s)")
+    print()
+    growth(quick=args.quick)
+
+
+def repeated_tool_task(k: int, *, chain: bool) -> Task:
+    """A search, then k add_invitee steps: each after the search, or each after the last."""
+    steps: list[dict[str, object]] = [
+        {"id": "s0", "name": "search_events", "arguments": {"query": "Sprint planning"}}
+    ]
+    for i in range(1, k + 1):
+        steps.append(
+            {
+                "id": f"s{i}",
+                "name": "add_invitee",
+                "arguments": {"event_id": "evt_0082", "email": f"guest{i}@example.org"},
+                "depends_on": [f"s{i - 1}" if chain else "s0"],
+            }
+        )
+    kind = "chain" if chain else "fan"
+    return Task.from_json(
+        {
+            "id": f"growth-{kind}-{k}",
+            "servers": ["calendar"],
+            "seed": 7,
+            "turns": [{"user": "Invite them all.", "steps": steps}],
+        }
+    )
+
+
+def growth(quick: bool) -> None:
+    """Milliseconds per score() of k calls of one tool against k gold steps of it, k = 2 … 64.
+
+    Live records (the gold calls executed, then reversed after the search) and the final
+    hash, as the env scores; the task is prepared and its gold replayed before timing.
+    Rows: the default config (entity ids must match, so each call fits one step); the
+    paper's (keys only: every call fits every step, the alignment is a real assignment
+    problem); a chain of steps under the paper's rules (the DP fallback, a bounded beam).
+    Beside each, the same alignment forced through the exhaustive DP where that finishes.
+    """
+    coverage: Any = sys.modules["prove_gym.reward.coverage"]  # `reward.coverage` is a function
+    ks = (2, 4, 8, 16, 32, 64)
+    print("score() of k calls of one tool (ms per call, best of blocks; 'dp' = exhaustive DP)")
+    print(f"{'k':>4}  {'default':>9}  {'paper':>9}  {'paper dp':>9}  {'chain':>9}")
+    number = 3 if quick else 10
+    for k in ks:
+        row = []
+        for chain, config in ((False, RewardConfig()), (False, PAPER), (True, PAPER)):
+            task = repeated_tool_task(k, chain=chain)
+            with Workspace(task) as ws:
+                gold = [(s.name, s.arguments) for s in task.steps]
+                records = [ws.call(n, a) for n, a in gold]
+                final = ws.state_hash()
+            calls = [records[0], *reversed(records[1:])]
+            score(task, calls, config=config, final_state_hash=final)  # prepare, gold replay
+            run = functools.partial(score, task, calls, config=config, final_state_hash=final)
+            row.append(_best_ms(run, number))
+            if not chain and config is PAPER:
+                if k <= 12:
+                    saved = coverage.MAX_ASSIGNMENTS
+                    coverage.MAX_ASSIGNMENTS = 0
+                    try:
+                        row.append(_best_ms(run, number))
+                    finally:
+                        coverage.MAX_ASSIGNMENTS = saved
+                else:
+                    row.append(float("nan"))
+        cells = "  ".join(f"{v:>9.2f}" if v == v else f"{'(2^k)':>9}" for v in row)
+        print(f"{k:>4}  {cells}")
+    print("target: score() on 64 calls of one tool under 10 ms")
+
+
+def _best_ms(fn: Callable[[], object], number: int) -> float:
+    best = float("inf")
+    for _ in range(number):
+        start = time.process_time()
+        fn()
+        best = min(best, time.process_time() - start)
+    return best * 1000
 
 
 if __name__ == "__main__":

@@ -84,6 +84,11 @@ class Task(BaseModel):
             tool of every server in ``servers``.
         schema_overrides: Parameter schemas that replace a tool's own, by
             qualified name (e.g. with enum values stripped).
+        tool_schemas: For scoring trajectories of another environment offline: the tools
+            the model was offered, as plain OpenAI function schemas (an MCP ``annotations``
+            object with ``readOnlyHint`` says whether one writes). With them the task needs
+            no registered server; ``servers`` just names the environment. Such a task is
+            scored, never run.
         turns: The user turns, in order.
         system: Extra system-prompt text.
         final_state_hash: State hash after replaying all gold steps (set by synthesis).
@@ -98,6 +103,7 @@ class Task(BaseModel):
     size: int | None = None
     tools: list[str] | None = None
     schema_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    tool_schemas: list[dict[str, Any]] | None = None
     turns: list[Turn] = Field(min_length=1)
     system: str | None = None
     final_state_hash: str | None = None

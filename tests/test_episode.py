@@ -33,7 +33,7 @@ def test_the_oracle_ends_the_episode_terminated_at_the_maximum_reward() -> None:
         play_oracle(episode)
     assert episode.terminated and not episode.truncated
     assert episode.breakdown is not None
-    assert episode.breakdown.total == episode.breakdown.max_total == 1.3
+    assert episode.breakdown.total == episode.breakdown.max_total == RewardConfig().max_raw
     assert episode.breakdown.final_state_hash == task.final_state_hash
     roles = [m["role"] for m in episode.messages]
     assert roles[:2] == ["system", "user"] and roles.count("user") == len(task.turns)
@@ -203,7 +203,7 @@ def test_a_reward_component_written_here_changes_the_envs_breakdown_and_total() 
     long_call = {"name": "search_events", "arguments": {"query": "x" * 40}}
 
     def total(config: RewardConfig | None) -> tuple[float, dict]:
-        env = gymnasium.make("prove/calendar-v0", reward_config=config)
+        env = gymnasium.make("prove/calendar-v0", reward=config)
         env.reset(options={"task": task})
         env.step([long_call])
         *_, info = env.step("Done.")

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import gymnasium
 import pytest
 
-from prove_gym import get_registry
+from prove_gym import RewardConfig, get_registry
 from prove_gym.eval import OpenAIChatPolicy, OraclePolicy, RandomPolicy, evaluate, run_episode
 from prove_gym.task import Task
 
@@ -39,7 +39,7 @@ def test_the_oracle_scores_exactly_the_maximum_on_every_shipped_task_in_every_fo
     report = evaluate(OraclePolicy(), ALL_TASKS, format=fmt, concurrency=2, progress=False)
     assert {r.server for r in report.results} == set(get_registry().servers)
     for task, r in zip(ALL_TASKS, report.results, strict=True):
-        assert r.total == (1.3 if task.steps else 1.0), (fmt, task.id, r.components)
+        assert r.total == (RewardConfig().max_raw if task.steps else 1.0), (fmt, task.id)
         assert r.success and r.terminated and r.n_calls == len(task.steps)
 
 

@@ -85,7 +85,9 @@ class ProveEnv(gym.Env[str, Action]):
     - ``size``: state size for tasks that do not set one.
     - ``format``: a tool-call format name registered by a plugin (``"hermes"``,
       ``"json"``, ``"chat_template"``, ...) or a :class:`~prove_gym.env.formats.ToolCallFormat`.
-    - ``reward_config``: a :class:`~prove_gym.reward.RewardConfig`.
+    - ``reward``: a :class:`~prove_gym.reward.RewardConfig` or a preset name
+      (``"default"``, ``"paper"``: the paper's reward exactly); the resolved config is
+      ``env.reward_config``.
     - ``instructions``: system-prompt text placed before the tools.
     - ``env_version``: set by the registered id (``prove/<server>-v<N>``): a server's
       later versions (``Server(env_versions=...)``) may offer a different tool set or pay
@@ -109,7 +111,7 @@ class ProveEnv(gym.Env[str, Action]):
         max_assistant_turns: int = 10,
         max_user_turns: int = 5,
         format: ToolCallFormat | str = "hermes",
-        reward_config: RewardConfig | None = None,
+        reward: RewardConfig | str | None = None,
         instructions: str | None = None,
         render_mode: str | None = None,
         registry: Registry | None = None,
@@ -137,11 +139,12 @@ class ProveEnv(gym.Env[str, Action]):
             self.format = self.registry.get_format(format) if isinstance(format, str) else format
         except KeyError as exc:
             raise ValueError(exc.args[0]) from None
-        self.reward_config = (
-            reward_config
-            or (version.reward if version is not None and version.reward is not None else None)
-            or RewardConfig()
-        )
+        if reward is None and version is not None:
+            reward = version.reward
+        try:
+            self.reward_config = RewardConfig.resolve(reward)
+        except ValueError as exc:
+            raise ValueError(exc.args[0]) from None
         self.instructions = instructions
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")

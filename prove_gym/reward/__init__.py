@@ -14,7 +14,12 @@ carries its name and weight into the total:
 - :mod:`~prove_gym.reward.arguments` R_arg: right values over the aligned pairs;
 - :mod:`~prove_gym.reward.abstention`: the abstention rule (no gold calls) and the
   clarification penalty (calls in clarify/abstain turns);
-- :mod:`~prove_gym.reward.state` R_state: gold replay and final state hashes compared.
+- :mod:`~prove_gym.reward.state` R_state: gold replay and final state hashes compared;
+- :class:`Answers` R_answers: gold reads whose exact answer the model obtained;
+- :class:`SurplusWrites` R_surplus: successful writes that match no gold step.
+
+The default configuration is the one ``benchmarks/reward_validity.py`` validated;
+``RewardConfig.preset("paper")`` (or ``config="paper"``) is the paper's reward, exactly.
 
 The components (with their weights), alpha, beta and every choice the paper
 leaves open live in one :class:`RewardConfig`; a component of your own is a
@@ -27,7 +32,7 @@ explains them all.
 ...     "steps": [{"id": "s1", "name": "get_event", "arguments": {"event_id": "evt_0001"}}]}]})
 >>> score(task, [{"name": "get_event", "arguments": {"event_id": "evt_0001"},
 ...               "result": {"status": "ok"}}]).total
-1.3
+3.3
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from __future__ import annotations
 from prove_gym.reward.abstention import abstention, clarification
 from prove_gym.reward.arguments import argument_values
 from prove_gym.reward.components import (
+    Answers,
     Arguments,
     Clarification,
     Coverage,
@@ -42,11 +48,12 @@ from prove_gym.reward.components import (
     RewardComponent,
     ScoringContext,
     State,
+    SurplusWrites,
     ToolName,
     Validity,
 )
 from prove_gym.reward.config import RewardConfig
-from prove_gym.reward.coverage import Alignment, align, coverage
+from prove_gym.reward.coverage import Alignment, MatchRules, align, coverage
 from prove_gym.reward.efficiency import budget, efficiency
 from prove_gym.reward.score import RewardBreakdown, score
 from prove_gym.reward.state import gold_state_hash, state_match
@@ -56,15 +63,18 @@ from prove_gym.reward.values import values_equal
 
 __all__ = [
     "Alignment",
+    "Answers",
     "Arguments",
     "Clarification",
     "Coverage",
     "Efficiency",
+    "MatchRules",
     "RewardBreakdown",
     "RewardComponent",
     "RewardConfig",
     "ScoringContext",
     "State",
+    "SurplusWrites",
     "ToolName",
     "Validity",
     "abstention",

@@ -69,6 +69,9 @@ class StepInfo:
         prereqs: Bitmask of the indices of the steps it depends on.
         normalise: Declared value normalisation per argument key.
         turn: Index of the user turn it belongs to.
+        defaults: The gold arguments whose value is the tool's declared default, by key
+            (a call may leave them out when ``MatchRules.defaults_optional``).
+        id_keys: Gold argument keys that name an entity (declared id parameters).
     """
 
     index: int
@@ -79,6 +82,8 @@ class StepInfo:
     prereqs: int
     normalise: Mapping[str, str]
     turn: int
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    id_keys: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +97,8 @@ class PreparedTask:
         gold_names: ``names(G)``.
         offered: The structure check of each offered tool, by the name the model calls.
         no_call_turns: Indices of the turns whose right move is no call (clarify/abstain).
+        writes: Offered tools that may change state (declared, or ``readOnlyHint`` false).
+        offline: Built from ``task.tool_schemas``: no registered server behind it.
         memo: Values computed later for this task (its gold state hash).
         lock: Guards ``memo``, so that concurrent scorings compute each value once.
     """
@@ -102,6 +109,8 @@ class PreparedTask:
     gold_names: frozenset[str]
     offered: dict[str, ObjectCheck]
     no_call_turns: frozenset[int]
+    writes: frozenset[str] = frozenset()
+    offline: bool = False
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
@@ -184,9 +193,68 @@ def _object_check(task: Task, spec: ToolSpec) -> ObjectCheck:
     return hit[1]
 
 
+@dataclass(frozen=True, slots=True)
+class _Offered:
+    """What scoring reads about one offered tool, from a spec or a plain schema."""
+
+    check: ObjectCheck
+    defaults: Mapping[str, Any]
+    id_keys: frozenset[str]
+    normalise: Mapping[str, str]
+    writes: bool | None
+
+
+def _from_spec(task: Task, spec: ToolSpec) -> _Offered:
+    schema = offered_parameters(task, spec)
+    return _Offered(
+        check=_object_check(task, spec),
+        defaults=_schema_defaults(schema),
+        id_keys=frozenset(p.name for p in spec.params if p.entity is not None),
+        normalise={p.name: p.normalise for p in spec.params if p.normalise is not None},
+        writes=spec.writes,
+    )
+
+
+def _from_schema(schema: Mapping[str, Any]) -> tuple[str, _Offered]:
+    """A plain OpenAI function schema (``{"type": "function", "function": {...}}`` or the inner
+    object), optionally with MCP ``annotations`` (``readOnlyHint``) saying whether it writes."""
+    fn = schema.get("function", schema)
+    if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
+        raise ValueError(
+            "each of task.tool_schemas must be an OpenAI function schema with a 'name', such as "
+            '{"type": "function", "function": {"name": "get_order", "parameters": {...}}}'
+        )
+    params = fn.get("parameters") or {"type": "object", "properties": {}}
+    hints = fn.get("annotations") or schema.get("annotations") or {}
+    read_only = hints.get("readOnlyHint") if isinstance(hints, Mapping) else None
+    return fn["name"], _Offered(
+        check=ObjectCheck.build(params),
+        defaults=_schema_defaults(params),
+        id_keys=frozenset(),
+        normalise={},
+        writes=None if read_only is None else not read_only,
+    )
+
+
+def _schema_defaults(schema: Mapping[str, Any]) -> dict[str, Any]:
+    props = schema.get("properties") or {}
+    return {k: v["default"] for k, v in props.items() if isinstance(v, Mapping) and "default" in v}
+
+
+def _offered(task: Task, registry: Registry) -> dict[str, _Offered]:
+    if task.tool_schemas is not None:
+        offered: dict[str, _Offered] = {}
+        for schema in task.tool_schemas:
+            name, info = _from_schema(schema)
+            if name in offered:
+                raise ValueError(f"task.tool_schemas offers {name!r} twice")
+            offered[name] = info
+        return offered
+    return {name: _from_spec(task, spec) for name, spec in offered_tools(task, registry).items()}
+
+
 def _build(task: Task, registry: Registry) -> PreparedTask:
-    offered_specs = offered_tools(task, registry)
-    offered = {name: _object_check(task, spec) for name, spec in offered_specs.items()}
+    offered = _offered(task, registry)
     steps: list[StepInfo] = []
     position: dict[str, int] = {}
     by_name: dict[str, list[int]] = {}
@@ -196,16 +264,14 @@ def _build(task: Task, registry: Registry) -> PreparedTask:
             prereqs = 0
             for dep in step.depends_on:
                 prereqs |= 1 << position[dep]
-            server = task.step_server(step)
-            spec = offered_specs.get(step.name)
-            if spec is None or spec.server_name != server:
-                tool = registry.servers.get(server)
-                spec = tool.tools.get(step.name) if tool is not None else None
-            normalise = (
-                {p.name: p.normalise for p in spec.params if p.normalise is not None}
-                if spec is not None
-                else {}
-            )
+            info = offered.get(step.name)
+            if task.tool_schemas is None:
+                server = task.step_server(step)
+                spec = registry.servers.get(server)
+                own = spec.tools.get(step.name) if spec is not None else None
+                if own is not None and (info is None or own.server_name != server):
+                    info = _from_spec(task, own)  # a gold step on a tool not offered as such
+            defaults = info.defaults if info is not None else {}
             steps.append(
                 StepInfo(
                     index=index,
@@ -214,8 +280,16 @@ def _build(task: Task, registry: Registry) -> PreparedTask:
                     keys=frozenset(step.arguments),
                     arguments=dict(step.arguments),
                     prereqs=prereqs,
-                    normalise=normalise,
+                    normalise=info.normalise if info is not None else {},
                     turn=turn_index,
+                    defaults={
+                        k: v
+                        for k, v in step.arguments.items()
+                        if k in defaults and _same(v, defaults[k])
+                    },
+                    id_keys=frozenset(info.id_keys & step.arguments.keys())
+                    if info
+                    else frozenset(),
                 )
             )
             position[step.id] = index
@@ -225,6 +299,16 @@ def _build(task: Task, registry: Registry) -> PreparedTask:
         steps=tuple(steps),
         by_name={k: tuple(v) for k, v in by_name.items()},
         gold_names=frozenset(by_name),
-        offered=offered,
+        offered={name: o.check for name, o in offered.items()},
         no_call_turns=frozenset(i for i, t in enumerate(task.turns) if t.kind in NO_CALL_KINDS),
+        writes=frozenset(name for name, o in offered.items() if o.writes),
+        offline=task.tool_schemas is not None,
     )
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON values (``True`` is not ``1``)."""
+    if type(a) is type(b):
+        return bool(a == b)
+    numbers = all(isinstance(x, int | float) and not isinstance(x, bool) for x in (a, b))
+    return numbers and a == b

@@ -34,7 +34,7 @@ and switching it on touches nothing in ``prove_gym``:
 >>> config = RewardConfig().with_components(LongCalls())
 >>> r = score(task, chatty, config=config)
 >>> r.components["long_calls"], r.weights["long_calls"], config.max_raw
-(-1.0, 0.2, 1.3)
+(-1.0, 0.2, 3.3)
 
 A plugin makes a component available by name through the
 ``prove_gym_reward_components`` hook; it is only paid once a config includes
@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -57,7 +57,12 @@ from prove_gym.reward.arguments import arguments_from
 from prove_gym.reward.common import Calls, PreparedTask, as_records, prepare
 from prove_gym.reward.coverage import Alignment, align_prepared, coverage_from
 from prove_gym.reward.efficiency import budget, efficiency_penalty
-from prove_gym.reward.state import prepared_gold_hash, replay_state_hash
+from prove_gym.reward.state import (
+    canonical,
+    prepared_gold_answers,
+    prepared_gold_hash,
+    replay_calls,
+)
 from prove_gym.reward.tool_name import name_share
 from prove_gym.reward.validity import call_level, validity_from_levels
 from prove_gym.task import Task
@@ -68,6 +73,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_COMPONENTS",
+    "Answers",
     "Arguments",
     "Clarification",
     "Coverage",
@@ -75,6 +81,7 @@ __all__ = [
     "RewardComponent",
     "ScoringContext",
     "State",
+    "SurplusWrites",
     "ToolName",
     "Validity",
 ]
@@ -119,13 +126,15 @@ class ScoringContext:
         registry: Where the task's servers are looked up.
         given_final_state_hash: The model's final state hash as the caller passed it (the
             env always does), or ``None``.
+        given_state_match: The caller's own final-state comparison (offline scoring of
+            another environment's rollouts): a bool, or a function computing it on demand.
 
     >>> from prove_gym import Task
     >>> task = Task.from_json({"id": "demo", "servers": ["calendar"], "turns": [{"user": "...",
     ...     "steps": [{"id": "s1", "name": "get_event", "arguments": {"event_id": "evt_0001"}}]}]})
     >>> ctx = ScoringContext.of(task, [{"name": "get_event", "arguments": {"event_id": "evt_0002"}}])
-    >>> ctx.n_calls, ctx.n_gold, ctx.budget, ctx.levels, ctx.alignment.matched
-    (1, 1, 2, (3,), {0: 0})
+    >>> ctx.n_calls, ctx.n_gold, ctx.budget, ctx.levels, ctx.alignment.matched  # the wrong event
+    (1, 1, 2, (3,), {})
     """
 
     task: Task
@@ -134,6 +143,7 @@ class ScoringContext:
     config: RewardConfig
     registry: Registry
     given_final_state_hash: str | None = None
+    given_state_match: bool | Callable[[], bool] | None = None
 
     @classmethod
     def of(
@@ -143,6 +153,7 @@ class ScoringContext:
         *,
         config: RewardConfig | None = None,
         final_state_hash: str | None = None,
+        state_match: bool | Callable[[], bool] | None = None,
         registry: Registry | None = None,
     ) -> ScoringContext:
         """The context of one trajectory (what :func:`~prove_gym.reward.score` builds).
@@ -152,6 +163,7 @@ class ScoringContext:
             calls: :class:`~prove_gym.workspace.CallRecord` objects or their dicts.
             config: The configuration (the paper's by default).
             final_state_hash: The model's final state hash, if known.
+            state_match: The caller's own final-state comparison, if any.
             registry: Where the task's servers are looked up (the process-wide one by default).
         """
         if config is None:
@@ -166,6 +178,7 @@ class ScoringContext:
             config=config,
             registry=registry,
             given_final_state_hash=final_state_hash,
+            given_state_match=state_match,
         )
 
     @_lazy
@@ -191,14 +204,40 @@ class ScoringContext:
     @_lazy
     def alignment(self) -> Alignment:
         """The best matching of calls to gold steps (see :mod:`~prove_gym.reward.coverage`)."""
-        return align_prepared(self.prepared, self.calls)
+        return align_prepared(self.prepared, self.calls, self.config.rules)
+
+    @_lazy
+    def state_matches(self) -> bool | None:
+        """Whether the model's final state equals the gold one; ``None`` when it cannot be known.
+
+        The caller's ``state_match`` wins; else the hashes are compared (the final one
+        given, or the calls replayed). An offline task (``task.tool_schemas``) has no
+        server to replay on, so without ``state_match`` it is ``None``.
+        """
+        given = self.given_state_match
+        if given is not None:
+            return bool(given() if callable(given) else given)
+        if self.prepared.offline and self.given_final_state_hash is None:
+            return None
+        if self.prepared.offline and not self.task.final_state_hash:
+            return None
+        return self.final_state_hash == self.gold_state_hash
 
     @_lazy
     def final_state_hash(self) -> str:
         """The model's final state hash: the given one, else the calls replayed on a fresh workspace."""
         if self.given_final_state_hash is not None:
             return self.given_final_state_hash
-        return replay_state_hash(self.task, self.calls, self.registry)
+        return self.replayed[1]
+
+    @_lazy
+    def replayed(self) -> tuple[tuple[CallRecord, ...], str]:
+        """The calls run again on a fresh workspace: their live records and the final hash.
+
+        Only for what the caller did not give: the final state (no ``final_state_hash``)
+        or the results' content (calls given as dicts without it).
+        """
+        return replay_calls(self.task, self.calls, self.registry)
 
     @_lazy
     def gold_state_hash(self) -> str:
@@ -391,21 +430,117 @@ class State(RewardComponent):
     """
 
     name: str = "state"
-    weight: float = 0.0
+    weight: float = 1.0
 
     def compute(self, ctx: ScoringContext) -> float | None:
-        if ctx.given_final_state_hash is None and not self.weight > 0:
+        if (
+            ctx.given_final_state_hash is None
+            and ctx.given_state_match is None
+            and not self.weight > 0
+        ):
             return None
-        return 1.0 if ctx.final_state_hash == ctx.gold_state_hash else 0.0
+        matches = ctx.state_matches
+        if matches is None:
+            if not self.weight > 0:
+                return None
+            raise ValueError(
+                f"task {ctx.task.id!r} has no server to replay its calls on (tool_schemas): "
+                "pass state_match= (your environment's own final-state comparison) to score(), "
+                "or score without the state component (RewardConfig().without('state'))"
+            )
+        return 1.0 if matches else 0.0
 
 
-DEFAULT_COMPONENTS: tuple[RewardComponent, ...] = (
+@dataclass(frozen=True)
+class Answers(RewardComponent):
+    """R_answers in [0, 1]: the share of gold reads whose answer the model obtained (ours, 1.0).
+
+    The state hash judges writes; this judges reads the same way, by outcome. A gold
+    step of a read-only tool is *answered* when some call of the same tool, outside
+    a clarify/abstain turn, succeeded with exactly the result the gold replay got
+    (key-sorted JSON). A read with a wrong date or the wrong query finds other
+    rows, so it answers nothing, whatever its keys. ``None`` for a task without
+    gold reads. Calls given as dicts without their results' content are run again
+    on a fresh workspace to get it.
+    """
+
+    name: str = "answers"
+    weight: float = 1.0
+
+    def compute(self, ctx: ScoringContext) -> float | None:
+        prepared = ctx.prepared
+        reads = [s for s in prepared.steps if s.name not in prepared.writes]
+        if not reads:
+            return None
+        if prepared.offline:
+            if not self.weight > 0:
+                return None
+            raise ValueError(
+                f"task {ctx.task.id!r} has no server to replay its gold reads on (tool_schemas): "
+                "score it without the answers component (RewardConfig().without('answers'))"
+            )
+        gold = prepared_gold_answers(prepared, ctx.registry)
+        asked = [s for s in reads if gold[s.index] is not None]  # a failed gold read asks nothing
+        if not asked:
+            return None
+        calls: Sequence[CallRecord] = ctx.calls
+        if any(c.result.ok and c.result.content is None for c in calls):
+            calls = ctx.replayed[0]  # dicts without their results' content: run them again
+        got: dict[str, set[str]] = {}
+        for c in calls:
+            if (
+                c.result.ok
+                and c.turn not in prepared.no_call_turns
+                and c.result.content is not None
+            ):
+                got.setdefault(c.name, set()).add(canonical(c.result.content))
+        answered = sum(1 for s in asked if gold[s.index] in got.get(s.name, ()))
+        return answered / len(asked)
+
+
+@dataclass(frozen=True)
+class SurplusWrites(RewardComponent):
+    """R_surplus in [-1, 0]: minus the share of successful writes that match no gold step (ours).
+
+    ``R_surplus = -|{c ∈ W : c matches no gold step}| / |W|`` over the calls ``W``
+    that ran a writing tool successfully; 0 without such calls, ``None`` for a task
+    without gold calls. A repeated transfer or a second ``create_issue`` stays within
+    the efficiency budget and may even leave the state hash equal (an idempotent
+    write); this term is what keeps it from being free. Failed writes changed
+    nothing: validity already pays for them.
+    """
+
+    name: str = "surplus_writes"
+    weight: float = 0.3
+
+    def compute(self, ctx: ScoringContext) -> float | None:
+        if not ctx.n_gold:
+            return None
+        writes = ctx.prepared.writes
+        matched = set(ctx.alignment.matched.values())
+        done = [i for i, c in enumerate(ctx.calls) if c.name in writes and c.result.ok]
+        if not done:
+            return 0.0
+        return -sum(1 for i in done if i not in matched) / len(done)
+
+    def bounds(self, config: RewardConfig) -> tuple[float, float]:
+        return (-1.0, 0.0)
+
+
+PAPER_COMPONENTS: tuple[RewardComponent, ...] = (
     Validity(),
     Coverage(),
     Efficiency(),
     ToolName(),
     Arguments(),
+)
+"""The paper's five components with its weights (``RewardConfig.preset("paper")``)."""
+
+DEFAULT_COMPONENTS: tuple[RewardComponent, ...] = (
+    *PAPER_COMPONENTS,
     Clarification(),
     State(),
+    Answers(),
+    SurplusWrites(),
 )
-"""The paper's five components with its weights, then clarification (0.5) and state (0)."""
+"""The paper's five, then ours: clarification, state, answers and surplus writes."""

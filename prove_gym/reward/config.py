@@ -7,7 +7,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
-from prove_gym.reward.components import DEFAULT_COMPONENTS, RewardComponent
+from prove_gym.reward.components import (
+    DEFAULT_COMPONENTS,
+    PAPER_COMPONENTS,
+    RewardComponent,
+)
+from prove_gym.reward.coverage import MatchRules
 
 ABSTENTION = "abstention"
 """The breakdown key of the abstention rule (not a component: it replaces the weighted sum)."""
@@ -17,15 +22,22 @@ _BEFORE_ABSTENTION = ("validity", "coverage", "efficiency", "tool_name", "argume
 
 @dataclass(frozen=True, kw_only=True)
 class RewardConfig:
-    """Components, weights and knobs of the PROVE reward; the defaults are the paper's.
+    """Components, weights and knobs of the PROVE reward (the validated default; see :meth:`preset`).
 
     For a task with gold calls ``total = Σ weight·value`` over ``components``
     (a component whose value is ``None`` adds nothing). With the defaults::
 
         total = 0.5·R_val + 0.5·R_cov + 0.15·R_eff + 0.2·R_name + 0.1·R_arg
-                + 0.5·R_clarify + 0·R_state
+                + 0.5·R_clarify + 1.0·R_state + 1.0·R_answers + 0.3·R_surplus
 
-    whose maximum is 1.3, since R_eff and R_clarify are penalties in [-1, 0].
+    whose maximum is 3.3 (R_eff, R_clarify and R_surplus are penalties in [-1, 0];
+    a component undefined for a task, such as R_answers without gold reads, is left
+    out of that task's maximum). The outcome terms (state, answers) and their weights,
+    the surplus-write penalty and the two matching rules (entity ids must be right;
+    default-valued keys may be left out) were chosen with
+    ``benchmarks/reward_validity.py``: the reward that ranks perturbed trajectories
+    the way their outcome does. The paper's reward, exactly, is
+    ``RewardConfig.preset("paper")``.
     A task without gold calls pays ``abstain_reward`` for making no call and 0
     otherwise (the abstention rule replaces the sum; components are still
     reported). The config is frozen and hashable; the ``with_*`` helpers and
@@ -51,11 +63,15 @@ class RewardConfig:
             R_name or R_eff.
         normalise: Map the total affinely to [0, 1]: ``(raw - min_raw) / (max_raw - min_raw)``,
             clipped; tasks without gold calls pay 1 or 0.
+        match_entity_ids: A call matches a gold step only if its entity-id arguments (declared
+            id parameters, such as ``account_id``) carry the gold values (paper: off, keys only).
+        default_keys_optional: A gold key whose value is the tool's declared default may be
+            left out by a matching call, which then means the same (paper: off).
 
-    >>> cfg = RewardConfig().with_weights(state=0.3, arguments=0.2)
-    >>> cfg.weights["state"], cfg.max_raw, RewardConfig().min_raw
-    (0.3, 1.7, -0.65)
-    >>> RewardConfig().without("clarification", "state").breakdown_keys
+    >>> cfg = RewardConfig.preset("paper").with_weights(arguments=0.2)
+    >>> cfg.weights, cfg.max_raw
+    ({'validity': 0.5, 'coverage': 0.5, 'efficiency': 0.15, 'tool_name': 0.2, 'arguments': 0.2}, 1.4)
+    >>> RewardConfig().without("clarification", "state", "answers", "surplus_writes").breakdown_keys
     ('validity', 'coverage', 'efficiency', 'tool_name', 'arguments', 'abstention')
     """
 
@@ -66,6 +82,56 @@ class RewardConfig:
     abstain_reward: float = 1.0
     credit_within_budget: bool = False
     normalise: bool = False
+    match_entity_ids: bool = True
+    default_keys_optional: bool = True
+
+    @classmethod
+    def preset(cls, name: str) -> RewardConfig:
+        """A named configuration: ``"default"`` (validated) or ``"paper"`` (the paper's, exactly).
+
+        ``"paper"``: ``0.5·R_val + 0.5·R_cov + 0.15·R_eff + 0.2·R_name + 0.1·R_arg``
+        (maximum 1.3), no floor on R_eff, a step matched by name and keys alone, and
+        nothing of ours (no clarification, state or surplus-write term). Where the
+        paper is silent the choices are documented in docs/reward.md.
+
+        >>> RewardConfig.preset("paper").max_raw, RewardConfig.preset("paper").eff_floor
+        (1.3, None)
+        >>> RewardConfig.preset("papper")
+        Traceback (most recent call last):
+        ...
+        ValueError: no reward preset 'papper'; known: default, paper
+        """
+        if name == "default":
+            return cls()
+        if name == "paper":
+            return cls(
+                components=PAPER_COMPONENTS,
+                eff_floor=None,
+                match_entity_ids=False,
+                default_keys_optional=False,
+            )
+        raise ValueError(f"no reward preset {name!r}; known: {', '.join(PRESETS)}")
+
+    @classmethod
+    def resolve(cls, value: RewardConfig | str | None) -> RewardConfig:
+        """A config from a config, a preset name, or ``None`` (the default)."""
+        if value is None:
+            return cls()
+        if isinstance(value, str):
+            return cls.preset(value)
+        if not isinstance(value, RewardConfig):
+            raise TypeError(
+                f"a reward is a RewardConfig or a preset name ({', '.join(PRESETS)}), "
+                f"got {type(value).__name__}"
+            )
+        return value
+
+    @cached_property
+    def rules(self) -> MatchRules:
+        """When a call matches a gold step (see :mod:`prove_gym.reward.coverage`)."""
+        return MatchRules(
+            defaults_optional=self.default_keys_optional, match_ids=self.match_entity_ids
+        )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "components", tuple(self.components))
@@ -162,3 +228,7 @@ class RewardConfig:
         unknown = [n for n in names if n not in self.weights]
         if unknown:
             raise ValueError(f"no reward component named {unknown}; known: {self._names()}")
+
+
+PRESETS = ("default", "paper")
+"""Names :meth:`RewardConfig.preset` knows."""

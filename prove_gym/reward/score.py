@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +29,8 @@ class RewardBreakdown:
             without gold calls, abstention of a task with them, state when no
             final state was given and its weight is 0).
         weights: The weight of each component, by name (abstention has none).
-        max_total: The highest total this task can pay under this config.
+        max_total: The highest total this task can pay under this config: the components
+            defined for it (not ``None``) at their highest, weighted.
         budget: The call budget B (0 for a task without gold calls).
         n_calls: Number of calls the model made.
         n_gold: Number of gold calls.
@@ -105,8 +106,9 @@ def score(
     task: Task | Mapping[str, Any] | str,
     calls: Calls,
     *,
-    config: RewardConfig | None = None,
+    config: RewardConfig | str | None = None,
     final_state_hash: str | None = None,
+    state_match: bool | Callable[[], bool] | None = None,
     registry: Registry | None = None,
 ) -> RewardBreakdown:
     """Score one trajectory: every component, the weighted total, and how calls matched steps.
@@ -117,6 +119,12 @@ def score(
     (a missing result counts as ok; ``turn`` defaults to 0; arguments given as
     JSON text are decoded).
 
+    Logged rollouts of another environment score the same way: build the task
+    with ``tool_schemas`` (the OpenAI function schemas the model was offered) and
+    the gold steps, and pass ``state_match`` from that environment's own
+    final-state comparison (or score with ``config=RewardConfig().without("state")``).
+    No server needs to be registered.
+
     For a task with gold calls the total is ``Σ weight·value`` over
     ``config.components`` (``None`` values add nothing), normalised to [0, 1]
     when the config says so. A task without gold calls pays the abstention
@@ -125,10 +133,13 @@ def score(
     Args:
         task: The task (a :class:`~prove_gym.task.Task`, its dict or JSON text).
         calls: The model's calls in order, across all turns.
-        config: Components, weights and knobs (the paper's by default).
+        config: Components, weights and knobs, or a preset name (``"default"``, ``"paper"``).
         final_state_hash: The model's final state hash, for state verification. When
             absent, R_state is ``None`` unless the ``state`` component's weight is
             > 0, in which case the calls are replayed on a fresh workspace.
+        state_match: Your own comparison of the final state with the gold one (a bool, or
+            a function returning it, called only if a component needs it); it wins over
+            the hashes. For tasks of environments prove_gym cannot replay.
         registry: Where the task's servers and tools are looked up.
 
     >>> from prove_gym import Task
@@ -137,35 +148,42 @@ def score(
     ...               {"id": "s2", "name": "get_event", "arguments": {"event_id": "evt_0012"},
     ...                "depends_on": ["s1"]}]}]})
     >>> gold = [{"name": s.name, "arguments": s.arguments} for s in task.steps]
-    >>> score(task, gold).total
+    >>> score(task, gold, config="paper").total
     1.3
-    >>> r = score(task, gold[::-1])
+    >>> r = score(task, gold[::-1], config="paper")
     >>> r.components["coverage"], r.matched, r.counted
     (0.5, {'s1': 1, 's2': 0}, ('s1',))
-    >>> r.total, score(task, gold[::-1], config=RewardConfig().without("coverage")).total
+    >>> r.total, score(task, gold[::-1], config=RewardConfig.preset("paper").without("coverage")).total
     (1.05, 0.8)
     """
     if not isinstance(task, Task):
         task = Task.coerce(task)  # type: ignore[arg-type]
-    cfg = config or _DEFAULT
+    cfg = _DEFAULT if config is None else RewardConfig.resolve(config)
     ctx = ScoringContext.of(
-        task, calls, config=cfg, final_state_hash=final_state_hash, registry=registry
+        task,
+        calls,
+        config=cfg,
+        final_state_hash=final_state_hash,
+        state_match=state_match,
+        registry=registry,
     )
     values = {c.name: c.compute(ctx) for c in cfg.components}
     values[ABSTENTION] = abstention(task, ctx.calls)
 
     if ctx.n_gold:
-        raw = 0.0
+        raw = lo = hi = 0.0
         for c in cfg.components:
             value = values[c.name]
-            if value is not None:
+            if value is not None:  # undefined for this task (no gold reads, say): not payable
                 raw += c.weight * value
+                low, high = c.bounds(cfg)
+                lo += c.weight * low
+                hi += c.weight * high
         if cfg.normalise:
-            lo, hi = cfg.min_raw, cfg.max_raw
             total = min(1.0, max(0.0, (raw - lo) / (hi - lo))) if hi > lo else 0.0
             max_total = 1.0
         else:
-            total, max_total = raw, cfg.max_raw
+            total, max_total = raw, hi
     else:
         abstained = values[ABSTENTION] or 0.0
         if cfg.normalise:

@@ -17,7 +17,9 @@ default, so the paper's total is unchanged.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from typing import Any
 
 from prove_gym.registry import Registry, get_registry
 from prove_gym.reward.common import Calls, PreparedTask, as_records, prepare
@@ -37,26 +39,48 @@ def prepared_gold_hash(prepared: PreparedTask, registry: Registry) -> str:
     task = prepared.task
     if task.final_state_hash:
         return task.final_state_hash
+    if "gold_state_hash" not in prepared.memo:
+        prepared_gold_answers(prepared, registry)  # the one gold replay fills both
+    return str(prepared.memo["gold_state_hash"])
+
+
+def prepared_gold_answers(prepared: PreparedTask, registry: Registry) -> tuple[Any, ...]:
+    """What each gold call answered on the gold replay (``None`` for failed or writing calls).
+
+    Replayed once per prepared task, like the gold hash; the hash is remembered too.
+    """
     memo = prepared.memo
-    if "gold_state_hash" not in memo:
+    if "gold_answers" not in memo:
         with prepared.lock:
-            if "gold_state_hash" not in memo:
-                memo["gold_state_hash"] = gold_replay(task, registry)[1]
-    return str(memo["gold_state_hash"])
+            if "gold_answers" not in memo:
+                records, final = gold_replay(prepared.task, registry)
+                memo.setdefault("gold_state_hash", final)
+                memo["gold_answers"] = tuple(
+                    canonical(r.result.content)
+                    if r.result.ok and r.name not in prepared.writes
+                    else None
+                    for r in records
+                )
+    return tuple(memo["gold_answers"])
 
 
-def replay_state_hash(
+def canonical(value: Any) -> str:
+    """A JSON value as key-sorted compact text, for comparing answers."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def replay_calls(
     task: Task, calls: Sequence[CallRecord], registry: Registry | None = None
-) -> str:
-    """The state hash after running ``calls`` in order on a fresh workspace of the task.
+) -> tuple[tuple[CallRecord, ...], str]:
+    """``calls`` run in order on a fresh workspace of the task: their live records and the
+    final state hash.
 
-    For trajectories scored offline without their final state: tools are
-    deterministic, so replaying the calls rebuilds it.
+    For trajectories scored offline without their final state or their results:
+    tools are deterministic, so replaying the calls rebuilds both.
     """
     with Workspace(task, registry or get_registry()) as ws:
-        for call in calls:
-            ws.call(call.name, call.arguments, turn=call.turn)
-        return ws.state_hash()
+        records = tuple(ws.call(call.name, call.arguments, turn=call.turn) for call in calls)
+        return records, ws.state_hash()
 
 
 def state_match(
@@ -84,5 +108,5 @@ def state_match(
     0.0
     """
     if final_state_hash is None:
-        final_state_hash = replay_state_hash(task, as_records(calls), registry)
+        final_state_hash = replay_calls(task, as_records(calls), registry)[1]
     return 1.0 if final_state_hash == gold_state_hash(task, registry) else 0.0

@@ -112,6 +112,7 @@ class ServerContext:
         if cfg.llm_graph and self.client is not None:
             self.graph = refine_graph(server, self.client, self.graph, cache_dir=cfg.cache_dir)
         self._sessions: dict[tuple[int, int], Session] = {}
+        self._scratch: dict[tuple[int, int], Session] = {}
         self.seed_pool = cfg.seed_pool()
         self.test_seeds = cfg.test_seeds()
         self.sampler = ChainSampler(server, self.graph)
@@ -125,6 +126,19 @@ class ServerContext:
             for t in other.visible_tools()
             if t.name not in own
         ]
+
+    def scratch(self, seed: int, size: int) -> Session:
+        """A second session of (seed, size) at the initial state, for trial replays."""
+        key = (seed, size)
+        session = self._scratch.pop(key, None)
+        if session is None:
+            session = self.server.session(seed, size)
+        else:
+            session.reset()
+        self._scratch[key] = session
+        while len(self._scratch) > 4:
+            self._scratch.pop(next(iter(self._scratch))).close()
+        return session
 
     def session(self, seed: int, size: int) -> Session:
         """This process's session of (seed, size), reset to the initial state.
@@ -511,15 +525,61 @@ class Conversation:
             out.add((STATE, ""))
         return out
 
-    def _depends(self, i: int) -> set[int]:
-        step = self.done[i]
-        deps = set(step.links.values()) | set(step.repairs)
-        mine = self._touch(step)
-        for j in range(i):
-            other = self.done[j]
-            if other.executed and other.tool.writes and (self._touch(other) & mine):
-                deps.add(j)
-        return {j for j in deps if self.done[j].executed}
+    def _dependencies(self) -> dict[int, set[int]]:
+        """The gold edges between executed steps: j -> i where i needs j, and only there.
+
+        An edge means data flow or effect, as the paper's graph does: i uses a value
+        first produced by j's result (its links and the repairs made for it), or i
+        needs j's effect on state. The effect is not guessed from shared entities: for
+        each earlier write j that touches what i touches, the chain is replayed on a
+        scratch session (once without j, once with j and i exchanged) and the edge is
+        kept only if i's result or the final state then differs. Two calls whose order
+        changes nothing get no edge, so a policy that swaps them loses no coverage.
+        """
+        cached = getattr(self, "_edges", None)
+        if cached is not None:
+            return cached
+        done = self.done
+        executed = [k for k, d in enumerate(done) if d.executed]
+        touches = {k: self._touch(done[k]) for k in executed}
+        edges: dict[int, set[int]] = {}
+        for i in executed:
+            step = done[i]
+            deps = {j for j in (set(step.links.values()) | set(step.repairs)) if done[j].executed}
+            for j in executed:
+                if j >= i or j in deps:
+                    continue
+                if done[j].tool.writes and touches[j] & touches[i] and self._order_matters(j, i):
+                    deps.add(j)
+            edges[i] = deps
+        self._edges = edges
+        return edges
+
+    def _order_matters(self, j: int, i: int) -> bool:
+        """Whether i's result or the final state changes without j before i (see above)."""
+        executed = [k for k, d in enumerate(self.done) if d.executed]
+        original = self._outcome(executed)
+        without = self._outcome([k for k in executed if k != j])
+        if without[0].get(i) != original[0][i]:
+            return True
+        swapped = [i if k == j else j if k == i else k for k in executed]
+        exchanged = self._outcome(swapped)
+        return exchanged[0].get(i) != original[0][i] or exchanged[1] != original[1]
+
+    def _outcome(self, order: list[int]) -> tuple[dict[int, tuple[Any, ...]], str]:
+        """Results by step and the final state hash of the executed steps run in ``order``."""
+        key = tuple(order)
+        memo: dict[tuple[int, ...], tuple[dict[int, tuple[Any, ...]], str]] = (
+            self.__dict__.setdefault("_outcomes", {})
+        )
+        if key not in memo:
+            session = self.sc.scratch(self.seed, self.size)
+            results = {}
+            for k in order:
+                r = session.call(self.done[k].name, self.done[k].args)
+                results[k] = (r.ok, r.error_kind, r.content)
+            memo[key] = (results, session.state_hash())
+        return memo[key]
 
     def _missing_param(self) -> tuple[int, str] | None:
         """(step index, parameter) the clarify turn leaves out, from the planned step's turn.
@@ -576,7 +636,7 @@ class Conversation:
                     id=gold_ids[i],
                     name=done[i].name,
                     arguments=done[i].args,
-                    depends_on=[gold_ids[j] for j in sorted(self._depends(i))],
+                    depends_on=[gold_ids[j] for j in sorted(self._dependencies()[i])],
                 )
                 for i in idxs
                 if done[i].executed

@@ -81,6 +81,16 @@ def env() -> gymnasium.Env:
     env.close()
 
 
+@pytest.fixture(scope="module")
+def paper_env() -> gymnasium.Env:
+    env = gymnasium.make("prove/calendar-v0", reward="paper")
+    yield env
+    env.close()
+
+
+MAX = RewardConfig().max_raw
+
+
 def normal_tasks(tasks: dict[str, Task]) -> list[Task]:
     return [t for t in tasks.values() if t.steps]
 
@@ -89,7 +99,7 @@ def test_the_oracle_scores_the_maximum_on_every_calendar_task(env, calendar_task
     assert len(calendar_tasks) >= 5
     for task in calendar_tasks.values():
         reward, b = play(env, task, OraclePolicy())
-        assert reward == b["total"] == b["max_total"] == (1.3 if task.steps else 1.0), task.id
+        assert reward == b["total"] == b["max_total"] == (MAX if task.steps else 1.0), task.id
         assert b["components"]["state"] == 1.0
 
 
@@ -106,7 +116,7 @@ def test_repeating_a_call_ten_times_is_penalised(env, calendar_tasks) -> None:
     for task in normal_tasks(calendar_tasks):
         reward, b = play(env, task, ScriptedPolicy(task, repeat_first_call()))
         assert b["n_calls"] == len(task.steps) + 9
-        assert b["components"]["efficiency"] < 0 and reward < 1.3, task.id
+        assert b["components"]["efficiency"] < 0 and reward < MAX, task.id
     # calendar-001: 11 calls against a budget of 3 hit the floor, R_eff = -1
     reward, b = play(
         env,
@@ -114,12 +124,13 @@ def test_repeating_a_call_ten_times_is_penalised(env, calendar_tasks) -> None:
         ScriptedPolicy(calendar_tasks["calendar-001"], repeat_first_call()),
     )
     assert b["components"]["efficiency"] == -1.0
-    assert reward == pytest.approx(1.3 - 0.15)
+    assert reward == pytest.approx(MAX - 0.15)  # a repeated read: nothing else is lost
 
 
-def test_right_names_with_wrong_ids_score_between_the_oracle_and_a_repeater(
-    env, calendar_tasks
+def test_under_the_paper_right_names_with_wrong_ids_score_between_the_oracle_and_a_repeater(
+    paper_env, calendar_tasks
 ) -> None:
+    env = paper_env
     task = calendar_tasks["calendar-001"]
     wrong_reward, b = play(env, task, ScriptedPolicy(task, wrong_ids))
     repeat_reward, _ = play(env, task, ScriptedPolicy(task, repeat_first_call()))
@@ -134,6 +145,15 @@ def test_right_names_with_wrong_ids_score_between_the_oracle_and_a_repeater(
         floor, _ = play(env, task, RandomPolicy(seed=1))
         assert floor < wrong < 1.3, task.id
         assert b["components"]["coverage"] == 1.0 and b["components"]["arguments"] < 1.0
+
+
+def test_by_default_a_wrong_id_matches_no_gold_step_and_costs_the_state(
+    env, calendar_tasks
+) -> None:
+    for task in normal_tasks(calendar_tasks):
+        wrong, b = play(env, task, ScriptedPolicy(task, wrong_ids))
+        oracle, _ = play(env, task, OraclePolicy())
+        assert b["components"]["coverage"] < 1.0 and wrong < oracle - 0.5 * 0.5, task.id
 
 
 def test_state_verification_is_one_for_the_oracle_and_zero_when_a_write_is_skipped(
@@ -164,7 +184,7 @@ def test_a_reseeded_episode_is_verified_against_its_own_gold_replay(env, calenda
 def test_the_env_pays_the_configured_reward() -> None:
     env = gymnasium.make(
         "prove/calendar-v0",
-        reward_config=RewardConfig(normalise=True).with_weights(state=0.5),
+        reward=RewardConfig(normalise=True).with_weights(state=0.5),
     )
     task = next(t for t in env.unwrapped.tasks if t.steps)
     reward, b = play(env, task, OraclePolicy())

@@ -10,7 +10,9 @@ import pytest
 import prove_gym
 from prove_gym import CallRecord, Task, Workspace
 from prove_gym.reward import (
+    Clarification,
     RewardConfig,
+    State,
     abstention,
     align,
     argument_values,
@@ -30,6 +32,7 @@ from prove_gym.reward.schema_check import ObjectCheck, compile_check
 from prove_gym.workspace import offered_tools
 
 OK = {"status": "ok"}
+PAPER = RewardConfig.preset("paper")
 FAILED = {"status": "error", "error": {"kind": "not_found", "message": "no such thing"}}
 
 
@@ -347,13 +350,13 @@ def test_guessing_in_a_clarify_turn_is_penalised_and_earns_no_coverage(calendar_
     assert clarification(task, guess + right) == -1.0
     assert coverage(task, guess) == 0.0
     asked = score(task, right)
-    guessed = score(task, guess + right)
-    assert asked.total == pytest.approx(1.3)
+    guessed = score(task, guess + right, config=PAPER.with_components(Clarification()))
+    assert asked.total == pytest.approx(asked.max_total)
     # 4 calls, budget 3: R_eff = -0.5·1/3; everything else is perfect; clarification costs 0.5
     expected = 0.5 + 0.5 + 0.15 * (-0.5 / 3) + 0.2 + 0.1 - 0.5
     assert guessed.total == pytest.approx(expected)
     assert guessed.matched == {"s1": 2, "s2": 3}
-    off = score(task, guess + right, config=RewardConfig().with_weights(clarification=0.0))
+    off = score(task, guess + right, config=PAPER)
     assert off.total == pytest.approx(expected + 0.5)
 
 
@@ -382,15 +385,15 @@ def test_state_is_reported_with_weight_zero_and_paid_when_weighted(
     task = calendar_tasks["calendar-002"]
     gold = [(s.name, s.arguments) for s in task.steps]
     records, skipped = run_calls(task, gold[:-1])
-    paper = score(task, records, final_state_hash=skipped)
-    assert paper.components["state"] == 0.0 and paper.weights["state"] == 0.0
-    assert score(task, records).components["state"] is None  # nothing to compare, nothing replayed
-    weighted = score(task, records, config=RewardConfig().with_weights(state=0.3))
+    unpaid = PAPER.with_components(State(weight=0.0))
+    reported = score(task, records, final_state_hash=skipped, config=unpaid)
+    assert reported.components["state"] == 0.0 and reported.weights["state"] == 0.0
+    assert score(task, records, config=unpaid).components["state"] is None  # nothing replayed
+    weighted = score(task, records, config=unpaid.with_weights(state=0.3))
     assert weighted.components["state"] == 0.0  # replayed offline
     assert weighted.max_total == pytest.approx(1.6)
     records, full = run_calls(task, gold)
-    paid = RewardConfig().with_weights(state=0.3)
-    assert score(task, records, config=paid).total == pytest.approx(1.6)
+    assert score(task, records, config=unpaid.with_weights(state=0.3)).total == pytest.approx(1.6)
     assert score(task, records, final_state_hash=full).components["state"] == 1.0
 
 
@@ -406,7 +409,7 @@ def test_total_is_the_weighted_sum_of_hand_computed_components(run_calls) -> Non
         ],
     )
     assert [r.result.ok for r in records] == [True, True, True, False]  # already invited
-    r = score(INVITE, records)
+    r = score(INVITE, records, config=PAPER.with_components(Clarification(), State(weight=0.0)))
     assert r.components == {
         "validity": pytest.approx((3 + 3 + 3 + 2) / 12),
         "coverage": 1.0,
@@ -437,7 +440,8 @@ def test_normalising_maps_the_total_affinely_onto_zero_one(run_calls) -> None:
     noisy = gold + [call("nope")] * 20
     raw = score(INVITE, noisy).total
     lo, hi = RewardConfig().min_raw, RewardConfig().max_raw
-    assert (lo, hi) == (pytest.approx(-0.65), pytest.approx(1.3))
+    # efficiency floor -1, clarification -1, surplus writes -1 at their weights; state, answers
+    assert (lo, hi) == (pytest.approx(-0.15 - 0.5 - 0.3), pytest.approx(3.3))
     assert score(INVITE, noisy, config=norm).total == pytest.approx((raw - lo) / (hi - lo))
 
 
@@ -450,19 +454,25 @@ def test_offline_dicts_and_live_records_score_the_same(run_calls) -> None:
     assert isinstance(as_dicts[0], dict) and not isinstance(as_dicts[0], CallRecord)
 
 
-def test_the_config_holds_the_papers_defaults_and_rejects_nonsense() -> None:
-    cfg = RewardConfig()
+def test_the_paper_preset_holds_the_papers_reward_and_the_config_rejects_nonsense() -> None:
+    cfg = RewardConfig.preset("paper")
     assert cfg.weights == {
         "validity": 0.5,
         "coverage": 0.5,
         "efficiency": 0.15,
         "tool_name": 0.2,
         "arguments": 0.1,
-        "clarification": 0.5,
-        "state": 0.0,
     }
-    assert (cfg.alpha, cfg.beta) == (0.5, 0.5)
+    assert (cfg.alpha, cfg.beta, cfg.eff_floor) == (0.5, 0.5, None)
+    assert not cfg.match_entity_ids and not cfg.default_keys_optional
     assert math.isclose(cfg.max_raw, 1.3)
+    assert RewardConfig().weights == {
+        **cfg.weights,
+        "clarification": 0.5,
+        "state": 1.0,
+        "answers": 1.0,
+        "surplus_writes": 0.3,
+    }
     with pytest.raises(ValueError, match="coverage"):
         cfg.with_weights(coverage=-1)
     with pytest.raises(ValueError, match="eff_floor"):
@@ -496,6 +506,6 @@ def test_offline_arguments_given_as_json_text_are_decoded() -> None:
     as_text = [
         {"name": s.name, "arguments": json.dumps(s.arguments), "result": OK} for s in INVITE.steps
     ]
-    assert score(INVITE, as_text).total == pytest.approx(1.3)
+    assert score(INVITE, as_text, config=PAPER).total == pytest.approx(1.3)
     garbled = [{"name": "search_events", "arguments": "{not json", "result": OK}]
     assert validity_levels(INVITE, garbled) == [1]

@@ -11,12 +11,14 @@ from hypothesis import strategies as st
 
 from prove_gym import Task
 from prove_gym.reward import (
+    Answers,
     Arguments,
     Clarification,
     Coverage,
     Efficiency,
     RewardConfig,
     State,
+    SurplusWrites,
     ToolName,
     Validity,
     score,
@@ -50,16 +52,22 @@ GOLD = [{"name": s.name, "arguments": dict(s.arguments), "turn": 1} for s in TAS
 weight = st.floats(0, 2, allow_nan=False).map(lambda w: round(w, 3))
 
 
-def test_the_default_config_is_the_papers_components_in_breakdown_order() -> None:
+def test_the_default_config_is_the_papers_components_then_ours_in_breakdown_order() -> None:
     cfg = RewardConfig()
-    assert cfg.components == (
+    paper = (
         Validity(weight=0.5),
         Coverage(weight=0.5),
         Efficiency(weight=0.15),
         ToolName(weight=0.2),
         Arguments(weight=0.1),
+    )
+    assert RewardConfig.preset("paper").components == paper
+    assert cfg.components == (
+        *paper,
         Clarification(weight=0.5),
-        State(weight=0.0),
+        State(weight=1.0),
+        Answers(weight=1.0),
+        SurplusWrites(weight=0.3),
     )
     assert cfg.breakdown_keys == (
         "validity",
@@ -70,6 +78,8 @@ def test_the_default_config_is_the_papers_components_in_breakdown_order() -> Non
         "abstention",
         "clarification",
         "state",
+        "answers",
+        "surplus_writes",
     )
     assert list(score(TASK, GOLD).components) == list(cfg.breakdown_keys)
     assert cfg == RewardConfig() and hash(cfg) == hash(RewardConfig())
@@ -78,12 +88,13 @@ def test_the_default_config_is_the_papers_components_in_breakdown_order() -> Non
 
 def test_the_maximum_and_minimum_follow_the_components_bounds() -> None:
     cfg = RewardConfig()
-    assert (cfg.max_raw, cfg.min_raw) == (1.3, -0.65)
-    assert cfg.min_raw == 0.15 * -1.0 - 0.5
-    assert RewardConfig(eff_floor=-0.5).min_raw == pytest.approx(0.15 * -0.5 - 0.5)
+    assert (cfg.max_raw, cfg.min_raw) == (3.3, pytest.approx(-0.95))
+    assert cfg.min_raw == pytest.approx(0.15 * -1.0 - 0.5 - 0.3)
+    assert RewardConfig(eff_floor=-0.5).min_raw == pytest.approx(0.15 * -0.5 - 0.5 - 0.3)
     assert RewardConfig(eff_floor=None).min_raw == cfg.min_raw
-    assert cfg.with_weights(state=0.3).max_raw == pytest.approx(1.6)
-    assert cfg.without("efficiency", "clarification").min_raw == 0.0
+    assert cfg.with_weights(state=0.3).max_raw == pytest.approx(2.6)
+    assert cfg.without("efficiency", "clarification", "surplus_writes").min_raw == 0.0
+    assert RewardConfig.preset("paper").max_raw == 1.3
 
 
 def test_with_weights_reweighs_by_name_and_leaves_the_original_alone() -> None:
@@ -105,8 +116,8 @@ def test_without_drops_components_and_the_total_follows() -> None:
         "tool_name" not in cfg.weights
         and "tool_name" not in score(TASK, GOLD, config=cfg).components
     )
-    assert cfg.max_raw == pytest.approx(1.0)
-    assert score(TASK, GOLD, config=cfg).total == pytest.approx(1.0)
+    assert cfg.max_raw == pytest.approx(3.0)
+    assert score(TASK, GOLD, config=cfg).total == pytest.approx(3.0)
     assert cfg.breakdown_keys == (
         "validity",
         "coverage",
@@ -114,6 +125,8 @@ def test_without_drops_components_and_the_total_follows() -> None:
         "abstention",
         "clarification",
         "state",
+        "answers",
+        "surplus_writes",
     )
     with pytest.raises(ValueError, match="known: validity"):
         RewardConfig().without("validty")
@@ -158,10 +171,13 @@ def test_the_knobs_are_still_validated() -> None:
 @given(st.fixed_dictionaries({name: weight for name in NAMES}))
 def test_any_weights_make_the_gold_trajectory_score_the_maximum(weights: dict[str, float]) -> None:
     cfg = RewardConfig().with_weights(**weights)
-    expected = sum(weights[n] for n in ("validity", "coverage", "tool_name", "arguments", "state"))
+    paid = ("validity", "coverage", "tool_name", "arguments", "state", "answers")
+    expected = sum(weights[n] for n in paid)
     assert math.isclose(cfg.max_raw, expected, abs_tol=1e-12)
     assert math.isclose(
-        cfg.min_raw, -weights["efficiency"] - weights["clarification"], abs_tol=1e-12
+        cfg.min_raw,
+        -weights["efficiency"] - weights["clarification"] - weights["surplus_writes"],
+        abs_tol=1e-12,
     )
     r = score(TASK, GOLD, config=cfg)
     assert r.total == pytest.approx(cfg.max_raw) and r.max_total == pytest.approx(cfg.max_raw)

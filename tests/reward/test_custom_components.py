@@ -79,9 +79,9 @@ def test_a_custom_component_changes_the_breakdown_and_the_total() -> None:
         paper.components
     )
     assert custom.total == pytest.approx(paper.total - 0.3 * 0.5)
-    assert custom.max_total == paper.max_total == 1.3
+    assert custom.max_total == paper.max_total == RewardConfig().max_raw
     assert config.min_raw == pytest.approx(RewardConfig().min_raw - 0.3)
-    assert score(TASK, GOLD, config=config).total == pytest.approx(1.3)
+    assert score(TASK, GOLD, config=config).total == pytest.approx(config.max_raw)
     normalised = dataclasses.replace(config, normalise=True)
     expected = (custom.total - config.min_raw) / (config.max_raw - config.min_raw)
     assert score(TASK, CHATTY, config=normalised).total == pytest.approx(expected)
@@ -91,7 +91,7 @@ def test_a_custom_components_parameters_and_weight_are_fields() -> None:
     strict = LongArguments(limit=20, weight=0.6)
     r = score(TASK, GOLD, config=RewardConfig().with_components(strict))
     assert r.components["long_arguments"] == -0.5  # 25 characters of {"event_id": ...}, 17 of query
-    assert r.total == pytest.approx(1.3 - 0.6 * 0.5)
+    assert r.total == pytest.approx(RewardConfig().max_raw - 0.6 * 0.5)
     assert dataclasses.replace(strict, weight=0.0) == LongArguments(limit=20, weight=0.0)
 
 
@@ -158,11 +158,12 @@ def test_components_read_one_lazily_computed_context(monkeypatch: pytest.MonkeyP
         raise AssertionError("a state hash was replayed although no component needed it")
 
     monkeypatch.setattr(components, "align_prepared", counting_align)
-    monkeypatch.setattr(components, "replay_state_hash", no_replay)
+    monkeypatch.setattr(components, "replay_calls", no_replay)
     monkeypatch.setattr(state, "gold_replay", no_replay)
     task = TASK.model_copy(update={"id": "custom-components-lazy"})  # no gold hash memoised yet
-    r = score(task, CHATTY)
-    assert len(aligned) == 1  # coverage, arguments and the breakdown share one alignment
+    unweighted_state = RewardConfig().with_weights(state=0.0).without("answers")
+    r = score(task, CHATTY, config=unweighted_state)
+    assert len(aligned) == 1  # coverage, arguments, surplus writes and the breakdown share one
     assert r.components["state"] is None and r.gold_state_hash is r.final_state_hash is None
 
     @dataclass(frozen=True)
@@ -175,7 +176,7 @@ def test_components_read_one_lazily_computed_context(monkeypatch: pytest.MonkeyP
             return float(len(ctx.gold_state_hash) > 0)
 
     with pytest.raises(AssertionError, match="no component needed it"):
-        score(task, CHATTY, config=RewardConfig().with_components(NeedsGold()))
+        score(task, CHATTY, config=unweighted_state.with_components(NeedsGold()))
 
 
 def test_a_component_class_must_be_a_frozen_dataclass_with_a_name_and_a_weight() -> None:

@@ -31,8 +31,13 @@ def test_the_oracle_scores_the_maximum_and_reaches_the_recorded_state_on_every_t
         assert breakdown is not None
         if not episode.terminated:
             failures.append((task.id, "truncated"))
-        if breakdown.total != pytest.approx(config.max_raw) or breakdown.total != pytest.approx(
-            breakdown.max_total
+        c = breakdown.components
+        perfect = c["state"] == 1.0 and c["answers"] in (None, 1.0)  # answers: None without reads
+        unpaid = 0.0 if c["answers"] is not None else config.weights["answers"]
+        if (
+            not perfect
+            or breakdown.total != pytest.approx(breakdown.max_total)
+            or breakdown.max_total != pytest.approx(config.max_raw - unpaid)
         ):
             failures.append((task.id, breakdown.total, breakdown.components))
         if breakdown.final_state_hash != task.final_state_hash:  # the episode's own state hash
