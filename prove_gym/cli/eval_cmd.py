@@ -43,6 +43,11 @@ def add_parser(sub: Any) -> None:
         default="hermes",
         help="tool-call format the policy's text is read in (default: hermes; see prove list)",
     )
+    p.add_argument(
+        "--reward",
+        default="default",
+        help="reward preset: default (validated) or paper (the paper's reward, exactly)",
+    )
     p.add_argument("--max-assistant-turns", type=int, default=10)
     p.add_argument("--max-user-turns", type=int, default=5)
     p.add_argument("--concurrency", type=int, default=4, help="episodes played at once")
@@ -118,7 +123,13 @@ def _policy(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     from prove_gym.episode import EpisodeCaps
     from prove_gym.eval import evaluate
+    from prove_gym.reward import RewardConfig
 
+    try:
+        reward = RewardConfig.preset(args.reward)
+    except ValueError as exc:
+        print(f"prove-gym eval: {exc}", file=sys.stderr)
+        return 2
     tasks = _load_tasks(args)
     caps = EpisodeCaps(args.max_assistant_turns, args.max_user_turns)
     policy = _policy(args)
@@ -130,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             caps=caps,
             format=args.format,
+            reward_config=reward,
         )
     finally:
         close = getattr(policy, "close", None)

@@ -33,6 +33,30 @@ def test_prove_eval_oracle_writes_results_a_summary_and_a_plot(tmp_path: Path) -
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
 
+def test_prove_eval_pays_the_reward_preset_it_is_given(tmp_path: Path) -> None:
+    for preset, top in (("paper", 1.3), ("default", 3.3)):
+        out = prove(
+            "eval",
+            "oracle",
+            "--servers",
+            "calendar",
+            "--reward",
+            preset,
+            "--limit",
+            "3",
+            "--out",
+            str(tmp_path / preset),
+            "--no-progress",
+        )
+        assert out.returncode == 0, out.stderr
+        rows = [
+            json.loads(x) for x in (tmp_path / preset / "results.jsonl").read_text().splitlines()
+        ]
+        assert max(r["total"] for r in rows) == pytest.approx(top)
+    wrong = prove("eval", "oracle", "--reward", "papers", "--no-progress")
+    assert wrong.returncode == 2 and "known: default, paper" in wrong.stderr
+
+
 def test_prove_eval_reads_a_task_file_and_limits_it(tmp_path: Path) -> None:
     from prove_gym import get_registry
 
