@@ -1,0 +1,1653 @@
+"""The budget server's 12 tools. Docstrings are what the model reads: keep examples concrete.
+
+Business rules have names (``monthly_limit``, ``envelope_funds``, ...); a tool that refuses
+an action raises ``PreconditionFailed`` with a message that starts with ``Rule '<name>'
+failed:`` and says what would be allowed instead (:data:`RULES` lists them all; the
+server's instructions carry them to the model). Every check runs before anything is
+written, and the session rolls back a call that fails anyway.
+
+The stored totals (account and category balances, ``category_months``, ``months``) change
+only through :func:`_post`, :func:`_unpost` and :func:`_move`, so they always equal the sum
+of their rows (see ``models.py``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from decimal import ROUND_CEILING, Decimal
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+from sqlalchemy import and_, func, or_, select
+
+from prove_gym.server import (
+    Conflict,
+    Entity,
+    InvalidArgument,
+    PreconditionFailed,
+    Server,
+    ToolContext,
+    TypedDict,
+    next_id,
+    parse_date,
+)
+
+from .models import (
+    CENT,
+    DEPOSIT_KINDS,
+    READY_TO_ASSIGN,
+    ZERO,
+    Account,
+    Base,
+    Category,
+    CategoryMonth,
+    EnvelopeTransfer,
+    Month,
+    RecurringExpense,
+    Settings,
+    Transaction,
+    first_of_month,
+    month_key,
+    next_occurrence,
+    open_from,
+)
+from .sampler import sample_budget
+
+RULES: dict[str, str] = {
+    "date_window": "Expenses and income are dated from the first day of the previous month "
+    "through today: earlier months are closed, later days have not happened yet (plan future "
+    "bills with create_recurring_expense). A recurring expense starts between today and 365 "
+    "days from now.",
+    "closed_month": "A transaction dated in a closed month (before the previous month) cannot "
+    "be deleted.",
+    "monthly_limit": "A category whose enforcement is 'block' refuses an expense that would "
+    "take its spending in that month over its monthly limit, and a recurring expense larger "
+    "than the limit; with 'warn' the expense is recorded with a warning.",
+    "envelope_funds": "Money moved out of a category (a transfer, or deleting income that went "
+    "into it) cannot be more than the category holds.",
+    "account_funds": "Checking, savings and cash accounts cannot go below zero; a credit card "
+    "cannot go past its credit limit.",
+    "account_closed": "A closed account takes no new transactions or recurring expenses.",
+    "income_account": "Income is received into a checking, savings or cash account, never a "
+    "credit card.",
+    "category_archived": "An archived category takes no expenses, income, limits, recurring "
+    "expenses or money moved in; money can still be moved out of it.",
+    "ready_to_assign": "Ready to Assign (cat_000) only holds income not yet given a job: it "
+    "takes no expenses, limits or recurring expenses.",
+    "recurring_inactive": "Only an active recurring expense can be posted or cancelled.",
+    "not_due": "A recurring expense is posted on or after its next date, never before.",
+    "recurring_cap": "At most 100 recurring expenses can be active at once.",
+}
+
+server = Server(
+    "budget",
+    tasks_file=Path(__file__).with_name("tasks.jsonl"),
+    version="1.0.0",
+    base=Base,
+    sampler=sample_budget,
+    description="A household's envelope budget: checking, savings, credit card and cash "
+    "accounts; spending categories (envelopes) grouped as bills, everyday, lifestyle and "
+    "savings goals, each with an optional monthly limit; expenses and income that add up into "
+    "category and month totals; money moved between envelopes; recurring bills.",
+    instructions="Budget conventions: ids look like 'acc_01' (account), 'cat_004' (category), "
+    "'txn_00123' (transaction), 'trf_0042' (envelope transfer), 'rec_007' (recurring expense). "
+    "Amounts are exact US dollars with at most two decimals: pass a number or a string such "
+    "as \"42.50\"; results show amounts as strings. Dates look like '2026-03-14', months like "
+    "'2026-03'. Income waits in Ready to Assign (category 'cat_000') until "
+    "transfer_between_envelopes moves it into a category; an expense spends from one category "
+    "and is paid from one account. Rules the tools enforce (a refusal names the rule): "
+    + " ".join(f"{name}: {text}" for name, text in RULES.items()),
+)
+
+AccountRow = Annotated[Account, Entity("account")]
+CategoryRow = Annotated[Category, Entity("category")]
+TransactionRow = Annotated[Transaction, Entity("transaction")]
+RecurringRow = Annotated[RecurringExpense, Entity("recurring_expense")]
+
+MAX_AMOUNT = Decimal("1000000")
+MAX_LIMIT = Decimal("100000")
+MAX_ACTIVE_RECURRING = 100
+MAX_RECURRING_YEARS = 10
+RECURRING_HORIZON_DAYS = 365
+MAX_SUGGESTED = Decimal(250)
+"""The largest amount a category record suggests when it has no expense to go by."""
+
+Amount = Annotated[Decimal, Field(gt=0, le=MAX_AMOUNT, decimal_places=2)]
+LimitAmount = Annotated[Decimal, Field(gt=0, le=MAX_LIMIT, decimal_places=2)]
+Payee = Annotated[str, Field(min_length=1, max_length=80)]
+Memo = Annotated[str, Field(max_length=140)]
+DateText = Annotated[str, Field(min_length=1, max_length=32)]
+MonthText = Annotated[str, Field(pattern=r"^\d{4}-\d{2}$")]
+Query = Annotated[str, Field(max_length=200)]
+Limit = Annotated[int, Field(ge=1, le=100)]
+Group = Literal["Bills", "Everyday", "Lifestyle", "Savings goals"]
+TransactionKind = Literal["expense", "income", "account_transfer"]
+Frequency = Literal["weekly", "monthly", "yearly"]
+Enforcement = Literal["warn", "block"]
+RecurringStatus = Literal["active", "cancelled", "ended", "all"]
+
+
+# ----------------------------------------------------------------- results
+class AccountOut(TypedDict):
+    account_id: str
+    name: str
+    kind: str
+    institution: str
+    balance: Decimal
+    credit_limit: Decimal | None
+    available: Decimal
+    closed: bool
+
+
+class AccountsOut(TypedDict):
+    as_of: str
+    net_balance: Decimal
+    accounts: list[AccountOut]
+
+
+class CategoryOut(TypedDict):
+    category_id: str
+    name: str
+    group: str
+    monthly_limit: Decimal | None
+    enforcement: str
+    spent: Decimal
+    assigned: Decimal
+    remaining: Decimal | None
+    over_limit: bool
+    balance: Decimal
+    archived: bool
+
+
+class BudgetOut(TypedDict):
+    month: str
+    today: str
+    ready_to_assign: Decimal
+    ready_to_assign_id: str
+    income: Decimal
+    spent: Decimal
+    categories: list[CategoryOut]
+
+
+class TransactionOut(TypedDict):
+    transaction_id: str
+    date: str
+    kind: str
+    account_id: str
+    to_account_id: str | None
+    category_id: str | None
+    category_name: str | None
+    payee: str
+    memo: str
+    amount: Decimal
+    recurring_id: str | None
+
+
+class SearchOut(TypedDict):
+    count: int
+    expenses_total: Decimal
+    income_total: Decimal
+    transactions: list[TransactionOut]
+
+
+class RecurringOut(TypedDict):
+    recurring_id: str
+    payee: str
+    account_id: str
+    category_id: str
+    amount: Decimal
+    frequency: str
+    start_date: str
+    next_date: str
+    end_date: str | None
+    status: str
+    due: bool
+
+
+class RecurringList(TypedDict):
+    today: str
+    recurring_expenses: list[RecurringOut]
+
+
+class ExpenseOut(TypedDict):
+    transaction_id: str
+    date: str
+    month: str
+    account_id: str
+    category_id: str
+    amount: Decimal
+    payee: str
+    memo: str
+    category_spent: Decimal
+    monthly_limit: Decimal | None
+    remaining: Decimal | None
+    enforcement: str
+    warning: str | None
+    category_balance: Decimal
+    account_balance: Decimal
+
+
+class IncomeOut(TypedDict):
+    transaction_id: str
+    date: str
+    account_id: str
+    category_id: str
+    amount: Decimal
+    payer: str
+    memo: str
+    account_balance: Decimal
+    category_balance: Decimal
+
+
+class DeletedOut(TypedDict):
+    transaction_id: str
+    kind: str
+    date: str
+    amount: Decimal
+    payee: str
+    account_id: str
+    account_balance: Decimal
+    to_account_id: str | None
+    category_id: str | None
+    category_balance: Decimal | None
+
+
+class TransferOut(TypedDict):
+    transfer_id: str
+    date: str
+    from_category_id: str
+    to_category_id: str
+    amount: Decimal
+    memo: str
+    from_balance: Decimal
+    to_balance: Decimal
+
+
+class LimitOut(TypedDict):
+    category_id: str
+    name: str
+    monthly_limit: Decimal
+    previous_limit: Decimal | None
+    enforcement: str
+    month: str
+    spent: Decimal
+    remaining: Decimal
+    over_limit: bool
+    warning: str | None
+
+
+class PostedOut(TypedDict):
+    recurring_id: str
+    transaction_id: str
+    date: str
+    amount: Decimal
+    payee: str
+    account_id: str
+    category_id: str
+    next_date: str
+    status: str
+    still_due: bool
+    category_spent: Decimal
+    remaining: Decimal | None
+    warning: str | None
+    account_balance: Decimal
+    category_balance: Decimal
+
+
+# ----------------------------------------------------------------- helpers
+def _broken(rule: str, detail: str) -> PreconditionFailed:
+    """The error for a failed business rule: it names the rule, then says what to do."""
+    return PreconditionFailed(f"Rule '{rule}' failed: {detail}")
+
+
+def _settings(ctx: ToolContext) -> Settings:
+    return ctx.db.get_one(Settings, 1)
+
+
+def _today(ctx: ToolContext) -> dt.date:
+    return ctx.now.date()
+
+
+def _open_from(ctx: ToolContext) -> dt.date:
+    return open_from(_settings(ctx).closed_through)
+
+
+def _text(value: str, name: str) -> str:
+    """Surrounding whitespace removed; an all-blank required text is refused."""
+    text = value.strip()
+    if not text:
+        raise InvalidArgument(f"{name} must not be blank.")
+    return text
+
+
+def _label(row: Account | Category) -> str:
+    return f"{row.id} ({row.name})"
+
+
+def _transaction_day(ctx: ToolContext, value: str | None, name: str = "date") -> dt.date:
+    """The day a new expense or income is dated: today by default, inside the open window."""
+    today = _today(ctx)
+    if value is None:
+        return today
+    day = parse_date(value, name)
+    first = _open_from(ctx)
+    if day > today:
+        raise _broken(
+            "date_window",
+            f"{name} {day.isoformat()} is in the future (today is {today.isoformat()}). Record "
+            "it on or after the day it happens, or plan it with create_recurring_expense.",
+        )
+    if day < first:
+        raise _broken(
+            "date_window",
+            f"{name} {day.isoformat()} falls in a closed month: months through "
+            f"{_settings(ctx).closed_through.isoformat()} are reconciled. Use a date from "
+            f"{first.isoformat()} to {today.isoformat()}.",
+        )
+    return day
+
+
+def _month(ctx: ToolContext, value: str | None) -> str:
+    """A month ("YYYY-MM") with recorded history: from the first recorded month to now."""
+    today = _today(ctx)
+    if value is None:
+        return month_key(today)
+    try:
+        first = dt.date(int(value[:4]), int(value[5:7]), 1)
+    except ValueError:
+        raise InvalidArgument(f"month must look like '2026-03', got {value!r}.") from None
+    start = _settings(ctx).history_start
+    if first > today:
+        raise PreconditionFailed(
+            f"{value} has not started yet; today is {today.isoformat()}. Ask for "
+            f"{month_key(today)} or an earlier month."
+        )
+    if first < first_of_month(start):
+        raise PreconditionFailed(
+            f"No budget data for {value}: the history starts on {start.isoformat()}. Ask for "
+            f"{month_key(start)} or later."
+        )
+    return month_key(first)
+
+
+def _month_bounds(month: str) -> tuple[dt.date, dt.date]:
+    first = dt.date(int(month[:4]), int(month[5:7]), 1)
+    return first, first_of_month(first, 1) - dt.timedelta(days=1)
+
+
+def _floor(acc: Account) -> Decimal:
+    """The lowest balance the account may reach."""
+    if acc.kind == "credit_card":
+        return -(acc.credit_limit or ZERO)
+    return ZERO
+
+
+def _available(acc: Account) -> Decimal:
+    return acc.balance - _floor(acc)
+
+
+def _check_account(acc: Account, change: Decimal, doing: str) -> None:
+    """``account_funds``: the balance after ``change`` stays at or above the account's floor."""
+    if acc.balance + change >= _floor(acc):
+        return
+    if acc.kind == "credit_card":
+        limit = f"a credit limit of {acc.credit_limit}, so at most {_available(acc)} more fits"
+    else:
+        limit = f"a {acc.kind} account cannot go below zero, so at most {acc.balance} can leave it"
+    raise _broken(
+        "account_funds",
+        f"{doing} would take {_label(acc)} from {acc.balance} to {acc.balance + change}: "
+        f"{limit}. Use another account (list_accounts shows what each can cover).",
+    )
+
+
+def _check_open_account(acc: Account) -> None:
+    if acc.closed:
+        raise _broken(
+            "account_closed",
+            f"{_label(acc)} is closed and takes no new transactions. Pick an open account "
+            "from list_accounts.",
+        )
+
+
+def _check_spending_category(cat: Category, doing: str) -> None:
+    if cat.id == READY_TO_ASSIGN:
+        raise _broken(
+            "ready_to_assign",
+            f"Ready to Assign ({cat.id}) only holds income that has no job yet; {doing} must "
+            "name a spending category. list_categories shows them; move money from "
+            f"{cat.id} into one with transfer_between_envelopes.",
+        )
+    if cat.archived:
+        raise _broken(
+            "category_archived",
+            f"{_label(cat)} is archived and takes no {doing}. Pick an active category from "
+            "list_categories.",
+        )
+
+
+def _spent(ctx: ToolContext, category_id: str, month: str) -> Decimal:
+    row = ctx.db.get(CategoryMonth, (category_id, month))
+    return row.spent if row is not None else ZERO
+
+
+def _check_limit(ctx: ToolContext, cat: Category, day: dt.date, amount: Decimal) -> str | None:
+    """``monthly_limit``: refuse an expense over a blocking limit; the warning for 'warn'."""
+    if cat.monthly_limit is None:
+        return None
+    month = month_key(day)
+    spent = _spent(ctx, cat.id, month)
+    after = spent + amount
+    if after <= cat.monthly_limit:
+        return None
+    room = max(cat.monthly_limit - spent, ZERO)
+    if cat.enforcement == "block":
+        needed = after.quantize(Decimal(1), rounding=ROUND_CEILING).quantize(CENT)
+        raise _broken(
+            "monthly_limit",
+            f"{_label(cat)} blocks spending over its monthly limit of {cat.monthly_limit}; "
+            f"{month} spending is {spent}, so at most {room} more fits, not {amount}. Raise the "
+            f"limit with set_category_limit (monthly_limit={needed}), switch it to "
+            "enforcement 'warn', or record the expense in another category.",
+        )
+    return (
+        f"{_label(cat)} is now over its monthly limit of {cat.monthly_limit} for {month}: "
+        f"{after} spent ({after - cat.monthly_limit} over)."
+    )
+
+
+def _category_month(ctx: ToolContext, category_id: str, month: str) -> CategoryMonth:
+    row = ctx.db.get(CategoryMonth, (category_id, month))
+    if row is None:
+        row = CategoryMonth(category_id=category_id, month=month, spent=ZERO, assigned=ZERO)
+        ctx.db.add(row)
+    return row
+
+
+def _month_row(ctx: ToolContext, month: str) -> Month:
+    row = ctx.db.get(Month, month)
+    if row is None:
+        row = Month(month=month, income=ZERO, spent=ZERO)
+        ctx.db.add(row)
+    return row
+
+
+def _post(ctx: ToolContext, txn: Transaction, sign: int = 1) -> None:
+    """Add a transaction's amount to every stored total it belongs to (``sign=-1`` removes it)."""
+    amount = txn.amount * sign
+    month = month_key(txn.date)
+    acc = ctx.db.get_one(Account, txn.account_id)
+    if txn.kind == "account_transfer":
+        assert txn.to_account_id is not None
+        dst = ctx.db.get_one(Account, txn.to_account_id)
+        acc.balance = acc.balance - amount
+        dst.balance = dst.balance + amount
+        return
+    assert txn.category_id is not None
+    cat = ctx.db.get_one(Category, txn.category_id)
+    cm = _category_month(ctx, cat.id, month)
+    totals = _month_row(ctx, month)
+    if txn.kind == "expense":
+        acc.balance = acc.balance - amount
+        cat.balance = cat.balance - amount
+        cm.spent = cm.spent + amount
+        totals.spent = totals.spent + amount
+    else:
+        acc.balance = acc.balance + amount
+        cat.balance = cat.balance + amount
+        cm.assigned = cm.assigned + amount
+        totals.income = totals.income + amount
+
+
+def _unpost(ctx: ToolContext, txn: Transaction) -> None:
+    """Remove a transaction and its share of the totals; drop total rows left with no activity."""
+    _post(ctx, txn, -1)
+    ctx.db.delete(txn)
+    ctx.db.flush()
+    if txn.category_id is not None:
+        _prune(ctx, txn.category_id, month_key(txn.date))
+
+
+def _prune(ctx: ToolContext, category_id: str, month: str) -> None:
+    """Delete the month total rows that no transaction or transfer contributes to any more."""
+    first, last = _month_bounds(month)
+    in_month = and_(Transaction.date >= first, Transaction.date <= last)
+    cat_txn = select(Transaction.id).where(in_month, Transaction.category_id == category_id)
+    cat_move = select(EnvelopeTransfer.id).where(
+        EnvelopeTransfer.date >= first,
+        EnvelopeTransfer.date <= last,
+        or_(
+            EnvelopeTransfer.from_category_id == category_id,
+            EnvelopeTransfer.to_category_id == category_id,
+        ),
+    )
+    if ctx.db.scalar(cat_txn.limit(1)) is None and ctx.db.scalar(cat_move.limit(1)) is None:
+        row = ctx.db.get(CategoryMonth, (category_id, month))
+        if row is not None:
+            ctx.db.delete(row)
+    any_txn = select(Transaction.id).where(in_month, Transaction.kind.in_(("expense", "income")))
+    if ctx.db.scalar(any_txn.limit(1)) is None:
+        totals = ctx.db.get(Month, month)
+        if totals is not None:
+            ctx.db.delete(totals)
+    ctx.db.flush()
+
+
+def _new_transaction(
+    ctx: ToolContext,
+    kind: str,
+    acc: Account,
+    cat: Category,
+    amount: Decimal,
+    day: dt.date,
+    payee: str,
+    memo: str,
+    recurring_id: str | None = None,
+) -> Transaction:
+    txn = Transaction(
+        id=next_id(ctx, Transaction.id, "txn", 5),
+        date=day,
+        kind=kind,
+        account_id=acc.id,
+        to_account_id=None,
+        category_id=cat.id,
+        amount=amount,
+        payee=payee,
+        memo=memo,
+        recurring_id=recurring_id,
+    )
+    ctx.db.add(txn)
+    ctx.db.flush()
+    _post(ctx, txn)
+    ctx.db.flush()
+    return txn
+
+
+def _expense(
+    ctx: ToolContext,
+    acc: Account,
+    cat: Category,
+    amount: Decimal,
+    day: dt.date,
+    payee: str,
+    memo: str,
+    recurring_id: str | None = None,
+) -> tuple[Transaction, str | None]:
+    """Check every rule an expense must pass, then record it; returns it and any warning."""
+    money = amount.quantize(CENT)
+    _check_open_account(acc)
+    _check_spending_category(cat, "expenses")
+    warning = _check_limit(ctx, cat, day, money)
+    _check_account(acc, -money, f"Paying {money}")
+    txn = _new_transaction(ctx, "expense", acc, cat, money, day, payee, memo, recurring_id)
+    return txn, warning
+
+
+def _remaining(cat: Category, spent: Decimal) -> Decimal | None:
+    return None if cat.monthly_limit is None else cat.monthly_limit - spent
+
+
+def _account_out(acc: Account) -> AccountOut:
+    return {
+        "account_id": acc.id,
+        "name": acc.name,
+        "kind": acc.kind,
+        "institution": acc.institution,
+        "balance": acc.balance,
+        "credit_limit": acc.credit_limit,
+        "available": _available(acc),
+        "closed": acc.closed,
+    }
+
+
+def _recurring_out(ctx: ToolContext, rec: RecurringExpense) -> RecurringOut:
+    return {
+        "recurring_id": rec.id,
+        "payee": rec.payee,
+        "account_id": rec.account_id,
+        "category_id": rec.category_id,
+        "amount": rec.amount,
+        "frequency": rec.frequency,
+        "start_date": rec.start_date.isoformat(),
+        "next_date": rec.next_date.isoformat(),
+        "end_date": rec.end_date.isoformat() if rec.end_date else None,
+        "status": rec.status,
+        "due": rec.status == "active" and rec.next_date <= _today(ctx),
+    }
+
+
+def _transaction_out(t: Transaction, names: dict[str, str]) -> TransactionOut:
+    return {
+        "transaction_id": t.id,
+        "date": t.date.isoformat(),
+        "kind": t.kind,
+        "account_id": t.account_id,
+        "to_account_id": t.to_account_id,
+        "category_id": t.category_id,
+        "category_name": names.get(t.category_id) if t.category_id else None,
+        "payee": t.payee,
+        "memo": t.memo,
+        "amount": t.amount,
+        "recurring_id": t.recurring_id,
+    }
+
+
+def _like(text: str) -> str:
+    """A LIKE pattern matching ``text`` literally (``%`` and ``_`` escaped with ``\\``)."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+# -------------------------------------------------------- example values
+def _open_day(ctx: ToolContext, rng: random.Random) -> str:
+    first = open_from(ctx.db.get_one(Settings, 1).closed_through)
+    span = (ctx.now.date() - first).days
+    return (ctx.now.date() - dt.timedelta(days=rng.randint(0, min(span, 12)))).isoformat()
+
+
+def _recent_month(ctx: ToolContext, rng: random.Random) -> str:
+    return month_key(first_of_month(ctx.now.date(), -rng.randint(0, 2)))
+
+
+def _start_day(ctx: ToolContext, rng: random.Random) -> str:
+    return (ctx.now.date() + dt.timedelta(days=rng.randint(1, 30))).isoformat()
+
+
+def _end_day(ctx: ToolContext, rng: random.Random) -> str:
+    return (ctx.now.date() + dt.timedelta(days=rng.randint(150, 365))).isoformat()
+
+
+def _window_start(ctx: ToolContext, rng: random.Random) -> str:
+    first = open_from(ctx.db.get_one(Settings, 1).closed_through)
+    return (first + dt.timedelta(days=rng.randint(0, 10))).isoformat()
+
+
+def _window_end(ctx: ToolContext, rng: random.Random) -> str:
+    return (ctx.now.date() - dt.timedelta(days=rng.randint(0, 5))).isoformat()
+
+
+AMOUNTS = [12.5, 24.99, "38.40", 45, 60, "89.95", 120]
+PAYEES = ["Whole Foods Market", "Shell", "Target", "Chipotle", "CVS Pharmacy", "AMC Theatres"]
+PAYERS = ["Acme Corp payroll", "Freelance invoice", "Tax refund", "Venmo from Sam", "eBay sale"]
+MEMOS = ["Weekly shop", "Birthday dinner", "Reimbursed later", "Split with roommate"]
+BILL_PAYEES = ["Netflix", "Planet Fitness", "Spotify", "Comcast Xfinity", "Geico", "Dog walker"]
+
+
+# ------------------------------------------------------------------- tools
+@server.tool(
+    returns="account",
+    phrasings=["What accounts do I have?", "Show my account balances, closed ones too"],
+)
+def list_accounts(ctx: ToolContext, include_closed: bool = False) -> AccountsOut:
+    """List the budget's accounts with balances; credit cards show debt as a negative balance.
+
+    Args:
+        include_closed: Also list closed accounts, such as an old checking account.
+
+    Returns:
+        {"as_of": "2026-03-14", "net_balance": "5120.33", "accounts": [{"account_id":
+        "acc_01", "name": "Chase checking", "kind": "checking", "balance": "2310.55",
+        "credit_limit": null, "available": "2310.55", "closed": false}, ...]}. "available" is
+        what the account can still pay: the balance, or for a card the balance plus its limit.
+    """
+    stmt = select(Account).order_by(Account.id)
+    if not include_closed:
+        stmt = stmt.where(Account.closed.is_(False))
+    rows = list(ctx.db.scalars(stmt))
+    net = ctx.db.scalar(select(func.sum(Account.balance)).where(Account.closed.is_(False)))
+    return {
+        "as_of": _today(ctx).isoformat(),
+        "net_balance": net if net is not None else ZERO,
+        "accounts": [_account_out(a) for a in rows],
+    }
+
+
+@server.tool(
+    returns="category",
+    phrasings=[
+        "How is my budget doing this month?",
+        "Show my {group} categories for {month}",
+        "How much did I spend per category in {month}?",
+    ],
+    examples={"month": _recent_month},
+)
+def list_categories(
+    ctx: ToolContext,
+    month: MonthText | None = None,
+    group: Group | None = None,
+    include_archived: bool = False,
+) -> BudgetOut:
+    """The budget for one month: Ready to Assign, and per category its limit, spending and balance.
+
+    Args:
+        month: The month as "YYYY-MM", such as "2026-02"; default the current month.
+        group: Only one group: "Bills", "Everyday", "Lifestyle" or "Savings goals".
+        include_archived: Also list archived categories.
+
+    Returns:
+        {"month": "2026-03", "ready_to_assign": "412.00", "ready_to_assign_id": "cat_000",
+        "income": "5400.00", "spent": "3120.75", "categories": [{"category_id": "cat_009",
+        "name": "Dining out", "group": "Everyday", "monthly_limit": "250.00", "enforcement":
+        "block", "spent": "231.40", "assigned": "250.00", "remaining": "18.60",
+        "over_limit": false, "balance": "41.12", ...}]}. "spent" and "assigned" are for the
+        month; "balance" is what the envelope holds now.
+    """
+    key = _month(ctx, month)
+    stmt = (
+        select(Category, CategoryMonth.spent, CategoryMonth.assigned)
+        .outerjoin(
+            CategoryMonth,
+            and_(CategoryMonth.category_id == Category.id, CategoryMonth.month == key),
+        )
+        .where(Category.id != READY_TO_ASSIGN)
+        .order_by(Category.id)
+    )
+    if group is not None:
+        stmt = stmt.where(Category.group_name == group)
+    if not include_archived:
+        stmt = stmt.where(Category.archived.is_(False))
+    out: list[CategoryOut] = []
+    for cat, spent, assigned in ctx.db.execute(stmt).all():
+        spent = spent if spent is not None else ZERO
+        remaining = _remaining(cat, spent)
+        out.append(
+            {
+                "category_id": cat.id,
+                "name": cat.name,
+                "group": cat.group_name,
+                "monthly_limit": cat.monthly_limit,
+                "enforcement": cat.enforcement,
+                "spent": spent,
+                "assigned": assigned if assigned is not None else ZERO,
+                "remaining": remaining,
+                "over_limit": remaining is not None and remaining < 0,
+                "balance": cat.balance,
+                "archived": cat.archived,
+            }
+        )
+    totals = ctx.db.get(Month, key)
+    return {
+        "month": key,
+        "today": _today(ctx).isoformat(),
+        "ready_to_assign": ctx.db.get_one(Category, READY_TO_ASSIGN).balance,
+        "ready_to_assign_id": READY_TO_ASSIGN,
+        "income": totals.income if totals is not None else ZERO,
+        "spent": totals.spent if totals is not None else ZERO,
+        "categories": out,
+    }
+
+
+@server.tool(
+    returns=("transaction", "category", "account", "recurring_expense"),
+    phrasings=[
+        "Show my {category_id} spending in {month}",
+        "Find my {query} purchases",
+        "List the transactions on account {account_id} from {start_date} to {end_date}",
+        "How much did I spend in {month}?",
+    ],
+    examples={
+        "query": ["Starbucks", "Whole Foods", "Shell", "Amazon", "Netflix", "payroll"],
+        "month": _recent_month,
+        "start_date": _window_start,
+        "end_date": _window_end,
+    },
+)
+def search_transactions(
+    ctx: ToolContext,
+    month: MonthText | None = None,
+    start_date: DateText | None = None,
+    end_date: DateText | None = None,
+    category_id: CategoryRow | None = None,
+    account_id: AccountRow | None = None,
+    kind: TransactionKind | None = None,
+    query: Query | None = None,
+    limit: Limit = 20,
+) -> SearchOut:
+    """Find transactions, newest first, with the count and totals of everything that matches.
+
+    Args:
+        month: Only this month, such as "2026-02".
+        start_date: Only on or after this day, such as "2026-02-10".
+        end_date: Only on or before this day, such as "2026-02-28".
+        category_id: Only this category, such as "cat_009".
+        account_id: Only this account (paid from or, for account transfers, paid to), such
+            as "acc_03".
+        kind: Only "expense", "income" or "account_transfer" (card payments, cash from ATMs).
+        query: Case-insensitive text in the payee or memo, such as "Starbucks".
+        limit: At most this many transactions in the list (1-100); count and totals cover all.
+
+    Returns:
+        {"count": 14, "expenses_total": "412.80", "income_total": "0.00", "transactions":
+        [{"transaction_id": "txn_00612", "date": "2026-03-12", "kind": "expense",
+        "account_id": "acc_03", "category_id": "cat_008", "category_name": "Groceries",
+        "payee": "Trader Joe's", "amount": "64.18", "recurring_id": null, ...}]}.
+    """
+    where: list[Any] = []
+    if month is not None:
+        first, last = _month_bounds(_month(ctx, month))
+        where += [Transaction.date >= first, Transaction.date <= last]
+    lo = parse_date(start_date, "start_date") if start_date is not None else None
+    hi = parse_date(end_date, "end_date") if end_date is not None else None
+    if lo is not None and hi is not None and hi < lo:
+        raise InvalidArgument(
+            f"end_date {hi.isoformat()} is before start_date {lo.isoformat()}; swap them."
+        )
+    if lo is not None:
+        where.append(Transaction.date >= lo)
+    if hi is not None:
+        where.append(Transaction.date <= hi)
+    if category_id is not None:
+        where.append(Transaction.category_id == category_id.id)
+    if account_id is not None:
+        where.append(
+            or_(Transaction.account_id == account_id.id, Transaction.to_account_id == account_id.id)
+        )
+    if kind is not None:
+        where.append(Transaction.kind == kind)
+    if query is not None and query.strip():
+        pattern = _like(query.strip())
+        where.append(
+            or_(
+                Transaction.payee.ilike(pattern, escape="\\"),
+                Transaction.memo.ilike(pattern, escape="\\"),
+            )
+        )
+    count = ctx.db.scalar(select(func.count()).select_from(Transaction).where(*where)) or 0
+
+    def total(of_kind: str) -> Decimal:
+        value = ctx.db.scalar(
+            select(func.sum(Transaction.amount)).where(*where, Transaction.kind == of_kind)
+        )
+        return value if value is not None else ZERO
+
+    rows = ctx.db.scalars(
+        select(Transaction)
+        .where(*where)
+        .order_by(
+            Transaction.date.desc(), func.length(Transaction.id).desc(), Transaction.id.desc()
+        )
+        .limit(limit)
+    )
+    names = dict(ctx.db.execute(select(Category.id, Category.name).order_by(Category.id)).all())
+    return {
+        "count": count,
+        "expenses_total": total("expense"),
+        "income_total": total("income"),
+        "transactions": [_transaction_out(t, names) for t in rows],
+    }
+
+
+@server.tool(
+    returns=("recurring_expense", "category", "account"),
+    phrasings=[
+        "Which bills are coming up?",
+        "List my {status} recurring expenses",
+        "What recurring expenses do I have in {category_id}?",
+    ],
+)
+def list_recurring_expenses(
+    ctx: ToolContext,
+    status: RecurringStatus = "active",
+    category_id: CategoryRow | None = None,
+) -> RecurringList:
+    """List recurring expenses (bills, subscriptions), soonest first; "due" ones can be posted.
+
+    Args:
+        status: "active" (default), "cancelled", "ended" or "all".
+        category_id: Only those of this category, such as "cat_007".
+
+    Returns:
+        {"today": "2026-03-14", "recurring_expenses": [{"recurring_id": "rec_004", "payee":
+        "Netflix", "account_id": "acc_03", "category_id": "cat_007", "amount": "15.49",
+        "frequency": "monthly", "next_date": "2026-03-12", "status": "active", "due": true,
+        ...}]}. "due" means next_date is today or earlier: post it with post_recurring_expense.
+    """
+    stmt = select(RecurringExpense).order_by(RecurringExpense.next_date, RecurringExpense.id)
+    if status != "all":
+        stmt = stmt.where(RecurringExpense.status == status)
+    if category_id is not None:
+        stmt = stmt.where(RecurringExpense.category_id == category_id.id)
+    return {
+        "today": _today(ctx).isoformat(),
+        "recurring_expenses": [_recurring_out(ctx, r) for r in ctx.db.scalars(stmt)],
+    }
+
+
+@server.tool(
+    writes=True,
+    returns=("transaction", "category", "account"),
+    phrasings=[
+        "I spent {amount} at {payee}, put it under {category_id} and paid with {account_id}",
+        "Log a {amount} expense at {payee} on {date} in {category_id} from {account_id}",
+        "Record {payee} for {amount}: category {category_id}, account {account_id}",
+    ],
+    examples={"amount": AMOUNTS, "payee": PAYEES, "memo": MEMOS, "date": _open_day},
+)
+def add_expense(
+    ctx: ToolContext,
+    account_id: AccountRow,
+    category_id: CategoryRow,
+    amount: Amount,
+    payee: Payee,
+    date: DateText | None = None,
+    memo: Memo = "",
+) -> ExpenseOut:
+    """Record money spent: paid from one account, spent from one category's envelope.
+
+    The category's spending for the month grows by the amount. If that takes it over its
+    monthly limit, a category set to "block" refuses the expense and one set to "warn"
+    records it with a warning. The envelope may go negative (overspent); the account may
+    not (a card may not pass its credit limit).
+
+    Args:
+        account_id: The account that paid, such as "acc_03" (see list_accounts).
+        category_id: The spending category, such as "cat_008" for Groceries (see
+            list_categories).
+        amount: What was spent, more than 0 with at most two decimals, such as 42.5 or "42.50".
+        payee: Who was paid, such as "Trader Joe's".
+        date: The day it was spent, such as "2026-03-12"; default today. From the first day of
+            the previous month through today.
+        memo: A note, such as "Birthday dinner".
+
+    Returns:
+        {"transaction_id": "txn_00613", "category_spent": "273.40", "monthly_limit": "300.00",
+        "remaining": "26.60", "warning": null, "category_balance": "18.12",
+        "account_balance": "-842.10", ...}.
+    """
+    day = _transaction_day(ctx, date)
+    txn, warning = _expense(
+        ctx, account_id, category_id, amount, day, _text(payee, "payee"), memo.strip()
+    )
+    cat, acc = category_id, account_id
+    spent = _spent(ctx, cat.id, month_key(day))
+    return {
+        "transaction_id": txn.id,
+        "date": day.isoformat(),
+        "month": month_key(day),
+        "account_id": acc.id,
+        "category_id": cat.id,
+        "amount": txn.amount,
+        "payee": txn.payee,
+        "memo": txn.memo,
+        "category_spent": spent,
+        "monthly_limit": cat.monthly_limit,
+        "remaining": _remaining(cat, spent),
+        "enforcement": cat.enforcement,
+        "warning": warning,
+        "category_balance": cat.balance,
+        "account_balance": acc.balance,
+    }
+
+
+@server.tool(
+    writes=True,
+    returns=("transaction", "category", "account"),
+    phrasings=[
+        "I got paid {amount} from {payer} into {account_id}",
+        "Record {amount} of income from {payer} to {account_id} on {date}",
+        "Add {amount} from {payer} to {account_id} and put it straight into {category_id}",
+    ],
+    examples={
+        "amount": [150, "320.50", 1200, "2450.00", 75],
+        "payer": PAYERS,
+        "memo": ["Paycheck", "Refund", "Birthday money", "Reimbursement"],
+        "date": _open_day,
+    },
+)
+def add_income(
+    ctx: ToolContext,
+    account_id: AccountRow,
+    amount: Amount,
+    payer: Payee,
+    category_id: CategoryRow | None = None,
+    date: DateText | None = None,
+    memo: Memo = "",
+) -> IncomeOut:
+    """Record money received into an account; it goes to Ready to Assign unless a category is given.
+
+    Args:
+        account_id: The checking, savings or cash account it arrived in, such as "acc_01".
+        amount: How much, more than 0 with at most two decimals, such as 2450 or "2450.00".
+        payer: Who paid, such as "Acme Corp payroll" or "Venmo from Sam".
+        category_id: Put it straight into this category, such as "cat_012"; default Ready to
+            Assign ("cat_000"), from where transfer_between_envelopes hands it out.
+        date: The day it arrived, such as "2026-03-01"; default today. From the first day of the
+            previous month through today.
+        memo: A note, such as "March paycheck".
+
+    Returns:
+        {"transaction_id": "txn_00614", "category_id": "cat_000", "account_balance":
+        "4760.55", "category_balance": "2862.00", ...}.
+    """
+    acc = account_id
+    cat = category_id if category_id is not None else ctx.db.get_one(Category, READY_TO_ASSIGN)
+    who = _text(payer, "payer")
+    _check_open_account(acc)
+    if acc.kind not in DEPOSIT_KINDS:
+        raise _broken(
+            "income_account",
+            f"{_label(acc)} is a {acc.kind} account; income goes into a checking, savings or "
+            "cash account. Pick one from list_accounts.",
+        )
+    if cat.archived:
+        raise _broken(
+            "category_archived",
+            f"{_label(cat)} is archived and takes no income. Leave category_id out to put it in "
+            "Ready to Assign, or pick an active category.",
+        )
+    day = _transaction_day(ctx, date)
+    txn = _new_transaction(ctx, "income", acc, cat, amount.quantize(CENT), day, who, memo.strip())
+    return {
+        "transaction_id": txn.id,
+        "date": day.isoformat(),
+        "account_id": acc.id,
+        "category_id": cat.id,
+        "amount": txn.amount,
+        "payer": txn.payee,
+        "memo": txn.memo,
+        "account_balance": acc.balance,
+        "category_balance": cat.balance,
+    }
+
+
+@server.tool(
+    writes=True,
+    destructive=True,
+    idempotent=True,
+    returns=("transaction", "category", "account"),
+    phrasings=[
+        "Delete transaction {transaction_id}, it was entered by mistake",
+        "Remove {transaction_id} from my budget",
+    ],
+)
+def delete_transaction(ctx: ToolContext, transaction_id: TransactionRow) -> DeletedOut:
+    """Delete a transaction entered by mistake and take it out of every balance and total.
+
+    Deleting an expense gives the money back to its account and category. Deleting income
+    takes it back out, so the account and the category it went into must still hold it. A
+    recurring expense's schedule is not changed. Transactions in closed months stay.
+
+    Args:
+        transaction_id: The transaction, such as "txn_00613" (see search_transactions).
+
+    Returns:
+        {"transaction_id": "txn_00613", "kind": "expense", "amount": "42.50",
+        "account_balance": "-799.60", "category_balance": "60.62", ...}.
+    """
+    txn = transaction_id
+    first = _open_from(ctx)
+    if txn.date < first:
+        raise _broken(
+            "closed_month",
+            f"{txn.id} is dated {txn.date.isoformat()}, in a closed month (months through "
+            f"{_settings(ctx).closed_through.isoformat()} are reconciled). Only transactions "
+            f"from {first.isoformat()} on can be deleted.",
+        )
+    acc = ctx.db.get_one(Account, txn.account_id)
+    cat = ctx.db.get(Category, txn.category_id) if txn.category_id is not None else None
+    dst = ctx.db.get(Account, txn.to_account_id) if txn.to_account_id is not None else None
+    if txn.kind == "income":
+        assert cat is not None
+        _check_account(acc, -txn.amount, f"Taking the {txn.amount} of {txn.id} back out")
+        if cat.balance < txn.amount:
+            raise _broken(
+                "envelope_funds",
+                f"{txn.id} put {txn.amount} into {_label(cat)}, which now holds only "
+                f"{cat.balance}: the money has been spent or moved. Move it back into "
+                f"{cat.id} with transfer_between_envelopes first.",
+            )
+    elif txn.kind == "account_transfer":
+        assert dst is not None
+        _check_account(dst, -txn.amount, f"Undoing the {txn.amount} transfer {txn.id}")
+    record: DeletedOut = {
+        "transaction_id": txn.id,
+        "kind": txn.kind,
+        "date": txn.date.isoformat(),
+        "amount": txn.amount,
+        "payee": txn.payee,
+        "account_id": acc.id,
+        "account_balance": acc.balance,
+        "to_account_id": txn.to_account_id,
+        "category_id": txn.category_id,
+        "category_balance": None,
+    }
+    _unpost(ctx, txn)
+    record["account_balance"] = acc.balance
+    record["category_balance"] = cat.balance if cat is not None else None
+    return record
+
+
+@server.tool(
+    writes=True,
+    returns=("transfer", "category"),
+    phrasings=[
+        "Move {amount} from {from_category_id} to {to_category_id}",
+        "Take {amount} out of {from_category_id} and put it in {to_category_id}",
+        "Assign {amount} from {from_category_id} to {to_category_id} to cover {memo}",
+    ],
+    examples={
+        "amount": [20, 35, "50.00", 75, 100, "150.00"],
+        "memo": ["overspending", "concert tickets", "the car repair", "a birthday dinner"],
+    },
+)
+def transfer_between_envelopes(
+    ctx: ToolContext,
+    from_category_id: CategoryRow,
+    to_category_id: CategoryRow,
+    amount: Amount,
+    memo: Memo = "",
+) -> TransferOut:
+    """Move money from one category's envelope to another's; no account changes.
+
+    Use Ready to Assign ("cat_000") as from_category_id to give new income a job, or as
+    to_category_id to free money up. The source must hold the amount.
+
+    Args:
+        from_category_id: Where the money comes from, such as "cat_000" (Ready to Assign) or
+            "cat_015" (Vacation).
+        to_category_id: Where it goes, such as "cat_009" (Dining out).
+        amount: How much, more than 0 with at most two decimals, such as 50 or "50.00".
+        memo: A note, such as "overspending" or "concert tickets".
+
+    Returns:
+        {"transfer_id": "trf_0093", "amount": "50.00", "from_balance": "362.00",
+        "to_balance": "91.12", ...}.
+    """
+    src, dst = from_category_id, to_category_id
+    if src.id == dst.id:
+        raise InvalidArgument(
+            f"from_category_id and to_category_id are both {src.id}; name two categories."
+        )
+    if dst.archived:
+        raise _broken(
+            "category_archived",
+            f"{_label(dst)} is archived and takes no money; pick an active category "
+            "(money can still be moved out of an archived one).",
+        )
+    money = amount.quantize(CENT)
+    if money > src.balance:
+        holds = f"holds {src.balance}" if src.balance > 0 else f"holds nothing ({src.balance})"
+        most = f"at most {src.balance} can be moved" if src.balance > 0 else "nothing can move"
+        raise _broken(
+            "envelope_funds",
+            f"{_label(src)} {holds}, so {most}, not {money}. Move less, or take it from "
+            "another category (list_categories shows every balance).",
+        )
+    day = _today(ctx)
+    move = EnvelopeTransfer(
+        id=next_id(ctx, EnvelopeTransfer.id, "trf", 4),
+        date=day,
+        from_category_id=src.id,
+        to_category_id=dst.id,
+        amount=money,
+        memo=memo.strip(),
+    )
+    ctx.db.add(move)
+    _move(ctx, move)
+    ctx.db.flush()
+    return {
+        "transfer_id": move.id,
+        "date": day.isoformat(),
+        "from_category_id": src.id,
+        "to_category_id": dst.id,
+        "amount": money,
+        "memo": move.memo,
+        "from_balance": src.balance,
+        "to_balance": dst.balance,
+    }
+
+
+def _move(ctx: ToolContext, move: EnvelopeTransfer) -> None:
+    """Add an envelope transfer to the balances and month totals of both categories."""
+    month = month_key(move.date)
+    src = ctx.db.get_one(Category, move.from_category_id)
+    dst = ctx.db.get_one(Category, move.to_category_id)
+    src.balance = src.balance - move.amount
+    dst.balance = dst.balance + move.amount
+    out, into = _category_month(ctx, src.id, month), _category_month(ctx, dst.id, month)
+    out.assigned = out.assigned - move.amount
+    into.assigned = into.assigned + move.amount
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    returns="category",
+    phrasings=[
+        "Set the monthly limit of {category_id} to {monthly_limit}",
+        "Cap {category_id} at {monthly_limit} a month and {enforcement} anything over it",
+    ],
+    examples={"monthly_limit": [150, 200, "250.00", 300, 400, "600.00"]},
+)
+def set_category_limit(
+    ctx: ToolContext,
+    category_id: CategoryRow,
+    monthly_limit: LimitAmount,
+    enforcement: Enforcement | None = None,
+) -> LimitOut:
+    """Set a category's monthly spending limit and whether spending over it is blocked.
+
+    Args:
+        category_id: The category, such as "cat_009" (Dining out).
+        monthly_limit: The most to spend in it per calendar month, such as 300 or "300.00".
+        enforcement: "block" to refuse expenses over the limit, "warn" to record them with a
+            warning; default unchanged.
+
+    Returns:
+        {"category_id": "cat_009", "monthly_limit": "300.00", "previous_limit": "250.00",
+        "enforcement": "block", "month": "2026-03", "spent": "231.40", "remaining": "68.60",
+        "over_limit": false, "warning": null, ...}.
+    """
+    cat = category_id
+    if cat.id == READY_TO_ASSIGN:
+        raise _broken(
+            "ready_to_assign",
+            f"Ready to Assign ({cat.id}) holds unassigned income and has no spending limit; set "
+            "the limit of a spending category from list_categories.",
+        )
+    if cat.archived:
+        raise _broken(
+            "category_archived",
+            f"{_label(cat)} is archived; its limit cannot change. Pick an active category.",
+        )
+    previous = cat.monthly_limit
+    cat.monthly_limit = monthly_limit.quantize(CENT)
+    if enforcement is not None:
+        cat.enforcement = enforcement
+    ctx.db.flush()
+    month = month_key(_today(ctx))
+    spent = _spent(ctx, cat.id, month)
+    remaining = cat.monthly_limit - spent
+    warning = None
+    if remaining < 0:
+        warning = f"{month} spending ({spent}) is already {-remaining} over the new limit" + (
+            "; no more expenses fit this month." if cat.enforcement == "block" else "."
+        )
+    return {
+        "category_id": cat.id,
+        "name": cat.name,
+        "monthly_limit": cat.monthly_limit,
+        "previous_limit": previous,
+        "enforcement": cat.enforcement,
+        "month": month,
+        "spent": spent,
+        "remaining": remaining,
+        "over_limit": remaining < 0,
+        "warning": warning,
+    }
+
+
+@server.tool(
+    writes=True,
+    idempotent=True,
+    returns=("recurring_expense", "category", "account"),
+    phrasings=[
+        "Add a {frequency} {payee} bill of {amount} to {category_id}, paid from {account_id}, "
+        "starting {start_date}",
+        "Set up a {frequency} recurring expense of {amount} for {payee} from {start_date} "
+        "in {category_id} on {account_id}",
+    ],
+    examples={
+        "amount": ["15.49", 29.99, 45, "89.00", 120],
+        "payee": BILL_PAYEES,
+        "start_date": _start_day,
+        "end_date": _end_day,
+    },
+)
+def create_recurring_expense(
+    ctx: ToolContext,
+    account_id: AccountRow,
+    category_id: CategoryRow,
+    amount: Amount,
+    payee: Payee,
+    frequency: Frequency,
+    start_date: DateText,
+    end_date: DateText | None = None,
+) -> RecurringOut:
+    """Set up a bill that repeats every week, month or year, first due on start_date.
+
+    Nothing is spent now: each occurrence is recorded with post_recurring_expense once due.
+    Monthly and yearly ones keep start_date's day of the month (the last day in shorter months).
+
+    Args:
+        account_id: The account that pays it, such as "acc_03".
+        category_id: The category it spends from, such as "cat_007" (Subscriptions).
+        amount: Each payment, more than 0 with at most two decimals, such as "15.49".
+        payee: Who is paid, such as "Netflix".
+        frequency: "weekly", "monthly" or "yearly".
+        start_date: The first due day, from today to 365 days ahead, such as "2026-04-01".
+        end_date: The last day it may fall on, such as "2026-12-31"; default none.
+
+    Returns:
+        {"recurring_id": "rec_014", "next_date": "2026-04-01", "status": "active",
+        "due": false, ...}.
+    """
+    acc, cat = account_id, category_id
+    money = amount.quantize(CENT)
+    who = _text(payee, "payee")
+    _check_open_account(acc)
+    _check_spending_category(cat, "recurring expenses")
+    today = _today(ctx)
+    first = parse_date(start_date, "start_date")
+    horizon = today + dt.timedelta(days=RECURRING_HORIZON_DAYS)
+    if not today <= first <= horizon:
+        raise _broken(
+            "date_window",
+            f"start_date {first.isoformat()} must be from today ({today.isoformat()}) to "
+            f"{horizon.isoformat()}. For a bill already paid use add_expense.",
+        )
+    until = parse_date(end_date, "end_date") if end_date is not None else None
+    if until is not None:
+        if until < first:
+            raise InvalidArgument(
+                f"end_date {until.isoformat()} is before start_date {first.isoformat()}."
+            )
+        if until > first + dt.timedelta(days=366 * MAX_RECURRING_YEARS):
+            raise InvalidArgument(
+                f"end_date must be within {MAX_RECURRING_YEARS} years of start_date; leave it "
+                "out for a bill with no end."
+            )
+    if cat.enforcement == "block" and cat.monthly_limit is not None and money > cat.monthly_limit:
+        raise _broken(
+            "monthly_limit",
+            f"{_label(cat)} blocks spending over its monthly limit of {cat.monthly_limit}, so a "
+            f"{money} bill could never be posted. Raise the limit with set_category_limit, "
+            "switch it to 'warn', or use another category.",
+        )
+    active = ctx.db.scalar(
+        select(func.count())
+        .select_from(RecurringExpense)
+        .where(RecurringExpense.status == "active")
+    )
+    if (active or 0) >= MAX_ACTIVE_RECURRING:
+        raise _broken(
+            "recurring_cap",
+            f"{active} recurring expenses are already active, the most allowed. Cancel one "
+            "with cancel_recurring_expense first.",
+        )
+    same = ctx.db.scalar(
+        select(RecurringExpense.id)
+        .where(
+            RecurringExpense.status == "active",
+            func.lower(RecurringExpense.payee) == who.lower(),
+            RecurringExpense.account_id == acc.id,
+            RecurringExpense.category_id == cat.id,
+            RecurringExpense.amount == money,
+            RecurringExpense.frequency == frequency,
+        )
+        .order_by(RecurringExpense.id)
+        .limit(1)
+    )
+    if same is not None:
+        raise Conflict(
+            f"The same {frequency} {money} bill to {who} is already active as {same}; nothing "
+            "was added. list_recurring_expenses shows it."
+        )
+    rec = RecurringExpense(
+        id=next_id(ctx, RecurringExpense.id, "rec", 3),
+        payee=who,
+        account_id=acc.id,
+        category_id=cat.id,
+        amount=money,
+        frequency=frequency,
+        anchor_day=first.day,
+        start_date=first,
+        next_date=first,
+        end_date=until,
+        status="active",
+        created_on=today,
+    )
+    ctx.db.add(rec)
+    ctx.db.flush()
+    return _recurring_out(ctx, rec)
+
+
+@server.tool(
+    writes=True,
+    returns=("transaction", "recurring_expense", "category", "account"),
+    phrasings=[
+        "Post the {recurring_id} bill that is due",
+        "Record this month's payment of recurring expense {recurring_id}",
+    ],
+)
+def post_recurring_expense(ctx: ToolContext, recurring_id: RecurringRow) -> PostedOut:
+    """Record the due occurrence of a recurring expense as an expense, then schedule the next one.
+
+    The expense is dated on the occurrence's due day and passes the same rules as
+    add_expense (monthly limit, account funds). If the bill ends before the next occurrence
+    it becomes "ended".
+
+    Args:
+        recurring_id: The recurring expense, such as "rec_004" (see list_recurring_expenses;
+            those with "due": true can be posted).
+
+    Returns:
+        {"recurring_id": "rec_004", "transaction_id": "txn_00615", "date": "2026-03-12",
+        "next_date": "2026-04-12", "status": "active", "still_due": false, "warning": null,
+        ...}.
+    """
+    rec = recurring_id
+    today = _today(ctx)
+    if rec.status != "active":
+        raise _broken(
+            "recurring_inactive",
+            f"{rec.id} ({rec.payee}) is {rec.status}; only active recurring expenses are posted. "
+            "Set it up again with create_recurring_expense if it is still needed.",
+        )
+    if rec.next_date > today:
+        raise _broken(
+            "not_due",
+            f"{rec.id} ({rec.payee}) is upcoming, not 'due': its next date is "
+            f"{rec.next_date.isoformat()}, after today ({today.isoformat()}). Post it on or "
+            "after that day; list_recurring_expenses shows which are due.",
+        )
+    acc = ctx.db.get_one(Account, rec.account_id)
+    cat = ctx.db.get_one(Category, rec.category_id)
+    first = _open_from(ctx)
+    if rec.next_date < first:
+        raise _broken(
+            "date_window",
+            f"{rec.id} was due on {rec.next_date.isoformat()}, in a closed month; cancel it "
+            "with cancel_recurring_expense and set it up again.",
+        )
+    day = rec.next_date
+    txn, warning = _expense(
+        ctx, acc, cat, rec.amount, day, rec.payee, f"{rec.frequency.title()} bill", rec.id
+    )
+    rec.next_date = next_occurrence(day, rec.frequency, rec.anchor_day)
+    if rec.end_date is not None and rec.next_date > rec.end_date:
+        rec.status = "ended"
+    ctx.db.flush()
+    spent = _spent(ctx, cat.id, month_key(day))
+    return {
+        "recurring_id": rec.id,
+        "transaction_id": txn.id,
+        "date": day.isoformat(),
+        "amount": txn.amount,
+        "payee": txn.payee,
+        "account_id": acc.id,
+        "category_id": cat.id,
+        "next_date": rec.next_date.isoformat(),
+        "status": rec.status,
+        "still_due": rec.status == "active" and rec.next_date <= today,
+        "category_spent": spent,
+        "remaining": _remaining(cat, spent),
+        "warning": warning,
+        "account_balance": acc.balance,
+        "category_balance": cat.balance,
+    }
+
+
+@server.tool(
+    writes=True,
+    destructive=True,
+    idempotent=True,
+    returns="recurring_expense",
+    phrasings=[
+        "Cancel my recurring expense {recurring_id}",
+        "Stop {recurring_id}, I don't need that subscription any more",
+    ],
+)
+def cancel_recurring_expense(ctx: ToolContext, recurring_id: RecurringRow) -> RecurringOut:
+    """Cancel a recurring expense so that it is never due again; past payments stay recorded.
+
+    Args:
+        recurring_id: The recurring expense, such as "rec_004" (see list_recurring_expenses).
+
+    Returns:
+        {"recurring_id": "rec_004", "status": "cancelled", "due": false, ...}.
+    """
+    rec = recurring_id
+    if rec.status != "active":
+        raise _broken(
+            "recurring_inactive",
+            f"{rec.id} ({rec.payee}) is already {rec.status}; nothing to cancel.",
+        )
+    rec.status = "cancelled"
+    ctx.db.flush()
+    return _recurring_out(ctx, rec)
+
+
+# --------------------------------------------------------------- entities
+# What exists and is worth asking about, for grounding synthesized requests. Records carry
+# values that fit the rules (an amount the envelope and the limit allow, a typical payee).
+@server.entity(
+    "account",
+    key="account_id",
+    model=Account,
+    not_found="Call list_accounts to see the accounts and their ids (such as 'acc_01').",
+)
+def _accounts(ctx: ToolContext) -> list[dict[str, Any]]:
+    """Open accounts."""
+    rows = ctx.db.scalars(select(Account).where(Account.closed.is_(False)).order_by(Account.id))
+    return [
+        {
+            "account_id": a.id,
+            "name": a.name,
+            "kind": a.kind,
+            "balance": a.balance,
+            "available": _available(a),
+        }
+        for a in rows
+    ]
+
+
+@server.entity(
+    "category",
+    key="category_id",
+    model=Category,
+    not_found="Call list_categories to see the categories and their ids (such as 'cat_008').",
+)
+def _categories(ctx: ToolContext) -> list[dict[str, Any]]:
+    """Active categories (Ready to Assign included), with an amount that fits their rules."""
+    month = month_key(_today(ctx))
+    spent = dict(
+        ctx.db.execute(
+            select(CategoryMonth.category_id, CategoryMonth.spent)
+            .where(CategoryMonth.month == month)
+            .order_by(CategoryMonth.category_id)
+        ).all()
+    )
+    out = []
+    for c in ctx.db.scalars(
+        select(Category).where(Category.archived.is_(False)).order_by(Category.id)
+    ):
+        last = ctx.db.execute(
+            select(Transaction.payee, Transaction.amount)
+            .where(Transaction.category_id == c.id, Transaction.kind == "expense")
+            .order_by(Transaction.date.desc(), Transaction.id.desc())
+            .limit(1)
+        ).first()
+        # What fits: the envelope's balance (a transfer out) and a blocking limit's room.
+        caps = [c.balance] if c.balance > 0 else []
+        if c.enforcement == "block" and c.monthly_limit is not None:
+            caps.append(c.monthly_limit - spent.get(c.id, ZERO))
+        usual = last[1] if last is not None else min(MAX_SUGGESTED, c.balance / 3)
+        amount = min([usual, *caps]).quantize(CENT) if caps else usual.quantize(CENT)
+        record: dict[str, Any] = {
+            "category_id": c.id,
+            "name": c.name,
+            "group": c.group_name,
+            "balance": c.balance,
+            "amount": amount if amount >= 1 else Decimal("20.00"),
+        }
+        if last is not None:
+            record["payee"] = last[0]
+        out.append(record)
+    return out
+
+
+@server.entity(
+    "transaction",
+    key="transaction_id",
+    model=Transaction,
+    not_found="Call search_transactions to find the transaction's id (such as 'txn_00612').",
+)
+def _transactions(ctx: ToolContext) -> list[dict[str, Any]]:
+    """Expenses and income of the open months that could be deleted."""
+    stmt = (
+        select(Transaction)
+        .where(Transaction.date >= _open_from(ctx), Transaction.kind.in_(("expense", "income")))
+        .order_by(Transaction.id)
+    )
+    out = []
+    for t in ctx.db.scalars(stmt):
+        if t.kind == "income":
+            acc = ctx.db.get_one(Account, t.account_id)
+            cat = ctx.db.get_one(Category, t.category_id)
+            if acc.balance < t.amount or cat.balance < t.amount:
+                continue
+        out.append(
+            {
+                "transaction_id": t.id,
+                "kind": t.kind,
+                "payee": t.payee,
+                "date": t.date.isoformat(),
+                "account_id": t.account_id,
+                "category_id": t.category_id,
+            }
+        )
+    return out
+
+
+@server.entity(
+    "recurring_expense",
+    key="recurring_id",
+    model=RecurringExpense,
+    not_found="Call list_recurring_expenses to see them and their ids (such as 'rec_004').",
+    label="recurring expense",
+)
+def _recurring(ctx: ToolContext) -> list[dict[str, Any]]:
+    """Active recurring expenses; "state" says whether one is due now."""
+    today = _today(ctx)
+    stmt = (
+        select(RecurringExpense)
+        .where(RecurringExpense.status == "active")
+        .order_by(RecurringExpense.id)
+    )
+    return [
+        {
+            "recurring_id": r.id,
+            "payee": r.payee,
+            "account_id": r.account_id,
+            "category_id": r.category_id,
+            "next_date": r.next_date.isoformat(),
+            "state": "due" if r.next_date <= today else "upcoming",
+        }
+        for r in ctx.db.scalars(stmt)
+    ]
+
+
+@server.entity("transfer", key="transfer_id", model=EnvelopeTransfer)
+def _transfers(ctx: ToolContext) -> list[dict[str, Any]]:
+    rows = ctx.db.scalars(select(EnvelopeTransfer).order_by(EnvelopeTransfer.id))
+    return [
+        {
+            "transfer_id": t.id,
+            "from_category_id": t.from_category_id,
+            "to_category_id": t.to_category_id,
+        }
+        for t in rows
+    ]

@@ -1,0 +1,245 @@
+"""Trading state: instruments and their daily bars, portfolios, positions, orders and trades.
+
+Money is exact everywhere (:class:`~prove_gym.server.Money`, integer cents in SQLite) and
+share quantities are whole numbers. A portfolio's cash and positions are derived from its
+trades only, by :func:`apply_fill`, shared by the sampler and the tools:
+
+- ``cash == opening_cash + sum(sell values) - sum(buy values)`` over its trades;
+- each position's ``quantity == sum(bought) - sum(sold)`` shares of that instrument;
+- ``cash + sum(cost_basis) - sum(realized_pnl) == opening_cash`` (the average-cost books).
+
+Orders rest in one book per instrument and match by price-time priority: the best price
+first, then the lowest ``seq`` (arrival order). A trade always executes at the resting
+(maker) order's limit price.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import ROUND_HALF_EVEN, Decimal
+
+from sqlalchemy import Boolean, Date, DateTime, ForeignKey, Integer, String
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from prove_gym.server import Money
+
+CENT = Decimal("0.01")
+OPEN_STATUSES: tuple[str, ...] = ("open", "partially_filled")
+"""Statuses of an order that rests in the book (and can be changed or cancelled)."""
+ORDER_STATUSES: tuple[str, ...] = ("open", "partially_filled", "filled", "cancelled")
+MARGIN_MULTIPLIER = 2
+"""A margin portfolio may hold positions worth up to twice its equity (Reg T style)."""
+PRICE_BAND = Decimal("0.20")
+"""Limit prices must lie within 20% of the previous close (the day's price band)."""
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Instrument(Base):
+    """A listed stock or ETF and today's session so far (the last trade moves with fills)."""
+
+    __tablename__ = "instruments"
+    symbol: Mapped[str] = mapped_column(String(8), primary_key=True)
+    name: Mapped[str] = mapped_column(String(80))
+    kind: Mapped[str] = mapped_column(String(8))
+    sector: Mapped[str] = mapped_column(String(40))
+    exchange: Mapped[str] = mapped_column(String(12))
+    shortable: Mapped[bool] = mapped_column(Boolean)
+    """False for hard-to-borrow names: they cannot be sold short."""
+    halted: Mapped[bool] = mapped_column(Boolean)
+    halt_reason: Mapped[str] = mapped_column(String(60), default="")
+    prev_close: Mapped[Decimal] = mapped_column(Money())
+    open_price: Mapped[Decimal] = mapped_column(Money())
+    high: Mapped[Decimal] = mapped_column(Money())
+    low: Mapped[Decimal] = mapped_column(Money())
+    last_price: Mapped[Decimal] = mapped_column(Money())
+    volume: Mapped[int] = mapped_column(Integer)
+
+    bars: Mapped[list[Bar]] = relationship(order_by="Bar.day")
+
+
+class Bar(Base):
+    """One past trading day of one instrument (fixed per seed)."""
+
+    __tablename__ = "bars"
+    symbol: Mapped[str] = mapped_column(ForeignKey("instruments.symbol"), primary_key=True)
+    day: Mapped[dt.date] = mapped_column(Date, primary_key=True)
+    open: Mapped[Decimal] = mapped_column(Money())
+    high: Mapped[Decimal] = mapped_column(Money())
+    low: Mapped[Decimal] = mapped_column(Money())
+    close: Mapped[Decimal] = mapped_column(Money())
+    volume: Mapped[int] = mapped_column(Integer)
+
+
+class Portfolio(Base):
+    """A brokerage account: cash portfolios never borrow, margin ones may (and may short)."""
+
+    __tablename__ = "portfolios"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(80))
+    email: Mapped[str] = mapped_column(String(120))
+    name: Mapped[str] = mapped_column(String(60))
+    kind: Mapped[str] = mapped_column(String(8))
+    """"cash" or "margin"."""
+    status: Mapped[str] = mapped_column(String(12))
+    """"active", "restricted" (closing trades only) or "closed" (no new orders)."""
+    status_reason: Mapped[str] = mapped_column(String(80), default="")
+    opened_on: Mapped[dt.date] = mapped_column(Date)
+    opening_cash: Mapped[Decimal] = mapped_column(Money())
+    """The deposit the recorded trading history starts from."""
+    cash: Mapped[Decimal] = mapped_column(Money())
+
+    positions: Mapped[list[Position]] = relationship(order_by="Position.symbol")
+
+
+class Position(Base):
+    """Shares of one instrument in one portfolio (negative when short), at average cost.
+
+    ``cost_basis`` is the signed cost of the shares held (negative for a short: the
+    proceeds); closing shares realises ``realized_pnl`` against their share of the basis.
+    """
+
+    __tablename__ = "positions"
+    portfolio_id: Mapped[str] = mapped_column(ForeignKey("portfolios.id"), primary_key=True)
+    symbol: Mapped[str] = mapped_column(ForeignKey("instruments.symbol"), primary_key=True)
+    quantity: Mapped[int] = mapped_column(Integer)
+    cost_basis: Mapped[Decimal] = mapped_column(Money())
+    realized_pnl: Mapped[Decimal] = mapped_column(Money())
+
+
+class Order(Base):
+    """An order of a portfolio, or of another market participant (``portfolio_id`` is None)."""
+
+    __tablename__ = "orders"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    portfolio_id: Mapped[str | None] = mapped_column(
+        ForeignKey("portfolios.id"), nullable=True, index=True
+    )
+    participant: Mapped[str] = mapped_column(String(60))
+    """Who placed it: the portfolio's owner, or a market maker / other investor."""
+    symbol: Mapped[str] = mapped_column(ForeignKey("instruments.symbol"), index=True)
+    side: Mapped[str] = mapped_column(String(4))
+    order_type: Mapped[str] = mapped_column(String(8))
+    quantity: Mapped[int] = mapped_column(Integer)
+    filled_quantity: Mapped[int] = mapped_column(Integer)
+    filled_value: Mapped[Decimal] = mapped_column(Money())
+    """Sum of quantity x price over the order's trades."""
+    limit_price: Mapped[Decimal | None] = mapped_column(Money(), nullable=True)
+    status: Mapped[str] = mapped_column(String(20))
+    cancel_reason: Mapped[str] = mapped_column(String(60), default="")
+    seq: Mapped[int] = mapped_column(Integer, unique=True)
+    """Arrival order in the book: time priority among orders at one price."""
+    reserve_quantity: Mapped[int] = mapped_column(Integer, default=0)
+    """Shares of the order that open or extend a position and so hold buying power while it
+    rests (the others close a position and are executed first)."""
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+    @property
+    def remaining(self) -> int:
+        return self.quantity - self.filled_quantity
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in OPEN_STATUSES
+
+    @property
+    def held(self) -> Decimal:
+        """Buying power this order holds while it rests."""
+        if not self.is_open or self.limit_price is None:
+            return Decimal("0.00")
+        return min(self.remaining, self.reserve_quantity) * self.limit_price
+
+
+class Trade(Base):
+    """One execution between a buy order and a sell order, at the resting order's price."""
+
+    __tablename__ = "trades"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    symbol: Mapped[str] = mapped_column(ForeignKey("instruments.symbol"), index=True)
+    buy_order_id: Mapped[str] = mapped_column(ForeignKey("orders.id"), index=True)
+    sell_order_id: Mapped[str] = mapped_column(ForeignKey("orders.id"), index=True)
+    price: Mapped[Decimal] = mapped_column(Money())
+    quantity: Mapped[int] = mapped_column(Integer)
+    aggressor: Mapped[str] = mapped_column(String(4))
+    """The side of the incoming (taker) order: "buy" or "sell"."""
+    executed_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+
+# ------------------------------------------------------------ domain rules
+# Shared by the sampler and the tools, so sampled history and live calls agree exactly.
+def money(value: Decimal) -> Decimal:
+    """Rounded half-even to the cent.
+
+    >>> money(Decimal("10.005")), money(Decimal("10.015"))
+    (Decimal('10.00'), Decimal('10.02'))
+    """
+    return value.quantize(CENT, ROUND_HALF_EVEN)
+
+
+def price_band(prev_close: Decimal) -> tuple[Decimal, Decimal]:
+    """The lowest and highest limit price allowed today: 20% either side of the close.
+
+    >>> price_band(Decimal("100.00"))
+    (Decimal('80.00'), Decimal('120.00'))
+    """
+    low = (prev_close * (1 - PRICE_BAND)).quantize(CENT, "ROUND_CEILING")
+    high = (prev_close * (1 + PRICE_BAND)).quantize(CENT, "ROUND_FLOOR")
+    return max(low, CENT), high
+
+
+def buying_power(
+    kind: str, cash: Decimal, holdings: list[tuple[int, Decimal]], held: Decimal
+) -> Decimal:
+    """What a portfolio may still spend on new (opening) shares, never below zero.
+
+    A cash portfolio spends its cash less what open buy orders hold. A margin portfolio
+    may hold positions worth twice its equity (cash plus the value of its positions at
+    their last prices): twice the equity, less the gross value of its positions (longs
+    and shorts alike), less what open orders hold. ``holdings`` is (quantity, last price).
+
+    >>> buying_power("cash", Decimal("1000.00"), [], Decimal("250.00"))
+    Decimal('750.00')
+    >>> buying_power("margin", Decimal("1000.00"), [(10, Decimal("50.00"))], Decimal("0.00"))
+    Decimal('2500.00')
+    """
+    if kind != "margin":
+        return max(cash - held, Decimal("0.00"))
+    equity = cash + sum((q * p for q, p in holdings), Decimal("0.00"))
+    gross = sum((abs(q) * p for q, p in holdings), Decimal("0.00"))
+    return max(MARGIN_MULTIPLIER * equity - gross - held, Decimal("0.00"))
+
+
+def apply_fill(
+    portfolio: Portfolio, position: Position, side: str, qty: int, price: Decimal
+) -> None:
+    """Book one execution of ``qty`` shares at ``price`` into cash and the position.
+
+    Average cost: shares that close a position release their proportional share of the
+    cost basis (rounded half-even to the cent) and realise the difference; shares beyond
+    a flat position open one in the other direction at ``price``.
+
+    >>> p, pos = Portfolio(cash=Decimal("1000.00")), Position(
+    ...     quantity=0, cost_basis=Decimal("0.00"), realized_pnl=Decimal("0.00"))
+    >>> apply_fill(p, pos, "buy", 3, Decimal("100.00"))
+    >>> apply_fill(p, pos, "sell", 2, Decimal("110.00"))
+    >>> p.cash, pos.quantity, pos.cost_basis, pos.realized_pnl
+    (Decimal('920.00'), 1, Decimal('100.00'), Decimal('20.00'))
+    """
+    sign = 1 if side == "buy" else -1
+    portfolio.cash = portfolio.cash - sign * qty * price
+    held = position.quantity
+    left = qty
+    if held != 0 and (held > 0) != (sign > 0):
+        closing = min(qty, abs(held))
+        released = money(position.cost_basis * closing / abs(held))
+        direction = 1 if held > 0 else -1
+        position.realized_pnl = position.realized_pnl + direction * closing * price - released
+        position.cost_basis = position.cost_basis - released
+        position.quantity = held - direction * closing
+        left -= closing
+    if left:
+        position.quantity = position.quantity + sign * left
+        position.cost_basis = position.cost_basis + sign * left * price

@@ -1,0 +1,1144 @@
+"""The trading server: the book's and the books' rules under random orders, each rule on its
+own, its tasks, and the conformance suite."""
+
+from __future__ import annotations
+
+import random
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from pydantic import TypeAdapter
+
+import prove_gym
+from prove_gym import ErrorKind, Session, ToolContext
+from prove_gym.server import ToolResult
+from prove_gym.testing.conformance import conformance_suite
+
+TRADING = prove_gym.get_server("trading")
+SEEDS = [0, 3, 11]
+WRITES = {"place_limit_order", "place_market_order", "replace_order", "cancel_order"}
+
+
+def rows(session: Session, sql: str, *params: Any) -> list[tuple]:
+    return session.raw_connection.execute(sql, params).fetchall()
+
+
+def column(session: Session, sql: str, *params: Any) -> list[Any]:
+    return [r[0] for r in rows(session, sql, *params)]
+
+
+def cents(value: str | Decimal) -> int:
+    return int(Decimal(value) * 100)
+
+
+def rule_violations(session: Session) -> list[str]:
+    """Every broken trading rule, read straight from SQLite (money in cents)."""
+    broken: list[str] = []
+
+    def check(what: str, sql: str) -> None:
+        found = rows(session, sql)
+        if found:
+            broken.append(f"{what}: {found[:5]}")
+
+    # Cash and positions are the sum of fills (plus the opening deposit). A fill is one leg
+    # of a trade: the buy order's (+shares, -cash) and the sell order's (-shares, +cash).
+    fills = """WITH legs AS (
+                   SELECT buy_order_id AS order_id, quantity AS shares,
+                          -price * quantity AS cash FROM trades
+                   UNION ALL
+                   SELECT sell_order_id, -quantity, price * quantity FROM trades),
+               fills AS (
+                   SELECT o.portfolio_id, o.symbol, SUM(l.shares) AS shares,
+                          SUM(l.cash) AS cash
+                   FROM legs l JOIN orders o ON o.id = l.order_id
+                   WHERE o.portfolio_id IS NOT NULL GROUP BY o.portfolio_id, o.symbol)"""
+    check(
+        "cash differs from the opening deposit plus the value of its trades",
+        fills
+        + """ SELECT p.id, p.cash, p.opening_cash + COALESCE(SUM(f.cash), 0)
+              FROM portfolios p LEFT JOIN fills f ON f.portfolio_id = p.id
+              GROUP BY p.id HAVING p.cash != p.opening_cash + COALESCE(SUM(f.cash), 0)""",
+    )
+    check(
+        "a position differs from the shares its trades bought less those they sold",
+        fills
+        + """ SELECT f.portfolio_id, f.symbol, COALESCE(pos.quantity, 0), f.shares FROM fills f
+              LEFT JOIN positions pos
+                ON pos.portfolio_id = f.portfolio_id AND pos.symbol = f.symbol
+              WHERE COALESCE(pos.quantity, 0) != f.shares
+              UNION ALL
+              SELECT pos.portfolio_id, pos.symbol, pos.quantity, 0 FROM positions pos
+              LEFT JOIN fills f ON f.portfolio_id = pos.portfolio_id AND f.symbol = pos.symbol
+              WHERE pos.quantity != 0 AND f.symbol IS NULL""",
+    )
+    check(
+        "cash + cost basis - realized P&L differs from the opening deposit",
+        """SELECT p.id FROM portfolios p LEFT JOIN positions pos ON pos.portfolio_id = p.id
+           GROUP BY p.id HAVING p.cash + COALESCE(SUM(pos.cost_basis), 0)
+                  - COALESCE(SUM(pos.realized_pnl), 0) != p.opening_cash""",
+    )
+    check(
+        "a flat position keeps a cost basis",
+        "SELECT portfolio_id, symbol FROM positions WHERE quantity = 0 AND cost_basis != 0",
+    )
+    check(
+        "a position's cost basis has the wrong sign",
+        """SELECT portfolio_id, symbol FROM positions
+           WHERE (quantity > 0 AND cost_basis <= 0) OR (quantity < 0 AND cost_basis >= 0)""",
+    )
+    # Orders agree with their trades and their status.
+    check(
+        "filled quantity or value differs from the order's trades",
+        """WITH legs AS (
+               SELECT buy_order_id AS order_id, quantity, price FROM trades
+               UNION ALL SELECT sell_order_id, quantity, price FROM trades),
+           done AS (SELECT order_id, SUM(quantity) AS shares, SUM(quantity * price) AS value
+                    FROM legs GROUP BY order_id)
+           SELECT o.id, o.filled_quantity, d.shares FROM orders o
+           LEFT JOIN done d ON d.order_id = o.id
+           WHERE o.filled_quantity != COALESCE(d.shares, 0)
+              OR o.filled_value != COALESCE(d.value, 0)""",
+    )
+    check(
+        "filled is negative or more than the quantity",
+        "SELECT id FROM orders WHERE filled_quantity < 0 OR filled_quantity > quantity",
+    )
+    check(
+        "status disagrees with the fills",
+        """SELECT id, status, filled_quantity, quantity FROM orders WHERE
+              (status = 'filled' AND filled_quantity != quantity)
+           OR (status = 'open' AND filled_quantity != 0)
+           OR (status = 'partially_filled' AND NOT (0 < filled_quantity
+                                                    AND filled_quantity < quantity))
+           OR (status = 'cancelled' AND filled_quantity = quantity)
+           OR status NOT IN ('open', 'partially_filled', 'filled', 'cancelled')""",
+    )
+    check(
+        "a market order rests, or a limit order has no price",
+        """SELECT id FROM orders WHERE
+              (order_type = 'market' AND (status IN ('open', 'partially_filled')
+                                          OR limit_price IS NOT NULL))
+           OR (order_type = 'limit' AND limit_price IS NULL)""",
+    )
+    check(
+        "a resting order holds buying power for more shares than it has left",
+        "SELECT id FROM orders WHERE reserve_quantity < 0 OR reserve_quantity > quantity",
+    )
+    # Trades respect sides, symbols and the limits of orders that were never changed (other
+    # participants' orders; a portfolio's order may have traded before replace_order moved
+    # its price); the maker's price is the trade's price; no portfolio trades with itself.
+    check(
+        "a trade breaks an order's limit, side or symbol, or is a self-trade",
+        """SELECT t.id FROM trades t
+           JOIN orders b ON b.id = t.buy_order_id JOIN orders s ON s.id = t.sell_order_id
+           WHERE b.side != 'buy' OR s.side != 'sell' OR b.symbol != t.symbol
+              OR s.symbol != t.symbol OR t.quantity <= 0
+              OR (b.portfolio_id IS NULL AND b.limit_price IS NOT NULL
+                  AND t.price > b.limit_price)
+              OR (s.portfolio_id IS NULL AND s.limit_price IS NOT NULL
+                  AND t.price < s.limit_price)
+              OR (t.aggressor = 'buy' AND s.portfolio_id IS NULL AND t.price != s.limit_price)
+              OR (t.aggressor = 'sell' AND b.portfolio_id IS NULL AND t.price != b.limit_price)
+              OR (b.portfolio_id IS NOT NULL AND b.portfolio_id = s.portfolio_id)""",
+    )
+    # Short selling only where allowed; cash portfolios never borrow.
+    check(
+        "a cash portfolio is short",
+        """SELECT pos.portfolio_id, pos.symbol FROM positions pos
+           JOIN portfolios p ON p.id = pos.portfolio_id
+           WHERE p.kind = 'cash' AND pos.quantity < 0""",
+    )
+    check(
+        "a hard-to-borrow instrument is held short",
+        """SELECT pos.portfolio_id, pos.symbol FROM positions pos
+           JOIN instruments i ON i.symbol = pos.symbol
+           WHERE i.shortable = 0 AND pos.quantity < 0""",
+    )
+    check(
+        "a cash portfolio's open orders hold more than its cash",
+        """SELECT p.id, p.cash, COALESCE(SUM(MIN(o.quantity - o.filled_quantity,
+                  o.reserve_quantity) * o.limit_price), 0)
+           FROM portfolios p LEFT JOIN orders o ON o.portfolio_id = p.id
+             AND o.status IN ('open', 'partially_filled')
+           WHERE p.kind = 'cash' GROUP BY p.id
+           HAVING p.cash < COALESCE(SUM(MIN(o.quantity - o.filled_quantity,
+                  o.reserve_quantity) * o.limit_price), 0)""",
+    )
+    check(
+        "a portfolio offers more shares for sale than a cash portfolio holds",
+        """SELECT o.portfolio_id, o.symbol FROM orders o
+           JOIN portfolios p ON p.id = o.portfolio_id
+           LEFT JOIN positions pos ON pos.portfolio_id = o.portfolio_id AND pos.symbol = o.symbol
+           WHERE p.kind = 'cash' AND o.side = 'sell' AND o.status IN ('open', 'partially_filled')
+           GROUP BY o.portfolio_id, o.symbol
+           HAVING SUM(o.quantity - o.filled_quantity) > COALESCE(MAX(pos.quantity), 0)""",
+    )
+    # The book is never crossed.
+    check(
+        "the book is crossed (best bid >= best ask)",
+        """SELECT symbol FROM orders WHERE status IN ('open', 'partially_filled')
+           GROUP BY symbol HAVING MAX(CASE WHEN side = 'buy' THEN limit_price END)
+                               >= MIN(CASE WHEN side = 'sell' THEN limit_price END)""",
+    )
+    return broken
+
+
+# ----------------------------------------------------------------- helpers
+def ok(session: Session, name: str, args: dict[str, Any]) -> Any:
+    result = session.call(name, args)
+    assert result.ok, f"{name}({args}): {result.message}"
+    return result.content
+
+
+def refused(session: Session, name: str, args: dict[str, Any], rule: str) -> str:
+    """The call fails naming ``rule`` and changes nothing; returns the message."""
+    before = session.state_hash()
+    result = session.call(name, args)
+    assert result.error_kind == ErrorKind.PRECONDITION_FAILED, (name, args, result)
+    assert result.message and result.message.startswith(f"Rule '{rule}' failed:"), result.message
+    assert session.state_hash() == before
+    return result.message
+
+
+def price(session: Session, sql: str, *params: Any) -> Decimal:
+    return Decimal(rows(session, sql, *params)[0][0]).scaleb(-2).quantize(Decimal("0.01"))
+
+
+def book(session: Session, symbol: str, side: str) -> list[tuple[str, int, Decimal]]:
+    """Resting orders of one side in matching order: (id, remaining, limit price)."""
+    order = "DESC" if side == "buy" else "ASC"
+    return [
+        (oid, rest, Decimal(lp).scaleb(-2))
+        for oid, rest, lp in rows(
+            session,
+            f"""SELECT id, quantity - filled_quantity, limit_price FROM orders
+                WHERE symbol = ? AND side = ? AND status IN ('open', 'partially_filled')
+                ORDER BY limit_price {order}, seq""",
+            symbol,
+            side,
+        )
+    ]
+
+
+def poke(session: Session, sql: str, *params: Any) -> None:
+    """Change the state behind the tools' back (test setup only), committed and seen by the ORM."""
+    session.raw_connection.execute(sql, params)
+    session.raw_connection.commit()
+    session.db.expire_all()
+
+
+def fund(session: Session, portfolio: str, amount: int) -> None:
+    """A deposit before the recorded history (keeps every invariant): test setup only."""
+    poke(
+        session,
+        "UPDATE portfolios SET cash = cash + ?, opening_cash = opening_cash + ? WHERE id = ?",
+        amount * 100,
+        amount * 100,
+        portfolio,
+    )
+
+
+def tradable(session: Session, *, shortable: bool | None = None, spread: str = "0.01") -> list[str]:
+    """Open symbols with resting orders on both sides at least ``spread`` apart, cheapest first."""
+    extra = "" if shortable is None else f" AND shortable = {int(shortable)}"
+    symbols = column(
+        session,
+        f"""SELECT symbol FROM instruments WHERE halted = 0{extra} AND symbol IN (
+               SELECT symbol FROM orders WHERE status IN ('open', 'partially_filled')
+               GROUP BY symbol HAVING COUNT(DISTINCT side) = 2) ORDER BY last_price, symbol""",
+    )
+    return [
+        s
+        for s in symbols
+        if book(session, s, "sell")[0][2] - book(session, s, "buy")[0][2] >= Decimal(spread)
+    ]
+
+
+def portfolio_of(session: Session, kind: str, status: str = "active") -> str:
+    """A portfolio of that kind and status without open orders (so nothing self-trades)."""
+    return column(
+        session,
+        """SELECT id FROM portfolios WHERE kind = ? AND status = ? AND id NOT IN (
+               SELECT portfolio_id FROM orders WHERE portfolio_id IS NOT NULL
+               AND status IN ('open', 'partially_filled')) ORDER BY id""",
+        kind,
+        status,
+    )[0]
+
+
+def holding(session: Session, kind: str, status: str = "active") -> tuple[str, str, int]:
+    """(portfolio, symbol, shares) of a long position in a tradable symbol, none offered."""
+    found = rows(
+        session,
+        """SELECT pos.portfolio_id, pos.symbol, pos.quantity FROM positions pos
+           JOIN portfolios p ON p.id = pos.portfolio_id
+           JOIN instruments i ON i.symbol = pos.symbol
+           WHERE p.kind = ? AND p.status = ? AND pos.quantity > 1 AND i.halted = 0
+             AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.portfolio_id = p.id
+                 AND o.status IN ('open', 'partially_filled'))
+           ORDER BY pos.portfolio_id, pos.symbol""",
+        kind,
+        status,
+    )
+    return found[0]
+
+
+@pytest.fixture
+def market() -> Any:
+    with TRADING.session(seed=0) as session:
+        yield session
+
+
+# ------------------------------------------------------------ the book
+def test_a_crossing_limit_order_fills_by_price_then_time_and_rests_the_rest(
+    market: Session,
+) -> None:
+    symbol = tradable(market)[0]
+    asks = book(market, symbol, "sell")
+    through = asks[2][2]  # reach the third resting order's price
+    reachable = [a for a in asks if a[2] <= through]
+    want = sum(r for _, r, _ in reachable) + 7
+    pf = portfolio_of(market, "cash")
+    fund(market, pf, int(want * through) + 1000)
+    before = ok(market, "get_portfolio", {"portfolio_id": pf})
+    done = ok(
+        market,
+        "place_limit_order",
+        {
+            "portfolio_id": pf,
+            "symbol": symbol,
+            "side": "buy",
+            "quantity": want,
+            "limit_price": str(through),
+        },
+    )
+    got = [(t["quantity"], Decimal(t["price"])) for t in done["trades"]]
+    assert got == [(r, p) for _, r, p in reachable]  # best price first, then arrival order
+    assert all(t["liquidity"] == "taker" for t in done["trades"])
+    assert done["status"] == "partially_filled" and done["remaining_quantity"] == 7
+    assert Decimal(done["held_buying_power"]) == 7 * through
+    paid = sum(q * p for q, p in got)
+    assert Decimal(done["cash"]) == Decimal(before["cash"]) - paid
+    quote = ok(market, "get_quote", {"symbol": symbol.lower()})
+    assert (Decimal(quote["bid"]), quote["bid_size"]) == (through, 7)
+    assert Decimal(quote["ask"]) > through and Decimal(quote["last_price"]) == through
+    for oid, _, _ in reachable:
+        assert column(market, "SELECT status FROM orders WHERE id = ?", oid) == ["filled"]
+    assert not rule_violations(market)
+
+
+def test_a_partial_fill_takes_the_oldest_order_at_the_best_price(market: Session) -> None:
+    for symbol in tradable(market):
+        asks = book(market, symbol, "sell")
+        if asks[0][2] == asks[1][2]:
+            break
+    else:
+        pytest.skip("no best ask with two orders in this state")
+    first, second = asks[0], asks[1]
+    pf = portfolio_of(market, "margin")
+    done = ok(
+        market,
+        "place_market_order",
+        {"portfolio_id": pf, "symbol": symbol, "side": "buy", "quantity": first[1] + 1},
+    )
+    assert [t["quantity"] for t in done["trades"]] == [first[1], 1]
+    left = rows(market, "SELECT status, filled_quantity FROM orders WHERE id = ?", second[0])
+    assert left == [("partially_filled", 1)]
+    assert book(market, symbol, "sell")[0] == (second[0], second[1] - 1, second[2])
+
+
+def test_market_orders_never_rest_and_need_liquidity(market: Session) -> None:
+    symbol = tradable(market)[0]
+    asks = book(market, symbol, "sell")
+    for oid, _, _ in asks[2:]:  # a thin book: two resting asks left
+        poke(
+            market,
+            "UPDATE orders SET status = 'cancelled' WHERE id = ? AND filled_quantity = 0",
+            oid,
+        )
+    asks = book(market, symbol, "sell")
+    available = sum(r for _, r, _ in asks)
+    pf = portfolio_of(market, "cash")
+    fund(market, pf, int(available * asks[-1][2]) * 2)
+    done = ok(
+        market,
+        "place_market_order",
+        {"portfolio_id": pf, "symbol": symbol, "side": "buy", "quantity": available + 50},
+    )
+    assert done["status"] == "cancelled" and done["filled_quantity"] == available
+    assert done["remaining_quantity"] == 0 and "remainder" in done["cancel_reason"]
+    assert done["held_buying_power"] == "0.00" and book(market, symbol, "sell") == []
+    message = refused(
+        market,
+        "place_market_order",
+        {"portfolio_id": pf, "symbol": symbol, "side": "buy", "quantity": 1},
+        "no_liquidity",
+    )
+    assert "place_limit_order" in message
+    assert not rule_violations(market)
+
+
+def test_a_resting_order_fills_when_another_portfolio_trades_into_it(market: Session) -> None:
+    symbol = tradable(market, spread="0.03")[0]
+    bid = book(market, symbol, "buy")[0][2]
+    ask = book(market, symbol, "sell")[0][2]
+    better = bid + Decimal("0.01")
+    assert better < ask
+    buyer = portfolio_of(market, "cash")
+    fund(market, buyer, 10_000)
+    resting = ok(
+        market,
+        "place_limit_order",
+        {
+            "portfolio_id": buyer,
+            "symbol": symbol,
+            "side": "buy",
+            "quantity": 10,
+            "limit_price": str(better),
+        },
+    )
+    assert resting["status"] == "open" and resting["trades"] == []
+    seller = portfolio_of(market, "margin")
+    sold = ok(
+        market,
+        "place_market_order",
+        {"portfolio_id": seller, "symbol": symbol, "side": "sell", "quantity": 4},
+    )
+    assert [(t["quantity"], t["price"]) for t in sold["trades"]] == [(4, str(better))]
+    mine = ok(market, "get_order", {"order_id": resting["order_id"]})
+    assert mine["status"] == "partially_filled" and mine["filled_quantity"] == 4
+    assert mine["trades"][0]["liquidity"] == "maker"
+    assert Decimal(mine["held_buying_power"]) == 6 * better
+    trades = ok(market, "list_trades", {"portfolio_id": buyer, "symbol": symbol})["trades"]
+    assert trades[0]["trade_id"] == sold["trades"][0]["trade_id"] and trades[0]["side"] == "buy"
+    assert not rule_violations(market)
+
+
+def test_quote_and_book_show_the_same_best_prices(market: Session) -> None:
+    for symbol in tradable(market)[:5]:
+        quote = ok(market, "get_quote", {"symbol": symbol})
+        depth = ok(market, "get_order_book", {"symbol": symbol, "depth": 3})
+        assert (quote["bid"], quote["bid_size"]) == (
+            depth["bids"][0]["price"],
+            depth["bids"][0]["quantity"],
+        )
+        assert quote["ask"] == depth["asks"][0]["price"] and len(depth["asks"]) <= 3
+        bids = [Decimal(level["price"]) for level in depth["bids"]]
+        asks = [Decimal(level["price"]) for level in depth["asks"]]
+        assert bids == sorted(bids, reverse=True) and asks == sorted(asks) and bids[0] < asks[0]
+        assert Decimal(depth["spread"]) == asks[0] - bids[0]
+
+
+def test_daily_bars_are_past_weekdays_oldest_first(market: Session) -> None:
+    bars = ok(market, "get_daily_bars", {"symbol": tradable(market)[0], "days": 30})
+    days = [b["date"] for b in bars["bars"]]
+    assert len(days) == 30 and days == sorted(days) and days[-1] < market.now.date().isoformat()
+    for b in bars["bars"]:
+        high, low = Decimal(b["high"]), Decimal(b["low"])
+        assert low <= min(Decimal(b["open"]), Decimal(b["close"])) <= high
+    assert Decimal(bars["period_high"]) == max(Decimal(b["high"]) for b in bars["bars"])
+
+
+def test_prices_come_back_to_the_cent_and_symbols_match_in_any_case(market: Session) -> None:
+    symbol = tradable(market)[0]
+    low = book(market, symbol, "buy")[-1][2]
+    placed = ok(
+        market,
+        "place_limit_order",
+        {
+            "portfolio_id": portfolio_of(market, "margin"),
+            "symbol": f" {symbol.lower()} ",
+            "side": "buy",
+            "quantity": 2,
+            "limit_price": float(low),
+        },
+    )
+    assert (placed["symbol"], placed["limit_price"]) == (symbol, str(low))
+    assert placed["held_buying_power"] == str(2 * low)
+    empty = market.call("find_portfolios", {"query": "  "})
+    assert empty.error_kind == ErrorKind.BAD_ARGUMENTS
+    missing = market.call("get_quote", {"symbol": "ZZZZ"})
+    assert missing.error_kind == ErrorKind.NOT_FOUND and "search_instruments" in missing.message
+
+
+# ------------------------------------------------------------ buying power
+def test_buying_power_is_checked_named_and_held_by_resting_orders(market: Session) -> None:
+    pf = portfolio_of(market, "cash")
+    symbol = tradable(market)[-1]
+    limit = book(market, symbol, "buy")[-1][2]  # rests: below the best ask
+    power = Decimal(ok(market, "get_portfolio", {"portfolio_id": pf})["buying_power"])
+    most = int(power // limit)
+    assert most >= 1
+    args = {"portfolio_id": pf, "symbol": symbol, "side": "buy", "limit_price": str(limit)}
+    message = refused(market, "place_limit_order", {**args, "quantity": most + 1}, "buying_power")
+    assert f"at most {most} shares" in message and str(power) in message
+    placed = ok(market, "place_limit_order", {**args, "quantity": most})
+    assert placed["status"] == "open"
+    after = ok(market, "get_portfolio", {"portfolio_id": pf})
+    assert Decimal(after["held_for_orders"]) == most * limit
+    assert Decimal(after["buying_power"]) == power - most * limit
+    refused(market, "place_limit_order", {**args, "quantity": most + 1}, "buying_power")
+    cancelled = ok(market, "cancel_order", {"order_id": placed["order_id"]})
+    assert Decimal(cancelled["released_buying_power"]) == most * limit
+    assert Decimal(ok(market, "get_portfolio", {"portfolio_id": pf})["buying_power"]) == power
+
+
+def test_margin_buying_power_is_twice_equity_less_positions(market: Session) -> None:
+    pf = portfolio_of(market, "margin")
+    view = ok(market, "get_portfolio", {"portfolio_id": pf})
+    gross = Decimal(view["long_value"]) + Decimal(view["short_value"])
+    expected = 2 * Decimal(view["equity"]) - gross - Decimal(view["held_for_orders"])
+    assert Decimal(view["buying_power"]) == max(expected, Decimal("0.00"))
+
+
+# ------------------------------------------------------------ selling and shorting
+def test_cash_portfolios_sell_only_shares_they_hold_and_have_not_offered(
+    market: Session,
+) -> None:
+    pf, symbol, shares = holding(market, "cash")
+    high = price(market, "SELECT prev_close FROM instruments WHERE symbol = ?", symbol)
+    args = {"portfolio_id": pf, "symbol": symbol, "side": "sell"}
+    message = refused(
+        market, "place_market_order", {**args, "quantity": shares + 1}, "sellable_shares"
+    )
+    assert f"at most {shares}" in message
+    resting = ok(
+        market,
+        "place_limit_order",
+        {
+            **args,
+            "quantity": shares - 1,
+            "limit_price": str((high * Decimal("1.19")).quantize(Decimal("0.01"))),
+        },
+    )
+    assert resting["status"] == "open" and resting["held_buying_power"] == "0.00"
+    view = ok(market, "get_portfolio", {"portfolio_id": pf})
+    assert [p["available_to_sell"] for p in view["positions"] if p["symbol"] == symbol] == [1]
+    message = refused(market, "place_market_order", {**args, "quantity": 2}, "sellable_shares")
+    assert "already offered" in message and "cancel" in message
+    ok(market, "place_market_order", {**args, "quantity": 1})
+    ok(market, "cancel_order", {"order_id": resting["order_id"]})
+    ok(market, "place_market_order", {**args, "quantity": shares - 1})
+    assert rows(
+        market,
+        "SELECT quantity, cost_basis FROM positions WHERE portfolio_id = ? AND symbol = ?",
+        pf,
+        symbol,
+    ) == [(0, 0)]
+    assert not rule_violations(market)
+
+
+def test_only_margin_portfolios_short_and_only_borrowable_names(market: Session) -> None:
+    easy = tradable(market, shortable=True)[0]
+    hard = tradable(market, shortable=False)[0]
+    margin, cash = portfolio_of(market, "margin"), portfolio_of(market, "cash")
+    refused(
+        market,
+        "place_market_order",
+        {"portfolio_id": cash, "symbol": easy, "side": "sell", "quantity": 1},
+        "sellable_shares",
+    )
+    refused(
+        market,
+        "place_market_order",
+        {"portfolio_id": margin, "symbol": hard, "side": "sell", "quantity": 1},
+        "not_shortable",
+    )
+    before = Decimal(ok(market, "get_portfolio", {"portfolio_id": margin})["cash"])
+    held = column(
+        market, "SELECT quantity FROM positions WHERE portfolio_id = ? AND symbol = ?", margin, easy
+    )
+    sold = ok(
+        market,
+        "place_market_order",
+        {"portfolio_id": margin, "symbol": easy, "side": "sell", "quantity": 3},
+    )
+    assert sold["position_quantity"] == (held[0] if held else 0) - 3
+    assert Decimal(sold["cash"]) == before + sum(Decimal(t["value"]) for t in sold["trades"])
+    assert not rule_violations(market)
+
+
+def test_a_short_sale_needs_buying_power_but_buying_it_back_does_not(market: Session) -> None:
+    symbol = tradable(market, shortable=True)[0]
+    pf = portfolio_of(market, "margin")
+    ok(
+        market,
+        "place_market_order",
+        {"portfolio_id": pf, "symbol": symbol, "side": "sell", "quantity": 5},
+    )
+    short = column(
+        market, "SELECT quantity FROM positions WHERE portfolio_id = ? AND symbol = ?", pf, symbol
+    )[0]
+    assert short == -5
+    # a huge short is refused by buying power, and the message says how much would fit
+    message = refused(
+        market,
+        "place_market_order",
+        {"portfolio_id": pf, "symbol": symbol, "side": "sell", "quantity": 100_000},
+        "buying_power",
+    )
+    assert "sell short" in message
+    # with no buying power left at all, buying back the short is still allowed
+    fund(market, pf, -10_000_000)
+    assert ok(market, "get_portfolio", {"portfolio_id": pf})["buying_power"] == "0.00"
+    args = {"portfolio_id": pf, "symbol": symbol, "side": "buy"}
+    refused(market, "place_market_order", {**args, "quantity": -short + 1}, "buying_power")
+    back = ok(market, "place_market_order", {**args, "quantity": -short})
+    assert back["position_quantity"] == 0
+    assert not rule_violations(market)
+
+
+# ------------------------------------------------------------ account and market states
+def test_restricted_portfolios_may_only_close_positions(market: Session) -> None:
+    pf = column(market, "SELECT id FROM portfolios WHERE status = 'restricted' ORDER BY id")[0]
+    symbol = tradable(market)[0]
+    message = refused(
+        market,
+        "place_market_order",
+        {"portfolio_id": pf, "symbol": symbol, "side": "buy", "quantity": 1},
+        "closing_only",
+    )
+    assert "restricted" in message
+    longs = rows(
+        market,
+        """SELECT pos.symbol, pos.quantity FROM positions pos
+                            JOIN instruments i ON i.symbol = pos.symbol
+                            WHERE portfolio_id = ? AND quantity > 0 AND i.halted = 0
+                            ORDER BY pos.symbol""",
+        pf,
+    )
+    if longs:
+        sym, shares = longs[0]
+        refused(
+            market,
+            "place_market_order",
+            {"portfolio_id": pf, "symbol": sym, "side": "sell", "quantity": shares + 1},
+            "closing_only",
+        )
+        ok(
+            market,
+            "place_market_order",
+            {"portfolio_id": pf, "symbol": sym, "side": "sell", "quantity": shares},
+        )
+
+
+def test_closed_portfolios_and_halted_instruments_take_no_orders(market: Session) -> None:
+    closed = column(market, "SELECT id FROM portfolios WHERE status = 'closed' ORDER BY id")[0]
+    halted = column(market, "SELECT symbol FROM instruments WHERE halted = 1 ORDER BY symbol")[0]
+    symbol = tradable(market)[0]
+    refused(
+        market,
+        "place_market_order",
+        {"portfolio_id": closed, "symbol": symbol, "side": "buy", "quantity": 1},
+        "portfolio_closed",
+    )
+    pf = portfolio_of(market, "margin")
+    message = refused(
+        market,
+        "place_market_order",
+        {"portfolio_id": pf, "symbol": halted, "side": "buy", "quantity": 1},
+        "trading_halted",
+    )
+    assert "cancel" in message
+    # an order resting when the halt began can still be cancelled, but not changed
+    bid = book(market, symbol, "buy")[-1][2]
+    placed = ok(
+        market,
+        "place_limit_order",
+        {
+            "portfolio_id": pf,
+            "symbol": symbol,
+            "side": "buy",
+            "quantity": 1,
+            "limit_price": str(bid),
+        },
+    )
+    poke(market, "UPDATE instruments SET halted = 1 WHERE symbol = ?", symbol)
+    refused(
+        market,
+        "replace_order",
+        {"order_id": placed["order_id"], "quantity": 2, "limit_price": str(bid)},
+        "trading_halted",
+    )
+    assert ok(market, "cancel_order", {"order_id": placed["order_id"]})["status"] == "cancelled"
+
+
+def test_limit_prices_stay_in_the_daily_band(market: Session) -> None:
+    symbol = tradable(market)[0]
+    quote = ok(market, "get_quote", {"symbol": symbol})
+    low, high = Decimal(quote["price_band_low"]), Decimal(quote["price_band_high"])
+    pf = portfolio_of(market, "margin")
+    args = {"portfolio_id": pf, "symbol": symbol, "side": "buy", "quantity": 1}
+    message = refused(
+        market,
+        "place_limit_order",
+        {**args, "limit_price": str(low - Decimal("0.01"))},
+        "price_band",
+    )
+    assert str(low) in message and str(high) in message
+    assert ok(market, "place_limit_order", {**args, "limit_price": str(low)})["status"] == "open"
+    bad = market.call("place_limit_order", {**args, "limit_price": "12.345"})
+    assert bad.error_kind == ErrorKind.BAD_ARGUMENTS
+
+
+def test_an_order_never_trades_against_its_own_portfolio(market: Session) -> None:
+    symbol = tradable(market, shortable=True, spread="0.03")[0]
+    pf = portfolio_of(market, "margin")
+    ask = book(market, symbol, "sell")[0][2]
+    bid = book(market, symbol, "buy")[0][2]
+    mine = ok(
+        market,
+        "place_limit_order",
+        {
+            "portfolio_id": pf,
+            "symbol": symbol,
+            "side": "sell",
+            "quantity": 2,
+            "limit_price": str(ask - Decimal("0.01")),
+        },
+    )
+    assert mine["status"] == "open" and ask - Decimal("0.01") > bid
+    message = refused(
+        market,
+        "place_market_order",
+        {"portfolio_id": pf, "symbol": symbol, "side": "buy", "quantity": 1},
+        "no_self_trade",
+    )
+    assert mine["order_id"] in message
+    other = portfolio_of(market, "cash")
+    fund(market, other, 5_000)
+    took = ok(
+        market,
+        "place_market_order",
+        {"portfolio_id": other, "symbol": symbol, "side": "buy", "quantity": 1},
+    )
+    assert took["trades"][0]["price"] == str(ask - Decimal("0.01"))
+
+
+# ------------------------------------------------------------ changing and cancelling
+def test_replace_keeps_time_priority_only_when_reducing_at_the_same_price(
+    market: Session,
+) -> None:
+    symbol = tradable(market, spread="0.03")[0]
+    better = book(market, symbol, "buy")[0][2] + Decimal("0.01")
+    a, b = column(
+        market,
+        """SELECT id FROM portfolios WHERE status = 'active' AND id NOT IN (
+                                 SELECT portfolio_id FROM orders WHERE portfolio_id IS NOT NULL
+                                 AND status IN ('open', 'partially_filled')) ORDER BY id""",
+    )[:2]
+    fund(market, a, 10_000)
+    fund(market, b, 10_000)
+    args = {"symbol": symbol, "side": "buy", "limit_price": str(better)}
+    first = ok(market, "place_limit_order", {**args, "portfolio_id": a, "quantity": 10})
+    second = ok(market, "place_limit_order", {**args, "portfolio_id": b, "quantity": 10})
+    seq = column(market, "SELECT seq FROM orders WHERE id = ?", first["order_id"])
+    reduced = ok(
+        market,
+        "replace_order",
+        {"order_id": first["order_id"], "quantity": 6, "limit_price": str(better)},
+    )
+    assert reduced["quantity"] == 6 and reduced["held_buying_power"] == str(6 * better)
+    assert column(market, "SELECT seq FROM orders WHERE id = ?", first["order_id"]) == seq
+    assert book(market, symbol, "buy")[0][0] == first["order_id"]
+    grown = ok(
+        market,
+        "replace_order",
+        {"order_id": first["order_id"], "quantity": 7, "limit_price": str(better)},
+    )
+    assert grown["quantity"] == 7
+    assert [o for o, _, _ in book(market, symbol, "buy")[:2]] == [
+        second["order_id"],
+        first["order_id"],
+    ]
+    seller = portfolio_of(market, "margin")
+    ok(
+        market,
+        "place_market_order",
+        {"portfolio_id": seller, "symbol": symbol, "side": "sell", "quantity": 12},
+    )
+    assert ok(market, "get_order", {"order_id": second["order_id"]})["status"] == "filled"
+    assert ok(market, "get_order", {"order_id": first["order_id"]})["filled_quantity"] == 2
+    assert not rule_violations(market)
+
+
+def test_a_replaced_price_that_crosses_trades_at_once(market: Session) -> None:
+    symbol = tradable(market)[0]
+    ask = book(market, symbol, "sell")[0]
+    pf = portfolio_of(market, "margin")
+    low = book(market, symbol, "buy")[-1][2]
+    placed = ok(
+        market,
+        "place_limit_order",
+        {
+            "portfolio_id": pf,
+            "symbol": symbol,
+            "side": "buy",
+            "quantity": 1,
+            "limit_price": str(low),
+        },
+    )
+    moved = ok(
+        market,
+        "replace_order",
+        {"order_id": placed["order_id"], "quantity": 1, "limit_price": str(ask[2])},
+    )
+    assert moved["status"] == "filled" and moved["trades"][0]["price"] == str(ask[2])
+
+
+def test_changes_and_cancels_need_an_open_order_of_a_portfolio(market: Session) -> None:
+    pf = portfolio_of(market, "margin")
+    symbol = tradable(market)[0]
+    filled = ok(
+        market,
+        "place_market_order",
+        {"portfolio_id": pf, "symbol": symbol, "side": "buy", "quantity": 1},
+    )
+    refused(market, "cancel_order", {"order_id": filled["order_id"]}, "order_not_open")
+    refused(
+        market,
+        "replace_order",
+        {
+            "order_id": filled["order_id"],
+            "quantity": 5,
+            "limit_price": filled["trades"][0]["price"],
+        },
+        "order_not_open",
+    )
+    partial = column(
+        market,
+        """SELECT o.id FROM orders o JOIN portfolios p
+                                ON p.id = o.portfolio_id WHERE o.status = 'partially_filled'
+                                AND p.status = 'active' ORDER BY o.id""",
+    )
+    if partial:
+        order = ok(market, "get_order", {"order_id": partial[0]})
+        message = refused(
+            market,
+            "replace_order",
+            {
+                "order_id": partial[0],
+                "quantity": order["filled_quantity"],
+                "limit_price": order["limit_price"],
+            },
+            "quantity_above_filled",
+        )
+        assert "cancel_order" in message
+        same = market.call(
+            "replace_order",
+            {
+                "order_id": partial[0],
+                "quantity": order["quantity"],
+                "limit_price": order["limit_price"],
+            },
+        )
+        assert same.error_kind == ErrorKind.BAD_ARGUMENTS
+        done = ok(market, "cancel_order", {"order_id": partial[0]})
+        assert done["filled_quantity"] == order["filled_quantity"] and done["status"] == "cancelled"
+    theirs = column(market, "SELECT id FROM orders WHERE portfolio_id IS NULL ORDER BY id")[0]
+    for name, args in [
+        ("get_order", {}),
+        ("cancel_order", {}),
+        ("replace_order", {"quantity": 5, "limit_price": "10.00"}),
+    ]:
+        result = market.call(name, {"order_id": theirs, **args})
+        assert result.error_kind == ErrorKind.PERMISSION_DENIED and "list_orders" in result.message
+
+
+def test_list_orders_filters_by_status_and_symbol_newest_first(market: Session) -> None:
+    pf = column(
+        market,
+        """SELECT portfolio_id FROM orders WHERE portfolio_id IS NOT NULL
+                           GROUP BY portfolio_id ORDER BY COUNT(*) DESC, portfolio_id""",
+    )[0]
+    listed = ok(market, "list_orders", {"portfolio_id": pf, "status": "all", "limit": 100})
+    orders = listed["orders"]
+    stamps = [(o["created_at"], o["order_id"]) for o in orders]
+    assert stamps == sorted(stamps, reverse=True)
+    for status in ("open", "filled", "cancelled"):
+        some = ok(market, "list_orders", {"portfolio_id": pf, "status": status})["orders"]
+        expect = {"open": {"open", "partially_filled"}}.get(status, {status})
+        assert all(o["status"] in expect for o in some)
+    symbol = orders[0]["symbol"]
+    only = ok(
+        market, "list_orders", {"portfolio_id": pf, "status": "all", "symbol": symbol.lower()}
+    )["orders"]
+    assert only and {o["symbol"] for o in only} == {symbol}
+
+
+# ------------------------------------------------------------ the books
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["buy", "sell"]), st.integers(1, 500), st.integers(100, 99_999)),
+        min_size=1,
+        max_size=25,
+    )
+)
+def test_average_cost_books_balance_after_any_fills(fills: list[tuple[str, int, int]]) -> None:
+    from prove_plugins.trading.models import Portfolio, Position, apply_fill
+
+    p = Portfolio(cash=Decimal("1000.00"))
+    pos = Position(quantity=0, cost_basis=Decimal("0.00"), realized_pnl=Decimal("0.00"))
+    shares = 0
+    for side, qty, px in fills:
+        apply_fill(p, pos, side, qty, Decimal(px).scaleb(-2))
+        shares += qty if side == "buy" else -qty
+        assert pos.quantity == shares
+        assert p.cash + pos.cost_basis - pos.realized_pnl == Decimal("1000.00")
+        assert (pos.quantity == 0) == (pos.cost_basis == 0)
+        assert pos.quantity * pos.cost_basis >= 0
+
+
+def test_buying_then_selling_realises_exact_profit(market: Session) -> None:
+    symbol = tradable(market)[0]
+    pf = portfolio_of(market, "margin")
+    start = {p["symbol"]: p for p in ok(market, "get_portfolio", {"portfolio_id": pf})["positions"]}
+    assert symbol not in start
+    bought = ok(
+        market,
+        "place_market_order",
+        {"portfolio_id": pf, "symbol": symbol, "side": "buy", "quantity": 30},
+    )
+    sold = ok(
+        market,
+        "place_market_order",
+        {"portfolio_id": pf, "symbol": symbol, "side": "sell", "quantity": 30},
+    )
+    cost = sum(Decimal(t["value"]) for t in bought["trades"])
+    proceeds = sum(Decimal(t["value"]) for t in sold["trades"])
+    realized = rows(
+        market,
+        "SELECT realized_pnl, quantity FROM positions WHERE portfolio_id = ? AND symbol = ?",
+        pf,
+        symbol,
+    )
+    assert realized == [(cents(proceeds - cost), 0)]
+
+
+# ------------------------------------------------------------ random sequences
+class TradingRules(RuleBasedStateMachine):
+    """Plausible orders, changes and cancels (valid and not); the rules hold after each."""
+
+    session: Session
+
+    @initialize(seed=st.sampled_from(SEEDS))
+    def open_session(self, seed: int) -> None:
+        self.session = TRADING.session(seed=seed)
+        self.portfolios = column(self.session, "SELECT id FROM portfolios ORDER BY id")
+        self.symbols = column(self.session, "SELECT symbol FROM instruments ORDER BY symbol")
+        self.hash = self.session.state_hash()
+
+    def call(self, name: str, args: dict[str, Any]) -> ToolResult:
+        result = self.session.call(name, args)
+        assert result.error_kind != ErrorKind.INTERNAL, result.message
+        after = self.session.state_hash()
+        if not result.ok:
+            assert result.message, f"{name} failed without a message"
+            assert after == self.hash, f"failed {name}({args}) changed the state"
+        elif name not in WRITES:
+            assert after == self.hash, f"read {name} changed the state"
+        self.hash = after
+        return result
+
+    def near(self, symbol: str, offset: float) -> str:
+        last = price(self.session, "SELECT last_price FROM instruments WHERE symbol = ?", symbol)
+        return str((last * Decimal(str(1 + offset))).quantize(Decimal("0.01")))
+
+    @rule(
+        data=st.data(),
+        side=st.sampled_from(["buy", "sell"]),
+        quantity=st.sampled_from([1, 3, 10, 40, 150, 700, 5000]),
+        offset=st.floats(-0.03, 0.03),
+    )
+    def limit_order(self, data: st.DataObject, side: str, quantity: int, offset: float) -> None:
+        symbol = data.draw(st.sampled_from(self.symbols))
+        result = self.call(
+            "place_limit_order",
+            {
+                "portfolio_id": data.draw(st.sampled_from(self.portfolios)),
+                "symbol": symbol,
+                "side": side,
+                "quantity": quantity,
+                "limit_price": self.near(symbol, offset),
+            },
+        )
+        if result.ok:
+            done = result.content
+            assert done["filled_quantity"] + done["remaining_quantity"] == quantity
+            assert done["status"] in ("open", "partially_filled", "filled")
+
+    @rule(
+        data=st.data(),
+        side=st.sampled_from(["buy", "sell"]),
+        quantity=st.sampled_from([1, 3, 10, 40, 150, 700, 5000]),
+    )
+    def market_order(self, data: st.DataObject, side: str, quantity: int) -> None:
+        result = self.call(
+            "place_market_order",
+            {
+                "portfolio_id": data.draw(st.sampled_from(self.portfolios)),
+                "symbol": data.draw(st.sampled_from(self.symbols)),
+                "side": side,
+                "quantity": quantity,
+            },
+        )
+        if result.ok:
+            assert result.content["status"] in ("filled", "cancelled")
+            assert result.content["remaining_quantity"] == 0
+
+    def open_order(self, data: st.DataObject) -> str:
+        live = column(
+            self.session,
+            """SELECT id FROM orders WHERE portfolio_id IS NOT NULL
+                                       AND status IN ('open', 'partially_filled') ORDER BY id""",
+        )
+        other = column(self.session, "SELECT MIN(id) FROM orders WHERE status = 'filled'")
+        return data.draw(st.sampled_from(live + other + ["ord_99999"]))
+
+    @rule(data=st.data())
+    def cancel(self, data: st.DataObject) -> None:
+        order = self.open_order(data)
+        was = rows(self.session, "SELECT status, portfolio_id FROM orders WHERE id = ?", order)
+        result = self.call("cancel_order", {"order_id": order})
+        cancellable = bool(was) and was[0][0] in ("open", "partially_filled")
+        assert result.ok == (cancellable and was[0][1] is not None)
+
+    @rule(data=st.data(), grow=st.integers(-30, 30), offset=st.floats(-0.02, 0.02))
+    def replace(self, data: st.DataObject, grow: int, offset: float) -> None:
+        order = self.open_order(data)
+        found = rows(self.session, "SELECT symbol, quantity FROM orders WHERE id = ?", order)
+        symbol, quantity = found[0] if found else (self.symbols[0], 10)
+        self.call(
+            "replace_order",
+            {
+                "order_id": order,
+                "quantity": max(1, quantity + grow),
+                "limit_price": self.near(symbol, offset),
+            },
+        )
+
+    @rule(data=st.data())
+    def read(self, data: st.DataObject) -> None:
+        pf = data.draw(st.sampled_from(self.portfolios))
+        symbol = data.draw(st.sampled_from(self.symbols))
+        view = self.call("get_portfolio", {"portfolio_id": pf}).content
+        assert Decimal(view["buying_power"]) >= 0
+        self.call("get_order_book", {"symbol": symbol, "depth": 20})
+        self.call("list_orders", {"portfolio_id": pf, "status": "all"})
+
+    @invariant()
+    def the_rules_hold(self) -> None:
+        if hasattr(self, "session"):
+            problems = rule_violations(self.session)
+            assert not problems, problems
+
+    def teardown(self) -> None:
+        if hasattr(self, "session"):
+            self.session.close()
+
+
+TestTradingRules = TradingRules.TestCase
+TestTradingRules.settings = settings(
+    max_examples=12,
+    stateful_step_count=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+# ------------------------------------------------------------ sampler and grounding
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_sizes_give_dozens_to_hundreds_of_entities(size: int) -> None:
+    with TRADING.session(seed=1, size=size) as session:
+        count = {
+            t: rows(session, f"SELECT COUNT(*) FROM {t}")[0][0]
+            for t in ("instruments", "portfolios", "orders", "trades", "bars")
+        }
+        assert 20 <= count["instruments"] <= 40 and 25 * size <= count["portfolios"] <= 40 * size
+        assert count["orders"] >= 500 * size and count["trades"] >= 200 * size
+        assert not rule_violations(session)
+        statuses = set(column(session, "SELECT DISTINCT status FROM portfolios"))
+        assert statuses == {"active", "restricted", "closed"}
+        assert column(session, "SELECT COUNT(*) FROM instruments WHERE halted = 1")[0] >= 1
+
+
+def test_entity_records_give_orders_the_rules_allow() -> None:
+    for seed in SEEDS:
+        with TRADING.session(seed=seed) as session:
+            limits = {r["symbol"]: r["limit_price"] for r in session.list_entities("instrument")}
+            assert limits
+            records = session.list_entities("portfolio")
+            assert len(records) >= 10
+            for record in records:
+                for side in ("buy", "sell"):
+                    args = {
+                        "portfolio_id": record["portfolio_id"],
+                        "symbol": record["symbol"],
+                        "side": side,
+                        "quantity": record["quantity"],
+                    }
+                    ok(
+                        session,
+                        "place_limit_order",
+                        {**args, "limit_price": limits[record["symbol"]]},
+                    )
+                    session.reset()
+            for record in session.list_entities("order"):
+                ok(
+                    session,
+                    "replace_order",
+                    {k: record[k] for k in ("order_id", "quantity", "limit_price")},
+                )
+                ok(session, "cancel_order", {"order_id": record["order_id"]})
+                session.reset()
+            trades = session.list_entities("trade")
+            assert trades and all(t["trade_id"].startswith("trd_") for t in trades)
+
+
+def test_example_values_fit_their_parameters(market: Session) -> None:
+    ctx = ToolContext(db=market.db, now=market.now, seed=market.seed, server=TRADING)
+    rng = random.Random(0)
+    for tool in TRADING.visible_tools():
+        fields = tool.args_model.model_fields
+        for name, source in tool.examples.items():
+            drawn = [source(ctx, rng) for _ in range(5)] if callable(source) else list(source)
+            for value in drawn:
+                TypeAdapter(fields[name].annotation).validate_python(value)
+        free = [p.name for p in tool.params if p.required and p.entity is None]
+        literal = {n for n in free if "enum" in tool.input_schema()["properties"][n]}
+        assert set(free) - literal <= set(tool.examples), tool.name
+    market.db.rollback()
+
+
+def test_every_rule_is_enforced_somewhere_and_documented() -> None:
+    import inspect
+    import re
+
+    import prove_plugins.trading.tools as tools
+
+    raised = set(re.findall(r'RuleBroken\(\s*"(\w+)"', inspect.getsource(tools)))
+    assert raised == set(tools.RULES)
+
+
+# ------------------------------------------------------------------- tasks
+def test_hand_written_tasks_cover_rules_turns_clarify_and_abstain() -> None:
+    tasks = [t for t in prove_gym.get_registry().tasks("trading") if not t.meta]
+    assert 3 <= len(tasks) <= 8
+    kinds = {turn.kind for t in tasks for turn in t.turns}
+    assert {"normal", "clarify", "abstain"} <= kinds
+    assert any(len(t.turns) > 1 and t.steps for t in tasks)
+    assert any(any(s.depends_on for s in t.steps) for t in tasks)
+    synthesized = [t for t in prove_gym.get_registry().tasks("trading") if t.meta]
+    assert len(synthesized) >= 200
+
+
+TestConformance = conformance_suite(
+    "trading",
+    samples=["pf_9999", "ord_99999", "ZZZZ", "aapl", "0.001", "-5", "1e9", "market", "all"],
+    invariants=rule_violations,
+)
