@@ -4,6 +4,8 @@ Files written to ``--out DIR``:
 
 - ``train.jsonl`` / ``test.jsonl``: one :class:`~prove_gym.task.Task` per line
   (``Task.to_json()``), split by state seed (no test state is seen in training).
+  Every file's rows are interleaved across servers and shuffled with the seed
+  (:func:`training_order`): any first N rows hold each server in proportion.
   Each line rebuilds its initial state from ``seed``/``size`` and carries the
   ``final_state_hash`` of its gold replay.
 - ``openrlhf.jsonl`` / ``openrlhf.test.jsonl``: ``{"prompt": [system, user], "label":
@@ -22,6 +24,7 @@ Every JSONL file loads with ``datasets.load_dataset("json", data_files=...)``.
 from __future__ import annotations
 
 import json
+import random
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -81,6 +84,29 @@ def trl_row(task: Task) -> dict[str, Any]:
     }
 
 
+def training_order(tasks: list[Task], seed: int) -> list[Task]:
+    """The tasks interleaved across servers and shuffled with ``seed``, for trainers.
+
+    Each server's tasks are shuffled, then spread evenly over the file: the i-th of
+    a server's n tasks takes position ``(i + u) / n`` (u drawn once per server), and
+    the file follows those positions. Every prefix of the file holds each server in
+    proportion, so a trainer capped at its first rows (``--max_samples``) still sees
+    every server. Deterministic: the same tasks and seed give the same order.
+    """
+    by_server: dict[str, list[Task]] = {}
+    for task in tasks:
+        by_server.setdefault(task.server, []).append(task)
+    keyed: list[tuple[float, str, int, Task]] = []
+    for server, group in sorted(by_server.items()):
+        rng = random.Random(f"{seed}:order:{server}")
+        group = sorted(group, key=lambda t: t.id)
+        rng.shuffle(group)
+        offset = rng.random()
+        keyed.extend(((i + offset) / len(group), server, i, t) for i, t in enumerate(group))
+    keyed.sort(key=lambda k: (k[0], k[1], k[2]))
+    return [k[3] for k in keyed]
+
+
 def write_dataset(
     result: SynthResult,
     out: str | Path,
@@ -97,7 +123,7 @@ def write_dataset(
     out.mkdir(parents=True, exist_ok=True)
     renderer = PromptRenderer(format, registry)
     for split, suffix in (("train", ""), ("test", ".test")):
-        tasks = result.split(split)
+        tasks = training_order(result.split(split), result.config.seed)
         _write_lines(out / f"{split}.jsonl", (t.to_json() for t in tasks))
         _write_lines(
             out / f"openrlhf{suffix}.jsonl",

@@ -335,10 +335,12 @@ class Conversation:
         self.calls = self.failures = 0
         self.trace: list[tuple[str, dict[str, Any], ToolResult]] = []
         self.queue: list[tuple[PlannedStep, dict[str, Any]]] = [(s, {}) for s in plan]
-        self.fixes_for: dict[int, list[PlannedStep]] = {}
-        self.fix_ids: set[int] = set()
-        self.plan_ids = {id(s) for s in plan}
-        self.done_index: dict[int, int] = {}
+        # keyed by the steps themselves (identity: PlannedStep has eq=False), never by id():
+        # an id can be reused once its object is gone
+        self.fixes_for: dict[PlannedStep, list[PlannedStep]] = {}
+        self.fix_steps: set[PlannedStep] = set()
+        self.plan_steps = set(plan)
+        self.done_index: dict[PlannedStep, int] = {}
         clarify_target = plan[self.clarify_plan[0]] if self.clarify_plan else None
         while self.queue:
             step, hints = self.queue.pop(0)
@@ -427,9 +429,9 @@ class Conversation:
     def _repair(self, step: PlannedStep, args: dict[str, Any], message: str) -> bool:
         """Schedule the tools an error message names as fixes, then the step again."""
         sc, hi = self.sc, self.cfg.chain_lengths[1]
-        if id(step) in self.fix_ids:
+        if step in self.fix_steps:
             return False  # a fix is not repaired in turn
-        tried = {f.name for f in self.fixes_for.get(id(step), [])}
+        tried = {f.name for f in self.fixes_for.get(step, [])}
         fixes = [
             t
             for t in repair_tools(message, step.tool, sc.tools)
@@ -445,7 +447,7 @@ class Conversation:
             if at < 0:
                 break
             last = self.queue[at][0]
-            if id(last) not in self.plan_ids or id(last) in self.fixes_for or last is step:
+            if last not in self.plan_steps or last in self.fixes_for or last is step:
                 break
             del self.queue[at]
         if len(self.done) + len(self.queue) + 1 + len(fixes) > hi:
@@ -455,10 +457,10 @@ class Conversation:
         for name in fixes:
             fix = sc.sampler.new_step(self.rng, name)
             fix.segment = step.segment
-            self.fix_ids.add(id(fix))
+            self.fix_steps.add(fix)
             new_steps.append((fix, {**args, **message_hints(message, sc.tools[name])}))
             renewed.update(sc.tools[name].returns)
-        self.fixes_for.setdefault(id(step), []).extend(f for f, _ in new_steps)
+        self.fixes_for.setdefault(step, []).extend(f for f, _ in new_steps)
         # once its fix has run, the failing call is retried with the same values,
         # except those the fix issues afresh (a new token)
         entities = step.tool.entity_params
@@ -483,12 +485,10 @@ class Conversation:
             result=result,
         )
         done.repairs = [
-            self.done_index[id(f)]
-            for f in self.fixes_for.get(id(step), [])
-            if id(f) in self.done_index
+            self.done_index[f] for f in self.fixes_for.get(step, []) if f in self.done_index
         ]
         self.done.append(done)
-        self.done_index[id(step)] = len(self.done) - 1
+        self.done_index[step] = len(self.done) - 1
         self.phrasings[len(self.done) - 1] = phrasing
         for rec in g.records:
             for k, v in rec.items():

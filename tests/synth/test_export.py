@@ -106,3 +106,24 @@ def test_every_tool_of_a_small_server_is_used_in_the_shared_dataset(dataset: Syn
     for server, unused in report["unused_tools"].items():
         tools = len(prove_gym.get_server(server).visible_tools())
         assert len(unused) <= tools // 10, (server, unused)
+
+
+def test_every_file_interleaves_the_servers_so_a_capped_trainer_sees_them_all(written) -> None:
+    out, _, small = written
+    servers = sorted({t.server for t in small.tasks})
+    train = [Task.from_json(row) for row in lines(out / "train.jsonl")]
+    rows = [Task.from_json(row["label"]) for row in lines(out / "openrlhf.jsonl")]
+    assert [t.id for t in rows] == [t.id for t in train]  # one order for every layout
+    # any prefix holds each server in proportion: all of them within the first 2 rounds
+    assert {t.server for t in train[: 2 * len(servers)]} == set(servers)
+    assert [t.id for t in train] != sorted(t.id for t in train)  # shuffled, not grouped
+
+
+def test_the_training_order_is_a_function_of_the_tasks_and_the_seed(dataset: SynthResult) -> None:
+    from prove_gym.synth.export import training_order
+
+    tasks = dataset.tasks
+    order = [t.id for t in training_order(tasks, 3)]
+    assert order == [t.id for t in training_order(list(reversed(tasks)), 3)]
+    assert sorted(order) == sorted(t.id for t in tasks)
+    assert order != [t.id for t in training_order(tasks, 4)]
