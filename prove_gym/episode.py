@@ -22,12 +22,20 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prove_gym.env.formats import ParsedAction, ParsedCall, ToolCallFormat, call_from_object
+from prove_gym.env.formats import (
+    MAX_CALL_DEPTH,
+    ParsedAction,
+    ParsedCall,
+    ToolCallFormat,
+    call_from_object,
+    too_deep,
+)
 from prove_gym.registry import Registry, get_registry
 from prove_gym.reward import RewardBreakdown, RewardConfig, score
 from prove_gym.server.errors import ErrorKind
@@ -107,13 +115,24 @@ class EpisodeCaps:
     Attributes:
         max_assistant_turns: Assistant messages per episode (paper: 10).
         max_user_turns: User turns played (paper: 5); later turns of a longer task are not shown.
+        max_calls_per_message: Tool calls run from one assistant message; the first past it
+            is answered ``precondition_failed`` (not run) and the rest are dropped.
+        max_calls_per_episode: Tool calls run in the whole episode; a message with calls past
+            it gets the same answer and truncates the episode.
     """
 
     max_assistant_turns: int = 10
     max_user_turns: int = 5
+    max_calls_per_message: int = 32
+    max_calls_per_episode: int = 128
 
     def __post_init__(self) -> None:
-        for name in ("max_assistant_turns", "max_user_turns"):
+        for name in (
+            "max_assistant_turns",
+            "max_user_turns",
+            "max_calls_per_message",
+            "max_calls_per_episode",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"EpisodeCaps.{name} must be an integer >= 1, got {value!r}")
@@ -132,6 +151,9 @@ class StepOutcome:
         terminated: The last user turn was answered without a call.
         truncated: A cap ended the episode first.
         breakdown: The reward, once the episode is over (``None`` before).
+        caps_hit: The call caps this message ran into (``"max_calls_per_message"``,
+            ``"max_calls_per_episode"``); empty when every call ran.
+        skipped_calls: Calls of this message that were not run because of them.
     """
 
     observation: str
@@ -140,6 +162,8 @@ class StepOutcome:
     terminated: bool
     truncated: bool
     breakdown: RewardBreakdown | None
+    caps_hit: tuple[str, ...] = ()
+    skipped_calls: int = 0
 
     @property
     def done(self) -> bool:
@@ -174,6 +198,7 @@ class Episode:
         trajectory: Every call so far with its live result and user-turn index.
         user_turn: Index of the user turn being answered.
         assistant_turns: Assistant messages so far.
+        calls_made: Calls admitted so far (run, or answered as unparseable), for the caps.
         terminated, truncated: How the episode ended (both ``False`` while it runs).
         breakdown: The reward once the episode is over.
     """
@@ -202,9 +227,12 @@ class Episode:
         self.trajectory: list[CallRecord] = []
         self.user_turn = 0
         self.assistant_turns = 0
+        self.calls_made = 0
+        self._message_calls = 0  # calls of the current assistant message (Episode.call)
         self.terminated = False
         self.truncated = False
         self.breakdown: RewardBreakdown | None = None
+        self.caps_hit: list[str] = []  # every call cap this episode ran into, in order of first hit
 
     # ------------------------------------------------------------- queries
     @property
@@ -224,6 +252,11 @@ class Episode:
         ends (terminated after the last turn, truncated at the user-turn cap).
         The assistant-turn cap truncates. The reward is computed when it ends.
 
+        Calls past ``caps.max_calls_per_message`` or ``caps.max_calls_per_episode`` are
+        not run: the first of them is answered ``precondition_failed`` saying which cap it
+        hit, the rest are dropped (``StepOutcome.caps_hit``, ``skipped_calls``); a message
+        that runs into the episode's cap truncates the episode.
+
         Raises:
             RuntimeError: The episode is already over.
         """
@@ -231,8 +264,16 @@ class Episode:
             raise RuntimeError("the episode is over: start a new one")
         parsed = self._parse(action)
         self.assistant_turns += 1
-        records = self._run(parsed.calls)
-        assistant = self._assistant_message(parsed.content, parsed.calls, records)
+        self._message_calls = 0
+        admitted, refusal, caps_hit = self._admit(parsed.calls)
+        self.caps_hit += [c for c in caps_hit if c not in self.caps_hit]
+        records = self._run(admitted)
+        shown: tuple[ParsedCall, ...] = admitted
+        if refusal is not None:
+            records.append(refusal)
+            self.trajectory.append(refusal)
+            shown = (*admitted, parsed.calls[len(admitted)])
+        assistant = self._assistant_message(parsed.content, shown, records)
         answer: list[dict[str, Any]] = []
         if records:
             answer = [
@@ -247,6 +288,8 @@ class Episode:
                 self.terminated = True
             else:
                 self.truncated = True
+        if "max_calls_per_episode" in caps_hit:
+            self.truncated = True
         if not self.done and self.assistant_turns >= self.caps.max_assistant_turns:
             self.truncated = True
         self.messages += [assistant, *answer]
@@ -259,6 +302,8 @@ class Episode:
             terminated=self.terminated,
             truncated=self.truncated,
             breakdown=self.breakdown,
+            caps_hit=caps_hit,
+            skipped_calls=len(parsed.calls) - len(admitted),
         )
 
     def call(self, name: Any, arguments: Any) -> CallRecord:
@@ -273,7 +318,13 @@ class Episode:
         """
         if self.done:
             raise RuntimeError("the episode is over: start a new one")
-        (record,) = self._run((call_from_object({"name": name, "arguments": arguments}),))
+        parsed = (call_from_object({"name": name, "arguments": arguments}),)
+        admitted, refusal, _ = self._admit(parsed)
+        if refusal is not None:
+            self.trajectory.append(refusal)
+            record = refusal
+        else:
+            (record,) = self._run(admitted)
         assistant = self._assistant_message("", (ParsedCall(record.name, arguments),), [record])
         self.messages += [assistant, _tool_message(assistant["tool_calls"][0]["id"], record)]
         return record
@@ -320,6 +371,52 @@ class Episode:
             return ParsedAction("", tuple(call_from_object(a, _raw(a)) for a in action))
         return ParsedAction(str(action), ())
 
+    def _admit(
+        self, calls: Sequence[ParsedCall]
+    ) -> tuple[tuple[ParsedCall, ...], CallRecord | None, tuple[str, ...]]:
+        """The calls the caps let run, the answer to the first refused one, the caps hit."""
+        caps = self.caps
+        per_message = caps.max_calls_per_message - self._message_calls
+        per_episode = caps.max_calls_per_episode - self.calls_made
+        allowed = max(0, min(per_message, per_episode))
+        if len(calls) <= allowed:
+            self._message_calls += len(calls)
+            self.calls_made += len(calls)
+            return tuple(calls), None, ()
+        hit = tuple(
+            name
+            for name, left in (
+                ("max_calls_per_message", per_message),
+                ("max_calls_per_episode", per_episode),
+            )
+            if left <= allowed  # the cap(s) that stopped the calls
+        )
+        admitted = tuple(calls[:allowed])
+        self._message_calls += allowed
+        self.calls_made += allowed
+        later = len(calls) - allowed - 1
+        rest = f" and the {later} after it" if later else ""
+        if per_episode <= per_message:
+            why = (
+                f"this episode runs at most {caps.max_calls_per_episode} tool calls and all of "
+                f"them have been made; this call{rest} did not run, and the episode ends here."
+            )
+        else:
+            why = (
+                f"at most {caps.max_calls_per_message} tool calls run per message and this one "
+                f"holds {self._message_calls + len(calls) - allowed}; this call{rest} did not "
+                f"run. Send at most {caps.max_calls_per_message} calls at once."
+            )
+        first = calls[allowed]
+        refusal = CallRecord(
+            first.name,
+            first.arguments,
+            ToolResult.failure(ErrorKind.PRECONDITION_FAILED, f"Not run: {why}"),
+            self.user_turn,
+            None,
+        )
+        return admitted, refusal, hit
+
     def _run(self, calls: Sequence[ParsedCall]) -> list[CallRecord]:
         """Execute calls in order on the live state: the one place a model's calls run."""
         records = []
@@ -353,13 +450,14 @@ class Episode:
         return message
 
     def _finish(self) -> None:
-        self.breakdown = score(
+        breakdown = score(
             self.task,
             self.trajectory,
             config=self.reward_config,
             final_state_hash=self.workspace.state_hash(),
             registry=self.registry,
         )
+        self.breakdown = dataclasses.replace(breakdown, caps_hit=tuple(self.caps_hit))
 
 
 def _tool_message(call_id: str, record: CallRecord) -> dict[str, Any]:
@@ -373,6 +471,8 @@ def _tool_message(call_id: str, record: CallRecord) -> dict[str, Any]:
 
 def _raw(value: Any) -> str:
     """JSON text of a structured value, whatever it holds (never raises)."""
+    if too_deep(value, 2 * MAX_CALL_DEPTH):
+        return '"(nested too deeply to show)"'
     try:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (ValueError, RecursionError):

@@ -27,6 +27,9 @@ from prove_gym.server import (
 from .models import Base, Calendar, Contact, Event, Invitee, Recurrence, Reminder, Settings
 from .sampler import sample_calendar
 
+SearchText = Annotated[str, Field(max_length=200)]
+"""Free text matched with SQL LIKE: its length is capped in the schema."""
+
 server = Server(
     "calendar",
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
@@ -244,7 +247,9 @@ def list_calendars(ctx: ToolContext) -> list[CalendarOut]:
     phrasings=["Find {query} in my contacts", "What's {query}'s email address?"],
 )
 def list_contacts(
-    ctx: ToolContext, query: str | None = None, limit: Annotated[int, Field(ge=1, le=100)] = 20
+    ctx: ToolContext,
+    query: SearchText | None = None,
+    limit: Annotated[int, Field(ge=1, le=100)] = 20,
 ) -> list[ContactOut]:
     """List contacts, optionally filtered by a name, email or company fragment.
 
@@ -309,7 +314,7 @@ def list_events(
 )
 def search_events(
     ctx: ToolContext,
-    query: str,
+    query: SearchText,
     start_date: str | None = None,
     end_date: str | None = None,
     limit: Annotated[int, Field(ge=1, le=50)] = 10,

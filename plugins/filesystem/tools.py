@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
-import fnmatch
 import hashlib
 import inspect
 import posixpath
@@ -39,7 +38,9 @@ from prove_gym.server import (
     Server,
     ToolContext,
     TypedDict,
+    WorkLimitExceeded,
 )
+from prove_gym.server.patterns import compile_glob, compile_regex
 
 from .models import Base, DirStackEntry, Node, Shell
 from .sampler import sample_filesystem
@@ -63,14 +64,26 @@ server = Server(
     "files). Results give absolute paths.",
 )
 
-PathArg = Annotated[str, Entity("path")]
-FileArg = Annotated[str, Entity("file")]
-DirArg = Annotated[str, Entity("directory")]
+MAX_PATH = 4096
+"""Longest path (PATH_MAX), in characters."""
+MAX_NAME = 255
+"""Longest file name or name pattern (NAME_MAX)."""
+
+PathArg = Annotated[str, Entity("path"), Field(max_length=MAX_PATH)]
+FileArg = Annotated[str, Entity("file"), Field(max_length=MAX_PATH)]
+DirArg = Annotated[str, Entity("directory"), Field(max_length=MAX_PATH)]
+NewPath = Annotated[str, Field(max_length=MAX_PATH)]
+NamePattern = Annotated[str, Field(max_length=MAX_NAME)]
 LineCount = Annotated[int, Field(ge=1, le=10000)]
 
 MAX_FILE_BYTES = 1_000_000
+MAX_NODES = 20_000
+"""Most files and directories the tree may hold (more is "No space left on device")."""
+MAX_TOTAL_BYTES = 32_000_000
+"""Most bytes all files together may hold."""
 MAX_RESULTS = 300
 MAX_STACK = 20
+NARROW = "give a deeper path (a subdirectory) or a max_depth"
 PATH_PARAMS = ("path", "source", "destination", "path1", "path2")
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -350,15 +363,20 @@ class Fs:
 
     def _row_path(self, node_id: str) -> str:
         found = self._paths.get(node_id)
-        if found is None:
-            assert self._rows is not None
-            row = self._rows[node_id]
-            if row.parent_id is None:
-                found = "/"
-            else:
-                found = self._row_path(row.parent_id).rstrip("/") + "/" + row.name
-            self._paths[node_id] = found
-        return found
+        if found is not None:
+            return found
+        assert self._rows is not None
+        chain: list[Entry] = []  # up to the first ancestor whose path is known (no recursion)
+        current: str | None = node_id
+        while current is not None and current not in self._paths:
+            row = self._rows[current]
+            chain.append(row)
+            current = row.parent_id
+        base = self._paths[current] if current is not None else ""
+        for row in reversed(chain):
+            base = "/" if row.parent_id is None else base.rstrip("/") + "/" + row.name
+            self._paths[row.id] = base
+        return base
 
     def load(self, *, content: bool = False) -> None:
         """Read the whole tree once (with file contents if asked) for walks and listings."""
@@ -403,17 +421,17 @@ class Fs:
         out: list[tuple[Entry, int]] = []
         denied: list[str] = []
 
-        def visit(node: Entry, depth: int) -> None:
+        stack: list[tuple[Entry, int]] = [(self._rows[top.id], 0)]
+        while stack:  # iterative: a tree may be deeper than Python's recursion limit
+            node, depth = stack.pop()
+            self.ctx.spend(1, "entries", hint=NARROW)
             out.append((node, depth))
             if not node.is_dir or (max_depth is not None and depth >= max_depth):
-                return
+                continue
             if not self.can(node, "rx"):
                 denied.append(self.path(node))
-                return
-            for kid in self._kids.get(node.id, []):
-                visit(kid, depth + 1)
-
-        visit(self._rows[top.id], 0)
+                continue
+            stack += [(kid, depth + 1) for kid in reversed(self._kids.get(node.id, []))]
         return out, denied
 
     def subtree(self, top: AnyNode, *, content: bool = False) -> list[Entry]:
@@ -422,6 +440,7 @@ class Fs:
         assert self._rows is not None
         out = [self._rows[top.id]]
         for node in out:
+            self.ctx.spend(1, "entries", hint="give a smaller directory")
             if node.is_dir:
                 out.extend(self._kids.get(node.id, []))
         return out
@@ -433,6 +452,18 @@ class Fs:
                 return True
             current = self.parent(current)
         return False
+
+    def need_space(self, cmd: str, target: str, nodes: int, size: int) -> None:
+        """Refuse to add ``nodes`` entries and ``size`` bytes past the tree's limits."""
+        count, total = self.db.execute(
+            select(func.count(), func.coalesce(func.sum(Node.size), 0))
+        ).one()
+        if count + nodes > MAX_NODES or total + size > MAX_TOTAL_BYTES:
+            raise PreconditionFailed(
+                f"{cmd}: cannot create '{target}': No space left on device (the disk holds at "
+                f"most {MAX_NODES} entries and {MAX_TOTAL_BYTES} bytes; it has {count} and "
+                f"{total}); remove files with rm first."
+            )
 
     def next_number(self) -> int:
         last = self.db.scalar(select(func.max(Node.id)))
@@ -608,6 +639,7 @@ class Fs:
 
     def add(self, parent: AnyNode, name: str, kind: str, *, mode: int) -> Node:
         """A new empty file or directory of the user's."""
+        self.need_space("create", self.path(parent).rstrip("/") + "/" + name, 1, 0)
         node = Node(
             id=f"n_{self.next_number():05d}",
             parent_id=parent.id,
@@ -630,6 +662,8 @@ class Fs:
             raise InvalidArgument(
                 f"{cmd}: {path}: File too large ({size} bytes; the limit is {MAX_FILE_BYTES})."
             )
+        if size > node.size:
+            self.need_space(cmd, path, 0, size - node.size)
         node.content = content
         node.size = size
         node.modified = self.ctx.now
@@ -680,6 +714,8 @@ class Fs:
     def copy_tree(self, source: AnyNode, parent: AnyNode, name: str) -> int:
         """Copy ``source`` (and everything under it) as ``parent/name``; returns the count."""
         entries = self.subtree(source, content=True)
+        target = self.path(parent).rstrip("/") + "/" + name
+        self.need_space("cp", target, len(entries), sum(e.size for e in entries))
         number = self.next_number()
         new_ids: dict[str, str] = {}
         rows = []
@@ -1027,7 +1063,7 @@ def du(ctx: ToolContext, path: PathArg = ".", per_entry: bool = False) -> DiskUs
 def find(
     ctx: ToolContext,
     path: DirArg = ".",
-    name: str | None = None,
+    name: NamePattern | None = None,
     type: Literal["f", "d"] | None = None,
     min_size: int | None = None,
     max_size: int | None = None,
@@ -1052,12 +1088,14 @@ def find(
     nodes, denied = fs.walk(top, max_depth)
     # More than a century reaches past every file (and past datetime's range): same result.
     since = ctx.now - dt.timedelta(days=min(modified_within_days or 0, 36_500))
-    pattern = name.lower() if (name and ignore_case) else name
+    pattern = None
+    if name is not None:  # lowered as before: fnmatch -iname semantics, in linear time
+        pattern = compile_glob(name.lower() if ignore_case else name, cmd="find")
     matches = []
     for node, _ in nodes:
         if pattern is not None:
             text = node.name.lower() if ignore_case else node.name
-            if not fnmatch.fnmatchcase(text, pattern):
+            if not pattern.fullmatch(text):
                 continue
         if (type == "f" and node.is_dir) or (type == "d" and not node.is_dir):
             continue
@@ -1083,7 +1121,9 @@ def find(
     phrasings=["Find all .{extension} files in {path}", "List every {extension} file under {path}"],
     examples={"extension": ["py", "md", "jpg", "log", "csv", "txt", "pdf"]},
 )
-def find_by_extension(ctx: ToolContext, extension: str, path: DirArg = ".") -> ByExtension:
+def find_by_extension(
+    ctx: ToolContext, extension: Annotated[str, Field(max_length=MAX_NAME)], path: DirArg = "."
+) -> ByExtension:
     """Find files with an extension anywhere under a directory, with their sizes.
 
     Args:
@@ -1320,20 +1360,14 @@ def grep(
     """Find the lines matching a pattern in a file, or in every file under a directory.
 
     Args:
-        pattern: A regular expression such as "ERROR|WARNING" or "def \\w+", or plain text with
-            fixed=true.
+        pattern: A regular expression such as "ERROR|WARNING" or "def \\w+" (like grep -E;
+            no backreferences or lookarounds), or plain text with fixed=true.
         path: A file such as "logs/app.log", or a directory such as "." with recursive=true.
         recursive: Search every file under the directory (like grep -r).
         ignore_case: Match regardless of case (like grep -i).
         fixed: Treat the pattern as plain text, not a regular expression (like grep -F).
     """
-    try:
-        regex = re.compile(re.escape(pattern) if fixed else pattern, re.I if ignore_case else 0)
-    except re.error as exc:
-        raise InvalidArgument(
-            f"grep: invalid regular expression {pattern!r} ({exc}); escape special characters "
-            "or pass fixed=true to search for the text as is."
-        ) from None
+    regex = compile_regex(pattern, ignore_case=ignore_case, literal=fixed, cmd="grep")
     fs = Fs(ctx)
     node, where = fs.existing(path, "grep")
     errors: list[str] = []
@@ -1358,9 +1392,11 @@ def grep(
             continue
         fpath = fs.path(f)
         assert f.content is not None  # an ORM row, or an entry walked with content=True
+        lines = _split(f.content)
+        ctx.spend(len(lines), "lines", hint="search a smaller directory or a single file")
         hits: list[Match] = [
             {"path": fpath, "line_number": i, "text": line[:300]}
-            for i, line in enumerate(_split(f.content), 1)
+            for i, line in enumerate(lines, 1)
             if regex.search(line)
         ]
         matches += hits
@@ -1401,6 +1437,12 @@ def diff(
     a, pa = fs.readable_file(path1, "diff")
     b, pb = fs.readable_file(path2, "diff")
     la, lb = _split(a.content), _split(b.content)
+    if len(la) * len(lb) > MAX_DIFF_PAIRS:
+        raise WorkLimitExceeded(
+            f"diff: {pa} ({len(la)} lines) and {pb} ({len(lb)} lines) are too long to compare "
+            f"in one call (at most {MAX_DIFF_PAIRS} line pairs); nothing was changed. Compare "
+            "them by checksum, or parts of them read with read_lines."
+        )
     out = list(difflib.unified_diff(la, lb, fromfile=pa, tofile=pb, lineterm="", n=context))
     added = sum(1 for x in out[2:] if x.startswith("+"))
     removed = sum(1 for x in out[2:] if x.startswith("-"))
@@ -1413,6 +1455,9 @@ def diff(
         "diff": "\n".join(out[:600]),
     }
 
+
+MAX_DIFF_PAIRS = 25_000_000
+"""difflib is quadratic in the worst case: most (lines of path1) x (lines of path2)."""
 
 _NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)")
 
@@ -1533,7 +1578,7 @@ def checksum(
     phrasings=["Create a folder {path}", "mkdir {path}", "Make a new directory called {path}"],
     examples={"path": _new_dir},
 )
-def mkdir(ctx: ToolContext, path: str, parents: bool = False) -> Made:
+def mkdir(ctx: ToolContext, path: NewPath, parents: bool = False) -> Made:
     """Create a directory (permissions rwxr-xr-x).
 
     Args:
@@ -1561,24 +1606,62 @@ def mkdir(ctx: ToolContext, path: str, parents: bool = False) -> Made:
         return {"path": loc.path, "created": [loc.path]}
     # mkdir -p: walk the lexical absolute path, creating what is missing.
     full = fs.absolute(text, "mkdir")
+    if len(full) > MAX_PATH:
+        raise InvalidArgument(
+            f"mkdir: cannot create directory '{full[:80]}...': File name too long (a path has "
+            f"at most {MAX_PATH} characters)."
+        )
+    parts = [p for p in full.split("/") if p]
+    for part in parts:
+        check_name("mkdir", part)
     created: list[str] = []
     current: AnyNode = fs.root
-    for part in [p for p in full.split("/") if p]:
+    for i, part in enumerate(parts):
         if not current.is_dir:
             raise PreconditionFailed(f"mkdir: cannot create directory '{full}': Not a directory.")
         if not fs.can(current, "x"):
             raise PermissionDenied(f"mkdir: cannot create directory '{full}': Permission denied.")
         nxt: AnyNode | None = fs.child(current, part)
         if nxt is None:
-            check_name("mkdir", part)
             target = fs.path(current).rstrip("/") + "/" + part
             fs.need_writable_dir("mkdir", "create directory", target, current)
-            nxt = fs.add(current, part, "dir", mode=0o755)
-            created.append(target)
+            # Everything below a new directory is new too: add it in one go (no reloads).
+            created += _mkdirs(fs, current, parts[i:], target)
+            return {"path": full, "created": created}
         current = nxt
     if not current.is_dir:
         raise Conflict(f"mkdir: cannot create directory '{full}': File exists (it is a file).")
     return {"path": full, "created": created}
+
+
+def _mkdirs(fs: Fs, parent: AnyNode, names: list[str], first: str) -> list[str]:
+    """Create ``names`` as a chain of new directories under ``parent``; their paths."""
+    fs.need_space("mkdir", first, len(names), 0)
+    number = fs.next_number()
+    rows, paths, parent_id, where = [], [], parent.id, first.rsplit("/", 1)[0]
+    for name in names:
+        where = where.rstrip("/") + "/" + name
+        node_id = f"n_{number:05d}"
+        number += 1
+        rows.append(
+            {
+                "id": node_id,
+                "parent_id": parent_id,
+                "name": name,
+                "kind": "dir",
+                "owner": fs.user,
+                "mode": 0o755,
+                "size": 0,
+                "content": "",
+                "modified": fs.ctx.now,
+            }
+        )
+        paths.append(where)
+        parent_id = node_id
+    fs.db.execute(insert(Node), rows)
+    fs.orm(parent).modified = fs.ctx.now
+    fs.changed()
+    return paths
 
 
 @tool(
@@ -1588,7 +1671,7 @@ def mkdir(ctx: ToolContext, path: str, parents: bool = False) -> Made:
     phrasings=["Create an empty file {path}", "touch {path}"],
     examples={"path": _new_file},
 )
-def touch(ctx: ToolContext, path: str) -> Touched:
+def touch(ctx: ToolContext, path: NewPath) -> Touched:
     """Create an empty file, or set an existing file's modification time to now.
 
     Args:
@@ -1619,7 +1702,7 @@ def touch(ctx: ToolContext, path: str) -> Touched:
     ],
     examples={"path": _new_file, "content": CONTENTS},
 )
-def write_file(ctx: ToolContext, path: str, content: str) -> Written:
+def write_file(ctx: ToolContext, path: NewPath, content: str) -> Written:
     """Write text to a file, creating it or replacing everything in it (like
     `echo "text" > file`). A final newline is added unless the text ends with one.
 
@@ -1683,6 +1766,14 @@ def replace_in_file(
         raise NotFound(
             f"replace_in_file: {find!r} does not occur in {where}; nothing was changed "
             "(check the exact text with grep or cat)."
+        )
+    # The size the result would have, before building it (1 MB x 10,000 characters is 10 GB).
+    grows = len(replace.encode()) - len(find.encode())
+    size = node.size + (n if replace_all else 1) * grows
+    if size > MAX_FILE_BYTES:
+        raise InvalidArgument(
+            f"replace_in_file: {where}: File too large ({size} bytes after the replacement; the "
+            f"limit is {MAX_FILE_BYTES}); nothing was changed."
         )
     new = node.content.replace(find, replace, -1 if replace_all else 1)
     fs.set_content("replace_in_file", node, where, new)
@@ -1922,7 +2013,9 @@ def mv(ctx: ToolContext, source: PathArg, destination: DirArg) -> Moved:
     phrasings=["Rename {path} to {new_name}", "Call {path} {new_name} instead"],
     examples={"new_name": ["final-report.txt", "old-notes.md", "archive-2025", "draft-v2.md"]},
 )
-def rename(ctx: ToolContext, path: PathArg, new_name: str) -> Renamed:
+def rename(
+    ctx: ToolContext, path: PathArg, new_name: Annotated[str, Field(max_length=MAX_NAME)]
+) -> Renamed:
     """Rename a file or directory where it is; never overwrites an existing entry.
 
     Args:
@@ -1963,7 +2056,7 @@ def rename(ctx: ToolContext, path: PathArg, new_name: str) -> Renamed:
     examples={"pattern": ["*.jpg", "*.pdf", "*.log", "*.txt", "*.csv", "IMG_*"]},
 )
 def move_matching(
-    ctx: ToolContext, pattern: str, destination: DirArg, path: DirArg = "."
+    ctx: ToolContext, pattern: NamePattern, destination: DirArg, path: DirArg = "."
 ) -> MovedMany:
     """Move every entry of a directory whose name matches a shell pattern into another
     directory (like `mv *.jpg ~/Pictures/`). Nothing moves if any name is already taken there.
@@ -1984,10 +2077,13 @@ def move_matching(
     if not fs.can(dest, "x"):
         raise PermissionDenied(f"mv: cannot access '{dest_where}': Permission denied.")
     hidden_ok = pattern.startswith(".")
+    matcher = compile_glob(pattern, cmd="mv")
+    kids = fs.children(src_dir)
+    ctx.spend(len(kids), "entries", hint="move from a smaller directory")
     picked = [
         k
-        for k in fs.children(src_dir)
-        if fnmatch.fnmatchcase(k.name, pattern)
+        for k in kids
+        if matcher.fullmatch(k.name)
         and (hidden_ok or not k.name.startswith("."))
         and k.id != dest.id
     ]
@@ -2148,7 +2244,12 @@ def parse_mode(mode: str, current: int) -> int:
     ],
     examples={"mode": MODES},
 )
-def chmod(ctx: ToolContext, path: PathArg, mode: str, recursive: bool = False) -> Chmod:
+def chmod(
+    ctx: ToolContext,
+    path: PathArg,
+    mode: Annotated[str, Field(max_length=64)],
+    recursive: bool = False,
+) -> Chmod:
     """Change permissions of your own file or directory. r = read, w = write (for a directory:
     add or remove entries), x = enter a directory.
 
@@ -2220,7 +2321,10 @@ def _files(ctx: ToolContext) -> list[dict]:
             continue
         assert n.content is not None  # _visible(content=True) loads every file's content
         words = Counter(_WORD.findall(n.content))
-        word = words.most_common(1)[0][0] if words else n.content.split()[0]
+        tokens = n.content.split(maxsplit=1)
+        if not words and not tokens:
+            continue  # only whitespace: no word to search for
+        word = words.most_common(1)[0][0] if words else tokens[0]
         out.append(
             {
                 "path": fs.path(n),

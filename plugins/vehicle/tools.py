@@ -521,7 +521,7 @@ def get_cabin_status(ctx: ToolContext) -> Cabin:
 )
 def list_saved_destinations(
     ctx: ToolContext,
-    query: str | None = None,
+    query: Annotated[str, Field(max_length=200)] | None = None,
     category: Category | None = None,
     limit: Limit = 20,
 ) -> list[Place]:

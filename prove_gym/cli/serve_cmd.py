@@ -6,12 +6,16 @@ Examples::
     prove serve calendar --transport http --port 8000      # http://127.0.0.1:8000/mcp
     prove serve calendar banking --transport http          # /calendar/mcp and /banking/mcp
     prove serve calendar banking --transport http --combine  # /mcp, tools calendar__<tool>, ...
+    PROVE_GYM_TOKEN=... prove serve calendar --transport http --host 0.0.0.0 \
+        --auth-token-env PROVE_GYM_TOKEN --allowed-host mcp.example.org   # reachable, with auth
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from prove_gym.mcp.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_TTL
@@ -56,6 +60,40 @@ def add_parser(sub: Any) -> None:
         help="run tool calls in worker threads instead of inline on the event loop",
     )
     p.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="HTTP: also accept this Host header (a name the server is reached by, such as "
+        "mcp.example.org or mcp.example.org:*); repeatable. A wildcard --host (0.0.0.0) checks "
+        "Host only when some are given",
+    )
+    p.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="HTTP: accept requests from this browser Origin (such as https://app.example.org); "
+        "repeatable. Other requests carrying an Origin are refused (DNS-rebinding protection)",
+    )
+    p.add_argument(
+        "--auth-token-env",
+        metavar="VAR",
+        help="HTTP: require 'Authorization: Bearer <token>', the token read from environment "
+        "variable VAR (never pass a token on the command line)",
+    )
+    p.add_argument(
+        "--auth-token-file",
+        metavar="FILE",
+        help="HTTP: like --auth-token-env, the token read from FILE (its first line)",
+    )
+    p.add_argument(
+        "--insecure-no-auth",
+        action="store_true",
+        help="HTTP: allow a non-loopback --host without a token (anyone who can reach the port "
+        "can use the server)",
+    )
+    p.add_argument(
         "--log-level",
         default="warning",
         choices=["debug", "info", "warning", "error"],
@@ -71,8 +109,16 @@ def run(args: argparse.Namespace) -> int:
 
     from prove_gym import get_registry
     from prove_gym.mcp.sessions import SessionStore
-    from prove_gym.mcp.transports import http_app, serve_http, serve_stdio
+    from prove_gym.mcp.transports import http_app, is_loopback, serve_http, serve_stdio
 
+    token = _auth_token(args)
+    insecure = args.insecure_no_auth
+    if args.transport == "http" and token is None and not insecure and not is_loopback(args.host):
+        raise ValueError(
+            f"--host {args.host} is reachable from other machines: require a bearer token with "
+            "--auth-token-env VAR or --auth-token-file FILE, or pass --insecure-no-auth to serve "
+            "it without authentication"
+        )
     registry = get_registry()
     servers = [registry.get_server(name) for name in dict.fromkeys(args.servers)]
     if args.size is not None and args.size < 1:
@@ -94,6 +140,9 @@ def run(args: argparse.Namespace) -> int:
         host=args.host,
         combine=args.combine,
         offload=args.offload,
+        allowed_hosts=args.allowed_host,
+        allowed_origins=args.allowed_origin,
+        auth_token=token,
     )
 
     def ready(host: str, port: int) -> None:
@@ -107,6 +156,8 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"  sessions: at most {limit}, idle TTL {ttl}; health: {base}/health", file=sys.stderr
         )
+        auth = "bearer token required" if token else "none"
+        print(f"  authentication: {auth}", file=sys.stderr)
         sys.stderr.flush()
 
     anyio.run(
@@ -115,3 +166,26 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     return 0
+
+
+def _auth_token(args: argparse.Namespace) -> str | None:
+    """The bearer token from ``--auth-token-env`` or ``--auth-token-file`` (``None``: no auth)."""
+    if args.auth_token_env and args.auth_token_file:
+        raise ValueError("give --auth-token-env or --auth-token-file, not both")
+    if args.auth_token_env:
+        token = os.environ.get(args.auth_token_env, "")
+        where = f"environment variable {args.auth_token_env}"
+    elif args.auth_token_file:
+        try:
+            lines = Path(args.auth_token_file).read_text().splitlines()
+        except OSError as exc:
+            raise ValueError(
+                f"cannot read --auth-token-file {args.auth_token_file}: {exc.strerror}"
+            ) from None
+        token = lines[0] if lines else ""
+        where = f"file {args.auth_token_file}"
+    else:
+        return None
+    if len(token.strip()) < 16:
+        raise ValueError(f"the token in {where} is empty or shorter than 16 characters")
+    return token.strip()

@@ -75,8 +75,11 @@ class ProveEnv(gym.Env[str, Action]):
 
     Terminated when the assistant answers the last user turn without a tool
     call. Truncated when the assistant-turn cap (``max_assistant_turns``,
-    default 10) or user-turn cap (``max_user_turns``, default 5) is reached.
-    Both pay the reward.
+    default 10) or user-turn cap (``max_user_turns``, default 5) is reached, or
+    when a message's calls run past ``max_calls_per_episode`` (default 128).
+    At most ``max_calls_per_message`` calls of one message run (default 32): the
+    first past a cap is answered ``precondition_failed``, the rest are dropped,
+    and ``info["caps_hit"]`` / ``info["skipped_calls"]`` report it. Both pay the reward.
 
     ## Arguments
 
@@ -110,6 +113,8 @@ class ProveEnv(gym.Env[str, Action]):
         size: int | None = None,
         max_assistant_turns: int = 10,
         max_user_turns: int = 5,
+        max_calls_per_message: int = 32,
+        max_calls_per_episode: int = 128,
         format: ToolCallFormat | str = "hermes",
         reward: RewardConfig | str | None = None,
         instructions: str | None = None,
@@ -134,7 +139,9 @@ class ProveEnv(gym.Env[str, Action]):
             pool = list(self.registry.tasks(server))
         self.tasks: list[Task] = pool
         self.size = size
-        self.caps = EpisodeCaps(max_assistant_turns, max_user_turns)
+        self.caps = EpisodeCaps(
+            max_assistant_turns, max_user_turns, max_calls_per_message, max_calls_per_episode
+        )
         try:
             self.format = self.registry.get_format(format) if isinstance(format, str) else format
         except KeyError as exc:
@@ -255,6 +262,8 @@ class ProveEnv(gym.Env[str, Action]):
             "messages": list(out.messages),
             "call_results": [r.to_dict() for r in out.records],
             "reward_breakdown": out.breakdown,
+            "caps_hit": list(out.caps_hit),
+            "skipped_calls": out.skipped_calls,
         }
         return out.observation, out.reward, out.terminated, out.truncated, info
 

@@ -80,6 +80,31 @@ def _loads(text: str) -> tuple[Any, str | None]:
         return None, str(exc).split("\n", 1)[0][:200]
 
 
+MAX_CALL_DEPTH = 64
+"""Deepest nesting a structured call's arguments may have (the session allows 16)."""
+
+
+def too_deep(value: Any, limit: int = MAX_CALL_DEPTH) -> bool:
+    """Whether lists and objects in ``value`` nest deeper than ``limit``, found without
+    recursion (a structured action may nest 10,000 deep; ``json.dumps`` and ``repr`` of it
+    raise ``RecursionError``).
+
+    >>> too_deep({"a": [[1]]}, limit=2), too_deep({"a": [[1]]}, limit=3)
+    (True, False)
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    seen = 0
+    while stack and seen < 1_000_000:
+        item, depth = stack.pop()
+        seen += 1
+        if isinstance(item, Mapping | list | tuple):
+            if depth >= limit:
+                return True
+            children = item.values() if isinstance(item, Mapping) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 def call_from_object(obj: Any, raw: str = "") -> ParsedCall:
     """Read ``{"name": ..., "arguments": ...}``, OpenAI's ``function`` wrapper or ``parameters``.
 
@@ -100,6 +125,14 @@ def call_from_object(obj: Any, raw: str = "") -> ParsedCall:
         )
     name = obj["name"]
     args = obj.get("arguments", obj.get("parameters", {}))
+    if too_deep(args):
+        return ParsedCall(
+            name,
+            None,
+            f'The "arguments" of {name} are nested too deeply (more than {MAX_CALL_DEPTH} '
+            "levels of lists and objects): send a flat JSON object.",
+            raw,
+        )
     if isinstance(args, str):
         if not args.strip():
             args = {}

@@ -9,20 +9,28 @@ is refused with a clear JSON-RPC error once ``max_sessions`` are open.
 from __future__ import annotations
 
 import contextlib
+import hmac
+import ipaddress
 import socket
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.provider import AccessToken
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from prove_gym.mcp.server import ProveMCPServer
 from prove_gym.mcp.sessions import SessionStore
@@ -32,6 +40,66 @@ if TYPE_CHECKING:
     import uvicorn
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` serves this machine only (``127.0.0.0/8``, ``::1``, localhost).
+
+    >>> is_loopback("127.0.0.2"), is_loopback("0.0.0.0"), is_loopback("localhost")
+    (True, False, True)
+    """
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def transport_security(
+    host: str, allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = ()
+) -> TransportSecuritySettings:
+    """DNS-rebinding protection for a server bound to ``host``, on any address.
+
+    ``Host`` must name the bound address (a loopback bind also takes the other loopback
+    names) or one of ``allowed_hosts`` (``"mcp.example.org"``, ``"10.0.0.5:*"`` for any
+    port); a wildcard bind (``0.0.0.0``, ``::``) checks ``Host`` only when ``allowed_hosts``
+    are given. ``Origin``, when a request has one (browsers send it), must be one of
+    ``allowed_origins`` (``"https://app.example.org"``); a loopback bind also takes loopback
+    origins. Without allowed origins a non-loopback server refuses every request with an
+    ``Origin``: no web page can reach it.
+
+    >>> transport_security("127.0.0.2").allowed_hosts[-2:]
+    ['127.0.0.2', '127.0.0.2:*']
+    """
+    name = f"[{host}]" if ":" in host else host
+    hosts, origins = list(allowed_hosts), list(allowed_origins)
+    if is_loopback(host):
+        for known in ("127.0.0.1", "localhost", "[::1]", name):
+            hosts += [known, f"{known}:*"]
+            origins.append(f"http://{known}:*")
+    elif host not in WILDCARD_HOSTS:
+        hosts += [name, f"{name}:*"]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(dict.fromkeys(hosts)) or ["*"],
+        allowed_origins=list(dict.fromkeys(origins)),
+    )
+
+
+class StaticTokenVerifier:
+    """The MCP SDK's ``TokenVerifier`` for one shared bearer token (compared in constant time)."""
+
+    def __init__(self, token: str) -> None:
+        if len(token.strip()) < 16:
+            raise ValueError("the bearer token must have at least 16 characters")
+        self._token = token.strip().encode()
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if hmac.compare_digest(token.strip().encode(), self._token):
+            return AccessToken(token=token, client_id="prove-gym-client", scopes=[])
+        return None
 
 
 async def serve_stdio(
@@ -99,6 +167,9 @@ def http_app(
     combine: bool = False,
     offload: bool = False,
     json_response: bool = True,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
+    auth_token: str | None = None,
 ) -> Starlette:
     """A Starlette app serving ``servers`` over streamable HTTP (see :func:`http_endpoints`).
 
@@ -107,12 +178,16 @@ def http_app(
         seed: Seed of every session's initial state.
         size: Size of that state.
         store: Session limits (``max_sessions``, idle ``ttl``) shared by all endpoints.
-        host: The host it will listen on; on a loopback host, requests whose
-            ``Host``/``Origin`` is not loopback are refused (DNS-rebinding protection).
+        host: The host it will listen on: requests whose ``Host`` or ``Origin`` does not
+            fit it and the allowed ones are refused (see :func:`transport_security`).
         combine: Serve several servers on one endpoint with prefixed tool names.
         offload: Run tool calls in worker threads (default: inline on the loop).
         json_response: Answer each POST with one JSON body rather than an SSE
             stream (the tools never stream, and clients must accept both).
+        allowed_hosts: More ``Host`` values to accept (a DNS name the server is reached by).
+        allowed_origins: ``Origin`` values to accept (web apps allowed to call it).
+        auth_token: Require ``Authorization: Bearer <token>`` on every request (the MCP
+            SDK's bearer authentication; ``/health`` too); ``None`` for no authentication.
 
     ``GET /health`` answers ``{"status": "ok", "sessions": ..., ...}``.
     """
@@ -120,13 +195,17 @@ def http_app(
     endpoints = http_endpoints(
         servers, store=store, seed=seed, size=size, combine=combine, offload=offload
     )
-    security = None
-    if host in LOOPBACK_HOSTS:
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-        )
+    security = transport_security(host, allowed_hosts, allowed_origins)
+    # The guard checks every route; the SDK checks its endpoints again (it has no "any Host").
+    sdk_security = (
+        security
+        if security.allowed_hosts != ["*"]
+        else security.model_copy(update={"enable_dns_rebinding_protection": False})
+    )
+
+    def protect(app: ASGIApp) -> ASGIApp:
+        return RequireAuthMiddleware(app, required_scopes=[]) if auth_token else app
+
     managers: dict[int, StreamableHTTPSessionManager] = {}
     routes: list[Route] = []
     for endpoint in endpoints:
@@ -135,19 +214,20 @@ def http_app(
             manager = managers[id(endpoint.server)] = StreamableHTTPSessionManager(
                 app=endpoint.server,
                 json_response=json_response,
-                security_settings=security,
+                security_settings=sdk_security,
                 session_idle_timeout=store.ttl,
                 max_sessions=store.max_sessions,
             )
         gate = _AdmissionGate(StreamableHTTPASGIApp(manager), store)
-        routes.append(Route(endpoint.path, endpoint=gate))
+        routes.append(Route(endpoint.path, endpoint=protect(gate)))
 
     async def health(request: Request) -> Response:
         return JSONResponse(
             {"status": "ok", "endpoints": [e.path for e in endpoints], **store.stats()}
         )
 
-    routes.append(Route("/health", endpoint=health, methods=["GET"]))
+    checked = protect(_asgi(health)) if auth_token else health
+    routes.append(Route("/health", endpoint=checked, methods=["GET"]))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -159,10 +239,56 @@ def http_app(
             finally:
                 store.close_all()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    middleware = [Middleware(_HostOriginGuard, settings=security)]
+    if auth_token:
+        verifier = StaticTokenVerifier(auth_token)
+        middleware += [
+            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
+            Middleware(AuthContextMiddleware),
+        ]
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.store = store
     app.state.endpoints = endpoints
     return app
+
+
+def _asgi(endpoint: Callable[[Request], Any]) -> ASGIApp:
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        response = await endpoint(Request(scope, receive))
+        await response(scope, receive, send)
+
+    return app
+
+
+class _HostOriginGuard:
+    """DNS-rebinding protection for every route (``/health`` too), before authentication:
+    the rules of the SDK's ``TransportSecurityMiddleware`` (exact values, or ``name:*`` for
+    any port), with ``allowed_hosts == ["*"]`` meaning any ``Host``."""
+
+    def __init__(self, app: ASGIApp, settings: TransportSecuritySettings) -> None:
+        self.app = app
+        self.hosts = settings.allowed_hosts
+        self.origins = settings.allowed_origins
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = Headers(scope=scope)
+            host, origin = headers.get("host"), headers.get("origin")
+            refusal = None
+            if self.hosts != ["*"] and not _allowed(host, self.hosts):
+                refusal = Response("Invalid Host header", status_code=421)
+            elif origin and not _allowed(origin, self.origins):
+                refusal = Response("Invalid Origin header", status_code=403)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _allowed(value: str | None, patterns: Sequence[str]) -> bool:
+    if not value:
+        return False
+    return any(value == p or (p.endswith(":*") and value.startswith(p[:-1])) for p in patterns)
 
 
 class _AdmissionGate:
@@ -179,6 +305,11 @@ class _AdmissionGate:
         self.store = store
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            replay = await self._refuse_batch(scope, receive, send)
+            if replay is None:
+                return
+            receive = replay
         if (
             scope["type"] == "http"
             and scope["method"] == "POST"
@@ -200,6 +331,44 @@ class _AdmissionGate:
             )
             return
         await self.app(scope, receive, send)
+
+    @staticmethod
+    async def _refuse_batch(scope: Scope, receive: Receive, send: Send) -> Receive | None:
+        """Answer a JSON-RPC batch (a body starting with ``[``) with 400 at once, before the
+        SDK parses it: protocol 2025-06-18 and later have no batches, and validating 10,000
+        requests only to refuse them holds the event loop for every other session. Returns
+        the ``receive`` to pass on (replaying what was read), or ``None`` once answered."""
+        seen: list[Message] = []
+        first = b""
+        while not first:
+            message = await receive()
+            seen.append(message)
+            if message["type"] != "http.request":
+                break
+            first = message.get("body", b"").lstrip()[:1]
+            if not message.get("more_body", False):
+                break
+        if first == b"[":
+            while seen[-1]["type"] == "http.request" and seen[-1].get("more_body", False):
+                seen.append(await receive())  # drain the body before answering
+            error = types.JSONRPCError(
+                jsonrpc="2.0",
+                id=None,
+                error=types.ErrorData(
+                    code=types.INVALID_REQUEST,
+                    message="JSON-RPC batches are not supported: send one request per POST.",
+                ),
+            )
+            body = error.model_dump_json(by_alias=True, exclude_unset=True)
+            await Response(body, status_code=400, media_type="application/json")(
+                scope, receive, send
+            )
+            return None
+
+        async def replay() -> Message:
+            return seen.pop(0) if seen else await receive()
+
+        return replay
 
 
 def http_server(

@@ -40,6 +40,8 @@ class RewardBreakdown:
         gold_state_hash: State hash after the gold calls (when state was verified).
         final_state_hash: The model's final state hash (when known).
         normalised: Whether ``total`` is normalised to [0, 1].
+        caps_hit: The call caps the episode ran into (``"max_calls_per_message"``,
+            ``"max_calls_per_episode"``); set by the episode, empty offline.
     """
 
     total: float
@@ -55,6 +57,7 @@ class RewardBreakdown:
     gold_state_hash: str | None = None
     final_state_hash: str | None = None
     normalised: bool = False
+    caps_hit: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (what the env puts in ``info["reward_breakdown"]``)."""
@@ -72,6 +75,7 @@ class RewardBreakdown:
             "call_validity": list(self.call_validity),
             "gold_state_hash": self.gold_state_hash,
             "final_state_hash": self.final_state_hash,
+            "caps_hit": list(self.caps_hit),
         }
 
     @classmethod
@@ -99,6 +103,7 @@ class RewardBreakdown:
             gold_state_hash=data.get("gold_state_hash"),
             final_state_hash=data.get("final_state_hash"),
             normalised=data.get("normalised", False),
+            caps_hit=tuple(data.get("caps_hit", ())),
         )
 
 

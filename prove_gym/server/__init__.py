@@ -24,9 +24,11 @@ from prove_gym.server.errors import (
     PermissionDenied,
     PreconditionFailed,
     ToolError,
+    WorkLimitExceeded,
 )
 from prove_gym.server.ids import next_id
 from prove_gym.server.parsing import parse_date
+from prove_gym.server.patterns import compile_glob, compile_regex
 from prove_gym.server.result import ToolResult, to_jsonable
 from prove_gym.server.session import Session
 from prove_gym.server.state import StateTemplate, canonical_state_hash
@@ -56,7 +58,10 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "TypedDict",
+    "WorkLimitExceeded",
     "canonical_state_hash",
+    "compile_glob",
+    "compile_regex",
     "next_id",
     "parse_date",
     "stable_int",

@@ -73,3 +73,14 @@ class Conflict(ToolError):
     """The action clashes with existing state."""
 
     kind = ErrorKind.CONFLICT
+
+
+class WorkLimitExceeded(ToolError):
+    """The call would do more work than one call may (see :class:`~prove_gym.server.budget.WorkBudget`).
+
+    Raised by ``ctx.spend`` or by the core when a query runs past the budget; the call is
+    rolled back like any other failure. The arguments asked for too much at once (a whole
+    tree, a huge pattern), so the kind is ``bad_arguments``: the model can narrow them.
+    """
+
+    kind = ErrorKind.BAD_ARGUMENTS

@@ -7,9 +7,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pydantic
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session as OrmSession
 
+from prove_gym.server.budget import SQL_TICK, WorkBudget
 from prove_gym.server.errors import ErrorKind, NotFound, ToolError
 from prove_gym.server.result import ToolResult, to_jsonable
 from prove_gym.server.state import StateTemplate, canonical_state_hash
@@ -97,18 +98,35 @@ class Session:
 
     def _execute(self, spec: ToolSpec, kwargs: dict[str, Any]) -> ToolResult:
         db = self._db
+        budget = self._ctx.budget = WorkBudget()
+        budget.start(spec.name)
+        raw = self.raw_connection
+        raw.set_progress_handler(budget.sql_tick, SQL_TICK)
         try:
-            for p in spec.row_params:
-                kwargs[p.name] = self._resolve(p, kwargs[p.name])
-            content = to_jsonable(spec.fn(self._ctx, **kwargs))
+            try:
+                for p in spec.row_params:
+                    kwargs[p.name] = self._resolve(p, kwargs[p.name])
+                content = to_jsonable(spec.fn(self._ctx, **kwargs))
+            finally:  # commit and rollback are never interrupted
+                raw.set_progress_handler(None, 0)
             if spec.writes:
                 db.commit()
             else:
                 db.rollback()
+            # The next call reads rows afresh: an object left over from this one (kept or not,
+            # as the garbage collector happens to decide) would list its collections in the
+            # order they were changed in, not in their relationship's order_by.
+            db.expunge_all()
             return ToolResult.success(content)
         except ToolError as exc:
             db.rollback()
             return ToolResult.failure(exc.kind, exc.message)
+        except OperationalError as exc:
+            db.rollback()
+            if budget.exceeded is None:
+                return self._internal(spec, exc)
+            error = budget.interrupted()
+            return ToolResult.failure(error.kind, error.message)
         except IntegrityError as exc:
             db.rollback()
             return ToolResult.failure(
@@ -118,12 +136,16 @@ class Session:
             )
         except Exception as exc:  # a bug in the tool: report it, keep the state intact
             db.rollback()
-            # The exception's text may hold paths of this machine or SQL: only its type goes out.
-            return ToolResult.failure(
-                ErrorKind.INTERNAL,
-                f"{spec.name} failed unexpectedly ({type(exc).__name__}); nothing was changed. "
-                "Try other arguments or another tool.",
-            )
+            return self._internal(spec, exc)
+
+    @staticmethod
+    def _internal(spec: ToolSpec, exc: BaseException) -> ToolResult:
+        # The exception's text may hold paths of this machine or SQL: only its type goes out.
+        return ToolResult.failure(
+            ErrorKind.INTERNAL,
+            f"{spec.name} failed unexpectedly ({type(exc).__name__}); nothing was changed. "
+            "Try other arguments or another tool.",
+        )
 
     def _resolve(self, param: ParamSpec, value: Any) -> Any:
         """The row(s) an entity parameter's id(s) name; ``NotFound`` with the declared hint."""
@@ -153,6 +175,9 @@ class Session:
         source = self.server.entities.get(kind)
         if source is None:
             raise KeyError(f"server {self.server.name!r} declares no entity {kind!r}")
+        # Not a model's call: no work budget (a grown tree is listed whole).
+        self._ctx.budget = WorkBudget(max_units=2**62, max_seconds=float("inf"))
+        self._ctx.budget.start(f"list_entities({kind!r})")
         try:
             return [to_jsonable(r) for r in source.fn(self._ctx)]
         finally:

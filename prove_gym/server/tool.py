@@ -24,10 +24,12 @@ import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import pydantic
 from pydantic import ConfigDict, Field, create_model
+
+from prove_gym.server.budget import WorkBudget
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -64,12 +66,24 @@ class ToolContext:
         now: The fixed "current time" of this state, derived from the seed.
         seed: The seed the state was sampled from.
         server: The server the tool belongs to.
+        budget: What this call may still spend (a fresh one per call): spend it with
+            :meth:`spend` where a tool's work grows with its arguments or the state.
     """
 
     db: OrmSession
     now: dt.datetime
     seed: int
     server: Server
+    budget: WorkBudget = field(default_factory=WorkBudget)
+
+    def spend(self, n: int = 1, what: str = "entries", *, hint: str = "") -> None:
+        """Spend ``n`` units of this call's work budget (entries visited, lines scanned).
+
+        Past the budget the call ends with ``bad_arguments`` ("find stopped: it would visit
+        more than 200000 entries in one call; nothing was changed. Narrow it: <hint>.") and
+        changes nothing. ``hint`` says how to ask for less, such as "give a deeper path".
+        """
+        self.budget.spend(n, what, hint=hint)
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,7 +321,7 @@ def build_tool_spec(
             ParamSpec(p.name, annotation, required, desc, entity, normalise.get(p.name), row)
         )
         default = ... if required else p.default
-        fields[p.name] = (annotation, Field(default, description=desc or None))
+        fields[p.name] = (_cap_strings(annotation), Field(default, description=desc or None))
     unknown = set(arg_docs) - {p.name for p in params}
     if unknown:
         raise TypeError(
@@ -407,6 +421,42 @@ def _clean_schema_tree(schema: dict[str, Any]) -> dict[str, Any]:
 
     cleaned: dict[str, Any] = walk(schema)
     return cleaned
+
+
+DEFAULT_MAX_LENGTH = 10_000
+"""The ``maxLength`` every string parameter declares unless it declares its own (the
+session refuses longer strings anyway: :data:`prove_gym.server.session.MAX_STRING`)."""
+
+
+def _cap_strings(annotation: Any) -> Any:
+    """``annotation`` with every ``str`` in it capped at :data:`DEFAULT_MAX_LENGTH` characters
+    (in ``X | None``, ``list[X]`` and ``Annotated``), unless it declares its own ``max_length``:
+    the cap shows in the schema the model reads.
+
+    >>> pydantic.TypeAdapter(_cap_strings(list[str] | None)).json_schema()["anyOf"][0]
+    {'items': {'maxLength': 10000, 'type': 'string'}, 'type': 'array'}
+    """
+    origin = typing.get_origin(annotation)
+    if annotation is str:
+        return Annotated[str, Field(max_length=DEFAULT_MAX_LENGTH)]
+    if origin is Annotated:
+        base, *meta = typing.get_args(annotation)
+        if base is str:
+            if any(_declares_max_length(m) for m in meta):
+                return annotation
+            return Annotated[(str, *meta, Field(max_length=DEFAULT_MAX_LENGTH))]
+        return Annotated[(_cap_strings(base), *meta)]
+    if origin is list:
+        return list[_cap_strings(typing.get_args(annotation)[0])]  # type: ignore[misc]
+    if origin is typing.Union or (origin is not None and origin.__name__ == "UnionType"):
+        return typing.Union[tuple(_cap_strings(a) for a in typing.get_args(annotation))]  # noqa: UP007
+    return annotation
+
+
+def _declares_max_length(meta: Any) -> bool:
+    if getattr(meta, "max_length", None) is not None:  # a pydantic FieldInfo
+        return True
+    return any(getattr(m, "max_length", None) is not None for m in getattr(meta, "metadata", ()))
 
 
 def _row_class(annotation: Any) -> type | None:

@@ -1,8 +1,9 @@
 """Test kits for server plugins (install the ``dev`` extra: hypothesis and pytest).
 
-- :func:`junk_arguments`, :func:`fuzz_arguments`, :func:`hostile_values`: hypothesis
-  strategies for the arguments a confused or hostile client sends; :func:`hostile_cases`,
-  a fixed battery of them.
+- :func:`junk_arguments`, :func:`fuzz_arguments`, :func:`hostile_values`,
+  :func:`hostile_patterns`: hypothesis strategies for the arguments a confused or hostile
+  client sends; :func:`hostile_cases`, a fixed battery of them; :func:`hostile_actions`,
+  whole assistant messages (10,000 calls, 10,000-deep JSON) for an env.
 - :mod:`prove_gym.testing.conformance`: the suite every server plugin runs in two lines
   (imported on its own; it needs pytest)::
 
@@ -12,14 +13,19 @@
 """
 
 from prove_gym.testing.strategies import (
+    GLOB_PATTERNS,
     HUGE_INTS,
     ODD_NUMBERS,
     ODD_TEXT,
     PATH_LIKE,
     PATTERN_LIKE,
+    REDOS_PATTERNS,
     fuzz_arguments,
+    hostile_action_cases,
+    hostile_actions,
     hostile_cases,
     hostile_numbers,
+    hostile_patterns,
     hostile_strings,
     hostile_values,
     junk_arguments,
@@ -28,14 +34,19 @@ from prove_gym.testing.strategies import (
 )
 
 __all__ = [
+    "GLOB_PATTERNS",
     "HUGE_INTS",
     "ODD_NUMBERS",
     "ODD_TEXT",
     "PATH_LIKE",
     "PATTERN_LIKE",
+    "REDOS_PATTERNS",
     "fuzz_arguments",
+    "hostile_action_cases",
+    "hostile_actions",
     "hostile_cases",
     "hostile_numbers",
+    "hostile_patterns",
     "hostile_strings",
     "hostile_values",
     "junk_arguments",

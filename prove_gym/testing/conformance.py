@@ -18,6 +18,9 @@ parametrized per tool (or task, or env version) where that makes sense:
   succeed only with results that validate against the tool's ``output_schema``.
 - ``test_call_sequences``: a hypothesis ``RuleBasedStateMachine`` calling random tools on
   one session, with the same checks after every call and the server's ``invariants``.
+- ``test_hostile_actions``: whole assistant messages a hostile policy sends (10,000 calls,
+  arguments nested 10,000 deep, NaN, megabyte strings) end in a bounded observation, in
+  bounded time, with at most the capped number of calls run.
 - ``test_sampler_determinism``: the same (seed, size) gives the same state hash here and in
   two fresh processes with other ``PYTHONHASHSEED``s; different seeds give different states.
 - ``test_shipped_task[task]``: the oracle scores the maximum on every hand-written task,
@@ -65,8 +68,8 @@ from prove_gym.server.result import ToolResult
 from prove_gym.server.session import Session
 from prove_gym.server.state import canonical_state_hash
 from prove_gym.server.tool import ToolContext, ToolSpec
-from prove_gym.task import Task
-from prove_gym.testing.strategies import fuzz_arguments, hostile_cases
+from prove_gym.task import Task, Turn
+from prove_gym.testing.strategies import fuzz_arguments, hostile_action_cases, hostile_cases
 
 __all__ = [
     "DEFAULT_MAX_EXAMPLES",
@@ -76,6 +79,7 @@ __all__ = [
     "check_call_sequences",
     "check_fuzz",
     "check_gymnasium",
+    "check_hostile_actions",
     "check_output_schema",
     "check_phrasings",
     "check_sampler_determinism",
@@ -162,6 +166,9 @@ def conformance_suite(
             check_call_sequences(
                 srv, samples=kept_samples, invariants=invariants, max_examples=sequences
             )
+
+        def test_hostile_actions(self) -> None:
+            check_hostile_actions(srv, registry=reg)
 
         def test_sampler_determinism(self) -> None:
             check_sampler_determinism(srv, sizes=sizes, registry=registry)
@@ -777,17 +784,59 @@ def check_task(task: Task, *, registry: Registry | None = None) -> None:
         f"{where}: truncated before the last turn (a cap: more gold calls or turns than "
         f"{episode.caps} allows?); failed calls: {failed or 'none'}"
     )
-    assert math.isclose(breakdown.total, breakdown.max_total, abs_tol=1e-9), (
-        f"{where}: the oracle scored {breakdown.total:.4f} of {breakdown.max_total:.4f} "
-        f"({breakdown.components}); failed gold calls: {failed or 'none'}; likely cause: a gold "
-        "step no longer succeeds on the task's seed (the sampler or a tool changed)"
-    )
-    if task.final_state_hash:
+    if task.final_state_hash and not failed:  # the more specific cause first
         assert breakdown.final_state_hash == task.final_state_hash, (
             f"{where}: the gold calls reach another state than the recorded final_state_hash: "
             "the sampler or a write tool changed since the task was recorded (if on purpose, "
             "that is a new env version; re-record the tasks with `prove-gym tasks --rehash`)"
         )
+    assert math.isclose(breakdown.total, breakdown.max_total, abs_tol=1e-9), (
+        f"{where}: the oracle scored {breakdown.total:.4f} of {breakdown.max_total:.4f} "
+        f"({breakdown.components}); failed gold calls: {failed or 'none'}; likely cause: a gold "
+        "step no longer succeeds on the task's seed (the sampler or a tool changed)"
+    )
+
+
+def check_hostile_actions(server: Server, *, registry: Registry | None = None) -> None:
+    """Play hostile assistant messages (:func:`~prove_gym.testing.hostile_action_cases`) through
+    an :class:`~prove_gym.episode.Episode` of the server: each step must return (never
+    raise) within ``SLOW_CALL_S``, run at most the capped number of calls and answer with
+    an observation under 5 MB."""
+    from prove_gym.episode import Episode
+
+    reg = registry if registry is not None else get_registry()
+    task = Task(
+        id=f"{server.name}-hostile",
+        servers=[server.name],
+        seed=FUZZ_SEED,
+        turns=[Turn(user="Help me."), Turn(user="Thanks.")],
+    )
+    names = [t.name for t in server.visible_tools() if not t.writes] or [
+        t.name for t in server.visible_tools()
+    ]
+
+    for action in hostile_action_cases(names[0]):
+        with Episode(task, registry=reg) as episode:
+            began = time.perf_counter()
+            try:
+                out = episode.step(action)
+            except Exception as exc:
+                raise AssertionError(
+                    f"{server.name}: Episode.step raised {type(exc).__name__} on a hostile "
+                    f"action {_short(action)}: a format's parse or the argument checks let it "
+                    "through (parse must never raise; Session.call must answer everything)"
+                ) from exc
+            elapsed = time.perf_counter() - began
+            assert elapsed < SLOW_CALL_S, (
+                f"{server.name}: one hostile step took {elapsed:.1f} s ({_short(action)}): "
+                "are the call caps (EpisodeCaps.max_calls_per_message) applied?"
+            )
+            assert len(out.records) <= episode.caps.max_calls_per_message + 1, (
+                f"{server.name}: {len(out.records)} calls of one message ran"
+            )
+            assert len(out.observation) < 5_000_000, (
+                f"{server.name}: a {len(out.observation)}-character observation"
+            )
 
 
 def check_gymnasium(server: Server, *, registry: Registry | None = None, version: int = 0) -> None:

@@ -77,6 +77,33 @@ PATTERN_LIKE: tuple[str, ...] = (
 )
 """Regular-expression, SQL ``LIKE``, format-string and injection look-alikes."""
 
+REDOS_PATTERNS: tuple[str, ...] = (
+    "^(\\w+\\s?)*$",
+    "(a+)+$",
+    "(a|aa)*c",
+    "(.*a){12}",
+    "(x+x+)+y",
+    "(\\w+) \\1",
+    "(?=a)a",
+    "(?<!x)y",
+    "x{1000}{1000}",
+    "(a{999}){999}",
+    "[[:alpha:]]+",
+)
+"""Regular expressions that backtrack for minutes in Python's ``re`` (nested or ambiguous
+repetition) or that a linear-time engine refuses (backreferences, lookaround, huge counts)."""
+
+GLOB_PATTERNS: tuple[str, ...] = (
+    "*" * 200 + "a",
+    "*a" * 100 + "b",
+    "[" * 100,
+    "[!]*",
+    "[z-a]*",
+    "**/*.log",
+    "?" * 255,
+)
+"""Shell patterns with many stars, unclosed or empty classes: slow or huge under ``fnmatch``."""
+
 ODD_TEXT: tuple[str, ...] = (
     "",
     " ",
@@ -114,9 +141,19 @@ def long_strings() -> st.SearchStrategy[str]:
     )
 
 
+def hostile_patterns() -> st.SearchStrategy[str]:
+    """Catastrophic and unsupported regular expressions, hostile globs, and random pattern
+    syntax built from their characters."""
+    return st.sampled_from(REDOS_PATTERNS + GLOB_PATTERNS) | st.text(
+        alphabet="()[]{}*+?|\\^$.!-aw1:=<", min_size=1, max_size=40
+    )
+
+
 def hostile_strings() -> st.SearchStrategy[str]:
-    """Path-like, pattern-like, odd and very long strings."""
-    return st.sampled_from(PATH_LIKE + PATTERN_LIKE + ODD_TEXT) | long_strings()
+    """Path-like, pattern-like (catastrophic regexes and globs too), odd and very long strings."""
+    return (
+        st.sampled_from(PATH_LIKE + PATTERN_LIKE + ODD_TEXT) | hostile_patterns() | long_strings()
+    )
 
 
 def hostile_numbers() -> st.SearchStrategy[int | float]:
@@ -242,6 +279,64 @@ def fuzz_arguments(
     return st.one_of(junk_arguments(spec, samples), well_formed, well_formed)
 
 
+def _deep_call(name: str, depth: int) -> str:
+    """A Hermes tool call whose arguments nest ``depth`` levels deep, as text (no recursion)."""
+    return (
+        '<tool_call>{"name": "' + name + '", "arguments": {"a": ' + "[" * depth + "]" * depth + "}}"
+        "</tool_call>"
+    )
+
+
+def hostile_actions(tool_names: Sequence[str]) -> st.SearchStrategy[Any]:
+    """Whole assistant actions a hostile policy might send to an env (Hermes text or
+    structured calls): thousands of calls in one message, arguments nested 10,000 deep
+    (text and structured), NaN and huge numbers in JSON, lone surrogates, megabyte text.
+
+    Args:
+        tool_names: Tools of the server, to call by name.
+    """
+    names = st.sampled_from(list(tool_names) or ["no_such_tool"])
+
+    def many(name: str, n: int) -> str:
+        return "".join(f'<tool_call>{{"name": "{name}", "arguments": {{}}}}</tool_call>' * n)
+
+    return st.one_of(
+        st.builds(many, names, st.sampled_from([100, 1_000, 10_000])),
+        st.builds(_deep_call, names, st.sampled_from([1_000, 10_000])),
+        st.builds(
+            lambda name, depth: [{"name": name, "arguments": {"a": _nest("x", depth, False)}}],
+            names,
+            st.sampled_from([1_000, 10_000]),
+        ),
+        st.builds(
+            lambda name, text: (
+                f'<tool_call>{{"name": "{name}", "arguments": {{"x": {text}}}}}</tool_call>'
+            ),
+            names,
+            st.sampled_from(["NaN", "Infinity", "1e999999", "9" * 5_000, '"\\ud800"']),
+        ),
+        st.builds(lambda name: [{"name": name, "arguments": {"q": "x" * 1_000_000}}], names),
+        st.just("<tool_call>" * 10_000),
+    )
+
+
+def hostile_action_cases(tool: str) -> list[Any]:
+    """One hostile assistant action of each family of :func:`hostile_actions`, calling ``tool``
+    (a fixed list: a 10,000-deep value has no printable repr for hypothesis to report)."""
+    many = f'<tool_call>{{"name": "{tool}", "arguments": {{}}}}</tool_call>'
+    return [
+        many * 10_000,
+        [{"name": tool, "arguments": {}}] * 10_000,
+        _deep_call(tool, 10_000),
+        [{"name": tool, "arguments": {"a": _nest("x", 10_000, False)}}],
+        {"role": "assistant", "content": "", "tool_calls": [_nest({}, 10_000, True)]},
+        f'<tool_call>{{"name": "{tool}", "arguments": {{"x": NaN, "y": {"9" * 5_000}}}}}</tool_call>',
+        f'<tool_call>{{"name": "{tool}", "arguments": {{"x": "\\ud800"}}}}</tool_call>',
+        [{"name": tool, "arguments": {"q": "x" * 1_000_000}}],
+        "<tool_call>" * 10_000,
+    ]
+
+
 def _battery() -> list[Any]:
     """One value of each hostile family (built per use: a 1,000-deep list has no repr)."""
     return [
@@ -250,6 +345,8 @@ def _battery() -> list[Any]:
         "",
         "../../etc/passwd",
         "^(\\w+\\s?)*$",
+        "(\\w+) \\1",
+        "*a" * 100 + "b",
         "%",
         "x" * 100_000,
         "🙂" * 15_000,

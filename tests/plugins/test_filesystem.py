@@ -3,17 +3,21 @@ resolution, permissions, its hand-written tasks, and the conformance suite."""
 
 from __future__ import annotations
 
+import fnmatch
 import random
+import time
+import tracemalloc
 from collections import Counter
 from typing import Any
 
 import pytest
-from hypothesis import event, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import prove_gym
 from prove_gym import ErrorKind, Session, ToolContext
+from prove_gym.server import compile_glob
 from prove_gym.testing.conformance import conformance_suite
 
 FS = prove_gym.get_server("filesystem")
@@ -459,3 +463,97 @@ def test_the_hand_written_tasks_cover_chains_turns_clarify_and_abstain() -> None
     assert {"normal", "clarify", "abstain"} <= kinds
     assert any(len(t.turns) > 1 for t in tasks)
     assert any(s.depends_on for t in tasks for s in t.steps)
+
+
+# ------------------------------------------------------------ hostile input
+def test_grep_matches_a_catastrophic_pattern_in_linear_time(session) -> None:
+    call(session, "write_file", path="~/slow.txt", content=("a" * 26 + "!\n") * 20)
+    began = time.perf_counter()
+    found = call(session, "grep", pattern=r"^(\w+\s?)*$", path="~/slow.txt")
+    assert found["count"] == 0
+    assert time.perf_counter() - began < 15  # Python's re backtracks for hours here
+
+
+def test_grep_refuses_what_linear_time_matching_cannot_do_by_name(session) -> None:
+    kind, message = error(session, "grep", pattern=r"(\w+) \1", path="~", recursive=True)
+    assert kind == ErrorKind.BAD_ARGUMENTS and "backreferences" in message
+    kind, message = error(session, "grep", pattern=r"foo(?=bar)", path="~", recursive=True)
+    assert kind == ErrorKind.BAD_ARGUMENTS and "lookahead" in message
+    kind, message = error(session, "grep", pattern="(x{1000}){1000}", path="~", recursive=True)
+    assert kind == ErrorKind.BAD_ARGUMENTS and "too large" in message
+    assert call(session, "grep", pattern=r"(\w+) \1", path="~", recursive=True, fixed=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pattern=st.text(alphabet="ab.*?[]!-^\\é", max_size=8),
+    name=st.text(alphabet="ab.*?[]!-^\\é", max_size=8),
+)
+def test_name_patterns_match_exactly_like_fnmatch(pattern: str, name: str) -> None:
+    assert bool(compile_glob(pattern).fullmatch(name)) == fnmatch.fnmatchcase(name, pattern)
+
+
+def test_find_and_move_matching_do_not_grow_fnmatchs_cache(session) -> None:
+    before = fnmatch._compile_pattern.cache_info().currsize  # type: ignore[attr-defined]
+    for i in range(50):
+        call(session, "find", path="~", name=f"*{i}*.txt")
+        session.call("move_matching", {"pattern": f"zz{i}*", "destination": "/tmp"})
+    assert fnmatch._compile_pattern.cache_info().currsize == before  # type: ignore[attr-defined]
+    kind, _ = error(session, "find", path="~", name="*a" * 200)
+    assert kind == ErrorKind.BAD_ARGUMENTS  # longer than a file name (255) may be
+
+
+def test_a_tree_deeper_than_the_recursion_limit_works_with_every_walking_tool(session) -> None:
+    deep = "~/deep/" + "/".join(["d"] * 1500)
+    made = call(session, "mkdir", path=deep, parents=True)
+    assert len(made["created"]) == 1501
+    for tool, args in [
+        ("find", {"path": "~", "name": "d"}),
+        ("du", {"path": "~/deep", "per_entry": True}),
+        ("grep", {"pattern": "x", "path": "~/deep", "recursive": True}),
+        ("tree", {"path": "~/deep", "max_depth": 6}),
+        ("chmod", {"path": "~/deep", "mode": "755", "recursive": True}),
+        ("cp", {"source": "~/deep", "destination": "~/deep2", "recursive": True}),
+        ("rm", {"path": "~/deep2", "recursive": True}),
+    ]:
+        result = session.call(tool, args)
+        assert result.ok, (tool, result.message)
+    assert call(session, "find", path="~/deep", type="d")["count"] == 1501
+    too_long = "~/" + "d/" * 2045  # under 4096 characters as sent, over once ~ expands
+    kind, message = error(session, "mkdir", path=too_long, parents=True)
+    assert kind == ErrorKind.BAD_ARGUMENTS and "File name too long" in message
+    assert not tree_violations(session)
+
+
+def test_a_whitespace_only_file_is_no_entity_problem(session) -> None:
+    call(session, "write_file", path="~/blank.txt", content="   \n\t\n")
+    files = session.list_entities("file")  # raised IndexError
+    assert files and not any(f["path"].endswith("/blank.txt") for f in files)
+
+
+def test_replace_in_file_refuses_a_result_too_large_before_building_it(session) -> None:
+    call(session, "write_file", path="~/as.txt", content="a" * 10_000)
+    call(session, "append_file", path="~/as.txt", content="a" * 10_000)
+    tracemalloc.start()
+    try:
+        kind, message = error(
+            session, "replace_in_file", path="~/as.txt", find="a", replace="b" * 10_000
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert kind == ErrorKind.BAD_ARGUMENTS and "File too large" in message
+    assert peak < 20_000_000  # the replaced text would be 200 MB
+
+
+def test_the_disk_fills_up_instead_of_growing_without_bound(session) -> None:
+    call(session, "write_file", path="~/big.txt", content="x" * 9_990)
+    call(session, "replace_in_file", path="~/big.txt", find="x", replace="x" * 100)
+    result = None
+    for i in range(40):
+        result = session.call("cp", {"source": "~/big.txt", "destination": f"~/big{i}.txt"})
+        if not result.ok:
+            break
+    assert result is not None and result.error_kind == ErrorKind.PRECONDITION_FAILED
+    assert "No space left on device" in result.message
+    assert not tree_violations(session)

@@ -54,6 +54,7 @@ def test_signature_and_docstring_become_an_openai_schema() -> None:
     assert params["properties"]["text"] == {
         "description": 'The note\'s text, such as "buy milk".',
         "type": "string",
+        "maxLength": 10_000,  # every string declares a cap; Field(max_length=...) sets another
     }
     assert params["properties"]["priority"]["enum"] == ["low", "high"]
     # Optional[str] is shown to the model as a plain optional string.
