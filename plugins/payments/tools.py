@@ -1,0 +1,1630 @@
+"""The payments server's 10 tools. Docstrings are what the model reads: keep examples concrete.
+
+Business rules have names (``refund_exceeds_captured``, ``invoice_not_open``, ...); a tool
+that refuses an action raises ``PreconditionFailed`` (or ``Conflict`` for a reused
+idempotency key or a taken URL) with a message that starts with ``Rule '<name>' failed:``
+and says what would be allowed instead. A refused call changes nothing.
+
+Every money movement (a charge, a refund, a payout) happens in one transaction with its
+effects: the invoice's amount paid, the merchant's balance, the event and its webhook
+deliveries. Creates take an optional ``idempotency_key``: the first request with a key is
+remembered per merchant; a retry with the same key and the same arguments returns the
+original object (``idempotent_replay: true``) and does nothing else, and the same key with
+other arguments is refused.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+from sqlalchemy import func, or_, select
+
+from prove_gym.server import (
+    Conflict,
+    Entity,
+    InvalidArgument,
+    PreconditionFailed,
+    Server,
+    ToolContext,
+    TypedDict,
+    next_id,
+    parse_date,
+)
+
+from .models import (
+    CENT,
+    DECLINE_MESSAGES,
+    EVENT_TYPES,
+    MAX_ENABLED_ENDPOINTS,
+    REFUND_WINDOW_DAYS,
+    ZERO,
+    Base,
+    Charge,
+    Customer,
+    Event,
+    IdempotencyKey,
+    Invoice,
+    Merchant,
+    Payout,
+    Refund,
+    WebhookDelivery,
+    WebhookEndpoint,
+    arrival_date,
+    card_expired,
+    delivery_status,
+    fingerprint,
+    receives,
+)
+from .sampler import sample_payments
+
+server = Server(
+    "payments",
+    tasks_file=Path(__file__).with_name("tasks.jsonl"),
+    version="1.0.0",
+    base=Base,
+    sampler=sample_payments,
+    description="A payment platform serving many small businesses (merchants): invoices to "
+    "their customers, card charges against invoices, refunds, each merchant's balance and "
+    "payouts to its bank, and webhook endpoints that receive an event for every change, "
+    "with a delivery log. Every money movement is transactional.",
+    instructions="Payments conventions: ids look like 'mer_004' (merchant), 'inv_00042' "
+    "(invoice; its number looks like 'BLUE-0042'), 'ch_00107' (charge), 're_00012' (refund), "
+    "'po_00031' (payout), 'we_0003' (webhook endpoint), 'evt_00420' (event). Amounts are "
+    "exact decimals in the merchant's currency: pass a number or a string such as "
+    '"125.40"; results show amounts as strings. A merchant\'s balance is what its '
+    "charges brought in minus refunds and payouts; refunds and payouts are paid from it. "
+    "Refused calls name the rule that failed and change nothing. create_invoice, "
+    "charge_invoice, refund_charge and create_payout take an optional idempotency_key: "
+    "retrying with the same key and the same arguments returns the original object "
+    "without charging or paying twice; a key reused with other arguments is refused.",
+)
+
+MerchantRow = Annotated[Merchant, Entity("merchant")]
+InvoiceRow = Annotated[Invoice, Entity("invoice")]
+ChargeRow = Annotated[Charge, Entity("charge")]
+EndpointRow = Annotated[WebhookEndpoint, Entity("webhook_endpoint")]
+CustomerEmail = Annotated[
+    str, Entity("customer"), Field(max_length=120, pattern=r"^\s*[^@\s]+@[^@\s]+\.[^@\s]+\s*$")
+]
+MAX_AMOUNT = Decimal("100000.00")
+Amount = Annotated[Decimal, Field(gt=0, le=MAX_AMOUNT, decimal_places=2)]
+PayoutAmount = Annotated[Decimal, Field(ge=1, le=MAX_AMOUNT, decimal_places=2)]
+IdemKey = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._:-]+$")]
+# Longer than any name, email, number or description it is matched against.
+SearchText = Annotated[str, Field(max_length=200)]
+EventType = Literal[
+    "invoice.created",
+    "invoice.paid",
+    "invoice.voided",
+    "charge.succeeded",
+    "charge.failed",
+    "refund.created",
+    "payout.created",
+    "payout.paid",
+]
+Subscription = Literal[
+    "*",
+    "invoice.created",
+    "invoice.paid",
+    "invoice.voided",
+    "charge.succeeded",
+    "charge.failed",
+    "refund.created",
+    "payout.created",
+    "payout.paid",
+]
+RefundReason = Literal["requested_by_customer", "duplicate", "fraudulent"]
+
+RULES: dict[str, str] = {
+    "invoice_not_open": "Only an 'open' invoice can be charged or voided: a paid invoice is "
+    "settled (refund its charges instead) and a void one is cancelled.",
+    "overpayment": "A charge may not exceed what is still due on its invoice "
+    "(amount_due - amount_paid).",
+    "no_payment_method": "A customer without a card on file cannot be charged.",
+    "card_expired": "An expired card cannot be charged; the customer must update it.",
+    "charge_failed": "Only a succeeded charge can be refunded: a failed one captured nothing.",
+    "refund_exceeds_captured": "The refunds of a charge never add up to more than it captured.",
+    "refund_window": f"A charge can be refunded for {REFUND_WINDOW_DAYS} days after it was made.",
+    "insufficient_balance": "Refunds and payouts are paid from the merchant's balance and "
+    "cannot exceed it; a payout is at least 1.00.",
+    "payouts_paused": "A merchant whose payouts are paused cannot be paid out.",
+    "invoice_has_payments": "An invoice that still holds money cannot be voided: refund its "
+    "charges first.",
+    "https_required": "Webhook endpoints must be https:// URLs.",
+    "endpoint_limit": f"A merchant has at most {MAX_ENABLED_ENDPOINTS} enabled webhook endpoints.",
+    "endpoint_url_taken": "A merchant cannot register the same URL twice.",
+    "idempotency_key_reuse": "An idempotency key names one request: the same key with other "
+    "arguments is refused.",
+}
+
+
+# ----------------------------------------------------------------- results
+class EndpointBrief(TypedDict):
+    endpoint_id: str
+    url: str
+    events: list[str]
+    status: str
+    response_code: int
+
+
+class MerchantOut(TypedDict):
+    merchant_id: str
+    name: str
+    email: str
+    category: str
+    country: str
+    currency: str
+    balance: Decimal
+    charged_total: Decimal
+    refunded_total: Decimal
+    paid_out_total: Decimal
+    payouts: str
+    payout_pause_reason: str | None
+    bank_account: str
+    open_invoices: int
+    amount_outstanding: Decimal
+    webhook_endpoints: list[EndpointBrief]
+
+
+class InvoiceSummary(TypedDict):
+    invoice_id: str
+    number: str
+    merchant_id: str
+    customer_name: str
+    customer_email: str
+    description: str
+    currency: str
+    amount_due: Decimal
+    amount_paid: Decimal
+    amount_refunded: Decimal
+    amount_remaining: Decimal
+    status: str
+    overdue: bool
+    due_date: str
+    created_at: str
+
+
+class InvoiceList(TypedDict):
+    merchant_id: str
+    currency: str
+    total: int
+    invoices: list[InvoiceSummary]
+
+
+class RefundOut(TypedDict):
+    refund_id: str
+    amount: Decimal
+    reason: str
+    created_at: str
+    idempotency_key: str | None
+
+
+class ChargeOut(TypedDict):
+    charge_id: str
+    amount: Decimal
+    status: str
+    failure_code: str | None
+    amount_refunded: Decimal
+    refundable: Decimal
+    card: str
+    created_at: str
+    idempotency_key: str | None
+    refunds: list[RefundOut]
+
+
+class CustomerOut(TypedDict):
+    customer_email: str
+    name: str
+    card: str | None
+    card_status: str
+
+
+class InvoiceDetail(InvoiceSummary):
+    customer: CustomerOut
+    charges: list[ChargeOut]
+    paid_at: str | None
+    voided_at: str | None
+    idempotency_key: str | None
+
+
+class InvoiceVoided(InvoiceDetail):
+    event_ids: list[str]
+
+
+class InvoiceCreated(InvoiceVoided):
+    idempotent_replay: bool
+
+
+class ChargeResult(TypedDict):
+    charge_id: str
+    invoice_id: str
+    merchant_id: str
+    status: str
+    amount: Decimal
+    currency: str
+    failure_code: str | None
+    failure_message: str | None
+    card: str
+    invoice_status: str
+    invoice_amount_paid: Decimal
+    invoice_amount_remaining: Decimal
+    merchant_balance: Decimal
+    idempotency_key: str | None
+    idempotent_replay: bool
+    event_ids: list[str]
+
+
+class RefundResult(TypedDict):
+    refund_id: str
+    charge_id: str
+    invoice_id: str
+    merchant_id: str
+    status: str
+    amount: Decimal
+    currency: str
+    reason: str
+    charge_amount: Decimal
+    charge_amount_refunded: Decimal
+    charge_refundable: Decimal
+    merchant_balance: Decimal
+    idempotency_key: str | None
+    idempotent_replay: bool
+    event_ids: list[str]
+
+
+class PayoutResult(TypedDict):
+    payout_id: str
+    merchant_id: str
+    status: str
+    amount: Decimal
+    currency: str
+    description: str
+    bank_account: str
+    arrival_date: str
+    merchant_balance: Decimal
+    idempotency_key: str | None
+    idempotent_replay: bool
+    event_ids: list[str]
+
+
+class EndpointOut(EndpointBrief):
+    merchant_id: str
+    description: str
+    created_at: str
+
+
+class DeliveryOut(TypedDict):
+    endpoint_id: str
+    url: str
+    status: str
+    response_code: int
+    attempted_at: str
+
+
+class EventOut(TypedDict):
+    event_id: str
+    type: str
+    created_at: str
+    object_id: str
+    invoice_id: str | None
+    amount: Decimal | None
+    summary: str
+    deliveries: list[DeliveryOut]
+
+
+class EventList(TypedDict):
+    merchant_id: str
+    total: int
+    events: list[EventOut]
+
+
+# ----------------------------------------------------------------- helpers
+def _broken(rule: str, detail: str) -> PreconditionFailed:
+    """The error for a failed business rule: it names the rule, then says what to do."""
+    return PreconditionFailed(f"Rule '{rule}' failed: {detail}")
+
+
+def _stamp(value: dt.datetime | None) -> str | None:
+    return value.isoformat(timespec="minutes") if value is not None else None
+
+
+def _money(value: Decimal | None) -> Decimal | None:
+    return None if value is None else value.quantize(CENT)
+
+
+def _text(value: str, name: str) -> str:
+    text = " ".join(value.split())
+    if not text:
+        raise InvalidArgument(f"{name} must not be empty or blank.")
+    return text
+
+
+def _merchant(ctx: ToolContext, merchant_id: str) -> Merchant:
+    return ctx.db.get_one(Merchant, merchant_id)
+
+
+def _bank(m: Merchant) -> str:
+    return f"{m.bank_name} ****{m.bank_last4}"
+
+
+def _events_of(endpoint: WebhookEndpoint) -> list[str]:
+    return ["*"] if endpoint.events == "*" else endpoint.events.split()
+
+
+def _card(customer: Customer) -> str | None:
+    if customer.card_brand is None:
+        return None
+    return (
+        f"{customer.card_brand} ending {customer.card_last4} "
+        f"(expires {customer.card_exp_month:02d}/{customer.card_exp_year})"
+    )
+
+
+def _card_status(customer: Customer, today: dt.date) -> str:
+    if customer.card_brand is None or customer.card_exp_month is None:
+        return "none"
+    assert customer.card_exp_year is not None
+    return (
+        "expired"
+        if card_expired(customer.card_exp_month, customer.card_exp_year, today)
+        else "valid"
+    )
+
+
+def _refunded(inv: Invoice) -> Decimal:
+    return sum((c.amount_refunded for c in inv.charges), ZERO)
+
+
+def _summary(ctx: ToolContext, inv: Invoice) -> InvoiceSummary:
+    return {
+        "invoice_id": inv.id,
+        "number": inv.number,
+        "merchant_id": inv.merchant_id,
+        "customer_name": inv.customer.name,
+        "customer_email": inv.customer.email,
+        "description": inv.description,
+        "currency": inv.currency,
+        "amount_due": inv.amount_due,
+        "amount_paid": inv.amount_paid,
+        "amount_refunded": _refunded(inv),
+        "amount_remaining": inv.amount_due - inv.amount_paid if inv.status == "open" else ZERO,
+        "status": inv.status,
+        "overdue": inv.status == "open" and inv.due_date < ctx.now.date(),
+        "due_date": inv.due_date.isoformat(),
+        "created_at": inv.created_at.isoformat(timespec="minutes"),
+    }
+
+
+def _charge_out(c: Charge) -> ChargeOut:
+    return {
+        "charge_id": c.id,
+        "amount": c.amount,
+        "status": c.status,
+        "failure_code": c.failure_code,
+        "amount_refunded": c.amount_refunded,
+        "refundable": c.amount - c.amount_refunded if c.status == "succeeded" else ZERO,
+        "card": f"{c.card_brand} ending {c.card_last4}",
+        "created_at": c.created_at.isoformat(timespec="minutes"),
+        "idempotency_key": c.idempotency_key,
+        "refunds": [
+            {
+                "refund_id": r.id,
+                "amount": r.amount,
+                "reason": r.reason,
+                "created_at": r.created_at.isoformat(timespec="minutes"),
+                "idempotency_key": r.idempotency_key,
+            }
+            for r in c.refunds
+        ],
+    }
+
+
+def _detail(ctx: ToolContext, inv: Invoice) -> InvoiceDetail:
+    cust = inv.customer
+    return {
+        **_summary(ctx, inv),
+        "customer": {
+            "customer_email": cust.email,
+            "name": cust.name,
+            "card": _card(cust),
+            "card_status": _card_status(cust, ctx.now.date()),
+        },
+        "charges": [_charge_out(c) for c in inv.charges],
+        "paid_at": _stamp(inv.paid_at),
+        "voided_at": _stamp(inv.voided_at),
+        "idempotency_key": inv.idempotency_key,
+    }
+
+
+def _endpoint_brief(e: WebhookEndpoint) -> EndpointBrief:
+    return {
+        "endpoint_id": e.id,
+        "url": e.url,
+        "events": _events_of(e),
+        "status": e.status,
+        "response_code": e.response_code,
+    }
+
+
+def _replayed(
+    ctx: ToolContext, merchant_id: str, key: str | None, tool: str, params: dict[str, Any]
+) -> str | None:
+    """The id of the object an earlier request with ``key`` created, or ``None`` for a new key.
+
+    Raises ``Conflict`` when the key was used with other arguments (or by another tool).
+    """
+    if key is None:
+        return None
+    used = ctx.db.get(IdempotencyKey, (merchant_id, key))
+    if used is None:
+        return None
+    if used.tool != tool or used.fingerprint != fingerprint(tool, params):
+        raise Conflict(
+            f"Rule 'idempotency_key_reuse' failed: idempotency_key {key!r} was already used by "
+            f"{used.tool} (which created {used.object_id}) with other arguments; nothing was "
+            "done. A retry must repeat the original arguments exactly; a new request needs a "
+            "new key (or none)."
+        )
+    return used.object_id
+
+
+def _remember(
+    ctx: ToolContext,
+    merchant_id: str,
+    key: str | None,
+    tool: str,
+    params: dict[str, Any],
+    object_id: str,
+) -> None:
+    if key is not None:
+        ctx.db.add(
+            IdempotencyKey(
+                merchant_id=merchant_id,
+                key=key,
+                tool=tool,
+                fingerprint=fingerprint(tool, params),
+                object_id=object_id,
+                created_at=ctx.now,
+            )
+        )
+
+
+def _emit(
+    ctx: ToolContext,
+    merchant: Merchant,
+    type_: str,
+    object_id: str,
+    summary: str,
+    *,
+    invoice_id: str | None = None,
+    amount: Decimal | None = None,
+) -> str:
+    """Append an event and deliver it to every enabled endpoint that subscribes to it."""
+    seq = (ctx.db.scalar(select(func.max(Event.seq))) or 0) + 1
+    event = Event(
+        id=f"evt_{seq:05d}",
+        seq=seq,
+        merchant_id=merchant.id,
+        type=type_,
+        object_id=object_id,
+        invoice_id=invoice_id,
+        amount=amount,
+        summary=summary[:200],
+        created_at=ctx.now,
+    )
+    ctx.db.add(event)
+    ctx.db.flush()
+    endpoints = ctx.db.scalars(
+        select(WebhookEndpoint)
+        .where(WebhookEndpoint.merchant_id == merchant.id, WebhookEndpoint.status == "enabled")
+        .order_by(WebhookEndpoint.id)
+    )
+    for ep in list(endpoints):
+        if receives(ep, type_, seq):
+            ctx.db.add(
+                WebhookDelivery(
+                    id=next_id(ctx, WebhookDelivery.id, "whd", 6),
+                    event_id=event.id,
+                    endpoint_id=ep.id,
+                    status=delivery_status(ep.response_code),
+                    response_code=ep.response_code,
+                    attempted_at=ctx.now,
+                )
+            )
+            ctx.db.flush()
+    return event.id
+
+
+# -------------------------------------------------------- example values
+def _day_ahead(ctx: ToolContext, rng: random.Random) -> str:
+    return (ctx.now + dt.timedelta(days=rng.choice([7, 14, 14, 30, 30, 45]))).date().isoformat()
+
+
+def _new_key(ctx: ToolContext, rng: random.Random) -> str:
+    return f"{rng.choice(['order', 'req', 'retry', 'job'])}-{rng.randrange(16**8):08x}"
+
+
+def _merchant_word(ctx: ToolContext, rng: random.Random) -> str:
+    names = list(ctx.db.scalars(select(Merchant.name).order_by(Merchant.id)))
+    words = [w for w in rng.choice(names).split() if len(w) > 3 and w[0].isupper()]
+    return words[0] if words else names[0]
+
+
+INVOICE_AMOUNTS = [45, 120, "249.00", 480, "1250.00", 75.5, 2400]
+PART_AMOUNTS = [10, 20, "25.00", 40, 15.5]
+DESCRIPTIONS = [
+    "Website redesign, final milestone",
+    "Catering for 40 guests",
+    "Annual subscription, Pro plan",
+    "Consulting, 6 hours",
+    "Brake service and parts",
+    "Portrait session and prints",
+]
+NEW_CUSTOMERS = ["Maria Lopez", "Tom Becker", "Aisha Khan", "Jonas Weber", "Priya Patel"]
+
+
+# ------------------------------------------------------------------- tools
+@server.tool(
+    returns=("merchant", "webhook_endpoint"),
+    phrasings=["Find the merchant {query}", "Look up the account of {query} on the platform"],
+    examples={"query": _merchant_word},
+)
+def find_merchant(
+    ctx: ToolContext,
+    query: SearchText | None = None,
+    limit: Annotated[int, Field(ge=1, le=50)] = 10,
+) -> list[MerchantOut]:
+    """Find merchants by name, email, invoice prefix or id; with their balance and webhooks.
+
+    The balance is charged_total - refunded_total - paid_out_total: what the merchant can
+    refund or pay out now.
+
+    Args:
+        query: Case-insensitive text, such as "Bakery", "billing@smithbakery.com", "SMIT" or
+            "mer_004"; leave it out to list all merchants by name.
+        limit: Maximum number of merchants to return (1-50), such as 10.
+
+    Returns:
+        [{"merchant_id": "mer_004", "name": "Smith Bakery", "currency": "USD",
+        "balance": "1840.50", "payouts": "enabled", "bank_account": "Chase ****6789",
+        "open_invoices": 3, "webhook_endpoints": [{"endpoint_id": "we_0003", ...}], ...}].
+    """
+    stmt = select(Merchant)
+    text = (query or "").strip()
+    if text:
+        like = f"%{text}%"
+        stmt = stmt.where(
+            or_(
+                Merchant.name.ilike(like),
+                Merchant.email.ilike(like),
+                Merchant.invoice_prefix.ilike(like),
+                Merchant.id.ilike(like),
+            )
+        )
+    merchants = list(ctx.db.scalars(stmt.order_by(Merchant.name, Merchant.id).limit(limit)))
+    out: list[MerchantOut] = []
+    for m in merchants:
+        charged = ctx.db.scalar(
+            select(func.sum(Charge.amount)).where(
+                Charge.merchant_id == m.id, Charge.status == "succeeded"
+            )
+        )
+        refunded = ctx.db.scalar(select(func.sum(Refund.amount)).where(Refund.merchant_id == m.id))
+        paid_out = ctx.db.scalar(select(func.sum(Payout.amount)).where(Payout.merchant_id == m.id))
+        open_invoices = list(
+            ctx.db.scalars(
+                select(Invoice)
+                .where(Invoice.merchant_id == m.id, Invoice.status == "open")
+                .order_by(Invoice.id)
+            )
+        )
+        outstanding = sum((i.amount_due - i.amount_paid for i in open_invoices), ZERO)
+        out.append(
+            {
+                "merchant_id": m.id,
+                "name": m.name,
+                "email": m.email,
+                "category": m.category,
+                "country": m.country,
+                "currency": m.currency,
+                "balance": m.balance,
+                "charged_total": charged or ZERO,
+                "refunded_total": refunded or ZERO,
+                "paid_out_total": paid_out or ZERO,
+                "payouts": m.payouts,
+                "payout_pause_reason": m.payout_pause_reason or None,
+                "bank_account": _bank(m),
+                "open_invoices": len(open_invoices),
+                "amount_outstanding": outstanding,
+                "webhook_endpoints": [_endpoint_brief(e) for e in m.endpoints],
+            }
+        )
+    return out
+
+
+@server.tool(
+    returns=("invoice", "customer"),
+    phrasings=[
+        "Show the {status} invoices of {merchant_id}",
+        "Find invoices of {merchant_id} for {search}",
+        "List the latest invoices of merchant {merchant_id}",
+    ],
+)
+def list_invoices(
+    ctx: ToolContext,
+    merchant_id: MerchantRow,
+    status: Literal["open", "overdue", "paid", "void"] | None = None,
+    search: SearchText | None = None,
+    limit: Annotated[int, Field(ge=1, le=100)] = 20,
+) -> InvoiceList:
+    """List a merchant's invoices, newest first, optionally filtered.
+
+    Args:
+        merchant_id: The merchant, such as "mer_004" (see find_merchant).
+        status: Only "open" (awaiting payment), "overdue" (open and past its due date),
+            "paid" or "void" invoices.
+        search: Case-insensitive text in the customer's name or email, the invoice number
+            or the description, such as "Garcia", "SMIT-0042" or "catering".
+        limit: Maximum number of invoices to return (1-100), such as 20.
+
+    Returns:
+        {"merchant_id", "currency", "total": 57, "invoices": [{"invoice_id": "inv_00042",
+        "number": "SMIT-0042", "customer_name": "Ana Garcia", "amount_due": "480.00",
+        "amount_paid": "0.00", "amount_remaining": "480.00", "status": "open",
+        "overdue": true, "due_date": "2026-02-14", ...}]}; total counts every match.
+    """
+    m = merchant_id
+    stmt = (
+        select(Invoice)
+        .join(Customer, Customer.id == Invoice.customer_id)
+        .where(Invoice.merchant_id == m.id)
+    )
+    if status == "overdue":
+        stmt = stmt.where(Invoice.status == "open", Invoice.due_date < ctx.now.date())
+    elif status is not None:
+        stmt = stmt.where(Invoice.status == status)
+    text = (search or "").strip()
+    if text:
+        like = f"%{text}%"
+        stmt = stmt.where(
+            or_(
+                Customer.name.ilike(like),
+                Customer.email.ilike(like),
+                Invoice.number.ilike(like),
+                Invoice.description.ilike(like),
+            )
+        )
+    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    rows = ctx.db.scalars(stmt.order_by(Invoice.created_at.desc(), Invoice.id.desc()).limit(limit))
+    return {
+        "merchant_id": m.id,
+        "currency": m.currency,
+        "total": total,
+        "invoices": [_summary(ctx, inv) for inv in rows],
+    }
+
+
+@server.tool(
+    returns=("invoice", "customer", "charge", "refund"),
+    phrasings=["Show me invoice {invoice_id}", "Has invoice {invoice_id} been paid?"],
+)
+def get_invoice(ctx: ToolContext, invoice_id: InvoiceRow) -> InvoiceDetail:
+    """Get one invoice with its customer's card on file, its charges and their refunds.
+
+    Args:
+        invoice_id: The invoice, such as "inv_00042" (list_invoices finds it by number
+            such as "SMIT-0042" or by customer).
+
+    Returns:
+        {"invoice_id", "number", "status", "amount_due", "amount_paid", "amount_refunded",
+        "amount_remaining", "customer": {"customer_email", "name", "card": "Visa ending 4242
+        (expires 08/2027)", "card_status": "valid"}, "charges": [{"charge_id": "ch_00107",
+        "amount": "480.00", "status": "succeeded", "amount_refunded": "0.00",
+        "refundable": "480.00", "refunds": [...]}], ...}.
+    """
+    return _detail(ctx, invoice_id)
+
+
+@server.tool(
+    writes=True,
+    returns=("invoice", "customer", "event"),
+    normalise={"customer_email": "casefold", "description": "strip"},
+    phrasings=[
+        "Bill {customer_email} {amount} for {description} on behalf of {merchant_id}",
+        "Create an invoice from {merchant_id} to {customer_email} over {amount} for "
+        "{description}, due {due_date}",
+        "Invoice new customer {customer_name} ({customer_email}) {amount} for {description} "
+        "from {merchant_id}",
+    ],
+    examples={
+        "amount": INVOICE_AMOUNTS,
+        "description": DESCRIPTIONS,
+        "due_date": _day_ahead,
+        "customer_name": NEW_CUSTOMERS,
+        "idempotency_key": _new_key,
+    },
+)
+def create_invoice(
+    ctx: ToolContext,
+    merchant_id: MerchantRow,
+    customer_email: CustomerEmail,
+    amount: Amount,
+    description: Annotated[str, Field(min_length=1, max_length=200)],
+    due_date: Annotated[str, Field(max_length=32)] | None = None,
+    customer_name: Annotated[str, Field(max_length=80)] | None = None,
+    idempotency_key: IdemKey | None = None,
+) -> InvoiceCreated:
+    """Create an open invoice from a merchant to a customer, identified by email.
+
+    A customer the merchant has not billed before is added, which needs customer_name (an
+    existing customer keeps their name); a new customer has no card on file, so
+    charge_invoice cannot collect from them yet.
+
+    Args:
+        merchant_id: The merchant sending the invoice, such as "mer_004".
+        customer_email: The customer's email, such as "ana.garcia@gmail.com".
+        amount: Total due in the merchant's currency, more than 0 and at most 100000, such
+            as 480 or "480.00".
+        description: What the invoice is for, such as "Catering for 40 guests".
+        due_date: When payment is due, today or within a year, such as "2026-04-30";
+            default 30 days from today.
+        customer_name: Full name, only needed for a new customer, such as "Ana Garcia".
+        idempotency_key: Optional key such as "order-7f3a9c21" that makes a retry safe: the
+            same key with the same arguments returns the first invoice instead of a second.
+
+    Returns:
+        The invoice: {"invoice_id": "inv_00612", "number": "SMIT-0058", "status": "open",
+        "amount_due": "480.00", "due_date": "2026-04-30", "idempotent_replay": false,
+        "event_ids": ["evt_02231"], ...}.
+    """
+    m = merchant_id
+    email = customer_email.strip().casefold()
+    money = amount.quantize(CENT)
+    what = _text(description, "description")
+    today = ctx.now.date()
+    due = parse_date(due_date, "due_date") if due_date is not None else None
+    name = " ".join(customer_name.split()) if customer_name is not None else None
+    params = {
+        "merchant_id": m.id,
+        "customer_email": email,
+        "amount": money,
+        "description": what,
+        "due_date": due.isoformat() if due else None,
+        "customer_name": name or None,
+    }
+    earlier = _replayed(ctx, m.id, idempotency_key, "create_invoice", params)
+    if earlier is not None:
+        inv = ctx.db.get_one(Invoice, earlier)
+        return {**_detail(ctx, inv), "idempotent_replay": True, "event_ids": []}
+    due = due or today + dt.timedelta(days=30)
+    if not today <= due <= today + dt.timedelta(days=365):
+        raise InvalidArgument(
+            f"due_date must be between today ({today.isoformat()}) and a year from now, "
+            f"got {due.isoformat()}."
+        )
+    customer = ctx.db.scalar(
+        select(Customer).where(Customer.merchant_id == m.id, Customer.email == email)
+    )
+    if customer is None:
+        if not name:
+            raise InvalidArgument(
+                f"{email} is not a customer of {m.name} ({m.id}) yet. To bill a new customer, "
+                "pass customer_name with their full name (ask the user for it); or check the "
+                "email with list_invoices."
+            )
+        customer = Customer(
+            id=next_id(ctx, Customer.id, "cus", 4),
+            merchant_id=m.id,
+            name=name,
+            email=email,
+            created_at=ctx.now,
+        )
+        ctx.db.add(customer)
+        ctx.db.flush()
+    numbers = ctx.db.scalars(select(Invoice.number).where(Invoice.merchant_id == m.id))
+    last = max((int(n.rsplit("-", 1)[1]) for n in numbers), default=0)
+    inv = Invoice(
+        id=next_id(ctx, Invoice.id, "inv", 5),
+        number=f"{m.invoice_prefix}-{last + 1:04d}",
+        merchant_id=m.id,
+        customer_id=customer.id,
+        description=what,
+        currency=m.currency,
+        amount_due=money,
+        amount_paid=ZERO,
+        status="open",
+        due_date=due,
+        created_at=ctx.now,
+        idempotency_key=idempotency_key,
+    )
+    ctx.db.add(inv)
+    ctx.db.flush()
+    _remember(ctx, m.id, idempotency_key, "create_invoice", params, inv.id)
+    event = _emit(
+        ctx,
+        m,
+        "invoice.created",
+        inv.id,
+        f"Invoice {inv.number} for {money} {m.currency} sent to {email}",
+        invoice_id=inv.id,
+        amount=money,
+    )
+    ctx.db.refresh(inv)
+    return {**_detail(ctx, inv), "idempotent_replay": False, "event_ids": [event]}
+
+
+def _charge_result(
+    ctx: ToolContext, charge: Charge, *, replay: bool, events: list[str]
+) -> ChargeResult:
+    inv = charge.invoice
+    m = _merchant(ctx, charge.merchant_id)
+    return {
+        "charge_id": charge.id,
+        "invoice_id": inv.id,
+        "merchant_id": m.id,
+        "status": charge.status,
+        "amount": charge.amount,
+        "currency": m.currency,
+        "failure_code": charge.failure_code,
+        "failure_message": (
+            f"{DECLINE_MESSAGES.get(charge.failure_code, 'The card was declined.')} Nothing "
+            "was captured and the invoice is still open. Ask the customer to contact their "
+            "bank or add another card: charging the same card again will be declined again."
+            if charge.failure_code
+            else None
+        ),
+        "card": f"{charge.card_brand} ending {charge.card_last4}",
+        "invoice_status": inv.status,
+        "invoice_amount_paid": inv.amount_paid,
+        "invoice_amount_remaining": inv.amount_due - inv.amount_paid
+        if inv.status == "open"
+        else ZERO,
+        "merchant_balance": m.balance,
+        "idempotency_key": charge.idempotency_key,
+        "idempotent_replay": replay,
+        "event_ids": events,
+    }
+
+
+@server.tool(
+    writes=True,
+    returns=("charge", "invoice", "event"),
+    phrasings=[
+        "Charge the card on file for invoice {invoice_id}",
+        "Collect payment for {invoice_id} now",
+        "Take a partial payment of {amount} on invoice {invoice_id}",
+        "Charge {invoice_id} again with idempotency key {idempotency_key}",
+    ],
+    examples={"amount": PART_AMOUNTS, "idempotency_key": _new_key},
+)
+def charge_invoice(
+    ctx: ToolContext,
+    invoice_id: InvoiceRow,
+    amount: Amount | None = None,
+    idempotency_key: IdemKey | None = None,
+) -> ChargeResult:
+    """Charge the customer's card on file for an open invoice: all that is due, or a part.
+
+    The charge either succeeds (the amount is captured, added to the invoice's amount paid
+    and to the merchant's balance; the invoice becomes "paid" once nothing is left) or is
+    declined by the card issuer: then status is "failed", nothing is captured and
+    failure_message says what to tell the customer.
+
+    Args:
+        invoice_id: The open invoice, such as "inv_00042".
+        amount: Part of what is due, such as 100 or "100.00"; leave it out to charge
+            everything still due.
+        idempotency_key: Optional key such as "order-7f3a9c21": a retry with the same key and
+            arguments returns the first charge and never charges twice.
+
+    Returns:
+        {"charge_id": "ch_00107", "status": "succeeded", "amount": "480.00",
+        "invoice_status": "paid", "invoice_amount_remaining": "0.00",
+        "merchant_balance": "2320.50", "idempotent_replay": false, "event_ids": [...], ...}.
+    """
+    inv = invoice_id
+    m = _merchant(ctx, inv.merchant_id)
+    money = _money(amount)
+    params = {"invoice_id": inv.id, "amount": money}
+    earlier = _replayed(ctx, m.id, idempotency_key, "charge_invoice", params)
+    if earlier is not None:
+        return _charge_result(ctx, ctx.db.get_one(Charge, earlier), replay=True, events=[])
+    if inv.status == "paid":
+        raise _broken(
+            "invoice_not_open",
+            f"invoice {inv.number} ({inv.id}) is paid in full since {_stamp(inv.paid_at)}; "
+            "only an 'open' invoice can be charged. Nothing was charged. To give money back "
+            "use refund_charge on its charges (see get_invoice).",
+        )
+    if inv.status == "void":
+        raise _broken(
+            "invoice_not_open",
+            f"invoice {inv.number} ({inv.id}) is void; only an 'open' invoice can be charged. "
+            "Nothing was charged. Create a new invoice with create_invoice if the customer "
+            "still owes money.",
+        )
+    remaining = inv.amount_due - inv.amount_paid
+    money = money if money is not None else remaining
+    if money > remaining:
+        raise _broken(
+            "overpayment",
+            f"invoice {inv.number} has {remaining} {m.currency} still due "
+            f"({inv.amount_paid} of {inv.amount_due} paid); charge {remaining} or less, or "
+            "leave amount out to charge everything due.",
+        )
+    cust = inv.customer
+    if cust.card_brand is None or cust.card_exp_month is None or cust.card_exp_year is None:
+        raise _broken(
+            "no_payment_method",
+            f"customer {cust.name} ({cust.email}) has no card on file, so invoice {inv.number} "
+            "cannot be charged. Nothing was charged; the customer has to add a card first.",
+        )
+    if card_expired(cust.card_exp_month, cust.card_exp_year, ctx.now.date()):
+        raise _broken(
+            "card_expired",
+            f"the card on file of {cust.name} ({_card(cust)}) has expired. Nothing was "
+            "charged; ask the customer to update their card, then charge again.",
+        )
+    failed = cust.card_decline_code is not None
+    charge = Charge(
+        id=next_id(ctx, Charge.id, "ch", 5),
+        invoice_id=inv.id,
+        merchant_id=m.id,
+        customer_id=cust.id,
+        amount=money,
+        amount_refunded=ZERO,
+        status="failed" if failed else "succeeded",
+        failure_code=cust.card_decline_code,
+        card_brand=cust.card_brand,
+        card_last4=cust.card_last4 or "",
+        created_at=ctx.now,
+        idempotency_key=idempotency_key,
+    )
+    ctx.db.add(charge)
+    ctx.db.flush()
+    _remember(ctx, m.id, idempotency_key, "charge_invoice", params, charge.id)
+    card = f"{charge.card_brand} ending {charge.card_last4}"
+    events = []
+    if failed:
+        events.append(
+            _emit(
+                ctx,
+                m,
+                "charge.failed",
+                charge.id,
+                f"Charge of {money} {m.currency} on {card} failed: {charge.failure_code}",
+                invoice_id=inv.id,
+                amount=money,
+            )
+        )
+    else:
+        inv.amount_paid = inv.amount_paid + money
+        m.balance = m.balance + money
+        events.append(
+            _emit(
+                ctx,
+                m,
+                "charge.succeeded",
+                charge.id,
+                f"Charged {money} {m.currency} on {card} for invoice {inv.number}",
+                invoice_id=inv.id,
+                amount=money,
+            )
+        )
+        if inv.amount_paid == inv.amount_due:
+            inv.status, inv.paid_at = "paid", ctx.now
+            events.append(
+                _emit(
+                    ctx,
+                    m,
+                    "invoice.paid",
+                    inv.id,
+                    f"Invoice {inv.number} paid in full",
+                    invoice_id=inv.id,
+                    amount=inv.amount_due,
+                )
+            )
+    ctx.db.flush()
+    ctx.db.refresh(charge)
+    return _charge_result(ctx, charge, replay=False, events=events)
+
+
+def _refund_result(
+    ctx: ToolContext, refund: Refund, *, replay: bool, events: list[str]
+) -> RefundResult:
+    charge = ctx.db.get_one(Charge, refund.charge_id)
+    m = _merchant(ctx, refund.merchant_id)
+    return {
+        "refund_id": refund.id,
+        "charge_id": charge.id,
+        "invoice_id": refund.invoice_id,
+        "merchant_id": m.id,
+        "status": "succeeded",
+        "amount": refund.amount,
+        "currency": m.currency,
+        "reason": refund.reason,
+        "charge_amount": charge.amount,
+        "charge_amount_refunded": charge.amount_refunded,
+        "charge_refundable": charge.amount - charge.amount_refunded,
+        "merchant_balance": m.balance,
+        "idempotency_key": refund.idempotency_key,
+        "idempotent_replay": replay,
+        "event_ids": events,
+    }
+
+
+@server.tool(
+    writes=True,
+    returns=("refund", "charge", "invoice", "event"),
+    phrasings=[
+        "Refund charge {charge_id}",
+        "Refund {amount} of charge {charge_id}, the reason is {reason}",
+        "Give the customer their money back for {charge_id}",
+    ],
+    examples={"amount": PART_AMOUNTS, "idempotency_key": _new_key},
+)
+def refund_charge(
+    ctx: ToolContext,
+    charge_id: ChargeRow,
+    amount: Amount | None = None,
+    reason: RefundReason = "requested_by_customer",
+    idempotency_key: IdemKey | None = None,
+) -> RefundResult:
+    """Refund a succeeded charge in full or in part, paid from the merchant's balance.
+
+    A charge's refunds never add up to more than it captured. The invoice keeps its
+    status; its amount_refunded grows.
+
+    Args:
+        charge_id: The charge, such as "ch_00107" (get_invoice lists an invoice's charges).
+        amount: How much to refund, such as 25 or "25.00"; leave it out to refund all
+            that is still refundable.
+        reason: "requested_by_customer", "duplicate" or "fraudulent".
+        idempotency_key: Optional key such as "req-0c9d2e11": a retry with the same key and
+            arguments returns the first refund and never refunds twice.
+
+    Returns:
+        {"refund_id": "re_00031", "status": "succeeded", "amount": "25.00",
+        "charge_amount": "480.00", "charge_amount_refunded": "25.00",
+        "charge_refundable": "455.00", "merchant_balance": "1815.50", ...}.
+    """
+    charge = charge_id
+    m = _merchant(ctx, charge.merchant_id)
+    money = _money(amount)
+    params = {"charge_id": charge.id, "amount": money, "reason": reason}
+    earlier = _replayed(ctx, m.id, idempotency_key, "refund_charge", params)
+    if earlier is not None:
+        return _refund_result(ctx, ctx.db.get_one(Refund, earlier), replay=True, events=[])
+    if charge.status != "succeeded":
+        raise _broken(
+            "charge_failed",
+            f"charge {charge.id} failed ({charge.failure_code}) and captured nothing, so there "
+            "is nothing to refund. Look for a 'succeeded' charge of the invoice with "
+            "get_invoice.",
+        )
+    refundable = charge.amount - charge.amount_refunded
+    if refundable <= 0:
+        raise _broken(
+            "refund_exceeds_captured",
+            f"charge {charge.id} captured {charge.amount} {m.currency} and all of it has "
+            f"already been refunded ({len(charge.refunds)} refunds); 0.00 is left to refund.",
+        )
+    money = money if money is not None else refundable
+    if money > refundable:
+        raise _broken(
+            "refund_exceeds_captured",
+            f"charge {charge.id} captured {charge.amount} {m.currency} and "
+            f"{charge.amount_refunded} is already refunded, so at most {refundable} can still "
+            "be refunded. Refund that much or less.",
+        )
+    if ctx.now - charge.created_at > dt.timedelta(days=REFUND_WINDOW_DAYS):
+        raise _broken(
+            "refund_window",
+            f"charge {charge.id} was made on {charge.created_at.date().isoformat()}, more than "
+            f"{REFUND_WINDOW_DAYS} days ago, and can no longer be refunded through the "
+            "platform. The merchant has to settle with the customer directly.",
+        )
+    if money > m.balance:
+        raise _broken(
+            "insufficient_balance",
+            f"{m.name} ({m.id}) has a balance of {m.balance} {m.currency}, less than the "
+            f"{money} to refund (refunds are paid from the balance; recent payouts emptied "
+            "it). Refund at most the balance now, or wait for new payments to come in.",
+        )
+    refund = Refund(
+        id=next_id(ctx, Refund.id, "re", 5),
+        charge_id=charge.id,
+        invoice_id=charge.invoice_id,
+        merchant_id=m.id,
+        amount=money,
+        reason=reason,
+        created_at=ctx.now,
+        idempotency_key=idempotency_key,
+    )
+    ctx.db.add(refund)
+    charge.amount_refunded = charge.amount_refunded + money
+    m.balance = m.balance - money
+    ctx.db.flush()
+    _remember(ctx, m.id, idempotency_key, "refund_charge", params, refund.id)
+    event = _emit(
+        ctx,
+        m,
+        "refund.created",
+        refund.id,
+        f"Refunded {money} {m.currency} of charge {charge.id} ({reason})",
+        invoice_id=charge.invoice_id,
+        amount=money,
+    )
+    return _refund_result(ctx, refund, replay=False, events=[event])
+
+
+@server.tool(
+    writes=True,
+    destructive=True,
+    idempotent=True,
+    returns=("invoice", "event"),
+    phrasings=["Void invoice {invoice_id}", "Cancel the invoice {invoice_id}, it was a mistake"],
+)
+def void_invoice(ctx: ToolContext, invoice_id: InvoiceRow) -> InvoiceVoided:
+    """Void an open invoice so that it can no longer be paid (it stays listed as "void").
+
+    An invoice still holding money (payments not refunded) cannot be voided: refund its
+    charges with refund_charge first.
+
+    Args:
+        invoice_id: The open invoice to void, such as "inv_00042".
+
+    Returns:
+        The invoice with "status": "void", "voided_at" and "event_ids".
+    """
+    inv = invoice_id
+    m = _merchant(ctx, inv.merchant_id)
+    if inv.status != "open":
+        raise _broken(
+            "invoice_not_open",
+            f"invoice {inv.number} ({inv.id}) is {inv.status}; only an 'open' invoice can be "
+            "voided."
+            + (
+                " To give the money back, refund its charges with refund_charge."
+                if inv.status == "paid"
+                else ""
+            ),
+        )
+    held = inv.amount_paid - _refunded(inv)
+    if held > 0:
+        refundable = [
+            c.id for c in inv.charges if c.status == "succeeded" and c.amount > c.amount_refunded
+        ]
+        raise _broken(
+            "invoice_has_payments",
+            f"invoice {inv.number} ({inv.id}) still holds {held} {m.currency} of payments "
+            f"(charges {', '.join(refundable)}). Refund them with refund_charge first, or "
+            "collect the rest with charge_invoice.",
+        )
+    inv.status, inv.voided_at = "void", ctx.now
+    ctx.db.flush()
+    event = _emit(
+        ctx, m, "invoice.voided", inv.id, f"Invoice {inv.number} voided", invoice_id=inv.id
+    )
+    return {**_detail(ctx, inv), "event_ids": [event]}
+
+
+def _payout_result(
+    ctx: ToolContext, payout: Payout, *, replay: bool, events: list[str]
+) -> PayoutResult:
+    m = _merchant(ctx, payout.merchant_id)
+    return {
+        "payout_id": payout.id,
+        "merchant_id": m.id,
+        "status": payout.status,
+        "amount": payout.amount,
+        "currency": m.currency,
+        "description": payout.description,
+        "bank_account": f"{m.bank_name} ****{payout.bank_last4}",
+        "arrival_date": payout.arrival_date.isoformat(),
+        "merchant_balance": m.balance,
+        "idempotency_key": payout.idempotency_key,
+        "idempotent_replay": replay,
+        "event_ids": events,
+    }
+
+
+@server.tool(
+    writes=True,
+    returns=("payout", "event"),
+    phrasings=[
+        "Pay out the balance of {merchant_id} to their bank",
+        "Send {amount} from {merchant_id}'s balance to their bank account",
+    ],
+    examples={
+        "amount": [50, 100, "250.00", 400, 75.25],
+        "description": ["Manual payout", "Payroll top-up", "Early payout requested by owner"],
+        "idempotency_key": _new_key,
+    },
+)
+def create_payout(
+    ctx: ToolContext,
+    merchant_id: MerchantRow,
+    amount: PayoutAmount | None = None,
+    description: Annotated[str, Field(max_length=100)] = "",
+    idempotency_key: IdemKey | None = None,
+) -> PayoutResult:
+    """Send money from a merchant's balance to its bank account; it arrives in 2 business days.
+
+    Args:
+        merchant_id: The merchant, such as "mer_004".
+        amount: How much, at least 1.00 and at most the balance, such as 250 or "250.00";
+            leave it out to pay out the whole balance.
+        description: Shown on the bank statement, such as "Manual payout".
+        idempotency_key: Optional key such as "job-51e0aa73": a retry with the same key and
+            arguments returns the first payout and never pays out twice.
+
+    Returns:
+        {"payout_id": "po_00311", "status": "in_transit", "amount": "250.00",
+        "bank_account": "Chase ****6789", "arrival_date": "2026-03-10",
+        "merchant_balance": "1590.50", ...}.
+    """
+    m = merchant_id
+    money = _money(amount)
+    note = " ".join(description.split()) or "Manual payout"
+    params = {"merchant_id": m.id, "amount": money, "description": note}
+    earlier = _replayed(ctx, m.id, idempotency_key, "create_payout", params)
+    if earlier is not None:
+        return _payout_result(ctx, ctx.db.get_one(Payout, earlier), replay=True, events=[])
+    if m.payouts != "enabled":
+        raise _broken(
+            "payouts_paused",
+            f"payouts of {m.name} ({m.id}) are paused: {m.payout_pause_reason} Nothing was "
+            "paid out; the merchant has to resolve this with the platform's support team.",
+        )
+    money = money if money is not None else m.balance
+    if money > m.balance or money < 1:
+        raise _broken(
+            "insufficient_balance",
+            f"{m.name} ({m.id}) has a balance of {m.balance} {m.currency}; a payout is at "
+            f"least 1.00 and at most the balance, so {money} cannot be paid out. Pay out "
+            "the balance or less.",
+        )
+    payout = Payout(
+        id=next_id(ctx, Payout.id, "po", 5),
+        merchant_id=m.id,
+        amount=money,
+        status="in_transit",
+        description=note,
+        bank_last4=m.bank_last4,
+        arrival_date=arrival_date(ctx.now.date()),
+        created_at=ctx.now,
+        idempotency_key=idempotency_key,
+    )
+    ctx.db.add(payout)
+    m.balance = m.balance - money
+    ctx.db.flush()
+    _remember(ctx, m.id, idempotency_key, "create_payout", params, payout.id)
+    event = _emit(
+        ctx,
+        m,
+        "payout.created",
+        payout.id,
+        f"Payout of {money} {m.currency} to {_bank(m)}",
+        amount=money,
+    )
+    return _payout_result(ctx, payout, replay=False, events=[event])
+
+
+@server.tool(
+    writes=True,
+    returns="webhook_endpoint",
+    normalise={"url": "strip"},
+    phrasings=[
+        "Register {url} as a webhook endpoint of {merchant_id} for {events}",
+        "Send {merchant_id}'s payment events to {url}",
+    ],
+    examples={
+        "events": [
+            ["*"],
+            ["charge.succeeded", "charge.failed"],
+            ["invoice.paid"],
+            ["refund.created", "payout.created"],
+            ["invoice.created", "invoice.paid", "invoice.voided"],
+        ],
+        "description": ["Order fulfilment", "Accounting sync", "Slack alerts"],
+    },
+)
+def create_webhook_endpoint(
+    ctx: ToolContext,
+    merchant_id: MerchantRow,
+    url: Annotated[str, Field(min_length=10, max_length=300, pattern=r"^\s*[A-Za-z]+://\S+\s*$")],
+    events: Annotated[list[Subscription], Field(min_length=1, max_length=9)],
+    description: Annotated[str, Field(max_length=140)] = "",
+) -> EndpointOut:
+    """Register a URL of the merchant's that will receive events from now on.
+
+    Each later event of a subscribed type is sent to it and logged (see list_events); past
+    events are not sent.
+
+    Args:
+        merchant_id: The merchant, such as "mer_004".
+        url: An https URL, such as "https://api.smithbakery.com/webhooks/payments".
+        events: Event types to receive, such as ["charge.succeeded", "refund.created"], or
+            ["*"] for all of them.
+        description: What it is for, such as "Accounting sync".
+
+    Returns:
+        {"endpoint_id": "we_0031", "url": "...", "events": ["charge.succeeded",
+        "refund.created"], "status": "enabled", ...}.
+    """
+    m = merchant_id
+    link = url.strip()
+    if not link.lower().startswith("https://"):
+        raise _broken(
+            "https_required",
+            f"{link!r} is not an https:// URL; webhook endpoints must use https. Ask the "
+            "merchant for the https address of their endpoint.",
+        )
+    mine = [e for e in m.endpoints if e.status == "enabled"]
+    taken = [e for e in mine if e.url.rstrip("/") == link.rstrip("/")]
+    if taken:
+        raise Conflict(
+            f"Rule 'endpoint_url_taken' failed: {m.id} already sends events to {link} "
+            f"(endpoint {taken[0].id}, events {' '.join(_events_of(taken[0]))}); nothing was "
+            "added."
+        )
+    if len(mine) >= MAX_ENABLED_ENDPOINTS:
+        raise _broken(
+            "endpoint_limit",
+            f"{m.id} already has {len(mine)} enabled endpoints "
+            f"({', '.join(e.id for e in mine)}), the most allowed.",
+        )
+    chosen = "*" if "*" in events else " ".join(t for t in EVENT_TYPES if t in set(events))
+    seq = (ctx.db.scalar(select(func.max(Event.seq))) or 0) + 1
+    endpoint = WebhookEndpoint(
+        id=next_id(ctx, WebhookEndpoint.id, "we", 4),
+        merchant_id=m.id,
+        url=link,
+        description=" ".join(description.split()),
+        events=chosen,
+        status="enabled",
+        response_code=200,
+        first_seq=seq,
+        last_seq=None,
+        created_at=ctx.now,
+    )
+    ctx.db.add(endpoint)
+    ctx.db.flush()
+    return {
+        **_endpoint_brief(endpoint),
+        "merchant_id": m.id,
+        "description": endpoint.description,
+        "created_at": endpoint.created_at.isoformat(timespec="minutes"),
+    }
+
+
+@server.tool(
+    returns=("event", "webhook_endpoint", "invoice"),
+    phrasings=[
+        "Which webhooks were sent for invoice {invoice_id} of {merchant_id}?",
+        "Show the failed webhook deliveries of {merchant_id}",
+        "List the latest {type} events of {merchant_id}",
+    ],
+)
+def list_events(
+    ctx: ToolContext,
+    merchant_id: MerchantRow,
+    type: EventType | None = None,
+    invoice_id: InvoiceRow | None = None,
+    endpoint_id: EndpointRow | None = None,
+    delivery_status: Literal["delivered", "failed"] | None = None,
+    limit: Annotated[int, Field(ge=1, le=50)] = 20,
+) -> EventList:
+    """List a merchant's events, newest first, each with its webhook delivery log.
+
+    Args:
+        merchant_id: The merchant, such as "mer_004".
+        type: Only events of this type, such as "charge.succeeded" or "refund.created".
+        invoice_id: Only events about this invoice and its charges and refunds, such as
+            "inv_00042".
+        endpoint_id: Only events sent to this webhook endpoint, such as "we_0003".
+        delivery_status: Only events with a delivery that "delivered" or "failed" (to
+            endpoint_id when given).
+        limit: Maximum number of events to return (1-50), such as 20.
+
+    Returns:
+        {"merchant_id", "total": 12, "events": [{"event_id": "evt_02231",
+        "type": "charge.succeeded", "object_id": "ch_00107", "invoice_id": "inv_00042",
+        "amount": "480.00", "summary": "...", "deliveries": [{"endpoint_id": "we_0003",
+        "url": "...", "status": "failed", "response_code": 500, ...}]}]}.
+    """
+    m = merchant_id
+    for name, row in (("invoice_id", invoice_id), ("endpoint_id", endpoint_id)):
+        if row is not None and row.merchant_id != m.id:
+            raise InvalidArgument(
+                f"{name} {row.id} belongs to merchant {row.merchant_id}, not {m.id}; pass "
+                f"merchant_id {row.merchant_id!r} or another {name}."
+            )
+    stmt = select(Event).where(Event.merchant_id == m.id)
+    if type is not None:
+        stmt = stmt.where(Event.type == type)
+    if invoice_id is not None:
+        stmt = stmt.where(Event.invoice_id == invoice_id.id)
+    if endpoint_id is not None or delivery_status is not None:
+        sent = select(WebhookDelivery.event_id)
+        if endpoint_id is not None:
+            sent = sent.where(WebhookDelivery.endpoint_id == endpoint_id.id)
+        if delivery_status is not None:
+            sent = sent.where(WebhookDelivery.status == delivery_status)
+        stmt = stmt.where(Event.id.in_(sent))
+    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    urls = {e.id: e.url for e in m.endpoints}
+    events = ctx.db.scalars(stmt.order_by(Event.seq.desc()).limit(limit))
+    return {
+        "merchant_id": m.id,
+        "total": total,
+        "events": [
+            {
+                "event_id": e.id,
+                "type": e.type,
+                "created_at": e.created_at.isoformat(timespec="minutes"),
+                "object_id": e.object_id,
+                "invoice_id": e.invoice_id,
+                "amount": e.amount,
+                "summary": e.summary,
+                "deliveries": [
+                    {
+                        "endpoint_id": d.endpoint_id,
+                        "url": urls.get(d.endpoint_id, ""),
+                        "status": d.status,
+                        "response_code": d.response_code,
+                        "attempted_at": d.attempted_at.isoformat(timespec="minutes"),
+                    }
+                    for d in e.deliveries
+                ],
+            }
+            for e in events
+        ],
+    }
+
+
+# --------------------------------------------------------------- entities
+# What exists and is worth asking about, for grounding synthesized requests.
+@server.entity(
+    "merchant",
+    key="merchant_id",
+    model=Merchant,
+    not_found="Call find_merchant with the merchant's name to find its id (such as 'mer_004').",
+)
+def _merchants(ctx: ToolContext) -> list[dict[str, Any]]:
+    """Every merchant, with a webhook URL it has not registered yet."""
+    out = []
+    for m in ctx.db.scalars(select(Merchant).order_by(Merchant.id)):
+        used = {e.url for e in m.endpoints}
+        url = next(
+            u for n in range(1, 50) if (u := f"https://api.{m.website}/webhooks/v{n}") not in used
+        )
+        out.append(
+            {
+                "merchant_id": m.id,
+                "name": m.name,
+                "query": m.name,
+                "currency": m.currency,
+                "balance": m.balance,
+                "payouts": m.payouts,
+                "url": url,
+            }
+        )
+    return out
+
+
+@server.entity("customer", key="customer_email")
+def _customers(ctx: ToolContext) -> list[dict[str, Any]]:
+    """Customers by email, with their merchant (an email is unique within a merchant)."""
+    today = ctx.now.date()
+    rows = ctx.db.scalars(select(Customer).order_by(Customer.merchant_id, Customer.id))
+    return [
+        {
+            "customer_email": c.email,
+            "merchant_id": c.merchant_id,
+            "name": c.name,
+            "search": c.name,
+            "card_status": _card_status(c, today),
+        }
+        for c in rows
+    ]
+
+
+@server.entity(
+    "invoice",
+    key="invoice_id",
+    model=Invoice,
+    not_found="Call list_invoices with the merchant's id (search= the customer's name or the "
+    "invoice number such as 'SMIT-0042') to find the invoice's id (such as 'inv_00042').",
+)
+def _invoices(ctx: ToolContext) -> list[dict[str, Any]]:
+    """Open invoices: what can still be charged, voided or chased (the others are history)."""
+    today = ctx.now.date()
+    rows = ctx.db.scalars(select(Invoice).where(Invoice.status == "open").order_by(Invoice.id))
+    return [
+        {
+            "invoice_id": inv.id,
+            "number": inv.number,
+            "merchant_id": inv.merchant_id,
+            "customer_email": inv.customer.email,
+            "search": inv.customer.name,
+            "status": inv.status,
+            "card_status": _card_status(inv.customer, today),
+            "amount_due": inv.amount_due,
+        }
+        for inv in rows
+    ]
+
+
+@server.entity(
+    "charge",
+    key="charge_id",
+    model=Charge,
+    not_found="Call get_invoice with the invoice's id to see its charges (ids such as 'ch_00107').",
+)
+def _charges(ctx: ToolContext) -> list[dict[str, Any]]:
+    """Succeeded charges that can still be refunded in full from the merchant's balance."""
+    oldest = ctx.now - dt.timedelta(days=REFUND_WINDOW_DAYS)
+    rows = ctx.db.scalars(
+        select(Charge)
+        .join(Merchant, Merchant.id == Charge.merchant_id)
+        .where(
+            Charge.status == "succeeded",
+            Charge.amount > Charge.amount_refunded,
+            Charge.amount - Charge.amount_refunded <= Merchant.balance,
+            Charge.created_at >= oldest,
+        )
+        .order_by(Charge.id)
+    )
+    return [
+        {
+            "charge_id": c.id,
+            "invoice_id": c.invoice_id,
+            "merchant_id": c.merchant_id,
+            "refundable": c.amount - c.amount_refunded,
+        }
+        for c in rows
+    ]
+
+
+@server.entity("refund", key="refund_id")
+def _refunds(ctx: ToolContext) -> list[dict[str, Any]]:
+    rows = ctx.db.scalars(select(Refund).order_by(Refund.id))
+    return [
+        {"refund_id": r.id, "charge_id": r.charge_id, "merchant_id": r.merchant_id} for r in rows
+    ]
+
+
+@server.entity("payout", key="payout_id")
+def _payouts(ctx: ToolContext) -> list[dict[str, Any]]:
+    rows = ctx.db.scalars(select(Payout).order_by(Payout.id))
+    return [{"payout_id": p.id, "merchant_id": p.merchant_id, "status": p.status} for p in rows]
+
+
+@server.entity(
+    "webhook_endpoint",
+    key="endpoint_id",
+    model=WebhookEndpoint,
+    not_found="Call find_merchant to see a merchant's webhook endpoints (ids such as 'we_0003').",
+)
+def _endpoints(ctx: ToolContext) -> list[dict[str, Any]]:
+    rows = ctx.db.scalars(select(WebhookEndpoint).order_by(WebhookEndpoint.id))
+    return [{"endpoint_id": e.id, "merchant_id": e.merchant_id, "status": e.status} for e in rows]
+
+
+@server.entity("event", key="event_id")
+def _events(ctx: ToolContext) -> list[dict[str, Any]]:
+    """Events of the last 30 days (what merchants ask about)."""
+    rows = ctx.db.scalars(
+        select(Event).where(Event.created_at >= ctx.now - dt.timedelta(days=30)).order_by(Event.seq)
+    )
+    return [
+        {"event_id": e.id, "merchant_id": e.merchant_id, "type": e.type, "invoice_id": e.invoice_id}
+        for e in rows
+    ]
