@@ -21,6 +21,8 @@ class EpisodeResult:
         servers: Its servers (the first is the primary one).
         kind: ``normal``, ``clarify`` or ``abstain``.
         total: The reward paid.
+        max_total: The most this task could pay under the config (``total / max_total`` is
+            comparable across tasks and configs).
         components: Every reward component (``None`` where undefined for the task).
         n_calls: Calls the policy made.
         n_gold: Gold calls of the task.
@@ -44,6 +46,7 @@ class EpisodeResult:
     components: dict[str, float | None]
     n_calls: int
     n_gold: int
+    max_total: float = 0.0
     calls: list[dict[str, Any]] = field(default_factory=list)
     gold_tools: list[dict[str, Any]] = field(default_factory=list)
     full_coverage: bool | None = None
@@ -79,6 +82,7 @@ class EpisodeResult:
             servers=list(task.servers),
             kind=task.kind,
             total=float(breakdown.total),
+            max_total=float(breakdown.max_total),
             components=comps,
             n_calls=len(episode.trajectory),
             n_gold=len(steps),
