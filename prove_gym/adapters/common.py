@@ -58,9 +58,10 @@ def reward_config_from_env(
 ) -> RewardConfig:
     """A :class:`RewardConfig` from the ``PROVE_REWARD*`` variables (see the module docstring).
 
-    ``PROVE_REWARD`` holds a JSON object of knobs (``alpha``, ``beta``,
-    ``eff_floor``, ``abstain_reward``, ``credit_within_budget``, ``normalise``),
-    ``"weights"`` by component name and ``"components"`` (names to add);
+    ``PROVE_REWARD`` holds a preset name (``default``, ``paper``: see
+    :meth:`RewardConfig.preset`) or a JSON object of knobs (``alpha``, ``beta``,
+    ``eff_floor``, ``abstain_reward``, ``credit_within_budget``, ``normalise``, ...),
+    ``"preset"``, ``"weights"`` by component name and ``"components"`` (names to add);
     ``PROVE_REWARD_<KNOB>``, ``PROVE_REWARD_WEIGHT_<COMPONENT>`` and
     ``PROVE_REWARD_COMPONENTS`` set one of them each and win over the JSON.
     Values are read as JSON (``0.2``, ``null``, ``true``); a value that is not
@@ -83,11 +84,14 @@ def reward_config_from_env(
     knobs = [f.name for f in dataclasses.fields(RewardConfig) if f.name != "components"]
     settings: dict[str, Any] = {}
     raw = env.get("PROVE_REWARD", "").strip()
+    if raw and not raw.startswith("{"):
+        raw = json.dumps({"preset": raw})
     if raw:
         obj = json.loads(raw)
         if not isinstance(obj, dict):
             raise ValueError(
-                f"PROVE_REWARD must be a JSON object of RewardConfig knobs, got {raw!r}"
+                f"PROVE_REWARD must be a preset name or a JSON object of RewardConfig knobs, "
+                f"got {raw!r}"
             )
         settings.update(obj)
     weights: dict[str, Any] = {}
@@ -105,13 +109,14 @@ def reward_config_from_env(
     added = settings.pop("components", None) or []
     if isinstance(added, str):
         added = [n.strip() for n in added.split(",") if n.strip()]
-    unknown = sorted(set(settings) - set(knobs))
+    unknown = sorted(set(settings) - {*knobs, "preset"})
     if unknown:
         raise ValueError(
             f"unknown reward settings {unknown}; known: {knobs}, weights "
             "(PROVE_REWARD_WEIGHT_<COMPONENT>) and components (PROVE_REWARD_COMPONENTS)"
         )
-    config = RewardConfig(**settings)
+    base = RewardConfig.preset(str(settings.pop("preset", "default")))
+    config = dataclasses.replace(base, **settings)
     if added:
         from prove_gym.registry import get_registry
 

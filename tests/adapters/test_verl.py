@@ -1,0 +1,147 @@
+"""The verl agent loop against verl's own classes on CPU; only the LLM is a stand-in.
+
+verl 0.9's ``AgentLoopBase``, ``AgentLoopOutput``, its registry and its chat-template
+helpers are the real ones; the rollout server is a token-in/token-out fake that answers
+with a scripted policy's text, encoded by the same tokenizer the loop decodes with.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+agent_loop = pytest.importorskip("verl.experimental.agent_loop.agent_loop")
+
+from omegaconf import OmegaConf  # noqa: E402
+from verl.workers.rollout.replica import TokenOutput  # noqa: E402
+
+from prove_gym import get_registry  # noqa: E402
+from prove_gym.adapters.common import resolve_task  # noqa: E402
+from prove_gym.adapters.verl import AGENT_NAME, ProveAgentLoop, verl_rows  # noqa: E402
+from prove_gym.env.formats import ChatTemplateFormat  # noqa: E402
+from prove_gym.task import Task  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+TASKS = {t.id: t for t in get_registry().tasks("calendar")}
+
+
+class ScriptedServer:
+    """The LLM, token in / token out: each call returns the next scripted message's tokens."""
+
+    def __init__(self, tokenizer: Any, messages: list[str]) -> None:
+        self.tokenizer = tokenizer
+        self.messages = list(messages)
+        self.prompts: list[list[int]] = []
+
+    async def generate(self, *, request_id: str, prompt_ids: list[int], **_: Any) -> TokenOutput:
+        self.prompts.append(list(prompt_ids))
+        text = self.messages.pop(0) if self.messages else "Done."
+        ids = self.tokenizer.encode(text, add_special_tokens=False)
+        return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids))
+
+
+def oracle_messages(task: Task, fmt: ChatTemplateFormat) -> list[str]:
+    out = []
+    for turn in task.turns:
+        if turn.steps:
+            out.append(
+                fmt.render_calls([{"name": s.name, "arguments": s.arguments} for s in turn.steps])
+            )
+        out.append("Done, anything else?")
+    return out
+
+
+def make_loop(
+    tokenizer: Any, messages: list[str] | None, task: Task, *, response_length: int = 8192
+) -> tuple[ProveAgentLoop, ScriptedServer]:
+    fmt = ChatTemplateFormat(tokenizer)
+    server = ScriptedServer(
+        tokenizer, messages if messages is not None else oracle_messages(task, fmt)
+    )
+    config = OmegaConf.create(
+        {
+            "actor_rollout_ref": {
+                "rollout": {"prompt_length": 16384, "response_length": response_length}
+            }
+        }
+    )
+    data = OmegaConf.create(
+        {"apply_chat_template_kwargs": {}, "continuous_token": {"enable": False}}
+    )
+    loop = ProveAgentLoop(
+        trainer_config=agent_loop.DictConfigWrap(config),
+        server_manager=server,
+        tokenizer=tokenizer,
+        processor=None,
+        dataset_cls=None,
+        data_config=agent_loop.DictConfigWrap(data),
+    )
+    return loop, server
+
+
+def play(loop: ProveAgentLoop, task: Task) -> Any:
+    row = verl_rows([task])[0]
+    # verl's loop runs on the event loop it was built on (run_in_executor for templates)
+    return loop.loop.run_until_complete(loop.run({"temperature": 1.0}, **row))
+
+
+def test_the_loop_is_registered_under_its_name_and_by_the_example_config() -> None:
+    assert agent_loop._agent_loop_registry[AGENT_NAME]["_target_"] == (
+        "prove_gym.adapters.verl.ProveAgentLoop"
+    )
+    entries = OmegaConf.load(ROOT / "examples/verl/agent_loop.yaml")
+    assert [(e.name, e._target_) for e in entries] == [
+        (AGENT_NAME, "prove_gym.adapters.verl.ProveAgentLoop")
+    ]
+
+
+def test_the_oracle_plays_every_user_turn_and_earns_the_maximum(hermes_tokenizer: Any) -> None:
+    task = TASKS["calendar-003"]  # two user turns
+    assert len(task.turns) == 2
+    loop, server = make_loop(hermes_tokenizer, None, task)
+    out = play(loop, task)
+    assert isinstance(out, agent_loop.AgentLoopOutput)  # verl's own model validated it
+    info = out.extra_fields["reward_extra_info"]
+    assert out.reward_score == pytest.approx(info["prove/max_total"])
+    assert info["prove/state"] == 1.0 and info["prove/coverage"] == 1.0
+    assert len(out.response_ids) == len(out.response_mask)
+    # model tokens are trained on, observation tokens (tool results, the 2nd user turn) are not
+    assert 0 in out.response_mask and 1 in out.response_mask
+    observed = [t for t, m in zip(out.response_ids, out.response_mask, strict=True) if m == 0]
+    assert task.turns[1].user in loop.tokenizer.decode(observed)
+    # each generation saw the whole conversation so far
+    assert all(a == b[: len(a)] for a, b in zip(server.prompts, server.prompts[1:], strict=False))
+    assert len(server.prompts) == len(oracle_messages(task, loop.format))
+
+
+def test_a_wrong_policy_is_paid_less_and_every_sample_logs_the_same_keys(
+    hermes_tokenizer: Any,
+) -> None:
+    task = TASKS["calendar-001"]
+    good, _ = make_loop(hermes_tokenizer, None, task)
+    bad, _ = make_loop(hermes_tokenizer, ["I cannot help with that."], task)
+    out_good, out_bad = play(good, task), play(bad, task)
+    assert out_bad.reward_score < out_good.reward_score
+    keys_good = out_good.extra_fields["reward_extra_info"].keys()
+    assert keys_good == out_bad.extra_fields["reward_extra_info"].keys()
+    assert math.isnan(out_bad.extra_fields["reward_extra_info"]["prove/abstention"])
+
+
+def test_running_out_of_response_budget_ends_the_episode_truncated_and_scored(
+    hermes_tokenizer: Any,
+) -> None:
+    task = TASKS["calendar-001"]
+    loop, _ = make_loop(hermes_tokenizer, None, task, response_length=40)
+    out = play(loop, task)
+    assert len(out.response_ids) <= 40
+    assert out.reward_score < out.extra_fields["reward_extra_info"]["prove/max_total"]
+
+
+def test_rows_carry_the_task_the_loop_plays() -> None:
+    task = TASKS["calendar-002"]
+    (row,) = verl_rows([task])
+    assert row["agent_name"] == AGENT_NAME and row["data_source"] == "prove/calendar"
+    assert resolve_task(row["extra_info"]["task"]) == task
