@@ -145,3 +145,28 @@ def test_rows_carry_the_task_the_loop_plays() -> None:
     (row,) = verl_rows([task])
     assert row["agent_name"] == AGENT_NAME and row["data_source"] == "prove/calendar"
     assert resolve_task(row["extra_info"]["task"]) == task
+
+
+def test_through_verl_the_reward_equals_the_episodes_on_the_same_actions(
+    hermes_tokenizer: Any,
+) -> None:
+    from prove_gym.episode import Episode
+
+    task = TASKS["calendar-003"]  # two user turns
+    fmt = ChatTemplateFormat(hermes_tokenizer)
+    first = task.turns[0].steps
+    actions = [  # half right: the first turn's calls, then a wrong id, then done
+        fmt.render_calls([{"name": s.name, "arguments": s.arguments} for s in first]),
+        "Done.",
+        fmt.render_calls([{"name": "get_event", "arguments": {"event_id": "evt_0001"}}]),
+        "That is all.",
+    ]
+    loop, _ = make_loop(hermes_tokenizer, list(actions), task)
+    out = play(loop, task)
+    with Episode(task, format=fmt) as episode:
+        for action in actions:
+            if not episode.done:
+                episode.step(action)
+    assert episode.breakdown is not None
+    assert out.reward_score == pytest.approx(episode.breakdown.total)
+    assert 0 < out.reward_score < episode.breakdown.max_total
