@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -171,6 +172,21 @@ def train_trl(
         dataloader_num_workers=0,
         log_completions=False,
     )
+    from transformers import TrainerCallback
+
+    warned: list[str] = []
+
+    class ZeroVarianceWatch(TrainerCallback):
+        """Says, loudly and from the first step, when a step cannot learn anything."""
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **_: Any) -> None:
+            message = zero_variance_warning({"step": state.global_step, **(logs or {})})
+            if message is not None and message.split("Cause:")[1] not in {
+                w.split("Cause:")[1] for w in warned
+            }:
+                warned.append(message)
+                print(message, file=sys.stderr, flush=True)
+
     trainer = GRPOTrainer(
         model=lm,
         reward_funcs=[prove_reward],
@@ -178,6 +194,7 @@ def train_trl(
         train_dataset=Dataset.from_list([dict(r) for r in rows]),
         processing_class=tokenizer,
         environment_factory=env_cls,
+        callbacks=[ZeroVarianceWatch()],
     )
     started = time.perf_counter()
     trainer.train()
@@ -203,6 +220,7 @@ def train_trl(
         "reward_first_half": _mean(rewards[: len(rewards) // 2 or 1]),
         "reward_second_half": _mean(rewards[len(rewards) // 2 :]),
         "tool_calls_per_rollout": [h.get("tools/call_frequency") for h in history],
+        "warnings": warned,
     }
     files["summary"].write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     with contextlib.suppress(ImportError):  # matplotlib is optional: no plot without it
@@ -211,6 +229,41 @@ def train_trl(
         trainer.save_model(str(out / "model"))
         files["model"] = out / "model"
     return result
+
+
+def zero_variance_warning(log: Mapping[str, Any]) -> str | None:
+    """Why a GRPO step learns nothing, from TRL's logged metrics; ``None`` if it can learn.
+
+    GRPO's advantage is a reward minus its group's mean: when every rollout of every
+    group is paid the same (``frac_reward_zero_std`` = 1), the gradient is exactly zero.
+    The usual causes on a small model: no tool call is ever parsed (the model does not
+    write calls in the format the environment reads, or at all: an SFT warm start fixes
+    that), or the rollouts of a group are all alike.
+    """
+    frac = log.get("frac_reward_zero_std")
+    std = log.get("reward_std")
+    if frac is None and std is None:
+        return None
+    stuck = float(frac) >= 1.0 if frac is not None else float(std or 0.0) == 0.0
+    if not stuck:
+        return None
+    step = log.get("step", "?")
+    calls = log.get("tools/call_frequency")
+    if calls is not None and float(calls) == 0.0:
+        why = (
+            "no tool call was parsed in any rollout: the model writes no calls in the format "
+            "the tools are read in (a format mismatch, or a model that needs an SFT warm start "
+            "on gold conversations before GRPO)"
+        )
+    else:
+        why = (
+            f"every rollout of each group got the same reward ({log.get('reward')}): raise "
+            "the temperature or the group size, or use more varied prompts"
+        )
+    return (
+        f"WARNING: GRPO step {step}: every group has zero reward variance, so the gradient is "
+        f"zero and nothing is learned. Cause: {why}."
+    )
 
 
 def _mean(values: Sequence[float]) -> float | None:

@@ -53,6 +53,19 @@ def test_a_local_model_is_evaluated_through_the_env(tiny_model_dir: str) -> None
     assert [r.total for r in again.results] == [r.total for r in report.results]  # greedy
 
 
+def test_a_step_that_cannot_learn_is_named_with_its_cause() -> None:
+    from prove_gym.training import zero_variance_warning
+
+    no_calls = {"step": 1, "reward": 0.4, "frac_reward_zero_std": 1.0, "tools/call_frequency": 0}
+    message = zero_variance_warning(no_calls)
+    assert message is not None and "no tool call was parsed" in message and "step 1" in message
+    alike = {"step": 2, "reward": 1.1, "frac_reward_zero_std": 1.0, "tools/call_frequency": 1.5}
+    assert "same reward (1.1)" in (zero_variance_warning(alike) or "")
+    assert zero_variance_warning({"frac_reward_zero_std": 0.5, "reward_std": 0.3}) is None
+    assert zero_variance_warning({"reward_std": 0.0, "step": 3}) is not None
+    assert zero_variance_warning({"loss": 0.1}) is None
+
+
 def test_train_trl_runs_grpo_steps_and_writes_the_reward_curve(
     tiny_model_dir: str, tmp_path: Path
 ) -> None:
@@ -75,5 +88,8 @@ def test_train_trl_runs_grpo_steps_and_writes_the_reward_curve(
     assert all("prove/validity" in h or "prove/n_calls" in h for h in log)
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["tools"] == tools and summary["reward_first"] == result.rewards[0]
+    # a random 2-layer model writes no tool calls: every group is paid alike, and the run says so
+    assert any(h.get("frac_reward_zero_std") == 1.0 for h in log)
+    assert summary["warnings"] and "zero reward variance" in summary["warnings"][0]
     png = (tmp_path / "reward_curve.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
