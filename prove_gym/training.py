@@ -68,7 +68,7 @@ def grpo_rows(
                     {"role": "user", "content": task.turns[0].user},
                 ],
                 "task": task.to_json(),
-                "server": server,
+                "environment": server,
             }
         )
     return out

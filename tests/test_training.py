@@ -38,7 +38,7 @@ def test_grpo_rows_keep_tasks_whose_first_turn_the_tools_can_do() -> None:
         {"role": "system", "content": info["instructions"]},
         {"role": "user", "content": info["messages"][1]["content"]},
     ]
-    assert all(r["server"] == "calendar" for r in rows)
+    assert all(r["environment"] == "calendar" for r in rows)
     assert len(grpo_rows(CALENDAR, "calendar")) == len(CALENDAR)
     assert grpo_rows(CALENDAR, "banking") == []
 

@@ -49,6 +49,7 @@ from prove_gym.workspace import CallRecord
 __all__ = [
     "ProveToolEnvironment",
     "environment_class",
+    "environment_factories",
     "first_turn",
     "prove_reward",
     "trl_rows",
@@ -211,6 +212,43 @@ def environment_class(
     )
 
 
+def environment_factories(
+    servers: Iterable[str] | None = None,
+    *,
+    tools: Mapping[str, Iterable[str]] | None = None,
+    reward_config: RewardConfig | None = None,
+    owns_reward: bool = True,
+    registry: Registry | None = None,
+) -> dict[str, type[ProveToolEnvironment]]:
+    """``{server: class}`` for one ``GRPOTrainer`` run over several servers.
+
+    TRL's dict form of ``environment_factory``: each row's ``environment`` column (what
+    :func:`trl_rows` and ``prove synth``'s ``trl.jsonl`` write) selects its server's
+    class, and only that server's tools are shown in its prompt.
+
+    >>> factories = environment_factories(["calendar", "banking"])  # doctest: +SKIP
+    >>> GRPOTrainer(model, args=config, train_dataset=rows,
+    ...             environment_factory=factories)  # doctest: +SKIP
+
+    Args:
+        servers: Server names (default: every installed one).
+        tools: Per server, the tools to offer (default: every visible tool).
+        reward_config, owns_reward, registry: As for :func:`environment_class`.
+    """
+    reg = registry or get_registry()
+    names = list(servers) if servers is not None else list(reg.servers)
+    return {
+        name: environment_class(
+            name,
+            tools=(tools or {}).get(name),
+            reward_config=reward_config,
+            owns_reward=owns_reward,
+            registry=registry,
+        )
+        for name in names
+    }
+
+
 def _tool_method(spec: ToolSpec) -> Callable[..., str]:
     """A method ``name(self, **arguments) -> str`` whose signature and docstring are the tool's."""
     name = spec.name
@@ -305,7 +343,7 @@ def _from_schema(schema: Mapping[str, Any]) -> Any:
 def trl_rows(
     tasks: Iterable[Task], *, system: bool = True, registry: Registry | None = None
 ) -> list[dict[str, Any]]:
-    """Dataset rows for ``GRPOTrainer``: ``{"prompt", "task", "server"}``, one per task.
+    """Dataset rows for ``GRPOTrainer``: ``{"prompt", "task", "environment"}``, one per task.
 
     The same shape as ``prove synth``'s ``trl.jsonl``; with ``system`` the
     prompt starts with the episode's instructions (the tools are passed natively).
@@ -315,5 +353,5 @@ def trl_rows(
         prompt = [{"role": "user", "content": task.turns[0].user}]
         if system:
             prompt.insert(0, {"role": "system", "content": episode_instructions(task, registry)})
-        rows.append({"prompt": prompt, "task": task.to_json(), "server": task.server})
+        rows.append({"prompt": prompt, "task": task.to_json(), "environment": task.server})
     return rows

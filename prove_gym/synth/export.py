@@ -13,8 +13,9 @@ Files written to ``--out DIR``:
   the task (instructions and offered tools through the episode's tool-call format), the user
   message is the first user turn; the label rebuilds the episode.
 - ``trl.jsonl`` / ``trl.test.jsonl``: ``{"prompt": [{"role": "user", ...}], "task":
-  <task JSON>, "server": <primary server>}``; TRL passes the extra columns to the
-  environment's ``reset(**row)``.
+  <task JSON>, "environment": <primary server>}``; ``environment`` selects the row's
+  class when ``GRPOTrainer(environment_factory=environment_factories())`` mixes servers
+  (TRL's convention), and TRL passes the columns to the environment's ``reset(**row)``.
 - ``report.json``: counts by server, tool, chain length, kind, turns, information
   level, knob, and validation drop reason.
 
@@ -76,11 +77,11 @@ def openrlhf_row(task: Task, renderer: PromptRenderer) -> dict[str, Any]:
 
 
 def trl_row(task: Task) -> dict[str, Any]:
-    """``{"prompt": [user], "task": <task JSON>, "server": <primary>}`` for TRL environments."""
+    """``{"prompt": [user], "task": <task JSON>, "environment": <primary>}`` for TRL environments."""
     return {
         "prompt": [{"role": "user", "content": task.turns[0].user}],
         "task": task.to_json(),
-        "server": task.server,
+        "environment": task.server,
     }
 
 

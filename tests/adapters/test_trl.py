@@ -17,6 +17,7 @@ from transformers.utils import get_json_schema  # noqa: E402
 from prove_gym import GoldStep, Task, Turn, get_registry  # noqa: E402
 from prove_gym.adapters.trl import (  # noqa: E402
     environment_class,
+    environment_factories,
     first_turn,
     prove_reward,
     trl_rows,
@@ -145,13 +146,10 @@ def _steer_towards_gold(tokenizer: Any, env_cls: Any, row: dict) -> list[list[An
     return [[list(w), 50.0] for w in sorted(windows)]
 
 
-def test_two_grpo_steps_call_our_tools_and_pay_our_reward(
-    smol_tokenizer_dir: str, tmp_path: Path
-) -> None:
+def _tiny_model(smol_tokenizer_dir: str) -> tuple[Any, Any]:
+    """SmolLM2's tokenizer with Qwen2.5's tool template, and a random 2-layer Qwen2."""
     import torch
-    from datasets import Dataset
     from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
-    from trl import GRPOConfig, GRPOTrainer
     from trl.chat_template_utils import qwen2_5_chat_template
 
     tokenizer = AutoTokenizer.from_pretrained(smol_tokenizer_dir, local_files_only=True)
@@ -171,6 +169,78 @@ def test_two_grpo_steps_call_our_tools_and_pay_our_reward(
             pad_token_id=tokenizer.pad_token_id,
         )
     )
+    return tokenizer, model
+
+
+def _grpo_config(tmp_path: Path, **overrides: Any) -> Any:
+    from trl import GRPOConfig
+
+    settings: dict[str, Any] = {
+        "output_dir": str(tmp_path),
+        "max_steps": 2,
+        "per_device_train_batch_size": 4,
+        "num_generations": 4,
+        "max_completion_length": 48,
+        "max_tool_calling_iterations": 1,
+        "gradient_checkpointing": False,
+        "learning_rate": 1e-5,
+        "beta": 0.0,
+        "logging_steps": 1,
+        "report_to": "none",
+        "save_strategy": "no",
+        "use_cpu": True,
+        "bf16": False,
+        "seed": 0,
+        "dataloader_num_workers": 0,
+        **overrides,
+    }
+    return GRPOConfig(**settings)
+
+
+def test_one_run_mixes_servers_each_row_played_by_its_own_environment(
+    smol_tokenizer_dir: str, tmp_path: Path
+) -> None:
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    tokenizer, model = _tiny_model(smol_tokenizer_dir)
+    tools = {"calendar": ["list_calendars"], "banking": ["get_exchange_rate"]}
+    played: list[tuple[str, str]] = []
+
+    def recording(cls: Any) -> Any:
+        class Recorded(cls):  # type: ignore[misc, valid-type]
+            def get_reward(self) -> float:
+                played.append((self.server_name, self.task.server))
+                return float(super().get_reward())
+
+        Recorded.__name__ = cls.__name__
+        return Recorded
+
+    factories = {
+        name: recording(cls) for name, cls in environment_factories(tools, tools=tools).items()
+    }
+    banking = next(t for t in get_registry().tasks("banking") if t.steps)
+    rows = trl_rows([_list_task(), banking])
+    assert [r["environment"] for r in rows] == ["calendar", "banking"]
+    trainer = GRPOTrainer(
+        model=model,
+        args=_grpo_config(tmp_path, max_steps=1, num_generations=2, max_completion_length=16),
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        environment_factory=factories,
+    )
+    trainer.train()
+    assert sorted(set(played)) == [("banking", "banking"), ("calendar", "calendar")]
+    assert len(played) == 4  # both rows, a group of 2 each, in the first (only) step
+
+
+def test_two_grpo_steps_call_our_tools_and_pay_our_reward(
+    smol_tokenizer_dir: str, tmp_path: Path
+) -> None:
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    tokenizer, model = _tiny_model(smol_tokenizer_dir)
     base = environment_class("calendar", tools=["get_current_time", "list_calendars"])
     rollouts: list[tuple[float, list[str], Any]] = []
 
@@ -183,24 +253,9 @@ def test_two_grpo_steps_call_our_tools_and_pay_our_reward(
     task = _list_task()
     rows = trl_rows([task] * 4)
 
-    config = GRPOConfig(
-        output_dir=str(tmp_path),
-        max_steps=2,
-        per_device_train_batch_size=4,
-        num_generations=4,
-        max_completion_length=48,
-        max_tool_calling_iterations=1,
+    config = _grpo_config(
+        tmp_path,
         generation_kwargs={"sequence_bias": _steer_towards_gold(tokenizer, Recorded, rows[0])},
-        gradient_checkpointing=False,
-        learning_rate=1e-5,
-        beta=0.0,
-        logging_steps=1,
-        report_to="none",
-        save_strategy="no",
-        use_cpu=True,
-        bf16=False,
-        seed=0,
-        dataloader_num_workers=0,
     )
     trainer = GRPOTrainer(
         model=model,

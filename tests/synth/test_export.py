@@ -69,7 +69,7 @@ def test_trl_rows_carry_the_first_user_turn_the_task_and_its_server(written) -> 
     for row in rows:
         task = Task.from_json(row["task"])
         assert row["prompt"] == [{"role": "user", "content": task.turns[0].user}]
-        assert row["server"] == task.server
+        assert row["environment"] == task.server  # TRL's column for a dict of factories
 
 
 def test_the_jsonl_files_load_as_a_hugging_face_dataset(written) -> None:
@@ -77,7 +77,7 @@ def test_the_jsonl_files_load_as_a_hugging_face_dataset(written) -> None:
     out, _, _ = written
     loaded = datasets.load_dataset("json", data_files=str(out / "trl.jsonl"), split="train")
     assert loaded.num_rows == len(lines(out / "trl.jsonl"))
-    assert set(loaded.column_names) == {"prompt", "task", "server"}
+    assert set(loaded.column_names) == {"prompt", "task", "environment"}
 
 
 def test_the_report_counts_what_was_written(written) -> None:
