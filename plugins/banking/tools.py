@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import Field
-from sqlalchemy import func, or_, select
+from sqlalchemy import func, select
 
 from prove_gym.server import (
     Conflict,
@@ -29,6 +29,7 @@ from prove_gym.server import (
     Server,
     ToolContext,
     TypedDict,
+    contains,
     next_id,
     parse_date,
 )
@@ -492,17 +493,9 @@ def find_customer(
     text = query.strip()
     if not text:
         raise InvalidArgument("query must not be empty: give a name, email, phone or id.")
-    like = f"%{text}%"
     stmt = (
         select(Customer)
-        .where(
-            or_(
-                Customer.name.ilike(like),
-                Customer.email.ilike(like),
-                Customer.phone.ilike(like),
-                Customer.id.ilike(like),
-            )
-        )
+        .where(contains(text, Customer.name, Customer.email, Customer.phone, Customer.id))
         .order_by(Customer.name, Customer.id)
         .limit(limit)
     )
@@ -662,7 +655,7 @@ def list_transactions(
     if kind is not None:
         stmt = stmt.where(Transaction.kind == kind)
     if query and query.strip():
-        stmt = stmt.where(Transaction.description.ilike(f"%{query.strip()}%"))
+        stmt = stmt.where(contains(query.strip(), Transaction.description))
     stmt = stmt.order_by(Transaction.posted_at.desc(), Transaction.id.desc()).limit(limit)
     return {
         "account_id": acc.id,

@@ -30,6 +30,7 @@ from prove_gym.server import (
     Server,
     ToolContext,
     TypedDict,
+    contains,
     next_id,
     parse_date,
 )
@@ -634,12 +635,6 @@ def _transaction_out(t: Transaction, names: dict[str, str]) -> TransactionOut:
     }
 
 
-def _like(text: str) -> str:
-    """A LIKE pattern matching ``text`` literally (``%`` and ``_`` escaped with ``\\``)."""
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
 # -------------------------------------------------------- example values
 def _open_day(ctx: ToolContext, rng: random.Random) -> str:
     first = open_from(ctx.db.get_one(Settings, 1).closed_through)
@@ -847,13 +842,7 @@ def search_transactions(
     if kind is not None:
         where.append(Transaction.kind == kind)
     if query is not None and query.strip():
-        pattern = _like(query.strip())
-        where.append(
-            or_(
-                Transaction.payee.ilike(pattern, escape="\\"),
-                Transaction.memo.ilike(pattern, escape="\\"),
-            )
-        )
+        where.append(contains(query.strip(), Transaction.payee, Transaction.memo))
     count = ctx.db.scalar(select(func.count()).select_from(Transaction).where(*where)) or 0
 
     def total(of_kind: str) -> Decimal:

@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field
-from sqlalchemy import func, or_, select
+from sqlalchemy import func, select
 
 from prove_gym.server import (
     Conflict,
@@ -20,6 +20,7 @@ from prove_gym.server import (
     Server,
     ToolContext,
     TypedDict,
+    contains,
     next_id,
     parse_date,
 )
@@ -259,10 +260,7 @@ def list_contacts(
     """
     stmt = select(Contact).order_by(Contact.name, Contact.id).limit(limit)
     if query:
-        like = f"%{query.strip()}%"
-        stmt = stmt.where(
-            or_(Contact.name.ilike(like), Contact.email.ilike(like), Contact.company.ilike(like))
-        )
+        stmt = stmt.where(contains(query.strip(), Contact.name, Contact.email, Contact.company))
     return [
         {"name": c.name, "email": c.email, "company": c.company, "timezone": c.timezone}
         for c in ctx.db.scalars(stmt)
@@ -329,9 +327,8 @@ def search_events(
     """
     if not query.strip():
         raise InvalidArgument("query must not be empty.")
-    like = f"%{query.strip()}%"
     stmt = select(Event).where(
-        or_(Event.title.ilike(like), Event.description.ilike(like), Event.location.ilike(like))
+        contains(query.strip(), Event.title, Event.description, Event.location)
     )
     if start_date:
         stmt = stmt.where(Event.start >= _day(start_date, "start_date"))

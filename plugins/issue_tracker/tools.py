@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field
-from sqlalchemy import case, func, or_, select
+from sqlalchemy import case, func, select
 
 from prove_gym.server import (
     Conflict,
@@ -26,6 +26,7 @@ from prove_gym.server import (
     Server,
     ToolContext,
     TypedDict,
+    contains,
     next_id,
     parse_date,
 )
@@ -620,10 +621,7 @@ def list_users(
             ProjectMember.project_id == project_id
         )
     if query and query.strip():
-        like = f"%{query.strip()}%"
-        stmt = stmt.where(
-            or_(User.name.ilike(like), User.email.ilike(like), User.title.ilike(like))
-        )
+        stmt = stmt.where(contains(query.strip(), User.name, User.email, User.title))
     if not include_inactive:
         stmt = stmt.where(User.active.is_(True))
     me = _acting_user(ctx)
@@ -689,8 +687,7 @@ def search_issues(
         _find(ctx, Project, project_id)
         conditions.append(Issue.project_id == project_id)
     if query and query.strip():
-        like = f"%{query.strip()}%"
-        conditions.append(or_(Issue.title.ilike(like), Issue.key.ilike(like)))
+        conditions.append(contains(query.strip(), Issue.title, Issue.key))
     if status is not None:
         conditions.append(Issue.status == status)
     if assignee_id is not None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import func, or_, select
+from sqlalchemy import func, select
 
 from prove_gym.server import (
     Conflict,
@@ -32,6 +32,7 @@ from prove_gym.server import (
     Server,
     ToolContext,
     TypedDict,
+    contains,
     next_id,
     parse_date,
 )
@@ -597,14 +598,8 @@ def find_merchant(
     stmt = select(Merchant)
     text = (query or "").strip()
     if text:
-        like = f"%{text}%"
         stmt = stmt.where(
-            or_(
-                Merchant.name.ilike(like),
-                Merchant.email.ilike(like),
-                Merchant.invoice_prefix.ilike(like),
-                Merchant.id.ilike(like),
-            )
+            contains(text, Merchant.name, Merchant.email, Merchant.invoice_prefix, Merchant.id)
         )
     merchants = list(ctx.db.scalars(stmt.order_by(Merchant.name, Merchant.id).limit(limit)))
     out: list[MerchantOut] = []
@@ -690,14 +685,8 @@ def list_invoices(
         stmt = stmt.where(Invoice.status == status)
     text = (search or "").strip()
     if text:
-        like = f"%{text}%"
         stmt = stmt.where(
-            or_(
-                Customer.name.ilike(like),
-                Customer.email.ilike(like),
-                Invoice.number.ilike(like),
-                Invoice.description.ilike(like),
-            )
+            contains(text, Customer.name, Customer.email, Invoice.number, Invoice.description)
         )
     total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
     rows = ctx.db.scalars(stmt.order_by(Invoice.created_at.desc(), Invoice.id.desc()).limit(limit))

@@ -28,6 +28,7 @@ from prove_gym.server import (
     Server,
     ToolContext,
     TypedDict,
+    contains,
     next_id,
 )
 
@@ -788,14 +789,7 @@ def search_instruments(
     stmt = select(Instrument)
     text = query.strip()
     if text:
-        like = f"%{text}%"
-        stmt = stmt.where(
-            or_(
-                Instrument.symbol.ilike(like),
-                Instrument.name.ilike(like),
-                Instrument.sector.ilike(like),
-            )
-        )
+        stmt = stmt.where(contains(text, Instrument.symbol, Instrument.name, Instrument.sector))
     if kind is not None:
         stmt = stmt.where(Instrument.kind == kind)
     rows = ctx.db.scalars(stmt.order_by(Instrument.symbol).limit(limit))
@@ -999,17 +993,9 @@ def find_portfolios(
     text = query.strip()
     if not text:
         raise InvalidArgument("query must not be empty: give an owner's name, email or an id.")
-    like = f"%{text}%"
     stmt = (
         select(Portfolio)
-        .where(
-            or_(
-                Portfolio.owner.ilike(like),
-                Portfolio.email.ilike(like),
-                Portfolio.name.ilike(like),
-                Portfolio.id.ilike(like),
-            )
-        )
+        .where(contains(text, Portfolio.owner, Portfolio.email, Portfolio.name, Portfolio.id))
         .order_by(Portfolio.owner, Portfolio.id)
         .limit(limit)
     )

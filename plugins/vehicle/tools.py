@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import Field
-from sqlalchemy import func, or_, select
+from sqlalchemy import func, select
 
 from prove_gym.server import (
     Entity,
@@ -31,6 +31,7 @@ from prove_gym.server import (
     Server,
     ToolContext,
     TypedDict,
+    contains,
     next_id,
 )
 
@@ -540,8 +541,7 @@ def list_saved_destinations(
     v = _vehicle(ctx)
     stmt = select(Destination).order_by(Destination.id)
     if query is not None and query.strip():
-        like = f"%{query.strip()}%"
-        stmt = stmt.where(or_(Destination.name.ilike(like), Destination.address.ilike(like)))
+        stmt = stmt.where(contains(query.strip(), Destination.name, Destination.address))
     if category is not None:
         stmt = stmt.where(Destination.category == category)
     rows = sorted(

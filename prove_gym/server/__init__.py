@@ -30,6 +30,7 @@ from prove_gym.server.ids import next_id
 from prove_gym.server.parsing import parse_date
 from prove_gym.server.patterns import compile_glob, compile_regex
 from prove_gym.server.result import ToolResult, to_jsonable
+from prove_gym.server.search import contains
 from prove_gym.server.session import Session
 from prove_gym.server.state import StateTemplate, canonical_state_hash
 from prove_gym.server.tool import Entity, ParamSpec, ToolContext, ToolSpec
@@ -62,6 +63,7 @@ __all__ = [
     "canonical_state_hash",
     "compile_glob",
     "compile_regex",
+    "contains",
     "next_id",
     "parse_date",
     "stable_int",
