@@ -1,0 +1,588 @@
+"""Email state: a company's mailboxes, their threads, messages, drafts, labels, attachments
+and contacts.
+
+Mail is append-only: a message, once sent or received, never changes what it says (its
+sender, recipients, subject, body, time, thread and attachments are sealed by ``digest``);
+only where it is filed (folder, labels, read, starred) can change, and nothing deletes it.
+Drafts are the editable part; sending one seals it into a message and marks the draft
+``sent``. The rules every state obeys (the tests check them after random call sequences):
+
+- a thread's messages all belong to its mailbox and carry its id; ``message_count`` and
+  ``last_message_at`` agree with them, and a message replied to is in the same thread;
+- every message's ``digest`` is :func:`message_digest` of its sealed content;
+- a sent message sits in the ``sent`` folder, a received one never does;
+- a mailbox's message to a colleague's address is delivered, once, to that colleague's
+  inbox, in the thread of the same ``conversation``;
+- a contact's ``times_emailed`` counts the sent messages of its mailbox addressed to it;
+- a draft holds at most ``MAX_RECIPIENTS`` addresses and ``MAX_ATTACHMENT_BYTES`` of at
+  most ``MAX_ATTACHMENTS`` files; a sent draft names the message it became;
+- a label and the messages it is on belong to the same mailbox; names are unique per mailbox
+  regardless of case.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+    select,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import Session as OrmSession
+
+FOLDERS: tuple[str, ...] = ("inbox", "archive", "sent", "trash", "spam")
+"""Where a message is filed; "sent" holds exactly the mailbox's own sent mail."""
+
+RESERVED_LABELS: tuple[str, ...] = (
+    "inbox",
+    "archive",
+    "sent",
+    "drafts",
+    "trash",
+    "spam",
+    "starred",
+    "unread",
+    "all mail",
+)
+"""Names a label may not take (regardless of case): they are folders or built-in views."""
+
+MAX_RECIPIENTS = 50
+"""Most addresses (to and cc together) one message may go to."""
+MAX_ATTACHMENTS = 10
+"""Most files one draft or message may carry."""
+MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024
+"""Most bytes the attachments of one draft or message may add up to (25 MB)."""
+MAX_LABELS = 25
+"""Most labels one mailbox may have."""
+MAX_BODY = 20000
+"""Longest stored body; a forward quoting a long message is cut to fit."""
+BLOCKED_EXTENSIONS: tuple[str, ...] = (
+    ".exe",
+    ".bat",
+    ".cmd",
+    ".com",
+    ".js",
+    ".msi",
+    ".scr",
+    ".vbs",
+)
+"""File types mail servers reject as attachments."""
+
+MIME_TYPES: dict[str, str] = {
+    ".pdf": "application/pdf",
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    ".csv": "text/csv",
+    ".txt": "text/plain",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".zip": "application/zip",
+    ".ics": "text/calendar",
+    ".mp4": "video/mp4",
+}
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Mailbox(Base):
+    """One person's mailbox at the company (its address is unique)."""
+
+    __tablename__ = "mailboxes"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    address: Mapped[str] = mapped_column(String(120), unique=True)
+    owner_name: Mapped[str] = mapped_column(String(80))
+    title: Mapped[str] = mapped_column(String(80))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+    labels: Mapped[list[Label]] = relationship(order_by="Label.name, Label.id")
+
+
+class Contact(Base):
+    """Someone a mailbox knows: added by hand or the first time it emailed them."""
+
+    __tablename__ = "contacts"
+    __table_args__ = (UniqueConstraint("mailbox_id", "email"),)
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    mailbox_id: Mapped[str] = mapped_column(ForeignKey("mailboxes.id"), index=True)
+    name: Mapped[str] = mapped_column(String(80))
+    email: Mapped[str] = mapped_column(String(120))
+    """Lower case: addresses are compared without regard to case."""
+    company: Mapped[str] = mapped_column(String(80))
+    times_emailed: Mapped[int] = mapped_column(Integer)
+    last_emailed_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+
+class Label(Base):
+    __tablename__ = "labels"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    mailbox_id: Mapped[str] = mapped_column(ForeignKey("mailboxes.id"), index=True)
+    name: Mapped[str] = mapped_column(String(40))
+    color: Mapped[str] = mapped_column(String(12))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+
+class Thread(Base):
+    """A conversation as one mailbox sees it.
+
+    ``conversation`` is shared by the threads of the same conversation in different
+    mailboxes (the id of the message that started it), so a colleague's reply lands in the
+    right thread.
+    """
+
+    __tablename__ = "threads"
+    __table_args__ = (UniqueConstraint("mailbox_id", "conversation"),)
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    mailbox_id: Mapped[str] = mapped_column(ForeignKey("mailboxes.id"), index=True)
+    conversation: Mapped[str] = mapped_column(String(16))
+    subject: Mapped[str] = mapped_column(String(200))
+    message_count: Mapped[int] = mapped_column(Integer)
+    last_message_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+    messages: Mapped[list[Message]] = relationship(
+        back_populates="thread", order_by="Message.sent_at, Message.id"
+    )
+
+
+class MessageLabel(Base):
+    __tablename__ = "message_labels"
+    message_id: Mapped[str] = mapped_column(ForeignKey("messages.id"), primary_key=True)
+    label_id: Mapped[str] = mapped_column(ForeignKey("labels.id"), primary_key=True)
+
+
+class Message(Base):
+    """A sent or received message: its content is sealed, only its filing changes."""
+
+    __tablename__ = "messages"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    mailbox_id: Mapped[str] = mapped_column(ForeignKey("mailboxes.id"), index=True)
+    thread_id: Mapped[str] = mapped_column(ForeignKey("threads.id"), index=True)
+    direction: Mapped[str] = mapped_column(String(8))
+    """"sent" (written in this mailbox) or "received"."""
+    kind: Mapped[str] = mapped_column(String(8))
+    """"new", "reply" or "forward"."""
+    folder: Mapped[str] = mapped_column(String(8))
+    """One of ``FOLDERS``."""
+    from_address: Mapped[str] = mapped_column(String(120))
+    from_name: Mapped[str] = mapped_column(String(80))
+    to_addresses: Mapped[str] = mapped_column(Text)
+    """Comma-separated, lower case, in the order written."""
+    cc_addresses: Mapped[str] = mapped_column(Text)
+    subject: Mapped[str] = mapped_column(String(220))
+    body: Mapped[str] = mapped_column(Text)
+    sent_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    in_reply_to: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    """The message of the same thread this one answers or forwards."""
+    draft_id: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    """The draft it was sent from (sent mail only; sampled history has none)."""
+    is_read: Mapped[bool] = mapped_column(Boolean)
+    is_starred: Mapped[bool] = mapped_column(Boolean)
+    digest: Mapped[str] = mapped_column(String(64))
+
+    thread: Mapped[Thread] = relationship(back_populates="messages")
+    attachments: Mapped[list[Attachment]] = relationship(
+        primaryjoin="Attachment.message_id == Message.id",
+        order_by="Attachment.position, Attachment.id",
+        viewonly=True,
+    )
+    labels: Mapped[list[Label]] = relationship(
+        secondary="message_labels", order_by="Label.name, Label.id", viewonly=True
+    )
+
+
+class Draft(Base):
+    """An unsent message: everything about it can change until it is sent."""
+
+    __tablename__ = "drafts"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    mailbox_id: Mapped[str] = mapped_column(ForeignKey("mailboxes.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(8))
+    """"new", "reply" or "forward"."""
+    thread_id: Mapped[str | None] = mapped_column(ForeignKey("threads.id"), nullable=True)
+    in_reply_to: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    to_addresses: Mapped[str] = mapped_column(Text)
+    cc_addresses: Mapped[str] = mapped_column(Text)
+    subject: Mapped[str] = mapped_column(String(220))
+    body: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(8))
+    """"draft" while editable, "sent" once sent (then ``sent_message_id`` is set)."""
+    sent_message_id: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+    attachments: Mapped[list[Attachment]] = relationship(
+        primaryjoin="Attachment.draft_id == Draft.id",
+        order_by="Attachment.position, Attachment.id",
+        viewonly=True,
+    )
+
+
+class Attachment(Base):
+    """A file's metadata, on a draft (``message_id`` null) or on a message (``draft_id``
+    null). Sending a draft copies its files onto the message; a delivered copy has its own.
+    """
+
+    __tablename__ = "attachments"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    message_id: Mapped[str | None] = mapped_column(ForeignKey("messages.id"), nullable=True)
+    draft_id: Mapped[str | None] = mapped_column(ForeignKey("drafts.id"), nullable=True)
+    position: Mapped[int] = mapped_column(Integer)
+    filename: Mapped[str] = mapped_column(String(120))
+    mime_type: Mapped[str] = mapped_column(String(80))
+    size_bytes: Mapped[int] = mapped_column(Integer)
+
+
+# ------------------------------------------------------------ domain rules
+# Shared by the sampler and the tools, so sampled history and live calls agree exactly.
+def split_addresses(value: str) -> list[str]:
+    """The addresses of a comma-separated column.
+
+    >>> split_addresses("ana@acme.com,bo@acme.com"), split_addresses("")
+    (['ana@acme.com', 'bo@acme.com'], [])
+    """
+    return [a for a in value.split(",") if a]
+
+
+def join_addresses(addresses: list[str]) -> str:
+    return ",".join(addresses)
+
+
+def message_digest(
+    *,
+    mailbox_id: str,
+    thread_id: str,
+    direction: str,
+    from_address: str,
+    to: str,
+    cc: str,
+    subject: str,
+    body: str,
+    sent_at: dt.datetime,
+    in_reply_to: str | None,
+    files: list[tuple[str, str, int]],
+) -> str:
+    """The seal of a message's content: any change to what was sent changes it."""
+    payload = json.dumps(
+        [
+            mailbox_id,
+            thread_id,
+            direction,
+            from_address,
+            to,
+            cc,
+            subject,
+            body,
+            sent_at.isoformat(),
+            in_reply_to,
+            [list(f) for f in files],
+        ],
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def digest_of(message: Message, files: list[tuple[str, str, int]]) -> str:
+    return message_digest(
+        mailbox_id=message.mailbox_id,
+        thread_id=message.thread_id,
+        direction=message.direction,
+        from_address=message.from_address,
+        to=message.to_addresses,
+        cc=message.cc_addresses,
+        subject=message.subject,
+        body=message.body,
+        sent_at=message.sent_at,
+        in_reply_to=message.in_reply_to,
+        files=files,
+    )
+
+
+def prefixed(prefix: str, subject: str) -> str:
+    """A reply's or forward's subject: the prefix once, whatever the original carried.
+
+    >>> prefixed("Re", "RE: re: Budget"), prefixed("Fwd", "Re: Budget")
+    ('Re: Budget', 'Fwd: Re: Budget')
+    """
+    text, tag = subject.strip(), f"{prefix.casefold()}:"
+    while text.casefold().startswith(tag):
+        text = text[len(tag) :].strip()
+    return f"{prefix}: {text}"[:220]
+
+
+def name_from_address(address: str) -> str:
+    """A readable name for an address nobody named.
+
+    >>> name_from_address("ana.silva@acme.com"), name_from_address("billing@acme.com")
+    ('Ana Silva', 'Billing')
+    """
+    local = address.split("@", 1)[0]
+    words = [w for w in local.replace("_", ".").replace("-", ".").split(".") if w]
+    return (" ".join(w.capitalize() for w in words) or local)[:80]
+
+
+def company_from_address(address: str) -> str:
+    """
+    >>> company_from_address("ana@northwind-traders.com")
+    'Northwind Traders'
+    """
+    domain = address.split("@", 1)[-1].split(".")[0]
+    return " ".join(w.capitalize() for w in domain.replace("_", "-").split("-") if w)[:80]
+
+
+def mime_type(filename: str) -> str:
+    dot = filename.rfind(".")
+    ext = filename[dot:].casefold() if dot >= 0 else ""
+    return MIME_TYPES.get(ext, "application/octet-stream")
+
+
+# ------------------------------------------------------------ mail operations
+# The one way a message enters the state, for sampled history and live calls alike.
+File = tuple[str, str, int]
+"""An attachment's (filename, mime type, size in bytes)."""
+
+
+def new_id(db: OrmSession, column: Any, prefix: str, width: int) -> str:
+    """The id after the largest in ``column`` (as ``prove_gym.server.next_id`` numbers)."""
+    last = db.scalar(select(column).order_by(func.length(column).desc(), column.desc()).limit(1))
+    n = int(str(last).rsplit("_", 1)[1]) + 1 if last else 1
+    return f"{prefix}_{n:0{width}d}"
+
+
+def _file_rows(db: OrmSession, message_id: str, files: list[File]) -> None:
+    for position, (filename, mime, size) in enumerate(files, start=1):
+        db.add(
+            Attachment(
+                id=new_id(db, Attachment.id, "att", 5),
+                message_id=message_id,
+                draft_id=None,
+                position=position,
+                filename=filename,
+                mime_type=mime,
+                size_bytes=size,
+            )
+        )
+        db.flush()
+
+
+def _store(
+    db: OrmSession,
+    *,
+    mailbox_id: str,
+    thread: Thread | None,
+    direction: str,
+    kind: str,
+    folder: str,
+    from_address: str,
+    from_name: str,
+    to: list[str],
+    cc: list[str],
+    subject: str,
+    body: str,
+    at: dt.datetime,
+    in_reply_to: str | None,
+    files: list[File],
+    is_read: bool,
+    draft_id: str | None = None,
+) -> Message:
+    """Append one message (and its thread when it starts one), sealed by its digest."""
+    message_id = new_id(db, Message.id, "msg", 5)
+    if thread is None:
+        thread = Thread(
+            id=new_id(db, Thread.id, "thr", 4),
+            mailbox_id=mailbox_id,
+            conversation=message_id,
+            subject=subject[:200],
+            message_count=0,
+            last_message_at=at,
+        )
+        db.add(thread)
+        db.flush()
+    message = Message(
+        id=message_id,
+        mailbox_id=mailbox_id,
+        thread_id=thread.id,
+        direction=direction,
+        kind=kind,
+        folder=folder,
+        from_address=from_address,
+        from_name=from_name,
+        to_addresses=join_addresses(to),
+        cc_addresses=join_addresses(cc),
+        subject=subject,
+        body=body,
+        sent_at=at,
+        in_reply_to=in_reply_to,
+        draft_id=draft_id,
+        is_read=is_read,
+        is_starred=False,
+        digest="",
+    )
+    message.digest = digest_of(message, files)
+    db.add(message)
+    db.flush()
+    _file_rows(db, message_id, files)
+    thread.message_count += 1
+    thread.last_message_at = max(thread.last_message_at, at)
+    db.flush()
+    return message
+
+
+def receive(
+    db: OrmSession,
+    *,
+    mailbox: Mailbox,
+    thread: Thread | None,
+    kind: str,
+    from_address: str,
+    from_name: str,
+    to: list[str],
+    cc: list[str],
+    subject: str,
+    body: str,
+    at: dt.datetime,
+    in_reply_to: str | None = None,
+    files: list[File] = [],  # noqa: B006 - never mutated
+    folder: str = "inbox",
+    is_read: bool = False,
+) -> Message:
+    """Mail from outside the company arriving in ``mailbox`` (sampled history only)."""
+    return _store(
+        db,
+        mailbox_id=mailbox.id,
+        thread=thread,
+        direction="received",
+        kind=kind,
+        folder=folder,
+        from_address=from_address,
+        from_name=from_name,
+        to=to,
+        cc=cc,
+        subject=subject,
+        body=body,
+        at=at,
+        in_reply_to=in_reply_to,
+        files=files,
+        is_read=is_read,
+    )
+
+
+def send(
+    db: OrmSession,
+    *,
+    mailbox: Mailbox,
+    thread: Thread | None,
+    kind: str,
+    to: list[str],
+    cc: list[str],
+    subject: str,
+    body: str,
+    at: dt.datetime,
+    in_reply_to: str | None = None,
+    files: list[File] = [],  # noqa: B006 - never mutated
+    draft_id: str | None = None,
+) -> tuple[Message, list[Message]]:
+    """Send from ``mailbox``: file it in Sent, count it on the contacts it went to (adding
+    new ones), and deliver a copy to the inbox of every company mailbox it names.
+
+    Returns the sent message and the delivered copies (in address order).
+    """
+    sent = _store(
+        db,
+        mailbox_id=mailbox.id,
+        thread=thread,
+        direction="sent",
+        kind=kind,
+        folder="sent",
+        from_address=mailbox.address,
+        from_name=mailbox.owner_name,
+        to=to,
+        cc=cc,
+        subject=subject,
+        body=body,
+        at=at,
+        in_reply_to=in_reply_to,
+        files=files,
+        is_read=True,
+        draft_id=draft_id,
+    )
+    conversation = db.get_one(Thread, sent.thread_id).conversation
+    copies: list[Message] = []
+    seen: set[str] = set()
+    for address in [*to, *cc]:
+        if address in seen:
+            continue
+        seen.add(address)
+        if address != mailbox.address:
+            contact = db.scalar(
+                select(Contact).where(Contact.mailbox_id == mailbox.id, Contact.email == address)
+            )
+            if contact is None:
+                contact = Contact(
+                    id=new_id(db, Contact.id, "con", 4),
+                    mailbox_id=mailbox.id,
+                    name=name_from_address(address),
+                    email=address,
+                    company=company_from_address(address),
+                    times_emailed=0,
+                    last_emailed_at=None,
+                    created_at=at,
+                )
+                db.add(contact)
+            contact.times_emailed += 1
+            last = contact.last_emailed_at
+            contact.last_emailed_at = at if last is None else max(last, at)
+            db.flush()
+        colleague = db.scalar(select(Mailbox).where(Mailbox.address == address))
+        if colleague is None:
+            continue
+        their = db.scalar(
+            select(Thread).where(
+                Thread.mailbox_id == colleague.id, Thread.conversation == conversation
+            )
+        )
+        answered = None
+        if their is not None:
+            answered = db.scalar(
+                select(Message.id)
+                .where(Message.thread_id == their.id, Message.id != sent.id)
+                .order_by(Message.sent_at.desc(), Message.id.desc())
+                .limit(1)
+            )
+        copy = _store(
+            db,
+            mailbox_id=colleague.id,
+            thread=their,
+            direction="received",
+            kind=kind,
+            folder="inbox",
+            from_address=mailbox.address,
+            from_name=mailbox.owner_name,
+            to=to,
+            cc=cc,
+            subject=subject,
+            body=body,
+            at=at,
+            in_reply_to=answered,
+            files=files,
+            is_read=False,
+        )
+        if their is None:
+            db.get_one(Thread, copy.thread_id).conversation = conversation
+            db.flush()
+        copies.append(copy)
+    return sent, copies

@@ -1,0 +1,1543 @@
+"""The email server's 17 tools. Docstrings are what the model reads: keep examples concrete.
+
+Mail is append-only: nothing changes what a sent or received message says, and nothing
+deletes it; drafts are the editable part. Business rules have names (``sent_is_final``,
+``no_recipients``, ...); a tool that refuses an action raises ``PreconditionFailed`` (or
+``Conflict`` for a taken label name) with a message that starts with ``Rule '<name>'
+failed:`` and says what would be allowed instead. A refused call changes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+from sqlalchemy import case, func, select
+
+from prove_gym.server import (
+    Conflict,
+    Entity,
+    InvalidArgument,
+    PreconditionFailed,
+    Server,
+    ToolContext,
+    TypedDict,
+    contains,
+    next_id,
+)
+
+from .models import (
+    BLOCKED_EXTENSIONS,
+    FOLDERS,
+    MAX_ATTACHMENT_BYTES,
+    MAX_ATTACHMENTS,
+    MAX_BODY,
+    MAX_LABELS,
+    MAX_RECIPIENTS,
+    RESERVED_LABELS,
+    Attachment,
+    Base,
+    Contact,
+    Draft,
+    Label,
+    Mailbox,
+    Message,
+    MessageLabel,
+    Thread,
+    join_addresses,
+    mime_type,
+    prefixed,
+    send,
+    split_addresses,
+)
+from .sampler import sample_email
+
+server = Server(
+    "email",
+    tasks_file=Path(__file__).with_name("tasks.jsonl"),
+    version="1.0.0",
+    base=Base,
+    sampler=sample_email,
+    description="A company's email: each employee's mailbox with folders (inbox, archive, "
+    "sent, trash, spam), threads, labels, attachments' metadata and contacts. Drafts are "
+    "written, edited and sent; replies and forwards stay in their thread; mail to a "
+    "colleague is delivered to their inbox. Sent mail is append-only: it is never edited "
+    "or deleted.",
+    instructions="Email conventions: ids look like 'mbx_03' (mailbox), 'thr_0042' (thread), "
+    "'msg_00137' (message), 'drf_0012' (draft), 'lbl_007' (label), 'att_00021' "
+    "(attachment). Addresses are compared without regard to case. To write mail, make a "
+    "draft (create_draft, reply_to_message or forward_message), change it with "
+    "update_draft or add_attachment if needed, then send it with send_draft; nothing is "
+    "sent before send_draft. What was sent can never be changed or unsent. Reading a "
+    "message does not mark it read. Refused calls name the rule that failed and change "
+    "nothing.",
+)
+
+MailboxRow = Annotated[Mailbox, Entity("mailbox")]
+MessageRow = Annotated[Message, Entity("message")]
+ThreadRow = Annotated[Thread, Entity("thread")]
+DraftRow = Annotated[Draft, Entity("draft")]
+LabelRow = Annotated[Label, Entity("label")]
+EMAIL = r"^\s*[^@\s,]+@[^@\s,]+\.[^@\s,]+\s*$"
+Address = Annotated[str, Field(max_length=120, pattern=EMAIL)]
+Addresses = Annotated[list[Address], Entity("contact", many=True), Field(max_length=MAX_RECIPIENTS)]
+Subject = Annotated[str, Field(max_length=200)]
+Body = Annotated[str, Field(max_length=5000)]
+# Longer than any name, address or subject it is matched against.
+SearchText = Annotated[str, Field(max_length=200)]
+Folder = Literal["inbox", "archive", "sent", "trash", "spam"]
+Flag = Literal["read", "unread", "starred", "unstarred"]
+LabelName = Annotated[
+    str, Field(min_length=1, max_length=40, pattern=r"^\s*[A-Za-z0-9][A-Za-z0-9 &/_.-]*\s*$")
+]
+Filename = Annotated[
+    str, Field(min_length=3, max_length=120, pattern=r"^\s*[^/\\:*?\"<>|]+\.[A-Za-z0-9]{1,8}\s*$")
+]
+Color = Literal["gray", "red", "orange", "yellow", "green", "teal", "blue", "purple", "pink"]
+
+RULES: dict[str, str] = {
+    "sent_is_final": "A sent draft is part of the record: it cannot be edited, deleted, given "
+    "attachments or sent again (write a new draft, or reply to the sent message).",
+    "sent_stays_in_sent": "Sent mail is append-only: it stays in the Sent folder (it can be "
+    "labeled and starred).",
+    "no_recipients": "A draft needs at least one 'to' address before it can be sent.",
+    "missing_subject": "A draft needs a subject before it can be sent.",
+    "too_many_recipients": f"A message goes to at most {MAX_RECIPIENTS} addresses (to and cc "
+    "together).",
+    "attachment_limit": f"A draft carries at most {MAX_ATTACHMENTS} files of at most "
+    f"{MAX_ATTACHMENT_BYTES // (1024 * 1024)} MB together.",
+    "blocked_file_type": "Executable files (" + ", ".join(BLOCKED_EXTENSIONS) + ") cannot be "
+    "attached.",
+    "quarantined_message": "A message in Spam or Trash cannot be replied to or forwarded: move "
+    "it back to the inbox first.",
+    "reply_draft_exists": "A message has at most one unsent reply draft: edit that draft "
+    "instead of starting another.",
+    "label_name_taken": "Label names are unique within a mailbox, regardless of case.",
+    "reserved_label_name": "A label cannot be named like a folder or built-in view ("
+    + ", ".join(RESERVED_LABELS)
+    + ").",
+    "label_limit": f"A mailbox has at most {MAX_LABELS} labels.",
+    "label_other_mailbox": "A label can only be put on (or searched in) messages of its own "
+    "mailbox.",
+}
+
+
+# ----------------------------------------------------------------- results
+class LabelOut(TypedDict):
+    label_id: str
+    name: str
+    color: str
+    messages: int
+    unread: int
+
+
+class FolderCount(TypedDict):
+    folder: str
+    messages: int
+    unread: int
+
+
+class MailboxOut(TypedDict):
+    mailbox_id: str
+    address: str
+    owner_name: str
+    title: str
+    folders: list[FolderCount]
+    drafts: int
+    labels: list[LabelOut]
+
+
+class ContactOut(TypedDict):
+    email: str
+    name: str
+    company: str
+    times_emailed: int
+    last_emailed_at: str | None
+
+
+class ContactList(TypedDict):
+    mailbox_id: str
+    total: int
+    contacts: list[ContactOut]
+
+
+class AttachmentOut(TypedDict):
+    attachment_id: str
+    filename: str
+    mime_type: str
+    size_kb: int
+
+
+class MessageSummary(TypedDict):
+    message_id: str
+    thread_id: str
+    mailbox_id: str
+    folder: str
+    direction: str
+    from_address: str
+    from_name: str
+    to: list[str]
+    cc: list[str]
+    subject: str
+    snippet: str
+    sent_at: str
+    is_read: bool
+    is_starred: bool
+    labels: list[str]
+    attachments: int
+
+
+class MessageList(TypedDict):
+    mailbox_id: str
+    total: int
+    messages: list[MessageSummary]
+
+
+class MessageOut(MessageSummary):
+    kind: str
+    body: str
+    in_reply_to: str | None
+    label_ids: list[str]
+    files: list[AttachmentOut]
+
+
+class ThreadOut(TypedDict):
+    thread_id: str
+    mailbox_id: str
+    subject: str
+    message_count: int
+    unread: int
+    last_message_at: str
+    participants: list[str]
+    messages: list[MessageOut]
+    drafts: list[str]
+
+
+class DraftOut(TypedDict):
+    draft_id: str
+    mailbox_id: str
+    kind: str
+    status: str
+    thread_id: str | None
+    in_reply_to: str | None
+    to: list[str]
+    cc: list[str]
+    subject: str
+    body: str
+    files: list[AttachmentOut]
+    attachments_kb: int
+    ready_to_send: bool
+    problems: list[str]
+    updated_at: str
+
+
+class DraftList(TypedDict):
+    mailbox_id: str
+    total: int
+    drafts: list[DraftOut]
+
+
+class SentOut(TypedDict):
+    message_id: str
+    draft_id: str
+    thread_id: str
+    mailbox_id: str
+    folder: str
+    to: list[str]
+    cc: list[str]
+    subject: str
+    sent_at: str
+    attachments: int
+    delivered_to: list[str]
+    """Mailbox ids of colleagues whose inbox got a copy."""
+    new_contacts: list[str]
+
+
+class DeletedOut(TypedDict):
+    draft_id: str
+    deleted: bool
+    attachments_removed: int
+
+
+class FlagOut(TypedDict):
+    message_id: str
+    is_read: bool
+    is_starred: bool
+    changed: bool
+
+
+class FlagResult(TypedDict):
+    flag: str
+    changed: int
+    messages: list[FlagOut]
+
+
+class MovedOut(TypedDict):
+    message_id: str
+    thread_id: str
+    from_folder: str
+    folder: str
+    changed: bool
+
+
+class LabeledOut(TypedDict):
+    message_id: str
+    label_id: str
+    label_name: str
+    action: str
+    changed: bool
+    labels: list[str]
+
+
+class LabelCreated(LabelOut):
+    mailbox_id: str
+
+
+# ----------------------------------------------------------------- helpers
+UNREAD = func.sum(case((Message.is_read.is_(False), 1), else_=0))
+
+
+def _broken(rule: str, detail: str) -> PreconditionFailed:
+    """The error for a failed business rule: it names the rule, then says what to do."""
+    return PreconditionFailed(f"Rule '{rule}' failed: {detail}")
+
+
+def _stamp(value: dt.datetime | None) -> str | None:
+    return value.isoformat(timespec="minutes") if value is not None else None
+
+
+def _clean(addresses: list[str], *, besides: Sequence[str] = ()) -> list[str]:
+    """Addresses trimmed, lower-cased, without repeats (nor any in ``besides``), in order."""
+    out: list[str] = []
+    for a in addresses:
+        v = a.strip().casefold()
+        if v not in out and v not in besides:
+            out.append(v)
+    return out
+
+
+def _line(value: str) -> str:
+    return " ".join(value.split())
+
+
+def _files(ctx: ToolContext, atts: list[Attachment]) -> list[AttachmentOut]:
+    return [
+        {
+            "attachment_id": a.id,
+            "filename": a.filename,
+            "mime_type": a.mime_type,
+            "size_kb": (a.size_bytes + 1023) // 1024,
+        }
+        for a in atts
+    ]
+
+
+def _summary(m: Message) -> MessageSummary:
+    return {
+        "message_id": m.id,
+        "thread_id": m.thread_id,
+        "mailbox_id": m.mailbox_id,
+        "folder": m.folder,
+        "direction": m.direction,
+        "from_address": m.from_address,
+        "from_name": m.from_name,
+        "to": split_addresses(m.to_addresses),
+        "cc": split_addresses(m.cc_addresses),
+        "subject": m.subject,
+        "snippet": _line(m.body)[:120],
+        "sent_at": m.sent_at.isoformat(timespec="minutes"),
+        "is_read": m.is_read,
+        "is_starred": m.is_starred,
+        "labels": [lbl.name for lbl in m.labels],
+        "attachments": len(m.attachments),
+    }
+
+
+def _message(ctx: ToolContext, m: Message) -> MessageOut:
+    return {
+        **_summary(m),
+        "kind": m.kind,
+        "body": m.body,
+        "in_reply_to": m.in_reply_to,
+        "label_ids": [lbl.id for lbl in m.labels],
+        "files": _files(ctx, m.attachments),
+    }
+
+
+def _draft_problems(d: Draft) -> list[str]:
+    out = []
+    if not split_addresses(d.to_addresses):
+        out.append("no_recipients: add a 'to' address")
+    if not d.subject.strip():
+        out.append("missing_subject: give it a subject")
+    return out
+
+
+def _draft(ctx: ToolContext, d: Draft) -> DraftOut:
+    problems = _draft_problems(d) if d.status == "draft" else []
+    return {
+        "draft_id": d.id,
+        "mailbox_id": d.mailbox_id,
+        "kind": d.kind,
+        "status": d.status,
+        "thread_id": d.thread_id,
+        "in_reply_to": d.in_reply_to,
+        "to": split_addresses(d.to_addresses),
+        "cc": split_addresses(d.cc_addresses),
+        "subject": d.subject,
+        "body": d.body,
+        "files": _files(ctx, d.attachments),
+        "attachments_kb": sum((a.size_bytes + 1023) // 1024 for a in d.attachments),
+        "ready_to_send": d.status == "draft" and not problems,
+        "problems": problems,
+        "updated_at": d.updated_at.isoformat(timespec="minutes"),
+    }
+
+
+def _editable(d: Draft, doing: str) -> None:
+    if d.status != "draft":
+        raise _broken(
+            "sent_is_final",
+            f"draft {d.id} was already sent as message {d.sent_message_id}, so it cannot be "
+            f"{doing}; what was sent never changes. Write a new draft, or reply to the sent "
+            "message to follow up.",
+        )
+
+
+def _check_count(to: list[str], cc: list[str]) -> None:
+    if len(to) + len(cc) > MAX_RECIPIENTS:
+        raise _broken(
+            "too_many_recipients",
+            f"the draft would go to {len(to) + len(cc)} addresses (to and cc together); a "
+            f"message goes to at most {MAX_RECIPIENTS}. Nothing was changed: split the "
+            "recipients over several messages.",
+        )
+
+
+def _not_quarantined(m: Message, doing: str) -> None:
+    if m.folder in ("spam", "trash"):
+        raise _broken(
+            "quarantined_message",
+            f"message {m.id} is in '{m.folder}'; a message in Spam or Trash cannot be "
+            f"{doing}. Nothing was done: move it back to the 'inbox' first if it is genuine.",
+        )
+
+
+def _new_draft(
+    ctx: ToolContext,
+    mailbox_id: str,
+    *,
+    kind: str,
+    thread_id: str | None,
+    in_reply_to: str | None,
+    to: list[str],
+    cc: list[str],
+    subject: str,
+    body: str,
+) -> Draft:
+    draft = Draft(
+        id=next_id(ctx, Draft.id, "drf", 4),
+        mailbox_id=mailbox_id,
+        kind=kind,
+        thread_id=thread_id,
+        in_reply_to=in_reply_to,
+        to_addresses=join_addresses(to),
+        cc_addresses=join_addresses(cc),
+        subject=subject,
+        body=body,
+        status="draft",
+        sent_message_id=None,
+        created_at=ctx.now,
+        updated_at=ctx.now,
+    )
+    ctx.db.add(draft)
+    ctx.db.flush()
+    return draft
+
+
+def _refreshed(ctx: ToolContext, d: Draft) -> DraftOut:
+    ctx.db.flush()
+    ctx.db.refresh(d)
+    return _draft(ctx, d)
+
+
+# -------------------------------------------------------- example values
+def _mailbox_word(ctx: ToolContext, rng: random.Random) -> str:
+    names = list(ctx.db.scalars(select(Mailbox.owner_name).order_by(Mailbox.id)))
+    return rng.choice(names).split()[-1]
+
+
+def _search_word(ctx: ToolContext, rng: random.Random) -> str:
+    subjects = list(
+        ctx.db.scalars(
+            select(Thread.subject).order_by(Thread.id).limit(60),
+        )
+    )
+    words = sorted({w for s in subjects for w in s.split() if len(w) > 4 and w[0].isupper()})
+    return rng.choice(words) if words else "invoice"
+
+
+SUBJECTS = [
+    "Agenda for Thursday's review",
+    "Follow-up on the proposal",
+    "Updated timeline",
+    "Contract questions",
+    "Travel dates for March",
+    "Invoice for February",
+]
+BODIES = [
+    "Hi, could we move our call to Thursday at 3pm? Thanks.",
+    "Please find the updated figures below. Let me know if anything is missing.",
+    "Thanks for the quick turnaround, this looks great.",
+    "Can you confirm the delivery date by Friday?",
+    "I reviewed the document and left two comments on section 3.",
+]
+NOTES = ["FYI, see below.", "Can you take a look at this?", "Forwarding for your records."]
+FILENAMES = ["Q3_report.pdf", "Agenda.docx", "Figures.xlsx", "Site_photo.jpg", "Slides.pptx"]
+FILE_SIZES_KB = [48, 120, 350, 900, 2400]
+NEW_LABELS = ["Board prep", "Receipts 2026", "Waiting on reply", "Offsite", "Partners"]
+
+
+# ------------------------------------------------------------------- tools
+@server.tool(
+    returns=("mailbox", "label"),
+    phrasings=["Find the mailbox of {query}", "Which mailboxes are there and how many unread?"],
+    examples={"query": _mailbox_word},
+)
+def list_mailboxes(ctx: ToolContext, query: SearchText | None = None) -> list[MailboxOut]:
+    """List mailboxes with message and unread counts per folder, draft counts and labels.
+
+    Args:
+        query: Case-insensitive text in the owner's name, title or address, such as
+            "Garcia", "Finance" or "ana.garcia@"; leave it out to list every mailbox.
+
+    Returns:
+        [{"mailbox_id": "mbx_03", "address": "ana.garcia@acme.com", "owner_name": "Ana
+        Garcia", "folders": [{"folder": "inbox", "messages": 31, "unread": 7}, ...],
+        "drafts": 3, "labels": [{"label_id": "lbl_012", "name": "Finance", "messages": 9,
+        "unread": 1, "color": "green"}]}], by mailbox id.
+    """
+    stmt = select(Mailbox)
+    text = (query or "").strip()
+    if text:
+        stmt = stmt.where(
+            contains(text, Mailbox.owner_name, Mailbox.title, Mailbox.address, Mailbox.id)
+        )
+    out: list[MailboxOut] = []
+    for mb in ctx.db.scalars(stmt.order_by(Mailbox.id)):
+        counts = {
+            f: (n, u)
+            for f, n, u in ctx.db.execute(
+                select(
+                    Message.folder,
+                    func.count(),
+                    UNREAD,
+                )
+                .where(Message.mailbox_id == mb.id)
+                .group_by(Message.folder)
+                .order_by(Message.folder)
+            )
+        }
+        labels: list[LabelOut] = []
+        for lbl in mb.labels:
+            n, u = ctx.db.execute(
+                select(func.count(), UNREAD)
+                .select_from(MessageLabel)
+                .join(Message, Message.id == MessageLabel.message_id)
+                .where(MessageLabel.label_id == lbl.id)
+            ).one()
+            labels.append(
+                {
+                    "label_id": lbl.id,
+                    "name": lbl.name,
+                    "color": lbl.color,
+                    "messages": n or 0,
+                    "unread": int(u or 0),
+                }
+            )
+        drafts = ctx.db.scalar(
+            select(func.count()).where(Draft.mailbox_id == mb.id, Draft.status == "draft")
+        )
+        out.append(
+            {
+                "mailbox_id": mb.id,
+                "address": mb.address,
+                "owner_name": mb.owner_name,
+                "title": mb.title,
+                "folders": [
+                    {
+                        "folder": f,
+                        "messages": counts.get(f, (0, 0))[0],
+                        "unread": int(counts.get(f, (0, 0))[1] or 0),
+                    }
+                    for f in FOLDERS
+                ],
+                "drafts": drafts or 0,
+                "labels": labels,
+            }
+        )
+    return out
+
+
+@server.tool(
+    returns="contact",
+    phrasings=[
+        "Who are the contacts of {mailbox_id}?",
+        "Find the contact {query} in mailbox {mailbox_id}",
+    ],
+    examples={"query": ["Garcia", "acme", "Smith", "gmail"]},
+)
+def list_contacts(
+    ctx: ToolContext,
+    mailbox_id: MailboxRow,
+    query: SearchText | None = None,
+    limit: Annotated[int, Field(ge=1, le=100)] = 25,
+) -> ContactList:
+    """List a mailbox's contacts by name: people it knows or has emailed.
+
+    Sending mail to a new address adds it as a contact; times_emailed counts the messages
+    this mailbox sent to the contact.
+
+    Args:
+        mailbox_id: The mailbox, such as "mbx_03" (see list_mailboxes).
+        query: Case-insensitive text in the name, address or company, such as "Garcia" or
+            "northwind"; leave it out to list them all.
+        limit: Maximum number of contacts to return (1-100), such as 25.
+
+    Returns:
+        {"mailbox_id", "total": 14, "contacts": [{"email": "ana.garcia@northwind.com",
+        "name": "Ana Garcia", "company": "Northwind", "times_emailed": 3,
+        "last_emailed_at": "2026-03-02T10:15"}]}; total counts every match.
+    """
+    stmt = select(Contact).where(Contact.mailbox_id == mailbox_id.id)
+    text = (query or "").strip()
+    if text:
+        stmt = stmt.where(contains(text, Contact.name, Contact.email, Contact.company))
+    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    rows = ctx.db.scalars(stmt.order_by(Contact.name, Contact.email).limit(limit))
+    return {
+        "mailbox_id": mailbox_id.id,
+        "total": total,
+        "contacts": [
+            {
+                "email": c.email,
+                "name": c.name,
+                "company": c.company,
+                "times_emailed": c.times_emailed,
+                "last_emailed_at": _stamp(c.last_emailed_at),
+            }
+            for c in rows
+        ],
+    }
+
+
+@server.tool(
+    returns=("message", "thread"),
+    phrasings=[
+        "Find emails about {query} in {mailbox_id}",
+        "Show the unread mail in the {folder} of {mailbox_id}",
+        "Search mailbox {mailbox_id} for messages from {query}",
+        "Which messages of {mailbox_id} carry label {label_id}?",
+    ],
+    examples={"query": _search_word},
+)
+def search_messages(
+    ctx: ToolContext,
+    mailbox_id: MailboxRow,
+    query: SearchText | None = None,
+    folder: Folder | None = None,
+    label_id: LabelRow | None = None,
+    unread_only: bool = False,
+    limit: Annotated[int, Field(ge=1, le=50)] = 20,
+) -> MessageList:
+    """Search one mailbox's messages, newest first.
+
+    Without folder, every folder except Trash and Spam is searched (like "All Mail").
+
+    Args:
+        mailbox_id: The mailbox, such as "mbx_03".
+        query: Case-insensitive text in the subject, body, sender's name or address, or
+            the recipients, such as "invoice", "Atlas" or "northwind.com".
+        folder: Only this folder: "inbox", "archive", "sent", "trash" or "spam".
+        label_id: Only messages with this label of the mailbox, such as "lbl_012".
+        unread_only: Only unread messages.
+        limit: Maximum number of messages to return (1-50), such as 20.
+
+    Returns:
+        {"mailbox_id", "total": 12, "messages": [{"message_id": "msg_00137",
+        "thread_id": "thr_0042", "folder": "inbox", "from_address": "ana@northwind.com",
+        "subject": "Invoice 4411", "snippet": "Hi Sam, please find...", "sent_at":
+        "2026-03-02T10:15", "is_read": false, "labels": ["Finance"], "attachments": 1,
+        ...}]}; total counts every match.
+    """
+    mb = mailbox_id
+    if label_id is not None and label_id.mailbox_id != mb.id:
+        raise _broken(
+            "label_other_mailbox",
+            f"label {label_id.id} ('{label_id.name}') belongs to mailbox {label_id.mailbox_id}, "
+            f"not {mb.id}. Use one of {mb.id}'s own labels (list_mailboxes shows them).",
+        )
+    stmt = select(Message).where(Message.mailbox_id == mb.id)
+    if folder is not None:
+        stmt = stmt.where(Message.folder == folder)
+    else:
+        stmt = stmt.where(Message.folder.not_in(["trash", "spam"]))
+    if label_id is not None:
+        stmt = stmt.where(
+            Message.id.in_(
+                select(MessageLabel.message_id).where(MessageLabel.label_id == label_id.id)
+            )
+        )
+    if unread_only:
+        stmt = stmt.where(Message.is_read.is_(False))
+    text = (query or "").strip()
+    if text:
+        stmt = stmt.where(
+            contains(
+                text,
+                Message.subject,
+                Message.body,
+                Message.from_name,
+                Message.from_address,
+                Message.to_addresses,
+                Message.cc_addresses,
+            )
+        )
+    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    ctx.spend(total, "messages", hint="give a query, a folder or a label")
+    rows = ctx.db.scalars(stmt.order_by(Message.sent_at.desc(), Message.id.desc()).limit(limit))
+    return {"mailbox_id": mb.id, "total": total, "messages": [_summary(m) for m in rows]}
+
+
+@server.tool(
+    returns=("message", "thread", "label", "attachment"),
+    phrasings=["Show me message {message_id}", "What does email {message_id} say?"],
+)
+def get_message(ctx: ToolContext, message_id: MessageRow) -> MessageOut:
+    """Read one message in full: body, recipients, labels and attachments' metadata.
+
+    Reading does not mark it read (mark_messages does).
+
+    Args:
+        message_id: The message, such as "msg_00137" (search_messages finds it).
+
+    Returns:
+        {"message_id": "msg_00137", "thread_id": "thr_0042", "kind": "reply", "folder":
+        "inbox", "from_address", "to": ["sam.lee@acme.com"], "cc": [], "subject":
+        "Re: Invoice 4411", "body": "...", "in_reply_to": "msg_00130", "labels":
+        ["Finance"], "label_ids": ["lbl_012"], "files": [{"attachment_id": "att_00021",
+        "filename": "Invoice_4411.pdf", "mime_type": "application/pdf", "size_kb": 212}],
+        ...}.
+    """
+    return _message(ctx, message_id)
+
+
+@server.tool(
+    returns=("thread", "message", "draft"),
+    phrasings=["Show the whole conversation {thread_id}", "Read thread {thread_id}"],
+)
+def get_thread(ctx: ToolContext, thread_id: ThreadRow) -> ThreadOut:
+    """Read a whole conversation: its messages oldest first, and its unsent drafts.
+
+    Args:
+        thread_id: The thread, such as "thr_0042" (every message names its thread_id).
+
+    Returns:
+        {"thread_id": "thr_0042", "subject": "Invoice 4411", "message_count": 3,
+        "unread": 1, "participants": ["ana@northwind.com", "sam.lee@acme.com"],
+        "messages": [{"message_id": "msg_00130", "body": "...", ...}, ...],
+        "drafts": ["drf_0012"]}.
+    """
+    t = thread_id
+    messages = list(t.messages)
+    ctx.spend(len(messages), "messages")
+    people: list[str] = []
+    for m in messages:
+        for a in [
+            m.from_address,
+            *split_addresses(m.to_addresses),
+            *split_addresses(m.cc_addresses),
+        ]:
+            if a not in people:
+                people.append(a)
+    drafts = ctx.db.scalars(
+        select(Draft.id).where(Draft.thread_id == t.id, Draft.status == "draft").order_by(Draft.id)
+    )
+    return {
+        "thread_id": t.id,
+        "mailbox_id": t.mailbox_id,
+        "subject": t.subject,
+        "message_count": t.message_count,
+        "unread": sum(1 for m in messages if not m.is_read),
+        "last_message_at": t.last_message_at.isoformat(timespec="minutes"),
+        "participants": people,
+        "messages": [_message(ctx, m) for m in messages],
+        "drafts": list(drafts),
+    }
+
+
+@server.tool(
+    returns=("draft", "thread"),
+    phrasings=["Which drafts does {mailbox_id} have?", "List the unsent drafts of {mailbox_id}"],
+)
+def list_drafts(
+    ctx: ToolContext,
+    mailbox_id: MailboxRow,
+    limit: Annotated[int, Field(ge=1, le=50)] = 20,
+) -> DraftList:
+    """List a mailbox's unsent drafts, most recently edited first, with what stops each
+    from being sent (problems).
+
+    Args:
+        mailbox_id: The mailbox, such as "mbx_03".
+        limit: Maximum number of drafts to return (1-50), such as 20.
+
+    Returns:
+        {"mailbox_id", "total": 3, "drafts": [{"draft_id": "drf_0012", "kind": "reply",
+        "thread_id": "thr_0042", "to": ["ana@northwind.com"], "subject": "Re: Invoice 4411",
+        "body": "...", "files": [], "ready_to_send": true, "problems": [], ...}]}.
+    """
+    stmt = select(Draft).where(Draft.mailbox_id == mailbox_id.id, Draft.status == "draft")
+    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    rows = ctx.db.scalars(stmt.order_by(Draft.updated_at.desc(), Draft.id.desc()).limit(limit))
+    return {"mailbox_id": mailbox_id.id, "total": total, "drafts": [_draft(ctx, d) for d in rows]}
+
+
+@server.tool(
+    writes=True,
+    returns="draft",
+    normalise={"to": "casefold", "cc": "casefold"},
+    phrasings=[
+        "Draft an email from {mailbox_id} to {to} with subject {subject} saying {body}",
+        "Write a new message in {mailbox_id} to {to} about {subject}: {body}",
+        "Start a draft in {mailbox_id} to {to}, copying {cc}, subject {subject}: {body}",
+    ],
+    examples={"subject": SUBJECTS, "body": BODIES},
+)
+def create_draft(
+    ctx: ToolContext,
+    mailbox_id: MailboxRow,
+    to: Addresses,
+    subject: Subject,
+    body: Body,
+    cc: Addresses = [],  # noqa: B006 - pydantic copies defaults
+) -> DraftOut:
+    """Start a new message (a new thread) as a draft; nothing is sent until send_draft.
+
+    Args:
+        mailbox_id: The mailbox writing it, such as "mbx_03".
+        to: Recipient addresses, such as ["ana.garcia@northwind.com"] (list_contacts shows
+            known ones); may be empty while drafting, but sending needs one.
+        subject: The subject, such as "Agenda for Thursday's review".
+        body: The text, such as "Hi Ana, could we move our call to Thursday at 3pm?".
+        cc: Addresses to copy, such as ["li.wei@northwind.com"]; default none.
+
+    Returns:
+        The draft: {"draft_id": "drf_0031", "kind": "new", "status": "draft", "to": [...],
+        "subject", "body", "ready_to_send": true, "problems": [], ...}.
+    """
+    to_list = _clean(to)
+    cc_list = _clean(cc, besides=to_list)
+    _check_count(to_list, cc_list)
+    draft = _new_draft(
+        ctx,
+        mailbox_id.id,
+        kind="new",
+        thread_id=None,
+        in_reply_to=None,
+        to=to_list,
+        cc=cc_list,
+        subject=_line(subject),
+        body=body.strip(),
+    )
+    return _refreshed(ctx, draft)
+
+
+@server.tool(
+    writes=True,
+    returns="draft",
+    normalise={"to": "casefold", "cc": "casefold"},
+    phrasings=[
+        "Change the body of draft {draft_id} to: {body}",
+        "Set the subject of draft {draft_id} to {subject}",
+        "Address draft {draft_id} to {to}",
+        "Copy {cc} on draft {draft_id}",
+    ],
+    examples={"subject": SUBJECTS, "body": BODIES},
+)
+def update_draft(
+    ctx: ToolContext,
+    draft_id: DraftRow,
+    subject: Subject | None = None,
+    body: Body | None = None,
+    to: Addresses | None = None,
+    cc: Addresses | None = None,
+) -> DraftOut:
+    """Change an unsent draft; only the fields given change (to and cc replace the lists).
+
+    A reply or forward stays in its thread whatever its subject becomes.
+
+    Args:
+        draft_id: The unsent draft, such as "drf_0012" (see list_drafts).
+        subject: New subject, such as "Updated timeline".
+        body: New text, replacing the old, such as "Hi Ana, the figures are attached.".
+        to: New recipients, such as ["ana.garcia@northwind.com"].
+        cc: New addresses to copy, such as ["li.wei@northwind.com"], or [] for none.
+
+    Returns:
+        The draft as it is now: {"draft_id", "to", "cc", "subject", "body",
+        "ready_to_send", "problems", ...}.
+    """
+    d = draft_id
+    if subject is None and body is None and to is None and cc is None:
+        raise InvalidArgument(
+            "Give at least one of subject, body, to or cc to change; nothing was changed."
+        )
+    _editable(d, "edited")
+    to_list = _clean(to) if to is not None else split_addresses(d.to_addresses)
+    cc_list = _clean(cc if cc is not None else split_addresses(d.cc_addresses), besides=to_list)
+    _check_count(to_list, cc_list)
+    d.to_addresses = join_addresses(to_list)
+    d.cc_addresses = join_addresses(cc_list)
+    if subject is not None:
+        d.subject = _line(subject)
+    if body is not None:
+        d.body = body.strip()
+    d.updated_at = ctx.now
+    return _refreshed(ctx, d)
+
+
+@server.tool(
+    writes=True,
+    returns=("attachment", "draft"),
+    normalise={"filename": "strip"},
+    phrasings=[
+        "Attach {filename} ({size_kb} KB) to draft {draft_id}",
+        "Add the file {filename} to draft {draft_id}, it is {size_kb} KB",
+    ],
+    examples={"filename": FILENAMES, "size_kb": FILE_SIZES_KB},
+)
+def add_attachment(
+    ctx: ToolContext,
+    draft_id: DraftRow,
+    filename: Filename,
+    size_kb: Annotated[int, Field(ge=1, le=MAX_ATTACHMENT_BYTES // 1024)],
+) -> DraftOut:
+    """Attach a file (its metadata: name and size) to an unsent draft.
+
+    Args:
+        draft_id: The unsent draft, such as "drf_0012".
+        filename: The file's name with its extension, such as "Q3_report.pdf".
+        size_kb: Its size in KB (1-25600), such as 350.
+
+    Returns:
+        The draft with its files: {"draft_id", "files": [{"attachment_id": "att_00102",
+        "filename": "Q3_report.pdf", "mime_type": "application/pdf", "size_kb": 350}],
+        "attachments_kb": 350, ...}.
+    """
+    d = draft_id
+    name = filename.strip()
+    _editable(d, "given attachments")
+    ext = name[name.rfind(".") :].casefold()
+    if ext in BLOCKED_EXTENSIONS:
+        raise _broken(
+            "blocked_file_type",
+            f"'{ext}' files cannot be attached ({', '.join(BLOCKED_EXTENSIONS)} are blocked). "
+            "Nothing was attached: share such a file another way, or attach it inside a .zip "
+            "only if it is not executable.",
+        )
+    files = list(d.attachments)
+    used = sum(a.size_bytes for a in files)
+    if len(files) >= MAX_ATTACHMENTS or used + size_kb * 1024 > MAX_ATTACHMENT_BYTES:
+        raise _broken(
+            "attachment_limit",
+            f"draft {d.id} already carries {len(files)} files of {(used + 1023) // 1024} KB; a "
+            f"draft carries at most {MAX_ATTACHMENTS} files of {MAX_ATTACHMENT_BYTES // 1024} "
+            "KB together. Nothing was attached: send a smaller file or share a link instead.",
+        )
+    ctx.db.add(
+        Attachment(
+            id=next_id(ctx, Attachment.id, "att", 5),
+            message_id=None,
+            draft_id=d.id,
+            position=max((a.position for a in files), default=0) + 1,
+            filename=name,
+            mime_type=mime_type(name),
+            size_bytes=size_kb * 1024,
+        )
+    )
+    d.updated_at = ctx.now
+    return _refreshed(ctx, d)
+
+
+@server.tool(
+    writes=True,
+    returns=("draft", "thread"),
+    phrasings=[
+        "Draft a reply to {message_id} saying {body}",
+        "Reply to all on {message_id}: {body}",
+        "Answer email {message_id} with: {body}",
+    ],
+    examples={"body": BODIES},
+)
+def reply_to_message(
+    ctx: ToolContext,
+    message_id: MessageRow,
+    body: Annotated[Body, Field(min_length=1)],
+    reply_all: bool = False,
+) -> DraftOut:
+    """Start a reply to a message as a draft in the same thread; send it with send_draft.
+
+    The reply goes to the sender (to your own sent message: to its recipients); with
+    reply_all, everyone else on the message is copied too (never your own address). The
+    subject becomes "Re: <subject>".
+
+    Args:
+        message_id: The message to answer, such as "msg_00137".
+        body: The reply's text, such as "Thanks Ana, Thursday works for me.".
+        reply_all: Copy everyone who got the message as well; default false.
+
+    Returns:
+        The reply draft: {"draft_id": "drf_0032", "kind": "reply", "thread_id":
+        "thr_0042", "in_reply_to": "msg_00137", "to": ["ana@northwind.com"], "subject":
+        "Re: Invoice 4411", ...}.
+    """
+    m = message_id
+    _not_quarantined(m, "replied to")
+    waiting = ctx.db.scalar(
+        select(Draft.id)
+        .where(Draft.in_reply_to == m.id, Draft.kind == "reply", Draft.status == "draft")
+        .order_by(Draft.id)
+        .limit(1)
+    )
+    if waiting is not None:
+        raise _broken(
+            "reply_draft_exists",
+            f"message {m.id} already has an unsent reply draft, {waiting}. Nothing was "
+            "created: change that draft with update_draft (or delete it first).",
+        )
+    own = ctx.db.get_one(Mailbox, m.mailbox_id).address
+    others = split_addresses(m.to_addresses) + split_addresses(m.cc_addresses)
+    if m.direction == "sent":
+        to_list = _clean(split_addresses(m.to_addresses), besides=[own]) or [own]
+        cc_list = _clean(split_addresses(m.cc_addresses), besides=[own, *to_list])
+    else:
+        to_list = [m.from_address]
+        cc_list = _clean(others, besides=[own, *to_list])
+    if not reply_all:
+        cc_list = []
+    _check_count(to_list, cc_list)
+    draft = _new_draft(
+        ctx,
+        m.mailbox_id,
+        kind="reply",
+        thread_id=m.thread_id,
+        in_reply_to=m.id,
+        to=to_list,
+        cc=cc_list,
+        subject=prefixed("Re", m.subject),
+        body=body.strip(),
+    )
+    return _refreshed(ctx, draft)
+
+
+@server.tool(
+    writes=True,
+    returns=("draft", "thread", "attachment"),
+    normalise={"to": "casefold"},
+    phrasings=[
+        "Forward {message_id} to {to}",
+        "Forward email {message_id} to {to} with the note {note}",
+        "Send {message_id} on to {to} without its attachments",
+    ],
+    examples={"note": NOTES},
+)
+def forward_message(
+    ctx: ToolContext,
+    message_id: MessageRow,
+    to: Annotated[
+        list[Address],
+        Entity("contact", many=True),
+        Field(min_length=1, max_length=MAX_RECIPIENTS),
+    ],
+    note: Body = "",
+    include_attachments: bool = True,
+) -> DraftOut:
+    """Start a forward of a message as a draft in the same thread; send it with send_draft.
+
+    The draft quotes the original below your note and, unless include_attachments is
+    false, carries copies of its files. The subject becomes "Fwd: <subject>".
+
+    Args:
+        message_id: The message to forward, such as "msg_00137".
+        to: Who to forward it to, such as ["li.wei@northwind.com"].
+        note: Text above the quoted message, such as "FYI, see below."; default none.
+        include_attachments: Carry the message's files along; default true.
+
+    Returns:
+        The forward draft: {"draft_id": "drf_0033", "kind": "forward", "thread_id":
+        "thr_0042", "subject": "Fwd: Invoice 4411", "files": [...], ...}.
+    """
+    m = message_id
+    _not_quarantined(m, "forwarded")
+    to_list = _clean(to)
+    _check_count(to_list, [])
+    quoted = (
+        "---------- Forwarded message ----------\n"
+        f"From: {m.from_name} <{m.from_address}>\n"
+        f"Date: {m.sent_at.isoformat(timespec='minutes')}\n"
+        f"Subject: {m.subject}\n"
+        f"To: {', '.join(split_addresses(m.to_addresses))}\n\n"
+    )
+    text = f"{note.strip()}\n\n{quoted}" if note.strip() else quoted
+    room = MAX_BODY - len(text)
+    original = m.body if len(m.body) <= room else m.body[: max(room - 6, 0)] + "\n[...]"
+    draft = _new_draft(
+        ctx,
+        m.mailbox_id,
+        kind="forward",
+        thread_id=m.thread_id,
+        in_reply_to=m.id,
+        to=to_list,
+        cc=[],
+        subject=prefixed("Fwd", m.subject),
+        body=text + original,
+    )
+    if include_attachments:
+        for a in m.attachments:
+            ctx.db.add(
+                Attachment(
+                    id=next_id(ctx, Attachment.id, "att", 5),
+                    message_id=None,
+                    draft_id=draft.id,
+                    position=a.position,
+                    filename=a.filename,
+                    mime_type=a.mime_type,
+                    size_bytes=a.size_bytes,
+                )
+            )
+            ctx.db.flush()
+    return _refreshed(ctx, draft)
+
+
+@server.tool(
+    writes=True,
+    returns=("message", "thread", "contact"),
+    phrasings=["Send draft {draft_id}", "Send the email in draft {draft_id} now"],
+)
+def send_draft(ctx: ToolContext, draft_id: DraftRow) -> SentOut:
+    """Send an unsent draft. What is sent is final: it goes to Sent, can never be edited or
+    deleted, and the draft is marked sent.
+
+    A reply or forward joins its thread; a new message starts one. Colleagues at the
+    company get a copy in their inbox; addresses the mailbox never wrote to before become
+    contacts.
+
+    Args:
+        draft_id: The draft, such as "drf_0012" (see list_drafts; ready_to_send says if it
+            can go).
+
+    Returns:
+        {"message_id": "msg_00412", "draft_id": "drf_0012", "thread_id": "thr_0042",
+        "folder": "sent", "to": [...], "sent_at": "2026-03-10T09:00",
+        "delivered_to": ["mbx_02"], "new_contacts": ["li.wei@northwind.com"], ...}.
+    """
+    d = draft_id
+    _editable(d, "sent again")
+    to_list = split_addresses(d.to_addresses)
+    cc_list = split_addresses(d.cc_addresses)
+    if not to_list:
+        raise _broken(
+            "no_recipients",
+            f"draft {d.id} has no 'to' address, so it cannot be sent. Nothing was sent: add "
+            "the recipient with update_draft (ask the user who it is for if unsure).",
+        )
+    if not d.subject.strip():
+        raise _broken(
+            "missing_subject",
+            f"draft {d.id} has no subject, so it cannot be sent. Nothing was sent: give it a "
+            "subject with update_draft (ask the user for one if unsure).",
+        )
+    _check_count(to_list, cc_list)
+    mailbox = ctx.db.get_one(Mailbox, d.mailbox_id)
+    known = set(
+        ctx.db.scalars(
+            select(Contact.email)
+            .where(Contact.mailbox_id == mailbox.id, Contact.email.in_(to_list + cc_list))
+            .order_by(Contact.email)
+        )
+    )
+    thread = ctx.db.get_one(Thread, d.thread_id) if d.thread_id is not None else None
+    files = [(a.filename, a.mime_type, a.size_bytes) for a in d.attachments]
+    sent, copies = send(
+        ctx.db,
+        mailbox=mailbox,
+        thread=thread,
+        kind=d.kind,
+        to=to_list,
+        cc=cc_list,
+        subject=d.subject,
+        body=d.body,
+        at=ctx.now,
+        in_reply_to=d.in_reply_to,
+        files=files,
+        draft_id=d.id,
+    )
+    d.status = "sent"
+    d.sent_message_id = sent.id
+    d.updated_at = ctx.now
+    ctx.db.flush()
+    return {
+        "message_id": sent.id,
+        "draft_id": d.id,
+        "thread_id": sent.thread_id,
+        "mailbox_id": mailbox.id,
+        "folder": sent.folder,
+        "to": to_list,
+        "cc": cc_list,
+        "subject": sent.subject,
+        "sent_at": sent.sent_at.isoformat(timespec="minutes"),
+        "attachments": len(files),
+        "delivered_to": [c.mailbox_id for c in copies],
+        "new_contacts": [
+            a for a in _clean(to_list + cc_list) if a not in known and a != mailbox.address
+        ],
+    }
+
+
+@server.tool(
+    writes=True,
+    destructive=True,
+    returns="draft",
+    phrasings=["Delete draft {draft_id}", "Discard the draft {draft_id}, I won't send it"],
+)
+def delete_draft(ctx: ToolContext, draft_id: DraftRow) -> DeletedOut:
+    """Discard an unsent draft and its attachments for good. Sent mail cannot be deleted.
+
+    Args:
+        draft_id: The unsent draft, such as "drf_0012".
+
+    Returns:
+        {"draft_id": "drf_0012", "deleted": true, "attachments_removed": 1}.
+    """
+    d = draft_id
+    _editable(d, "deleted")
+    files = list(d.attachments)
+    for a in files:
+        ctx.db.delete(a)
+    ctx.db.flush()
+    ctx.db.delete(d)
+    ctx.db.flush()
+    return {"draft_id": draft_id.id, "deleted": True, "attachments_removed": len(files)}
+
+
+@server.tool(
+    writes=True,
+    returns=("message", "thread"),
+    phrasings=[
+        "Move message {message_id} to {folder}",
+        "Put email {message_id} in the {folder} folder",
+    ],
+)
+def move_message(
+    ctx: ToolContext,
+    message_id: MessageRow,
+    folder: Literal["inbox", "archive", "trash", "spam"],
+) -> MovedOut:
+    """File a received message in another folder: archive it, trash it, report it as spam,
+    or bring it back to the inbox. Nothing is ever deleted for good.
+
+    Args:
+        message_id: The received message, such as "msg_00137".
+        folder: "inbox", "archive", "trash" or "spam".
+
+    Returns:
+        {"message_id": "msg_00137", "thread_id": "thr_0042", "from_folder": "inbox",
+        "folder": "archive", "changed": true}.
+    """
+    m = message_id
+    if m.direction == "sent":
+        raise _broken(
+            "sent_stays_in_sent",
+            f"message {m.id} is sent mail; sent mail is append-only and stays in the 'sent' "
+            "folder. Nothing was moved: label or star it instead to organise it.",
+        )
+    before = m.folder
+    m.folder = folder
+    ctx.db.flush()
+    return {
+        "message_id": m.id,
+        "thread_id": m.thread_id,
+        "from_folder": before,
+        "folder": folder,
+        "changed": before != folder,
+    }
+
+
+@server.tool(
+    writes=True,
+    returns="message",
+    phrasings=["Mark {message_ids} as {flag}", "Flag the emails {message_ids} as {flag}"],
+)
+def mark_messages(
+    ctx: ToolContext,
+    message_ids: Annotated[
+        list[MessageRow], Entity("message", many=True), Field(min_length=1, max_length=50)
+    ],
+    flag: Flag,
+) -> FlagResult:
+    """Mark messages read or unread, or star or unstar them.
+
+    Args:
+        message_ids: The messages, such as ["msg_00137", "msg_00140"] (1-50).
+        flag: "read", "unread", "starred" or "unstarred".
+
+    Returns:
+        {"flag": "read", "changed": 2, "messages": [{"message_id": "msg_00137",
+        "is_read": true, "is_starred": false, "changed": true}, ...]}.
+    """
+    out: list[FlagOut] = []
+    done: set[str] = set()
+    for m in message_ids:
+        if m.id in done:
+            continue
+        done.add(m.id)
+        before = (m.is_read, m.is_starred)
+        if flag in ("read", "unread"):
+            m.is_read = flag == "read"
+        else:
+            m.is_starred = flag == "starred"
+        out.append(
+            {
+                "message_id": m.id,
+                "is_read": m.is_read,
+                "is_starred": m.is_starred,
+                "changed": before != (m.is_read, m.is_starred),
+            }
+        )
+    ctx.db.flush()
+    return {"flag": flag, "changed": sum(1 for o in out if o["changed"]), "messages": out}
+
+
+@server.tool(
+    writes=True,
+    returns="label",
+    normalise={"name": "strip"},
+    phrasings=[
+        "Create a label {name} in {mailbox_id}",
+        "Add a new {color} label called {name} to mailbox {mailbox_id}",
+    ],
+    examples={"name": NEW_LABELS},
+)
+def create_label(
+    ctx: ToolContext,
+    mailbox_id: MailboxRow,
+    name: LabelName,
+    color: Color = "gray",
+) -> LabelCreated:
+    """Create a label in a mailbox, to put on messages with label_message.
+
+    Args:
+        mailbox_id: The mailbox, such as "mbx_03".
+        name: The label's name (letters, digits, spaces and & / _ . -), such as "Board prep".
+        color: "gray", "red", "orange", "yellow", "green", "teal", "blue", "purple" or
+            "pink"; default "gray".
+
+    Returns:
+        {"label_id": "lbl_031", "mailbox_id": "mbx_03", "name": "Board prep", "color":
+        "gray", "messages": 0, "unread": 0}.
+    """
+    mb = mailbox_id
+    text = " ".join(name.split())
+    if text.casefold() in RESERVED_LABELS:
+        raise _broken(
+            "reserved_label_name",
+            f"'{text}' is a folder or built-in view, not a label name. Nothing was created: "
+            "choose another name, or file the message with move_message.",
+        )
+    labels = list(mb.labels)
+    same = [lbl for lbl in labels if lbl.name.casefold() == text.casefold()]
+    if same:
+        raise Conflict(
+            f"Rule 'label_name_taken' failed: mailbox {mb.id} already has the label "
+            f"'{same[0].name}' ({same[0].id}). Nothing was created: use that label."
+        )
+    if len(labels) >= MAX_LABELS:
+        raise _broken(
+            "label_limit",
+            f"mailbox {mb.id} already has {len(labels)} labels, the most it may have. Nothing "
+            "was created: reuse an existing label.",
+        )
+    label = Label(
+        id=next_id(ctx, Label.id, "lbl", 3),
+        mailbox_id=mb.id,
+        name=text,
+        color=color,
+        created_at=ctx.now,
+    )
+    ctx.db.add(label)
+    ctx.db.flush()
+    return {
+        "label_id": label.id,
+        "mailbox_id": mb.id,
+        "name": label.name,
+        "color": label.color,
+        "messages": 0,
+        "unread": 0,
+    }
+
+
+@server.tool(
+    writes=True,
+    returns=("message", "label"),
+    phrasings=[
+        "Label message {message_id} with {label_id}",
+        "Put label {label_id} on email {message_id}",
+        "Take label {label_id} off message {message_id} (remove: {remove})",
+    ],
+)
+def label_message(
+    ctx: ToolContext,
+    message_id: MessageRow,
+    label_id: LabelRow,
+    remove: bool = False,
+) -> LabeledOut:
+    """Put a label of the message's mailbox on a message, or take it off with remove=true.
+
+    Args:
+        message_id: The message, such as "msg_00137".
+        label_id: A label of the same mailbox, such as "lbl_012" (list_mailboxes shows them).
+        remove: Take the label off instead; default false.
+
+    Returns:
+        {"message_id": "msg_00137", "label_id": "lbl_012", "label_name": "Finance",
+        "action": "added", "changed": true, "labels": ["Clients", "Finance"]}.
+    """
+    m, lbl = message_id, label_id
+    if lbl.mailbox_id != m.mailbox_id:
+        raise _broken(
+            "label_other_mailbox",
+            f"label {lbl.id} ('{lbl.name}') belongs to mailbox {lbl.mailbox_id} but message "
+            f"{m.id} is in mailbox {m.mailbox_id}. Nothing was changed: use a label of "
+            f"{m.mailbox_id} (list_mailboxes shows them), or create one there.",
+        )
+    link = ctx.db.get(MessageLabel, (m.id, lbl.id))
+    changed = False
+    if remove and link is not None:
+        ctx.db.delete(link)
+        changed = True
+    elif not remove and link is None:
+        ctx.db.add(MessageLabel(message_id=m.id, label_id=lbl.id))
+        changed = True
+    ctx.db.flush()
+    ctx.db.refresh(m)
+    return {
+        "message_id": m.id,
+        "label_id": lbl.id,
+        "label_name": lbl.name,
+        "action": "removed" if remove else "added",
+        "changed": changed,
+        "labels": [x.name for x in m.labels],
+    }
+
+
+# ------------------------------------------------------------------ entities
+@server.entity(
+    "mailbox",
+    key="mailbox_id",
+    model=Mailbox,
+    not_found="Call list_mailboxes with the person's name to find their mailbox's id "
+    "(such as 'mbx_03').",
+)
+def _mailboxes(ctx: ToolContext) -> list[dict[str, Any]]:
+    return [
+        {"mailbox_id": m.id, "address": m.address, "owner": m.owner_name}
+        for m in ctx.db.scalars(select(Mailbox).order_by(Mailbox.id))
+    ]
+
+
+@server.entity("contact", key="email")
+def _contacts(ctx: ToolContext) -> list[dict[str, Any]]:
+    """Contacts by address, with their mailbox (an address is unique within a mailbox)."""
+    rows = ctx.db.scalars(select(Contact).order_by(Contact.mailbox_id, Contact.id))
+    return [{"email": c.email, "mailbox_id": c.mailbox_id, "contact_name": c.name} for c in rows]
+
+
+@server.entity(
+    "message",
+    key="message_id",
+    model=Message,
+    not_found="Call search_messages with the mailbox's id (and a word of the subject or the "
+    "sender) to find the message's id (such as 'msg_00137').",
+)
+def _messages(ctx: ToolContext) -> list[dict[str, Any]]:
+    rows = ctx.db.scalars(select(Message).order_by(Message.id))
+    return [
+        {
+            "message_id": m.id,
+            "mailbox_id": m.mailbox_id,
+            "thread_id": m.thread_id,
+            "in_folder": m.folder,
+            "direction": m.direction,
+            "sender": m.from_address,
+        }
+        for m in rows
+    ]
+
+
+@server.entity(
+    "thread",
+    key="thread_id",
+    model=Thread,
+    not_found="Call search_messages with the mailbox's id: every message names its thread_id "
+    "(such as 'thr_0042').",
+)
+def _threads(ctx: ToolContext) -> list[dict[str, Any]]:
+    rows = ctx.db.scalars(select(Thread).order_by(Thread.id))
+    return [{"thread_id": t.id, "mailbox_id": t.mailbox_id, "size": t.message_count} for t in rows]
+
+
+@server.entity(
+    "draft",
+    key="draft_id",
+    model=Draft,
+    not_found="Call list_drafts with the mailbox's id to find the draft's id (such as 'drf_0012').",
+)
+def _drafts(ctx: ToolContext) -> list[dict[str, Any]]:
+    """Unsent drafts (a sent draft is history)."""
+    rows = ctx.db.scalars(select(Draft).where(Draft.status == "draft").order_by(Draft.id))
+    return [
+        {
+            "draft_id": d.id,
+            "mailbox_id": d.mailbox_id,
+            "thread_id": d.thread_id,
+            "ready": not _draft_problems(d),
+        }
+        for d in rows
+    ]
+
+
+@server.entity(
+    "label",
+    key="label_id",
+    model=Label,
+    not_found="Call list_mailboxes: it lists each mailbox's labels with their ids "
+    "(such as 'lbl_012').",
+)
+def _labels(ctx: ToolContext) -> list[dict[str, Any]]:
+    rows = ctx.db.scalars(select(Label).order_by(Label.id))
+    return [
+        {"label_id": lbl.id, "mailbox_id": lbl.mailbox_id, "label_name": lbl.name} for lbl in rows
+    ]
+
+
+@server.entity("attachment", key="attachment_id")
+def _attachments(ctx: ToolContext) -> list[dict[str, Any]]:
+    rows = ctx.db.scalars(select(Attachment).order_by(Attachment.id))
+    return [
+        {"attachment_id": a.id, "message_id": a.message_id, "draft_id": a.draft_id} for a in rows
+    ]
