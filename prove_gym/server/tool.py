@@ -496,14 +496,29 @@ def _id_annotation(annotation: Any, row: type) -> Any:
 
 
 def _find_entity(annotation: Any) -> Entity | None:
-    """Find an :class:`Entity` marker in ``Annotated[...]``, also inside ``X | None``."""
+    """Find an :class:`Entity` marker in ``Annotated[...]``, also inside ``X | None``.
+
+    A marker on a list (``Annotated[list[str], Entity("contact")]``) or inside one
+    (``list[Annotated[str, Entity("contact")]]``) is ``many`` without saying so.
+    """
     if typing.get_origin(annotation) is typing.Annotated:
+        base = typing.get_args(annotation)[0]
         for meta in annotation.__metadata__:
             if isinstance(meta, Entity):
-                return meta
-        return _find_entity(typing.get_args(annotation)[0])
+                return Entity(meta.name, many=True) if _is_list(base) else meta
+        return _find_entity(base)
     for arg in typing.get_args(annotation):
         found = _find_entity(arg)
         if found is not None:
-            return found
+            return Entity(found.name, many=True) if _is_list(annotation) else found
     return None
+
+
+def _is_list(annotation: Any) -> bool:
+    """``list[...]``, also as ``list[...] | None``."""
+    if typing.get_origin(annotation) is list or annotation is list:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or (origin is not None and origin.__name__ == "UnionType"):
+        return any(_is_list(a) for a in typing.get_args(annotation) if a is not type(None))
+    return False

@@ -140,3 +140,15 @@ def test_non_finite_numbers_are_bad_arguments_in_every_tool(value: object) -> No
 
     with pytest.raises(pydantic.ValidationError, match="finite"):
         build_tool_spec(f).validate({"amount": value})
+
+
+def test_an_entity_marker_on_or_in_a_list_means_many_without_saying_so() -> None:
+    from typing import Annotated
+
+    from prove_gym.server.tool import Entity, _find_entity
+
+    assert _find_entity(Annotated[str, Entity("contact")]) == Entity("contact")
+    assert _find_entity(Annotated[list[str], Entity("contact")]) == Entity("contact", many=True)
+    assert _find_entity(Annotated[list[str] | None, Entity("contact")]).many  # type: ignore[union-attr]
+    assert _find_entity(list[Annotated[str, Entity("contact")]]) == Entity("contact", many=True)
+    assert _find_entity(Annotated[str, Entity("c")] | None) == Entity("c")
