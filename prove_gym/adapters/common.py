@@ -15,10 +15,11 @@ variable                       meaning                                          
 ``PROVE_FORMAT``               tool-call format name (see ``prove list``)       ``hermes``
 ``PROVE_MIN_TURN_TOKENS``      end the episode (and pay the reward) when fewer  16
                                tokens than this are left for the next turn
-``PROVE_REWARD``               JSON object of :class:`RewardConfig` knobs,      ``{}``
-                               plus ``"weights": {component: weight}``
-``PROVE_REWARD_<KNOB>``        one knob, e.g. ``PROVE_REWARD_BETA=0``           (paper)
-``PROVE_REWARD_WEIGHT_<C>``    weight of component C, e.g.                      (paper)
+``PROVE_REWARD``               a preset (``default``, ``paper``) or a JSON      ``default``
+                               object of :class:`RewardConfig` knobs, plus
+                               ``"preset"`` and ``"weights": {component: w}``
+``PROVE_REWARD_<KNOB>``        one knob, e.g. ``PROVE_REWARD_BETA=0``           (preset's)
+``PROVE_REWARD_WEIGHT_<C>``    weight of component C, e.g.                      (preset's)
                                ``PROVE_REWARD_WEIGHT_ARGUMENTS=0.2``
 ``PROVE_REWARD_COMPONENTS``    plugin components to add, by name:               (none)
                                ``no_long_calls,polite``
