@@ -1,0 +1,1120 @@
+"""The video_meeting server's 10 tools. Docstrings are what the model reads: keep examples concrete.
+
+A meeting's status gates every action: ``scheduled -> live -> ended``, never backwards.
+Business rules have names (``meeting_not_live``, ``meeting_full``, ...); a tool that refuses
+an action raises ``PreconditionFailed`` (``Conflict`` when the action is already done) with
+a message that starts with ``Rule '<name>' failed:``, quotes the status that stood in the
+way and says what to do instead. A refused call changes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+from sqlalchemy import case, func, select
+
+from prove_gym.server import (
+    Conflict,
+    Entity,
+    InvalidArgument,
+    PreconditionFailed,
+    Server,
+    ToolContext,
+    TypedDict,
+    contains,
+    next_id,
+)
+
+from .models import (
+    MAX_CO_HOSTS,
+    MAX_DURATION_MINUTES,
+    MIN_RECORDING_SECONDS,
+    Base,
+    Meeting,
+    Participant,
+    Recording,
+    TranscriptLine,
+    User,
+    recording_seconds,
+    recording_size_mb,
+)
+from .sampler import sample_video_meeting
+
+server = Server(
+    "video_meeting",
+    tasks_file=Path(__file__).with_name("tasks.jsonl"),
+    version="1.0.0",
+    base=Base,
+    sampler=sample_video_meeting,
+    description="An organisation's video meetings: scheduling, starting and ending meetings, "
+    "their participants and roles (host, co-hosts, attendees), the waiting room, cloud "
+    "recording, and recordings with transcripts once a meeting has ended.",
+    instructions="Video meeting conventions: ids look like 'mtg_0042' (meeting), 'par_00317' "
+    "(a person's place in one meeting), 'rec_0012' (recording); people are named by email "
+    "such as 'ana.silva@northwind.io'. A meeting is 'scheduled', then 'live', then 'ended', "
+    "never backwards, and its status decides what can be done: only a scheduled meeting can "
+    "be started; admitting from the waiting room, cloud recording and ending need a live "
+    "meeting; an ended meeting cannot change, and its recordings and transcripts appear only "
+    "after it ends. Every meeting has exactly one host, who cannot be removed or demoted: "
+    "transfer the host role to someone present instead. Times are local, such as "
+    "'2026-03-12T14:30'. Refused calls name the rule that failed and change nothing.",
+)
+
+MeetingRow = Annotated[Meeting, Entity("meeting")]
+ParticipantRow = Annotated[Participant, Entity("participant")]
+RecordingRow = Annotated[Recording, Entity("recording")]
+UserEmail = Annotated[
+    str, Entity("user"), Field(max_length=120, pattern=r"^\s*[^@\s]+@[^@\s]+\.[^@\s]+\s*$")
+]
+SearchText = Annotated[str, Field(max_length=200)]
+Role = Literal["host", "co_host", "attendee"]
+
+RULES: dict[str, str] = {
+    "meeting_not_scheduled": "Only a 'scheduled' meeting can be started; a live one is running "
+    "and an ended one cannot be restarted (schedule a new meeting instead).",
+    "meeting_not_live": "Admitting people, cloud recording and ending need a 'live' meeting: "
+    "start a scheduled one first; an ended one cannot change.",
+    "meeting_ended": "An 'ended' meeting is history: its participants and roles cannot change.",
+    "host_already_live": "A host runs one live meeting at a time: end the other one first.",
+    "host_double_booked": "A host cannot host two scheduled meetings whose times overlap.",
+    "start_in_future": "A meeting is scheduled from now up to a year ahead.",
+    "not_waiting": "Only someone in the waiting room ('waiting') can be admitted.",
+    "meeting_full": "No more people can be in a meeting at once than its capacity.",
+    "still_waiting": "Someone in the waiting room gets a role only after being admitted.",
+    "participant_removed": "Someone removed from a meeting cannot return or get a role.",
+    "host_must_be_present": "The host role of a live meeting goes only to someone in it "
+    "('in_meeting').",
+    "guests_cannot_host": "Only members of the organisation can host; a guest can be co-host.",
+    "meeting_needs_host": "The host cannot be demoted or removed: transfer the host role to "
+    "someone else first (the previous host becomes a co-host).",
+    "co_host_limit": f"A meeting has at most {MAX_CO_HOSTS} co-hosts.",
+    "role_unchanged": "Someone already in the requested role is left as they are.",
+    "recording_not_allowed": "Confidential meetings (recording not allowed) are never recorded.",
+    "already_recording": "Cloud recording is already running.",
+    "not_recording": "Cloud recording is not running, so it cannot be stopped.",
+    "transcript_not_ready": "A transcript is ready some minutes after the meeting ends.",
+    "no_transcript": "Recordings made without transcription have no transcript.",
+}
+
+ROLE_RANK = {"host": 0, "co_host": 1, "attendee": 2}
+STATUS_RANK = {"in_meeting": 0, "waiting": 1, "invited": 2, "left": 3, "removed": 4}
+
+
+# ----------------------------------------------------------------- results
+class ParticipantOut(TypedDict):
+    participant_id: str
+    name: str
+    email: str
+    member: bool
+    role: str
+    status: str
+    joined_at: str | None
+    left_at: str | None
+
+
+class RecordingOut(TypedDict):
+    recording_id: str
+    duration_minutes: int
+    size_mb: int
+    transcript_status: str
+    transcript_lines: int
+    created_at: str
+
+
+class MeetingSummary(TypedDict):
+    meeting_id: str
+    title: str
+    status: str
+    host_name: str
+    host_email: str
+    scheduled_start: str
+    duration_minutes: int
+    started_at: str | None
+    ended_at: str | None
+    waiting_room: bool
+    allow_recording: bool
+    recording_now: bool
+    capacity: int
+    in_meeting: int
+    waiting: int
+    invited: int
+    recordings: int
+
+
+class MeetingList(TypedDict):
+    total: int
+    meetings: list[MeetingSummary]
+
+
+class MeetingDetail(MeetingSummary):
+    recorded_minutes: int
+    waiting_room_queue: list[ParticipantOut]
+    participants: list[ParticipantOut]
+    recording_files: list[RecordingOut]
+
+
+class TranscriptLineOut(TypedDict):
+    seq: int
+    at: str
+    speaker: str
+    text: str
+
+
+class TranscriptOut(TypedDict):
+    recording_id: str
+    meeting_id: str
+    meeting_title: str
+    duration_minutes: int
+    total: int
+    lines: list[TranscriptLineOut]
+
+
+class ParticipantChange(TypedDict):
+    meeting_id: str
+    meeting_status: str
+    participant: ParticipantOut
+    previous_role: str
+    previous_status: str
+    host_participant_id: str
+    co_hosts: int
+    in_meeting: int
+    waiting: int
+    capacity: int
+
+
+class RecordingState(TypedDict):
+    meeting_id: str
+    recording_now: bool
+    recorded_minutes: int
+    note: str
+
+
+class EndedMeeting(TypedDict):
+    meeting: MeetingSummary
+    people_disconnected: int
+    waiting_room_cleared: int
+    recording: RecordingOut | None
+
+
+# ----------------------------------------------------------------- helpers
+def _broken(rule: str, detail: str) -> PreconditionFailed:
+    """The error for a failed business rule: it names the rule, then says what to do."""
+    return PreconditionFailed(f"Rule '{rule}' failed: {detail}")
+
+
+def _done(rule: str, detail: str) -> Conflict:
+    return Conflict(f"Rule '{rule}' failed: {detail}")
+
+
+def _stamp(value: dt.datetime | None) -> str | None:
+    return value.isoformat(timespec="minutes") if value is not None else None
+
+
+def _clock(seconds: int) -> str:
+    return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def _text(value: str, name: str) -> str:
+    text = " ".join(value.split())
+    if not text:
+        raise InvalidArgument(f"{name} must not be empty or blank.")
+    return text
+
+
+def _parse_time(value: str, name: str) -> dt.datetime:
+    try:
+        parsed = dt.datetime.fromisoformat(value.strip().replace(" ", "T", 1))
+    except ValueError:
+        raise InvalidArgument(
+            f"{name} must be a local date and time such as '2026-03-12T14:30', got {value!r}."
+        ) from None
+    if parsed.tzinfo is not None:
+        raise InvalidArgument(
+            f"{name} is a local time without a UTC offset, such as '2026-03-12T14:30'."
+        )
+    return parsed.replace(second=0, microsecond=0)
+
+
+def _participant(p: Participant) -> ParticipantOut:
+    return {
+        "participant_id": p.id,
+        "name": p.name,
+        "email": p.email,
+        "member": p.user_id is not None,
+        "role": p.role,
+        "status": p.status,
+        "joined_at": _stamp(p.joined_at),
+        "left_at": _stamp(p.left_at),
+    }
+
+
+def _recording(r: Recording) -> RecordingOut:
+    return {
+        "recording_id": r.id,
+        "duration_minutes": (r.duration_seconds + 59) // 60,
+        "size_mb": r.size_mb,
+        "transcript_status": r.transcript_status,
+        "transcript_lines": len(r.lines),
+        "created_at": r.created_at.isoformat(timespec="minutes"),
+    }
+
+
+def _count(m: Meeting, status: str) -> int:
+    return sum(1 for p in m.participants if p.status == status)
+
+
+def _host(m: Meeting) -> Participant:
+    return next(p for p in m.participants if p.role == "host")
+
+
+def _summary(m: Meeting) -> MeetingSummary:
+    return {
+        "meeting_id": m.id,
+        "title": m.title,
+        "status": m.status,
+        "host_name": m.host.name,
+        "host_email": m.host.email,
+        "scheduled_start": m.scheduled_start.isoformat(timespec="minutes"),
+        "duration_minutes": m.duration_minutes,
+        "started_at": _stamp(m.started_at),
+        "ended_at": _stamp(m.ended_at),
+        "waiting_room": m.waiting_room,
+        "allow_recording": m.allow_recording,
+        "recording_now": m.recording_started_at is not None,
+        "capacity": m.capacity,
+        "in_meeting": _count(m, "in_meeting"),
+        "waiting": _count(m, "waiting"),
+        "invited": _count(m, "invited"),
+        "recordings": len(m.recordings),
+    }
+
+
+def _people_order(p: Participant) -> tuple[int, int, str, str]:
+    return (STATUS_RANK[p.status], ROLE_RANK[p.role], p.name.casefold(), p.id)
+
+
+def _detail(ctx: ToolContext, m: Meeting) -> MeetingDetail:
+    waiting = sorted((p for p in m.participants if p.status == "waiting"), key=_people_order)
+    others = sorted((p for p in m.participants if p.status != "waiting"), key=_people_order)
+    return {
+        **_summary(m),
+        "recorded_minutes": recording_seconds(m, ctx.now) // 60,
+        "waiting_room_queue": [_participant(p) for p in waiting],
+        "participants": [_participant(p) for p in others],
+        "recording_files": [_recording(r) for r in m.recordings],
+    }
+
+
+def _why_not_live(m: Meeting, doing: str) -> PreconditionFailed:
+    if m.status == "scheduled":
+        advice = "it has not started yet; start the meeting first (only its host can)."
+    else:
+        advice = (
+            f"it ended at {_stamp(m.ended_at)} and cannot change; its recordings and "
+            "transcripts are listed with the meeting's details."
+        )
+    return _broken(
+        "meeting_not_live",
+        f"cannot {doing}: meeting {m.id} ({m.title!r}) is '{m.status}', not 'live'; {advice}",
+    )
+
+
+def _not_ended(m: Meeting, doing: str) -> None:
+    if m.status == "ended":
+        raise _broken(
+            "meeting_ended",
+            f"cannot {doing}: meeting {m.id} ({m.title!r}) is 'ended' (at "
+            f"{_stamp(m.ended_at)}); its participants can no longer change. Schedule a new "
+            "meeting if they should meet again.",
+        )
+
+
+def _check_host_free(ctx: ToolContext, user: User, meeting: Meeting | None) -> None:
+    """A user hosts at most one live meeting at a time."""
+    other = ctx.db.scalar(
+        select(Meeting)
+        .where(Meeting.host_id == user.id, Meeting.status == "live")
+        .where(Meeting.id != (meeting.id if meeting is not None else ""))
+        .order_by(Meeting.id)
+        .limit(1)
+    )
+    if other is not None:
+        raise _broken(
+            "host_already_live",
+            f"{user.name} ({user.email}) is already hosting meeting {other.id} "
+            f"({other.title!r}), which is 'live'; end that meeting first, or choose another "
+            "host.",
+        )
+
+
+def _check_no_overlap(
+    ctx: ToolContext, user: User, start: dt.datetime, minutes: int, meeting: Meeting | None
+) -> None:
+    end = start + dt.timedelta(minutes=minutes)
+    rows = ctx.db.scalars(
+        select(Meeting)
+        .where(
+            Meeting.host_id == user.id,
+            Meeting.status == "scheduled",
+            Meeting.id != (meeting.id if meeting is not None else ""),
+            Meeting.scheduled_start < end,
+        )
+        .order_by(Meeting.scheduled_start, Meeting.id)
+    )
+    for other in rows:
+        if other.scheduled_start + dt.timedelta(minutes=other.duration_minutes) > start:
+            raise _broken(
+                "host_double_booked",
+                f"{user.name} already hosts meeting {other.id} ({other.title!r}) from "
+                f"{_stamp(other.scheduled_start)} for {other.duration_minutes} minutes, which "
+                "overlaps; pick a time outside it or another host.",
+            )
+
+
+def _change(m: Meeting, p: Participant, role: str, status: str) -> ParticipantChange:
+    return {
+        "meeting_id": m.id,
+        "meeting_status": m.status,
+        "participant": _participant(p),
+        "previous_role": role,
+        "previous_status": status,
+        "host_participant_id": _host(m).id,
+        "co_hosts": sum(1 for q in m.participants if q.role == "co_host"),
+        "in_meeting": _count(m, "in_meeting"),
+        "waiting": _count(m, "waiting"),
+        "capacity": m.capacity,
+    }
+
+
+# -------------------------------------------------------- example values
+def _future_start(ctx: ToolContext, rng: random.Random) -> str:
+    day = ctx.now.date() + dt.timedelta(days=rng.choice([1, 2, 3, 5, 7, 9, 14]))
+    hour = rng.choice([9, 10, 11, 13, 14, 15, 16])
+    return dt.datetime.combine(day, dt.time(hour, rng.choice([0, 30]))).isoformat(
+        timespec="minutes"
+    )
+
+
+def _title_word(ctx: ToolContext, rng: random.Random) -> str:
+    titles = list(ctx.db.scalars(select(Meeting.title).order_by(Meeting.id)))
+    words = [w for w in rng.choice(titles).split() if len(w) > 3 and w[0].isupper()]
+    return words[0] if words else titles[0]
+
+
+TITLES = [
+    "Roadmap review",
+    "Onboarding check-in",
+    "Budget planning",
+    "Launch readiness",
+    "Design critique",
+    "Customer escalation sync",
+]
+DURATIONS = [15, 30, 30, 45, 60, 90]
+TRANSCRIPT_WORDS = ["deadline", "budget", "action item", "rolled back", "pricing", "launch"]
+
+
+# ------------------------------------------------------------------- tools
+@server.tool(
+    returns=("meeting", "user"),
+    phrasings=[
+        "Find the meeting about {query}",
+        "Which meetings are {status} right now?",
+        "Show the meetings {participant_email} is part of",
+    ],
+    examples={"query": _title_word},
+)
+def find_meetings(
+    ctx: ToolContext,
+    query: SearchText | None = None,
+    status: Literal["scheduled", "live", "ended"] | None = None,
+    participant_email: UserEmail | None = None,
+    limit: Annotated[int, Field(ge=1, le=50)] = 20,
+) -> MeetingList:
+    """Find meetings by title, host, status or participant.
+
+    Live meetings come first, then scheduled ones soonest first, then ended ones latest
+    first.
+
+    Args:
+        query: Case-insensitive text in the title or the host's name or email, such as
+            "design review", "Atlas" or "maria.lopez@northwind.io".
+        status: Only "scheduled", "live" or "ended" meetings.
+        participant_email: Only meetings this person is part of (invited, present or
+            past), such as "ana.silva@northwind.io".
+        limit: Maximum number of meetings to return (1-50), such as 20.
+
+    Returns:
+        {"total": 7, "meetings": [{"meeting_id": "mtg_0042", "title": "Atlas design review",
+        "status": "live", "host_name": "Maria Lopez", "scheduled_start": "2026-03-12T14:30",
+        "in_meeting": 5, "waiting": 2, "recording_now": true, "recordings": 0, ...}]};
+        total counts every match.
+    """
+    stmt = select(Meeting).join(User, User.id == Meeting.host_id)
+    text = (query or "").strip()
+    if text:
+        stmt = stmt.where(contains(text, Meeting.title, User.name, User.email, Meeting.id))
+    if status is not None:
+        stmt = stmt.where(Meeting.status == status)
+    if participant_email is not None:
+        email = participant_email.strip().casefold()
+        stmt = stmt.where(
+            Meeting.id.in_(select(Participant.meeting_id).where(Participant.email == email))
+        )
+    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    rank = case((Meeting.status == "live", 0), (Meeting.status == "scheduled", 1), else_=2)
+    # scheduled: soonest first; ended: latest first (julianday negated)
+    when = case(
+        (Meeting.status == "ended", -func.julianday(Meeting.scheduled_start)),
+        else_=func.julianday(Meeting.scheduled_start),
+    )
+    rows = ctx.db.scalars(stmt.order_by(rank, when, Meeting.id).limit(limit))
+    return {"total": total, "meetings": [_summary(m) for m in rows]}
+
+
+@server.tool(
+    returns=("meeting", "participant", "recording"),
+    phrasings=["Show me meeting {meeting_id}", "Who is in the waiting room of {meeting_id}?"],
+)
+def get_meeting(ctx: ToolContext, meeting_id: MeetingRow) -> MeetingDetail:
+    """Get one meeting: its status, the waiting room, every participant and its recordings.
+
+    Participants are listed with their role ("host", "co_host", "attendee") and status:
+    "in_meeting" (present), "waiting" (in the waiting room), "invited" (not arrived),
+    "left" or "removed". Recordings appear only once the meeting has ended.
+
+    Args:
+        meeting_id: The meeting, such as "mtg_0042" (find_meetings finds it by title).
+
+    Returns:
+        {"meeting_id": "mtg_0042", "status": "live", "capacity": 50, "recording_now": true,
+        "recorded_minutes": 23, "waiting_room_queue": [{"participant_id": "par_00317",
+        "name": "Tom Becker", "email": "tom.becker@acme.com", "member": false,
+        "role": "attendee", "status": "waiting", ...}], "participants": [...],
+        "recording_files": [{"recording_id": "rec_0012", "duration_minutes": 58,
+        "transcript_status": "ready", ...}], ...}.
+    """
+    return _detail(ctx, meeting_id)
+
+
+@server.tool(
+    returns=("recording", "meeting"),
+    phrasings=[
+        "Show the transcript of recording {recording_id}",
+        "What did they say about {search} in recording {recording_id}?",
+        "What did {speaker} say in recording {recording_id}?",
+    ],
+    examples={"search": TRANSCRIPT_WORDS},
+)
+def get_transcript(
+    ctx: ToolContext,
+    recording_id: RecordingRow,
+    search: SearchText | None = None,
+    speaker: Annotated[str, Field(max_length=80)] | None = None,
+    limit: Annotated[int, Field(ge=1, le=200)] = 50,
+) -> TranscriptOut:
+    """Read the transcript of an ended meeting's recording, in the order it was spoken.
+
+    Args:
+        recording_id: The recording, such as "rec_0012" (get_meeting lists a meeting's
+            recordings once it has ended).
+        search: Only lines containing this text, case-insensitive, such as "budget".
+        speaker: Only lines spoken by someone whose name contains this, such as "Maria".
+        limit: Maximum number of lines to return (1-200), such as 50.
+
+    Returns:
+        {"recording_id": "rec_0012", "meeting_id": "mtg_0007", "meeting_title": "Weekly
+        Sales sync", "total": 12, "lines": [{"seq": 1, "at": "00:00:41", "speaker":
+        "Maria Lopez", "text": "Thanks everyone for joining, let's get started."}, ...]};
+        total counts every matching line.
+    """
+    rec = recording_id
+    meeting = ctx.db.get_one(Meeting, rec.meeting_id)
+    if rec.transcript_status == "processing":
+        raise _broken(
+            "transcript_not_ready",
+            f"recording {rec.id} of meeting {meeting.id} is 'processing': the meeting ended "
+            f"at {_stamp(meeting.ended_at)} and its transcript is not ready yet. Tell the user "
+            "it will be available shortly; the recording itself is listed with the meeting.",
+        )
+    if rec.transcript_status == "none":
+        raise _broken(
+            "no_transcript",
+            f"recording {rec.id} of meeting {meeting.id} was made without transcription "
+            "(transcript 'none'), so there is nothing to read; only the recording exists.",
+        )
+    stmt = select(TranscriptLine).where(TranscriptLine.recording_id == rec.id)
+    if (search or "").strip():
+        stmt = stmt.where(contains((search or "").strip(), TranscriptLine.text))
+    if (speaker or "").strip():
+        stmt = stmt.where(contains((speaker or "").strip(), TranscriptLine.speaker))
+    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    lines = ctx.db.scalars(stmt.order_by(TranscriptLine.seq).limit(limit))
+    return {
+        "recording_id": rec.id,
+        "meeting_id": meeting.id,
+        "meeting_title": meeting.title,
+        "duration_minutes": (rec.duration_seconds + 59) // 60,
+        "total": total,
+        "lines": [
+            {"seq": t.seq, "at": _clock(t.offset_seconds), "speaker": t.speaker, "text": t.text}
+            for t in lines
+        ],
+    }
+
+
+@server.tool(
+    writes=True,
+    returns=("meeting", "participant", "user"),
+    normalise={"host_email": "casefold", "title": "strip"},
+    phrasings=[
+        "Schedule '{title}' hosted by {host_email} at {start_time} for {duration_minutes} "
+        "minutes with {invitees}",
+        "Set up a {duration_minutes}-minute meeting called {title} on {start_time} for "
+        "{host_email} and invite {invitees}",
+        "Book '{title}' for {host_email} at {start_time} ({duration_minutes} min), invite "
+        "{invitees}, with a waiting room: {waiting_room}",
+    ],
+    examples={"title": TITLES, "start_time": _future_start, "duration_minutes": DURATIONS},
+)
+def schedule_meeting(
+    ctx: ToolContext,
+    host_email: UserEmail,
+    title: Annotated[str, Field(min_length=1, max_length=120)],
+    start_time: Annotated[str, Field(min_length=10, max_length=32)],
+    duration_minutes: Annotated[int, Field(ge=15, le=MAX_DURATION_MINUTES)],
+    invitees: Annotated[list[UserEmail], Field(min_length=1, max_length=50)],
+    waiting_room: bool = False,
+    allow_recording: bool = True,
+) -> MeetingDetail:
+    """Schedule a meeting hosted by a member of the organisation and invite other members.
+
+    The host and the invitees are invited; nobody joins until the meeting is started.
+
+    Args:
+        host_email: The host's email, such as "maria.lopez@northwind.io".
+        title: What the meeting is about, such as "Roadmap review".
+        start_time: Local start, in the future and within a year, such as "2026-03-12T14:30".
+        duration_minutes: Planned length in minutes (15-480), such as 45.
+        invitees: Emails of the members to invite (1-50, not the host), such as
+            ["ana.silva@northwind.io", "tom.becker@northwind.io"].
+        waiting_room: Whether attendees wait to be admitted by the host, such as true;
+            default false.
+        allow_recording: Whether the meeting may be recorded; false for confidential
+            meetings, such as interviews. Default true.
+
+    Returns:
+        The meeting: {"meeting_id": "mtg_0081", "status": "scheduled", "participants":
+        [{"participant_id": "par_00612", "role": "host", "status": "invited", ...}, ...], ...}.
+    """
+    email = host_email.strip().casefold()
+    host = ctx.db.scalar(select(User).where(User.email == email))
+    if host is None:
+        raise InvalidArgument(
+            f"{email} is not a member of the organisation, and only members can host. "
+            "Ask the user for the host's work email."
+        )
+    what = _text(title, "title")
+    start = _parse_time(start_time, "start_time")
+    now = ctx.now.replace(second=0, microsecond=0)
+    if not now < start <= now + dt.timedelta(days=365):
+        raise _broken(
+            "start_in_future",
+            f"start_time {start.isoformat(timespec='minutes')} is not between now "
+            f"({now.isoformat(timespec='minutes')}) and a year from now; ask the user for a "
+            "future time.",
+        )
+    wanted: list[str] = []
+    for raw in invitees:
+        address = raw.strip().casefold()
+        if address not in wanted:
+            wanted.append(address)
+    if email in wanted:
+        raise InvalidArgument(
+            f"the host {email} is invited as host already: leave them out of invitees."
+        )
+    users = {u.email: u for u in ctx.db.scalars(select(User).where(User.email.in_(wanted)))}
+    unknown = [a for a in wanted if a not in users]
+    if unknown:
+        raise InvalidArgument(
+            f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not a member of the "
+            "organisation; only members can be invited here. Check the spelling with the user."
+        )
+    _check_no_overlap(ctx, host, start, duration_minutes, None)
+    meeting = Meeting(
+        id=next_id(ctx, Meeting.id, "mtg", 4),
+        title=what,
+        host_id=host.id,
+        status="scheduled",
+        scheduled_start=start,
+        duration_minutes=duration_minutes,
+        waiting_room=waiting_room,
+        allow_recording=allow_recording,
+        capacity=100,
+        started_at=None,
+        ended_at=None,
+        recording_started_at=None,
+        recorded_seconds=0,
+        created_at=ctx.now,
+    )
+    ctx.db.add(meeting)
+    ctx.db.flush()
+    for user, role in [(host, "host"), *((users[a], "attendee") for a in wanted)]:
+        ctx.db.add(
+            Participant(
+                id=next_id(ctx, Participant.id, "par", 5),
+                meeting_id=meeting.id,
+                user_id=user.id,
+                name=user.name,
+                email=user.email,
+                role=role,
+                status="invited",
+            )
+        )
+        ctx.db.flush()
+    ctx.db.refresh(meeting)
+    return _detail(ctx, meeting)
+
+
+@server.tool(
+    writes=True,
+    returns=("meeting", "participant"),
+    phrasings=["Start meeting {meeting_id}", "Open {meeting_id} now, the host is ready"],
+)
+def start_meeting(ctx: ToolContext, meeting_id: MeetingRow) -> MeetingDetail:
+    """Start a scheduled meeting now: it goes live and its host joins it.
+
+    Invited people are not in it until they join; with a waiting room, they wait to be
+    admitted.
+
+    Args:
+        meeting_id: The scheduled meeting, such as "mtg_0042".
+
+    Returns:
+        The meeting, now {"status": "live", "started_at": "2026-03-10T09:02",
+        "in_meeting": 1, ...}.
+    """
+    m = meeting_id
+    if m.status != "scheduled":
+        detail = (
+            "it is already running, so there is nothing to start"
+            if m.status == "live"
+            else f"it ended at {_stamp(m.ended_at)} and cannot be restarted; schedule a new "
+            "meeting instead"
+        )
+        raise _broken(
+            "meeting_not_scheduled",
+            f"meeting {m.id} ({m.title!r}) is '{m.status}', and only a 'scheduled' meeting "
+            f"can be started: {detail}.",
+        )
+    _check_host_free(ctx, m.host, m)
+    host = _host(m)
+    m.status = "live"
+    m.started_at = ctx.now
+    host.status = "in_meeting"
+    host.joined_at = ctx.now
+    ctx.db.flush()
+    return _detail(ctx, m)
+
+
+@server.tool(
+    writes=True,
+    returns=("participant", "meeting"),
+    phrasings=[
+        "Admit {participant_id} from the waiting room",
+        "Let participant {participant_id} into the meeting",
+    ],
+)
+def admit_participant(ctx: ToolContext, participant_id: ParticipantRow) -> ParticipantChange:
+    """Admit someone from a live meeting's waiting room into the meeting.
+
+    Args:
+        participant_id: The person waiting, such as "par_00317" (get_meeting lists the
+            waiting room).
+
+    Returns:
+        {"meeting_id": "mtg_0042", "participant": {"participant_id": "par_00317",
+        "status": "in_meeting", ...}, "previous_status": "waiting", "in_meeting": 6,
+        "waiting": 1, "capacity": 50, ...}.
+    """
+    p = participant_id
+    m = p.meeting
+    if m.status != "live":
+        raise _why_not_live(m, f"admit {p.name}")
+    if p.status != "waiting":
+        advice = {
+            "in_meeting": "they are already in the meeting",
+            "invited": "they have not arrived yet; they must join first",
+            "left": "they left; they must join again",
+            "removed": "they were removed and cannot return",
+        }[p.status]
+        raise _broken(
+            "not_waiting",
+            f"{p.name} ({p.id}) is '{p.status}', not 'waiting', in meeting {m.id}: {advice}. "
+            "Look at the meeting's waiting room for who can be admitted.",
+        )
+    present = _count(m, "in_meeting")
+    if present >= m.capacity:
+        raise _broken(
+            "meeting_full",
+            f"meeting {m.id} already has {present} people in it, its capacity of "
+            f"{m.capacity}; remove someone from the meeting first, or ask {p.name} to wait.",
+        )
+    p.status = "in_meeting"
+    p.joined_at = ctx.now
+    ctx.db.flush()
+    return _change(m, p, p.role, "waiting")
+
+
+@server.tool(
+    writes=True,
+    returns=("participant", "meeting"),
+    phrasings=[
+        "Make {participant_id} the {role} of the meeting",
+        "Change the role of {participant_id} to {role}",
+        "Give {participant_id} the {role} role in their meeting",
+    ],
+)
+def set_participant_role(
+    ctx: ToolContext, participant_id: ParticipantRow, role: Role
+) -> ParticipantChange:
+    """Change someone's role in a scheduled or live meeting.
+
+    "host": the meeting gets a new host (in a live meeting, someone present; always a member
+    of the organisation) and the previous host becomes a co-host. "co_host": helps run the
+    meeting (at most 4). "attendee": an ordinary participant. The host cannot be demoted
+    directly: make someone else host instead.
+
+    Args:
+        participant_id: The person, such as "par_00318" (see get_meeting).
+        role: "host", "co_host" or "attendee".
+
+    Returns:
+        {"meeting_id": "mtg_0042", "participant": {"participant_id": "par_00318",
+        "role": "co_host", ...}, "previous_role": "attendee", "host_participant_id":
+        "par_00301", "co_hosts": 2, ...}.
+    """
+    p = participant_id
+    m = p.meeting
+    _not_ended(m, f"change the role of {p.name}")
+    if p.status == "removed":
+        raise _broken(
+            "participant_removed",
+            f"{p.name} ({p.id}) was 'removed' from meeting {m.id} and cannot get a role.",
+        )
+    if p.status == "waiting":
+        raise _broken(
+            "still_waiting",
+            f"{p.name} ({p.id}) is 'waiting' in the waiting room of meeting {m.id}; admit "
+            "them into the meeting first, then change their role.",
+        )
+    if p.role == role:
+        raise _done(
+            "role_unchanged",
+            f"{p.name} ({p.id}) is already the {role} of meeting {m.id}; nothing was changed.",
+        )
+    if p.role == "host":
+        raise _broken(
+            "meeting_needs_host",
+            f"{p.name} ({p.id}) is the 'host' of meeting {m.id} and a meeting always has one "
+            "host; make another participant host instead, and the previous host becomes a "
+            "co-host.",
+        )
+    co_hosts = sum(1 for q in m.participants if q.role == "co_host")
+    old_host = _host(m)
+    previous = p.role
+    if role == "host":
+        if p.user_id is None:
+            raise _broken(
+                "guests_cannot_host",
+                f"{p.name} ({p.email}) is a guest, not a member of the organisation; only a "
+                "member can host. Make them a co-host, or choose a member as host.",
+            )
+        if m.status == "live" and p.status != "in_meeting":
+            raise _broken(
+                "host_must_be_present",
+                f"{p.name} ({p.id}) is '{p.status}', not 'in_meeting', in live meeting "
+                f"{m.id}; the host role goes to someone in the meeting. Choose someone present.",
+            )
+        user = ctx.db.get_one(User, p.user_id)
+        if m.status == "live":
+            _check_host_free(ctx, user, m)
+        else:
+            _check_no_overlap(ctx, user, m.scheduled_start, m.duration_minutes, m)
+        if previous == "attendee" and co_hosts >= MAX_CO_HOSTS:
+            raise _broken(
+                "co_host_limit",
+                f"meeting {m.id} has {co_hosts} co-hosts, the most allowed, and the previous "
+                "host would become one more; make one co-host an attendee first.",
+            )
+        old_host.role = "co_host"
+        p.role = "host"
+        m.host_id = user.id
+    else:
+        if role == "co_host" and co_hosts >= MAX_CO_HOSTS:
+            raise _broken(
+                "co_host_limit",
+                f"meeting {m.id} already has {co_hosts} co-hosts, the most allowed; make one "
+                "of them an attendee first.",
+            )
+        p.role = role
+    ctx.db.flush()
+    ctx.db.refresh(m)
+    return _change(m, p, previous, p.status)
+
+
+@server.tool(
+    writes=True,
+    destructive=True,
+    returns=("participant", "meeting"),
+    phrasings=[
+        "Remove {participant_id} from the meeting",
+        "Kick {participant_id} out and don't let them back in",
+        "Deny {participant_id} entry from the waiting room",
+    ],
+)
+def remove_participant(ctx: ToolContext, participant_id: ParticipantRow) -> ParticipantChange:
+    """Remove someone from a scheduled or live meeting; they cannot come back.
+
+    Works on anyone but the host: someone present is sent out, someone in the waiting room
+    is turned away, an invitation is withdrawn. A removed co-host becomes an attendee.
+
+    Args:
+        participant_id: The person, such as "par_00317" (see get_meeting).
+
+    Returns:
+        {"meeting_id": "mtg_0042", "participant": {"participant_id": "par_00317",
+        "status": "removed", ...}, "previous_status": "in_meeting", "in_meeting": 4, ...}.
+    """
+    p = participant_id
+    m = p.meeting
+    _not_ended(m, f"remove {p.name}")
+    if p.status == "removed":
+        raise _done(
+            "participant_removed",
+            f"{p.name} ({p.id}) was already 'removed' from meeting {m.id}; nothing changed.",
+        )
+    if p.role == "host":
+        raise _broken(
+            "meeting_needs_host",
+            f"{p.name} ({p.id}) is the 'host' of meeting {m.id} and cannot be removed; make "
+            "another participant host first.",
+        )
+    previous_role, previous_status = p.role, p.status
+    if p.status in ("in_meeting", "waiting"):
+        p.left_at = ctx.now
+    p.status = "removed"
+    p.role = "attendee"
+    ctx.db.flush()
+    return _change(m, p, previous_role, previous_status)
+
+
+@server.tool(
+    writes=True,
+    returns=("meeting",),
+    phrasings=[
+        "{action} the cloud recording of {meeting_id}",
+        "Please {action} recording meeting {meeting_id}",
+    ],
+)
+def set_recording(
+    ctx: ToolContext, meeting_id: MeetingRow, action: Literal["start", "stop"]
+) -> RecordingState:
+    """Start or stop cloud recording of a live meeting.
+
+    The recording (and later its transcript) is made when the meeting ends; stopping and
+    starting again adds to the same recording.
+
+    Args:
+        meeting_id: The live meeting, such as "mtg_0042".
+        action: "start" or "stop".
+
+    Returns:
+        {"meeting_id": "mtg_0042", "recording_now": true, "recorded_minutes": 23,
+        "note": "..."}.
+    """
+    m = meeting_id
+    if m.status != "live":
+        raise _why_not_live(m, f"{action} recording")
+    if not m.allow_recording:
+        raise _broken(
+            "recording_not_allowed",
+            f"meeting {m.id} ({m.title!r}) does not allow recording (it is confidential); "
+            "tell the user it cannot be recorded.",
+        )
+    if action == "start":
+        if m.recording_started_at is not None:
+            raise _done(
+                "already_recording",
+                f"meeting {m.id} has been recording since {_stamp(m.recording_started_at)}; "
+                "nothing changed.",
+            )
+        m.recording_started_at = ctx.now
+        note = "Recording; the file and its transcript appear after the meeting ends."
+    else:
+        if m.recording_started_at is None:
+            raise _broken(
+                "not_recording",
+                f"meeting {m.id} is not being recorded, so there is nothing to stop.",
+            )
+        m.recorded_seconds = recording_seconds(m, ctx.now)
+        m.recording_started_at = None
+        note = "Recording stopped; what was recorded is kept and saved when the meeting ends."
+    ctx.db.flush()
+    return {
+        "meeting_id": m.id,
+        "recording_now": m.recording_started_at is not None,
+        "recorded_minutes": recording_seconds(m, ctx.now) // 60,
+        "note": note,
+    }
+
+
+@server.tool(
+    writes=True,
+    returns=("meeting", "recording"),
+    phrasings=["End meeting {meeting_id} for everyone", "Close {meeting_id}, we are done"],
+)
+def end_meeting(ctx: ToolContext, meeting_id: MeetingRow) -> EndedMeeting:
+    """End a live meeting for everyone.
+
+    Everyone still in it is disconnected, the waiting room is cleared, and if anything was
+    recorded a recording is saved (its transcript is "processing" for a few minutes).
+
+    Args:
+        meeting_id: The live meeting, such as "mtg_0042".
+
+    Returns:
+        {"meeting": {"meeting_id": "mtg_0042", "status": "ended", "ended_at":
+        "2026-03-10T10:01", ...}, "people_disconnected": 5, "waiting_room_cleared": 1,
+        "recording": {"recording_id": "rec_0031", "duration_minutes": 58, "transcript_status":
+        "processing", ...} or null}.
+    """
+    m = meeting_id
+    if m.status != "live":
+        raise _why_not_live(m, "end it")
+    seconds = recording_seconds(m, ctx.now)
+    recorded = seconds > 0 or m.recording_started_at is not None
+    disconnected = cleared = 0
+    for p in m.participants:
+        if p.status in ("in_meeting", "waiting"):
+            disconnected += p.status == "in_meeting"
+            cleared += p.status == "waiting"
+            p.status = "left"
+            p.left_at = ctx.now
+    m.status = "ended"
+    m.ended_at = ctx.now
+    m.recording_started_at = None
+    m.recorded_seconds = seconds
+    rec: Recording | None = None
+    if recorded:
+        seconds = max(seconds, MIN_RECORDING_SECONDS)
+        rec = Recording(
+            id=next_id(ctx, Recording.id, "rec", 4),
+            meeting_id=m.id,
+            duration_seconds=seconds,
+            size_mb=recording_size_mb(seconds),
+            transcript_status="processing",
+            created_at=ctx.now,
+        )
+        ctx.db.add(rec)
+    ctx.db.flush()
+    ctx.db.refresh(m)
+    return {
+        "meeting": _summary(m),
+        "people_disconnected": disconnected,
+        "waiting_room_cleared": cleared,
+        "recording": _recording(rec) if rec is not None else None,
+    }
+
+
+# --------------------------------------------------------------- entities
+# What exists and is worth asking about, for grounding synthesized requests.
+@server.entity("user", key="email")
+def _users(ctx: ToolContext) -> list[dict[str, Any]]:
+    """Members of the organisation, by email."""
+    rows = ctx.db.scalars(select(User).order_by(User.id))
+    return [{"email": u.email, "name": u.name, "department": u.department} for u in rows]
+
+
+@server.entity(
+    "meeting",
+    key="meeting_id",
+    model=Meeting,
+    not_found="Call find_meetings with words of the title, the host or a status to find the "
+    "meeting's id (such as 'mtg_0042').",
+)
+def _meetings(ctx: ToolContext) -> list[dict[str, Any]]:
+    """Every meeting, with its status and the recording action that would succeed."""
+    rows = ctx.db.scalars(select(Meeting).order_by(Meeting.id))
+    return [
+        {
+            "meeting_id": m.id,
+            "title": m.title,
+            "query": m.title,
+            "status": m.status,
+            "action": "stop" if m.recording_started_at is not None else "start",
+        }
+        for m in rows
+    ]
+
+
+@server.entity(
+    "participant",
+    key="participant_id",
+    model=Participant,
+    not_found="Call get_meeting with the meeting's id to see its participants and waiting "
+    "room (ids such as 'par_00317').",
+)
+def _participants(ctx: ToolContext) -> list[dict[str, Any]]:
+    """People other than the host in scheduled and live meetings, not removed."""
+    rows = ctx.db.scalars(
+        select(Participant)
+        .join(Meeting, Meeting.id == Participant.meeting_id)
+        .where(
+            Meeting.status != "ended",
+            Participant.role != "host",
+            Participant.status != "removed",
+        )
+        .order_by(Participant.id)
+    )
+    return [
+        {
+            "participant_id": p.id,
+            "meeting_id": p.meeting_id,
+            "name": p.name,
+            "status": p.status,
+            "current_role": p.role,
+            # the role change that would make sense for them
+            "role": "co_host" if p.role == "attendee" else "attendee",
+        }
+        for p in rows
+    ]
+
+
+@server.entity(
+    "recording",
+    key="recording_id",
+    model=Recording,
+    not_found="Call get_meeting with an ended meeting's id to see its recordings (ids such as "
+    "'rec_0012').",
+)
+def _recordings(ctx: ToolContext) -> list[dict[str, Any]]:
+    """Recordings whose transcript is ready to read."""
+    rows = ctx.db.scalars(
+        select(Recording).where(Recording.transcript_status == "ready").order_by(Recording.id)
+    )
+    out = []
+    for r in rows:
+        first = r.lines[0] if r.lines else None
+        out.append(
+            {
+                "recording_id": r.id,
+                "meeting_id": r.meeting_id,
+                "transcript_status": r.transcript_status,
+                "speaker": first.speaker.split()[0] if first else None,
+            }
+        )
+    return out
