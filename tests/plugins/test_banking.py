@@ -20,6 +20,7 @@ import prove_gym
 from prove_gym import ErrorKind, Session, ToolContext
 from prove_gym.testing import junk_arguments
 from prove_gym.testing.conformance import conformance_suite
+from prove_gym.testing.sql import rows
 
 BANKING = prove_gym.get_server("banking")
 TOOLS = sorted(BANKING.tools)
@@ -33,10 +34,6 @@ SENSITIVE = {
     "block_card",
     "set_card_limit",
 }
-
-
-def rows(session: Session, sql: str, *params: Any) -> list[tuple]:
-    return session.raw_connection.execute(sql, params).fetchall()
 
 
 def balances(session: Session) -> dict[str, int]:

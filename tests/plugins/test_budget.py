@@ -20,6 +20,7 @@ from prove_plugins.budget.models import first_of_month, month_key, next_occurren
 import prove_gym
 from prove_gym import ErrorKind, Session, ToolResult
 from prove_gym.testing.conformance import conformance_suite
+from prove_gym.testing.sql import rows
 
 BUDGET = prove_gym.get_server("budget")
 SEEDS = [0, 3, 7, 11]
@@ -28,8 +29,6 @@ FEW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthChec
 
 
 # ----------------------------------------------------------------- helpers
-def rows(session: Session, sql: str, *params: Any) -> list[tuple]:
-    return session.raw_connection.execute(sql, params).fetchall()
 
 
 def value(session: Session, sql: str, *params: Any) -> Any:

@@ -27,23 +27,10 @@ from pydantic import TypeAdapter
 import prove_gym
 from prove_gym import ErrorKind, Session, ToolContext
 from prove_gym.testing.conformance import conformance_suite
+from prove_gym.testing.sql import count, one, rows
 
 EMAIL = prove_gym.get_server("email")
 SEEDS = [0, 7, 11]
-
-
-def rows(session: Session, sql: str, *params: Any) -> list[tuple]:
-    return session.raw_connection.execute(sql, params).fetchall()
-
-
-def one(session: Session, sql: str, *params: Any) -> Any:
-    found = rows(session, sql, *params)
-    assert found, f"the sampled state has no row for: {sql}"
-    return found[0][0]
-
-
-def count(session: Session, sql: str, *params: Any) -> int:
-    return int(rows(session, sql, *params)[0][0] or 0)
 
 
 # ------------------------------------------------------------ the invariants

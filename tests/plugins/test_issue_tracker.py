@@ -18,6 +18,7 @@ import prove_gym
 from prove_gym import ErrorKind, Session, ToolResult
 from prove_gym.server import canonical_state_hash
 from prove_gym.testing.conformance import conformance_suite
+from prove_gym.testing.sql import rows
 
 TRACKER = prove_gym.get_server("issue_tracker")
 SEEDS = [0, 1, 2, 7]
@@ -39,10 +40,6 @@ ALLOWED = {
     ("reopened", "in_progress"),
 }
 STATUSES = ["todo", "in_progress", "in_review", "blocked", "done", "reopened"]
-
-
-def rows(session: Session, sql: str, *params: Any) -> list[tuple]:
-    return session.raw_connection.execute(sql, params).fetchall()
 
 
 def column(session: Session, sql: str, *params: Any) -> list[Any]:

@@ -20,6 +20,7 @@ from pydantic import TypeAdapter
 import prove_gym
 from prove_gym import ErrorKind, Session, ToolContext
 from prove_gym.testing.conformance import conformance_suite
+from prove_gym.testing.sql import one, rows
 
 PAYMENTS = prove_gym.get_server("payments")
 TOOLS = sorted(t.name for t in PAYMENTS.visible_tools())
@@ -35,16 +36,6 @@ TYPES = [
     "payout.paid",
 ]
 TODAY_MONTHS = "(strftime('%Y', ?) * 12 + strftime('%m', ?))"
-
-
-def rows(session: Session, sql: str, *params: Any) -> list[tuple]:
-    return session.raw_connection.execute(sql, params).fetchall()
-
-
-def one(session: Session, sql: str, *params: Any) -> Any:
-    found = rows(session, sql, *params)
-    assert found, f"the sampled state has no row for: {sql}"
-    return found[0][0]
 
 
 def cents(session: Session, sql: str, *params: Any) -> int:

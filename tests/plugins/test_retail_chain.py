@@ -18,19 +18,10 @@ from pydantic import TypeAdapter
 import prove_gym
 from prove_gym import ErrorKind, Session, ToolContext
 from prove_gym.testing.conformance import conformance_suite
+from prove_gym.testing.sql import one, rows
 
 RETAIL = prove_gym.get_server("retail_chain")
 SEEDS = [0, 5, 13]
-
-
-def rows(session: Session, sql: str, *params: Any) -> list[tuple]:
-    return session.raw_connection.execute(sql, params).fetchall()
-
-
-def one(session: Session, sql: str, *params: Any) -> Any:
-    found = rows(session, sql, *params)
-    assert found, f"the sampled state has no row for: {sql}"
-    return found[0][0]
 
 
 # ------------------------------------------------------------ the invariants

@@ -19,25 +19,12 @@ from pydantic import TypeAdapter
 import prove_gym
 from prove_gym import ErrorKind, Session, ToolContext
 from prove_gym.testing.conformance import conformance_suite
+from prove_gym.testing.sql import count, one, rows
 
 CHAT = prove_gym.get_server("team_chat")
 ME = "usr_001"
 SEEDS = [0, 7]
 HANDLE = re.compile(r"(?<![\w.@])@([a-z][a-z0-9_]{1,30})\b")
-
-
-def rows(session: Session, sql: str, *params: Any) -> list[tuple]:
-    return session.raw_connection.execute(sql, params).fetchall()
-
-
-def one(session: Session, sql: str, *params: Any) -> Any:
-    found = rows(session, sql, *params)
-    assert found, f"the sampled state has no row for: {sql}"
-    return found[0][0]
-
-
-def count(session: Session, sql: str, *params: Any) -> int:
-    return int(rows(session, sql, *params)[0][0] or 0)
 
 
 # ------------------------------------------------------------ the invariants

@@ -17,14 +17,11 @@ import prove_gym
 from prove_gym import ErrorKind, Session, ToolContext
 from prove_gym.server import ToolResult
 from prove_gym.testing.conformance import conformance_suite
+from prove_gym.testing.sql import rows
 
 TRADING = prove_gym.get_server("trading")
 SEEDS = [0, 3, 11]
 WRITES = {"place_limit_order", "place_market_order", "replace_order", "cancel_order"}
-
-
-def rows(session: Session, sql: str, *params: Any) -> list[tuple]:
-    return session.raw_connection.execute(sql, params).fetchall()
 
 
 def column(session: Session, sql: str, *params: Any) -> list[Any]:

@@ -16,6 +16,7 @@ import prove_gym
 from prove_gym import ErrorKind, Session
 from prove_gym.server import StateTemplate, canonical_state_hash
 from prove_gym.testing.conformance import conformance_suite
+from prove_gym.testing.sql import rows
 
 VEHICLE = prove_gym.get_server("vehicle")
 DOORS = ["front_left", "front_right", "rear_left", "rear_right", "trunk"]
@@ -28,10 +29,6 @@ def vehicle_row(session: Session) -> dict[str, Any]:
     cur = session.raw_connection.execute("SELECT * FROM vehicle")
     names = [c[0] for c in cur.description]
     return dict(zip(names, cur.fetchone(), strict=True))
-
-
-def rows(session: Session, sql: str) -> list[tuple]:
-    return session.raw_connection.execute(sql).fetchall()
 
 
 def rule_violations(session: Session) -> list[str]:
