@@ -230,7 +230,8 @@ def _solve(
 ) -> dict[int, int]:
     """The optimal matching (step -> call) of one component."""
     members = set(component)
-    sources = sorted({k for j in component for k in _bits(steps[j].prereqs)} & members)
+    source_set = {k for j in component for k in _bits(steps[j].prereqs)} & members
+    sources = sorted(source_set)
     cands: dict[int, list[int]] = {j: [] for j in component}
     for i in comp_calls:
         for j in fits_of[i]:
@@ -244,7 +245,7 @@ def _solve(
             return _solve_dp(steps, comp_calls, fits_of, score_of)
     sink_names: dict[str, list[int]] = {}
     for j in component:
-        if j not in set(sources) and cands[j]:
+        if j not in source_set and cands[j]:
             sink_names.setdefault(steps[j].name, []).append(j)
 
     best_value: Value | None = None
