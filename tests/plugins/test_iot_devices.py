@@ -1,0 +1,482 @@
+"""The iot_devices server: device limits and scene/automation rules, and the conformance suite."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import prove_gym
+from prove_gym import ErrorKind, Session
+from prove_gym.testing.conformance import conformance_suite
+from prove_gym.testing.sql import count, one, rows
+
+IOT = prove_gym.get_server("iot_devices")
+FEW = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+TRIGGERS = {"motion": {"motion_detected", "motion_cleared"}, "contact": {"opened", "closed"}}
+
+
+def rule_violations(session: Session) -> list[str]:
+    """Every broken rule of the server (see plugins/iot_devices/tools.py), read from SQLite.
+
+    Tenths-of-a-unit columns (setpoints, loads, sensor values) are stored as integers x10.
+    """
+    broken: list[str] = []
+    for dev, bright, dimmable, lo, hi, ct in rows(
+        session,
+        "SELECT id, brightness, dimmable, color_temp_min_k, color_temp_max_k, color_temp_k "
+        "FROM devices WHERE kind = 'light'",
+    ):
+        if not 1 <= bright <= 100 or (not dimmable and bright != 100):
+            broken.append(f"{dev}: brightness {bright} (dimmable={dimmable})")
+        if (lo is None) != (ct is None) or (ct is not None and not lo <= ct <= hi):
+            broken.append(f"{dev}: colour temperature {ct} outside {lo}-{hi}")
+    for dev, mode, sp, lo, hi in rows(
+        session,
+        "SELECT id, hvac_mode, setpoint_c, min_setpoint_c, max_setpoint_c FROM devices "
+        "WHERE kind = 'thermostat'",
+    ):
+        if mode not in ("off", "heat", "cool", "auto") or not lo <= sp <= hi or sp % 5:
+            broken.append(f"{dev}: thermostat {mode} at {sp} outside {lo}-{hi} tenths")
+    for dev, state, door in rows(
+        session,
+        "SELECT l.id, l.lock_state, s.value FROM devices l LEFT JOIN devices s "
+        "ON s.id = l.contact_sensor_id WHERE l.kind = 'lock'",
+    ):
+        if state not in ("locked", "unlocked", "jammed") or (state == "locked" and door == 10):
+            broken.append(f"{dev}: lock {state} with door value {door}")
+    broken += [
+        f"{d}: blind at {p}%"
+        for d, p in rows(session, "SELECT id, position FROM devices WHERE kind = 'blind'")
+        if not 0 <= p <= 100
+    ]
+    broken += [
+        f"{d}: plug on with a {w} load over its {m} W rating"
+        for d, w, m in rows(
+            session, "SELECT id, load_w, max_load_w FROM devices WHERE kind = 'plug' AND is_on"
+        )
+        if w > m * 10
+    ]
+    broken += [
+        f"{d}: sensor value {v} is not its newest reading {r}"
+        for d, v, r in rows(
+            session,
+            "SELECT d.id, d.value, (SELECT value FROM readings r WHERE r.device_id = d.id "
+            "ORDER BY recorded_at DESC, id DESC LIMIT 1) FROM devices d WHERE kind = 'sensor'",
+        )
+        if v != r
+    ]
+    broken += [
+        f"{d}: in room {r} of another home"
+        for d, r in rows(
+            session,
+            "SELECT d.id, d.room_id FROM devices d JOIN rooms r ON r.id = d.room_id "
+            "WHERE r.home_id != d.home_id",
+        )
+    ]
+    broken += [
+        f"scene {s}: device {d} of another home, or a sensor"
+        for s, d in rows(
+            session,
+            "SELECT s.id, d.id FROM scene_actions a JOIN scenes s ON s.id = a.scene_id "
+            "JOIN devices d ON d.id = a.device_id WHERE d.home_id != s.home_id "
+            "OR d.kind = 'sensor'",
+        )
+    ]
+    for scene, n, top in rows(
+        session, "SELECT scene_id, count(*), max(position) FROM scene_actions GROUP BY scene_id"
+    ):
+        if n != top:
+            broken.append(f"scene {scene}: action positions are not 1..{n}")
+    if count(
+        session, "SELECT count(*) FROM scene_actions WHERE scene_id NOT IN (SELECT id FROM scenes)"
+    ):
+        broken.append("a scene action outlived its scene")
+    for auto, home, trig, stype, s_home, online, enabled, scene_home in rows(
+        session,
+        "SELECT a.id, a.home_id, a.trigger, d.sensor_type, d.home_id, d.online, a.enabled, "
+        "s.home_id FROM automations a JOIN devices d ON d.id = a.trigger_device_id "
+        "LEFT JOIN scenes s ON s.id = a.scene_id",
+    ):
+        if trig not in TRIGGERS.get(stype, set()):
+            broken.append(f"{auto}: trigger {trig} on a {stype} sensor")
+        if scene_home is None or not home == s_home == scene_home:
+            broken.append(f"{auto}: sensor, scene and automation in different homes (or no scene)")
+        if enabled and not online:
+            broken.append(f"{auto}: enabled with an offline sensor")
+    for table in ("scenes", "automations"):
+        broken += [
+            f"{table}: name {n!r} used twice in {h}"
+            for h, n in rows(
+                session,
+                f"SELECT home_id, lower(name) FROM {table} GROUP BY 1, 2 HAVING count(*) > 1",
+            )
+        ]
+    return broken
+
+
+TestConformance = conformance_suite(
+    "iot_devices",
+    samples=[
+        "hom_01",
+        "hom_99",
+        "rm_001",
+        "dev_0001",
+        "dev_0005",
+        "dev_9999",
+        "scn_001",
+        "aut_001",
+        "motion_detected",
+        "heat",
+        "lock",
+        21.5,
+    ],
+    invariants=rule_violations,
+)
+
+
+# ----------------------------------------------------------------- helpers
+@pytest.fixture
+def home() -> Iterator[Session]:
+    with IOT.session(seed=0) as s:
+        yield s
+
+
+def _set(session: Session, sql: str, *params: Any) -> None:
+    session.raw_connection.execute(sql, params)
+    session.raw_connection.commit()
+
+
+def _first(session: Session, where: str) -> str:
+    dev = one(session, f"SELECT id FROM devices WHERE {where} ORDER BY id LIMIT 1")
+    assert dev is not None, where
+    return str(dev)
+
+
+def _refused(session: Session, tool: str, args: dict[str, Any], rule: str, kind: ErrorKind) -> str:
+    before = session.state_hash()
+    result = session.call(tool, args)
+    assert result.error_kind == kind, (tool, result.message)
+    assert f"Rule '{rule}' failed" in result.message or rule in result.message, result.message
+    assert session.state_hash() == before
+    return result.message
+
+
+PRE = ErrorKind.PRECONDITION_FAILED
+
+
+# ------------------------------------------------------------------ sampler
+@pytest.mark.parametrize("size", [1, 2])
+def test_sizes_give_dozens_to_hundreds_of_entities(size: int) -> None:
+    with IOT.session(seed=3, size=size) as s:
+        assert rule_violations(s) == []
+        assert count(s, "SELECT count(*) FROM homes") == 2 * size
+        assert 50 * size <= count(s, "SELECT count(*) FROM devices") <= 130 * size
+        assert count(s, "SELECT count(*) FROM readings") >= 300 * size
+        assert count(s, "SELECT count(*) FROM scenes") >= 4 * size
+        kinds = {k for (k,) in rows(s, "SELECT DISTINCT kind FROM devices")}
+        assert kinds == {"light", "thermostat", "lock", "blind", "plug", "sensor"}
+
+
+def test_sampled_states_obey_the_rules_and_hold_the_edge_cases() -> None:
+    offline = jammed = open_doors = overloaded = 0
+    for seed in range(12):
+        with IOT.session(seed=seed) as s:
+            assert rule_violations(s) == [], seed
+            offline += count(s, "SELECT count(*) FROM devices WHERE NOT online")
+            jammed += count(s, "SELECT count(*) FROM devices WHERE lock_state = 'jammed'")
+            open_doors += count(
+                s, "SELECT count(*) FROM devices WHERE sensor_type='contact' AND value=10"
+            )
+            overloaded += count(
+                s, "SELECT count(*) FROM devices WHERE kind='plug' AND load_w > max_load_w*10"
+            )
+    assert offline and jammed and open_doors and overloaded
+
+
+# -------------------------------------------------------------- the limits
+def test_an_offline_device_refuses_every_command(home: Session) -> None:
+    light = _first(home, "kind = 'light' AND dimmable")
+    _set(home, "UPDATE devices SET online = 0 WHERE id = ?", light)
+    message = _refused(home, "set_light_power", {"light_id": light, "power": "on"}, "offline", PRE)
+    assert "is offline (last seen" in message and "reconnects" in message
+    _refused(home, "set_brightness", {"light_id": light, "brightness": 50}, "offline", PRE)
+    assert home.call(
+        "move_device",
+        {"device_id": light, "room_id": one(home, "SELECT room_id FROM devices WHERE id=?", light)},
+    ).ok
+
+
+def test_a_command_for_another_kind_names_the_kind(home: Session) -> None:
+    thermostat = _first(home, "kind = 'thermostat'")
+    message = _refused(
+        home,
+        "set_brightness",
+        {"light_id": thermostat, "brightness": 50},
+        "device_kind",
+        ErrorKind.BAD_ARGUMENTS,
+    )
+    assert "is a thermostat, not a light" in message
+
+
+def test_a_light_that_is_not_dimmable_only_takes_full_brightness(home: Session) -> None:
+    switch = _first(home, "kind = 'light' AND NOT dimmable AND online")
+    _refused(home, "set_brightness", {"light_id": switch, "brightness": 40}, "not_dimmable", PRE)
+    result = home.call("set_brightness", {"light_id": switch, "brightness": 100})
+    assert result.ok and result.content["power"] == "on"
+    dimmable = _first(home, "kind = 'light' AND dimmable AND online")
+    out = home.call("set_brightness", {"light_id": dimmable, "brightness": 35}).content
+    assert out["brightness"] == 35 and out["power"] == "on"
+    assert one(home, "SELECT brightness FROM devices WHERE id = ?", dimmable) == 35
+
+
+def test_colour_temperature_stays_within_the_lights_range(home: Session) -> None:
+    light = _first(home, "kind = 'light' AND color_temp_max_k IS NOT NULL AND online")
+    lo, hi = rows(home, "SELECT color_temp_min_k, color_temp_max_k FROM devices WHERE id=?", light)[
+        0
+    ]
+    message = _refused(
+        home,
+        "set_color_temperature",
+        {"light_id": light, "kelvin": hi + 100},
+        "color_temperature",
+        PRE,
+    )
+    assert f"range of {lo} to {hi} K" in message
+    assert (
+        home.call("set_color_temperature", {"light_id": light, "kelvin": lo}).content[
+            "color_temp_k"
+        ]
+        == lo
+    )
+    plain = _first(home, "kind = 'light' AND color_temp_max_k IS NULL AND online")
+    _refused(
+        home, "set_color_temperature", {"light_id": plain, "kelvin": 3000}, "color_temperature", PRE
+    )
+
+
+@FEW
+@given(temperature=st.floats(5, 35).map(lambda t: round(t * 4) / 4))
+def test_a_setpoint_is_accepted_exactly_within_range_and_half_degrees(temperature: float) -> None:
+    with IOT.session(seed=0) as s:
+        t = _first(s, "kind = 'thermostat' AND online")
+        _set(s, "UPDATE devices SET hvac_mode = 'heat' WHERE id = ?", t)
+        lo, hi = rows(s, "SELECT min_setpoint_c, max_setpoint_c FROM devices WHERE id = ?", t)[0]
+        result = s.call(
+            "set_thermostat_setpoint", {"thermostat_id": t, "temperature_c": temperature}
+        )
+        ok = (temperature * 2) % 1 == 0 and lo <= temperature * 10 <= hi
+        assert result.ok == ok, (temperature, lo, hi, result.message)
+        if ok:
+            assert one(s, "SELECT setpoint_c FROM devices WHERE id = ?", t) == round(
+                temperature * 10
+            )
+        elif (temperature * 2) % 1 == 0:
+            assert "Rule 'setpoint_range' failed" in result.message
+
+
+def test_a_thermostat_that_is_off_takes_no_setpoint(home: Session) -> None:
+    t = _first(home, "kind = 'thermostat' AND online")
+    assert home.call("set_thermostat_mode", {"thermostat_id": t, "mode": "off"}).ok
+    _refused(
+        home,
+        "set_thermostat_setpoint",
+        {"thermostat_id": t, "temperature_c": 21.0},
+        "thermostat_off",
+        PRE,
+    )
+    assert home.call("set_thermostat_mode", {"thermostat_id": t, "mode": "heat"}).ok
+    assert home.call("set_thermostat_setpoint", {"thermostat_id": t, "temperature_c": 21.0}).ok
+
+
+def test_a_jammed_lock_and_an_open_door_refuse_locking(home: Session) -> None:
+    lock = _first(home, "kind = 'lock' AND online AND contact_sensor_id IS NOT NULL")
+    sensor = one(home, "SELECT contact_sensor_id FROM devices WHERE id = ?", lock)
+    _set(home, "UPDATE devices SET lock_state = 'unlocked' WHERE id = ?", lock)
+    _set(home, "UPDATE devices SET value = 10 WHERE id = ?", sensor)
+    _set(
+        home,
+        "UPDATE readings SET value = 10 WHERE device_id = ? AND recorded_at = "
+        "(SELECT max(recorded_at) FROM readings WHERE device_id = ?)",
+        sensor,
+        sensor,
+    )
+    message = _refused(home, "set_lock", {"lock_id": lock, "action": "lock"}, "door_open", PRE)
+    assert "reports the door open; close the door first" in message
+    _set(home, "UPDATE devices SET lock_state = 'jammed' WHERE id = ?", lock)
+    _refused(home, "set_lock", {"lock_id": lock, "action": "unlock"}, "lock_jammed", PRE)
+
+
+def test_a_plug_refuses_a_load_above_its_rating(home: Session) -> None:
+    plug = _first(home, "kind = 'plug' AND online AND NOT is_on")
+    _set(home, "UPDATE devices SET load_w = max_load_w * 10 + 5 WHERE id = ?", plug)
+    message = _refused(
+        home, "set_plug_power", {"plug_id": plug, "power": "on"}, "plug_overload", PRE
+    )
+    assert "is rated for at most" in message
+    assert home.call("set_plug_power", {"plug_id": plug, "power": "off"}).ok
+
+
+def test_energy_total_is_the_sum_of_what_is_drawing(home: Session) -> None:
+    plug = _first(
+        home, "kind = 'plug' AND online AND home_id = 'hom_01' AND load_w <= max_load_w*10"
+    )
+    assert home.call("set_plug_power", {"plug_id": plug, "power": "on"}).ok
+    usage = home.call("get_energy_usage", {"home_id": "hom_01"}).content
+    assert usage["total_w"] == pytest.approx(sum(d["power_draw_w"] for d in usage["devices"]))
+    assert plug in [d["device_id"] for d in usage["devices"]]
+    draws = [d["power_draw_w"] for d in usage["devices"]]
+    assert draws == sorted(draws, reverse=True) and all(w > 0 for w in draws)
+
+
+def test_a_device_moves_only_within_its_home(home: Session) -> None:
+    dev = _first(home, "home_id = 'hom_01'")
+    other = one(home, "SELECT id FROM rooms WHERE home_id = 'hom_02' ORDER BY id LIMIT 1")
+    _refused(home, "move_device", {"device_id": dev, "room_id": other}, "same_home", PRE)
+    mine = one(home, "SELECT id FROM rooms WHERE home_id = 'hom_01' ORDER BY id DESC LIMIT 1")
+    assert home.call("move_device", {"device_id": dev, "room_id": mine}).content["room_id"] == mine
+
+
+# ----------------------------------------------------------------- scenes
+def test_a_scene_saves_and_restores_device_states(home: Session) -> None:
+    light = _first(
+        home,
+        "kind='light' AND dimmable AND color_temp_max_k IS NOT NULL AND online AND home_id='hom_01'",
+    )
+    blind = _first(home, "kind='blind' AND online AND home_id='hom_01'")
+    assert home.call("set_brightness", {"light_id": light, "brightness": 33}).ok
+    assert home.call("set_blind_position", {"blind_id": blind, "position": 40}).ok
+    scene = home.call(
+        "create_scene", {"home_id": "hom_01", "name": "Reading", "device_ids": [light, blind]}
+    )
+    assert scene.ok, scene.message
+    attrs = [(a["device_id"], a["attribute"]) for a in scene.content["actions"]]
+    assert attrs[:2] == [(light, "power"), (light, "brightness")] and attrs[-1] == (
+        blind,
+        "position",
+    )
+    assert home.call("set_light_power", {"light_id": light, "power": "off"}).ok
+    assert home.call("set_blind_position", {"blind_id": blind, "position": 100}).ok
+    done = home.call("activate_scene", {"scene_id": scene.content["scene_id"]}).content
+    assert done["changed_devices"] == sorted([light, blind])
+    assert rows(home, "SELECT is_on, brightness FROM devices WHERE id = ?", light) == [(1, 33)]
+    assert one(home, "SELECT position FROM devices WHERE id = ?", blind) == 40
+    dup = home.call("create_scene", {"home_id": "hom_01", "name": "reading", "device_ids": [blind]})
+    assert dup.error_kind == ErrorKind.CONFLICT and "unique_name" in dup.message
+
+
+def test_a_scene_refuses_sensors_and_devices_of_another_home(home: Session) -> None:
+    sensor = _first(home, "kind='sensor' AND online AND home_id='hom_01'")
+    _refused(
+        home,
+        "create_scene",
+        {"home_id": "hom_01", "name": "X", "device_ids": [sensor]},
+        "scene_devices",
+        PRE,
+    )
+    far = _first(home, "kind='blind' AND home_id='hom_02'")
+    _refused(
+        home,
+        "create_scene",
+        {"home_id": "hom_01", "name": "X", "device_ids": [far]},
+        "same_home",
+        PRE,
+    )
+
+
+def test_a_scene_applies_all_or_nothing(home: Session) -> None:
+    scene, dev = rows(
+        home,
+        "SELECT a.scene_id, a.device_id FROM scene_actions a JOIN devices d ON d.id = a.device_id "
+        "WHERE d.kind IN ('light', 'blind') ORDER BY a.scene_id DESC, a.position DESC LIMIT 1",
+    )[0]
+    _set(home, "UPDATE devices SET online = 0 WHERE id = ?", dev)
+    message = _refused(home, "activate_scene", {"scene_id": scene}, "offline", PRE)
+    assert "was not applied, nothing changed" in message and dev in message
+
+
+def test_a_scene_run_by_an_automation_is_not_deleted(home: Session) -> None:
+    auto, scene = rows(home, "SELECT id, scene_id FROM automations ORDER BY id LIMIT 1")[0]
+    message = _refused(home, "delete_scene", {"scene_id": scene}, "scene_in_use", PRE)
+    assert auto in message
+    for a in [r[0] for r in rows(home, "SELECT id FROM automations WHERE scene_id = ?", scene)]:
+        assert home.call("delete_automation", {"automation_id": a}).ok
+    assert home.call("delete_scene", {"scene_id": scene}).ok
+    assert count(home, "SELECT count(*) FROM scene_actions WHERE scene_id = ?", scene) == 0
+
+
+# ------------------------------------------------------------ automations
+def test_an_automation_needs_a_matching_trigger_and_one_home(home: Session) -> None:
+    temp = _first(home, "sensor_type = 'temperature' AND home_id = 'hom_01'")
+    motion = _first(home, "sensor_type = 'motion' AND online AND home_id = 'hom_01'")
+    scene = one(home, "SELECT id FROM scenes WHERE home_id = 'hom_01' ORDER BY id LIMIT 1")
+    far = one(home, "SELECT id FROM scenes WHERE home_id = 'hom_02' ORDER BY id LIMIT 1")
+    base = {"home_id": "hom_01", "name": "Night hall", "scene_id": scene}
+    _refused(
+        home,
+        "create_automation",
+        {**base, "sensor_id": temp, "trigger": "opened"},
+        "trigger_type",
+        PRE,
+    )
+    _refused(
+        home,
+        "create_automation",
+        {**base, "sensor_id": motion, "trigger": "opened"},
+        "trigger_type",
+        PRE,
+    )
+    _refused(
+        home,
+        "create_automation",
+        {**base, "sensor_id": motion, "trigger": "motion_detected", "scene_id": far},
+        "same_home",
+        PRE,
+    )
+    made = home.call(
+        "create_automation", {**base, "sensor_id": motion, "trigger": "motion_detected"}
+    )
+    assert made.ok and made.content["enabled"] is True
+    assert home.call(
+        "set_automation_enabled", {"automation_id": made.content["automation_id"], "enabled": False}
+    ).ok
+    _set(home, "UPDATE devices SET online = 0 WHERE id = ?", motion)
+    _refused(
+        home,
+        "set_automation_enabled",
+        {"automation_id": made.content["automation_id"], "enabled": True},
+        "sensor_offline",
+        PRE,
+    )
+
+
+# ----------------------------------------------------------------- reads
+def test_reads_are_ordered_and_searches_are_literal(home: Session) -> None:
+    sensor = _first(home, "kind = 'sensor'")
+    hist = home.call("get_sensor_readings", {"sensor_id": sensor, "limit": 5}).content
+    stamps = [r["recorded_at"] for r in hist["readings"]]
+    assert stamps == sorted(stamps, reverse=True) and hist["count"] == 5
+    assert (
+        hist["readings"][0]["value"]
+        == one(home, "SELECT value FROM devices WHERE id=?", sensor) / 10
+    )
+    assert home.call("search_devices", {"query": "%"}).content == []
+    found = home.call("search_devices", {"query": "kitchen", "limit": 100}).content
+    assert found and all("Kitchen" in d["name"] or d["room"] == "Kitchen" for d in found)
+    ids = [
+        d["device_id"]
+        for d in home.call("list_devices", {"home_id": "hom_02", "limit": 100}).content
+    ]
+    assert ids == sorted(ids) and len(ids) == count(
+        home, "SELECT count(*) FROM devices WHERE home_id='hom_02'"
+    )
+
+
+def test_hand_written_tasks_exercise_the_rules() -> None:
+    tasks = [t for t in prove_gym.get_registry().tasks("iot_devices") if t.id.count("-") == 1]
+    assert len(tasks) >= 4
+    kinds = {turn.kind for t in tasks for turn in t.turns}
+    assert {"normal", "clarify", "abstain"} <= kinds
