@@ -1,0 +1,616 @@
+"""A realistic travel agency: size 1 gives ~330 flights on 12 routes between 14 European
+airports (6 days back to 30 days ahead, each with fares per cabin and fare class and a seat
+map partly sold to other passengers), ~18 hotels with ~130 rooms and nightly rates from 15
+days back to 40 days ahead, 50 travellers (passports, some expiring, and loyalty numbers)
+and ~35 itineraries with ~90 flight bookings, ~25 hotel bookings, some cancelled, and
+their ledger. Size n gives n times as many routes, hotels per city, travellers and trips.
+
+Bookings are planned first and then replayed in time order with the rules the live tools
+apply (a seat or a room night is taken once, a passport must be valid, a booking closes two
+hours before departure, refunds follow the fare class or the rate plan).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import unicodedata
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from prove_gym.server import SampleContext
+
+from .models import (
+    AIRLINES,
+    AIRPORTS,
+    CENT,
+    CUTOFF,
+    LAYOUTS,
+    ZERO,
+    Fare,
+    Flight,
+    FlightBooking,
+    Hotel,
+    HotelBooking,
+    Itinerary,
+    LoyaltyAccount,
+    Room,
+    RoomNight,
+    RoomRate,
+    RoomType,
+    Transaction,
+    Traveller,
+    flight_refund,
+    hotel_refund,
+    is_international,
+    night_price,
+    passport_valid_for,
+    seat_map,
+)
+
+FLIGHT_DAYS = range(-6, 31)
+RATE_DAYS = range(-15, 41)
+HOME_AIRLINE = {"PT": "TP", "ES": "IB", "FR": "AF", "GB": "BA", "DE": "LH", "IT": "AZ"}
+HOME_AIRLINE |= {"NL": "KL", "DK": "SK"}
+NATIONALITIES = ["PT", "ES", "FR", "GB", "DE", "IT", "NL", "DK", "US", "IE", "BR"]
+ROOM_TYPES = [
+    ("Standard Double", "1 double bed", 2, Decimal("1.00")),
+    ("Twin Room", "2 single beds", 2, Decimal("1.00")),
+    ("Single Room", "1 single bed", 1, Decimal("0.80")),
+    ("Superior King", "1 king bed", 2, Decimal("1.30")),
+    ("Junior Suite", "1 king bed and a sofa bed", 3, Decimal("1.75")),
+    ("Family Room", "1 double bed and 2 single beds", 4, Decimal("1.55")),
+]
+HOTEL_NAMES = [
+    "Grand Hotel {city}",
+    "{city} Riverside Inn",
+    "Hotel {surname}",
+    "The {surname} House",
+    "{city} Central Suites",
+    "Casa {surname}",
+    "{surname} Palace",
+    "{city} Harbour Hotel",
+]
+STREETS = ["Avenue", "Street", "Square", "Boulevard", "Quay", "Lane"]
+TRIP_PURPOSES = [
+    "client visit",
+    "team offsite",
+    "conference",
+    "weekend break",
+    "family holiday",
+    "sales kickoff",
+    "city break",
+    "board meeting",
+]
+
+
+def sample_travel_booking(ctx: SampleContext) -> None:
+    """Fill an empty travel database (see the module docstring for sizes)."""
+    agency = _Agency(ctx)
+    agency.add_flights(6 * ctx.size)
+    agency.add_hotels(ctx.size)
+    agency.add_travellers(50 * ctx.size)
+    agency.plan_trips(35 * ctx.size)
+    agency.replay()
+    agency.write(ctx.db)
+
+
+@dataclass
+class _Action:
+    at: dt.datetime
+    order: int
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+class _Agency:
+    def __init__(self, ctx: SampleContext) -> None:
+        self.rng, self.fake, self.now = ctx.rng, ctx.fake, ctx.now
+        self.today = ctx.now.date()
+        self.flights: list[Flight] = []
+        self.fares: list[Fare] = []
+        self.by_route: dict[tuple[str, str], list[Flight]] = {}
+        self.taken: dict[str, set[str]] = {}
+        self.fare_of: dict[tuple[str, str, str], Fare] = {}
+        self.hotels: list[Hotel] = []
+        self.room_types: list[RoomType] = []
+        self.rooms: list[Room] = []
+        self.rates: dict[tuple[str, dt.date], Decimal] = {}
+        self.nights: dict[tuple[str, dt.date], str | None] = {}
+        self.travellers: list[Traveller] = []
+        self.loyalty: list[LoyaltyAccount] = []
+        self.actions: list[_Action] = []
+        self.itineraries: list[Itinerary] = []
+        self.flight_bookings: list[FlightBooking] = []
+        self.hotel_bookings: list[HotelBooking] = []
+        self.ledger: list[Transaction] = []
+        self.aboard: set[tuple[str, str]] = set()
+
+    # ------------------------------------------------------------ flights
+    def add_flights(self, pairs: int) -> None:
+        rng = self.rng
+        codes = sorted(AIRPORTS)
+        all_pairs = [(a, b) for i, a in enumerate(codes) for b in codes[i + 1 :]]
+        chosen = rng.sample(all_pairs, min(pairs, len(all_pairs)))
+        routes = sorted([p for a, b in chosen for p in ((a, b), (b, a))])
+        used_numbers: set[str] = set()
+        n = 0
+        for origin, destination in routes:
+            home = [HOME_AIRLINE[AIRPORTS[origin][1]], HOME_AIRLINE[AIRPORTS[destination][1]]]
+            airline = rng.choice(home)
+            aircraft = rng.choice(sorted(LAYOUTS))
+            minutes = rng.randrange(70, 185, 5)
+            cheapest = Decimal(rng.randrange(39, 149))
+            taxes = Decimal(rng.randint(1500, 4800)).scaleb(-2)
+            slots = [(rng.randint(6, 10), rng.choice([0, 15, 30, 45]), 0.55)]
+            slots.append((rng.randint(16, 20), rng.choice([0, 10, 25, 40, 55]), 0.3))
+            numbers = []
+            for _ in slots:
+                number = f"{airline} {rng.randint(100, 1999)}"
+                while number in used_numbers:
+                    number = f"{airline} {rng.randint(100, 1999)}"
+                used_numbers.add(number)
+                numbers.append(number)
+            for day in FLIGHT_DAYS:
+                date = self.today + dt.timedelta(days=day)
+                for (hour, minute, chance), number in zip(slots, numbers, strict=True):
+                    if rng.random() >= chance:
+                        continue
+                    n += 1
+                    departs = dt.datetime.combine(date, dt.time(hour, minute))
+                    flight = Flight(
+                        id=f"fl_{n:04d}",
+                        number=number,
+                        airline=airline,
+                        origin=origin,
+                        destination=destination,
+                        departs_at=departs,
+                        arrives_at=departs + dt.timedelta(minutes=minutes),
+                        aircraft=aircraft,
+                        occupied="",
+                    )
+                    self.flights.append(flight)
+                    self.by_route.setdefault((origin, destination), []).append(flight)
+                    self._fares(flight, cheapest, taxes, day)
+                    self._sell(flight, day)
+        self.flights.sort(key=lambda f: f.id)
+
+    def _fares(self, flight: Flight, cheapest: Decimal, taxes: Decimal, day: int) -> None:
+        rng = self.rng
+        demand = Decimal(1) + Decimal(max(0, 14 - day)) / 28 + Decimal(rng.randint(0, 20)) / 100
+        if flight.departs_at.weekday() in (4, 6):
+            demand += Decimal("0.15")
+        for cabin in LAYOUTS[flight.aircraft]:
+            factor: dict[str, Decimal] = {
+                "economy": Decimal(1),
+                "premium_economy": Decimal("1.6"),
+                "business": Decimal(3),
+            }
+            base_economy = (cheapest * demand).quantize(Decimal(1))
+            base = (base_economy * factor[cabin]).quantize(Decimal(1))
+            classes = ["flex", "standard"] if cabin == "business" else ["flex", "standard", "basic"]
+            for fare_class in classes:
+                mult: dict[str, Decimal] = {
+                    "flex": Decimal("2.1"),
+                    "standard": Decimal("1.35"),
+                    "basic": Decimal(1),
+                }
+                price = (base * mult[fare_class]).quantize(Decimal(1)) - Decimal("0.01")
+                cabin_taxes = taxes + (Decimal("12.40") if cabin == "business" else ZERO)
+                fare = Fare(
+                    id=f"fare_{len(self.fares) + 1:05d}",
+                    flight_id=flight.id,
+                    cabin=cabin,
+                    fare_class=fare_class,
+                    base=price.quantize(CENT),
+                    taxes=cabin_taxes.quantize(CENT),
+                )
+                self.fares.append(fare)
+                self.fare_of[(flight.id, cabin, fare_class)] = fare
+
+    def _sell(self, flight: Flight, day: int) -> None:
+        """Seats sold to other passengers: fuller for sooner flights, some cabins sold out."""
+        rng = self.rng
+        load = 0.9 if day <= 0 else max(0.2, 0.85 - 0.02 * day)
+        sold: set[str] = set()
+        for cabin in LAYOUTS[flight.aircraft]:
+            seats = seat_map(flight.aircraft, cabin)
+            share = 1.0 if rng.random() < 0.06 else min(1.0, load + rng.uniform(-0.15, 0.1))
+            sold.update(rng.sample(seats, int(len(seats) * share)))
+        self.taken[flight.id] = sold
+
+    # ------------------------------------------------------------ hotels
+    def add_hotels(self, per_city: int) -> None:
+        rng, fake = self.rng, self.fake
+        names: set[str] = set()
+        cities = sorted({city for city, _ in AIRPORTS.values()})
+        n_room = 0
+        for city in cities:
+            count = per_city + (1 if rng.random() < 0.3 else 0)
+            for _ in range(count):
+                name = ""
+                while not name or name in names:
+                    pattern = rng.choice(HOTEL_NAMES)
+                    name = pattern.format(city=city, surname=_ascii(fake.last_name()))
+                names.add(name)
+                stars = rng.choice([3, 3, 4, 4, 4, 5])
+                hotel = Hotel(
+                    id=f"htl_{len(self.hotels) + 1:03d}",
+                    name=name,
+                    city=city,
+                    address=f"{rng.randint(1, 220)} {_ascii(fake.last_name())} "
+                    f"{rng.choice(STREETS)}, {city}",
+                    stars=stars,
+                )
+                self.hotels.append(hotel)
+                base = Decimal(
+                    {3: rng.randint(65, 105), 4: rng.randint(110, 175), 5: rng.randint(210, 320)}[
+                        stars
+                    ]
+                )
+                for name_, beds, guests, factor in sorted(
+                    rng.sample(ROOM_TYPES, 3), key=lambda t: t[3]
+                ):
+                    rt = RoomType(
+                        id=f"rt_{len(self.room_types) + 1:04d}",
+                        hotel_id=hotel.id,
+                        name=name_,
+                        beds=beds,
+                        max_guests=guests,
+                    )
+                    self.room_types.append(rt)
+                    floor = rng.randint(1, 6)
+                    for k in range(rng.randint(2, 3)):
+                        n_room += 1
+                        self.rooms.append(
+                            Room(
+                                id=f"rm_{n_room:04d}",
+                                hotel_id=hotel.id,
+                                room_type_id=rt.id,
+                                number=f"{floor}{k + 1:02d}",
+                            )
+                        )
+                    for day in RATE_DAYS:
+                        night = self.today + dt.timedelta(days=day)
+                        weekend = Decimal("1.15") if night.weekday() in (4, 5) else Decimal(1)
+                        wobble = Decimal(rng.randint(95, 110)) / 100
+                        rate = (base * factor * weekend * wobble).quantize(Decimal(1))
+                        self.rates[(rt.id, night)] = rate.quantize(CENT)
+        # guests who booked elsewhere: about a quarter of the room nights
+        for room in self.rooms:
+            for day in RATE_DAYS:
+                if rng.random() < 0.25:
+                    self.nights[(room.id, self.today + dt.timedelta(days=day))] = None
+
+    # ------------------------------------------------------------ travellers
+    def add_travellers(self, count: int) -> None:
+        rng, fake = self.rng, self.fake
+        emails: set[str] = set()
+        domains = ["gmail.com", "outlook.com", "proton.me", "acme-corp.com", "yahoo.com"]
+        for i in range(count):
+            first, last = _ascii(fake.first_name()), _ascii(fake.last_name())
+            local = f"{_letters(first)}.{_letters(last)}"
+            email = f"{local}@{rng.choice(domains)}"
+            while email in emails:
+                email = f"{local}{rng.randint(2, 99)}@{rng.choice(domains)}"
+            emails.add(email)
+            roll = rng.random()
+            if roll < 0.04:
+                expiry = self.today - dt.timedelta(days=rng.randint(5, 300))
+            elif roll < 0.16:
+                expiry = self.today + dt.timedelta(days=rng.randint(20, 170))
+            else:
+                expiry = self.today + dt.timedelta(days=rng.randint(250, 3600))
+            traveller = Traveller(
+                id=f"trv_{i + 1:04d}",
+                first_name=first,
+                last_name=last,
+                email=email,
+                date_of_birth=dt.date(
+                    rng.randint(1950, 2006), rng.randint(1, 12), rng.randint(1, 28)
+                ),
+                nationality=rng.choice(NATIONALITIES),
+                passport_number=f"{rng.choice('CFGHJKLMNPRTX')}{rng.choice('ABCDEFGHJK')}"
+                f"{rng.randint(1000000, 9999999)}",
+                passport_expiry=expiry,
+                created_at=self.now
+                - dt.timedelta(days=rng.randint(40, 900), hours=rng.randint(0, 23)),
+            )
+            self.travellers.append(traveller)
+            if rng.random() < 0.45:
+                for airline in sorted(rng.sample(sorted(AIRLINES), rng.randint(1, 2))):
+                    self.loyalty.append(
+                        LoyaltyAccount(
+                            id=f"loy_{len(self.loyalty) + 1:04d}",
+                            traveller_id=traveller.id,
+                            airline=airline,
+                            number=f"{airline}{rng.randint(10**8, 10**9 - 1)}",
+                        )
+                    )
+
+    # ------------------------------------------------------------ trips
+    def plan_trips(self, count: int) -> None:
+        rng = self.rng
+        routes = sorted(self.by_route)
+        for _ in range(count):
+            created = self.now - dt.timedelta(days=rng.randint(1, 30), hours=rng.randint(0, 12))
+            created = created.replace(minute=rng.randrange(60), second=0, microsecond=0)
+            route = rng.choice(routes)
+            outbound = [
+                f for f in self.by_route[route] if f.departs_at - created > dt.timedelta(days=1)
+            ]
+            if not outbound:
+                continue
+            out = rng.choice(outbound[:20])
+            back_route = (route[1], route[0])
+            back = [
+                f
+                for f in self.by_route.get(back_route, [])
+                if dt.timedelta(days=2) <= f.departs_at - out.arrives_at <= dt.timedelta(days=7)
+            ]
+            ret = rng.choice(back) if back and rng.random() < 0.8 else None
+            lead = rng.choice(self.travellers)
+            party = [lead, *rng.sample(self.travellers, rng.choice([0, 0, 1, 2]))]
+            party = list(dict.fromkeys(party))
+            cabin = rng.choices(["economy", "premium_economy", "business"], weights=[75, 10, 15])[0]
+            fare_class = rng.choices(["basic", "standard", "flex"], weights=[35, 45, 20])[0]
+            city = AIRPORTS[route[1]][0]
+            trip: dict[str, Any] = {
+                "lead": lead,
+                "name": f"{city} {rng.choice(TRIP_PURPOSES)}",
+                "party": party,
+                "flights": [f for f in (out, ret) if f is not None],
+                "cabin": cabin,
+                "fare_class": fare_class,
+                "city": city,
+                "check_in": out.arrives_at.date(),
+                "check_out": ret.departs_at.date()
+                if ret
+                else out.arrives_at.date() + dt.timedelta(days=rng.randint(1, 4)),
+                "hotel": rng.random() < 0.7,
+            }
+            order = len(self.actions)
+            self.actions.append(_Action(created, order, "trip", trip))
+            first = out.departs_at
+            roll = rng.random()
+            if roll < 0.12:
+                latest = min(self.now, first - dt.timedelta(hours=3))
+                if latest > created:
+                    at = created + (latest - created) * rng.uniform(0.2, 1.0)
+                    at = at.replace(second=0, microsecond=0)
+                    self.actions.append(_Action(at, order, "cancel_trip", trip))
+            elif roll < 0.25:
+                latest = min(self.now, first - dt.timedelta(hours=3))
+                if latest > created:
+                    at = created + (latest - created) * rng.uniform(0.2, 1.0)
+                    at = at.replace(second=0, microsecond=0)
+                    self.actions.append(_Action(at, order, "cancel_one", trip))
+
+    def replay(self) -> None:
+        for act in sorted(self.actions, key=lambda a: (a.at, a.order, a.kind)):
+            getattr(self, f"_do_{act.kind}")(act)
+
+    def _txn(
+        self, itin: Itinerary, at: dt.datetime, kind: str, amount: Decimal, memo: str, **ref: str
+    ) -> None:
+        self.ledger.append(
+            Transaction(
+                id=f"txn_{len(self.ledger) + 1:05d}",
+                itinerary_id=itin.id,
+                flight_booking_id=ref.get("flight"),
+                hotel_booking_id=ref.get("hotel"),
+                kind=kind,
+                amount=amount,
+                memo=memo[:200],
+                created_at=at,
+            )
+        )
+
+    def _do_trip(self, act: _Action) -> None:
+        rng, trip, at = self.rng, act.data, act.at
+        itin = Itinerary(
+            id=f"itn_{len(self.itineraries) + 1:04d}",
+            traveller_id=trip["lead"].id,
+            name=trip["name"],
+            status="active",
+            total_paid=ZERO,
+            created_at=at,
+            cancelled_at=None,
+        )
+        self.itineraries.append(itin)
+        trip["itinerary"], trip["bookings"] = itin, []
+        cards = {(a.traveller_id, a.airline): a.number for a in self.loyalty}
+        for flight in trip["flights"]:
+            cabin = trip["cabin"] if trip["cabin"] in LAYOUTS[flight.aircraft] else "economy"
+            fare_class = trip["fare_class"]
+            if cabin == "business" and fare_class == "basic":
+                fare_class = "standard"
+            fare = self.fare_of[(flight.id, cabin, fare_class)]
+            intl = is_international(flight.origin, flight.destination)
+            for person in trip["party"]:
+                if not passport_valid_for(person.passport_expiry, flight.departs_at.date(), intl):
+                    continue
+                if flight.departs_at - at < CUTOFF or (person.id, flight.id) in self.aboard:
+                    continue
+                free = [
+                    s for s in seat_map(flight.aircraft, cabin) if s not in self.taken[flight.id]
+                ]
+                if not free:
+                    continue
+                seat = rng.choice(free)
+                self.taken[flight.id].add(seat)
+                self.aboard.add((person.id, flight.id))
+                amount = fare.base + fare.taxes
+                booking = FlightBooking(
+                    id=f"fb_{len(self.flight_bookings) + 1:05d}",
+                    itinerary_id=itin.id,
+                    traveller_id=person.id,
+                    flight_id=flight.id,
+                    cabin=cabin,
+                    fare_class=fare_class,
+                    seat=seat,
+                    base_fare=fare.base,
+                    taxes=fare.taxes,
+                    loyalty_number=cards.get((person.id, flight.airline)),
+                    changes=0,
+                    amount_paid=amount,
+                    refunded=ZERO,
+                    status="confirmed",
+                    booked_at=at,
+                    cancelled_at=None,
+                )
+                booking.flight = flight
+                self.flight_bookings.append(booking)
+                trip["bookings"].append(booking)
+                itin.total_paid += amount
+                self._txn(
+                    itin,
+                    at,
+                    "charge",
+                    amount,
+                    f"Ticket {flight.number} {flight.origin}-{flight.destination} "
+                    f"{flight.departs_at:%Y-%m-%d}, {cabin} {fare_class}, seat {seat}",
+                    flight=booking.id,
+                )
+        if trip["hotel"]:
+            self._book_hotel(trip, itin, at)
+
+    def _book_hotel(self, trip: dict[str, Any], itin: Itinerary, at: dt.datetime) -> None:
+        rng = self.rng
+        check_in, check_out = trip["check_in"], trip["check_out"]
+        nights = [check_in + dt.timedelta(days=d) for d in range((check_out - check_in).days)]
+        guests = len(trip["party"])
+        hotels = [h for h in self.hotels if h.city == trip["city"]]
+        rooms = [
+            r
+            for h in hotels
+            for r in self.rooms
+            if r.hotel_id == h.id
+            and self._type(r).max_guests >= guests
+            and all((r.room_type_id, n) in self.rates for n in nights)
+            and all((r.id, n) not in self.nights for n in nights)
+        ]
+        if not rooms or not nights:
+            return
+        room = rng.choice(rooms)
+        plan = "non_refundable" if rng.random() < 0.3 else "flexible"
+        prices = [night_price(self.rates[(room.room_type_id, n)], plan) for n in nights]
+        total = sum(prices, ZERO)
+        hotel = next(h for h in hotels if h.id == room.hotel_id)
+        booking = HotelBooking(
+            id=f"hb_{len(self.hotel_bookings) + 1:05d}",
+            itinerary_id=itin.id,
+            hotel_id=hotel.id,
+            room_id=room.id,
+            check_in=check_in,
+            check_out=check_out,
+            guests=guests,
+            rate_plan=plan,
+            total=total,
+            first_night=prices[0],
+            amount_paid=total,
+            refunded=ZERO,
+            status="confirmed",
+            booked_at=at,
+            cancelled_at=None,
+        )
+        self.hotel_bookings.append(booking)
+        trip["bookings"].append(booking)
+        for n in nights:
+            self.nights[(room.id, n)] = booking.id
+        itin.total_paid += total
+        self._txn(
+            itin,
+            at,
+            "charge",
+            total,
+            f"{hotel.name}, room {room.number}, {len(nights)} nights from "
+            f"{check_in.isoformat()} ({plan})",
+            hotel=booking.id,
+        )
+
+    def _type(self, room: Room) -> RoomType:
+        return next(t for t in self.room_types if t.id == room.room_type_id)
+
+    def _cancel(
+        self, booking: FlightBooking | HotelBooking, itin: Itinerary, at: dt.datetime
+    ) -> None:
+        if booking.status != "confirmed":
+            return
+        if isinstance(booking, FlightBooking):
+            refund = flight_refund(booking.fare_class, booking.base_fare, booking.taxes)
+            self.taken[booking.flight_id].discard(booking.seat)
+            self.aboard.discard((booking.traveller_id, booking.flight_id))
+            ref = {"flight": booking.id}
+            memo = f"Refund of ticket {booking.id} ({booking.fare_class} fare)"
+        else:
+            refund = hotel_refund(
+                booking.rate_plan, booking.total, booking.first_night, booking.check_in, at
+            )
+            for n in range((booking.check_out - booking.check_in).days):
+                self.nights.pop((booking.room_id, booking.check_in + dt.timedelta(days=n)), None)
+            ref = {"hotel": booking.id}
+            memo = f"Refund of hotel booking {booking.id} ({booking.rate_plan} rate)"
+        booking.status, booking.cancelled_at = "cancelled", at
+        if refund > 0:
+            booking.refunded += refund
+            booking.amount_paid -= refund
+            itin.total_paid -= refund
+            self._txn(itin, at, "refund", refund, memo, **ref)
+
+    def _do_cancel_trip(self, act: _Action) -> None:
+        itin: Itinerary = act.data["itinerary"]
+        for booking in act.data["bookings"]:
+            self._cancel(booking, itin, act.at)
+        itin.status, itin.cancelled_at = "cancelled", act.at
+
+    def _do_cancel_one(self, act: _Action) -> None:
+        bookings = act.data["bookings"]
+        if bookings:
+            self._cancel(self.rng.choice(bookings), act.data["itinerary"], act.at)
+
+    # ------------------------------------------------------------ writing
+    def write(self, db: Any) -> None:
+        for flight in self.flights:
+            taken = self.taken[flight.id] - {
+                b.seat
+                for b in self.flight_bookings
+                if b.flight_id == flight.id and b.status == "confirmed"
+            }
+            order = [
+                s for cabin in LAYOUTS[flight.aircraft] for s in seat_map(flight.aircraft, cabin)
+            ]
+            flight.occupied = " ".join(s for s in order if s in taken)
+        db.add_all(self.flights)
+        db.add_all(self.fares)
+        db.add_all(self.hotels)
+        db.add_all(self.room_types)
+        db.add_all(self.rooms)
+        db.flush()
+        db.add_all(
+            RoomRate(room_type_id=rt, night=night, rate=rate)
+            for (rt, night), rate in sorted(self.rates.items())
+        )
+        db.add_all(self.travellers)
+        db.add_all(self.loyalty)
+        db.add_all(self.itineraries)
+        db.flush()
+        db.add_all(self.flight_bookings)
+        db.add_all(self.hotel_bookings)
+        db.flush()
+        db.add_all(
+            RoomNight(room_id=room, night=night, hotel_booking_id=booking)
+            for (room, night), booking in sorted(self.nights.items())
+        )
+        db.add_all(self.ledger)
+        db.flush()
+
+
+def _ascii(text: str) -> str:
+    """Names as plain ASCII letters (emails and searches stay simple)."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return "".join(c for c in folded if c.isalpha() or c in " -'") or "Smith"
+
+
+def _letters(text: str) -> str:
+    return "".join(c for c in text.lower() if c.isalpha()) or "guest"
