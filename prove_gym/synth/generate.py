@@ -501,12 +501,13 @@ class Conversation:
     def _thinned(self, step: PlannedStep, drop: set[str]) -> PlannedStep:
         """A copy of ``step`` keeping each optional input with p = 0.5 (some combinations clash).
 
-        Credentials are always kept: without one the call cannot succeed.
+        Credentials are always kept: without one the call cannot succeed. The inputs are drawn
+        for in sorted order: a set's order follows ``PYTHONHASHSEED``, and so would the task.
         """
         entities = step.tool.entity_params
         keep = {
             p
-            for p in step.inputs
+            for p in sorted(step.inputs)
             if p not in drop
             and ((p in entities and is_secret_kind(entities[p].name)) or self.rng.random() < 0.5)
         }

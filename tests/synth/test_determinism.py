@@ -64,3 +64,38 @@ def test_fresh_processes_with_different_hash_seeds_write_identical_files(tmp_pat
         assert done.returncode == 0, done.stderr[-2000:]
     first, *rest = (files(tmp_path / f"h{s}") for s in ("0", "1", "random"))
     assert all(other == first for other in rest)
+
+
+THINNED = """
+import random, types
+from prove_gym import get_server
+from prove_gym.synth.chains import PlannedStep
+from prove_gym.synth.generate import Conversation
+
+tool = get_server("crm").tools["search_deals"]
+names = sorted(p.name for p in tool.params if not p.required)
+step = PlannedStep(tool, set(names))
+me = types.SimpleNamespace(rng=random.Random(7))
+print([sorted(Conversation._thinned(me, step, set()).inputs) for _ in range(20)])
+"""
+
+
+def test_thinning_a_steps_inputs_does_not_follow_the_hash_seed() -> None:
+    """A retried step keeps each optional input with p = 0.5; drawing for them in a set's order
+    tied the draws, and so the task, to ``PYTHONHASHSEED`` (seen on crm at 13,500 tasks)."""
+    import os
+    import subprocess
+    import sys
+
+    outputs = set()
+    for hash_seed in ("0", "1", "2", "3"):
+        done = subprocess.run(
+            [sys.executable, "-c", THINNED],
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        outputs.add(done.stdout)
+    assert len(outputs) == 1, outputs
