@@ -1,0 +1,315 @@
+"""Shopping state: a catalog of products and their variants (price, stock), customers with
+addresses and a cart each, coupons with rules, orders with their lines, and returns.
+
+Money is exact everywhere (:class:`~prove_gym.server.Money`, integer cents in SQLite). Times
+are naive UTC relative to the state's fixed "now". The rules every state obeys (the tests
+check them after random call sequences):
+
+- a variant's ``stock`` is never negative, and equals the units it ever ``received`` minus
+  the units on orders that were not cancelled plus the units of refunded returns (a
+  cancelled order and a refunded return put their units back on the shelf);
+- an order line's ``line_total`` is quantity x unit price; an order's ``subtotal`` is the sum
+  of its lines, its ``discount`` the sum of the lines' discount shares (never more than the
+  subtotal), and ``total = subtotal - discount + shipping``;
+- an order is "placed", "shipped", "delivered" or "cancelled", with the matching timestamps;
+  only an order that never shipped is cancelled; its address belongs to its customer;
+- ``refunded`` is the sum of its refunded returns (the whole total for a cancelled order)
+  and never more than the total; a line's ``returned`` units (requested or refunded returns)
+  never exceed its quantity, and only a delivered order has returns, each requested within
+  ``RETURN_WINDOW_DAYS`` of delivery;
+- a cart holds at most one coupon (one column), and that coupon applies to the cart: not
+  expired, not used by the customer if single-use, the cart reaches its minimum subtotal and
+  holds an item of its category; a once-per-customer coupon is on at most one order of a
+  customer that was not cancelled;
+- a customer with addresses has exactly one default address.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
+
+from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from prove_gym.server import Money
+
+CENT = Decimal("0.01")
+ZERO = Decimal("0.00")
+
+CATEGORIES: dict[str, str] = {
+    "electronics": "Electronics",
+    "home": "Home & Living",
+    "kitchen": "Kitchen",
+    "clothing": "Clothing",
+    "shoes": "Shoes",
+    "beauty": "Beauty",
+    "sports": "Sports & Outdoors",
+    "toys": "Toys & Games",
+    "books": "Books",
+}
+"""Category slug -> display name."""
+
+SHIPPING_RATES: dict[str, Decimal] = {
+    "standard": Decimal("5.99"),
+    "express": Decimal("14.99"),
+    "overnight": Decimal("29.99"),
+}
+FREE_SHIPPING_FROM = Decimal("50.00")
+"""Standard shipping is free when the merchandise total (subtotal - discount) reaches this."""
+RETURN_WINDOW_DAYS = 30
+"""Items can be returned until this many days after delivery."""
+MAX_PER_ITEM = 10
+"""The most units of one variant a cart (and so an order) may hold."""
+LOW_STOCK = 5
+"""A variant with fewer units than this (but some) is "low_stock"."""
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Customer(Base):
+    __tablename__ = "customers"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    name: Mapped[str] = mapped_column(String(80))
+    email: Mapped[str] = mapped_column(String(120), unique=True)
+    phone: Mapped[str] = mapped_column(String(30))
+    joined_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+    addresses: Mapped[list[Address]] = relationship(
+        order_by=lambda: (Address.is_default.desc(), Address.id), viewonly=True
+    )
+
+
+class Address(Base):
+    __tablename__ = "addresses"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    customer_id: Mapped[str] = mapped_column(ForeignKey("customers.id"), index=True)
+    label: Mapped[str] = mapped_column(String(10))
+    """"home", "work" or "other"."""
+    recipient: Mapped[str] = mapped_column(String(80))
+    line1: Mapped[str] = mapped_column(String(120))
+    city: Mapped[str] = mapped_column(String(60))
+    state: Mapped[str] = mapped_column(String(2))
+    postal_code: Mapped[str] = mapped_column(String(5))
+    is_default: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+
+class Product(Base):
+    __tablename__ = "products"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    name: Mapped[str] = mapped_column(String(120))
+    brand: Mapped[str] = mapped_column(String(40))
+    category: Mapped[str] = mapped_column(String(16), index=True)
+    description: Mapped[str] = mapped_column(String(400))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+    variants: Mapped[list[Variant]] = relationship(
+        back_populates="product", order_by="Variant.id", viewonly=True
+    )
+
+
+class Variant(Base):
+    """One buyable version of a product (a colour, a size): its own price and stock."""
+
+    __tablename__ = "variants"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    product_id: Mapped[str] = mapped_column(ForeignKey("products.id"), index=True)
+    sku: Mapped[str] = mapped_column(String(32), unique=True)
+    label: Mapped[str] = mapped_column(String(60))
+    """What tells it apart, such as "Black / M" or "Standard"."""
+    price: Mapped[Decimal] = mapped_column(Money())
+    stock: Mapped[int] = mapped_column(Integer)
+    received: Mapped[int] = mapped_column(Integer)
+    """Units ever put on the shelf by the warehouse (no tool changes it)."""
+
+    product: Mapped[Product] = relationship(back_populates="variants")
+
+
+class Coupon(Base):
+    """A discount code: a percentage or a fixed amount off, with its rules."""
+
+    __tablename__ = "coupons"
+    code: Mapped[str] = mapped_column(String(20), primary_key=True)
+    description: Mapped[str] = mapped_column(String(160))
+    percent_off: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    amount_off: Mapped[Decimal | None] = mapped_column(Money(), nullable=True)
+    min_subtotal: Mapped[Decimal] = mapped_column(Money())
+    category: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    """Only items of this category are discounted, and the cart must hold one."""
+    once_per_customer: Mapped[bool] = mapped_column(Boolean)
+    starts_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+
+class Cart(Base):
+    """A customer's cart: its coupon (at most one); the items are ``cart_items``."""
+
+    __tablename__ = "carts"
+    customer_id: Mapped[str] = mapped_column(ForeignKey("customers.id"), primary_key=True)
+    coupon_code: Mapped[str | None] = mapped_column(ForeignKey("coupons.code"), nullable=True)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+    items: Mapped[list[CartItem]] = relationship(order_by="CartItem.id", viewonly=True)
+
+
+class CartItem(Base):
+    __tablename__ = "cart_items"
+    __table_args__ = (UniqueConstraint("customer_id", "variant_id"),)
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    customer_id: Mapped[str] = mapped_column(ForeignKey("carts.customer_id"), index=True)
+    variant_id: Mapped[str] = mapped_column(ForeignKey("variants.id"))
+    quantity: Mapped[int] = mapped_column(Integer)
+    added_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+    variant: Mapped[Variant] = relationship()
+
+
+class Order(Base):
+    __tablename__ = "orders"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    customer_id: Mapped[str] = mapped_column(ForeignKey("customers.id"), index=True)
+    address_id: Mapped[str] = mapped_column(ForeignKey("addresses.id"))
+    status: Mapped[str] = mapped_column(String(10))
+    """"placed", "shipped", "delivered" or "cancelled"."""
+    shipping_method: Mapped[str] = mapped_column(String(10))
+    subtotal: Mapped[Decimal] = mapped_column(Money())
+    discount: Mapped[Decimal] = mapped_column(Money())
+    shipping: Mapped[Decimal] = mapped_column(Money())
+    total: Mapped[Decimal] = mapped_column(Money())
+    """What the customer paid: subtotal - discount + shipping."""
+    refunded: Mapped[Decimal] = mapped_column(Money())
+    coupon_code: Mapped[str | None] = mapped_column(ForeignKey("coupons.code"), nullable=True)
+    tracking_number: Mapped[str | None] = mapped_column(String(24), nullable=True)
+    placed_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    shipped_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    delivered_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    cancelled_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    cancel_reason: Mapped[str | None] = mapped_column(String(30), nullable=True)
+
+    lines: Mapped[list[OrderLine]] = relationship(order_by="OrderLine.id", viewonly=True)
+    address: Mapped[Address] = relationship()
+
+
+class OrderLine(Base):
+    __tablename__ = "order_lines"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    order_id: Mapped[str] = mapped_column(ForeignKey("orders.id"), index=True)
+    variant_id: Mapped[str] = mapped_column(ForeignKey("variants.id"), index=True)
+    product_id: Mapped[str] = mapped_column(ForeignKey("products.id"))
+    name: Mapped[str] = mapped_column(String(200))
+    category: Mapped[str] = mapped_column(String(16))
+    quantity: Mapped[int] = mapped_column(Integer)
+    unit_price: Mapped[Decimal] = mapped_column(Money())
+    line_total: Mapped[Decimal] = mapped_column(Money())
+    discount: Mapped[Decimal] = mapped_column(Money())
+    """This line's share of the order's coupon discount."""
+    returned: Mapped[int] = mapped_column(Integer, default=0)
+    """Units on returns of this line (requested or refunded)."""
+
+
+class ReturnRequest(Base):
+    """A return of some units of a delivered order; refunded once processed."""
+
+    __tablename__ = "returns"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    order_id: Mapped[str] = mapped_column(ForeignKey("orders.id"), index=True)
+    customer_id: Mapped[str] = mapped_column(ForeignKey("customers.id"), index=True)
+    status: Mapped[str] = mapped_column(String(10))
+    """"requested" (waiting for the refund) or "refunded"."""
+    reason: Mapped[str] = mapped_column(String(30))
+    amount: Mapped[Decimal] = mapped_column(Money())
+    """The refund: the sum of its lines' amounts."""
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    refunded_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+
+    lines: Mapped[list[ReturnLine]] = relationship(order_by="ReturnLine.id", viewonly=True)
+
+
+class ReturnLine(Base):
+    __tablename__ = "return_lines"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    return_id: Mapped[str] = mapped_column(ForeignKey("returns.id"), index=True)
+    order_line_id: Mapped[str] = mapped_column(ForeignKey("order_lines.id"), index=True)
+    variant_id: Mapped[str] = mapped_column(ForeignKey("variants.id"))
+    quantity: Mapped[int] = mapped_column(Integer)
+    amount: Mapped[Decimal] = mapped_column(Money())
+
+
+# ------------------------------------------------------------ domain rules
+# Shared by the sampler and the tools, so sampled history and live calls agree exactly.
+def cents(value: Decimal) -> Decimal:
+    """Round half up to the cent.
+
+    >>> cents(Decimal("2.675")), cents(Decimal("7.5"))
+    (Decimal('2.68'), Decimal('7.50'))
+    """
+    return value.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def coupon_discount(coupon: Coupon, lines: Sequence[tuple[str, Decimal]]) -> Decimal:
+    """What ``coupon`` takes off lines of (category, line total): a share of the eligible
+    items (those of its category, or all), never more than they cost.
+
+    >>> c = Coupon(percent_off=15, amount_off=None, category="home")
+    >>> coupon_discount(c, [("home", Decimal("40.00")), ("books", Decimal("9.99"))])
+    Decimal('6.00')
+    """
+    eligible = sum(
+        (total for category, total in lines if coupon.category in (None, category)), ZERO
+    )
+    if coupon.percent_off is not None:
+        return cents(eligible * coupon.percent_off / 100)
+    return min(coupon.amount_off or ZERO, eligible)
+
+
+def allocate(amount: Decimal, weights: Sequence[Decimal]) -> list[Decimal]:
+    """Split ``amount`` into cents proportional to ``weights`` (largest remainder, ties to the
+    first), so the shares add up to ``amount`` exactly.
+
+    >>> allocate(Decimal("10.00"), [Decimal("1"), Decimal("1"), Decimal("1")])
+    [Decimal('3.34'), Decimal('3.33'), Decimal('3.33')]
+    """
+    whole = sum(weights, ZERO)
+    if whole <= 0 or amount <= 0:
+        return [ZERO for _ in weights]
+    units = int(amount / CENT)
+    raw = [Decimal(units) * w / whole for w in weights]
+    shares = [int(r.to_integral_value(rounding=ROUND_FLOOR)) for r in raw]
+    left = units - sum(shares)
+    order = sorted(range(len(raw)), key=lambda i: (-(raw[i] - shares[i]), i))
+    for i in order[:left]:
+        shares[i] += 1
+    return [Decimal(s) * CENT for s in shares]
+
+
+def shipping_cost(method: str, merchandise: Decimal) -> Decimal:
+    """The shipping charge: standard is free from ``FREE_SHIPPING_FROM`` of merchandise.
+
+    >>> shipping_cost("standard", Decimal("49.99")), shipping_cost("standard", Decimal("50"))
+    (Decimal('5.99'), Decimal('0.00'))
+    """
+    if method == "standard" and merchandise >= FREE_SHIPPING_FROM:
+        return ZERO
+    return SHIPPING_RATES[method]
+
+
+def refund_for(net: Decimal, quantity: int, before: int, units: int) -> Decimal:
+    """The refund for ``units`` more of a line whose ``net`` (line total - discount share)
+    paid for ``quantity`` units, ``before`` of them already returned: the units' share,
+    rounded so that returning every unit refunds exactly ``net``.
+
+    >>> [refund_for(Decimal("10.00"), 3, b, 1) for b in range(3)]
+    [Decimal('3.33'), Decimal('3.34'), Decimal('3.33')]
+    """
+    return cents(net * (before + units) / quantity) - cents(net * before / quantity)
+
+
+def availability(stock: int) -> str:
+    """ "out_of_stock", "low_stock" (under ``LOW_STOCK``) or "in_stock"."""
+    if stock <= 0:
+        return "out_of_stock"
+    return "low_stock" if stock < LOW_STOCK else "in_stock"
