@@ -521,7 +521,7 @@ COMMENT_BODIES = [
 # ------------------------------------------------------------------- tools
 @server.tool(
     returns=("project", "user", "sprint"),
-    phrasings=["Which projects do we have?", "List all projects, archived ones too"],
+    phrasings=["Which projects do we have?", "List our projects"],
 )
 def list_projects(ctx: ToolContext, include_archived: bool = False) -> list[ProjectSummary]:
     """List projects with their key, lead, number of open issues and active sprint.
@@ -644,7 +644,7 @@ def list_users(
         "Find issues about {query}",
         "Which {status} issues are in project {project_id}?",
         "What is {assignee_id} working on?",
-        "Show the {priority} priority bugs in {project_id}",
+        "Show the {priority} priority issues in {project_id}",
     ],
     examples={"query": ["checkout", "timeout", "crash", "upgrade", "dark mode", "webhook"]},
 )
