@@ -61,7 +61,20 @@ def add_parser(sub: Any) -> None:
     g.add_argument(
         "--test-fraction", type=_rate, default=d.test_fraction, help="share of state seeds held out"
     )
-    g.add_argument("--size", type=int, default=None, help="state size (default: server's)")
+    g.add_argument(
+        "--block-states",
+        type=int,
+        default=d.block_states,
+        help="fresh states per block for tasks without distractors (0: the pool only)",
+    )
+    g.add_argument(
+        "--sizes",
+        type=lambda v: tuple(int(x) for x in v.split(",")),
+        default=d.sizes,
+        metavar="S,S",
+        help="sizes of the block states (default 1,2)",
+    )
+    g.add_argument("--size", type=int, default=None, help="one state size for every task")
     g = p.add_argument_group("conversations")
     g.add_argument("--chain-length", type=_range, default=d.chain_lengths, metavar="LO-HI")
     g.add_argument("--turns", type=_range, default=d.turns, metavar="LO-HI", help="user turns")
@@ -78,9 +91,21 @@ def add_parser(sub: Any) -> None:
     g.add_argument("--strip-enum-rate", type=_rate, default=d.strip_enum_rate)
     g.add_argument("--irrelevant-rate", type=_rate, default=d.irrelevant_rate)
     g.add_argument("--missing-tool-rate", type=_rate, default=d.missing_tool_rate)
+    g.add_argument(
+        "--abstention-rate",
+        type=_rate,
+        default=d.abstention_rate,
+        help="share of whole tasks whose right answer is no call (paper: 8.3%%)",
+    )
     g = p.add_argument_group("validation")
     g.add_argument("--max-error-rate", type=_rate, default=d.max_error_rate)
     g.add_argument("--dedup-threshold", type=_rate, default=d.dedup_threshold)
+    g.add_argument(
+        "--dedup",
+        choices=("calls", "values"),
+        default=d.dedup,
+        help="near-duplicates by tools and argument names (calls, the paper's) or values too",
+    )
     g.add_argument("--max-attempts", type=int, default=d.max_attempts)
     g.add_argument("--block-size", type=int, default=d.block_size, help="candidates per work unit")
     g = p.add_argument_group("optional LLM (OpenAI-compatible endpoint)")
@@ -113,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
         n=args.n,
         seed=args.seed,
         state_seeds=args.state_seeds,
+        block_states=args.block_states,
+        sizes=args.sizes,
         test_fraction=args.test_fraction,
         size=args.size,
         chain_lengths=(lo, hi),
@@ -124,8 +151,10 @@ def run(args: argparse.Namespace) -> int:
         strip_enum_rate=args.strip_enum_rate,
         irrelevant_rate=args.irrelevant_rate,
         missing_tool_rate=args.missing_tool_rate,
+        abstention_rate=args.abstention_rate,
         max_error_rate=args.max_error_rate,
         dedup_threshold=args.dedup_threshold,
+        dedup=args.dedup,
         max_attempts=args.max_attempts,
         block_size=args.block_size,
         workers=args.workers,

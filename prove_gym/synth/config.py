@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
 from prove_gym.server.base import stable_int
+
+BLOCK_SEED_BASE = 100_000
+"""Block states' seeds start here; the shared pool's are below it."""
 
 
 @dataclass(frozen=True)
@@ -25,10 +29,19 @@ class SynthConfig:
         state_seeds: Size of the bounded pool of state seeds (shared by all
             servers so distractor servers reuse cached templates; independent of
             ``seed``). Not in the paper.
-        test_fraction: Share of the state-seed pool held out for ``test.jsonl``
-            (at least one seed when > 0). Split by state seed, so no test state is
-            seen in training.
-        size: State size; ``None`` means the primary server's default size.
+        block_states: Fresh states each block samples for its tasks without distractors
+            (seeds >= 100,000 drawn from ``(seed, server, block)``, sizes from ``sizes``),
+            so a large run sees thousands of distinct initial states while each state
+            is still sampled once. Tasks with distractors keep to the shared pool: their
+            other servers' initial states are hashed too. 0 uses the pool only. Not in
+            the paper.
+        sizes: State sizes the block states are drawn from (``size`` overrides).
+        test_fraction: Share of states held out for ``test.jsonl``: the last
+            ``ceil(f·pool)`` seeds of the pool (at least one when > 0), and that share of
+            the block states by a hash of their seed. Split by state seed, so no test
+            state is seen in training.
+        size: State size of every task; ``None`` means the primary server's default size
+            for pool states and ``sizes`` for block states.
         chain_lengths: Inclusive range of tool-chain lengths (paper: 2-5).
         length_weights: Relative weights of the lengths in ``chain_lengths`` (not in
             the paper: short chains a little more often).
@@ -41,12 +54,19 @@ class SynthConfig:
         irrelevant_rate: Share of tasks with an out-of-scope request, an ``abstain``
             turn (paper: 0.05).
         missing_tool_rate: Share of tasks whose last request needs a tool that is not
-            offered, an ``abstain`` turn (paper: no rate given; 0.03 makes the abstention
-            share ~8% as in the paper's 1,122 of 13,517).
+            offered, an ``abstain`` turn after requests that are served (paper: no rate
+            given; not ours).
+        abstention_rate: Share of kept tasks that are abstention examples as a whole: every
+            turn asks for something no offered tool does (out of scope, or this server's
+            tool is not offered), so the right answer is no call at all (paper: 1,122 of
+            13,517, 8.3%).
         max_error_rate: Conversations whose executed calls failed more often than this
             are dropped (paper: 0.30).
         dedup_threshold: Jaccard similarity of call-sequence features at or above which a
             task is a near-duplicate of an earlier one and dropped (paper: 0.70).
+        dedup: What the features compare: ``"calls"`` (tools, argument names, tool
+            bigrams and turn kinds: the paper's filter) or ``"values"`` (argument
+            values too, so the same calls about other entities are all kept).
         max_attempts: Argument draws per chain step before giving up on the chain.
         block_size: Candidate conversations per unit of work. Output does not depend on
             the number of workers because blocks, not workers, own the randomness.
@@ -63,6 +83,8 @@ class SynthConfig:
     n: int = 100
     seed: int = 0
     state_seeds: int = 10
+    block_states: int = 2
+    sizes: tuple[int, ...] = (1, 2)
     test_fraction: float = 0.1
     size: int | None = None
     chain_lengths: tuple[int, int] = (2, 5)
@@ -74,8 +96,10 @@ class SynthConfig:
     strip_enum_rate: float = 0.3
     irrelevant_rate: float = 0.05
     missing_tool_rate: float = 0.03
+    abstention_rate: float = 0.08
     max_error_rate: float = 0.30
     dedup_threshold: float = 0.70
+    dedup: str = "calls"
     max_attempts: int = 3
     block_size: int = 32
     workers: int = 1
@@ -105,6 +129,7 @@ class SynthConfig:
             "strip_enum_rate",
             "irrelevant_rate",
             "missing_tool_rate",
+            "abstention_rate",
             "max_error_rate",
             "dedup_threshold",
             "test_fraction",
@@ -112,8 +137,12 @@ class SynthConfig:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, got {value}")
+        if self.dedup not in ("calls", "values"):
+            raise ValueError(f"dedup must be 'calls' or 'values', got {self.dedup!r}")
         if not 1 <= self.distractors[0] <= self.distractors[1]:
             raise ValueError(f"distractors must be 1 <= lo <= hi, got {self.distractors}")
+        if self.block_states < 0 or not self.sizes or min(self.sizes) < 1:
+            raise ValueError("block_states must be >= 0 and sizes a non-empty tuple of sizes >= 1")
         for name in ("n", "state_seeds", "max_attempts", "block_size", "workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
@@ -144,6 +173,20 @@ class SynthConfig:
         pool = self.seed_pool()
         k = min(len(pool) - 1, max(1, math.ceil(self.test_fraction * len(pool))))
         return frozenset(pool[len(pool) - k :]) if k > 0 else frozenset()
+
+    def block_state_list(self, server: str, block: int) -> list[tuple[int, int | None]]:
+        """The ``(seed, size)`` states of one block (``size`` None: the server's default)."""
+        rng = random.Random(stable_int("synth-states", self.seed, server, block))
+        return [
+            (BLOCK_SEED_BASE + rng.randrange(10**9), self.size or rng.choice(self.sizes))
+            for _ in range(self.block_states)
+        ]
+
+    def is_test_seed(self, seed: int) -> bool:
+        """Whether tasks of this state seed belong to the test split."""
+        if seed < BLOCK_SEED_BASE:
+            return seed in self.test_seeds()
+        return stable_int("synth-split", seed) % 10_000 < round(self.test_fraction * 10_000)
 
     def to_dict(self) -> dict[str, Any]:
         """The flags as JSON (the API key left out), for the report."""

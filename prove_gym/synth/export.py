@@ -156,7 +156,9 @@ def build_report(result: SynthResult, registry: Registry | None = None) -> dict[
     turn_counts: Counter[str] = Counter()
     levels: Counter[str] = Counter()
     knobs: Counter[str] = Counter()
+    abstentions: Counter[str] = Counter()
     splits: Counter[str] = Counter()
+    states: set[tuple[str, int, int | None]] = set()
     calls = failed = 0
     for t in tasks:
         for step in t.steps:
@@ -167,13 +169,17 @@ def build_report(result: SynthResult, registry: Registry | None = None) -> dict[
         task_kinds[t.kind] += 1
         turn_kinds.update(turn.kind for turn in t.turns)
         turn_counts[str(len(t.turns))] += 1
-        levels[meta.get("info_level", "?")] += 1
         splits[meta.get("split", "?")] += 1
+        states.add((t.server, t.seed, t.size))
         k = meta.get("knobs", {})
-        knobs["distractors"] += bool(k.get("distractors"))
-        knobs["strip_enums"] += bool(k.get("strip_enums"))
-        knobs["irrelevant"] += bool(k.get("irrelevant"))
-        knobs["missing_tool"] += bool(k.get("missing_tool"))
+        if k.get("abstention"):
+            abstentions[str(k["abstention"])] += 1
+        else:  # the shares of levels and knobs are those of tool-calling tasks
+            levels[meta.get("info_level", "?")] += 1
+            knobs["distractors"] += bool(k.get("distractors"))
+            knobs["strip_enums"] += bool(k.get("strip_enums"))
+            knobs["irrelevant"] += bool(k.get("irrelevant"))
+            knobs["missing_tool"] += bool(k.get("missing_tool"))
         calls += int(meta.get("calls", 0))
         failed += int(meta.get("failed_calls", 0))
     unused = {
@@ -183,6 +189,7 @@ def build_report(result: SynthResult, registry: Registry | None = None) -> dict[
     coarse: Counter[str] = Counter()
     for reason, count in result.drops.items():
         coarse[reason.split(":")[0]] += count
+    calling = n - sum(abstentions.values())
     return {
         "generator": GENERATOR,
         "config": result.config.to_dict(),
@@ -195,6 +202,13 @@ def build_report(result: SynthResult, registry: Registry | None = None) -> dict[
             "kept_share": round(n / result.candidates, 4) if result.candidates else 0.0,
             "executed_calls": calls,
             "failed_calls": failed,
+            "distinct_states": len(states),
+            "text_gold_rejections": coarse["text_gold_mismatch"],
+            "text_gold_rejection_share": (
+                round(coarse["text_gold_mismatch"] / result.candidates, 4)
+                if result.candidates
+                else 0.0
+            ),
         },
         "short_of_quota": dict(sorted(result.missing.items())),
         "servers": dict(sorted(per_server.items())),
@@ -206,9 +220,11 @@ def build_report(result: SynthResult, registry: Registry | None = None) -> dict[
         "turn_kinds": dict(sorted(turn_kinds.items())),
         "turns": dict(sorted(turn_counts.items())),
         "info_levels": dict(sorted(levels.items())),
-        "info_level_shares": _share(levels, n),
+        "info_level_shares": _share(levels, calling),
         "knobs": dict(sorted(knobs.items())),
-        "knob_shares": _share(knobs, n),
+        "knob_shares": _share(knobs, calling),
+        "abstention_tasks": dict(sorted(abstentions.items())),
+        "abstention_share": round(sum(abstentions.values()) / n, 4) if n else 0.0,
         "drops": dict(sorted(result.drops.items())),
         "drop_reasons": dict(sorted(coarse.items())),
     }
@@ -247,8 +263,19 @@ def format_report(report: dict[str, Any], seconds: float | None = None) -> str:
         row("info level", report["info_levels"]),
     ]
     n = tot["tasks"] or 1
-    knobs = "  ".join(f"{k}: {v} ({100 * v / n:.1f}%)" for k, v in report["knobs"].items())
-    lines.append(f"{'knobs':<15} {knobs}")
+    calling = (tot["tasks"] - sum(report["abstention_tasks"].values())) or 1
+    knobs = "  ".join(f"{k}: {v} ({100 * v / calling:.1f}%)" for k, v in report["knobs"].items())
+    lines.append(f"{'knobs':<15} {knobs}   (levels and knobs: shares of tool-calling tasks)")
+    whole = sum(report["abstention_tasks"].values())
+    kinds = ", ".join(f"{k} {v}" for k, v in report["abstention_tasks"].items()) or "-"
+    lines.append(f"{'abstention':<15} {whole} tasks ({100 * whole / n:.1f}%): {kinds}")
+    lines.append(
+        f"{'states':<15} {tot['distinct_states']} distinct initial states (server, seed, size)"
+    )
+    lines.append(
+        f"{'text check':<15} {tot['text_gold_rejections']} candidates rejected "
+        f"({100 * tot['text_gold_rejection_share']:.1f}%): text and gold calls disagreed"
+    )
     drops = sorted(report["drop_reasons"].items(), key=lambda kv: -kv[1])
     lines.append(f"{'dropped':<15} " + ("  ".join(f"{k}: {v}" for k, v in drops) or "none"))
     lines.append("")

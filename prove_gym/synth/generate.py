@@ -9,7 +9,9 @@ on how many workers there are.
 A candidate goes through the paper's conversation state machine:
 
 1. draw the knobs (information level, turns, distractors, enum stripping,
-   irrelevant request, missing tool) and a state seed from the bounded pool;
+   irrelevant request, missing tool, whole-task abstention) and a state: one of
+   the block's fresh states, or for a task with distractors one of the bounded
+   pool (its other servers' initial states are hashed too);
 2. sample a chain around an inverse-frequency-weighted target tool and split it
    into contiguous requests (user turns);
 3. run the chain on a freshly reset session of the state seed, grounding
@@ -18,10 +20,16 @@ A candidate goes through the paper's conversation state machine:
    names a tool that fixes it ("Start it with start_engine first"), that tool is
    run first (*repair*, "try another tool"). A step that never succeeds ends the
    conversation (dropped: ``step_failed``, or ``error_rate`` as soon as the error
-   rate can no longer end at or below ``max_error_rate``);
+   rate can no longer end at or below ``max_error_rate``). A write that changes
+   nothing is drawn again like a failure, without counting as one
+   (``noop_write`` when it never does anything);
 4. render the user turns (clarify / abstain turns as the knobs say);
-5. validate: credentials traced, and a replay of the task's JSON on a freshly
-   reset session identical in results and final state.
+5. validate: credentials traced, text and gold calls agreeing (no template
+   residue, every gold value said or read earlier), and a replay of the task's
+   JSON on a freshly reset session identical in results and final state.
+
+A whole abstention task (``abstention_rate``) skips 2-3: every turn asks for
+what no offered tool does, so the gold makes no call.
 """
 
 from __future__ import annotations
@@ -57,7 +65,13 @@ from prove_gym.synth.render import (
     foreign_requests,
     usable_phrasings,
 )
-from prove_gym.synth.validate import StateHasher, call_features, replay, untraced_secrets
+from prove_gym.synth.validate import (
+    StateHasher,
+    call_features,
+    replay,
+    text_problems,
+    untraced_secrets,
+)
 from prove_gym.task import GoldStep, Task, Turn
 
 GENERATOR = "prove_gym.synth/1"
@@ -150,6 +164,7 @@ class ServerContext:
         session = self._sessions.pop(key, None)
         if session is None:
             session = self.server.session(seed, size)
+            _HASHER.remember(session)  # fresh: its hash is the initial one, no second sample
         else:
             session.reset()
         self._sessions[key] = session
@@ -183,9 +198,11 @@ def run_block(
     tries: Counter[str] = Counter()
     lessons = Lessons()
     out = BlockResult(server, block)
+    default = sc.server.default_size
+    states = [(seed, size or default) for seed, size in cfg.block_state_list(server, block)]
     for i in range(cfg.block_size):
         cid = f"{server}-b{block}-{i}"
-        result = Conversation(sc, cfg, rng, counts, tries, cid, lessons).build()
+        result = Conversation(sc, cfg, rng, counts, tries, cid, lessons, states).build()
         out.outcomes.append(result)
         if isinstance(result, Candidate):
             counts.update(result.task.meta["chain"])
@@ -208,8 +225,10 @@ class Conversation:
         tries: Counter[str],
         cid: str,
         lessons: Lessons | None = None,
+        states: list[tuple[int, int]] | None = None,
     ) -> None:
         self.sc = sc
+        self.states = states or []
         self.lessons = lessons if lessons is not None else Lessons()
         self.cfg = cfg
         self.rng = rng
@@ -220,13 +239,23 @@ class Conversation:
     # ---------------------------------------------------------------- knobs
     def _knobs(self) -> None:
         cfg, rng = self.cfg, self.rng
-        self.seed = rng.choice(self.sc.seed_pool)
+        pool_seed = rng.choice(self.sc.seed_pool)
+        fresh = rng.choice(self.states) if self.states else None
         self.level = weighted_choice(rng, ["complete", "missing", "minimal"], list(cfg.info_levels))
         n_turns = rng.randint(*cfg.turns)
         self.irrelevant = rng.random() < cfg.irrelevant_rate
         self.missing_tool = rng.random() < cfg.missing_tool_rate
         self.distract = rng.random() < cfg.distractor_rate
         self.strip = rng.random() < cfg.strip_enum_rate
+        # twice the wanted share of candidates: tool-calling ones are dropped far more often;
+        # the collector keeps the kept share at the configured rate
+        self.abstain_only = rng.random() < min(1.0, 2 * cfg.abstention_rate)
+        # distractor servers' initial states are hashed too: keep those tasks on the pool
+        if fresh is None or self.distract:
+            self.seed = pool_seed
+            self.size = cfg.size if cfg.size is not None else self.sc.server.default_size
+        else:
+            self.seed, self.size = fresh
         extras = (self.level == "missing") + self.irrelevant
         self.n_seg = max(1, n_turns - extras)
         if self.missing_tool and self.n_seg < 2:
@@ -254,6 +283,8 @@ class Conversation:
     def build(self) -> Candidate | str:
         cfg, rng, sc = self.cfg, self.rng, self.sc
         self._knobs()
+        if self.abstain_only:
+            return self._abstention()
         target = self._target()
         plan = sc.sampler.sample(rng, target, self.length, self._weight)
         if len(plan) < max(2, cfg.chain_lengths[0]):
@@ -273,8 +304,7 @@ class Conversation:
             plan[-1].segment = self.n_seg - 1
         self.clarify_plan = self._plan_clarify(plan) if self.level == "missing" else None
         self.renderer = Renderer(rng, self.level)
-        size = cfg.size if cfg.size is not None else sc.server.default_size
-        self.size = size
+        size = self.size
         offered = [t.qualified_name for t in sc.server.visible_tools() if t.name != self.hidden]
         self.session = sc.session(self.seed, size)
         outcome = self._execute(plan)
@@ -314,6 +344,8 @@ class Conversation:
         for i, step in enumerate(plan):
             if self.hidden is not None and step.segment == self.n_seg - 1:
                 continue
+            if i > 0 and plan[i - 1].segment == step.segment:
+                continue  # asking must be the whole right move: nothing doable before it
             for p in step.tool.params:
                 if not p.required:
                     continue
@@ -377,6 +409,7 @@ class Conversation:
         add: set[str] = set()
         drop: set[str] = set()
         tool = step.tool
+        noop = False
         for attempt in range(self.cfg.max_attempts):
             if self.calls >= 4 * self.cfg.chain_lengths[1]:
                 return "too_many_calls"
@@ -395,9 +428,15 @@ class Conversation:
             )
             if g.unresolved:
                 return f"ungroundable:{step.name}.{g.unresolved}"
+            before = self.session.snapshot() if tool.writes else None
             result = self.session.call(step.name, g.args)
             self.calls += 1
             self.trace.append((step.name, g.args, result))
+            if result.ok and before is not None and self.session.snapshot() == before:
+                # a write that changes nothing (already on, already there) teaches nothing:
+                # draw other arguments; it is not an error, so the error rate is untouched
+                noop = True
+                continue
             if result.ok:
                 self._record(step, g, result, phrasing)
                 return None
@@ -424,7 +463,7 @@ class Conversation:
             # no fix: drop as soon as the error rate cannot end at or below the threshold
             if self.failures / (self.calls + len(self.queue) + 1) > self.cfg.max_error_rate:
                 return "error_rate"
-        return f"step_failed:{step.name}"
+        return f"noop_write:{step.name}" if noop else f"step_failed:{step.name}"
 
     def _repair(self, step: PlannedStep, args: dict[str, Any], message: str) -> bool:
         """Schedule the tools an error message names as fixes, then the step again."""
@@ -583,7 +622,8 @@ class Conversation:
         return memo[key]
 
     def _missing_param(self) -> tuple[int, str] | None:
-        """(step index, parameter) the clarify turn leaves out, from the planned step's turn.
+        """(step index, parameter) the clarify turn leaves out: of its turn's first call, so
+        nothing in the turn can be done before asking (asking is the whole right move).
 
         Cleanest first: a value some fitting phrasing has no slot for (it is simply
         not said), then an identifier ("one of my events"), then any other value
@@ -600,6 +640,8 @@ class Conversation:
         for i, step in enumerate(self.done):
             if step.segment != segment or not step.executed:
                 continue
+            if any(d.segment == segment and d.executed for d in self.done[:i]):
+                break  # only the turn's first call: asking first is then unambiguous
             fitting = [set(SLOT.findall(ph)) for ph in usable_phrasings(step.tool, step.args)]
             for p in step.tool.params:
                 if (
@@ -620,10 +662,12 @@ class Conversation:
         return self.rng.choice(pool) if pool else None
 
     def _assemble(self, offered: list[str], recorded: tuple[bytes, str]) -> Candidate | str:
-        cfg, sc, rng = self.cfg, self.sc, self.rng
+        sc, rng = self.sc, self.rng
         done = self.done
         omit = self._missing_param() if self.level == "missing" else None
-        level = self.level if (self.level != "missing" or omit is not None) else "complete"
+        if self.level == "missing" and omit is None:
+            return "no_missing_value"  # the turn's first call has no value to leave out
+        level = self.level
         gold_ids = {}
         n = 0
         for i, d in enumerate(done):
@@ -683,13 +727,28 @@ class Conversation:
             rendered.insert(at, None)
         if not any(t.steps for t in turns):
             return "no_gold_steps"
+        return self._package(turns, rendered, tools, offered, level, recorded)
+
+    def _package(
+        self,
+        turns: list[Turn],
+        rendered: list[RenderedTurn | None],
+        tools: list[str],
+        offered: list[str],
+        level: str,
+        recorded: tuple[bytes, str],
+        *,
+        abstention: str | None = None,
+    ) -> Candidate | str:
+        """The task of these turns, checked (credentials, text, replay) and featurised."""
+        cfg, sc, done = self.cfg, self.sc, self.done
         if not cfg.turns[0] <= len(turns) <= cfg.turns[1]:
             return "turn_count"
         paraphrased = self._paraphrase(turns, rendered)
         overrides = self._strip_enums(tools) if self.strip else {}
         n_distractors = len(tools) - len(offered)
         chain = [d.name for d in done]
-        split = "test" if self.seed in sc.test_seeds else "train"
+        split = "test" if cfg.is_test_seed(self.seed) else "train"
         task = Task(
             id=self.cid,
             servers=[sc.server.name],
@@ -706,8 +765,9 @@ class Conversation:
                 "knobs": {
                     "distractors": n_distractors,
                     "strip_enums": bool(overrides),
-                    "irrelevant": self.irrelevant,
-                    "missing_tool": self.hidden,
+                    "irrelevant": self.irrelevant and abstention is None,
+                    "missing_tool": None if abstention else self.hidden,
+                    "abstention": abstention,
                 },
                 "calls": self.calls,
                 "failed_calls": self.failures,
@@ -720,15 +780,74 @@ class Conversation:
         secrets = untraced_secrets(task, results, sc.registry)
         if secrets:
             return f"untraced_secret:{secrets[0]}"
+        problems = text_problems(task, results)
+        if problems:
+            return f"text_gold_mismatch:{problems[0]}"
         reason, final_hash = replay(
             task, results, recorded, session=self.session, registry=sc.registry, hasher=_HASHER
         )
         if reason is not None:
             return reason
         task.final_state_hash = final_hash
-        specials = [t.kind for t in task.turns if t.kind != "normal"]
-        feats = call_features(((d.name, d.args) for d in done), specials)
+        specials: list[str] = [t.kind for t in task.turns if t.kind != "normal"]
+        if abstention:
+            # nothing is called: what is asked is what tells two of them apart
+            specials += [f"ask:{t.user}" for t in task.turns]
+        feats = call_features(
+            ((d.name, d.args) for d in done), specials, values=cfg.dedup == "values"
+        )
         return Candidate(task, feats)
+
+    # ------------------------------------------------------------ abstention
+    def _abstention(self) -> Candidate | str:
+        """A whole task whose right answer is no call: every turn is ``abstain``.
+
+        Half of them ask for something of this server whose tool is not offered (a
+        request grounded in the state, like any other, with that tool hidden); the
+        rest, and the other turns, ask for what no offered tool does (general
+        questions, other servers' requests).
+        """
+        cfg, rng, sc = self.cfg, self.rng, self.sc
+        self.irrelevant = False
+        self.session = sc.session(self.seed, self.size)
+        self.renderer = Renderer(rng, "complete")
+        self.clarify_plan = None
+        self.n_seg = 1
+        self.hidden = None
+        n_turns = rng.randint(*cfg.turns)
+        offered = [t.qualified_name for t in sc.server.visible_tools()]
+        turns: list[Turn] = []
+        rendered: list[RenderedTurn | None] = []
+        if rng.random() < 0.5:
+            target = self._target()
+            self.hidden = target
+            outcome = self._execute([sc.sampler.new_step(rng, target)])
+            if outcome is not None:
+                return outcome
+            rt = self.renderer.request([0], self.done, self.phrasings, first=True, level="complete")
+            turns.append(Turn(user=rt.text, kind="abstain", info_level="complete"))
+            rendered.append(rt)
+            offered = [q for q in offered if q != f"{sc.server.name}.{target}"]
+        else:
+            self.done, self.calls, self.failures = [], 0, 0
+        tools = self._with_distractors(offered) if self.distract else list(offered)
+        busy = {q.split(".")[0] for q in tools}
+        foreign = [t for t in sc.foreign if t.server_name not in busy]
+        asked = {t.user for t in turns}
+        for _ in range(4 * n_turns):
+            if len(turns) >= n_turns:
+                break
+            rt = self.renderer.irrelevant(foreign_requests(foreign, rng))
+            if rt.text in asked:
+                continue
+            asked.add(rt.text)
+            at = rng.randint(0, len(turns))
+            turns.insert(at, Turn(user=rt.text, kind="abstain", info_level="complete"))
+            rendered.insert(at, None)
+        kind = "missing_tool" if self.hidden is not None else "irrelevant"
+        state = self.session.snapshot()
+        recorded = (state, _HASHER.session_hash(self.session, state))
+        return self._package(turns, rendered, tools, offered, "complete", recorded, abstention=kind)
 
     # ------------------------------------------------------------------ knobs
     def _with_distractors(self, offered: list[str]) -> list[str]:

@@ -28,6 +28,7 @@ well-formed call would send.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections import OrderedDict
@@ -468,6 +469,12 @@ class Grounder:
                 continue
             args[p.name] = coerce(value, prop)
         self._order_ranges(args, d.sources)
+        # a gold value that only repeats the tool's default teaches the model nothing
+        for p in spec.params:
+            if not p.required and p.name in args and _is_default(args[p.name], props.get(p.name)):
+                del args[p.name]
+                d.links.pop(p.name, None)
+                d.sources.pop(p.name, None)
         ordered = {p.name: args[p.name] for p in spec.params if p.name in args}
         return Grounded(ordered, d.links, d.records, d.sources)
 
@@ -712,3 +719,10 @@ def message_hints(message: str, tool: ToolSpec) -> dict[str, Any]:
             if len(named) == 1:
                 out[name] = named[0]
     return out
+
+
+def _is_default(value: Any, prop: Mapping[str, Any] | None) -> bool:
+    """Whether ``value`` is the parameter's schema default (same JSON: ``1`` is not ``true``)."""
+    if not prop or "default" not in prop:
+        return False
+    return json.dumps(value, sort_keys=True) == json.dumps(prop["default"], sort_keys=True)

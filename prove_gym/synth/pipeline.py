@@ -88,6 +88,7 @@ class _Collector:
         per_block = max(1, cfg.block_size)
         self.max_blocks = {s: max(8, 25 * math.ceil(q / per_block)) for s, q in self.quota.items()}
         self.yields: dict[str, list[int]] = {s: [] for s in servers}
+        self.abstentions: Counter[str] = Counter()
 
     def done(self, server: str) -> bool:
         return len(self.kept[server]) >= self.quota[server] or (
@@ -112,9 +113,17 @@ class _Collector:
             if isinstance(outcome, str):
                 self.result.drops[outcome] += 1
                 continue
+            abstention = bool(outcome.task.meta["knobs"].get("abstention"))
+            kept = self.kept[server]
+            if abstention and self.abstentions[server] >= self.cfg.abstention_rate * (
+                len(kept) + 1
+            ):
+                self.result.drops["abstention_share"] += 1
+                continue
             if self.dedup[server].near_duplicate(outcome.features):
                 self.result.drops["near_duplicate"] += 1
                 continue
+            self.abstentions[server] += abstention
             self.dedup[server].add(outcome.features)
             self.kept[server].append(self._number(outcome, len(self.kept[server])))
         gained = len(self.kept[server]) - before

@@ -111,6 +111,35 @@ def _lower_first(text: str) -> str:
     return text[0].lower() + text[1:]
 
 
+def plural(noun: str) -> str:
+    """The plural of a (last) English noun: ``category`` -> ``categories``, ``box`` -> ``boxes``.
+
+    >>> [plural(w) for w in ("event", "category", "address", "day", "match")]
+    ['events', 'categories', 'addresses', 'days', 'matches']
+    """
+    if noun.endswith("y") and len(noun) > 1 and noun[-2] not in "aeiou":
+        return noun[:-1] + "ies"
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return noun + "es"
+    return noun + "s"
+
+
+def _label(name: str) -> str:
+    """How a user names a parameter: ``calendar_id`` -> ``calendar``, ``max_price`` -> ``max price``."""
+    text = words(name)
+    for suffix in (" ids", " id"):
+        if text.endswith(suffix) and len(text) > len(suffix):
+            return text[: -len(suffix)] + ("s" if suffix == " ids" else "")
+    return text
+
+
+def _and(parts: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    if len(parts) < 2:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
 def usable_phrasings(spec: ToolSpec, args: Mapping[str, Any] | None = None) -> list[str]:
     """Phrasings that can state a call with these arguments (``None``: any arguments).
 
@@ -238,7 +267,7 @@ class Renderer:
         if j != i - 1:
             return None  # "those results" would point at a later step
         if len(values) > 1 and values == produced[: len(values)]:
-            return f"the first {len(values)} {noun}s in those results"
+            return f"the first {len(values)} {plural(noun)} in those results"
         if len(values) == 1 and values[0] in produced:
             n = produced.index(values[0])
             if n < len(ORDINALS):
@@ -287,6 +316,13 @@ class Renderer:
                 phrasing,
                 flags=re.IGNORECASE,
             )
+            # a reference brings its own article and noun: not "the the same label label"
+            phrasing = re.sub(
+                rf"\b(?:the|an?)\s+(?=\{{{name}\}})", "", phrasing, flags=re.IGNORECASE
+            )
+            phrasing = re.sub(
+                rf"(?<=\{{{name}\}})\s+{re.escape(noun)}\b", "", phrasing, flags=re.IGNORECASE
+            )
         phrasing = _fix_articles(phrasing, args)
         keep: list[str] = []
 
@@ -295,7 +331,7 @@ class Renderer:
             if name == omit:
                 entity = spec.entity_params.get(name)
                 if entity is not None:
-                    return f"one of my {words(entity.name)}s"
+                    return f"one of my {plural(words(entity.name))}"
                 return f"some {words(name)}"
             if name in refs:
                 return refs[name]
@@ -304,7 +340,7 @@ class Renderer:
 
         text = SLOT.sub(fill, phrasing)
         slots = set(SLOT.findall(phrasing))
-        extras: list[str] = []
+        extras: list[tuple[str, str]] = []
         for name, value in args.items():
             if name in slots or name == omit:
                 continue
@@ -312,21 +348,37 @@ class Renderer:
             if name in refs:
                 if entity is not None and is_secret_kind(entity.name):
                     continue  # the user never handles credentials a tool issued
-                extras.append(
-                    self.rng.choice([f"use {refs[name]}", f"{words(name)}: {refs[name]}"])
-                )
+                extras.append((_label(name), refs[name]))
                 continue
             keep.extend(literal_values(value))
             shown = render_value(value)
             if isinstance(value, str) and " " in value:
                 shown = f'"{value}"'
-            extras.append(f"{words(name)}: {shown}")
+            extras.append((_label(name), shown))
         if extras:
             body = text.rstrip()
-            end = body[-1] if body and body[-1] in "?.!" else ""
-            body = body[:-1] if end else body
-            text = f"{body} ({'; '.join(extras)}){end}"
+            end = body[-1] if body and body[-1] in "?.!" else "."
+            body = body[:-1] if body and body[-1] in "?.!" else body
+            text = f"{body}{end} {self._settings(extras)}"
         return _finish(text), keep
+
+    def _settings(self, pairs: Sequence[tuple[str, str]]) -> str:
+        """Values the phrasing has no slot for, as one sentence of their own.
+
+        >>> Renderer(random.Random(0), "complete")._settings([("limit", "5"), ("status", "open")])
+        'Use 5 as the limit and open as the status.'
+        """
+        style = self.rng.randrange(3)
+        if style == 0:
+            parts = [f"the {label} to {value}" for label, value in pairs]
+            return f"Set {_and(parts)}."
+        if style == 1:
+            parts = [f"{value} as the {label}" for label, value in pairs]
+            return f"Use {_and(parts)}."
+        (label, value), rest = pairs[0], pairs[1:]
+        parts = [f"the {label} should be {value}"] + [f"the {lb} {v}" for lb, v in rest]
+        text = _and(parts)
+        return text[0].upper() + text[1:] + "."
 
     def request(
         self,

@@ -9,19 +9,24 @@
   passcode, token, secret, or an ``Entity`` kind containing "token"/"auth") must
   appear in a user turn up to the call's own turn or in the output of an earlier
   gold call.
-- **Near-duplicates**: a task's *call features* are the set of
-  ``tool(key=value)`` tokens (one per argument of every step in the sampled
-  chain, ``tool()`` for a call without arguments), the bigrams ``a>b`` of
-  consecutive tool names, and one ``turn:<kind>`` token per clarify/abstain turn.
-  A task whose Jaccard similarity to an earlier kept task of the same server
-  is >= the threshold (0.70) is dropped. Values are part of the features, so two
-  conversations with the same tools about different entities are both kept;
-  the same request about the same entity is not.
+- **Near-duplicates** (the paper's filter): a task's *call features* are one
+  ``tool(key)`` token per argument of every step in the sampled chain (``tool()``
+  for a call without arguments), the bigrams ``a>b`` of consecutive tool names,
+  and one ``turn:<kind>`` token per clarify/abstain turn. A task whose Jaccard
+  similarity to an earlier kept task of the same server is >= the threshold
+  (0.70) is dropped: the same tools called the same way about other entities
+  teach nothing new. ``dedup="values"`` puts the argument values into the tokens
+  (``tool(key=value)``), the looser filter that keeps such tasks.
+- **Text and gold agree**: every literal value of a gold call (what the user
+  would have to say) appears in a user turn up to the call's own turn or in the
+  output of an earlier gold call, and no user turn carries template residue
+  (an unfilled ``{slot}``, a ``(key: value)`` aside, ``None``, a doubled word).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -57,6 +62,12 @@ class StateHasher:
             with server.session(seed, size) as fresh:
                 found = self._initial[key] = fresh.state_hash()
         return found
+
+    def remember(self, session: Session) -> None:
+        """Record the hash of a session that is still in its initial state."""
+        key = (session.server.name, session.seed, session.size)
+        if key not in self._initial:
+            self._initial[key] = session.state_hash()
 
     def session_hash(self, session: Session, snapshot: bytes | None = None) -> str:
         """The session's canonical state hash (same value as ``Session.state_hash()``)."""
@@ -158,21 +169,92 @@ def untraced_secrets(task: Task, results: Sequence[ToolResult], registry: Regist
     return bad
 
 
+# Template residue in a user turn (our own rendered text, bounded; never model input).
+_RESIDUE: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("unfilled_slot", re.compile(r"\{[a-z_]+\}")),
+    ("key_value_aside", re.compile(r"\([a-z][a-z ]{0,40}: ")),
+    ("none_literal", re.compile(r"\b(?:None|null|NaN|undefined)\b")),
+    # "that that" is English ("record that that contact declined"); "the the" is not
+    ("doubled_word", re.compile(r"\b(?!that\b)([A-Za-z]{2,}) \1\b", re.IGNORECASE)),
+    ("space_before_punctuation", re.compile(r"\w [,.;:!?](?:\s|$)")),
+    ("double_space", re.compile(r"\S  +\S")),
+)
+
+
+def text_residue(text: str) -> str | None:
+    """The first kind of template residue in a user turn, or None when it reads clean.
+
+    >>> text_residue("Move it (calendar id: cal_01).")
+    'key_value_aside'
+    >>> text_residue("Move it to the Work calendar.") is None
+    True
+    """
+    if not text.strip():
+        return "empty_turn"
+    for kind, pattern in _RESIDUE:
+        if pattern.search(text):
+            return kind
+    return None
+
+
+def text_problems(task: Task, results: Sequence[ToolResult]) -> list[str]:
+    """Where a task's text and its gold calls disagree (empty when they agree).
+
+    Every user turn must read clean (:func:`text_residue`), and every literal value of
+    a gold call (what the user would have to state: strings and numbers, not flags)
+    must appear, ignoring case, in a user turn up to the call's own turn or in the
+    output of an earlier gold call: a value nobody said is a constraint the text lacks.
+
+    Returns:
+        ``"residue:<kind>"`` per unclean turn and ``"unsaid:<tool>.<param>"`` per
+        untraced value.
+    """
+    bad: list[str] = []
+    said = ""
+    outputs: list[str] = []
+    k = 0
+    for turn in task.turns:
+        kind = text_residue(turn.user)
+        if kind is not None:
+            bad.append(f"residue:{kind}")
+        said += "\n" + turn.user.casefold()
+        for step in turn.steps:
+            for name, value in step.arguments.items():
+                for text in literal_values(value):
+                    folded = text.casefold()
+                    if folded in said or folded.replace("_", " ") in said:
+                        continue
+                    if not any(folded in out for out in outputs):
+                        bad.append(f"unsaid:{step.name}.{name}")
+                        break
+            outputs.append(results[k].to_text().casefold())
+            k += 1
+    return bad
+
+
 def call_features(
-    steps: Iterable[tuple[str, dict[str, Any]]], special_turns: Iterable[str] = ()
+    steps: Iterable[tuple[str, dict[str, Any]]],
+    special_turns: Iterable[str] = (),
+    *,
+    values: bool = False,
 ) -> frozenset[str]:
     """The near-duplicate features of a conversation (see the module docstring).
 
     >>> sorted(call_features([("get_event", {"event_id": "evt_1"}), ("list_calendars", {})]))
-    ['get_event(event_id="evt_1")', 'get_event>list_calendars', 'list_calendars()']
+    ['get_event(event_id)', 'get_event>list_calendars', 'list_calendars()']
+    >>> sorted(call_features([("get_event", {"event_id": "evt_1"})], values=True))
+    ['get_event(event_id="evt_1")']
     """
     feats: set[str] = set()
     previous: str | None = None
     for name, args in steps:
         if args:
             for key in sorted(args):
-                value = json.dumps(args[key], sort_keys=True, ensure_ascii=False)
-                feats.add(f"{name}({key}={value})")
+                if values:
+                    value = json.dumps(args[key], sort_keys=True, ensure_ascii=False)
+                    feats.add(f"{name}({key}={value})")
+                else:
+                    feats.add(f"{name}({key})")
         else:
             feats.add(f"{name}()")
         if previous is not None:

@@ -40,7 +40,8 @@ def test_tasks_are_split_by_state_seed_and_round_trip(written) -> None:
     test = [Task.from_json(row) for row in lines(out / "test.jsonl")]
     assert len(train) + len(test) == len(small.tasks)
     assert {t.seed for t in train}.isdisjoint({t.seed for t in test})
-    assert {t.seed for t in test} <= small.config.test_seeds()
+    assert all(small.config.is_test_seed(t.seed) for t in test)
+    assert not any(small.config.is_test_seed(t.seed) for t in train)
     by_id = {t.id: t for t in small.tasks}
     for task in train + test:
         assert task == by_id[task.id]
@@ -93,12 +94,20 @@ def test_the_report_counts_what_was_written(written) -> None:
         visible = {t.name for t in prove_gym.get_server(server).visible_tools()}
         assert set(counts) | set(report["unused_tools"][server]) == visible
     assert sum(report["chain_lengths"].values()) == len(small.tasks)
-    assert sum(report["info_levels"].values()) == len(small.tasks)
+    # levels are those of tool-calling tasks; the abstention tasks are counted on their own
+    whole = [t for t in small.tasks if t.meta["knobs"].get("abstention")]
+    assert all(t.kind == "abstain" and not t.steps for t in whole)
+    assert sum(report["abstention_tasks"].values()) == len(whole)
+    assert sum(report["info_levels"].values()) == len(small.tasks) - len(whole)
+    assert report["totals"]["distinct_states"] == len(
+        {(t.server, t.seed, t.size) for t in small.tasks}
+    )
     assert report["drop_reasons"]  # step_failed, error_rate, ... grouped
     table = format_report(report, seconds=2.0)
     for server in small.servers:
         assert server in table
     assert "info level" in table and "knobs" in table and "dropped" in table
+    assert "abstention" in table and "distinct initial states" in table and "text check" in table
 
 
 def test_every_tool_of_a_small_server_is_used_in_the_shared_dataset(dataset: SynthResult) -> None:

@@ -32,6 +32,12 @@ def test_the_oracle_scores_the_maximum_and_reaches_the_recorded_state_on_every_t
         if not episode.terminated:
             failures.append((task.id, "truncated"))
         c = breakdown.components
+        if not task.steps:  # an abstention task: no call is the whole answer
+            if breakdown.total != pytest.approx(config.abstain_reward) or c["abstention"] != 1.0:
+                failures.append((task.id, breakdown.total, breakdown.components))
+            if breakdown.final_state_hash != task.final_state_hash:
+                failures.append((task.id, "final state differs"))
+            continue
         perfect = c["state"] == 1.0 and c["answers"] in (None, 1.0)  # answers: None without reads
         unpaid = 0.0 if c["answers"] is not None else config.weights["answers"]
         if (

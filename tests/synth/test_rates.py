@@ -13,7 +13,7 @@ def share(tasks, predicate) -> float:
 
 
 def test_information_levels_follow_the_papers_60_20_20(dataset: SynthResult) -> None:
-    tasks = dataset.tasks
+    tasks = [t for t in dataset.tasks if not t.meta["knobs"]["abstention"]]
     complete, missing, minimal = dataset.config.info_levels
     assert share(tasks, lambda t: t.meta["info_level"] == "complete") == pytest.approx(
         complete, abs=0.09
@@ -50,7 +50,7 @@ def test_a_missing_value_makes_a_clarify_turn_followed_by_the_answer_with_the_ca
 
 
 def test_knobs_land_near_the_papers_rates(dataset: SynthResult) -> None:
-    tasks = dataset.tasks
+    tasks = [t for t in dataset.tasks if not t.meta["knobs"]["abstention"]]
     cfg = dataset.config
     knobs = [t.meta["knobs"] for t in tasks]
     if len(prove_gym.get_registry().servers) > 1:
@@ -68,6 +68,9 @@ def test_turns_and_chain_lengths_stay_in_range(dataset: SynthResult) -> None:
     lo, hi = dataset.config.chain_lengths
     for task in dataset.tasks:
         assert dataset.config.turns[0] <= len(task.turns) <= dataset.config.turns[1]
+        if task.meta["knobs"]["abstention"]:  # at most the one request whose tool is hidden
+            assert not task.steps and len(task.meta["chain"]) <= 1
+            continue
         assert lo <= len(task.meta["chain"]) <= hi
         assert 1 <= len(task.steps) <= hi
 
@@ -108,6 +111,7 @@ def test_flags_move_the_rates() -> None:
         strip_enum_rate=0.0,
         irrelevant_rate=1.0,
         missing_tool_rate=0.0,
+        abstention_rate=0.0,
     )
     result = synthesize(cfg)
     many_servers = len(prove_gym.get_registry().servers) > 1
@@ -118,3 +122,42 @@ def test_flags_move_the_rates() -> None:
         assert not task.schema_overrides
         assert bool(task.meta["knobs"]["distractors"]) == many_servers
         assert len(task.turns) == 3  # clarify + answer + the out-of-scope request
+
+
+def test_whole_abstention_tasks_are_the_papers_share_and_ask_for_nothing_offered(
+    dataset: SynthResult,
+) -> None:
+    whole = [t for t in dataset.tasks if t.meta["knobs"]["abstention"]]
+    assert share(dataset.tasks, lambda t: t.meta["knobs"]["abstention"]) == pytest.approx(
+        dataset.config.abstention_rate, abs=0.02
+    )
+    kinds = {t.meta["knobs"]["abstention"] for t in whole}
+    assert kinds == {"irrelevant", "missing_tool"}
+    for task in whole:
+        assert task.kind == "abstain" and not task.steps
+        assert all(turn.kind == "abstain" for turn in task.turns)
+        assert len({turn.user for turn in task.turns}) == len(task.turns)
+        if task.meta["knobs"]["abstention"] == "missing_tool":
+            (hidden,) = task.meta["chain"]
+            assert f"{task.server}.{hidden}" not in (task.tools or [])
+
+
+def test_states_are_many_and_of_several_sizes(dataset: SynthResult) -> None:
+    cfg = dataset.config
+    states = {(t.server, t.seed, t.size) for t in dataset.tasks}
+    pool = set(cfg.seed_pool())
+    fresh = {s for s in states if s[1] not in pool}
+    assert len(fresh) >= 4 * len(dataset.servers)  # several blocks' states per server
+    assert {s[2] for s in fresh} == set(cfg.sizes)
+    for task in dataset.tasks:  # other servers' initial states are hashed: pool only
+        if task.meta["knobs"]["distractors"]:
+            assert task.seed in pool
+
+
+def test_the_new_flags_turn_abstention_tasks_and_block_states_off() -> None:
+    cfg = SynthConfig(
+        servers=("calendar",), n=30, seed=4, state_seeds=2, abstention_rate=0.0, block_states=0
+    )
+    result = synthesize(cfg)
+    assert not any(t.meta["knobs"]["abstention"] for t in result.tasks)
+    assert {t.seed for t in result.tasks} <= set(cfg.seed_pool())

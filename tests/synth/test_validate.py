@@ -6,6 +6,7 @@ import itertools
 
 import prove_gym
 from prove_gym import Task, gold_replay
+from prove_gym.server.result import ToolResult
 from prove_gym.synth import SynthConfig, SynthResult, synthesize
 from prove_gym.synth.validate import (
     DedupIndex,
@@ -13,6 +14,8 @@ from prove_gym.synth.validate import (
     call_features,
     jaccard,
     replay,
+    text_problems,
+    text_residue,
     untraced_secrets,
 )
 
@@ -102,20 +105,36 @@ def test_conversations_with_too_many_failed_calls_are_dropped() -> None:
     assert "error_rate" not in lenient.drops
 
 
-def test_call_features_are_argument_tokens_bigrams_and_special_turns() -> None:
-    feats = call_features(
-        [("search_events", {"query": "sprint"}), ("get_event", {"event_id": "evt_1"})], ["clarify"]
-    )
+def test_call_features_are_tools_argument_names_bigrams_and_special_turns() -> None:
+    steps = [("search_events", {"query": "sprint"}), ("get_event", {"event_id": "evt_1"})]
+    feats = call_features(steps, ["clarify"])
+    assert feats == {
+        "search_events(query)",
+        "get_event(event_id)",
+        "search_events>get_event",
+        "turn:clarify",
+    }
+    # the paper's filter: the same calls about another event are the same task
+    other_event = [("search_events", {"query": "sprint"}), ("get_event", {"event_id": "evt_2"})]
+    assert call_features(other_event, ["clarify"]) == feats
+    # another argument, another tool order or no clarify turn: less similar
+    more = [("search_events", {"query": "x", "limit": 5}), ("get_event", {"event_id": "e"})]
+    assert jaccard(feats, call_features(more, ["clarify"])) == 4 / 5
+    assert jaccard(feats, call_features(steps[::-1], ["clarify"])) == 3 / 5
+    assert jaccard(feats, call_features(steps)) == 3 / 4
+
+
+def test_value_features_keep_the_same_calls_about_other_entities() -> None:
+    steps = [("search_events", {"query": "sprint"}), ("get_event", {"event_id": "evt_1"})]
+    feats = call_features(steps, ["clarify"], values=True)
     assert feats == {
         'search_events(query="sprint")',
         'get_event(event_id="evt_1")',
         "search_events>get_event",
         "turn:clarify",
     }
-    same_tools_other_event = call_features(
-        [("search_events", {"query": "sprint"}), ("get_event", {"event_id": "evt_2"})], ["clarify"]
-    )
-    assert jaccard(feats, same_tools_other_event) == 3 / 5
+    other = [("search_events", {"query": "sprint"}), ("get_event", {"event_id": "evt_2"})]
+    assert jaccard(feats, call_features(other, ["clarify"], values=True)) == 3 / 5
 
 
 def test_the_dedup_index_rejects_sets_at_or_above_the_threshold() -> None:
@@ -131,11 +150,81 @@ def test_no_two_kept_tasks_of_a_server_are_near_duplicates(dataset: SynthResult)
     threshold = dataset.config.dedup_threshold
     by_server: dict[str, list[frozenset[str]]] = {}
     for task in dataset.tasks:
-        if task.meta["knobs"]["missing_tool"]:
-            continue  # their features include the unanswered request's call
+        if task.meta["knobs"]["missing_tool"] or task.meta["knobs"]["abstention"]:
+            continue  # their features include the unanswered request's call or its text
         specials = [t.kind for t in task.turns if t.kind != "normal"]
-        feats = call_features(((s.name, s.arguments) for s in task.steps), specials)
+        values = dataset.config.dedup == "values"
+        feats = call_features(((s.name, s.arguments) for s in task.steps), specials, values=values)
         by_server.setdefault(task.server, []).append(feats)
     for sets in by_server.values():
         for a, b in itertools.combinations(sets, 2):
             assert jaccard(a, b) < threshold
+
+
+def test_every_kept_task_reads_clean_and_states_what_its_gold_calls_use(
+    dataset: SynthResult,
+) -> None:
+    """The pipeline's text check, run again on what it wrote: residue-free turns, and every
+    literal gold value said by the user (up to its turn) or read from an earlier result."""
+    registry = prove_gym.get_registry()
+    bad = []
+    for task in dataset.tasks[::3]:
+        records, _ = gold_replay(task, registry)
+        problems = text_problems(task, [r.result for r in records])
+        if problems:
+            bad.append((task.id, problems))
+    assert not bad, bad[:5]
+
+
+def test_the_text_check_catches_residue_and_values_nobody_said() -> None:
+    assert text_residue("Book it (calendar id: cal_01).") == "key_value_aside"
+    assert text_residue("Remove the the label.") == "doubled_word"
+    assert text_residue("Record that that contact declined.") is None
+    assert text_residue("Invite {email} to it.") == "unfilled_slot"
+    assert text_residue("Set it to None.") == "none_literal"
+    assert text_residue("  ") == "empty_turn"
+    task = Task.from_json(
+        {
+            "id": "t",
+            "servers": ["calendar"],
+            "turns": [
+                {
+                    "user": "Find the sprint events.",
+                    "steps": [
+                        {"id": "s1", "name": "search_events", "arguments": {"query": "sprint"}}
+                    ],
+                },
+                {
+                    "user": "Show me that event.",
+                    "steps": [
+                        {"id": "s2", "name": "get_event", "arguments": {"event_id": "evt_0042"}}
+                    ],
+                },
+            ],
+        }
+    )
+    found = ToolResult.success({"events": [{"event_id": "evt_0042"}]})
+    assert text_problems(task, [found, found]) == []
+    nothing = ToolResult.success({"events": []})
+    assert text_problems(task, [nothing, nothing]) == ["unsaid:get_event.event_id"]
+
+
+def test_no_gold_value_repeats_a_default_and_no_gold_write_changes_nothing(
+    dataset: SynthResult,
+) -> None:
+    registry = prove_gym.get_registry()
+    for task in dataset.tasks[::5]:
+        for step in task.steps:
+            spec = registry.get_server(task.step_server(step)).tools[step.name]
+            props = spec.input_schema().get("properties", {})
+            for name, value in step.arguments.items():
+                if "default" in props.get(name, {}):
+                    assert value != props[name]["default"] or type(value) is not type(
+                        props[name]["default"]
+                    ), (task.id, step.name, name)
+        with registry.get_server(task.server).session(task.seed, task.size) as session:
+            for step in task.steps:
+                before = session.snapshot()
+                assert session.call(step.name, step.arguments).ok
+                if registry.get_server(task.server).tools[step.name].writes:
+                    assert session.snapshot() != before, (task.id, step.name)
