@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -51,6 +52,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader went away (``prove-gym graph x | head``): stop quietly, as Unix tools do;
+        # point stdout at devnull so the interpreter's final flush cannot raise again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (KeyError, ValueError, FileNotFoundError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"prove-gym {args.command}: error: {message}", file=sys.stderr)

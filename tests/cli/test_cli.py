@@ -51,3 +51,21 @@ def test_unknown_server_is_a_clean_error() -> None:
     out = prove("demo", "--server", "nope")
     assert out.returncode == 2
     assert "no server named 'nope'" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_reader_that_stops_early_gets_no_traceback() -> None:
+    """``prove-gym graph all | head`` closes the pipe after a few lines: exit quietly (141)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prove_gym", "graph", "all"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()  # 260 KB follow: more than a pipe holds
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
