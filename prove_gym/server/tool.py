@@ -24,7 +24,7 @@ import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 import pydantic
 from pydantic import ConfigDict, Field, create_model
@@ -331,6 +331,12 @@ def build_tool_spec(
         bad = set(names) - {p.name for p in params}
         if bad:
             raise TypeError(f"tool {tool_name!r}: {what} names unknown arguments {sorted(bad)}")
+    known = get_args(Normalisation)
+    for name, how in sorted(normalise.items()):
+        if how not in known:  # caught here, not by the first reward that compares the value
+            raise TypeError(
+                f"tool {tool_name!r}: normalise[{name!r}] is {how!r}; use one of {list(known)}"
+            )
     for slot in {s for text in phrasings for s in _SLOT.findall(text)}:
         if slot not in {p.name for p in params}:
             raise TypeError(f"tool {tool_name!r}: phrasing slot {{{slot}}} is not a parameter")

@@ -107,6 +107,15 @@ def test_phrasing_slots_must_name_parameters() -> None:
         build_tool_spec(f, phrasings=["Cancel {evnt_id}"])
 
 
+def test_an_unknown_normalisation_fails_at_declaration() -> None:
+    def f(ctx: ToolContext, email: str) -> None:
+        """Doc."""
+
+    with pytest.raises(TypeError, match=r"normalise\['email'\] is 'lowercase'; use one of"):
+        build_tool_spec(f, normalise={"email": "lowercase"})  # type: ignore[dict-item]
+    assert build_tool_spec(f, normalise={"email": "casefold"}).params[0].normalise == "casefold"
+
+
 def test_a_tool_name_cannot_be_declared_twice() -> None:
     server = _server()
 
