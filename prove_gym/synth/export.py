@@ -89,21 +89,23 @@ def training_order(tasks: list[Task], seed: int) -> list[Task]:
     """The tasks interleaved across servers and shuffled with ``seed``, for trainers.
 
     Each server's tasks are shuffled, then spread evenly over the file: the i-th of
-    a server's n tasks takes position ``(i + u) / n`` (u drawn once per server), and
-    the file follows those positions. Every prefix of the file holds each server in
-    proportion, so a trainer capped at its first rows (``--max_samples``) still sees
+    a server's n tasks takes position ``i / n + u / n_max`` (u drawn once per server,
+    n_max the largest server's count), and the file follows those positions. The
+    first rows hold one task of every server, and every prefix holds each server
+    in proportion, so a trainer capped at its first rows (``--max_samples``) sees
     every server. Deterministic: the same tasks and seed give the same order.
     """
     by_server: dict[str, list[Task]] = {}
     for task in tasks:
         by_server.setdefault(task.server, []).append(task)
+    n_max = max((len(g) for g in by_server.values()), default=1)
     keyed: list[tuple[float, str, int, Task]] = []
     for server, group in sorted(by_server.items()):
         rng = random.Random(f"{seed}:order:{server}")
         group = sorted(group, key=lambda t: t.id)
         rng.shuffle(group)
-        offset = rng.random()
-        keyed.extend(((i + offset) / len(group), server, i, t) for i, t in enumerate(group))
+        offset = rng.random() / n_max
+        keyed.extend((i / len(group) + offset, server, i, t) for i, t in enumerate(group))
     keyed.sort(key=lambda k: (k[0], k[1], k[2]))
     return [k[3] for k in keyed]
 

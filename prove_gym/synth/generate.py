@@ -200,13 +200,41 @@ def run_block(
     out = BlockResult(server, block)
     default = sc.server.default_size
     states = [(seed, size or default) for seed, size in cfg.block_state_list(server, block)]
+    levels: Counter[str] = Counter()
     for i in range(cfg.block_size):
         cid = f"{server}-b{block}-{i}"
-        result = Conversation(sc, cfg, rng, counts, tries, cid, lessons, states).build()
+        weights = level_weights(cfg.info_levels, levels)
+        conv = Conversation(sc, cfg, rng, counts, tries, cid, lessons, states, weights)
+        result = conv.build()
         out.outcomes.append(result)
         if isinstance(result, Candidate):
             counts.update(result.task.meta["chain"])
+            if not result.task.meta["knobs"]["abstention"]:
+                levels[result.task.meta["info_level"]] += 1
     return out
+
+
+LEVELS = ("complete", "missing", "minimal")
+
+
+def level_weights(shares: tuple[float, float, float], kept: Counter[str]) -> list[float]:
+    """Draw weights of the information levels for a block's next candidate.
+
+    Each level's configured share plus what it lags behind that share among the
+    block's candidates so far: ``missing`` candidates fail more often than the
+    others, and without the push would end below their share.
+
+    >>> level_weights((0.6, 0.2, 0.2), Counter())  # the shares, in proportion
+    [1.2, 0.4, 0.4]
+    >>> [round(w, 2) for w in level_weights((0.6, 0.2, 0.2), Counter(complete=4))]
+    [0.6, 1.2, 1.2]
+    """
+    total = sum(shares) or 1.0
+    n = sum(kept.values()) + 1
+    return [
+        share + max(0.0, share / total * n - kept[level])
+        for level, share in zip(LEVELS, shares, strict=True)
+    ]
 
 
 class Conversation:
@@ -226,9 +254,11 @@ class Conversation:
         cid: str,
         lessons: Lessons | None = None,
         states: list[tuple[int, int]] | None = None,
+        level_weights: list[float] | None = None,
     ) -> None:
         self.sc = sc
         self.states = states or []
+        self.level_weights = level_weights
         self.lessons = lessons if lessons is not None else Lessons()
         self.cfg = cfg
         self.rng = rng
@@ -241,15 +271,15 @@ class Conversation:
         cfg, rng = self.cfg, self.rng
         pool_seed = rng.choice(self.sc.seed_pool)
         fresh = rng.choice(self.states) if self.states else None
-        self.level = weighted_choice(rng, ["complete", "missing", "minimal"], list(cfg.info_levels))
+        self.level = weighted_choice(rng, list(LEVELS), self.level_weights or list(cfg.info_levels))
         n_turns = rng.randint(*cfg.turns)
         self.irrelevant = rng.random() < cfg.irrelevant_rate
         self.missing_tool = rng.random() < cfg.missing_tool_rate
         self.distract = rng.random() < cfg.distractor_rate
         self.strip = rng.random() < cfg.strip_enum_rate
-        # twice the wanted share of candidates: tool-calling ones are dropped far more often;
-        # the collector keeps the kept share at the configured rate
-        self.abstain_only = rng.random() < min(1.0, 2 * cfg.abstention_rate)
+        # tool-calling candidates are dropped far more often (error rate, duplicates), so
+        # this draws more abstention tasks than wanted; the collector holds their kept share
+        self.abstain_only = rng.random() < cfg.abstention_rate
         # distractor servers' initial states are hashed too: keep those tasks on the pool
         if fresh is None or self.distract:
             self.seed = pool_seed

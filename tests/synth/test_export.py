@@ -123,8 +123,8 @@ def test_every_file_interleaves_the_servers_so_a_capped_trainer_sees_them_all(wr
     train = [Task.from_json(row) for row in lines(out / "train.jsonl")]
     rows = [Task.from_json(row["label"]) for row in lines(out / "openrlhf.jsonl")]
     assert [t.id for t in rows] == [t.id for t in train]  # one order for every layout
-    # any prefix holds each server in proportion: all of them within the first 2 rounds
-    assert {t.server for t in train[: 2 * len(servers)]} == set(servers)
+    # the first round holds one task of every server, however unequal their counts
+    assert sorted(t.server for t in train[: len(servers)]) == servers
     assert [t.id for t in train] != sorted(t.id for t in train)  # shuffled, not grouped
 
 
