@@ -1,10 +1,36 @@
-"""TRL adapter: one ``environment_factory`` class per server, for ``GRPOTrainer``.
+"""TRL adapter for ``GRPOTrainer``: every user turn through a ``rollout_func``, or one with tools.
 
-TRL 1.16's ``GRPOTrainer(environment_factory=cls)`` builds instances with no
-arguments, exposes their public methods as tools (name, type hints and
-Google-style docstring become the schema), calls ``reset(**row)`` before each
-rollout and, when the class defines ``get_reward()``, pays that after the
-rollout. :func:`environment_class` builds such a class from a server:
+TRL 1.16 offers two ways in, and this module fills both with an
+:class:`~prove_gym.episode.Episode` (the engine the env, OpenRLHF and verl adapters drive):
+
+**Multi-turn tasks: the** ``rollout_func`` **path** (:class:`MultiTurnRollout`). Every user
+turn of every task is played: the trainer's model writes each assistant turn with its chat
+template and the tools the episode offers (distractors and schema overrides included), the
+episode runs the calls and answers with their results or the task's next user turn, until
+the episode ends or a cap is hit. The reward is the episode's, paid by :func:`prove_reward`:
+
+>>> rollout = MultiTurnRollout(rows)                      # doctest: +SKIP
+>>> trainer = GRPOTrainer(model, args=config, train_dataset=rows, processing_class=tokenizer,
+...                       reward_funcs=[prove_reward], rollout_func=rollout)  # doctest: +SKIP
+
+- TRL hands a ``rollout_func`` the prompts only; :class:`MultiTurnRollout` finds each
+  prompt's task by its exact messages in the dataset rows it was built from
+  (:func:`trl_rows` / ``prove synth``'s ``trl.jsonl``); where several tasks open with the
+  same prompt, each step plays one of them, chosen by the seed, for the whole group;
+- ``prompt_ids`` are the opening messages (system and first user turn) rendered by the chat
+  template; ``completion_ids`` everything after, in order: the sampled tokens (``env_mask``
+  1, with their sampling log-probabilities) and what the environment inserts, tool results
+  and later user turns (``env_mask`` 0, log-probability 0.0, no loss). Inserted text is the
+  chat template's rendering of the whole conversation past what the tokens already say, so
+  prompt and completion decode to exactly what the template renders;
+- the episode's total and each reward component travel as ``prove_*`` columns to
+  :func:`prove_reward`, which pays the total and logs the components as ``prove/<name>``.
+
+**First turn only: the** ``environment_factory`` **path** (:func:`environment_class`).
+TRL's own tool loop builds instances with no arguments, exposes their public methods as
+tools (name, type hints and Google-style docstring become the schema), calls
+``reset(**row)`` before each rollout and, when the class defines ``get_reward()``, pays
+that after the rollout:
 
 >>> Calendar = environment_class("calendar")          # doctest: +SKIP
 >>> trainer = GRPOTrainer(model, args=config, train_dataset=rows,
@@ -21,25 +47,30 @@ rollout. :func:`environment_class` builds such a class from a server:
   state, under the ``PROVE_REWARD*`` settings (:mod:`prove_gym.adapters.common`).
 
 TRL's tool loop plays a single user turn (it cannot inject a second user
-message), so a multi-turn task is played and scored on its first turn.
+message), so on this path a multi-turn task is played and scored on its first turn.
 Tools are the server's, for every row: a task's distractor tools from other
-servers and stripped enums are not shown (use :class:`~prove_gym.env.env.ProveEnv`
-or the OpenRLHF adapter for those). Each rollout is an :class:`~prove_gym.episode.Episode`,
-the same engine the env and the other adapters drive.
+servers and stripped enums are not shown. Use it for single-turn data or for TRL's
+own tool-call parsing and logging; use :class:`MultiTurnRollout` for everything else.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
+import hashlib
 import inspect
+import json
+import math
 import types
 import typing
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar, Literal
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, NamedTuple
 
-from prove_gym.adapters.common import AdapterSettings, resolve_task
-from prove_gym.episode import Episode, episode_instructions
+from prove_gym.adapters.common import AdapterSettings, TurnRenderer, resolve_task
+from prove_gym.env.formats import ChatTemplateFormat, ToolCallFormat, chat_message
+from prove_gym.episode import Episode, EpisodeCaps, episode_instructions
 from prove_gym.registry import Registry, get_registry
 from prove_gym.reward import RewardBreakdown, RewardConfig
 from prove_gym.server.tool import ToolSpec
@@ -47,11 +78,17 @@ from prove_gym.task import Task
 from prove_gym.workspace import CallRecord
 
 __all__ = [
+    "GenerateFn",
+    "Generation",
+    "MultiTurnRollout",
     "ProveToolEnvironment",
+    "Rollout",
     "environment_class",
     "environment_factories",
     "first_turn",
+    "prompt_key",
     "prove_reward",
+    "trainer_sampler",
     "trl_rows",
 ]
 
@@ -141,25 +178,94 @@ def _get_reward(self: ProveToolEnvironment) -> float:
 
 
 def prove_reward(
-    environments: Sequence[ProveToolEnvironment],
+    environments: Sequence[ProveToolEnvironment] | None = None,
     log_metric: Callable[[str, float], None] | None = None,
+    prove_total: Sequence[float] | None = None,
+    prove_task_id: Sequence[str] | None = None,
     **kwargs: Any,
 ) -> list[float | None]:
     """A TRL reward function paying each rollout's PROVE reward and logging its components.
 
-    Use it with a class built with ``owns_reward=False`` (``reward_funcs=[prove_reward]``);
-    each component's batch mean is logged as ``prove/<name>`` (undefined ones left out).
+    It serves both paths of this module (``reward_funcs=[prove_reward]``):
+
+    - ``rollout_func=MultiTurnRollout(...)``: the rollout already played and scored every
+      episode; this pays its ``prove_total`` column. When the rows carry their task
+      (a ``task`` column), each rollout's task id is checked against its row's.
+    - ``environment_factory`` built with ``owns_reward=False``: each environment is scored
+      here (TRL passes them as ``environments``).
+
+    Each component's batch mean is logged as ``prove/<name>`` (undefined ones left out).
+
+    >>> prove_reward(prove_total=[1.5, 0.25], prove_task_id=["a", "b"])
+    [1.5, 0.25]
+
+    Raises:
+        ValueError: Neither environments nor ``prove_total`` were given (the trainer was
+            built with neither path), or a rollout played another task than its row's.
     """
-    breakdowns = [env._score() for env in environments]
-    if log_metric is not None and breakdowns:
-        for name in breakdowns[0].components:
-            values = [b.components.get(name) for b in breakdowns]
-            defined = [float(v) for v in values if v is not None]
-            if defined:
-                log_metric(f"prove/{name}", sum(defined) / len(defined))
-        log_metric("prove/n_calls", sum(b.n_calls for b in breakdowns) / len(breakdowns))
-    rewards: list[float | None] = [float(b.total) for b in breakdowns]
-    return rewards
+    if environments is not None:
+        breakdowns = [env._score() for env in environments]
+        if log_metric is not None and breakdowns:
+            for name in breakdowns[0].components:
+                values = [b.components.get(name) for b in breakdowns]
+                defined = [float(v) for v in values if v is not None]
+                if defined:
+                    log_metric(f"prove/{name}", sum(defined) / len(defined))
+            log_metric("prove/n_calls", sum(b.n_calls for b in breakdowns) / len(breakdowns))
+        rewards: list[float | None] = [float(b.total) for b in breakdowns]
+        return rewards
+    if prove_total is None:
+        raise ValueError(
+            "prove_reward found neither environments (environment_factory=) nor the prove_* "
+            "columns of a MultiTurnRollout (rollout_func=): give GRPOTrainer one of them"
+        )
+    if prove_task_id is not None:
+        _check_task_ids(prove_task_id, kwargs.get("prove_prompt_tasks"), kwargs.get("task"))
+    if log_metric is not None and prove_total:
+        log_metric("prove/total", sum(float(t) for t in prove_total) / len(prove_total))
+        for key, values in kwargs.items():
+            if key.startswith("prove_") and isinstance(values, Sequence):
+                numbers = [n for n in map(_number, values) if n is not None]
+                if numbers:
+                    log_metric(f"prove/{key.removeprefix('prove_')}", sum(numbers) / len(numbers))
+    return [float(t) for t in prove_total]
+
+
+def _number(value: Any) -> float | None:
+    """A column value as a float to average (``None``, NaN and non-numbers are left out)."""
+    if isinstance(value, bool | int | float) and not (
+        isinstance(value, float) and math.isnan(value)
+    ):
+        return float(value)
+    return None
+
+
+def _check_task_ids(played: Sequence[str], candidates: Any, labels: Any) -> None:
+    """Every rollout played its row's task, or another task its row's prompt stands for."""
+    if not isinstance(labels, Sequence) or isinstance(labels, str):
+        return
+    if not isinstance(candidates, Sequence) or len(candidates) != len(played):
+        candidates = [(task_id,) for task_id in played]
+    for i, (task_id, allowed, label) in enumerate(zip(played, candidates, labels, strict=False)):
+        expected = _label_task_id(label)
+        if expected is not None and expected not in {task_id, *allowed}:
+            raise ValueError(
+                f"rollout {i} played task {task_id!r} but its row holds task {expected!r}: "
+                "build the MultiTurnRollout from the same rows as the trainer's dataset"
+            )
+
+
+def _label_task_id(label: Any) -> str | None:
+    if isinstance(label, Task):
+        return label.id
+    if isinstance(label, str) and label.lstrip().startswith("{"):
+        try:
+            label = json.loads(label)
+        except json.JSONDecodeError:
+            return None
+    if isinstance(label, Mapping) and isinstance(label.get("id"), str) and "turns" in label:
+        return str(label["id"])
+    return None
 
 
 def environment_class(
@@ -355,3 +461,696 @@ def trl_rows(
             prompt.insert(0, {"role": "system", "content": episode_instructions(task, registry)})
         rows.append({"prompt": prompt, "task": task.to_json(), "environment": task.server})
     return rows
+
+
+# --------------------------------------------------------- multi-turn rollout (rollout_func)
+class Generation(NamedTuple):
+    """What the policy wrote from one context.
+
+    Attributes:
+        token_ids: The sampled tokens; they end with an end-of-sequence id unless the
+            token budget ran out first.
+        logprobs: The log-probability each token was sampled with (one per token).
+    """
+
+    token_ids: list[int]
+    logprobs: list[float]
+
+
+GenerateFn = Callable[[Sequence[Sequence[int]], Sequence[int], Sequence[int]], Sequence[Generation]]
+"""``generate(contexts, max_new_tokens, seeds)``: one :class:`Generation` per context, each
+at most its own ``max_new_tokens`` long and drawn with its own seed, so that a context's
+tokens do not depend on the others in the batch. The default is :func:`trainer_sampler`;
+any other policy (a vLLM client, a scripted one in tests) can stand in for it."""
+
+
+def prompt_key(prompt: Any) -> str:
+    """The key a prompt is looked up by: its messages' roles and contents, as JSON.
+
+    Other keys a message may carry (a dataset can add ``None`` fields) do not count, so
+    the key of a row's prompt and of the prompt TRL hands the rollout are the same.
+
+    >>> prompt_key([{"role": "user", "content": "Hi", "name": None}])
+    '[["user","Hi"]]'
+    """
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, Mapping):
+        prompt = [prompt]
+    pairs = [
+        [m.get("role"), m.get("content")] if isinstance(m, Mapping) else [None, m] for m in prompt
+    ]
+    return json.dumps(pairs, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+@dataclass
+class Rollout:
+    """One multi-turn rollout, as TRL receives it and as it was played.
+
+    Attributes:
+        task: The task played.
+        episode: Its episode (closed; its transcript and reward stay readable).
+        prompt_ids: The opening messages rendered by the chat template, generation prompt included.
+        completion_ids: Every token after them: the model's and the environment's, in order.
+        env_mask: 1 on tokens the model sampled, 0 on tokens the environment inserted.
+        logprobs: Sampling log-probability of each model token; 0.0 on environment tokens.
+        messages: The conversation as the model read it: the opening messages, each
+            assistant message as the model's raw text (``content`` only) and what the
+            environment answered. The chat template applied to it renders exactly
+            ``prompt_ids + completion_ids`` (plus the closing of the last turn) when ``exact``.
+        exact: Every inserted span continued the template's rendering of ``messages``;
+            ``False`` when the template renders an earlier turn differently once later ones
+            follow, and the span was rendered turn by turn instead (:class:`TurnRenderer`).
+        prompt_tasks: Ids of every task the prompt stands for (``task`` is one of them).
+    """
+
+    task: Task
+    episode: Episode
+    prompt_ids: list[int]
+    completion_ids: list[int] = field(default_factory=list)
+    env_mask: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    exact: bool = True
+    prompt_tasks: tuple[str, ...] = ()
+
+    @property
+    def breakdown(self) -> RewardBreakdown:
+        """The episode's reward (the rollout always ends its episode)."""
+        assert self.episode.breakdown is not None, "the rollout has not finished"
+        return self.episode.breakdown
+
+    @property
+    def user_turns(self) -> int:
+        """User turns the model was shown."""
+        return sum(1 for m in self.messages if m["role"] == "user")
+
+    @property
+    def context(self) -> list[int]:
+        """What the model reads before its next turn."""
+        return self.prompt_ids + self.completion_ids
+
+    def _extend(self, ids: Sequence[int], logprobs: Sequence[float] | None) -> None:
+        self.completion_ids += ids
+        self.env_mask += [1 if logprobs is not None else 0] * len(ids)
+        self.logprobs += list(logprobs) if logprobs is not None else [0.0] * len(ids)
+
+
+class _Chat:
+    """The trained model's chat template: render messages, tokenize and decode text."""
+
+    def __init__(self, tokenizer: Any, template_kwargs: Mapping[str, Any]) -> None:
+        self.tokenizer = tokenizer
+        self.kwargs = dict(template_kwargs)
+        self.turns = TurnRenderer(tokenizer)
+
+    def render(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None,
+        *,
+        generation: bool,
+    ) -> str:
+        text = self.tokenizer.apply_chat_template(
+            [chat_message(m) for m in messages],
+            tools=list(tools) if tools else None,
+            tokenize=False,
+            add_generation_prompt=generation,
+            **self.kwargs,
+        )
+        return str(text)
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def decode(self, ids: Sequence[int], *, skip_special: bool = False) -> str:
+        return str(
+            self.tokenizer.decode(
+                list(ids), skip_special_tokens=skip_special, clean_up_tokenization_spaces=False
+            )
+        )
+
+
+class _TaskIndex:
+    """Dataset rows by :func:`prompt_key`: how a prompt TRL hands over leads back to its task.
+
+    A prompt may stand for several tasks (synthesized tasks can open with the same request
+    on different states); all of them are kept, in the order of the rows.
+    """
+
+    def __init__(
+        self,
+        rows: Iterable[Mapping[str, Any] | Task],
+        registry: Registry | None,
+        tasks: Sequence[str],
+    ) -> None:
+        self.paths = tuple(tasks)
+        self._labels: dict[str, dict[str, Any]] = {}  # prompt key -> {identity: label}
+        self._cache: dict[tuple[str, str], Task] = {}
+        for row in rows:
+            if isinstance(row, Task):
+                row = trl_rows([row], registry=registry)[0]
+            if "prompt" not in row:
+                raise ValueError(f"a row has no 'prompt' to find it by: {sorted(row)}")
+            label = next((row[k] for k in ("task", "label") if row.get(k) is not None), None)
+            if label is None:
+                label = {k: v for k, v in row.items() if k != "prompt"}
+            self._labels.setdefault(prompt_key(row["prompt"]), {}).setdefault(
+                _identity(label), label
+            )
+
+    def __len__(self) -> int:
+        return len(self._labels)
+
+    @property
+    def shared(self) -> int:
+        """Prompts that stand for more than one task."""
+        return sum(1 for labels in self._labels.values() if len(labels) > 1)
+
+    def tasks(self, prompt: Any) -> list[Task]:
+        key = prompt_key(prompt)
+        labels = self._labels.get(key)
+        if labels is None:
+            raise KeyError(
+                f"no row has this prompt (was the MultiTurnRollout built from the trainer's "
+                f"dataset?): {key[:300]}"
+            )
+        out = []
+        for ident, label in labels.items():
+            task = self._cache.get((key, ident))
+            if task is None:
+                task = self._cache[(key, ident)] = resolve_task(label, self.paths)
+            out.append(task)
+        return out
+
+
+def _identity(label: Any) -> str:
+    """Canonical JSON of a row's task label (two labels of one task compare equal)."""
+    if isinstance(label, Task):
+        return label.to_json()
+    if isinstance(label, str) and label.lstrip().startswith("{"):
+        try:
+            label = json.loads(label)
+        except json.JSONDecodeError:
+            return label
+    return json.dumps(label, sort_keys=True, ensure_ascii=False, default=str)
+
+
+class MultiTurnRollout:
+    """A ``GRPOTrainer(rollout_func=...)`` that plays every user turn of each task.
+
+    Called by TRL with the prompts of one generation batch and the trainer, it plays one
+    :class:`~prove_gym.episode.Episode` per prompt (its task found by :func:`prompt_key` in
+    ``rows``) and returns TRL's columns: ``prompt_ids``, ``completion_ids``, ``logprobs``,
+    ``env_mask`` (see :class:`Rollout`), and the reward as ``prove_total``, ``prove_task_id``,
+    ``prove_prompt_tasks``, ``prove_n_calls``, ``prove_user_turns``,
+    ``prove_assistant_turns``, ``prove_truncated`` and one ``prove_<component>`` per reward
+    component (``None`` where undefined), which :func:`prove_reward` pays and logs.
+
+    A prompt only selects its task: the model reads the episode's own opening messages
+    (for rows from :func:`trl_rows`, the same system and user messages). Where several
+    tasks open with the same prompt (synthesized tasks can), every rollout of that prompt in
+    one call plays the same one of them, picked from the seed, the step and the prompt, on
+    every process alike. TRL 1.16's sampler already repeats each prompt ``num_generations``
+    times, so one rollout is played per prompt received: the G copies of a prompt are the G
+    rollouts of its group, each on its own copy of the same initial state.
+
+    Each turn, every unfinished rollout of the batch generates together (in slices of
+    ``batch_size``) from its tokens so far; the episode reads the text (the format below),
+    runs the calls and answers. A rollout ends with its episode (the last user turn
+    answered, or the turn caps of ``settings``), when a message runs out of tokens, or when
+    the next environment text and ``settings.min_turn_tokens`` no longer fit in
+    ``max_total_tokens``; it is then scored as it stands (``Episode.end``).
+
+    >>> rollout = MultiTurnRollout(load_dataset("json", data_files="trl.jsonl")["train"])  # doctest: +SKIP
+
+    Args:
+        rows: The dataset rows (what :func:`trl_rows` and ``prove synth`` write: ``prompt``
+            and the task under ``task`` or ``label``, or a task id found in ``PROVE_TASKS``),
+            or tasks. Pass the trainer's own dataset.
+        settings: Turn caps, reward and task files (default: ``PROVE_*`` variables,
+            :class:`~prove_gym.adapters.common.AdapterSettings`). Its ``format`` is not used:
+            see ``format``.
+        format: How the model's text is read. Default: the model's chat template
+            (:class:`~prove_gym.env.formats.ChatTemplateFormat`): tools are passed to the
+            template natively and calls read with its response parser, else as Hermes
+            ``<tool_call>`` blocks. Another format (a name such as ``"hermes"``, or an object)
+            lists the tools in the system message itself and the template gets none.
+        max_total_tokens: Cap on a rollout's completion (model and environment tokens);
+            default ``trainer.args.max_completion_length``.
+        max_turn_tokens: Cap on one assistant message; default: whatever the total leaves.
+        batch_size: Rollouts generated together at most (default: all of the batch).
+        seed: Seed of the sampling (default ``trainer.args.seed``); with the step, the process
+            and the turn it seeds each generation, so the same seed replays the same rollouts.
+        generate: The policy (default :func:`trainer_sampler` of the trainer).
+        registry: Where servers and formats are found.
+
+    Attributes:
+        last: The rollouts of the latest call, for inspection.
+    """
+
+    def __init__(
+        self,
+        rows: Iterable[Mapping[str, Any] | Task],
+        *,
+        settings: AdapterSettings | None = None,
+        format: ToolCallFormat | str | None = None,
+        max_total_tokens: int | None = None,
+        max_turn_tokens: int | None = None,
+        batch_size: int | None = None,
+        seed: int | None = None,
+        generate: GenerateFn | None = None,
+        registry: Registry | None = None,
+    ) -> None:
+        for name, value in (
+            ("max_total_tokens", max_total_tokens),
+            ("max_turn_tokens", max_turn_tokens),
+            ("batch_size", batch_size),
+        ):
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be at least 1, got {value}")
+        self.settings = settings or AdapterSettings.from_env()
+        self.registry = registry or get_registry()
+        self.format = format
+        self.max_total_tokens = max_total_tokens
+        self.max_turn_tokens = max_turn_tokens
+        self.batch_size = batch_size
+        self.seed = seed
+        self.generate = generate
+        self.index = _TaskIndex(rows, self.registry, self.settings.tasks)
+        if self.index.shared:
+            warnings.warn(
+                f"{self.index.shared} of {len(self.index)} prompts stand for more than one task; "
+                "at each step, every rollout of such a prompt plays the same one of them, "
+                "chosen by the seed",
+                stacklevel=2,
+            )
+        self.last: list[Rollout] = []
+        self._calls: dict[tuple[int, str], int] = {}
+        self._warned = False
+
+    @property
+    def caps(self) -> EpisodeCaps:
+        return EpisodeCaps(self.settings.max_assistant_turns, self.settings.max_user_turns)
+
+    def tasks_for(self, prompt: Any) -> list[Task]:
+        """The tasks a prompt stands for (one, unless rows share their prompt).
+
+        Raises:
+            KeyError: No row has this prompt.
+        """
+        return self.index.tasks(prompt)
+
+    def __call__(self, prompts: Sequence[Any], trainer: Any) -> dict[str, list[Any]]:
+        """Play one rollout per prompt and return TRL's columns (see the class docstring)."""
+        self.last = self.play(prompts, trainer)
+        return self.columns(self.last)
+
+    def play(self, prompts: Sequence[Any], trainer: Any) -> list[Rollout]:
+        """Play one rollout per prompt with the trainer's model and settings."""
+        args = trainer.args
+        tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
+        total = self.max_total_tokens or int(args.max_completion_length)
+        per_turn = min(self.max_turn_tokens or total, total)
+        generate = self.generate or trainer_sampler(trainer)
+        template_kwargs = getattr(trainer, "chat_template_kwargs", None)
+        chat = _Chat(
+            tokenizer, template_kwargs or getattr(args, "chat_template_kwargs", None) or {}
+        )
+        eos = set(_eos_ids(trainer, tokenizer))
+        fmt = self._episode_format(tokenizer)
+        seeds = self._seeds(trainer)
+        rollouts = [self._open(p, seeds, fmt, chat) for p in prompts]
+        try:
+            for turn in range(self.caps.max_assistant_turns + 1):
+                active = [i for i, r in enumerate(rollouts) if not r.episode.done]
+                step = self.batch_size or max(1, len(active))
+                for start in range(0, len(active), step):
+                    chunk = [rollouts[i] for i in active[start : start + step]]
+                    budgets = [min(per_turn, total - len(r.completion_ids)) for r in chunk]
+                    drawn = [seeds.generation(turn, i) for i in active[start : start + step]]
+                    outs = generate([r.context for r in chunk], budgets, drawn)
+                    if len(outs) != len(chunk):
+                        raise ValueError(f"generate returned {len(outs)} outputs for {len(chunk)}")
+                    for r, out, budget in zip(chunk, outs, budgets, strict=True):
+                        self._advance(r, out, budget, total, chat, eos)
+            for r in rollouts:  # only a policy that never stops could leave one open
+                r.episode.end(truncated=True)
+        finally:
+            for r in rollouts:
+                r.episode.close()
+        return rollouts
+
+    def columns(self, rollouts: Sequence[Rollout]) -> dict[str, list[Any]]:
+        """TRL's output dict for these rollouts (the class docstring lists the keys)."""
+        out: dict[str, list[Any]] = {
+            "prompt_ids": [r.prompt_ids for r in rollouts],
+            "completion_ids": [r.completion_ids for r in rollouts],
+            "logprobs": [r.logprobs for r in rollouts],
+            "env_mask": [r.env_mask for r in rollouts],
+            "prove_total": [float(r.breakdown.total) for r in rollouts],
+            "prove_task_id": [r.task.id for r in rollouts],
+            "prove_prompt_tasks": [r.prompt_tasks for r in rollouts],
+            "prove_n_calls": [r.breakdown.n_calls for r in rollouts],
+            "prove_user_turns": [r.user_turns for r in rollouts],
+            "prove_assistant_turns": [r.episode.assistant_turns for r in rollouts],
+            "prove_truncated": [r.episode.truncated for r in rollouts],
+        }
+        names = list(self.settings.reward_config.breakdown_keys)
+        for r in rollouts:
+            names += [n for n in r.breakdown.components if n not in names]
+        for name in names:
+            key = f"prove_{name}"
+            if key not in out:
+                out[key] = [r.breakdown.components.get(name) for r in rollouts]
+        return out
+
+    # ------------------------------------------------------------ internals
+    def _episode_format(self, tokenizer: Any) -> ToolCallFormat:
+        if self.format is None:
+            return ChatTemplateFormat(tokenizer)
+        if isinstance(self.format, str):
+            return self.registry.get_format(self.format)
+        return self.format
+
+    def _open(self, prompt: Any, seeds: _Seeds, fmt: ToolCallFormat, chat: _Chat) -> Rollout:
+        """A rollout of the prompt's task; of several tasks, the one the seed picks for this
+        prompt at this call (the same for every rollout of a group, on any process)."""
+        tasks = self.tasks_for(prompt)
+        task = tasks[seeds.pick(prompt_key(prompt)) % len(tasks)]
+        episode = Episode(
+            task,
+            format=fmt,
+            caps=self.caps,
+            reward=self.settings.reward_config,
+            registry=self.registry,
+        )
+        opening = list(episode.messages)
+        text = chat.render(opening, _native_tools(episode), generation=True)
+        ids = tuple(t.id for t in tasks)
+        return Rollout(task, episode, chat.encode(text), messages=opening, prompt_tasks=ids)
+
+    def _advance(
+        self, r: Rollout, out: Generation, budget: int, total: int, chat: _Chat, eos: set[int]
+    ) -> None:
+        """Take one generated message: run it in the episode and insert what it answers."""
+        ids = [int(t) for t in out.token_ids][:budget]
+        logprobs = [float(x) for x in out.logprobs][: len(ids)]
+        if len(logprobs) != len(ids):
+            raise ValueError(f"a Generation has {len(ids)} tokens but {len(logprobs)} logprobs")
+        r._extend(ids, logprobs)
+        stopped = bool(ids) and ids[-1] in eos
+        body = ids[:-1] if stopped else ids
+        r.messages.append({"role": "assistant", "content": chat.decode(body)})
+        if not stopped:  # the message ran out of tokens: nothing of it runs
+            r.episode.end(truncated=True)
+            return
+        step = r.episode.step(chat.decode(ids, skip_special=True))
+        if r.episode.done:
+            return
+        answer = [m for m in step.messages if m["role"] != "assistant"]
+        inserted = chat.encode(self._inserted_text(r, answer, ids, chat))
+        if len(r.completion_ids) + len(inserted) + max(1, self.settings.min_turn_tokens) > total:
+            r.episode.end(truncated=True)  # no room for the answer and another turn
+            return
+        r.messages += answer
+        r._extend(inserted, None)
+
+    def _inserted_text(
+        self, r: Rollout, answer: list[dict[str, Any]], ids: Sequence[int], chat: _Chat
+    ) -> str:
+        """The environment's text after the model's tokens, up to the next generation prompt.
+
+        The template's rendering of the whole conversation past what the tokens already
+        say, when it continues them; otherwise the template's text between two turns
+        (what the OpenRLHF adapter inserts), without an end-of-turn the model wrote.
+        """
+        if r.exact:
+            said = chat.decode(r.context)
+            full = chat.render([*r.messages, *answer], _native_tools(r.episode), generation=True)
+            if full.startswith(said):
+                return full[len(said) :]
+            r.exact = False
+            if not self._warned:
+                self._warned = True
+                warnings.warn(
+                    "the chat template renders an earlier turn differently once later ones follow "
+                    f"(task {r.task.id!r}); environment text is rendered turn by turn from now on",
+                    stacklevel=3,
+                )
+        text = chat.turns.after_assistant(answer, done=False)
+        return chat.turns.strip_end_of_turn(text, list(ids))
+
+    def _seeds(self, trainer: Any) -> _Seeds:
+        """This call's seeds: from the seed, the process, the step, the mode and the call."""
+        base = self.seed if self.seed is not None else int(getattr(trainer.args, "seed", 0))
+        accelerator = getattr(trainer, "accelerator", None)
+        state = getattr(trainer, "state", None)
+        step = int(getattr(state, "global_step", 0) or 0)
+        mode = "train" if getattr(getattr(trainer, "model", None), "training", False) else "eval"
+        call = self._calls.get((step, mode), 0)
+        self._calls[(step, mode)] = call + 1
+        process = int(getattr(accelerator, "process_index", 0))
+        return _Seeds(f"{base}/{step}/{mode}/{call}", process)
+
+
+@dataclass(frozen=True)
+class _Seeds:
+    """The seeds of one call of a :class:`MultiTurnRollout`."""
+
+    call: str
+    process: int
+
+    def generation(self, turn: int, index: int) -> int:
+        """The seed of rollout ``index``'s generation at ``turn`` (differs between processes)."""
+        return _hash(f"{self.call}/{self.process}/{turn}/{index}")
+
+    def pick(self, key: str) -> int:
+        """Which of a shared prompt's tasks to play (the same on every process)."""
+        return _hash(f"{self.call}/pick/{key}")
+
+
+def _hash(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
+
+
+def _native_tools(episode: Episode) -> list[dict[str, Any]] | None:
+    """The tools the chat template lists: the episode's, unless its format lists them itself."""
+    return episode.tools if isinstance(episode.format, ChatTemplateFormat) else None
+
+
+def _eos_ids(trainer: Any, tokenizer: Any) -> list[int]:
+    ids = getattr(trainer, "eos_token_ids", None) or [tokenizer.eos_token_id]
+    return [int(i) for i in ids if i is not None]
+
+
+# ------------------------------------------------------------------- sampler
+_SAMPLER_KEYS = frozenset(
+    {
+        "max_new_tokens",
+        "do_sample",
+        "pad_token_id",
+        "bos_token_id",
+        "eos_token_id",
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "repetition_penalty",
+        "sequence_bias",
+        "suppress_tokens",
+        "cache_implementation",
+        "use_cache",
+    }
+)
+"""``generation_kwargs`` keys :func:`trainer_sampler` honours (the rest raise)."""
+
+
+def trainer_sampler(trainer: Any) -> GenerateFn:
+    """The trainer's own model as a :data:`GenerateFn`, sampling as its generation settings say.
+
+    Contexts are left-padded and decoded together with a KV cache, one token at a time;
+    each token is drawn from the distribution TRL's generation would use (the trainer's
+    ``temperature``, ``top_p``, ``top_k``, ``min_p``, ``repetition_penalty`` and the
+    ``generation_kwargs`` ``sequence_bias`` / ``suppress_tokens``), and its log-probability
+    under that distribution is kept from the same forward pass. Each context draws from its
+    own ``torch.Generator`` seeded with its seed, so the trainer's random state is untouched,
+    a context's tokens do not depend on the rest of the batch, and the same seeds give the
+    same tokens on the same device. The model is unwrapped as TRL's own generation does
+    (``unwrap_model_for_generation``: DeepSpeed ZeRO-3 gathering, gradient checkpointing off).
+
+    Raises:
+        ValueError: The trainer generates with vLLM (pass ``generate=`` a vLLM policy), or
+            its ``generation_kwargs`` set something this sampler does not apply.
+    """
+    if getattr(trainer, "use_vllm", False):
+        raise ValueError(
+            "trainer_sampler runs the trainer's transformers model; with use_vllm=True pass "
+            "MultiTurnRollout(generate=...) a policy that calls vLLM"
+        )
+    args = trainer.args
+    kwargs = dict(getattr(trainer, "generation_kwargs", None) or {})
+    kwargs.update(getattr(args, "generation_kwargs", None) or {})
+    unknown = sorted(set(kwargs) - _SAMPLER_KEYS)
+    if unknown:
+        raise ValueError(
+            f"generation_kwargs {unknown} are not applied by the multi-turn sampler (it applies "
+            f"{sorted(_SAMPLER_KEYS)}); drop them or pass MultiTurnRollout(generate=...)"
+        )
+    tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
+    eos = set(_eos_ids(trainer, tokenizer))
+    pad = kwargs.get("pad_token_id", tokenizer.pad_token_id)
+    temperature = kwargs.get("temperature", getattr(args, "temperature", None))
+    temperature = 1.0 if temperature is None else float(temperature)
+    sampling = _Sampling(
+        do_sample=bool(kwargs.get("do_sample", True)) and temperature > 0,  # 0: greedy
+        temperature=temperature,
+        top_p=kwargs.get("top_p", getattr(args, "top_p", None)),
+        top_k=kwargs.get("top_k", getattr(args, "top_k", None)),
+        min_p=kwargs.get("min_p", getattr(args, "min_p", None)),
+        repetition_penalty=kwargs.get(
+            "repetition_penalty", getattr(args, "repetition_penalty", None)
+        ),
+        sequence_bias=kwargs.get("sequence_bias"),
+        suppress_tokens=kwargs.get("suppress_tokens"),
+        eos=frozenset(eos),
+        pad=int(pad if pad is not None else min(eos)),
+    )
+
+    def generate(
+        contexts: Sequence[Sequence[int]], max_new_tokens: Sequence[int], seeds: Sequence[int]
+    ) -> list[Generation]:
+        import torch
+        from trl.models import unwrap_model_for_generation
+
+        with (
+            unwrap_model_for_generation(
+                trainer.model_wrapped,
+                trainer.accelerator,
+                gather_deepspeed3_params=getattr(args, "ds3_gather_for_generation", True),
+                gradient_checkpointing_kwargs=getattr(args, "gradient_checkpointing_kwargs", None),
+            ) as model,
+            torch.no_grad(),
+        ):
+            return _sample(model, contexts, max_new_tokens, seeds, sampling)
+
+    return generate
+
+
+@dataclass(frozen=True)
+class _Sampling:
+    """The sampling distribution of :func:`trainer_sampler`, in transformers' processor order."""
+
+    do_sample: bool
+    temperature: float
+    top_p: float | None
+    top_k: int | None
+    min_p: float | None
+    repetition_penalty: float | None
+    sequence_bias: Any
+    suppress_tokens: Any
+    eos: frozenset[int]
+    pad: int
+
+    def processors(self, device: Any) -> Any:
+        from transformers.generation.logits_process import (
+            LogitsProcessorList,
+            MinPLogitsWarper,
+            RepetitionPenaltyLogitsProcessor,
+            SequenceBiasLogitsProcessor,
+            SuppressTokensLogitsProcessor,
+            TemperatureLogitsWarper,
+            TopKLogitsWarper,
+            TopPLogitsWarper,
+        )
+
+        out = LogitsProcessorList()
+        if self.sequence_bias:
+            out.append(SequenceBiasLogitsProcessor(sequence_bias=self.sequence_bias))
+        if self.repetition_penalty is not None and self.repetition_penalty != 1.0:
+            out.append(RepetitionPenaltyLogitsProcessor(penalty=self.repetition_penalty))
+        if self.suppress_tokens:
+            out.append(SuppressTokensLogitsProcessor(self.suppress_tokens, device=device))
+        if self.do_sample:
+            if self.temperature != 1.0:
+                out.append(TemperatureLogitsWarper(self.temperature))
+            if self.top_k:
+                out.append(TopKLogitsWarper(top_k=int(self.top_k)))
+            if self.top_p is not None and self.top_p < 1.0:
+                out.append(TopPLogitsWarper(top_p=float(self.top_p)))
+            if self.min_p is not None:
+                out.append(MinPLogitsWarper(min_p=float(self.min_p)))
+        return out
+
+
+def _sample(
+    model: Any,
+    contexts: Sequence[Sequence[int]],
+    max_new_tokens: Sequence[int],
+    seeds: Sequence[int],
+    sampling: _Sampling,
+) -> list[Generation]:
+    """Decode a batch of contexts token by token, keeping each token's sampling log-probability.
+
+    Every context draws from its own ``torch.Generator``; the KV cache is passed back under
+    the name the model's ``forward`` takes (``cache`` from transformers 5.2x on).
+    """
+    import torch
+
+    device = next(model.parameters()).device
+    params = inspect.signature(model.forward).parameters
+    cache_name = "cache" if "cache" in params else "past_key_values"
+    width = max(len(c) for c in contexts)
+    ids = torch.tensor(
+        [[sampling.pad] * (width - len(c)) + list(c) for c in contexts], device=device
+    )
+    mask = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts], device=device)
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    processors = sampling.processors(device)
+    generators = [torch.Generator(device=device).manual_seed(int(s)) for s in seeds]
+    tokens: list[list[int]] = [[] for _ in contexts]
+    logprobs: list[list[float]] = [[] for _ in contexts]
+    open_rows = [b for b, n in enumerate(max_new_tokens) if n > 0]
+    out = model(
+        input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1
+    )
+    for _ in range(max(max_new_tokens, default=0)):
+        if not open_rows:
+            break
+        scores = processors(ids, out.logits[:, -1, :].float())
+        logp = torch.log_softmax(scores, dim=-1)
+        probs = logp.exp()
+        feed = [sampling.pad] * len(contexts)
+        for b in open_rows:
+            if sampling.do_sample:
+                token = int(torch.multinomial(probs[b], 1, generator=generators[b]).item())
+            else:
+                token = int(logp[b].argmax().item())
+            tokens[b].append(token)
+            logprobs[b].append(float(logp[b, token].item()))
+            feed[b] = token
+        open_rows = [
+            b
+            for b in open_rows
+            if tokens[b][-1] not in sampling.eos and len(tokens[b]) < max_new_tokens[b]
+        ]
+        if not open_rows:
+            break
+        step = torch.tensor(feed, device=device)[:, None]
+        ids = torch.cat([ids, step], dim=1)
+        mask = torch.cat([mask, torch.ones_like(step)], dim=1)
+        positions = torch.cat([positions, positions[:, -1:] + 1], dim=1)
+        cache = out.get(cache_name) if hasattr(out, "get") else None
+        if cache is not None:
+            out = model(
+                input_ids=step,
+                attention_mask=mask,
+                position_ids=positions[:, -1:],
+                use_cache=True,
+                **{cache_name: cache},
+            )
+        else:  # a model that keeps no cache: read the whole sequence again
+            out = model(
+                input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=1
+            )
+    return [Generation(t, lp) for t, lp in zip(tokens, logprobs, strict=True)]

@@ -1,9 +1,11 @@
-"""The TRL adapter: tool methods TRL can read, per-rollout state, and real GRPOTrainer steps."""
+"""The TRL adapter: tool methods TRL can read, per-rollout state, the multi-turn rollout_func
+(every user turn, token masks, logprobs, reward), and real GRPOTrainer steps on both paths."""
 
 from __future__ import annotations
 
 import inspect
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +18,15 @@ from transformers.utils import get_json_schema  # noqa: E402
 
 from prove_gym import GoldStep, Task, Turn, get_registry  # noqa: E402
 from prove_gym.adapters.trl import (  # noqa: E402
+    Generation,
+    MultiTurnRollout,
     environment_class,
     environment_factories,
     first_turn,
     prove_reward,
     trl_rows,
 )
+from prove_gym.env.formats import ChatTemplateFormat, chat_message  # noqa: E402
 from prove_gym.episode import Episode  # noqa: E402
 from prove_gym.reward import score  # noqa: E402
 
@@ -297,3 +302,373 @@ def test_a_trl_rollout_is_a_translation_of_the_episode() -> None:
     assert texts == [m["content"] for m in out.messages[1:]]
     assert last.terminated and reward == last.reward
     assert env.breakdown == last.breakdown
+
+
+# ------------------------------------------------ multi-turn: the rollout_func path
+def _three_turn_task() -> Task:
+    """Ask for a missing title first (clarify), then two turns of one call each."""
+    return Task(
+        id="calendar-three-turns",
+        servers=["calendar"],
+        seed=7,
+        tools=["calendar.list_calendars", "calendar.get_current_time"],
+        turns=[
+            Turn(user="Put something in my calendar.", kind="clarify", missing=["title"]),
+            Turn(
+                user="Actually, first: which calendars do I have?",
+                steps=[GoldStep(id="s1", name="list_calendars")],
+            ),
+            Turn(
+                user="And what time is it now?", steps=[GoldStep(id="s2", name="get_current_time")]
+            ),
+        ],
+    )
+
+
+def _banking_task() -> Task:
+    """Two user turns, one exchange-rate lookup each."""
+
+    def rate(step: str, to: str) -> GoldStep:
+        arguments = {"from_currency": "USD", "to_currency": to}
+        return GoldStep(id=step, name="get_exchange_rate", arguments=arguments)
+
+    return Task(
+        id="banking-two-turns",
+        servers=["banking"],
+        seed=7,
+        tools=["banking.get_exchange_rate"],
+        turns=[
+            Turn(user="What is the USD to EUR rate?", steps=[rate("s1", "EUR")]),
+            Turn(user="And USD to GBP?", steps=[rate("s2", "GBP")]),
+        ],
+    )
+
+
+EOS_BIAS = 9.0
+"""Added to the end-of-turn logit, so that the random model ends its messages after a few
+tokens (about 1 in 7 per token) and plays every user turn quickly."""
+
+
+@pytest.fixture(scope="module")
+def rollout_trainer(
+    smol_tokenizer_dir: str, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Any, Any]:
+    """A real GRPOTrainer (tiny random model, SmolLM2's tokenizer with the Hermes template)."""
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    from prove_gym.adapters.common import HERMES_CHAT_TEMPLATE
+
+    tokenizer, model = _tiny_model(smol_tokenizer_dir)
+    tokenizer.chat_template = HERMES_CHAT_TEMPLATE
+    rows = trl_rows([_three_turn_task(), _banking_task()])
+    config = _grpo_config(
+        tmp_path_factory.mktemp("rollout"),
+        max_completion_length=256,
+        temperature=0.8,
+        generation_kwargs={"sequence_bias": [[[tokenizer.eos_token_id], EOS_BIAS]]},
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        args=config,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        reward_funcs=[prove_reward],
+        rollout_func=MultiTurnRollout(rows),
+    )
+    return trainer, tokenizer
+
+
+def _spans(mask: list[int]) -> list[tuple[int, int, int]]:
+    """Maximal runs of equal mask values as ``(value, start, end)``."""
+    runs: list[tuple[int, int, int]] = []
+    for i, m in enumerate(mask):
+        if runs and runs[-1][0] == m:
+            runs[-1] = (m, runs[-1][1], i + 1)
+        else:
+            runs.append((m, i, i + 1))
+    return runs
+
+
+def test_a_rollout_plays_every_user_turn_and_masks_exactly_what_the_environment_wrote(
+    rollout_trainer: tuple[Any, Any],
+) -> None:
+    import torch
+
+    trainer, tokenizer = rollout_trainer
+    task = _three_turn_task()
+    row = trl_rows([task])[0]
+    rollout = MultiTurnRollout([row])
+    out = rollout([row["prompt"]] * 2, trainer)
+
+    assert set(out) >= {"prompt_ids", "completion_ids", "logprobs", "env_mask", "prove_total"}
+    for i, r in enumerate(rollout.last):
+        ids, mask, logprobs = out["completion_ids"][i], out["env_mask"][i], out["logprobs"][i]
+        assert len(ids) == len(mask) == len(logprobs) <= 256
+        assert r.episode.terminated and r.user_turns == 3 and r.episode.assistant_turns == 3
+        completion = tokenizer.decode(ids)
+        assert task.turns[0].user in tokenizer.decode(out["prompt_ids"][i])
+        for turn in task.turns[1:]:
+            assert f"<|im_start|>user\n{turn.user}<|im_end|>" in completion
+        spans = _spans(mask)
+        inserted = [tokenizer.decode(ids[a:b]) for m, a, b in spans if m == 0]
+        written = [tokenizer.decode(ids[a:b]) for m, a, b in spans if m == 1]
+        assert inserted == [
+            f"\n<|im_start|>user\n{t.user}<|im_end|>\n<|im_start|>assistant\n"
+            for t in task.turns[1:]
+        ]
+        assert len(written) == 3 and all(w.endswith("<|im_end|>") for w in written)
+        assert ids[-1] == tokenizer.eos_token_id and mask[-1] == 1
+        assert all(lp == 0.0 for lp, m in zip(logprobs, mask, strict=True) if m == 0)
+        # the whole conversation is what the chat template renders for the episode's messages
+        conversation = tokenizer.decode(out["prompt_ids"][i] + ids)
+        rendered = tokenizer.apply_chat_template(
+            [chat_message(m) for m in r.messages], tools=r.episode.tools, tokenize=False
+        )
+        assert r.exact and rendered == conversation + "\n"
+        # the logprobs are those of the sampling distribution (bias, then temperature)
+        full = torch.tensor([out["prompt_ids"][i] + ids])
+        with torch.no_grad():
+            logits = trainer.model(full).logits[0, len(out["prompt_ids"][i]) - 1 : -1].float()
+        logits[:, tokenizer.eos_token_id] += EOS_BIAS
+        expected = torch.log_softmax(logits / 0.8, dim=-1).gather(1, torch.tensor(ids)[:, None])
+        model_rows = torch.tensor(mask).bool()
+        assert torch.allclose(
+            torch.tensor(logprobs)[model_rows], expected[:, 0][model_rows], atol=1e-4
+        )
+    assert out["completion_ids"][0] != out["completion_ids"][1]  # two rollouts of one group
+
+
+def _scripted(tokenizer: Any, script: list[str]) -> Any:
+    """A stand-in for the LLM only: the n-th assistant turn of a context writes ``script[n]``."""
+
+    def generate(contexts: Any, max_new_tokens: Any, seeds: Any) -> list[Generation]:
+        outs = []
+        for context in contexts:
+            turn = tokenizer.decode(context).count("<|im_start|>assistant") - 1
+            ids = tokenizer(script[turn], add_special_tokens=False)["input_ids"]
+            ids = [*ids, tokenizer.eos_token_id]
+            outs.append(Generation(ids, [-0.5] * len(ids)))
+        return outs
+
+    return generate
+
+
+@pytest.mark.parametrize("clarify", ["asks", "calls_instead_of_asking"])
+def test_the_reward_paid_is_what_the_episode_pays_for_the_same_messages(
+    rollout_trainer: tuple[Any, Any], clarify: str
+) -> None:
+    trainer, tokenizer = rollout_trainer
+    fmt = ChatTemplateFormat(tokenizer)
+    task = _three_turn_task()
+    row = trl_rows([task])[0]
+    listing = fmt.render_calls([{"name": "list_calendars", "arguments": {}}])
+    script = [
+        "Which title should the event have?" if clarify == "asks" else listing,
+        *([] if clarify == "asks" else ["Here they are."]),
+        listing,
+        "You have these calendars.",
+        fmt.render_calls([{"name": "get_current_time", "arguments": {}}]),
+        "It is the time shown above.",
+    ]
+    rollout = MultiTurnRollout([row], generate=_scripted(tokenizer, script), max_total_tokens=2048)
+    out = rollout([row["prompt"]], trainer)
+    (r,) = rollout.last
+
+    with Episode(task, format=fmt) as episode:
+        for text in script:
+            last = episode.step(text)
+    assert last.terminated and r.episode.terminated and out["prove_user_turns"] == [3]
+    assert r.breakdown == last.breakdown
+    assert out["prove_total"] == [last.breakdown.total]
+    assert out["prove_clarification"] == [0.0 if clarify == "asks" else -1.0]
+    assert out["prove_coverage"] == [1.0]
+    assert r.episode.messages == episode.messages
+    columns = {k: v for k, v in out.items() if k.startswith("prove_")}
+    logged: dict[str, float] = {}
+    paid = prove_reward(task=[row["task"]], log_metric=logged.__setitem__, **columns)
+    assert paid == [pytest.approx(last.reward)]
+    assert logged["prove/total"] == pytest.approx(last.reward)
+    assert logged["prove/clarification"] == out["prove_clarification"][0]
+
+    # the model wrote canonical calls, so even the structured messages render to the tokens
+    conversation = tokenizer.decode(out["prompt_ids"][0] + out["completion_ids"][0])
+    rendered = tokenizer.apply_chat_template(
+        [chat_message(m) for m in episode.messages], tools=episode.tools, tokenize=False
+    )
+    assert rendered == conversation + "\n"
+    ids, mask = out["completion_ids"][0], out["env_mask"][0]
+    inserted = [tokenizer.decode(ids[a:b]) for m, a, b in _spans(mask) if m == 0]
+    written = [tokenizer.decode(ids[a:b]) for m, a, b in _spans(mask) if m == 1]
+    assert written == [f"{text}<|im_end|>" for text in script]
+    assert sum("<tool_response>" in t for t in inserted) == len(script) // 2
+    assert all("<tool_response>" not in t and "<|im_start|>" not in t for t in written)
+    assert {lp for lp, m in zip(out["logprobs"][0], mask, strict=True) if m == 1} == {-0.5}
+
+
+def test_the_same_seed_replays_the_same_rollouts(rollout_trainer: tuple[Any, Any]) -> None:
+    trainer, _ = rollout_trainer
+    rows = trl_rows([_three_turn_task(), _banking_task()])
+    prompts = [rows[0]["prompt"], rows[1]["prompt"]]
+    first = MultiTurnRollout(rows, seed=1)(prompts, trainer)
+    again = MultiTurnRollout(rows, seed=1)(prompts, trainer)
+    one_by_one = MultiTurnRollout(rows, seed=1, batch_size=1)(prompts, trainer)
+    other = MultiTurnRollout(rows, seed=2)(prompts, trainer)
+    assert first["completion_ids"] == again["completion_ids"] == one_by_one["completion_ids"]
+    assert first["logprobs"] == again["logprobs"]
+    assert first["completion_ids"] != other["completion_ids"]
+
+
+def test_a_rollout_ends_within_its_token_budget_and_is_scored_as_truncated(
+    rollout_trainer: tuple[Any, Any],
+) -> None:
+    trainer, tokenizer = rollout_trainer
+    task = _three_turn_task()
+    row = trl_rows([task])[0]
+    asks = _scripted(tokenizer, ["Which title?", "Fine.", "Done."])
+
+    # the next user turn and a minimal answer no longer fit: the episode ends after turn 1
+    rollout = MultiTurnRollout([row], generate=asks, max_total_tokens=24)
+    out = rollout([row["prompt"]], trainer)
+    (r,) = rollout.last
+    assert r.episode.truncated and r.user_turns == 1 and r.episode.assistant_turns == 1
+    assert out["completion_ids"][0][-1] == tokenizer.eos_token_id
+    assert set(out["env_mask"][0]) == {1} and out["prove_truncated"] == [True]
+
+    # a message longer than its budget is cut and not run
+    long = _scripted(tokenizer, ["A long answer that does not fit in four tokens."])
+    rollout = MultiTurnRollout([row], generate=long, max_turn_tokens=4)
+    out = rollout([row["prompt"]], trainer)
+    (r,) = rollout.last
+    assert len(out["completion_ids"][0]) == 4 and r.episode.truncated
+    assert out["completion_ids"][0][-1] != tokenizer.eos_token_id
+
+
+def test_a_template_that_rewrites_earlier_turns_gets_the_text_between_turns_instead(
+    smol_tokenizer_dir: str, tmp_path: Path
+) -> None:
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    from prove_gym.adapters.common import HERMES_CHAT_TEMPLATE
+
+    tokenizer, model = _tiny_model(smol_tokenizer_dir)
+    # trims assistant messages: the model's own "  Which title?  " is rendered differently
+    tokenizer.chat_template = HERMES_CHAT_TEMPLATE.replace(
+        "(message.content or '')", "(message.content or '') | trim"
+    )
+    task = _three_turn_task()
+    row = trl_rows([task])[0]
+    trainer = GRPOTrainer(
+        model=model,
+        args=_grpo_config(tmp_path, max_completion_length=2048),
+        train_dataset=Dataset.from_list([row]),
+        processing_class=tokenizer,
+        reward_funcs=[prove_reward],
+        rollout_func=MultiTurnRollout([row]),
+    )
+    script = ["  Which title?  ", "Fine.", "Done."]
+    rollout = MultiTurnRollout([row], generate=_scripted(tokenizer, script))
+    with pytest.warns(UserWarning, match="renders an earlier turn differently"):
+        out = rollout([row["prompt"]], trainer)
+    (r,) = rollout.last
+    assert not r.exact and r.episode.terminated and r.user_turns == 3
+    ids, mask = out["completion_ids"][0], out["env_mask"][0]
+    inserted = [tokenizer.decode(ids[a:b]) for m, a, b in _spans(mask) if m == 0]
+    assert inserted == [
+        f"\n<|im_start|>user\n{t.user}<|im_end|>\n<|im_start|>assistant\n" for t in task.turns[1:]
+    ]
+    written = [tokenizer.decode(ids[a:b]) for m, a, b in _spans(mask) if m == 1]
+    assert written == [f"{text}<|im_end|>" for text in script]
+
+
+def test_each_prompt_leads_back_to_its_own_task() -> None:
+    calendar, banking = _three_turn_task(), _banking_task()
+    rows = trl_rows([calendar, banking, calendar])  # a task twice is one task
+    rollout = MultiTurnRollout(rows)
+    assert len(rollout.index) == 2 and rollout.index.shared == 0
+    assert rollout.tasks_for(rows[0]["prompt"]) == [calendar]
+    assert [t.id for t in rollout.tasks_for(rows[1]["prompt"])] == [banking.id]
+    as_a_dataset_gives_it = [{**m, "tool_calls": None} for m in rows[1]["prompt"]]
+    assert [t.id for t in rollout.tasks_for(as_a_dataset_gives_it)] == [banking.id]
+    assert MultiTurnRollout([calendar]).tasks_for(rows[0]["prompt"]) == [calendar]
+    with pytest.raises(KeyError, match="no row has this prompt"):
+        rollout.tasks_for([{"role": "user", "content": "Something else."}])
+    with pytest.raises(ValueError, match="its row holds task"):
+        prove_reward(prove_total=[1.0], prove_task_id=[banking.id], task=[rows[0]["task"]])
+    with pytest.raises(ValueError, match="neither environments"):
+        prove_reward(completions=[])
+
+
+def test_a_prompt_two_tasks_share_plays_one_of_them_for_the_whole_group(
+    rollout_trainer: tuple[Any, Any],
+) -> None:
+    trainer, tokenizer = rollout_trainer
+    calendar = _three_turn_task()
+    other_state = calendar.model_copy(update={"id": "calendar-other-state", "seed": 8})
+    rows = trl_rows([calendar, other_state])
+    assert rows[0]["prompt"] == rows[1]["prompt"]
+    answers = _scripted(tokenizer, ["Which title?", "Fine.", "Done."])
+    played = []
+    for seed in range(6):
+        with pytest.warns(UserWarning, match="1 of 1 prompts stand for more than one task"):
+            rollout = MultiTurnRollout(rows, seed=seed, generate=answers)
+        out = rollout([rows[0]["prompt"]] * 3, trainer)
+        assert len(set(out["prove_task_id"])) == 1  # one task for the whole group
+        assert out["prove_prompt_tasks"] == [(calendar.id, other_state.id)] * 3
+        played.append(out["prove_task_id"][0])
+        # either row may have been drawn: both are this prompt's tasks
+        for row in rows:
+            prove_reward(task=[row["task"]] * 3, **{k: v for k, v in out.items() if "prove" in k})
+    assert set(played) == {calendar.id, other_state.id}
+
+
+def test_two_grpo_steps_play_every_user_turn_of_tasks_from_two_servers(
+    smol_tokenizer_dir: str, tmp_path: Path
+) -> None:
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    tokenizer, model = _tiny_model(smol_tokenizer_dir)  # Qwen2.5's template, TRL's copy
+    tasks = {t.id: t for t in (_three_turn_task(), _banking_task())}
+    rows = trl_rows(tasks.values())
+    played: list[list[Any]] = []
+
+    class Recorded(MultiTurnRollout):
+        def play(self, prompts: Any, trainer: Any) -> Any:
+            rollouts = super().play(prompts, trainer)
+            played.append(rollouts)
+            return rollouts
+
+    trainer = GRPOTrainer(
+        model=model,
+        args=_grpo_config(
+            tmp_path,
+            num_generations=2,
+            max_completion_length=160,
+            generation_kwargs={"sequence_bias": [[[tokenizer.eos_token_id], EOS_BIAS]]},
+        ),
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        reward_funcs=[prove_reward],
+        rollout_func=Recorded(rows),
+    )
+    trainer.train()
+
+    # TRL 1.16 hands rollout_func each prompt num_generations times (not once, as its
+    # docstring says): one rollout per prompt received makes the group
+    assert len(played) == 2
+    for batch in played:
+        assert Counter(r.task.id for r in batch) == dict.fromkeys(tasks, 2)
+    logged = [h for h in trainer.state.log_history if "reward" in h]
+    assert len(logged) == 2
+    for batch, entry in zip(played, logged, strict=True):
+        assert {r.task.server for r in batch} == {"calendar", "banking"}
+        assert all(r.user_turns == len(tasks[r.task.id].turns) for r in batch)
+        totals = [r.breakdown.total for r in batch]
+        assert entry["reward"] == pytest.approx(sum(totals) / 4, abs=1e-5)
+        assert entry["rewards/prove_reward/mean"] == pytest.approx(entry["reward"], abs=1e-5)
+        assert entry["prove/user_turns"] == pytest.approx(sum(r.user_turns for r in batch) / 4)
+        # TRL counts only the model's tokens: our env_mask is its tool mask
+        model_tokens = [sum(r.env_mask) for r in batch]
+        assert entry["completions/mean_length"] == pytest.approx(sum(model_tokens) / 4)
