@@ -74,7 +74,9 @@ from prove_gym.synth.validate import (
 )
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/1"
+GENERATOR = "prove_gym.synth/2"
+"""Written into every task's ``meta``: /2 adds whole abstention tasks (no gold call), the
+``knobs.abstention`` field, block states and the text check."""
 
 PARAPHRASE_SYSTEM = (
     "You rewrite a user's request to an assistant so that it sounds natural and varied, as a "
