@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import random
 from dataclasses import dataclass, field
@@ -185,7 +186,7 @@ class SynthConfig:
     def is_test_seed(self, seed: int) -> bool:
         """Whether tasks of this state seed belong to the test split."""
         if seed < BLOCK_SEED_BASE:
-            return seed in self.test_seeds()
+            return seed in _pool_test_seeds(self)
         return stable_int("synth-split", seed) % 10_000 < round(self.test_fraction * 10_000)
 
     def to_dict(self) -> dict[str, Any]:
@@ -194,3 +195,9 @@ class SynthConfig:
         out.pop("llm_api_key", None)
         out.pop("workers", None)  # output does not depend on it
         return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
+
+
+@functools.lru_cache(maxsize=64)
+def _pool_test_seeds(cfg: SynthConfig) -> frozenset[int]:
+    """:meth:`SynthConfig.test_seeds`, once per config (asked for every candidate)."""
+    return cfg.test_seeds()

@@ -130,7 +130,6 @@ class ServerContext:
         self._sessions: dict[tuple[int, int], Session] = {}
         self._scratch: dict[tuple[int, int], Session] = {}
         self.seed_pool = cfg.seed_pool()
-        self.test_seeds = cfg.test_seeds()
         self.sampler = ChainSampler(server, self.graph)
         self.tools: dict[str, ToolSpec] = {t.name: t for t in server.visible_tools()}
         self.profiles = {t.name: ToolProfile.of(t) for t in server.visible_tools()}

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from prove_gym.registry import Registry
@@ -38,7 +38,7 @@ from prove_gym.server.session import Session
 from prove_gym.server.state import combine_hashes
 from prove_gym.synth.chains import is_secret_kind, is_secret_param
 from prove_gym.synth.render import literal_values
-from prove_gym.task import Task
+from prove_gym.task import GoldStep, Task
 from prove_gym.workspace import Workspace, offered_tools
 
 
@@ -142,6 +142,33 @@ def replay(
     return None, combine_hashes(hashes)
 
 
+def _untraced(
+    task: Task, results: Sequence[ToolResult], *, fold: bool
+) -> Iterator[tuple[int, GoldStep, str, str]]:
+    """``(turn index, step, parameter, value)`` for each literal value of a gold call that
+    no user turn up to the call's own and no earlier gold call's output contains
+    (ignoring case when ``fold``)."""
+
+    def norm(text: str) -> str:
+        return text.casefold() if fold else text
+
+    said = ""
+    outputs: list[str] = []
+    k = 0
+    for t, turn in enumerate(task.turns):
+        said += "\n" + norm(turn.user)
+        for step in turn.steps:
+            for name, value in step.arguments.items():
+                for text in literal_values(value):
+                    wanted = norm(text)
+                    if wanted in said or (fold and wanted.replace("_", " ") in said):
+                        continue
+                    if not any(wanted in out for out in outputs):
+                        yield t, step, name, text
+            outputs.append(norm(results[k].to_text()))
+            k += 1
+
+
 def untraced_secrets(task: Task, results: Sequence[ToolResult], registry: Registry) -> list[str]:
     """Secret arguments of gold steps that no earlier user turn or tool output contains.
 
@@ -149,23 +176,11 @@ def untraced_secrets(task: Task, results: Sequence[ToolResult], registry: Regist
         ``"tool.param"`` for each offending argument (empty when all trace back).
     """
     bad: list[str] = []
-    said = ""
-    outputs: list[str] = []
-    k = 0
-    for turn in task.turns:
-        said += "\n" + turn.user
-        for step in turn.steps:
-            spec = registry.get_server(task.step_server(step)).tools[step.name]
-            entities = spec.entity_params
-            for name, value in step.arguments.items():
-                entity = entities.get(name)
-                if not (is_secret_param(name) or (entity and is_secret_kind(entity.name))):
-                    continue
-                for text in literal_values(value):
-                    if text not in said and not any(text in out for out in outputs):
-                        bad.append(f"{step.name}.{name}")
-            outputs.append(results[k].to_text())
-            k += 1
+    for _, step, name, _ in _untraced(task, results, fold=False):
+        spec = registry.get_server(task.step_server(step)).tools[step.name]
+        entity = spec.entity_params.get(name)
+        if is_secret_param(name) or (entity and is_secret_kind(entity.name)):
+            bad.append(f"{step.name}.{name}")
     return bad
 
 
@@ -209,26 +224,18 @@ def text_problems(task: Task, results: Sequence[ToolResult]) -> list[str]:
         ``"residue:<kind>"`` per unclean turn and ``"unsaid:<tool>.<param>"`` per
         untraced value.
     """
+    unsaid: dict[int, list[str]] = {}
+    seen: set[tuple[str, str]] = set()
+    for t, step, name, _ in _untraced(task, results, fold=True):
+        if (step.id, name) not in seen:  # one finding per argument
+            seen.add((step.id, name))
+            unsaid.setdefault(t, []).append(f"unsaid:{step.name}.{name}")
     bad: list[str] = []
-    said = ""
-    outputs: list[str] = []
-    k = 0
-    for turn in task.turns:
+    for t, turn in enumerate(task.turns):  # turn by turn: the first finding is the earliest
         kind = text_residue(turn.user)
         if kind is not None:
             bad.append(f"residue:{kind}")
-        said += "\n" + turn.user.casefold()
-        for step in turn.steps:
-            for name, value in step.arguments.items():
-                for text in literal_values(value):
-                    folded = text.casefold()
-                    if folded in said or folded.replace("_", " ") in said:
-                        continue
-                    if not any(folded in out for out in outputs):
-                        bad.append(f"unsaid:{step.name}.{name}")
-                        break
-            outputs.append(results[k].to_text().casefold())
-            k += 1
+        bad.extend(unsaid.get(t, []))
     return bad
 
 
