@@ -42,6 +42,10 @@ class Session:
         self._db = OrmSession(bind=self._conn, expire_on_commit=False)
         self._ctx = ToolContext(db=self._db, now=template.now, seed=template.seed, server=server)
         self.closed = False
+        # SQLite's count of rows ever inserted, updated or deleted on this connection (by any
+        # statement, trigger or rollback-ed write alike) when the state was last exactly the
+        # template's; None once a snapshot other than the template's was restored.
+        self._pristine: int | None = self.raw_connection.total_changes
 
     # ------------------------------------------------------------ properties
     @property
@@ -186,7 +190,10 @@ class Session:
     # ------------------------------------------------------------------ state
     def state_hash(self) -> str:
         """Canonical SHA-256 of the current state (tables by name, rows by primary key)."""
-        return canonical_state_hash(self.raw_connection, self.server.base.metadata)
+        raw = self.raw_connection
+        if self._pristine is not None and raw.total_changes == self._pristine:
+            return self.template.canonical_hash(self.server.base.metadata)
+        return canonical_state_hash(raw, self.server.base.metadata)
 
     @property
     def raw_connection(self) -> Any:
@@ -201,7 +208,9 @@ class Session:
         """Replace the state with a :meth:`snapshot` (or a template's bytes)."""
         self._db.rollback()
         self._db.expunge_all()
-        self.raw_connection.deserialize(data)
+        raw = self.raw_connection
+        raw.deserialize(data)
+        self._pristine = raw.total_changes if data is self.template.data else None
 
     def reset(self) -> None:
         """Return to the initial state of the template, in microseconds."""

@@ -43,6 +43,23 @@ class StateTemplate:
         conn.deserialize(self.data)
         return conn
 
+    def canonical_hash(self, metadata: MetaData) -> str:
+        """:func:`canonical_state_hash` of this state, computed once per template.
+
+        A session whose state is still exactly its template's (no row changed since it was
+        cloned or reset) answers its state hash from here: an episode that only reads, and
+        a distractor server nobody wrote to, cost no hashing at the end.
+        """
+        cached = self.__dict__.get("_canonical_hash")
+        if cached is None:
+            conn = self.connect()
+            try:
+                cached = canonical_state_hash(conn, metadata)
+            finally:
+                conn.close()
+            self.__dict__["_canonical_hash"] = cached  # frozen: a cache, not a field
+        return cached
+
 
 def _json_default(value: object) -> object:
     if isinstance(value, bytes):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import Integer, String
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -243,3 +245,50 @@ def test_a_row_parameter_may_be_optional() -> None:
     assert session.call("show", {"note_id": "n_1"}).content == "n_1"
     missing = session.call("show", {"note_id": "n_2"})
     assert missing.message == "No note with id 'n_2'. Call list_notes."
+
+
+_ACTIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("gold"), st.integers(0, 10_000)),  # the next gold step of a task
+        st.tuples(st.just("bad_write"), st.integers(0, 10_000)),  # a write that fails
+        st.tuples(st.just("orm_write"), st.integers(0, 10_000)),  # a direct write (tests do)
+        st.tuples(st.just("restore"), st.integers(0, 10_000)),  # back to an earlier snapshot
+        st.tuples(st.just("reset"), st.integers(0, 10_000)),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(task_index=st.integers(0, 10_000), actions=_ACTIONS)
+def test_the_cached_state_hash_always_equals_the_hash_computed_afresh(
+    calendar: Server, task_index: int, actions: list[tuple[str, int]]
+) -> None:
+    """A session answers an unchanged template state from its template's cached hash; after
+    any mix of writes, failed writes, restores and resets it must still equal a full hash."""
+    from prove_gym import get_registry
+    from prove_gym.server.state import canonical_state_hash
+
+    tasks = [t for t in get_registry().tasks("calendar") if t.servers == ["calendar"]]
+    task = tasks[task_index % len(tasks)]
+    steps = [s for turn in task.turns for s in turn.steps]
+    session = calendar.session(task.seed, task.size)
+    snapshots = [session.snapshot()]
+    done = 0
+    for kind, n in actions:
+        if kind == "gold" and steps:
+            step = steps[done % len(steps)]
+            done += 1
+            session.call(step.name, step.arguments)
+        elif kind == "bad_write":
+            assert not session.call("delete_event", {"event_id": f"evt_{9000 + n % 99}"}).ok
+        elif kind == "orm_write":
+            session.raw_connection.execute("UPDATE calendars SET name = name || 'x'")
+        elif kind == "restore":
+            session.restore(snapshots[n % len(snapshots)])
+        elif kind == "reset":
+            session.reset()
+        snapshots.append(session.snapshot())
+        fresh = canonical_state_hash(session.raw_connection, calendar.base.metadata)
+        assert session.state_hash() == fresh
+    session.close()
