@@ -108,6 +108,46 @@ def opening_messages(
     ]
 
 
+_SYSTEM_CACHE: dict[tuple[Any, ...], str] = {}
+_SYSTEM_CACHE_MAX = 4096
+
+
+def _cached_opening(
+    task: Task,
+    format: ToolCallFormat,
+    workspace: Workspace,
+    tools: Sequence[Mapping[str, Any]],
+    instructions: str,
+) -> list[dict[str, Any]]:
+    """:func:`opening_messages`, the system message rendered once per tool set and instructions.
+
+    Rendering every tool's schema is most of a reset; the text depends only on the format,
+    the instructions and the offered tools (their qualified names and the task's schema
+    overrides, in the registry that defines them), which is the key.
+    """
+    overrides = task.schema_overrides
+    key = (
+        format,
+        workspace.registry,
+        instructions,
+        tuple(spec.qualified_name for spec in workspace.offered.values()),
+        json.dumps(overrides, sort_keys=True, default=str) if overrides else "",
+    )
+    try:
+        system = _SYSTEM_CACHE.get(key)
+    except TypeError:  # a plugin format that cannot be hashed: render every time
+        return opening_messages(task, format, tools, instructions)
+    if system is None:
+        system = format.system_message(instructions, tools)
+        if len(_SYSTEM_CACHE) >= _SYSTEM_CACHE_MAX:
+            _SYSTEM_CACHE.clear()  # bounded; a trainer's task mix refills it at once
+        _SYSTEM_CACHE[key] = system
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": task.turns[0].user},
+    ]
+
+
 @dataclass(frozen=True)
 class EpisodeCaps:
     """Where an episode is cut short (truncated), whatever the policy does.
@@ -221,7 +261,7 @@ class Episode:
         self.workspace = Workspace(task, self.registry)
         self.tools = self.workspace.openai_tools()
         self.instructions = episode_instructions(task, self.registry, instructions)
-        opening = opening_messages(task, self.format, self.tools, self.instructions)
+        opening = _cached_opening(task, self.format, self.workspace, self.tools, self.instructions)
         self.messages: list[dict[str, Any]] = opening
         self.observation = self.format.prompt(opening, self.tools)
         self.trajectory: list[CallRecord] = []

@@ -214,3 +214,42 @@ def test_a_reward_component_written_here_changes_the_envs_breakdown_and_total() 
     custom, with_long = total(RewardConfig().with_components(LongCalls()))
     assert "long_calls" not in components and with_long["long_calls"] == -1.0
     assert custom == pytest.approx(plain - 0.3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    server=st.sampled_from(sorted(get_registry().servers)),
+    index=st.integers(0, 10_000),
+    fmt=st.sampled_from(["hermes", "json"]),
+    keep=st.integers(1, 6),
+    strip=st.booleans(),
+)
+def test_the_cached_system_message_is_the_one_rendered_for_these_tools(
+    server: str, index: int, fmt: str, keep: int, strip: bool
+) -> None:
+    """The opening system message is cached by format, instructions and tool set: a task
+    with other tools, or the same tools under other schema overrides, must get its own."""
+    from prove_gym.episode import episode_instructions, opening_messages
+    from prove_gym.workspace import offered_openai_tools
+
+    registry = get_registry()
+    tasks = registry.tasks(server)
+    task = tasks[index % len(tasks)]
+    tools = [f"{server}.{t.name}" for t in registry.get_server(server).visible_tools()]
+    narrowed = task.model_copy(update={"tools": tools[index % len(tools) :][:keep]})
+    if strip:
+        first = registry.get_tool(narrowed.tools[0])
+        narrowed = narrowed.model_copy(
+            update={
+                "schema_overrides": {first.qualified_name: {"type": "object", "properties": {}}}
+            }
+        )
+    for variant in (task, narrowed):
+        with Episode(variant, format=fmt) as episode:
+            expected = opening_messages(
+                variant,
+                registry.get_format(fmt),
+                offered_openai_tools(variant, registry),
+                episode_instructions(variant, registry),
+            )
+            assert episode.messages[:2] == expected
