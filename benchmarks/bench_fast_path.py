@@ -1,0 +1,215 @@
+"""The hot path of a rollout beside its floors, per server: the ratios to track (issue #16).
+
+For each server, in one process and with the same data:
+
+- ``step read`` / ``step write``: median ``env.step`` of one gold call (the first read and the
+  first write of the shipped tasks, reached by playing the task's gold up to it, untimed)
+  through ``gymnasium.make``: parse, validate, run, commit or
+  roll back, format. Floor: raw ``sqlite3`` running exactly the SQL statements that call ran
+  (recorded from SQLAlchemy's cursor events), fetching every row, committing for a write,
+  on its own copy of the same state.
+- ``reset``: median ``env.reset(options={"task": ...})``. Floor: a fresh ``copy.deepcopy``
+  of the same state held as plain dicts (every row of every table).
+- ``state hash after a write``: median ``Workspace.state_hash()`` once the write above ran
+  (the canonical hash, computed in full); ``state hash, state untouched``: the same on a
+  state no row of which changed (answered from the template's cached hash). Floor: SHA-256
+  of the serialized database bytes (no canonical form: the least a hash can cost).
+
+Each timing is the median of ``--n`` samples, the state restored (untimed) before each.
+Run: ``python benchmarks/bench_fast_path.py [--servers calendar,banking] [--n 300]``.
+Targets (#16): step read <= 200 us and write <= 400 us on calendar, every server within 2x;
+reset <= 100 us on every server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import sqlite3
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium
+from sqlalchemy import event
+
+import prove_gym
+from prove_gym import Workspace
+from prove_gym.task import GoldStep, Task
+
+
+def median_us(fn: Callable[[], Any], n: int, setup: Callable[[], Any] | None = None) -> float:
+    samples = []
+    for _ in range(n):
+        if setup is not None:
+            setup()
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples) * 1e6
+
+
+@dataclass(frozen=True)
+class Picked:
+    """A gold step of a shipped task, and the messages that lead the env up to it."""
+
+    task: Task
+    step: GoldStep
+    before: tuple[GoldStep, ...]  # the gold steps run before it
+    script: tuple[str, ...]  # assistant messages that reach it: earlier calls, turn ends
+
+    @property
+    def text(self) -> str:
+        return call_text(self.step)
+
+
+def pick_steps(server: str) -> dict[str, Picked]:
+    """The first succeeding read and write gold step among the server's shipped tasks."""
+    registry = prove_gym.get_registry()
+    tools = registry.get_server(server).tools
+    out: dict[str, Picked] = {}
+    for task in registry.tasks(server):
+        if task.servers != [server]:
+            continue
+        before: list[GoldStep] = []
+        script: list[str] = []
+        with Workspace(task) as ws:
+            for turn in task.turns:
+                for step in turn.steps:
+                    kind = "write" if tools[step.name].writes else "read"
+                    ok = ws.call(step.name, step.arguments).result.ok
+                    if ok and kind not in out:
+                        out[kind] = Picked(task, step, tuple(before), tuple(script))
+                    before.append(step)
+                    script.append(call_text(step))
+                script.append("Done.")
+        if len(out) == 2:
+            break
+    return out
+
+
+def call_text(step: GoldStep) -> str:
+    body = json.dumps({"name": step.name, "arguments": step.arguments})
+    return f"<tool_call>\n{body}\n</tool_call>"
+
+
+def recorded(picked: Picked) -> tuple[bytes, list[tuple[str, Any]]]:
+    """The state just before the step, and the SQL statements (with parameters) it runs."""
+    with Workspace(picked.task) as ws:
+        for step in picked.before:
+            ws.call(step.name, step.arguments)
+        session = ws.sessions[picked.task.server]
+        data = session.snapshot()
+        seen: list[tuple[str, Any]] = []
+
+        def record(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
+            seen.append((statement, params))
+
+        event.listen(session._conn, "before_cursor_execute", record)
+        try:
+            session.call(picked.step.name, picked.step.arguments)
+        finally:
+            event.remove(session._conn, "before_cursor_execute", record)
+    return data, seen
+
+
+def raw_floor(picked: Picked, writes: bool, n: int) -> float:
+    """Median time of the same statements on raw sqlite3 (plus commit for a write)."""
+    data, statements = recorded(picked)
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+
+    def restore() -> None:
+        conn.deserialize(data)
+
+    def run() -> None:
+        conn.execute("BEGIN")
+        for sql, params in statements:
+            conn.execute(sql, params).fetchall()
+        conn.execute("COMMIT" if writes else "ROLLBACK")
+
+    return median_us(run, n, restore)
+
+
+def state_as_dicts(data: bytes) -> dict[str, list[dict[str, Any]]]:
+    conn = sqlite3.connect(":memory:")
+    conn.deserialize(data)
+    conn.row_factory = sqlite3.Row
+    tables = [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+        ).fetchall()
+    ]
+    return {t: [dict(r) for r in conn.execute(f'SELECT * FROM "{t}"').fetchall()] for t in tables}
+
+
+def bench(server: str, n: int) -> list[tuple[str, float, float, str]]:
+    rows: list[tuple[str, float, float, str]] = []
+    env = gymnasium.make(f"prove/{server}-v0")
+    picked = pick_steps(server)
+    for kind in ("read", "write"):
+        p = picked.get(kind)
+        if p is None:
+            continue
+
+        def setup(p: Picked = p) -> None:
+            env.reset(options={"task": p.task})
+            for message in p.script:
+                env.step(message)
+
+        through = median_us(lambda p=p: env.step(p.text), n, setup)
+        floor = raw_floor(p, kind == "write", n)
+        rows.append((f"step {kind} ({p.step.name})", through, floor, "raw sqlite3"))
+    task = next(iter(picked.values())).task
+    with Workspace(task) as ws:
+        data = ws.sessions[task.server].snapshot()
+        untouched = median_us(ws.state_hash, n)
+    dicts = state_as_dicts(data)
+    reset = median_us(lambda: env.reset(options={"task": task}), n)
+    rows.append(("reset", reset, median_us(lambda: copy.deepcopy(dicts), n), "deepcopy of dicts"))
+    written = picked.get("write")
+    if written is not None:  # the end of an episode that wrote: the full canonical hash
+        with Workspace(written.task) as ws:
+            for step in (*written.before, written.step):
+                ws.call(step.name, step.arguments)
+            changed = ws.sessions[written.task.server].snapshot()
+            hashed = median_us(ws.state_hash, n)
+        floor = median_us(lambda: hashlib.sha256(changed).digest(), n)
+        rows.append(("state hash after a write", hashed, floor, "sha256 of bytes"))
+    floor = median_us(lambda: hashlib.sha256(data).digest(), n)
+    rows.append(("state hash, state untouched", untouched, floor, "sha256 of bytes"))
+    env.close()
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--servers", default="all", help="comma-separated, or all")
+    parser.add_argument("--n", type=int, default=300, help="samples per median")
+    args = parser.parse_args()
+    registry = prove_gym.get_registry()
+    names = registry.servers if args.servers == "all" else args.servers.split(",")
+    print(
+        f"{'server':15s} {'figure':36s} {'prove_gym':>11s} {'floor':>10s} {'ratio':>7s}  floor is"
+    )
+    summary: dict[str, list[float]] = {}
+    for name in sorted(names):
+        for figure, ours, floor, what in bench(name, args.n):
+            ratio = ours / floor if floor else float("inf")
+            key = figure.split(" (")[0]
+            summary.setdefault(key, []).append(ours)
+            print(f"{name:15s} {figure:36s} {ours:9.1f}us {floor:8.1f}us {ratio:7.2f}x  {what}")
+    print()
+    for key, values in summary.items():
+        print(
+            f"{key:12s} median over servers {statistics.median(values):8.1f} us, "
+            f"worst {max(values):8.1f} us"
+        )
+
+
+if __name__ == "__main__":
+    main()
