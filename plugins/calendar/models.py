@@ -58,13 +58,13 @@ class Event(Base):
         back_populates="event",
         cascade="all, delete-orphan",
         order_by="Invitee.email",
-        lazy="selectin",
+        lazy="select",
     )
     reminders: Mapped[list[Reminder]] = relationship(
         back_populates="event",
         cascade="all, delete-orphan",
         order_by="Reminder.id",
-        lazy="selectin",
+        lazy="select",
     )
     recurrence: Mapped[Recurrence | None] = relationship(
         back_populates="event", cascade="all, delete-orphan", uselist=False, lazy="joined"
