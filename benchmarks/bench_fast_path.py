@@ -29,12 +29,12 @@ import hashlib
 import json
 import sqlite3
 import statistics
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import gymnasium
+from bench_core import p50_ms  # this folder is on the path when a benchmark runs
 from sqlalchemy import event
 
 import prove_gym
@@ -43,14 +43,7 @@ from prove_gym.task import GoldStep, Task
 
 
 def median_us(fn: Callable[[], Any], n: int, setup: Callable[[], Any] | None = None) -> float:
-    samples = []
-    for _ in range(n):
-        if setup is not None:
-            setup()
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples) * 1e6
+    return p50_ms(fn, n, setup) * 1e3
 
 
 @dataclass(frozen=True)
