@@ -770,16 +770,93 @@ class MultiTurnRollout:
         """Play one rollout per prompt with the trainer's model and settings."""
         args = trainer.args
         tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
-        total = self.max_total_tokens or int(args.max_completion_length)
-        per_turn = min(self.max_turn_tokens or total, total)
-        generate = self.generate or trainer_sampler(trainer)
         template_kwargs = getattr(trainer, "chat_template_kwargs", None)
-        chat = _Chat(
-            tokenizer, template_kwargs or getattr(args, "chat_template_kwargs", None) or {}
+        return self._play(
+            prompts,
+            tokenizer=tokenizer,
+            generate=self.generate or trainer_sampler(trainer),
+            total=self.max_total_tokens or int(args.max_completion_length),
+            chat=_Chat(
+                tokenizer, template_kwargs or getattr(args, "chat_template_kwargs", None) or {}
+            ),
+            eos=set(_eos_ids(trainer, tokenizer)),
+            seeds=self._seeds(trainer),
         )
-        eos = set(_eos_ids(trainer, tokenizer))
+
+    def play_model(
+        self,
+        prompts: Sequence[Any],
+        model: Any,
+        tokenizer: Any,
+        *,
+        max_total_tokens: int,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> list[Rollout]:
+        """Play one rollout per prompt with a model outside any trainer (held-out evaluation).
+
+        The same engine as training: batched generation from each rollout's tokens so far,
+        the episode reading the text. Greedy by default (``temperature=0``); sampled rollouts
+        draw from seeds derived from ``seed``, so a call replays exactly.
+
+        Args:
+            prompts: Prompts of rows given to the constructor (or their tasks' prompts).
+            model: A transformers causal LM.
+            tokenizer: Its tokenizer, whose chat template renders tools.
+            max_total_tokens: Cap on a rollout's completion (model and environment tokens).
+            temperature: Sampling temperature; 0 decodes greedily.
+            seed: Seed of sampling and of the pick among tasks that share a prompt.
+        """
+        eos = [int(tokenizer.eos_token_id)]
+        sampling = _Sampling(
+            do_sample=temperature > 0,
+            temperature=float(temperature) if temperature > 0 else 1.0,
+            top_p=None,
+            top_k=None,
+            min_p=None,
+            repetition_penalty=None,
+            sequence_bias=None,
+            suppress_tokens=None,
+            eos=frozenset(eos),
+            pad=int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos[0]),
+        )
+
+        def generate(
+            contexts: Sequence[Sequence[int]], max_new: Sequence[int], seeds: Sequence[int]
+        ) -> list[Generation]:
+            import torch
+
+            with torch.no_grad():
+                return _sample(model, contexts, max_new, seeds, sampling)
+
+        was_training = bool(getattr(model, "training", False))
+        model.eval()
+        try:
+            return self._play(
+                prompts,
+                tokenizer=tokenizer,
+                generate=self.generate or generate,
+                total=max_total_tokens,
+                chat=_Chat(tokenizer, {}),
+                eos=set(eos),
+                seeds=_Seeds(f"{seed}/model/{temperature}", 0),
+            )
+        finally:
+            model.train(was_training)
+
+    def _play(
+        self,
+        prompts: Sequence[Any],
+        *,
+        tokenizer: Any,
+        generate: GenerateFn,
+        total: int,
+        chat: _Chat,
+        eos: set[int],
+        seeds: _Seeds,
+    ) -> list[Rollout]:
+        per_turn = min(self.max_turn_tokens or total, total)
         fmt = self._episode_format(tokenizer)
-        seeds = self._seeds(trainer)
         rollouts = [self._open(p, seeds, fmt, chat) for p in prompts]
         try:
             for turn in range(self.caps.max_assistant_turns + 1):
