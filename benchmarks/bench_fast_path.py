@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import copy
 import hashlib
-import json
 import sqlite3
 import statistics
 from collections.abc import Callable
@@ -86,8 +85,9 @@ def pick_steps(server: str) -> dict[str, Picked]:
 
 
 def call_text(step: GoldStep) -> str:
-    body = json.dumps({"name": step.name, "arguments": step.arguments})
-    return f"<tool_call>\n{body}\n</tool_call>"
+    """The step as the env's default (Hermes) format reads a call."""
+    hermes = prove_gym.get_registry().get_format("hermes")
+    return hermes.render_calls([{"name": step.name, "arguments": step.arguments}])
 
 
 def recorded(picked: Picked) -> tuple[bytes, list[tuple[str, Any]]]:

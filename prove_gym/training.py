@@ -163,13 +163,10 @@ def sft_rows(
     registry = registry or get_registry()
     rows: list[dict[str, Any]] = []
     for task in _tasks(tasks):
-        with Episode(task, format="json", registry=registry) as episode:
+        with Episode(task, registry=registry) as episode:
             agent = OraclePolicy().start(episode)
-            while not episode.done:
-                action = agent.act(episode)
-                if isinstance(action, str) and action.lstrip().startswith(("[", "{")):
-                    action = json.loads(action)  # the json format's calls, as structured ones
-                episode.step(action)
+            while not episode.done:  # the episode keeps the calls it parses structured
+                episode.step(agent.act(episode))
             breakdown = episode.breakdown
             if breakdown is None or not episode.terminated:
                 continue

@@ -807,7 +807,7 @@ class MultiTurnRollout:
             temperature: Sampling temperature; 0 decodes greedily.
             seed: Seed of sampling and of the pick among tasks that share a prompt.
         """
-        eos = [int(tokenizer.eos_token_id)]
+        eos = _eos_ids(None, tokenizer)
         sampling = _Sampling(
             do_sample=temperature > 0,
             temperature=float(temperature) if temperature > 0 else 1.0,
@@ -818,7 +818,7 @@ class MultiTurnRollout:
             sequence_bias=None,
             suppress_tokens=None,
             eos=frozenset(eos),
-            pad=int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos[0]),
+            pad=int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(eos)),
         )
 
         def generate(
