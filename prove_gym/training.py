@@ -33,7 +33,7 @@ from prove_gym.episode import Episode
 from prove_gym.registry import Registry, get_registry
 from prove_gym.server.base import stable_int
 from prove_gym.task import Task
-from prove_gym.workspace import offered_tools
+from prove_gym.workspace import LEGACY_HASH_GENERATORS, offered_tools
 
 __all__ = [
     "TrainResult",
@@ -84,8 +84,9 @@ def restrict_tools(
       has to choose).
     - Neither: the tasks as they are.
 
-    A distractor server's tools are dropped (they are never a gold step; its state then
-    leaves the task's state hash, which the reward replays), and a tool the task hides on
+    A distractor server's tools are dropped (they are never a gold step, and its state is
+    not in the task's state hash; a task of an older generator whose hash held it has its
+    gold hash replayed by the reward instead), and a tool the task hides on
     purpose stays hidden (a "missing tool" task keeps its needed tool out).
     """
     registry = registry or get_registry()
@@ -117,9 +118,11 @@ def restrict_tools(
             offered = [q for q in offered if q in task.tools]
         update: dict[str, Any] = {"tools": offered}
         before = {t.server_name for t in offered_tools(task, registry).values()}
-        if before - {*task.servers, server}:
-            # A dropped distractor server no longer has a session, so it leaves the state
-            # hash: the gold hash is replayed on what the task now touches (once per task).
+        if before - {*task.servers, server} and (
+            task.meta.get("generator") in LEGACY_HASH_GENERATORS
+        ):
+            # Such a task's hash covers every offered server: with a distractor server
+            # dropped, the gold hash is replayed on what the task now offers (once per task).
             update["final_state_hash"] = None
         out.append(task.model_copy(update=update))
     return out

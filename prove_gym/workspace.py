@@ -107,28 +107,61 @@ def offered_openai_tools(
     return [t.openai_schema(offered_parameters(task, t)) for t in specs.values()]
 
 
+LEGACY_HASH_GENERATORS = frozenset({"prove_gym.synth/1", "prove_gym.synth/2"})
+"""Generators whose tasks' ``final_state_hash`` covers every offered server's state.
+
+Their tasks keep that scope (:meth:`Workspace.state_hash`), so datasets written by them
+still pay the gold its state reward."""
+
+
 @dataclass
 class Workspace:
-    """Isolated sessions for every server a task touches, and its offered tools.
+    """Isolated sessions for the servers a task touches, and its offered tools.
+
+    The task's own servers (``task.servers``) get a session at once. A server that
+    only lends the task distractor tools gets one the first time one of its tools is
+    called (:meth:`session`): most episodes never call one, and its state is then
+    never sampled.
 
     Args:
         task: The task whose initial state and offered tools to build.
         registry: Where servers are looked up (the process-wide one by default).
+
+    Attributes:
+        sessions: The live sessions by server: the task's own, then the others in the
+            order their tools were first called.
+        servers: Every server the task holds state on or offers a tool of, own first.
     """
 
     task: Task
     registry: Registry = field(default_factory=get_registry)
     sessions: dict[str, Session] = field(init=False)
     offered: dict[str, ToolSpec] = field(init=False)
+    servers: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
         task = self.task
         self.offered = offered_tools(task, self.registry)
         specs = self.offered.values()
-        names = list(dict.fromkeys([*task.servers, *(t.server_name for t in specs)]))
-        self.sessions = {
-            n: self.registry.get_server(n).session(task.seed, task.size) for n in names
-        }
+        self.servers = tuple(dict.fromkeys([*task.servers, *(t.server_name for t in specs)]))
+        self.sessions = {}
+        for name in task.servers:
+            self.session(name)
+
+    def session(self, server: str) -> Session:
+        """The live session of ``server``, opened (at the task's initial state) if none is.
+
+        Raises:
+            KeyError: The task neither holds state on ``server`` nor offers its tools.
+        """
+        found = self.sessions.get(server)
+        if found is None:
+            if server not in self.servers:
+                raise KeyError(f"task {self.task.id!r} has no server {server!r}")
+            task = self.task
+            found = self.registry.get_server(server).session(task.seed, task.size)
+            self.sessions[server] = found
+        return found
 
     def openai_tools(self) -> list[dict[str, Any]]:
         """Offered tools as OpenAI function definitions (schema overrides applied)."""
@@ -141,7 +174,7 @@ class Workspace:
             message = unknown_tool_message(name, list(self.offered))
             result = ToolResult.failure(ErrorKind.UNKNOWN_TOOL, message)
             return CallRecord(str(name), arguments, result, turn, None)
-        result = self.sessions[spec.server_name].call(spec.name, arguments)
+        result = self.session(spec.server_name).call(spec.name, arguments)
         return CallRecord(spec.name, arguments, result, turn, spec.server_name)
 
     def replay(self, calls: Iterable[tuple[str, Any]]) -> list[CallRecord]:
@@ -149,8 +182,22 @@ class Workspace:
         return [self.call(n, a) for n, a in calls]
 
     def state_hash(self) -> str:
-        """Canonical hash over every session's state."""
-        return combine_hashes({n: s.state_hash() for n, s in self.sessions.items()})
+        """Canonical hash of the task's world: its own servers' states, and the state of
+        any other server a call left changed.
+
+        A distractor server left as it started is not in the hash, so the gold (which
+        never calls one) is hashed without its state ever being sampled, while a model
+        that writes to one gets another hash. Tasks of :data:`LEGACY_HASH_GENERATORS`
+        hash every offered server, as those generators did.
+        """
+        task = self.task
+        if task.meta.get("generator") in LEGACY_HASH_GENERATORS:
+            return combine_hashes({n: self.session(n).state_hash() for n in self.servers})
+        hashes = {n: self.sessions[n].state_hash() for n in task.servers}
+        for name, session in self.sessions.items():
+            if name not in hashes and not session.at_initial_state():
+                hashes[name] = session.state_hash()
+        return combine_hashes(hashes)
 
     def reset(self) -> None:
         for session in self.sessions.values():

@@ -27,15 +27,15 @@ class SynthConfig:
         n: Tasks to write in all, split evenly over the servers (the first servers
             get one more when it does not divide).
         seed: Master seed: same seed and flags give byte-identical output.
-        state_seeds: Size of the bounded pool of state seeds (shared by all
-            servers so distractor servers reuse cached templates; independent of
-            ``seed``). Not in the paper.
-        block_states: Fresh states each block samples for its tasks without distractors
-            (seeds >= 100,000 drawn from ``(seed, server, block)``, sizes from ``sizes``),
-            so a large run sees thousands of distinct initial states while each state
-            is still sampled once. Tasks with distractors keep to the shared pool: their
-            other servers' initial states are hashed too. 0 uses the pool only. Not in
-            the paper.
+        state_seeds: Size of the bounded pool of state seeds used when
+            ``block_states`` is 0 (shared by all servers; independent of ``seed``).
+            Not in the paper.
+        block_states: Fresh states each block samples for its tasks (seeds >= 100,000
+            drawn from ``(seed, server, block)``, sizes from ``sizes``), so a large run
+            sees thousands of distinct initial states while each state is still sampled
+            once. Only the primary server's state is sampled: distractor servers lend
+            their schemas and are not in the task's state hash. 0 uses the pool only.
+            Not in the paper.
         sizes: State sizes the block states are drawn from (``size`` overrides).
         test_fraction: Share of states held out for ``test.jsonl``: the last
             ``ceil(f·pool)`` seeds of the pool (at least one when > 0), and that share of

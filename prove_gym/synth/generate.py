@@ -10,8 +10,8 @@ A candidate goes through the paper's conversation state machine:
 
 1. draw the knobs (information level, turns, distractors, enum stripping,
    irrelevant request, missing tool, whole-task abstention) and a state: one of
-   the block's fresh states, or for a task with distractors one of the bounded
-   pool (its other servers' initial states are hashed too);
+   the block's fresh states (the bounded pool when ``block_states`` is 0). Only
+   the primary server's state is sampled: distractor servers lend schemas;
 2. sample a chain around an inverse-frequency-weighted target tool and split it
    into contiguous requests (user turns);
 3. run the chain on a freshly reset session of the state seed, grounding
@@ -74,9 +74,12 @@ from prove_gym.synth.validate import (
 )
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/2"
-"""Written into every task's ``meta``: /2 adds whole abstention tasks (no gold call), the
-``knobs.abstention`` field, block states and the text check."""
+GENERATOR = "prove_gym.synth/3"
+"""Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
+``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
+of ``final_state_hash`` unless a call changed their state (see
+:meth:`~prove_gym.workspace.Workspace.state_hash`), so tasks with distractors draw fresh
+states too."""
 
 PARAPHRASE_SYSTEM = (
     "You rewrite a user's request to an assistant so that it sounds natural and varied, as a "
@@ -281,8 +284,9 @@ class Conversation:
         # tool-calling candidates are dropped far more often (error rate, duplicates), so
         # this draws more abstention tasks than wanted; the collector holds their kept share
         self.abstain_only = rng.random() < cfg.abstention_rate
-        # distractor servers' initial states are hashed too: keep those tasks on the pool
-        if fresh is None or self.distract:
+        # a distractor server's state is never sampled (it is not in the task's hash), so
+        # tasks with distractors draw fresh states like the others
+        if fresh is None:
             self.seed = pool_seed
             self.size = cfg.size if cfg.size is not None else self.sc.server.default_size
         else:

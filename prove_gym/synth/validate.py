@@ -39,7 +39,7 @@ from prove_gym.server.state import combine_hashes
 from prove_gym.synth.chains import is_secret_kind, is_secret_param
 from prove_gym.synth.render import literal_values
 from prove_gym.task import GoldStep, Task
-from prove_gym.workspace import Workspace, offered_tools
+from prove_gym.workspace import offered_tools
 
 
 class StateHasher:
@@ -76,10 +76,6 @@ class StateHasher:
             return self.initial_hash(session.server, session.seed, session.size)
         return session.state_hash()
 
-    def workspace_hash(self, ws: Workspace) -> str:
-        """Same value as ``Workspace.state_hash()``."""
-        return combine_hashes({n: self.session_hash(s) for n, s in ws.sessions.items()})
-
 
 def replay(
     task: Task,
@@ -94,8 +90,9 @@ def replay(
 
     The calls are routed exactly as :class:`~prove_gym.workspace.Workspace` routes
     them (by the offered name, :func:`~prove_gym.workspace.offered_tools`). Gold
-    calls only touch the primary server, so every other server the task offers
-    (distractors) is in its initial state; its hash is that state's.
+    calls only touch the primary server; a server that only lends distractor tools
+    stays as it started, so it is not in the hash and its state is never sampled
+    (:meth:`~prove_gym.workspace.Workspace.state_hash`).
 
     Args:
         task: The synthesized task.
@@ -134,7 +131,7 @@ def replay(
     if state != data and hasher.session_hash(session, state) != recorded_hash:
         return "replay_state_mismatch", None
     hashes = {rebuilt.server: recorded_hash}
-    for name in dict.fromkeys([*rebuilt.servers, *(t.server_name for t in offered.values())]):
+    for name in rebuilt.servers:  # a server the task holds state on that no gold call wrote
         if name not in hashes:
             hashes[name] = hasher.initial_hash(
                 registry.get_server(name), rebuilt.seed, rebuilt.size

@@ -68,13 +68,18 @@ def test_a_replayed_task_matches_its_recording_and_a_tampered_one_does_not(
 
 def test_the_cached_state_hash_equals_the_workspace_hash(dataset: SynthResult) -> None:
     hasher = StateHasher()
-    for task in dataset.tasks[:10]:
+    distracted = [t for t in dataset.tasks if t.meta["knobs"]["distractors"]]
+    assert distracted, "the fixture should hold tasks with distractor tools"
+    for task in [*dataset.tasks[:6], *distracted[:6]]:
         with prove_gym.Workspace(task) as ws:
-            assert hasher.workspace_hash(ws) == ws.state_hash()
+            primary = ws.sessions[task.server]
+            assert hasher.session_hash(primary) == ws.state_hash()
             for i, turn in enumerate(task.turns):
                 for step in turn.steps:
                     ws.call(step.name, step.arguments, turn=i)
-            assert hasher.workspace_hash(ws) == ws.state_hash() == task.final_state_hash
+            assert hasher.session_hash(primary) == ws.state_hash() == task.final_state_hash
+            # the gold never opened a distractor server: its state was never sampled
+            assert list(ws.sessions) == task.servers
 
 
 def test_a_secret_argument_the_conversation_never_showed_is_flagged(dataset: SynthResult) -> None:
