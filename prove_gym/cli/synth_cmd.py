@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 
@@ -52,7 +53,19 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--seed", type=int, default=d.seed, help="master seed")
     p.add_argument(
-        "--workers", type=int, default=1, help="processes (output does not depend on it)"
+        "--workers",
+        type=int,
+        default=1,
+        help="blocks run at once: processes, or Ray tasks with --ray (output does not depend on it)",
+    )
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="run blocks as Ray tasks (pip install 'prove-gym[ray]'): alone, on a local Ray of "
+        "--workers CPUs, shut down at the end; with an address (auto, HOST:PORT, "
+        "ray://HOST:10001), on that cluster, which must have prove-gym installed",
     )
     g = p.add_argument_group("states")
     g.add_argument(
@@ -164,7 +177,13 @@ def run(args: argparse.Namespace) -> int:
         llm_graph=args.llm_graph,
         cache_dir=args.cache_dir,
     )
-    result = synthesize(cfg, progress=not args.no_progress)
+    try:
+        result = synthesize(cfg, progress=not args.no_progress, ray=args.ray)
+    except ModuleNotFoundError as exc:
+        if exc.name != "ray":
+            raise
+        print(f"prove-gym synth: error: {exc}", file=sys.stderr)  # how to install it
+        return 2
     report = write_dataset(result, args.out, format=args.format)
     print(format_report(report, result.seconds))
     print(

@@ -6,8 +6,11 @@ only on the seed and the flags: ``--workers 1`` and ``--workers 8`` write the
 same bytes, and ``--n 200`` starts with the tasks of ``--n 100`` for each server.
 
 The work function (:func:`~prove_gym.synth.generate.run_block`) is a pure
-function of ``(config, server, block)``, which is all a Ray task would need:
-``ray.remote(run_block).remote(cfg, server, b)`` can replace the process pool.
+function of ``(config, server, block)``, so where it runs does not matter: in
+this process (``workers=1``), in a ``ProcessPoolExecutor``, or as Ray tasks
+(``ray.remote(run_block)``, ``prove-gym synth --ray``) on a local Ray or a
+cluster. The last two share one scheduling loop (:func:`_run_blocks`) over a
+:class:`_BlockRunner`; the bytes written are the same in all three.
 """
 
 from __future__ import annotations
@@ -16,15 +19,20 @@ import math
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Hashable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from prove_gym.registry import Registry, get_registry
 from prove_gym.synth.config import SynthConfig
 from prove_gym.synth.generate import BlockResult, Candidate, run_block
 from prove_gym.synth.validate import DedupIndex
 from prove_gym.task import Task
+
+if TYPE_CHECKING:
+    from ray import ObjectRef
 
 
 @dataclass
@@ -151,19 +159,39 @@ def synthesize(
     *,
     registry: Registry | None = None,
     progress: bool = False,
+    ray: str | None = None,
 ) -> SynthResult:
     """Synthesize ``cfg.n`` validated tasks over ``cfg.servers``.
 
+    Where the blocks run never changes the result: ``workers=1`` runs them in this
+    process, ``workers > 1`` in a pool of that many processes, and ``ray`` as Ray
+    tasks; either pool keeps up to ``2 * workers`` blocks in flight.
+
     Args:
         cfg: Every knob (see :class:`~prove_gym.synth.config.SynthConfig`).
-        registry: Where servers come from; a custom one needs ``workers=1`` (worker
-            processes load the installed plugins).
+        registry: Where servers come from; a custom one needs ``workers=1`` and no
+            ``ray`` (workers load the installed plugins).
         progress: Show a tqdm progress bar on stderr.
+        ray: Run blocks as Ray tasks: ``"local"`` starts a Ray runtime of
+            ``cfg.workers`` CPUs on this machine (no dashboard) and shuts it down
+            at the end; any other value is an address passed to ``ray.init``
+            (``"auto"``, ``"host:6379"``, ``"ray://host:10001"``), whose cluster must
+            have prove_gym and the plugins installed. If this process has already
+            called ``ray.init``, that runtime is used as it is and left running (call
+            it yourself to pass a ``runtime_env`` or other options). Needs the
+            ``ray`` extra (``pip install 'prove-gym[ray]'``).
+
+    Raises:
+        ValueError: A custom registry with ``workers > 1`` or ``ray``.
+        ModuleNotFoundError: ``ray`` is given and Ray is not installed (``name`` is
+            ``"ray"``).
     """
     default = get_registry()
     registry = registry or default
-    if cfg.workers > 1 and registry is not default:
-        raise ValueError("a custom registry needs workers=1 (worker processes load plugins)")
+    if (cfg.workers > 1 or ray is not None) and registry is not default:
+        raise ValueError(
+            "a custom registry needs workers=1 and no Ray (workers load the installed plugins)"
+        )
     servers = resolve_servers(cfg.servers, registry)
     if not servers:
         raise ValueError("no servers are installed")
@@ -173,13 +201,17 @@ def synthesize(
     from tqdm import tqdm
 
     with tqdm(total=cfg.n, desc="synth", unit="task", disable=not progress, file=sys.stderr) as bar:
-        if cfg.workers <= 1:
+        if ray is not None:
+            with _ray_runner(ray, cfg.workers) as runner:
+                _run_blocks(cfg, servers, collector, bar.update, runner)
+        elif cfg.workers > 1:
+            with _process_runner(cfg.workers) as process_runner:
+                _run_blocks(cfg, servers, collector, bar.update, process_runner)
+        else:
             for server in servers:
                 while not collector.done(server):
                     block = run_block(cfg, server, collector.next[server], registry)
                     collector.add(block, bar.update)
-        else:
-            _run_pool(cfg, servers, collector, bar.update)
     result.seconds = time.perf_counter() - started
     for server in servers:
         result.tasks.extend(collector.kept[server])
@@ -189,15 +221,125 @@ def synthesize(
     return result
 
 
-def _run_pool(
+H = TypeVar("H", bound=Hashable)
+
+
+class _BlockRunner(Protocol[H]):
+    """Runs :func:`~prove_gym.synth.generate.run_block` elsewhere, for :func:`_run_blocks`.
+
+    ``H`` is the handle of one running block (a ``Future``, a Ray ``ObjectRef``). The
+    workers call ``run_block`` without a registry, so each loads the installed plugins.
+    """
+
+    def submit(self, cfg: SynthConfig, server: str, block: int) -> H:
+        """Start ``run_block(cfg, server, block)``; return its handle at once."""
+        ...
+
+    def wait(self, running: Collection[H]) -> list[tuple[H, BlockResult]]:
+        """Wait until one or more of ``running`` are done; return those with their results.
+
+        A block that raised raises here.
+        """
+        ...
+
+    def cancel(self, running: Collection[H]) -> None:
+        """Give up on blocks whose results are no longer wanted."""
+        ...
+
+
+class _ProcessRunner:
+    """Blocks in a ``concurrent.futures.ProcessPoolExecutor``."""
+
+    def __init__(self, pool: ProcessPoolExecutor) -> None:
+        self.pool = pool
+
+    def submit(self, cfg: SynthConfig, server: str, block: int) -> Future[BlockResult]:
+        return self.pool.submit(run_block, cfg, server, block)
+
+    def wait(
+        self, running: Collection[Future[BlockResult]]
+    ) -> list[tuple[Future[BlockResult], BlockResult]]:
+        finished, _ = wait(running, return_when=FIRST_COMPLETED)
+        return [(fut, fut.result()) for fut in finished]
+
+    def cancel(self, running: Collection[Future[BlockResult]]) -> None:
+        for fut in running:
+            fut.cancel()
+
+
+class _RayRunner:
+    """Blocks as Ray tasks of ``ray.remote(run_block)`` (one CPU each) on the connected cluster."""
+
+    def __init__(self) -> None:
+        import ray
+
+        self.remote = ray.remote(run_block)
+
+    def submit(self, cfg: SynthConfig, server: str, block: int) -> ObjectRef[BlockResult]:
+        return self.remote.remote(cfg, server, block)
+
+    def wait(
+        self, running: Collection[ObjectRef[BlockResult]]
+    ) -> list[tuple[ObjectRef[BlockResult], BlockResult]]:
+        import ray
+
+        ready, _ = ray.wait(list(running), num_returns=1)
+        return list(zip(ready, ray.get(ready), strict=True))
+
+    def cancel(self, running: Collection[ObjectRef[BlockResult]]) -> None:
+        import ray
+
+        for ref in running:
+            ray.cancel(ref)
+
+
+@contextmanager
+def _process_runner(workers: int) -> Iterator[_ProcessRunner]:
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield _ProcessRunner(pool)
+
+
+@contextmanager
+def _ray_runner(address: str, workers: int) -> Iterator[_RayRunner]:
+    """Ray as :func:`synthesize` describes it: started here (and shut down) or joined."""
+    try:
+        import ray
+    except ModuleNotFoundError as exc:
+        if exc.name != "ray":
+            raise  # Ray is there but broken: show what it lacks
+        raise ModuleNotFoundError(
+            "the Ray backend needs Ray: pip install 'prove-gym[ray]'", name="ray"
+        ) from None
+    started = not ray.is_initialized()
+    if started:
+        if address == "local":
+            ray.init(address="local", num_cpus=workers, include_dashboard=False)
+        else:
+            ray.init(address=address)
+    try:
+        yield _RayRunner()
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _run_blocks(
     cfg: SynthConfig,
     servers: list[str],
     collector: _Collector,
     on_task: Callable[[int], None],
+    runner: _BlockRunner[H],
 ) -> None:
+    """Keep up to ``2 * cfg.workers`` blocks in flight on ``runner`` until every server is done.
+
+    Each server gets as many blocks as its remaining quota needs at its yield so
+    far; results go to the collector in whatever order they finish (it puts them
+    back in block order). Blocks still in flight at the end, or when something
+    raises, are cancelled.
+    """
     submitted = dict.fromkeys(servers, 0)
-    running: dict[Future[BlockResult], str] = {}
-    with ProcessPoolExecutor(max_workers=cfg.workers) as pool:
+    running: dict[H, str] = {}
+    try:
         while True:
             for server in servers:
                 flying = sum(1 for s in running.values() if s == server)
@@ -209,15 +351,15 @@ def _run_pool(
                     block = max(submitted[server], collector.next[server])
                     if block >= collector.max_blocks[server]:
                         break
-                    running[pool.submit(run_block, cfg, server, block)] = server
+                    running[runner.submit(cfg, server, block)] = server
                     submitted[server] = block + 1
             if not running:
                 return  # every server has its quota or used up its blocks
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                running.pop(fut)
-                collector.add(fut.result(), on_task)
+            for handle, block_result in runner.wait(running):
+                running.pop(handle)
+                collector.add(block_result, on_task)
             if all(collector.done(s) for s in servers):
-                for fut in running:
-                    fut.cancel()
                 return
+    finally:
+        if running:
+            runner.cancel(running)

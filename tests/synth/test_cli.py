@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+
+import pytest
 
 from prove_gym.cli import main
 
@@ -44,3 +47,13 @@ def test_prove_synth_rejects_a_bad_range(capsys) -> None:
         assert exc.code == 2
     else:
         raise AssertionError("argparse accepted an empty range")
+
+
+def test_prove_synth_ray_without_ray_installed_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` meets without Ray
+    args = ["synth", "--servers", "calendar", "--n", "2", "--out", str(tmp_path), "--ray"]
+    assert main([*args, "--no-progress"]) == 2
+    assert "pip install 'prove-gym[ray]'" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
