@@ -69,7 +69,10 @@ def add_parser(sub: Any) -> None:
     )
     g = p.add_argument_group("states")
     g.add_argument(
-        "--state-seeds", type=int, default=d.state_seeds, help="size of the state-seed pool"
+        "--state-seeds",
+        type=int,
+        default=d.state_seeds,
+        help="size of the state-seed pool (used with --block-states 0)",
     )
     g.add_argument(
         "--test-fraction", type=_rate, default=d.test_fraction, help="share of state seeds held out"
@@ -78,7 +81,7 @@ def add_parser(sub: Any) -> None:
         "--block-states",
         type=int,
         default=d.block_states,
-        help="fresh states per block for tasks without distractors (0: the pool only)",
+        help="fresh states each block samples for its tasks (0: the seed pool only)",
     )
     g.add_argument(
         "--sizes",

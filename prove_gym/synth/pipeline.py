@@ -82,6 +82,39 @@ def quotas(n: int, servers: list[str]) -> dict[str, int]:
     return {s: base + (1 if i < extra else 0) for i, s in enumerate(servers)}
 
 
+MIX_KINDS = ("abstention", "complete", "missing", "minimal")
+"""What a kept task counts toward in a server's mix: a whole abstention task, or the
+information level of a task that calls tools."""
+
+
+def mix_kind(task: Task) -> str:
+    """The :data:`MIX_KINDS` entry ``task`` counts toward."""
+    if task.meta["knobs"].get("abstention"):
+        return "abstention"
+    return str(task.meta["info_level"])
+
+
+def mix_targets(cfg: SynthConfig, quota: int) -> dict[str, int]:
+    """How many tasks of each :data:`MIX_KINDS` entry one server's quota holds.
+
+    ``abstention_rate`` of the quota are abstention tasks; the rest split by
+    ``info_levels``. Counts are rounded by largest remainder, so they add up to the
+    quota and each share is as close as whole tasks allow.
+
+    >>> mix_targets(SynthConfig(), 50)
+    {'abstention': 4, 'complete': 28, 'missing': 9, 'minimal': 9}
+    """
+    abstention = min(quota, round(cfg.abstention_rate * quota))
+    rest = quota - abstention
+    total = sum(cfg.info_levels) or 1.0
+    exact = [share / total * rest for share in cfg.info_levels]
+    counts = [math.floor(x) for x in exact]
+    order = sorted(range(3), key=lambda i: (counts[i] - exact[i], i))  # largest remainder first
+    for i in order[: rest - sum(counts)]:
+        counts[i] += 1
+    return {"abstention": abstention, **dict(zip(MIX_KINDS[1:], counts, strict=True))}
+
+
 class _Collector:
     """Consumes block results per server in block order until each quota is met."""
 
@@ -96,7 +129,8 @@ class _Collector:
         per_block = max(1, cfg.block_size)
         self.max_blocks = {s: max(8, 25 * math.ceil(q / per_block)) for s, q in self.quota.items()}
         self.yields: dict[str, list[int]] = {s: [] for s in servers}
-        self.abstentions: Counter[str] = Counter()
+        self.targets = {s: mix_targets(cfg, q) for s, q in self.quota.items()}
+        self.mix: dict[str, Counter[str]] = {s: Counter() for s in servers}
 
     def done(self, server: str) -> bool:
         return len(self.kept[server]) >= self.quota[server] or (
@@ -121,17 +155,19 @@ class _Collector:
             if isinstance(outcome, str):
                 self.result.drops[outcome] += 1
                 continue
-            abstention = bool(outcome.task.meta["knobs"].get("abstention"))
-            kept = self.kept[server]
-            if abstention and self.abstentions[server] >= self.cfg.abstention_rate * (
-                len(kept) + 1
+            kind = mix_kind(outcome.task)
+            if (
+                self.mix[server][kind] >= self.targets[server][kind]
+                and self.next[server] < self.max_blocks[server] // 2
             ):
-                self.result.drops["abstention_share"] += 1
+                # its share is full: keep room for the kinds that lag (a server that cannot
+                # make some kind at all keeps anything after half its block budget)
+                self.result.drops[f"share_full:{kind}"] += 1
                 continue
             if self.dedup[server].near_duplicate(outcome.features):
                 self.result.drops["near_duplicate"] += 1
                 continue
-            self.abstentions[server] += abstention
+            self.mix[server][kind] += 1
             self.dedup[server].add(outcome.features)
             self.kept[server].append(self._number(outcome, len(self.kept[server])))
         gained = len(self.kept[server]) - before

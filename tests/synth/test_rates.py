@@ -2,28 +2,47 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 import prove_gym
 from prove_gym.synth import SynthConfig, SynthResult, synthesize
+from prove_gym.synth.pipeline import MIX_KINDS, mix_kind, mix_targets, quotas
 
 
 def share(tasks, predicate) -> float:
     return sum(1 for t in tasks if predicate(t)) / len(tasks)
 
 
-def test_information_levels_follow_the_papers_60_20_20(dataset: SynthResult) -> None:
+def test_each_server_holds_the_papers_mix_to_the_whole_task(dataset: SynthResult) -> None:
+    """60/20/20 information levels and 8% abstention tasks, as counts of every server."""
+    quota = quotas(dataset.config.n, dataset.servers)
+    for server in dataset.servers:
+        tasks = [t for t in dataset.tasks if t.server == server]
+        assert len(tasks) == quota[server]
+        assert Counter(mix_kind(t) for t in tasks) == {
+            k: v for k, v in mix_targets(dataset.config, quota[server]).items() if v
+        }, server
     tasks = [t for t in dataset.tasks if not t.meta["knobs"]["abstention"]]
-    complete, missing, minimal = dataset.config.info_levels
-    assert share(tasks, lambda t: t.meta["info_level"] == "complete") == pytest.approx(
-        complete, abs=0.09
-    )
-    assert share(tasks, lambda t: t.meta["info_level"] == "missing") == pytest.approx(
-        missing, abs=0.08
-    )
-    assert share(tasks, lambda t: t.meta["info_level"] == "minimal") == pytest.approx(
-        minimal, abs=0.08
-    )
+    for level, target in zip(MIX_KINDS[1:], dataset.config.info_levels, strict=True):
+        assert share(tasks, lambda t, level=level: t.meta["info_level"] == level) == (
+            pytest.approx(target, abs=0.02)
+        )
+
+
+@pytest.mark.parametrize("quota", [1, 7, 50, 675])
+@pytest.mark.parametrize("levels", [(0.6, 0.2, 0.2), (1.0, 0.0, 0.0), (0.34, 0.33, 0.33)])
+def test_mix_targets_add_up_to_the_quota_and_round_each_share(
+    quota: int, levels: tuple[float, float, float]
+) -> None:
+    cfg = SynthConfig(info_levels=levels)
+    targets = mix_targets(cfg, quota)
+    assert sum(targets.values()) == quota
+    rest = quota - targets["abstention"]
+    assert abs(targets["abstention"] - cfg.abstention_rate * quota) <= 0.5
+    for kind, level in zip(MIX_KINDS[1:], levels, strict=True):
+        assert abs(targets[kind] - level / sum(levels) * rest) < 1
 
 
 def test_a_missing_value_makes_a_clarify_turn_followed_by_the_answer_with_the_calls(
