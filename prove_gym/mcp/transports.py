@@ -9,6 +9,7 @@ is refused with a clear JSON-RPC error once ``max_sessions`` are open.
 from __future__ import annotations
 
 import contextlib
+import gc
 import hmac
 import ipaddress
 import socket
@@ -88,6 +89,24 @@ def transport_security(
     )
 
 
+def _settle_heap() -> None:
+    """Free start-up garbage, then take what is left out of the cyclic collector's walks.
+
+    A serving process holds a large heap that lives as long as it does: modules, the
+    SDK's and the tools' pydantic models, SQLAlchemy mappers, the sampled state
+    templates (about 250,000 objects for ``prove serve calendar``). Python's full
+    collection walks all of it, stalling every session at once; it runs every few
+    thousand calls (about 170 ms each on a 2-core machine, or 40-60 us per call).
+    ``gc.freeze()`` moves those objects to a generation no collection walks, so a
+    full collection walks only what serving allocated since (under 10 ms). Objects
+    frozen here are still freed by reference counting; only a reference cycle among
+    them, made garbage later, would stay. :func:`serve_stdio` and :func:`http_server`
+    call this once, when the server is ready to serve.
+    """
+    gc.collect()
+    gc.freeze()
+
+
 class StaticTokenVerifier:
     """The MCP SDK's ``TokenVerifier`` for one shared bearer token (compared in constant time)."""
 
@@ -112,11 +131,13 @@ async def serve_stdio(
     """Speak MCP on this process's stdin/stdout until the client closes stdin.
 
     Several servers share the one connection with prefixed tool names
-    (``calendar__create_event``).
+    (``calendar__create_event``). Once the states are sampled it frees start-up
+    garbage and freezes the rest (``gc.freeze()``, see :func:`_settle_heap`).
     """
     server = ProveMCPServer(
         servers, seed=seed, size=size, store=SessionStore(max_sessions=1, ttl=None), offload=offload
     )
+    _settle_heap()
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -381,6 +402,9 @@ def http_server(
 ) -> uvicorn.Server:
     """A uvicorn server for ``app``, not yet started: ``await server.serve()`` runs it
     (until SIGINT/SIGTERM in the main thread, or until ``server.should_exit = True``).
+    It is meant to be its process's server, as ``prove serve`` runs it: once it listens,
+    and before ``on_ready``, it frees start-up garbage and freezes the rest
+    (``gc.freeze()``, see :func:`_settle_heap`), so full collections skip that heap.
 
     Args:
         port: TCP port; 0 picks a free one (``on_ready`` receives the real one).
@@ -391,9 +415,11 @@ def http_server(
     class _Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets=sockets)
-            if on_ready is not None and self.started and not self.should_exit:
-                bound = self.servers[0].sockets[0].getsockname()
-                on_ready(host, int(bound[1]))
+            if self.started and not self.should_exit:
+                _settle_heap()
+                if on_ready is not None:
+                    bound = self.servers[0].sockets[0].getsockname()
+                    on_ready(host, int(bound[1]))
 
     config = uvicorn.Config(
         app,
