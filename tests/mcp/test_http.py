@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -184,16 +186,14 @@ def _messages(exc: BaseException) -> list[str]:
     return [exc.message if isinstance(exc, MCPError) else str(exc)]
 
 
-async def test_several_servers_are_mounted_under_their_names(
-    calendar: Server, notes_server: Server
-) -> None:
-    store = SessionStore(max_sessions=8)
-    app = http_app([calendar, notes_server], seed=SEED, store=store)
+@contextlib.contextmanager
+def listening(app: Any) -> Iterator[int]:
+    """``http_server(app)`` serving on a free port in a thread: yields the port once ready."""
     ready = threading.Event()
-    found: dict[str, int] = {}
+    found: list[int] = []
 
     def on_ready(host: str, port: int) -> None:
-        found["port"] = port
+        found.append(port)
         ready.set()
 
     server = http_server(app, port=0, on_ready=on_ready)
@@ -201,7 +201,19 @@ async def test_several_servers_are_mounted_under_their_names(
     thread.start()
     try:
         assert ready.wait(30)
-        base = f"http://127.0.0.1:{found['port']}"
+        yield found[0]
+    finally:
+        server.should_exit = True
+        thread.join(15)
+
+
+async def test_several_servers_are_mounted_under_their_names(
+    calendar: Server, notes_server: Server
+) -> None:
+    store = SessionStore(max_sessions=8)
+    app = http_app([calendar, notes_server], seed=SEED, store=store)
+    with listening(app) as port:
+        base = f"http://127.0.0.1:{port}"
         with anyio.fail_after(30):
             async with Client(f"{base}/calendar/mcp") as cal, Client(f"{base}/notes/mcp") as notes:
                 cal_tools = [t.name for t in (await cal.list_tools()).tools]
@@ -210,9 +222,6 @@ async def test_several_servers_are_mounted_under_their_names(
                 assert store.active == 2
         assert httpx.get(f"{base}/mcp").status_code == 404
         assert httpx.get(f"{base}/health").json()["endpoints"] == ["/calendar/mcp", "/notes/mcp"]
-    finally:
-        server.should_exit = True
-        thread.join(15)
     assert cal_tools == [t.name for t in calendar.visible_tools()]
     assert note_tools == ["add_note", "get_note"]
     assert added.structured_content["note_id"] == "note_4"
@@ -227,23 +236,12 @@ def test_a_listening_server_takes_its_startup_heap_out_of_full_collections(
     # objects (about 170 ms, every few thousand calls).
     gc.unfreeze()
     app = http_app([calendar], seed=SEED)
-    ready = threading.Event()
-    frozen: list[int] = []
-
-    def on_ready(host: str, port: int) -> None:
-        frozen.append(gc.get_freeze_count())
-        ready.set()
-
-    server = http_server(app, port=0, on_ready=on_ready)
-    thread = threading.Thread(target=lambda: anyio.run(server.serve), daemon=True)
-    thread.start()
     try:
-        assert ready.wait(30)
+        with listening(app):
+            frozen = gc.get_freeze_count()  # settled before on_ready, so before this
     finally:
-        server.should_exit = True
-        thread.join(15)
         gc.unfreeze()  # give this test process its collector back
-    assert frozen[0] > 50_000  # modules, schemas, mappers, the calendar's template
+    assert frozen > 50_000  # modules, schemas, mappers, the calendar's template
 
 
 async def test_http_clients_are_steered_to_the_stateful_handshake_era(calendar_http) -> None:
