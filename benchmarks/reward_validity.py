@@ -195,7 +195,8 @@ def task_facts(task: Task, registry: Registry | None = None) -> TaskFacts:
     with Workspace(task, registry) as ws:
         entity_ids: dict[tuple[str, str], tuple[str, ...]] = {}
         entity_keys: dict[tuple[str, str], str] = {}
-        for server_name, session in ws.sessions.items():
+        for server_name in ws.servers:  # distractor servers too: opened here
+            session = ws.session(server_name)
             for kind, source in sorted(session.server.entities.items()):
                 entity_keys[(server_name, kind)] = source.key
                 values = {
@@ -239,7 +240,7 @@ def _fill_required(
     spec: ToolSpec, ws: Workspace, facts: TaskFacts, rng: random.Random
 ) -> dict[str, Any] | None:
     """Values for a tool's required parameters (existing ids, examples, enum members), or ``None``."""
-    session = ws.sessions[spec.server_name]
+    session = ws.session(spec.server_name)
     ctx = ToolContext(db=session.db, now=session.now, seed=session.seed, server=session.server)
     properties = spec.input_schema().get("properties", {})
     arguments: dict[str, Any] = {}
