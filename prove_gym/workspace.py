@@ -195,8 +195,13 @@ class Workspace:
             return combine_hashes({n: self.session(n).state_hash() for n in self.servers})
         hashes = {n: self.sessions[n].state_hash() for n in task.servers}
         for name, session in self.sessions.items():
-            if name not in hashes and not session.at_initial_state():
-                hashes[name] = session.state_hash()
+            if name in hashes:
+                continue
+            # rows, not history: a write undone leaves the server out again (both hashes
+            # are free while no row was changed; the template's is computed once)
+            now = session.state_hash()
+            if now != session.template.canonical_hash(session.server.base.metadata):
+                hashes[name] = now
         return combine_hashes(hashes)
 
     def reset(self) -> None:

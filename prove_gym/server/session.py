@@ -195,17 +195,6 @@ class Session:
             return self.template.canonical_hash(self.server.base.metadata)
         return canonical_state_hash(raw, self.server.base.metadata)
 
-    def at_initial_state(self) -> bool:
-        """Whether the state equals the template's (free while no row was ever changed).
-
-        A state written to and then changed back counts as initial: rows, not history,
-        are compared (by canonical hash).
-        """
-        raw = self.raw_connection
-        if self._pristine is not None and raw.total_changes == self._pristine:
-            return True
-        return self.state_hash() == self.template.canonical_hash(self.server.base.metadata)
-
     @property
     def raw_connection(self) -> Any:
         """The underlying ``sqlite3.Connection`` (read it, do not write through it)."""
