@@ -10,7 +10,8 @@ For real runs use verl or OpenRLHF on GPUs (``docs/training.md``).
 - :func:`sft_rows` + :func:`train_sft`: TRL's ``SFTTrainer`` on the gold conversations, so a
   small model writes tool calls at all;
 - :func:`grpo_rows` + :func:`train_trl`: TRL's ``GRPOTrainer`` with ``MultiTurnRollout``;
-- :func:`evaluate_model`: greedy rollouts of held-out tasks, summarised as ``prove eval`` does.
+- :func:`evaluate_model`: rollouts of held-out tasks (greedy by default), summarised as
+  ``prove eval`` does (``prove eval --hf-model`` runs it).
 
 Needs the ``trl`` extra (``pip install prove-gym[trl]``, torch first).
 """
@@ -26,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prove_gym.adapters.common import _task_from_row
 from prove_gym.episode import Episode
@@ -34,6 +35,11 @@ from prove_gym.registry import Registry, get_registry
 from prove_gym.server.base import stable_int
 from prove_gym.task import Task
 from prove_gym.workspace import LEGACY_HASH_GENERATORS, offered_tools
+
+if TYPE_CHECKING:
+    from prove_gym.env.formats import ToolCallFormat
+    from prove_gym.eval.report import EvalReport
+    from prove_gym.reward import RewardConfig
 
 __all__ = [
     "TrainResult",
@@ -191,13 +197,43 @@ def evaluate_model(
     max_total_tokens: int = 512,
     max_turn_tokens: int | None = None,
     batch_size: int = 8,
+    temperature: float = 0.0,
+    seed: int = 0,
+    max_assistant_turns: int = 10,
+    max_user_turns: int = 5,
+    format: ToolCallFormat | str | None = None,
+    reward_config: RewardConfig | None = None,
     name: str = "model",
+    progress: bool = False,
     registry: Registry | None = None,
-) -> Any:
-    """Greedy rollouts of ``tasks`` with ``model``, summarised as ``prove eval`` does.
+) -> EvalReport:
+    """Play ``tasks`` with a local ``model`` and summarise them as ``prove eval`` does.
 
     The same engine as GRPO training (:meth:`MultiTurnRollout.play_model`): every user
-    turn, the model's chat template, the env's reward.
+    turn, the model's chat template, the env's reward; ``prove eval --hf-model/--gguf``
+    runs this. A rollout ends with its episode, at the caps, when a message reaches
+    ``max_turn_tokens`` without ending (nothing of it runs), or when ``max_total_tokens``
+    leave no room for the next turn; it is then scored as it stands.
+
+    Args:
+        model: A transformers causal LM (put in eval mode while it plays, then given back).
+        tokenizer: Its tokenizer, whose chat template renders tools.
+        tasks: Tasks, or rows holding them (``trl.jsonl``, task lines).
+        max_total_tokens: Cap on a rollout's completion (model and environment tokens).
+        max_turn_tokens: Cap on one assistant message (default: what the total leaves).
+        batch_size: Rollouts generated together.
+        temperature: 0 decodes greedily; above, sampled rollouts replay exactly for the same
+            ``seed``, tasks and ``batch_size``.
+        seed: Seed of sampling.
+        max_assistant_turns: Assistant messages per episode; past it the episode is truncated.
+        max_user_turns: User turns played; later turns of a longer task are not shown.
+        format: How the model's text is read. Default (or ``"chat_template"``): its chat
+            template, tools passed natively; another format lists the tools in the system
+            message itself (see :class:`~prove_gym.adapters.trl.MultiTurnRollout`).
+        reward_config: The reward (default: :class:`~prove_gym.reward.RewardConfig`).
+        name: The policy's name in the report.
+        progress: Show a progress bar with the running mean reward.
+        registry: Where servers and formats are found.
 
     Returns:
         An :class:`~prove_gym.eval.report.EvalReport` (``.summary()`` for the figures),
@@ -205,25 +241,54 @@ def evaluate_model(
     """
     from prove_gym.adapters.common import AdapterSettings
     from prove_gym.adapters.trl import MultiTurnRollout
-    from prove_gym.eval.metrics import EpisodeResult
+    from prove_gym.eval.metrics import EpisodeResult, mean
     from prove_gym.eval.report import EvalReport
+    from prove_gym.reward import RewardConfig
 
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     task_list = _tasks(tasks)
-    rows = [{"prompt": f"task:{t.id}", "task": t.to_json()} for t in task_list]
+    # One prompt per position: two different tasks sharing an id are both played.
+    rows = [{"prompt": f"task:{i}:{t.id}", "task": t.to_json()} for i, t in enumerate(task_list)]
     rollout = MultiTurnRollout(
         rows,
-        settings=AdapterSettings(),
+        settings=AdapterSettings(
+            max_assistant_turns=max_assistant_turns,
+            max_user_turns=max_user_turns,
+            reward_config=reward_config or RewardConfig(),
+        ),
+        format=None if format == "chat_template" else format,
         max_turn_tokens=max_turn_tokens,
         batch_size=batch_size,
         registry=registry,
     )
-    results = []
-    for start in range(0, len(rows), batch_size):
-        chunk = [r["prompt"] for r in rows[start : start + batch_size]]
-        began = time.perf_counter()
-        played = rollout.play_model(chunk, model, tokenizer, max_total_tokens=max_total_tokens)
-        seconds = (time.perf_counter() - began) / max(1, len(played))
-        results += [EpisodeResult.of(r.episode, seconds=seconds) for r in played]
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(rows), desc=f"eval {name}", unit="task")
+    results: list[EpisodeResult] = []
+    try:
+        for start in range(0, len(rows), batch_size):
+            chunk = [r["prompt"] for r in rows[start : start + batch_size]]
+            began = time.perf_counter()
+            played = rollout.play_model(
+                chunk,
+                model,
+                tokenizer,
+                max_total_tokens=max_total_tokens,
+                temperature=temperature,
+                # each chunk draws its own seeds (the engine's count from each call's first rollout)
+                seed=stable_int("evaluate_model", seed, start) % 2**31,
+            )
+            seconds = (time.perf_counter() - began) / max(1, len(played))
+            results += [EpisodeResult.of(r.episode, seconds=seconds) for r in played]
+            if bar is not None:
+                bar.set_postfix(reward=f"{mean(r.total for r in results):.3f}")
+                bar.update(len(played))
+    finally:
+        if bar is not None:
+            bar.close()
     return EvalReport(policy=name, results=results)
 
 

@@ -6,7 +6,11 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prove_gym.eval import EvalReport
+    from prove_gym.reward import RewardConfig
 
 
 def add_parser(sub: Any) -> None:
@@ -36,12 +40,26 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--api-key", help="bearer token (default: $OPENAI_API_KEY)")
     p.add_argument("--hf-model", help="a local transformers model directory")
     p.add_argument("--gguf", help="a GGUF file (alone, or inside --hf-model)")
-    p.add_argument("--temperature", type=float, default=0.0)
-    p.add_argument("--max-tokens", type=int, default=512, help="cap on each assistant message")
+    p.add_argument(
+        "--temperature", type=float, default=0.0, help="sampling temperature (default 0: greedy)"
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=512,
+        help="cap on each assistant message (a local model's message that reaches it "
+        "ends the episode, as in training)",
+    )
+    p.add_argument(
+        "--max-total-tokens",
+        type=int,
+        help="local model only: cap on a rollout's model and environment tokens after the "
+        "opening prompt, as in training (default: the model's context length)",
+    )
     p.add_argument(
         "--format",
-        default="hermes",
-        help="tool-call format the policy's text is read in (default: hermes; see prove list)",
+        help="tool-call format the policy's text is read in (see prove list); default: hermes, "
+        "and for a local model its own chat template (tools passed natively, as in training)",
     )
     p.add_argument(
         "--reward",
@@ -50,7 +68,12 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--max-assistant-turns", type=int, default=10)
     p.add_argument("--max-user-turns", type=int, default=5)
-    p.add_argument("--concurrency", type=int, default=4, help="episodes played at once")
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=4,
+        help="episodes played at once (a local model generates for them together)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the random policy and sampling")
     p.add_argument(
         "--out", type=Path, help="write results.jsonl, summary.json, report.txt, eval.png"
@@ -85,38 +108,56 @@ def _load_tasks(args: argparse.Namespace) -> list[Any]:
     return tasks
 
 
-def _policy(args: argparse.Namespace) -> Any:
+def _kind(args: argparse.Namespace) -> str:
+    """The policy asked for: named, or implied by the endpoint or model flags."""
+    return str(
+        args.policy
+        or ("openai" if args.base_url else "hf" if (args.hf_model or args.gguf) else "oracle")
+    )
+
+
+def _policy(args: argparse.Namespace, kind: str) -> Any:
+    """The policy the runner plays (every kind but a local model)."""
     from prove_gym import eval as ev
 
-    kind = args.policy or (
-        "openai" if args.base_url else "hf" if (args.hf_model or args.gguf) else "oracle"
-    )
     if kind == "oracle":
         return ev.OraclePolicy()
     if kind == "random":
         return ev.RandomPolicy(seed=args.seed)
-    if kind == "openai":
-        if not args.base_url or not args.model:
-            raise ValueError("the openai policy needs --base-url and --model")
-        return ev.OpenAIChatPolicy(
-            args.base_url,
-            args.model,
-            api_key=args.api_key or os.environ.get("OPENAI_API_KEY"),
-            temperature=args.temperature,
-            max_tokens=args.max_tokens,
-        )
+    if not args.base_url or not args.model:
+        raise ValueError("the openai policy needs --base-url and --model")
+    return ev.OpenAIChatPolicy(
+        args.base_url,
+        args.model,
+        api_key=args.api_key or os.environ.get("OPENAI_API_KEY"),
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+    )
+
+
+def _evaluate_local(args: argparse.Namespace, tasks: list[Any], reward: RewardConfig) -> EvalReport:
+    """A local model's rollouts through the training engine (:func:`evaluate_model`)."""
     from prove_gym.adapters.models import load_causal_lm
+    from prove_gym.training import evaluate_model
 
     model, tokenizer = load_causal_lm(args.hf_model, gguf=args.gguf)
-    args.concurrency = 1  # one local model, one generation at a time
+    total = args.max_total_tokens or getattr(model.config, "max_position_embeddings", None)
     name = Path(args.gguf or args.hf_model or "smollm2").name
-    return ev.TransformersPolicy(
+    return evaluate_model(
         model,
         tokenizer,
-        max_new_tokens=args.max_tokens,
+        tasks,
+        max_total_tokens=int(total or 8192),
+        max_turn_tokens=args.max_tokens,
+        batch_size=args.concurrency,
         temperature=args.temperature,
         seed=args.seed,
+        max_assistant_turns=args.max_assistant_turns,
+        max_user_turns=args.max_user_turns,
+        format=args.format,
+        reward_config=reward,
         name=f"hf:{name}",
+        progress=not args.no_progress,
     )
 
 
@@ -130,23 +171,29 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"prove-gym eval: {exc}", file=sys.stderr)
         return 2
+    kind = _kind(args)
+    if args.max_total_tokens is not None and kind != "hf":
+        raise ValueError("--max-total-tokens applies to a local model only (--hf-model/--gguf)")
     tasks = _load_tasks(args)
-    caps = EpisodeCaps(args.max_assistant_turns, args.max_user_turns)
-    policy = _policy(args)
-    try:
-        report = evaluate(
-            policy,
-            tasks,
-            concurrency=args.concurrency,
-            progress=not args.no_progress,
-            caps=caps,
-            format=args.format,
-            reward_config=reward,
-        )
-    finally:
-        close = getattr(policy, "close", None)
-        if close is not None:
-            close()
+    if kind == "hf":
+        report = _evaluate_local(args, tasks, reward)
+    else:
+        caps = EpisodeCaps(args.max_assistant_turns, args.max_user_turns)
+        policy = _policy(args, kind)
+        try:
+            report = evaluate(
+                policy,
+                tasks,
+                concurrency=args.concurrency,
+                progress=not args.no_progress,
+                caps=caps,
+                format=args.format or "hermes",
+                reward_config=reward,
+            )
+        finally:
+            close = getattr(policy, "close", None)
+            if close is not None:
+                close()
     print(report.table())
     plot = args.plot
     if args.out is not None:

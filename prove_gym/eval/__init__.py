@@ -7,8 +7,9 @@ tool: the mean total and every component, the success rate (full coverage
 no call), calls per task, and per tool how often it was called, how often
 those calls executed, and how many gold steps it matched.
 
-- :mod:`~prove_gym.eval.policies`: the oracle, random, OpenAI-compatible and
-  local-model policies;
+- :mod:`~prove_gym.eval.policies`: the oracle, random and OpenAI-compatible policies
+  (a local model plays through the training engine:
+  :func:`prove_gym.training.evaluate_model`, the same report);
 - :mod:`~prove_gym.eval.runner`: :func:`run_episode` and :func:`evaluate`;
 - :mod:`~prove_gym.eval.metrics`: :class:`EpisodeResult` and the aggregates;
 - :mod:`~prove_gym.eval.report`: :class:`EvalReport` (tables, JSON, plot).
@@ -28,7 +29,6 @@ from prove_gym.eval.policies import (
     OraclePolicy,
     Policy,
     RandomPolicy,
-    TransformersPolicy,
 )
 from prove_gym.eval.report import EvalReport
 from prove_gym.eval.runner import evaluate, run_episode
@@ -41,7 +41,6 @@ __all__ = [
     "OraclePolicy",
     "Policy",
     "RandomPolicy",
-    "TransformersPolicy",
     "evaluate",
     "run_episode",
 ]

@@ -8,14 +8,14 @@ text in the episode's tool-call format, or a structured OpenAI-style message).
   (the ceiling of the reward, in every format);
 - :class:`RandomPolicy`: random offered tools with random arguments (the floor);
 - :class:`OpenAIChatPolicy`: any OpenAI-compatible ``/chat/completions`` endpoint,
-  tools passed natively;
-- :class:`TransformersPolicy`: a local transformers model, tools rendered by its
-  chat template.
+  tools passed natively.
+
+A local transformers model is played by the training engine instead
+(:func:`prove_gym.training.evaluate_model`, what ``prove eval --hf-model`` runs).
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
@@ -31,7 +31,6 @@ __all__ = [
     "OraclePolicy",
     "Policy",
     "RandomPolicy",
-    "TransformersPolicy",
 ]
 
 
@@ -233,79 +232,3 @@ class OpenAIChatPolicy:
 
     def close(self) -> None:
         self._client.close()
-
-
-class _LocalAgent:
-    def __init__(self, policy: TransformersPolicy) -> None:
-        self.policy = policy
-
-    def act(self, episode: Episode) -> Action:
-        return self.policy.generate(_native_messages(episode), episode.tools)
-
-
-class TransformersPolicy:
-    """A local transformers causal LM; its chat template renders the tools.
-
-    Its text is read by the episode's format: evaluate with the format the
-    model's template speaks (``hermes`` for Qwen-style templates, or
-    ``ChatTemplateFormat(tokenizer)``).
-
-    Args:
-        model: The model (already loaded; see :func:`prove_gym.adapters.models.load_causal_lm`).
-        tokenizer: Its tokenizer, with a chat template that renders tools.
-        max_new_tokens: Cap on each assistant message.
-        temperature: 0 for greedy decoding.
-        seed: Seed of sampling when ``temperature > 0``.
-        name: The policy's name in reports.
-    """
-
-    def __init__(
-        self,
-        model: Any,
-        tokenizer: Any,
-        *,
-        max_new_tokens: int = 256,
-        temperature: float = 0.0,
-        seed: int = 0,
-        name: str = "transformers",
-    ) -> None:
-        self.model = model.eval()
-        self.tokenizer = tokenizer
-        self.max_new_tokens = max_new_tokens
-        self.temperature = temperature
-        self.seed = seed
-        self.name = name
-        self._lock = threading.Lock()  # one generation at a time: the model is shared
-
-    def generate(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
-        import torch
-
-        from prove_gym.env.formats import chat_message
-
-        tok = self.tokenizer
-        enc = tok.apply_chat_template(
-            [chat_message(m) for m in messages],
-            tools=tools or None,
-            add_generation_prompt=True,
-            tokenize=True,
-            return_dict=True,
-            return_tensors="pt",
-        )
-        sample = self.temperature > 0
-        with self._lock, torch.no_grad():
-            if sample:
-                torch.manual_seed(self.seed)
-            out = self.model.generate(
-                **enc,
-                max_new_tokens=self.max_new_tokens,
-                do_sample=sample,
-                temperature=self.temperature if sample else None,
-                top_p=None,
-                top_k=None,
-                pad_token_id=tok.pad_token_id,
-            )
-        new = out[0, enc["input_ids"].shape[1] :]
-        return str(tok.decode(new, skip_special_tokens=True))
-
-    def start(self, episode: Episode) -> Agent:
-        return _LocalAgent(self)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,8 +16,10 @@ from prove_gym import get_registry
 from prove_gym.adapters.common import HERMES_CHAT_TEMPLATE
 from prove_gym.adapters.models import load_causal_lm, supports_tools
 from prove_gym.env.env import ProveEnv
-from prove_gym.episode import EpisodeCaps
-from prove_gym.eval import TransformersPolicy, evaluate
+from prove_gym.episode import Episode, EpisodeCaps
+from prove_gym.eval import EpisodeResult
+from prove_gym.reward import RewardBreakdown, RewardConfig
+from prove_gym.task import Task
 from prove_gym.training import (
     _model,
     evaluate_model,
@@ -45,20 +49,126 @@ def test_a_model_whose_template_has_no_tools_gets_the_hermes_template(tiny_model
     assert native.startswith(f"<|im_start|>system\n{info['messages'][0]['content']}<|im_end|>\n")
 
 
-def test_a_local_model_is_evaluated_through_the_env(tiny_model_dir: str) -> None:
-    model, tok = load_causal_lm(tiny_model_dir)
-    policy = TransformersPolicy(model, tok, max_new_tokens=8, temperature=0.0)
-    report = evaluate(
-        policy, CALENDAR[:2], concurrency=2, progress=False, caps=EpisodeCaps(max_assistant_turns=2)
+def prove_eval(model_dir: str, out: Path, *args: str) -> list[dict[str, Any]]:
+    """``prove eval --hf-model model_dir`` on calendar tasks; the rows of its results.jsonl."""
+    from prove_gym.cli import main
+
+    flags = ["--servers", "calendar", "--no-progress", "--out", str(out)]
+    assert main(["eval", "--hf-model", model_dir, *flags, *args]) == 0
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def played_alike(rows: list[dict[str, Any]], results: list[EpisodeResult]) -> None:
+    """Rows of results.jsonl and results of the same tasks agree on everything but the time."""
+    assert len(rows) == len(results)
+    for row, r in zip(rows, results, strict=True):
+        theirs = {k: v for k, v in asdict(r).items() if k != "seconds"}
+        assert {k: v for k, v in row.items() if k != "seconds"} == theirs
+
+
+def unplayed_reward(task: Task, config: RewardConfig) -> RewardBreakdown:
+    """What the env pays for ``task`` when nothing of the model's runs (its first message is cut)."""
+    with Episode(task, reward=config) as episode:
+        return episode.end(truncated=True)
+
+
+def replayed(task: Task, caps: EpisodeCaps) -> RewardBreakdown:
+    """What the env pays when every assistant message is empty (each user turn answered at once)."""
+    with Episode(task, caps=caps) as episode:
+        while not episode.done:
+            episode.step("")
+        assert episode.breakdown is not None
+        return episode.breakdown
+
+
+@pytest.fixture(scope="module")
+def answering_model_dir(tiny_model_dir: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A tiny Qwen2 saved with SmolLM2's tokenizer whose every greedy message is EOS at once.
+
+    Hidden dimension 0 of every embedding is large, so the final norm keeps it positive, and
+    the (untied) head reads only that dimension, into the EOS logit: each user turn is
+    answered with an empty message, so an episode lasts as long as its caps let it.
+    """
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir, local_files_only=True)
+    config = AutoConfig.from_pretrained(tiny_model_dir, local_files_only=True)
+    config.tie_word_embeddings = False
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(config)
+    with torch.no_grad():
+        model.get_input_embeddings().weight[:, 0] = 100.0
+        model.lm_head.weight.zero_()
+        model.lm_head.weight[tok.eos_token_id, 0] = 1.0
+    out = tmp_path_factory.mktemp("answering-qwen2")
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return str(out)
+
+
+def test_prove_eval_plays_a_local_model_and_reports_each_episode(
+    tiny_model_dir: str, tmp_path: Path
+) -> None:
+    rows = prove_eval(tiny_model_dir, tmp_path, "--limit", "2", "--max-tokens", "8")
+    assert [r["task_id"] for r in rows] == [t.id for t in CALENDAR[:2]]
+    # A random model does not end a message in 8 tokens: nothing of it runs, and each
+    # episode is paid what the env pays for it untouched.
+    for task, row in zip(CALENDAR[:2], rows, strict=True):
+        paid = unplayed_reward(task, RewardConfig.preset("default"))
+        assert row["assistant_turns"] == 0 and not row["terminated"] and row["n_calls"] == 0
+        assert row["total"] == pytest.approx(paid.total)
+        assert row["components"] == dict(paid.components)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["policy"] == f"hf:{Path(tiny_model_dir).name}"
+    assert summary["overall"]["tasks"] == 2
+    assert summary["overall"]["total"] == pytest.approx(sum(r["total"] for r in rows) / 2)
+    assert summary["policy"] in (tmp_path / "report.txt").read_text()
+
+
+def test_prove_eval_and_evaluate_model_pay_the_same_rewards(
+    tiny_model_dir: str, tmp_path: Path
+) -> None:
+    flags = ["--limit", "4", "--max-tokens", "12", "--max-total-tokens", "64"]
+    rows = prove_eval(tiny_model_dir, tmp_path, *flags, "--reward", "paper", "--concurrency", "2")
+    model, tok = load_causal_lm(tiny_model_dir)  # what the CLI loads
+    report = evaluate_model(
+        model,
+        tok,
+        CALENDAR[:4],
+        max_total_tokens=64,
+        max_turn_tokens=12,
+        batch_size=2,
+        reward_config=RewardConfig.preset("paper"),
     )
-    assert [r.task_id for r in report.results] == [t.id for t in CALENDAR[:2]]
-    for r in report.results:
-        assert r.error is None and 1 <= r.assistant_turns <= 2
-        assert r.components  # scored by the env's reward
-    again = evaluate(
-        policy, CALENDAR[:2], concurrency=1, progress=False, caps=EpisodeCaps(max_assistant_turns=2)
+    played_alike(rows, report.results)
+    assert max(r.max_total for r in report.results) == pytest.approx(1.3)  # the paper's reward
+
+
+def test_prove_eval_keeps_a_local_model_within_its_caps(
+    answering_model_dir: str, tmp_path: Path
+) -> None:
+    two_turns = [t for t in CALENDAR if len(t.turns) == 2]
+    assert two_turns
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(t.to_json() + "\n" for t in two_turns), encoding="utf-8")
+    rows = prove_eval(answering_model_dir, tmp_path / "free", "--tasks", str(tasks))
+    assert all(r["assistant_turns"] == 2 and r["terminated"] for r in rows)
+    for task, row in zip(two_turns, rows, strict=True):
+        assert row["total"] == pytest.approx(replayed(task, EpisodeCaps()).total)
+    for flag, caps in (
+        ("--max-assistant-turns", EpisodeCaps(max_assistant_turns=1)),
+        ("--max-user-turns", EpisodeCaps(max_user_turns=1)),
+    ):
+        rows = prove_eval(answering_model_dir, tmp_path / flag, "--tasks", str(tasks), flag, "1")
+        assert all(r["assistant_turns"] == 1 and not r["terminated"] for r in rows)
+        for task, row in zip(two_turns, rows, strict=True):
+            assert row["total"] == pytest.approx(replayed(task, caps).total)
+    # The second user turn does not fit in 20 tokens with room for an answer: cut after one.
+    rows = prove_eval(
+        answering_model_dir, tmp_path / "total", "--tasks", str(tasks), "--max-total-tokens", "20"
     )
-    assert [r.total for r in again.results] == [r.total for r in report.results]  # greedy
+    assert all(r["assistant_turns"] == 1 and not r["terminated"] for r in rows)
 
 
 def test_a_step_that_cannot_learn_is_named_with_its_cause() -> None:

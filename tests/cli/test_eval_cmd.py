@@ -110,3 +110,9 @@ def test_prove_eval_talks_to_an_openai_compatible_endpoint() -> None:
     no_call = sum(not t.steps for t in tasks) / len(tasks)  # only these succeed without a call
     calendar = next(line for line in out.stdout.splitlines() if line.startswith("calendar "))
     assert calendar.split()[3] == f"{100 * no_call:.1f}%"
+
+
+def test_prove_eval_refuses_a_total_token_cap_without_a_local_model() -> None:
+    out = prove("eval", "oracle", "--max-total-tokens", "64", "--no-progress")
+    assert out.returncode == 2
+    assert "--max-total-tokens applies to a local model only" in out.stderr
