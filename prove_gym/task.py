@@ -13,6 +13,12 @@ JSON example (one line of a ``.jsonl`` file)::
                           {"id": "s2", "name": "update_event",
                            "arguments": {"event_id": "evt_0012", "start": "2026-03-03T15:00"},
                            "depends_on": ["s1"]}]}]}
+
+A step with ``expect_error`` is a *failed attempt* the gold conversation shows before
+recovering from it (the paper's state machine: retry with corrected arguments, or run
+the tool the error names first, then retry). It is played, and fails, but is not
+scored: a trajectory that makes it and recovers and one that goes straight to the
+recovery pay the same (see :mod:`prove_gym.reward`).
 """
 
 from __future__ import annotations
@@ -22,7 +28,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 TurnKind = Literal["normal", "clarify", "abstain"]
 """``normal``: the gold steps should be called. ``clarify``: a required value is
@@ -30,6 +43,18 @@ missing, the right move is to ask (no call). ``abstain``: no offered tool can
 help, the right move is to say so (no call)."""
 
 InfoLevel = Literal["complete", "missing", "minimal"]
+
+ERROR_KINDS = (
+    "unknown_tool",
+    "bad_arguments",
+    "not_found",
+    "precondition_failed",
+    "permission_denied",
+    "conflict",
+    "parse_error",
+    "internal",
+)
+"""The values of :class:`~prove_gym.server.errors.ErrorKind` (kept here: tasks import no server)."""
 
 
 class GoldStep(BaseModel):
@@ -41,6 +66,10 @@ class GoldStep(BaseModel):
         arguments: The gold arguments.
         depends_on: Ids of steps that must be matched earlier (dependency edges).
         server: Server owning the tool; ``None`` means the task's first server.
+        expect_error: Set on a failed attempt the gold shows before recovering: the
+            error kind the call fails with (``"precondition_failed"``...). Such a step
+            is played but never scored (no coverage needed, no validity or budget
+            cost when a model makes it too); later steps of its turn recover.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -50,6 +79,29 @@ class GoldStep(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
     depends_on: list[str] = Field(default_factory=list)
     server: str | None = None
+    expect_error: str | None = None
+
+    @property
+    def attempt(self) -> bool:
+        """A failed attempt shown before a recovery (``expect_error`` is set): not scored."""
+        return self.expect_error is not None
+
+    @model_validator(mode="after")
+    def _known_error_kind(self) -> GoldStep:
+        if self.expect_error is not None and self.expect_error not in ERROR_KINDS:
+            raise ValueError(
+                f"step {self.id!r}: expect_error must be one of {list(ERROR_KINDS)}, "
+                f"got {self.expect_error!r}"
+            )
+        return self
+
+    @model_serializer(mode="wrap")
+    def _omit_no_attempt(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # a step that is not an attempt is written as before: datasets keep their bytes
+        data: dict[str, Any] = handler(self)
+        if data.get("expect_error") is None:
+            data.pop("expect_error", None)
+        return data
 
 
 class Turn(BaseModel):
@@ -69,6 +121,11 @@ class Turn(BaseModel):
     def _kind_matches_steps(self) -> Turn:
         if self.kind in ("clarify", "abstain") and self.steps:
             raise ValueError(f"a {self.kind!r} turn has no gold steps (the right move is no call)")
+        if self.steps and self.steps[-1].attempt:
+            raise ValueError(
+                f"step {self.steps[-1].id!r} is a failed attempt (expect_error) that nothing "
+                "after it in its turn recovers from"
+            )
         return self
 
 
@@ -112,6 +169,7 @@ class Task(BaseModel):
     @model_validator(mode="after")
     def _check_steps(self) -> Task:
         seen: set[str] = set()
+        attempts: set[str] = set()
         for turn in self.turns:
             for step in turn.steps:
                 if step.id in seen:
@@ -122,7 +180,14 @@ class Task(BaseModel):
                         f"task {self.id!r}: step {step.id!r} depends on {missing}, "
                         "which are not earlier steps"
                     )
+                if (step.attempt and step.depends_on) or attempts & set(step.depends_on):
+                    raise ValueError(
+                        f"task {self.id!r}: step {step.id!r}: a failed attempt (expect_error) "
+                        "is not scored, so no dependency edge starts or ends at one"
+                    )
                 seen.add(step.id)
+                if step.attempt:
+                    attempts.add(step.id)
         return self
 
     @property
@@ -132,15 +197,20 @@ class Task(BaseModel):
 
     @property
     def steps(self) -> list[GoldStep]:
-        """All gold steps, in global order across turns."""
+        """All gold steps, in global order across turns (failed attempts included)."""
         return [step for turn in self.turns for step in turn.steps]
+
+    @property
+    def scored_steps(self) -> list[GoldStep]:
+        """The gold steps a trajectory is scored against: every step but failed attempts."""
+        return [step for turn in self.turns for step in turn.steps if not step.attempt]
 
     @property
     def kind(self) -> TurnKind:
         """``abstain`` if no turn has gold steps and any abstains, ``clarify`` if a turn
         asks for clarification, else ``normal``."""
         kinds = {t.kind for t in self.turns}
-        if not self.steps and "abstain" in kinds:
+        if not self.scored_steps and "abstain" in kinds:
             return "abstain"
         return "clarify" if "clarify" in kinds else "normal"
 

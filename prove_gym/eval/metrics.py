@@ -69,7 +69,7 @@ class EpisodeResult:
             raise ValueError("the episode is not over: it has no reward yet")
         task = episode.task
         comps = dict(breakdown.components)
-        steps = task.steps
+        steps = task.scored_steps
         if steps:
             full = _flag(comps.get("coverage"))
         else:

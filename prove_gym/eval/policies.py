@@ -75,6 +75,9 @@ class _OracleAgent:
             return "Done."
         if not episode.format.parallel_calls:
             steps = steps[:1]
+        else:  # a failed attempt ends its message: what recovers from it reads its error
+            ends = [k for k, s in enumerate(steps) if s.attempt]
+            steps = steps[: ends[0] + 1] if ends else steps
         self._sent[turn] = sent + len(steps)
         return episode.format.render_calls(
             {"name": s.name, "arguments": s.arguments} for s in steps
@@ -85,7 +88,8 @@ class OraclePolicy:
     """Plays the gold behaviour in the episode's own format: each turn's gold calls, then an answer.
 
     The calls of a turn go in one message (one per message where the format
-    allows no more); clarify turns get a question naming the missing values,
+    allows no more), a failed attempt the gold shows last in its message;
+    clarify turns get a question naming the missing values,
     abstain turns a refusal. It scores the maximum reward on every valid task.
     """
 

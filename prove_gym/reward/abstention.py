@@ -38,7 +38,7 @@ def abstention(task: Task, calls: Calls) -> float | None:
     >>> abstention(task, []), abstention(task, [{"name": "list_calendars", "arguments": {}}])
     (1.0, 0.0)
     """
-    if task.steps:
+    if task.scored_steps:
         return None
     return 0.0 if as_records(calls) else 1.0
 

@@ -12,7 +12,7 @@ step without arguments scores 1.0 for its pair. With no aligned pairs R_arg is 0
 from __future__ import annotations
 
 from prove_gym.registry import Registry
-from prove_gym.reward.common import Calls, as_records, prepare
+from prove_gym.reward.common import Calls, prepare, scored_calls
 from prove_gym.reward.coverage import Alignment, align_prepared
 from prove_gym.task import Task
 
@@ -38,4 +38,4 @@ def argument_values(task: Task, calls: Calls, *, registry: Registry | None = Non
     0.5
     """
     prepared = prepare(task, registry)
-    return arguments_from(align_prepared(prepared, as_records(calls)))
+    return arguments_from(align_prepared(prepared, scored_calls(prepared, calls)))

@@ -87,6 +87,30 @@ class StepInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class Attempt:
+    """A failed attempt the gold shows before recovering (a step with ``expect_error``).
+
+    A call *repeats* it when it is in the same turn, calls the same tool with the same
+    arguments and fails with the same error kind; each attempt excuses one such call.
+    """
+
+    turn: int
+    name: str
+    arguments: dict[str, Any]
+    error_kind: str
+
+    def repeated_by(self, call: CallRecord) -> bool:
+        return (
+            call.turn == self.turn
+            and call.name == self.name
+            and not call.result.ok
+            and str(call.result.error_kind) == self.error_kind
+            and isinstance(call.arguments, dict)
+            and _same_json(call.arguments, self.arguments)
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class PreparedTask:
     """A task compiled for scoring (see :func:`prepare`).
 
@@ -99,6 +123,8 @@ class PreparedTask:
         no_call_turns: Indices of the turns whose right move is no call (clarify/abstain).
         writes: Offered tools that may change state (declared, or ``readOnlyHint`` false).
         offline: Built from ``task.tool_schemas``: no registered server behind it.
+        attempts: The gold's failed attempts (steps with ``expect_error``), in order: never
+            in ``steps``; the calls that repeat them are not scored.
         memo: Values computed later for this task (its gold state hash).
         lock: Guards ``memo``, so that concurrent scorings compute each value once.
     """
@@ -111,6 +137,7 @@ class PreparedTask:
     no_call_turns: frozenset[int]
     writes: frozenset[str] = frozenset()
     offline: bool = False
+    attempts: tuple[Attempt, ...] = ()
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
@@ -256,10 +283,16 @@ def _offered(task: Task, registry: Registry) -> dict[str, _Offered]:
 def _build(task: Task, registry: Registry) -> PreparedTask:
     offered = _offered(task, registry)
     steps: list[StepInfo] = []
+    attempts: list[Attempt] = []
     position: dict[str, int] = {}
     by_name: dict[str, list[int]] = {}
     for turn_index, turn in enumerate(task.turns):
         for step in turn.steps:
+            if step.expect_error is not None:
+                attempts.append(
+                    Attempt(turn_index, step.name, dict(step.arguments), step.expect_error)
+                )
+                continue
             index = len(steps)
             prereqs = 0
             for dep in step.depends_on:
@@ -303,7 +336,46 @@ def _build(task: Task, registry: Registry) -> PreparedTask:
         no_call_turns=frozenset(i for i, t in enumerate(task.turns) if t.kind in NO_CALL_KINDS),
         writes=frozenset(name for name, o in offered.items() if o.writes),
         offline=task.tool_schemas is not None,
+        attempts=tuple(attempts),
     )
+
+
+def excused_calls(prepared: PreparedTask, calls: Iterable[CallRecord]) -> frozenset[int]:
+    """Indices of the calls that repeat one of the gold's failed attempts (each excuses one).
+
+    Such a call is what the gold conversation itself does before recovering, so it is
+    left out of scoring: a trajectory with it and one without pay the same, and
+    neither more than the other.
+    """
+    if not prepared.attempts:
+        return frozenset()
+    left = list(prepared.attempts)
+    out: set[int] = set()
+    for i, call in enumerate(calls):
+        for k, attempt in enumerate(left):
+            if attempt.repeated_by(call):
+                out.add(i)
+                del left[k]
+                break
+        if not left:
+            break
+    return frozenset(out)
+
+
+def scored_calls(prepared: PreparedTask, calls: Calls) -> list[CallRecord]:
+    """The calls scoring reads: all of them but the :func:`excused_calls`."""
+    records = as_records(calls)
+    excused = excused_calls(prepared, records)
+    return [c for i, c in enumerate(records) if i not in excused] if excused else records
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Equal as JSON documents (key order ignored, ``True`` is not ``1``)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+    return _same(a, b)
 
 
 def _same(a: Any, b: Any) -> bool:

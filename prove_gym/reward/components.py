@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 from prove_gym.registry import Registry, get_registry
 from prove_gym.reward.abstention import clarification_penalty
 from prove_gym.reward.arguments import arguments_from
-from prove_gym.reward.common import Calls, PreparedTask, as_records, prepare
+from prove_gym.reward.common import Calls, PreparedTask, as_records, excused_calls, prepare
 from prove_gym.reward.coverage import Alignment, align_prepared, coverage_from
 from prove_gym.reward.efficiency import budget, efficiency_penalty
 from prove_gym.reward.state import (
@@ -121,13 +121,18 @@ class ScoringContext:
         prepared: The task compiled for scoring (:class:`~prove_gym.reward.common.PreparedTask`:
             gold steps with key sets and prerequisite masks, offered schema checks, ``gold_names``,
             ``no_call_turns``).
-        calls: The model's calls, in order across all turns.
+        calls: The model's calls that are scored, in order across all turns: every call
+            but those that repeat one of the gold's failed attempts (``excused``).
         config: The reward configuration being applied.
         registry: Where the task's servers are looked up.
         given_final_state_hash: The model's final state hash as the caller passed it (the
             env always does), or ``None``.
         given_state_match: The caller's own final-state comparison (offline scoring of
             another environment's rollouts): a bool, or a function computing it on demand.
+        made: Every call the model made, excused ones included.
+        positions: The index in ``made`` of each scored call.
+        excused: Indices in ``made`` of the calls that repeat a failed attempt the gold
+            shows before recovering (:func:`~prove_gym.reward.common.excused_calls`).
 
     >>> from prove_gym import Task
     >>> task = Task.from_json({"id": "demo", "servers": ["calendar"], "turns": [{"user": "...",
@@ -144,6 +149,9 @@ class ScoringContext:
     registry: Registry
     given_final_state_hash: str | None = None
     given_state_match: bool | Callable[[], bool] | None = None
+    made: tuple[CallRecord, ...] = ()
+    positions: tuple[int, ...] = ()
+    excused: frozenset[int] = frozenset()
 
     @classmethod
     def of(
@@ -171,19 +179,26 @@ class ScoringContext:
 
             config = RewardConfig()
         registry = registry or get_registry()
+        prepared = prepare(task, registry)
+        made = tuple(as_records(calls))
+        excused = excused_calls(prepared, made)
+        positions = tuple(i for i in range(len(made)) if i not in excused)
         return cls(
             task=task,
-            prepared=prepare(task, registry),
-            calls=tuple(as_records(calls)),
+            prepared=prepared,
+            calls=tuple(made[i] for i in positions) if excused else made,
             config=config,
             registry=registry,
             given_final_state_hash=final_state_hash,
             given_state_match=state_match,
+            made=made,
+            positions=positions,
+            excused=excused,
         )
 
     @_lazy
     def n_calls(self) -> int:
-        """N: how many calls the model made (failed and unparseable ones included)."""
+        """N: how many calls are scored (failed and unparseable ones included; excused ones not)."""
         return len(self.calls)
 
     @_lazy

@@ -54,7 +54,13 @@ from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
 from prove_gym.registry import Registry
-from prove_gym.reward.common import Calls, PreparedTask, StepInfo, as_records, prepare
+from prove_gym.reward.common import (
+    Calls,
+    PreparedTask,
+    StepInfo,
+    prepare,
+    scored_calls,
+)
 from prove_gym.reward.values import pair_score, values_equal
 from prove_gym.task import Task
 from prove_gym.workspace import CallRecord
@@ -462,7 +468,8 @@ def align(
     >>> a.matched, sorted(a.counted)
     ({0: 1, 1: 0}, [0])
     """
-    return align_prepared(prepare(task, registry), as_records(calls), rules)
+    prepared = prepare(task, registry)
+    return align_prepared(prepared, scored_calls(prepared, calls), rules)
 
 
 def coverage_from(prepared: PreparedTask, alignment: Alignment) -> float | None:
@@ -492,4 +499,4 @@ def coverage(
     (1.0, 0.5, 0.0)
     """
     prepared = prepare(task, registry)
-    return coverage_from(prepared, align_prepared(prepared, as_records(calls), rules))
+    return coverage_from(prepared, align_prepared(prepared, scored_calls(prepared, calls), rules))

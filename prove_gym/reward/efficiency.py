@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from prove_gym.reward.common import Calls, as_records
+from prove_gym.reward.common import Calls, prepare, scored_calls
 from prove_gym.task import Task
 
 if TYPE_CHECKING:
@@ -61,8 +61,8 @@ def efficiency(task: Task, calls: Calls, *, config: RewardConfig | None = None) 
 
         config = RewardConfig()
     return efficiency_penalty(
-        len(as_records(calls)),
-        len(task.steps),
+        len(scored_calls(prepare(task), calls)),
+        len(task.scored_steps),
         alpha=config.alpha,
         beta=config.beta,
         floor=config.eff_floor,

@@ -11,6 +11,7 @@ from prove_gym.reward.abstention import abstention
 from prove_gym.reward.common import Calls
 from prove_gym.reward.components import ScoringContext
 from prove_gym.reward.config import ABSTENTION, RewardConfig
+from prove_gym.reward.validity import call_level
 from prove_gym.task import Task
 
 _DEFAULT = RewardConfig()
@@ -32,11 +33,16 @@ class RewardBreakdown:
         max_total: The highest total this task can pay under this config: the components
             defined for it (not ``None``) at their highest, weighted.
         budget: The call budget B (0 for a task without gold calls).
-        n_calls: Number of calls the model made.
+        n_calls: Number of calls the model made (excused ones included).
         n_gold: Number of gold calls.
         matched: Call index (0-based, global) of each matched gold step, by step id.
         counted: Ids of the steps that count for coverage (matched after all prerequisites).
         call_validity: Validity level (0-3) of each call.
+        excused: Indices of the calls left out of scoring: each repeats a failed attempt
+            the gold itself shows before recovering (a step with ``expect_error``: same
+            turn, tool and arguments, failing the same way). Every other component is
+            computed on the other calls, so making the attempt and recovering pays
+            exactly what going straight to the recovery pays.
         gold_state_hash: State hash after the gold calls (when state was verified).
         final_state_hash: The model's final state hash (when known).
         normalised: Whether ``total`` is normalised to [0, 1].
@@ -54,6 +60,7 @@ class RewardBreakdown:
     matched: dict[str, int] = field(default_factory=dict)
     counted: tuple[str, ...] = ()
     call_validity: tuple[int, ...] = ()
+    excused: tuple[int, ...] = ()
     gold_state_hash: str | None = None
     final_state_hash: str | None = None
     normalised: bool = False
@@ -73,6 +80,7 @@ class RewardBreakdown:
             "matched": dict(self.matched),
             "counted": list(self.counted),
             "call_validity": list(self.call_validity),
+            "excused": list(self.excused),
             "gold_state_hash": self.gold_state_hash,
             "final_state_hash": self.final_state_hash,
             "caps_hit": list(self.caps_hit),
@@ -100,6 +108,7 @@ class RewardBreakdown:
             matched=dict(data.get("matched", {})),
             counted=tuple(data.get("counted", ())),
             call_validity=tuple(data.get("call_validity", ())),
+            excused=tuple(data.get("excused", ())),
             gold_state_hash=data.get("gold_state_hash"),
             final_state_hash=data.get("final_state_hash"),
             normalised=data.get("normalised", False),
@@ -198,6 +207,14 @@ def score(
 
     steps = ctx.prepared.steps
     alignment = ctx.alignment
+    at = ctx.positions  # scored call -> index among the calls made
+    levels = ctx.levels
+    if ctx.excused:
+        scored = dict(zip(at, levels, strict=True))
+        levels = tuple(
+            scored[i] if i in scored else call_level(ctx.prepared, c)
+            for i, c in enumerate(ctx.made)
+        )
     lazy = vars(ctx)  # the state hashes, only where some component needed them
     return RewardBreakdown(
         total=_tidy(total),
@@ -205,11 +222,12 @@ def score(
         weights=dict(cfg.weights),
         max_total=_tidy(max_total),
         budget=ctx.budget,
-        n_calls=ctx.n_calls,
+        n_calls=len(ctx.made),
         n_gold=ctx.n_gold,
-        matched={steps[j].id: i for j, i in alignment.matched.items()},
+        matched={steps[j].id: at[i] for j, i in alignment.matched.items()},
         counted=tuple(steps[j].id for j in sorted(alignment.counted)),
-        call_validity=ctx.levels,
+        call_validity=levels,
+        excused=tuple(sorted(ctx.excused)),
         gold_state_hash=lazy.get("gold_state_hash"),
         final_state_hash=lazy.get("final_state_hash", final_state_hash),
         normalised=cfg.normalise,

@@ -45,7 +45,9 @@ def prepared_gold_hash(prepared: PreparedTask, registry: Registry) -> str:
 
 
 def prepared_gold_answers(prepared: PreparedTask, registry: Registry) -> tuple[Any, ...]:
-    """What each gold call answered on the gold replay (``None`` for failed or writing calls).
+    """What each scored gold call answered on the gold replay (``None`` for failed or writing
+    calls), by the index of its step in ``prepared.steps`` (failed attempts are replayed, and
+    fail, but answer nothing).
 
     Replayed once per prepared task, like the gold hash; the hash is remembered too.
     """
@@ -55,11 +57,16 @@ def prepared_gold_answers(prepared: PreparedTask, registry: Registry) -> tuple[A
             if "gold_answers" not in memo:
                 records, final = gold_replay(prepared.task, registry)
                 memo.setdefault("gold_state_hash", final)
+                scored = [
+                    r
+                    for r, step in zip(records, prepared.task.steps, strict=True)
+                    if not step.attempt
+                ]
                 memo["gold_answers"] = tuple(
                     canonical(r.result.content)
                     if r.result.ok and r.name not in prepared.writes
                     else None
-                    for r in records
+                    for r in scored
                 )
     return tuple(memo["gold_answers"])
 

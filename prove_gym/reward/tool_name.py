@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from prove_gym.reward.common import Calls, as_records
+from prove_gym.reward.common import Calls, prepare, scored_calls
 from prove_gym.task import Task
 from prove_gym.workspace import CallRecord
 
@@ -32,4 +32,5 @@ def tool_name(task: Task, calls: Calls) -> float:
     ...                  {"name": "get_event", "arguments": {"event_id": "evt_0001"}}])
     0.5
     """
-    return name_share(as_records(calls), {s.name for s in task.steps})
+    prepared = prepare(task)
+    return name_share(scored_calls(prepared, calls), prepared.gold_names)

@@ -23,7 +23,7 @@ coerced a wrong type (``"5"`` for an integer) is not paid as well-formed.
 from __future__ import annotations
 
 from prove_gym.registry import Registry
-from prove_gym.reward.common import Calls, PreparedTask, as_records, prepare
+from prove_gym.reward.common import Calls, PreparedTask, as_records, prepare, scored_calls
 from prove_gym.task import Task
 from prove_gym.workspace import CallRecord
 
@@ -65,6 +65,9 @@ def validity_from_levels(levels: list[int]) -> float:
 def validity(task: Task, calls: Calls, *, registry: Registry | None = None) -> float:
     """R_val: the mean over calls of (levels reached)/3, in [0, 1]; 0 when there are no calls.
 
+    A call that repeats one of the gold's failed attempts is not scored
+    (:func:`~prove_gym.reward.common.excused_calls`).
+
     >>> from prove_gym import Task
     >>> task = Task.from_json({"id": "demo", "servers": ["calendar"], "turns": [
     ...     {"user": "Show me event evt_0001.", "steps": [
@@ -75,4 +78,5 @@ def validity(task: Task, calls: Calls, *, registry: Registry | None = None) -> f
     ...                        "result": {"status": "error"}}]), 2)
     0.67
     """
-    return validity_from_levels(validity_levels(task, calls, registry=registry))
+    prepared = prepare(task, registry)
+    return validity_from_levels([call_level(prepared, c) for c in scored_calls(prepared, calls)])
