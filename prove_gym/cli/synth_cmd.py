@@ -113,6 +113,13 @@ def add_parser(sub: Any) -> None:
         default=d.abstention_rate,
         help="share of whole tasks whose right answer is no call (paper: 8.3%%)",
     )
+    g.add_argument(
+        "--recovery-rate",
+        type=_rate,
+        default=d.recovery_rate,
+        help="share of steps that failed once before succeeding whose gold shows the failed "
+        "call and its recovery (default 0.5)",
+    )
     g = p.add_argument_group("validation")
     g.add_argument("--max-error-rate", type=_rate, default=d.max_error_rate)
     g.add_argument("--dedup-threshold", type=_rate, default=d.dedup_threshold)
@@ -168,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
         irrelevant_rate=args.irrelevant_rate,
         missing_tool_rate=args.missing_tool_rate,
         abstention_rate=args.abstention_rate,
+        recovery_rate=args.recovery_rate,
         max_error_rate=args.max_error_rate,
         dedup_threshold=args.dedup_threshold,
         dedup=args.dedup,

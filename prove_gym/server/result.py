@@ -8,9 +8,13 @@ import json
 from collections.abc import Mapping
 from decimal import Decimal
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 from prove_gym.server.errors import ErrorKind
+
+Outcome = Literal["success", "partial", "failure"]
+"""The paper's three result classes: the call did what was asked (``success``), ran but
+found nothing to act on (``partial``: an empty result), or failed (``failure``)."""
 
 
 def to_jsonable(value: Any) -> Any:
@@ -73,6 +77,31 @@ class ToolResult:
     def status(self) -> str:
         """``"ok"`` or ``"error"``."""
         return "ok" if self.ok else "error"
+
+    @property
+    def outcome(self) -> Outcome:
+        """SUCCESS / PARTIAL / FAILURE, as the paper's conversation state machine reads a result.
+
+        ``partial``: the call ran but its result is empty: no content, an empty list or
+        object, or an object whose lists are all empty (``{"events": [], "total": 0}``).
+        Such a result is not an error (replay validation does not count it), but the
+        conversation cannot build on it.
+
+        >>> ToolResult.success({"events": [], "total": 0}).outcome
+        'partial'
+        >>> ToolResult.success({"id": "evt_0001"}).outcome, ToolResult.failure("not_found", "").outcome
+        ('success', 'failure')
+        """
+        if not self.ok:
+            return "failure"
+        content = self.content
+        if content is None or content == [] or content == {}:
+            return "partial"
+        if isinstance(content, dict):
+            lists = [v for v in content.values() if isinstance(v, list)]
+            if lists and not any(lists):
+                return "partial"
+        return "success"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON record: ``{"status": "ok", "content": ...}`` or ``{"status": "error", ...}``."""

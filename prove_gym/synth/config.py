@@ -63,6 +63,13 @@ class SynthConfig:
             13,517, 8.3%).
         max_error_rate: Conversations whose executed calls failed more often than this
             are dropped (paper: 0.30).
+        recovery_rate: Share of the steps that failed before succeeding whose gold keeps
+            the failed attempt (a step with ``expect_error``) followed by its recovery:
+            the tool the error named, then the call again (*repair*), or the call again
+            with the parameter the error asked for (*retry*). The rest show the direct
+            calls only. Only attempts the error message explains qualify, and only when
+            the text still agrees with the calls (paper: the state machine's recovery
+            turns; no rate given; not ours).
         dedup_threshold: Jaccard similarity of call-sequence features at or above which a
             task is a near-duplicate of an earlier one and dropped (paper: 0.70).
         dedup: What the features compare: ``"calls"`` (tools, argument names, tool
@@ -99,6 +106,7 @@ class SynthConfig:
     missing_tool_rate: float = 0.03
     abstention_rate: float = 0.08
     max_error_rate: float = 0.30
+    recovery_rate: float = 0.5
     dedup_threshold: float = 0.70
     dedup: str = "calls"
     max_attempts: int = 3
@@ -132,6 +140,7 @@ class SynthConfig:
             "missing_tool_rate",
             "abstention_rate",
             "max_error_rate",
+            "recovery_rate",
             "dedup_threshold",
             "test_fraction",
         ):

@@ -17,9 +17,13 @@ Files written to ``--out DIR``:
   class when ``GRPOTrainer(environment_factory=environment_factories())`` mixes servers
   (TRL's convention), and TRL passes the columns to the environment's ``reset(**row)``.
 - ``report.json``: counts by server, tool, chain length, kind, turns, information
-  level, knob, and validation drop reason.
+  level, knob, result outcome, recovery, and validation drop reason.
+- ``README.md``: the dataset card: the mix (levels, knobs, abstention, recovery turns,
+  states), the settings, the files, and a YAML header naming three configurations
+  (``tasks``, ``openrlhf``, ``trl``) with their train/test files, so
+  ``datasets.load_dataset(DIR, "trl")`` loads the folder as it is.
 
-Every JSONL file loads with ``datasets.load_dataset("json", data_files=...)``.
+Every JSONL file also loads with ``datasets.load_dataset("json", data_files=...)``.
 """
 
 from __future__ import annotations
@@ -137,7 +141,92 @@ def write_dataset(
     (out / "report.json").write_text(
         json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
     )
+    (out / "README.md").write_text(dataset_card(report), encoding="utf-8")
     return report
+
+
+_CONFIGS = (("tasks", "train.jsonl", "test.jsonl"),
+            ("openrlhf", "openrlhf.jsonl", "openrlhf.test.jsonl"),
+            ("trl", "trl.jsonl", "trl.test.jsonl"))  # fmt: skip
+
+
+def dataset_card(report: dict[str, Any]) -> str:
+    """The dataset card (``README.md``): a Hugging Face YAML header, then the mix and settings.
+
+    Written from the report alone, so it is as deterministic as the data.
+    """
+    tot = report["totals"]
+    n = tot["tasks"] or 1
+    calling = (tot["tasks"] - sum(report["abstention_tasks"].values())) or 1
+    head = ["---", "configs:"]
+    for name, train, test in _CONFIGS:
+        head += [
+            f"- config_name: {name}",
+            *(["  default: true"] if name == "tasks" else []),
+            "  data_files:",
+            "  - split: train",
+            f"    path: {train}",
+            "  - split: test",
+            f"    path: {test}",
+        ]
+    head += ["tags:", "- tool-use", "- reinforcement-learning", "- prove_gym", "---", ""]
+
+    def pct(v: int, total: int) -> str:
+        return f"{v} ({100 * v / total:.1f}%)"
+
+    config = report["config"]
+    level_share = dict(zip(("complete", "missing", "minimal"), config["info_levels"], strict=True))
+    mix = [
+        "| what | count (share) | setting |",
+        "|---|---|---|",
+        *(
+            f"| info level `{k}` | {pct(v, calling)} | {level_share.get(k, '')} |"
+            for k, v in report["info_levels"].items()
+        ),
+        f"| distractor tools (3-8 of other servers) | {pct(report['knobs'].get('distractors', 0), calling)} | {config['distractor_rate']} |",
+        f"| enum values stripped | {pct(report['knobs'].get('strip_enums', 0), calling)} | {config['strip_enum_rate']} |",
+        f"| irrelevant request turn | {pct(report['knobs'].get('irrelevant', 0), calling)} | {config['irrelevant_rate']} |",
+        f"| missing tool turn | {pct(report['knobs'].get('missing_tool', 0), calling)} | {config['missing_tool_rate']} |",
+        f"| whole abstention tasks | {pct(sum(report['abstention_tasks'].values()), n)} | {config['abstention_rate']} |",
+        f"| tasks showing a failed call and its recovery | {pct(report['recovering_tasks'], n)} | {config['recovery_rate']} |",
+    ]  # fmt: skip
+    outcomes = ", ".join(f"{k} {v}" for k, v in report["outcomes"].items())
+    servers = ", ".join(f"{s} {c}" for s, c in report["servers"].items())
+    files = [f"- `{name}`: `{train}` / `{test}`" for name, train, test in _CONFIGS]
+    body = [
+        "# prove_gym synthesized tool-use conversations",
+        "",
+        f"{tot['tasks']} tasks ({tot['train']} train / {tot['test']} test, split by initial "
+        f"state) over {len(report['servers'])} servers, written by `{report['generator']}` "
+        f"with master seed {config['seed']}; {tot['distinct_states']} distinct initial "
+        "states. Every task replays its gold calls at the maximum reward on a fresh "
+        "session and carries the state hash they reach.",
+        "",
+        "## Mix",
+        "",
+        "Levels and knobs are shares of the tool-calling tasks; abstention and recovery "
+        "of all tasks.",
+        "",
+        *mix,
+        "",
+        f"Gold call results: {outcomes} (a failure is an attempt the gold recovers from).",
+        "",
+        f"Tasks per server: {servers}.",
+        "",
+        "## Files",
+        "",
+        *files,
+        "",
+        "```python",
+        "import datasets",
+        'trl = datasets.load_dataset("path/to/this/folder", "trl")  # train and test splits',
+        "```",
+        "",
+        "`report.json` has every count, the drop reasons and the full settings; "
+        "`docs/synthesis.md` of prove_gym says what each means.",
+        "",
+    ]
+    return "\n".join(head + body)
 
 
 def _share(counter: Counter[str], total: int) -> dict[str, float]:
@@ -161,13 +250,19 @@ def build_report(result: SynthResult, registry: Registry | None = None) -> dict[
     abstentions: Counter[str] = Counter()
     splits: Counter[str] = Counter()
     states: set[tuple[str, int, int | None]] = set()
+    outcomes: Counter[str] = Counter()
+    recoveries: Counter[str] = Counter()
+    recovering = 0
     calls = failed = 0
     for t in tasks:
-        for step in t.steps:
+        for step in t.scored_steps:
             per_tool[t.server][step.name] += 1
         meta = t.meta
         chain_lengths[str(len(meta.get("chain", [])))] += 1
-        gold_calls[str(len(t.steps))] += 1
+        gold_calls[str(len(t.scored_steps))] += 1
+        outcomes.update(meta.get("outcomes", []))
+        recoveries.update(meta.get("recoveries", []))
+        recovering += bool(meta.get("recoveries"))
         task_kinds[t.kind] += 1
         turn_kinds.update(turn.kind for turn in t.turns)
         turn_counts[str(len(t.turns))] += 1
@@ -227,6 +322,9 @@ def build_report(result: SynthResult, registry: Registry | None = None) -> dict[
         "knob_shares": _share(knobs, calling),
         "abstention_tasks": dict(sorted(abstentions.items())),
         "abstention_share": round(sum(abstentions.values()) / n, 4) if n else 0.0,
+        "outcomes": {k: outcomes[k] for k in ("success", "partial", "failure")},
+        "recoveries": dict(sorted(recoveries.items())),
+        "recovering_tasks": recovering,
         "drops": dict(sorted(result.drops.items())),
         "drop_reasons": dict(sorted(coarse.items())),
     }
@@ -271,6 +369,16 @@ def format_report(report: dict[str, Any], seconds: float | None = None) -> str:
     whole = sum(report["abstention_tasks"].values())
     kinds = ", ".join(f"{k} {v}" for k, v in report["abstention_tasks"].items()) or "-"
     lines.append(f"{'abstention':<15} {whole} tasks ({100 * whole / n:.1f}%): {kinds}")
+    lines.append(
+        row("gold results", report["outcomes"])
+        + "   (partial: ran, found nothing; failure: an attempt the gold recovers from)"
+    )
+    kinds = ", ".join(f"{k} {v}" for k, v in report["recoveries"].items()) or "-"
+    lines.append(
+        f"{'recovery':<15} {report['recovering_tasks']} tasks "
+        f"({100 * report['recovering_tasks'] / n:.1f}%) show a failed call and its recovery: "
+        f"{kinds}"
+    )
     lines.append(
         f"{'states':<15} {tot['distinct_states']} distinct initial states (server, seed, size)"
     )

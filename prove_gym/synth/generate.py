@@ -74,12 +74,16 @@ from prove_gym.synth.validate import (
 )
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/3"
+GENERATOR = "prove_gym.synth/4"
 """Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
 ``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
 of ``final_state_hash`` unless a call changed their state (see
 :meth:`~prove_gym.workspace.Workspace.state_hash`), so tasks with distractors draw fresh
-states too."""
+states too; /4 shows failed calls the gold recovers from (steps with ``expect_error``) and
+records each gold result's outcome (``meta.outcomes``: success / partial / failure)."""
+
+_TEXT_DROPS = ("text_gold_mismatch", "untraced_secret")
+"""Drop reasons of the text checks: a candidate showing a recovery is rebuilt without it."""
 
 PARAPHRASE_SYSTEM = (
     "You rewrite a user's request to an assistant so that it sounds natural and varied, as a "
@@ -347,7 +351,12 @@ class Conversation:
             return outcome
         self._resegment()
         state = self.session.snapshot()
-        return self._assemble(offered, (state, _HASHER.session_hash(self.session, state)))
+        recorded = (state, _HASHER.session_hash(self.session, state))
+        built = self._assemble(offered, recorded, recover=True)
+        if isinstance(built, str) and self.shown and built.startswith(_TEXT_DROPS):
+            # the attempt or an unsaid repair disagrees with the text: show the direct calls
+            built = self._assemble(offered, recorded, recover=False)
+        return built
 
     def _resegment(self) -> None:
         """Re-cut the executed steps when repairs pushed planned steps (and turns) out."""
@@ -408,6 +417,8 @@ class Conversation:
         self.fix_steps: set[PlannedStep] = set()
         self.plan_steps = set(plan)
         self.done_index: dict[PlannedStep, int] = {}
+        # each step's failed calls: (arguments, result, whether a repair was scheduled)
+        self.failed_calls: dict[PlannedStep, list[tuple[dict[str, Any], ToolResult, bool]]] = {}
         clarify_target = plan[self.clarify_plan[0]] if self.clarify_plan else None
         while self.queue:
             step, hints = self.queue.pop(0)
@@ -476,6 +487,8 @@ class Conversation:
                 self._record(step, g, result, phrasing)
                 return None
             self.failures += 1
+            failed = (dict(g.args), result, False)
+            self.failed_calls.setdefault(step, []).append(failed)
             message = result.message or ""
             banned |= self.lessons.learn(tool, g, message, self.grounder.index)
             # optional parameters the message names: one too many, or one missing
@@ -494,6 +507,7 @@ class Conversation:
                 add.add(new)
                 drop.discard(new)
             if self._repair(step, g.args, message):
+                self.failed_calls[step][-1] = (*failed[:2], True)
                 return "requeued"
             # no fix: drop as soon as the error rate cannot end at or below the threshold
             if self.failures / (self.calls + len(self.queue) + 1) > self.cfg.max_error_rate:
@@ -561,6 +575,7 @@ class Conversation:
         done.repairs = [
             self.done_index[f] for f in self.fixes_for.get(step, []) if f in self.done_index
         ]
+        done.failed = self._recoverable(step, g.args, done.repairs)
         self.done.append(done)
         self.done_index[step] = len(self.done) - 1
         self.phrasings[len(self.done) - 1] = phrasing
@@ -571,6 +586,31 @@ class Conversation:
         for p in step.tool.params:
             if p.entity is not None and p.name in g.args:
                 self.context[p.name] = g.args[p.name]
+
+    def _recoverable(
+        self, step: PlannedStep, args: dict[str, Any], repairs: list[int]
+    ) -> tuple[dict[str, Any], ToolResult] | None:
+        """The step's failed attempt, when its error explains the recovery that followed.
+
+        One failure only, and either *repair* (its message named the tools that ran before
+        the successful call) or *retry* (the successful call only adds parameters, each
+        named by the message, to the failed one's). A fix is never shown failing.
+        """
+        failed = self.failed_calls.get(step, [])
+        if len(failed) != 1 or step in self.fix_steps:
+            return None
+        tried, result, repaired = failed[0]
+        if repaired:
+            return (tried, result) if repairs else None
+        added = args.keys() - tried.keys()
+        message = result.message or ""
+        if (
+            not added
+            or any(args.get(k) != v for k, v in tried.items())
+            or not all(re.search(rf"\b{re.escape(k)}\b", message) for k in added)
+        ):
+            return None
+        return tried, result
 
     def _thinned(self, step: PlannedStep, drop: set[str]) -> PlannedStep:
         """A copy of ``step`` keeping each optional input with p = 0.5 (some combinations clash).
@@ -696,31 +736,82 @@ class Conversation:
         pool = ranked[0] or ranked[1] or ranked[2]
         return self.rng.choice(pool) if pool else None
 
-    def _assemble(self, offered: list[str], recorded: tuple[bytes, str]) -> Candidate | str:
+    def _recoveries(self) -> dict[int, int]:
+        """The failed attempts the gold shows: recovered step -> the step it goes before.
+
+        A step with a qualifying failure (:meth:`_recoverable`) is shown recovering with
+        probability ``recovery_rate``, drawn from the candidate and the step (not from
+        the block's stream, which stays as it was), unless it is a clarify task's or its
+        repairs are in another turn. The attempt goes before the first repair (a repair
+        runs because the attempt failed), else right before the retry.
+        """
+        out: dict[int, int] = {}
+        if self.level == "missing" or not self.cfg.recovery_rate:
+            return out
+        done = self.done
+        for i, d in enumerate(done):
+            if not d.executed or d.failed is None:
+                continue
+            if any(done[j].segment != d.segment for j in d.repairs):
+                continue
+            draw = stable_int("recover", self.cid, i) % 1_000_000 / 1_000_000
+            if draw < self.cfg.recovery_rate:
+                out[i] = min(d.repairs, default=i)
+        return out
+
+    def _assemble(
+        self, offered: list[str], recorded: tuple[bytes, str], *, recover: bool
+    ) -> Candidate | str:
         sc, rng = self.sc, self.rng
         done = self.done
+        self.shown = False
         omit = self._missing_param() if self.level == "missing" else None
         if self.level == "missing" and omit is None:
             return "no_missing_value"  # the turn's first call has no value to leave out
         level = self.level
-        gold_ids = {}
-        n = 0
+        shown = self._recoveries() if recover else {}
+        self.shown = bool(shown)
+        attempts_before: dict[int, list[int]] = {}
+        for i, at in sorted(shown.items()):
+            attempts_before.setdefault(at, []).append(i)
+        # the repairs of a shown attempt are what its error asked for: the user never says them
+        unsaid = {j for i in shown for j in done[i].repairs}
+        order: list[tuple[str, int]] = []  # ("attempt", recovered step) or ("call", step)
         for i, d in enumerate(done):
             if d.executed:
-                n += 1
-                gold_ids[i] = f"s{n}"
+                order.extend(("attempt", r) for r in attempts_before.get(i, []))
+                order.append(("call", i))
+        gold_ids = {key: f"s{n}" for n, key in enumerate(order, 1)}
+        results: list[ToolResult] = []
+        for what, i in order:
+            failed = done[i].failed
+            results.append(failed[1] if what == "attempt" and failed else done[i].result)
 
         def gold(idxs: list[int]) -> list[GoldStep]:
-            return [
-                GoldStep(
-                    id=gold_ids[i],
-                    name=done[i].name,
-                    arguments=done[i].args,
-                    depends_on=[gold_ids[j] for j in sorted(self._dependencies()[i])],
+            out: list[GoldStep] = []
+            for i in idxs:
+                if not done[i].executed:
+                    continue
+                for r in attempts_before.get(i, []):
+                    tried, failure = done[r].failed or ({}, None)
+                    out.append(
+                        GoldStep(
+                            id=gold_ids["attempt", r],
+                            name=done[r].name,
+                            arguments=tried,
+                            expect_error=str(failure.error_kind) if failure else None,
+                        )
+                    )
+                deps = sorted(self._dependencies()[i])
+                out.append(
+                    GoldStep(
+                        id=gold_ids["call", i],
+                        name=done[i].name,
+                        arguments=done[i].args,
+                        depends_on=[gold_ids["call", j] for j in deps],
+                    )
                 )
-                for i in idxs
-                if done[i].executed
-            ]
+            return out
 
         turns: list[Turn] = []
         rendered: list[RenderedTurn | None] = []
@@ -748,7 +839,8 @@ class Conversation:
                 turns.append(Turn(user=supply.text, steps=gold(idxs), info_level="complete"))
                 rendered.append(None)
             else:
-                rt = self.renderer.request(idxs, done, self.phrasings, first=first)
+                said = [i for i in idxs if i not in unsaid]
+                rt = self.renderer.request(said, done, self.phrasings, first=first)
                 turns.append(Turn(user=rt.text, steps=gold(idxs), info_level=turn_level))
                 rendered.append(rt)
         tools = self._with_distractors(offered) if self.distract else list(offered)
@@ -762,7 +854,10 @@ class Conversation:
             rendered.insert(at, None)
         if not any(t.steps for t in turns):
             return "no_gold_steps"
-        return self._package(turns, rendered, tools, offered, level, recorded)
+        recoveries = ["repair" if done[i].repairs else "retry" for i in sorted(shown)]
+        return self._package(
+            turns, rendered, tools, offered, level, recorded, results, recoveries=recoveries
+        )
 
     def _package(
         self,
@@ -772,8 +867,10 @@ class Conversation:
         offered: list[str],
         level: str,
         recorded: tuple[bytes, str],
+        results: list[ToolResult],
         *,
         abstention: str | None = None,
+        recoveries: list[str] | None = None,
     ) -> Candidate | str:
         """The task of these turns, checked (credentials, text, replay) and featurised."""
         cfg, sc, done = self.cfg, self.sc, self.done
@@ -807,11 +904,12 @@ class Conversation:
                 "calls": self.calls,
                 "failed_calls": self.failures,
                 "paraphrased": paraphrased,
+                "outcomes": [r.outcome for r in results],
+                "recoveries": recoveries or [],
             },
         )
         # the canonical form: what a reader of the JSON gets (schema key order included)
         task = Task.from_json(task.to_json())
-        results: list[ToolResult] = [d.result for d in done if d.executed]
         secrets = untraced_secrets(task, results, sc.registry)
         if secrets:
             return f"untraced_secret:{secrets[0]}"
@@ -882,7 +980,9 @@ class Conversation:
         kind = "missing_tool" if self.hidden is not None else "irrelevant"
         state = self.session.snapshot()
         recorded = (state, _HASHER.session_hash(self.session, state))
-        return self._package(turns, rendered, tools, offered, "complete", recorded, abstention=kind)
+        return self._package(
+            turns, rendered, tools, offered, "complete", recorded, [], abstention=kind
+        )
 
     # ------------------------------------------------------------------ knobs
     def _with_distractors(self, offered: list[str]) -> list[str]:

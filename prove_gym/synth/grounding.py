@@ -230,6 +230,10 @@ class DoneStep:
         executed: False for the steps of a turn that will be answered without calls.
         repairs: Indices of steps inserted to fix this one's precondition.
         plan: The planned step it came from.
+        result: The call's result (``None`` if not executed).
+        failed: The call's last failed attempt before it succeeded, ``(arguments, result)``,
+            when the failure is one the gold may show with its recovery (see
+            :attr:`~prove_gym.synth.config.SynthConfig.recovery_rate`).
     """
 
     tool: ToolSpec
@@ -242,6 +246,7 @@ class DoneStep:
     repairs: list[int] = field(default_factory=list)
     plan: PlannedStep | None = None
     result: Any = None
+    failed: tuple[dict[str, Any], Any] | None = None
 
     @property
     def name(self) -> str:

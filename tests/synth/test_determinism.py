@@ -22,6 +22,7 @@ def test_two_runs_with_the_same_seed_write_identical_files_with_any_worker_count
     assert main([*ARGS, "--seed", "3", "--workers", "2", "--out", str(tmp_path / "c")]) == 0
     a, b, c = (files(tmp_path / x) for x in "abc")
     assert set(a) == {
+        "README.md",
         "train.jsonl",
         "test.jsonl",
         "openrlhf.jsonl",

@@ -87,7 +87,7 @@ def test_the_report_counts_what_was_written(written) -> None:
     assert on_disk == report
     assert report["totals"]["tasks"] == len(small.tasks)
     assert sum(report["servers"].values()) == len(small.tasks)
-    tools = Counter((t.server, s.name) for t in small.tasks for s in t.steps)
+    tools = Counter((t.server, s.name) for t in small.tasks for s in t.scored_steps)
     for server, counts in report["tools"].items():
         for tool, n in counts.items():
             assert tools[(server, tool)] == n
@@ -136,3 +136,16 @@ def test_the_training_order_is_a_function_of_the_tasks_and_the_seed(dataset: Syn
     assert order == [t.id for t in training_order(list(reversed(tasks)), 3)]
     assert sorted(order) == sorted(t.id for t in tasks)
     assert order != [t.id for t in training_order(tasks, 4)]
+
+
+def test_the_folder_loads_by_its_dataset_card(written) -> None:
+    datasets = pytest.importorskip("datasets")
+    out, report, small = written
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert card.startswith("---\nconfigs:")
+    assert f"{report['recovering_tasks']} (" in card and "whole abstention tasks" in card
+    for config, n_columns in (("trl", 3), ("openrlhf", 2)):
+        loaded = datasets.load_dataset(str(out), config)
+        assert loaded["train"].num_rows == len(small.split("train"))
+        assert loaded["test"].num_rows == len(small.split("test"))
+        assert len(loaded["train"].column_names) == n_columns

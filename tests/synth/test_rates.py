@@ -91,7 +91,9 @@ def test_turns_and_chain_lengths_stay_in_range(dataset: SynthResult) -> None:
             assert not task.steps and len(task.meta["chain"]) <= 1
             continue
         assert lo <= len(task.meta["chain"]) <= hi
-        assert 1 <= len(task.steps) <= hi
+        assert 1 <= len(task.scored_steps) <= hi
+        # a failed attempt shown before its recovery is one more step, never more than one each
+        assert len(task.steps) - len(task.scored_steps) == len(task.meta["recoveries"])
 
 
 def test_every_knob_leaves_its_mark_on_the_task(dataset: SynthResult) -> None:

@@ -40,6 +40,6 @@ def test_a_local_ray_writes_the_same_files_as_one_process_and_a_process_pool(
         if ray.is_initialized():
             ray.shutdown()
     written = {name: digests(tmp_path / name) for name in runs}
-    assert len(written["one process"]) == 7  # tasks, exports and report of both splits
+    assert len(written["one process"]) == 8  # tasks, exports of both splits, report, card
     assert written["process pool"] == written["one process"]
     assert written["ray"] == written["one process"]
