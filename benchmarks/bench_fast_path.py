@@ -90,17 +90,19 @@ def call_text(step: GoldStep) -> str:
     return hermes.render_calls([{"name": step.name, "arguments": step.arguments}])
 
 
-def recorded(picked: Picked) -> tuple[bytes, list[tuple[str, Any]]]:
+def recorded(picked: Picked) -> tuple[bytes, list[tuple[str, Any, bool]]]:
     """The state just before the step, and the SQL statements (with parameters) it runs."""
     with Workspace(picked.task) as ws:
         for step in picked.before:
             ws.call(step.name, step.arguments)
         session = ws.sessions[picked.task.server]
         data = session.snapshot()
-        seen: list[tuple[str, Any]] = []
+        seen: list[tuple[str, Any, bool]] = []
 
-        def record(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
-            seen.append((statement, params))
+        def record(
+            conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool
+        ) -> None:
+            seen.append((statement, params, many))
 
         event.listen(session._conn, "before_cursor_execute", record)
         try:
@@ -120,8 +122,11 @@ def raw_floor(picked: Picked, writes: bool, n: int) -> float:
 
     def run() -> None:
         conn.execute("BEGIN")
-        for sql, params in statements:
-            conn.execute(sql, params).fetchall()
+        for sql, params, many in statements:
+            if many:  # one statement, many parameter rows (a bulk insert)
+                conn.executemany(sql, params)
+            else:
+                conn.execute(sql, params).fetchall()
         conn.execute("COMMIT" if writes else "ROLLBACK")
 
     return median_us(run, n, restore)
