@@ -363,24 +363,57 @@ def new_id(db: OrmSession, column: Any, prefix: str, width: int) -> str:
     return f"{prefix}_{n:0{width}d}"
 
 
-def _file_rows(db: OrmSession, message_id: str, files: list[File]) -> None:
-    for position, (filename, mime, size) in enumerate(files, start=1):
-        db.add(
-            Attachment(
-                id=new_id(db, Attachment.id, "att", 5),
-                message_id=message_id,
-                draft_id=None,
-                position=position,
-                filename=filename,
-                mime_type=mime,
-                size_bytes=size,
+class Mailroom:
+    """Where the mail operations find and file rows: by query, in the session (the tools').
+
+    The sampler plays hundreds of messages through the same operations on a database it
+    alone writes; its subclass answers the same questions from dictionaries and counts ids
+    instead of asking the database for each one.
+    """
+
+    def __init__(self, db: OrmSession) -> None:
+        self.db = db
+
+    def new_id(self, column: Any, prefix: str, width: int) -> str:
+        return new_id(self.db, column, prefix, width)
+
+    def add(self, row: Base) -> None:
+        self.db.add(row)
+
+    def flush(self) -> None:
+        self.db.flush()
+
+    def thread(self, thread_id: str) -> Thread:
+        return self.db.get_one(Thread, thread_id)
+
+    def contact(self, mailbox_id: str, address: str) -> Contact | None:
+        return self.db.scalar(
+            select(Contact).where(Contact.mailbox_id == mailbox_id, Contact.email == address)
+        )
+
+    def mailbox(self, address: str) -> Mailbox | None:
+        return self.db.scalar(select(Mailbox).where(Mailbox.address == address))
+
+    def conversation(self, mailbox_id: str, conversation: str) -> Thread | None:
+        """The mailbox's thread of ``conversation``, if it has one."""
+        return self.db.scalar(
+            select(Thread).where(
+                Thread.mailbox_id == mailbox_id, Thread.conversation == conversation
             )
         )
-        db.flush()
+
+    def latest(self, thread_id: str, excluding: str) -> str | None:
+        """The id of the thread's latest message other than ``excluding``."""
+        return self.db.scalar(
+            select(Message.id)
+            .where(Message.thread_id == thread_id, Message.id != excluding)
+            .order_by(Message.sent_at.desc(), Message.id.desc())
+            .limit(1)
+        )
 
 
 def _store(
-    db: OrmSession,
+    room: Mailroom,
     *,
     mailbox_id: str,
     thread: Thread | None,
@@ -398,20 +431,24 @@ def _store(
     files: list[File],
     is_read: bool,
     draft_id: str | None = None,
+    conversation: str | None = None,
 ) -> Message:
-    """Append one message (and its thread when it starts one), sealed by its digest."""
-    message_id = new_id(db, Message.id, "msg", 5)
+    """Append one message (and its thread when it starts one), sealed by its digest.
+
+    A new thread belongs to ``conversation``, by default the one this message starts.
+    """
+    message_id = room.new_id(Message.id, "msg", 5)
     if thread is None:
         thread = Thread(
-            id=new_id(db, Thread.id, "thr", 4),
+            id=room.new_id(Thread.id, "thr", 4),
             mailbox_id=mailbox_id,
-            conversation=message_id,
+            conversation=conversation or message_id,
             subject=subject[:200],
             message_count=0,
             last_message_at=at,
         )
-        db.add(thread)
-        db.flush()
+        room.add(thread)
+        room.flush()
     message = Message(
         id=message_id,
         mailbox_id=mailbox_id,
@@ -433,12 +470,24 @@ def _store(
         digest="",
     )
     message.digest = digest_of(message, files)
-    db.add(message)
-    db.flush()
-    _file_rows(db, message_id, files)
+    room.add(message)
+    room.flush()
+    for position, (filename, mime, size) in enumerate(files, start=1):
+        room.add(
+            Attachment(
+                id=room.new_id(Attachment.id, "att", 5),
+                message_id=message_id,
+                draft_id=None,
+                position=position,
+                filename=filename,
+                mime_type=mime,
+                size_bytes=size,
+            )
+        )
+        room.flush()
     thread.message_count += 1
     thread.last_message_at = max(thread.last_message_at, at)
-    db.flush()
+    room.flush()
     return message
 
 
@@ -459,10 +508,11 @@ def receive(
     files: list[File] = [],  # noqa: B006 - never mutated
     folder: str = "inbox",
     is_read: bool = False,
+    room: Mailroom | None = None,
 ) -> Message:
     """Mail from outside the company arriving in ``mailbox`` (sampled history only)."""
     return _store(
-        db,
+        room or Mailroom(db),
         mailbox_id=mailbox.id,
         thread=thread,
         direction="received",
@@ -495,14 +545,16 @@ def send(
     in_reply_to: str | None = None,
     files: list[File] = [],  # noqa: B006 - never mutated
     draft_id: str | None = None,
+    room: Mailroom | None = None,
 ) -> tuple[Message, list[Message]]:
     """Send from ``mailbox``: file it in Sent, count it on the contacts it went to (adding
     new ones), and deliver a copy to the inbox of every company mailbox it names.
 
     Returns the sent message and the delivered copies (in address order).
     """
+    room = room or Mailroom(db)
     sent = _store(
-        db,
+        room,
         mailbox_id=mailbox.id,
         thread=thread,
         direction="sent",
@@ -520,7 +572,7 @@ def send(
         is_read=True,
         draft_id=draft_id,
     )
-    conversation = db.get_one(Thread, sent.thread_id).conversation
+    conversation = room.thread(sent.thread_id).conversation
     copies: list[Message] = []
     seen: set[str] = set()
     for address in [*to, *cc]:
@@ -528,12 +580,10 @@ def send(
             continue
         seen.add(address)
         if address != mailbox.address:
-            contact = db.scalar(
-                select(Contact).where(Contact.mailbox_id == mailbox.id, Contact.email == address)
-            )
+            contact = room.contact(mailbox.id, address)
             if contact is None:
                 contact = Contact(
-                    id=new_id(db, Contact.id, "con", 4),
+                    id=room.new_id(Contact.id, "con", 4),
                     mailbox_id=mailbox.id,
                     name=name_from_address(address),
                     email=address,
@@ -542,29 +592,18 @@ def send(
                     last_emailed_at=None,
                     created_at=at,
                 )
-                db.add(contact)
+                room.add(contact)
             contact.times_emailed += 1
             last = contact.last_emailed_at
             contact.last_emailed_at = at if last is None else max(last, at)
-            db.flush()
-        colleague = db.scalar(select(Mailbox).where(Mailbox.address == address))
+            room.flush()
+        colleague = room.mailbox(address)
         if colleague is None:
             continue
-        their = db.scalar(
-            select(Thread).where(
-                Thread.mailbox_id == colleague.id, Thread.conversation == conversation
-            )
-        )
-        answered = None
-        if their is not None:
-            answered = db.scalar(
-                select(Message.id)
-                .where(Message.thread_id == their.id, Message.id != sent.id)
-                .order_by(Message.sent_at.desc(), Message.id.desc())
-                .limit(1)
-            )
+        their = room.conversation(colleague.id, conversation)
+        answered = None if their is None else room.latest(their.id, excluding=sent.id)
         copy = _store(
-            db,
+            room,
             mailbox_id=colleague.id,
             thread=their,
             direction="received",
@@ -580,9 +619,7 @@ def send(
             in_reply_to=answered,
             files=files,
             is_read=False,
+            conversation=conversation,
         )
-        if their is None:
-            db.get_one(Thread, copy.thread_id).conversation = conversation
-            db.flush()
         copies.append(copy)
     return sent, copies

@@ -5,8 +5,10 @@
 The history covers the 45 days before "now". Each thread is played in time order through
 the same operations the live tools use (:func:`.models.send` and :func:`.models.receive`):
 a message to a colleague lands in the colleague's inbox, in the matching thread, and every
-sent message counts on the contacts it went to. Older mail is mostly read and often
-archived; recent mail is often unread; a few messages are starred, in Trash or in Spam.
+sent message counts on the contacts it went to. The operations look rows up in the
+sampler's own dictionaries (``_Room``) instead of querying, and every row is inserted at the
+end (:meth:`SampleContext.insert`). Older mail is mostly read and often archived; recent
+mail is often unread; a few messages are starred, in Trash or in Spam.
 """
 
 from __future__ import annotations
@@ -14,23 +16,24 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy.orm import Session as OrmSession
 
 from prove_gym.server import SampleContext
 
 from .models import (
     Attachment,
+    Base,
     Contact,
     Draft,
     File,
     Label,
     Mailbox,
+    Mailroom,
     Message,
     MessageLabel,
     Thread,
     join_addresses,
     mime_type,
-    new_id,
     prefixed,
     receive,
     send,
@@ -265,14 +268,75 @@ SIGN_OFFS = ["Best,", "Thanks,", "Kind regards,", "Cheers,", "Best regards,"]
 
 def sample_email(ctx: SampleContext) -> None:
     """Fill an empty email database (see the module docstring for sizes)."""
-    _Sampler(ctx).run()
+    sampler = _Sampler(ctx)
+    sampler.run()
+    ctx.insert(sampler.room.rows)
+
+
+class _Room(Mailroom):
+    """The mail operations' lookups answered from dictionaries, ids counted in Python.
+
+    The sampler alone writes the state, so it can keep every row it files; they are
+    inserted at the end, all at once.
+    """
+
+    def __init__(self, db: OrmSession) -> None:
+        super().__init__(db)
+        self.rows: list[Base] = []
+        self.last_id: dict[str, int] = {}
+        self.mailboxes: dict[str, Mailbox] = {}
+        self.contacts: dict[tuple[str, str], Contact] = {}
+        self.labels: list[Label] = []
+        self.threads: dict[str, Thread] = {}
+        self.conversations: dict[tuple[str, str], Thread] = {}
+        self.messages: dict[str, list[Message]] = {}
+        """Each thread's messages, in the order they were filed."""
+
+    def new_id(self, column: object, prefix: str, width: int) -> str:
+        n = self.last_id[prefix] = self.last_id.get(prefix, 0) + 1
+        return f"{prefix}_{n:0{width}d}"
+
+    def add(self, row: Base) -> None:
+        self.rows.append(row)
+        if isinstance(row, Mailbox):
+            self.mailboxes[row.address] = row
+        elif isinstance(row, Contact):
+            self.contacts[row.mailbox_id, row.email] = row
+        elif isinstance(row, Label):
+            self.labels.append(row)
+        elif isinstance(row, Thread):
+            self.threads[row.id] = row
+            self.conversations[row.mailbox_id, row.conversation] = row
+            self.messages[row.id] = []
+        elif isinstance(row, Message):
+            self.messages[row.thread_id].append(row)
+
+    def flush(self) -> None:
+        pass
+
+    def thread(self, thread_id: str) -> Thread:
+        return self.threads[thread_id]
+
+    def contact(self, mailbox_id: str, address: str) -> Contact | None:
+        return self.contacts.get((mailbox_id, address))
+
+    def mailbox(self, address: str) -> Mailbox | None:
+        return self.mailboxes.get(address)
+
+    def conversation(self, mailbox_id: str, conversation: str) -> Thread | None:
+        return self.conversations.get((mailbox_id, conversation))
+
+    def latest(self, thread_id: str, excluding: str) -> str | None:
+        others = [m for m in self.messages[thread_id] if m.id != excluding]
+        return max(others, key=lambda m: (m.sent_at, m.id)).id if others else None
 
 
 class _Sampler:
     def __init__(self, ctx: SampleContext) -> None:
-        self.db, self.rng, self.fake, self.now = ctx.db, ctx.rng, ctx.fake, ctx.now
+        self.rng, self.fake, self.now = ctx.rng, ctx.fake, ctx.now
         self.size = ctx.size
         self.start = ctx.now - dt.timedelta(days=HISTORY_DAYS)
+        self.room = _Room(ctx.db)
 
     # ------------------------------------------------------------ helpers
     def _person(self) -> str:
@@ -349,9 +413,8 @@ class _Sampler:
                 title=TITLES[i % len(TITLES)],
                 created_at=self.start - dt.timedelta(days=self.rng.randint(90, 900)),
             )
-            self.db.add(mailbox)
+            self.room.add(mailbox)
             self.mailboxes.append(mailbox)
-        self.db.flush()
         self.people = self._outsiders(taken)
         for mailbox in self.mailboxes:
             self._contacts(mailbox)
@@ -371,7 +434,6 @@ class _Sampler:
         self._file_and_flag()
         for mailbox in self.mailboxes:
             self._drafts(mailbox)
-        self.db.flush()
 
     def _outsiders(self, taken: set[str]) -> list[tuple[str, str, str]]:
         """External people: (name, address, company)."""
@@ -390,9 +452,9 @@ class _Sampler:
 
     def _contacts(self, mailbox: Mailbox) -> None:
         for name, address, company in self.rng.sample(self.people, 12):
-            self.db.add(
+            self.room.add(
                 Contact(
-                    id=new_id(self.db, Contact.id, "con", 4),
+                    id=self.room.new_id(Contact.id, "con", 4),
                     mailbox_id=mailbox.id,
                     name=name,
                     email=address,
@@ -402,28 +464,27 @@ class _Sampler:
                     created_at=self.start - dt.timedelta(days=self.rng.randint(1, 400)),
                 )
             )
-            self.db.flush()
 
     def _labels(self, mailbox: Mailbox) -> None:
         for name, color in sorted(self.rng.sample(LABELS, self.rng.randint(4, 7))):
-            self.db.add(
+            self.room.add(
                 Label(
-                    id=new_id(self.db, Label.id, "lbl", 3),
+                    id=self.room.new_id(Label.id, "lbl", 3),
                     mailbox_id=mailbox.id,
                     name=name,
                     color=color,
                     created_at=mailbox.created_at + dt.timedelta(days=self.rng.randint(1, 60)),
                 )
             )
-            self.db.flush()
 
     def _known(self, mailbox: Mailbox) -> list[tuple[str, str, str]]:
-        rows = self.db.scalars(
-            select(Contact)
-            .where(Contact.mailbox_id == mailbox.id, Contact.email.not_like(f"%@{self._domain}"))
-            .order_by(Contact.id)
-        )
-        return [(c.name, c.email, c.company) for c in rows]
+        """The mailbox's contacts outside the company, in id order (the order ids were counted)."""
+        ours = f"@{self._domain}".lower()
+        return [
+            (c.name, c.email, c.company)
+            for c in self.room.contacts.values()
+            if c.mailbox_id == mailbox.id and not c.email.lower().endswith(ours)
+        ]
 
     @property
     def _domain(self) -> str:
@@ -449,7 +510,7 @@ class _Sampler:
                 name, address, _ = who[0]
                 cc = [p[1] for p in who[1:]]
                 last = receive(
-                    self.db,
+                    self.room.db,
                     mailbox=mailbox,
                     thread=thread,
                     kind=kind,
@@ -462,10 +523,11 @@ class _Sampler:
                     at=at,
                     in_reply_to=reply_to,
                     files=files,
+                    room=self.room,
                 )
             else:
                 last, _ = send(
-                    self.db,
+                    self.room.db,
                     mailbox=mailbox,
                     thread=thread,
                     kind=kind,
@@ -476,8 +538,9 @@ class _Sampler:
                     at=at,
                     in_reply_to=reply_to,
                     files=files,
+                    room=self.room,
                 )
-            thread = last.thread
+            thread = self.room.thread(last.thread_id)
             incoming = not incoming
             nxt = self._later(at)
             if nxt is None:
@@ -497,7 +560,7 @@ class _Sampler:
             me, them = sides[turn % 2], sides[(turn + 1) % 2]
             text = self._fill(rng.choice(topic.opening if turn == 0 else topic.replies), slots)
             sent, copies = send(
-                self.db,
+                self.room.db,
                 mailbox=me,
                 thread=threads.get(me.id),
                 kind="new" if turn == 0 else "reply",
@@ -508,9 +571,10 @@ class _Sampler:
                 at=at,
                 in_reply_to=last.get(me.id),
                 files=self._files(topic, slots) if turn == 0 else [],
+                room=self.room,
             )
             for m in (sent, *copies):
-                threads[m.mailbox_id] = m.thread
+                threads[m.mailbox_id] = self.room.thread(m.thread_id)
                 last[m.mailbox_id] = m.id
             nxt = self._later(at)
             if nxt is None:
@@ -522,7 +586,7 @@ class _Sampler:
         rng = self.rng
         for address, name, subject in rng.sample(NEWSLETTERS, rng.randint(2, 4)):
             receive(
-                self.db,
+                self.room.db,
                 mailbox=mailbox,
                 thread=None,
                 kind="new",
@@ -534,10 +598,11 @@ class _Sampler:
                 body=f"{subject}.\n\nRead the full issue on our website.\n\nUnsubscribe: "
                 f"https://{address.split('@')[1]}/unsubscribe",
                 at=self._when(self.now - dt.timedelta(days=10)),
+                room=self.room,
             )
         for address, name, subject in rng.sample(SPAM, rng.randint(1, 3)):
             receive(
-                self.db,
+                self.room.db,
                 mailbox=mailbox,
                 thread=None,
                 kind="new",
@@ -549,17 +614,18 @@ class _Sampler:
                 body=f"{subject}! Click the link below to claim it within 24 hours.",
                 at=self._when(self.now - dt.timedelta(days=20)),
                 folder="spam",
+                room=self.room,
             )
 
     def _file_and_flag(self) -> None:
         """Read, archive, trash, star and label received mail as its owner would have."""
         rng = self.rng
         labels: dict[str, dict[str, str]] = {}
-        for label in self.db.scalars(select(Label).order_by(Label.id)):
+        for label in self.room.labels:
             labels.setdefault(label.mailbox_id, {})[label.name] = label.id
         topic_label = {t.subject.split(" ")[0]: t.label for t in TOPICS}
-        for thread in list(self.db.scalars(select(Thread).order_by(Thread.id))):
-            messages = list(thread.messages)
+        for thread in self.room.threads.values():  # in id order
+            messages = sorted(self.room.messages[thread.id], key=lambda m: (m.sent_at, m.id))
             age = self.now - thread.last_message_at
             first_word = messages[0].subject.split(" ")[0]
             label_name = topic_label.get(first_word)
@@ -579,29 +645,25 @@ class _Sampler:
                         m.folder = "trash"
                     m.is_starred = rng.random() < 0.08
                 if tag and label_id is not None and m.folder != "spam":
-                    self.db.add(MessageLabel(message_id=m.id, label_id=label_id))
-        self.db.flush()
+                    self.room.add(MessageLabel(message_id=m.id, label_id=label_id))
 
     def _drafts(self, mailbox: Mailbox) -> None:
         rng = self.rng
         known = self._known(mailbox)
         # replies in progress to the latest unanswered messages
-        waiting = list(
-            self.db.scalars(
-                select(Message)
-                .join(Thread, Thread.id == Message.thread_id)
-                .where(
-                    Message.mailbox_id == mailbox.id,
-                    Message.direction == "received",
-                    Message.folder == "inbox",
-                    Message.kind != "forward",
-                    Message.from_address.not_in([a for a, _, _ in NEWSLETTERS]),
-                    Message.sent_at == Thread.last_message_at,
-                )
-                .order_by(Message.sent_at.desc(), Message.id.desc())
-                .limit(2)
-            )
-        )
+        bulk = {a for a, _, _ in NEWSLETTERS}
+        unanswered = [
+            m
+            for thread in self.room.threads.values()
+            if thread.mailbox_id == mailbox.id
+            for m in self.room.messages[thread.id]
+            if m.direction == "received"
+            and m.folder == "inbox"
+            and m.kind != "forward"
+            and m.from_address not in bulk
+            and m.sent_at == thread.last_message_at
+        ]
+        waiting = sorted(unanswered, key=lambda m: (m.sent_at, m.id), reverse=True)[:2]
         made: list[Draft] = []
         for m in waiting:
             made.append(
@@ -640,9 +702,9 @@ class _Sampler:
         if made and rng.random() < 0.6:
             draft = rng.choice(made)
             name = rng.choice(["Notes.pdf", "Agenda.docx", "Photo.jpg", "Figures.xlsx"])
-            self.db.add(
+            self.room.add(
                 Attachment(
-                    id=new_id(self.db, Attachment.id, "att", 5),
+                    id=self.room.new_id(Attachment.id, "att", 5),
                     message_id=None,
                     draft_id=draft.id,
                     position=1,
@@ -651,7 +713,6 @@ class _Sampler:
                     size_bytes=rng.randint(20, 4000) * 1024,
                 )
             )
-            self.db.flush()
 
     def _draft(
         self,
@@ -667,7 +728,7 @@ class _Sampler:
     ) -> Draft:
         created = self._when(max(after or self.start, self.now - dt.timedelta(days=5)))
         draft = Draft(
-            id=new_id(self.db, Draft.id, "drf", 4),
+            id=self.room.new_id(Draft.id, "drf", 4),
             mailbox_id=mailbox.id,
             kind=kind,
             thread_id=thread_id,
@@ -681,6 +742,5 @@ class _Sampler:
             created_at=created,
             updated_at=created,
         )
-        self.db.add(draft)
-        self.db.flush()
+        self.room.add(draft)
         return draft

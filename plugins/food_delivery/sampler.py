@@ -474,6 +474,8 @@ class _Builder:
         self.customers: list[Customer] = []
         self.couriers: list[Courier] = []
         self.counts = {"itm": 0, "grp": 0, "opt": 0}
+        self.rows: list[object] = []
+        """Every row, inserted at the end (:meth:`SampleContext.insert`) once final."""
 
     def _id(self, prefix: str, width: int) -> str:
         self.counts[prefix] = self.counts.get(prefix, 0) + 1
@@ -487,23 +489,21 @@ class _Builder:
             self.add_customer()
         for n in range(24 * size):
             self.add_courier(n)
-        db = self.ctx.db
-        db.add_all(self.restaurants)
+        self.rows.extend(self.restaurants)
         for r in self.restaurants:
             for zone, fee in sorted(self.fees[r.id].items()):
-                db.add(DeliveryZone(restaurant_id=r.id, zone=zone, fee=fee))
+                self.rows.append(DeliveryZone(restaurant_id=r.id, zone=zone, fee=fee))
         for r in self.restaurants:
-            db.add_all(self.items[r.id])
+            self.rows.extend(self.items[r.id])
         for item_groups in self.groups.values():
             for group, options in item_groups:
-                db.add(group)
-                db.add_all(options)
-        db.add_all(self.customers)
-        db.add_all(self.couriers)
-        db.flush()
+                self.rows.append(group)
+                self.rows.extend(options)
+        self.rows.extend(self.customers)
+        self.rows.extend(self.couriers)
         self.add_orders(320 * size)
         self.add_carts(15 * size)
-        db.flush()
+        self.ctx.insert(self.rows)
 
     # ------------------------------------------------------------ the catalogue
     def add_restaurant(self, n: int) -> None:
@@ -730,12 +730,10 @@ class _Builder:
         for courier in self.couriers:
             if courier.id in busy:
                 courier.status = "on_delivery"
-        db = self.ctx.db
-        db.add_all(orders)
-        db.flush()
-        db.add_all(lines)
-        db.add_all(ev for _, _, ev in events)
-        db.add_all(ratings)
+        self.rows.extend(orders)
+        self.rows.extend(lines)
+        self.rows.extend(ev for _, _, ev in events)
+        self.rows.extend(ratings)
 
     def open_time(self, restaurant: Restaurant, days_ago: int) -> dt.datetime | None:
         day = (self.now - dt.timedelta(days=days_ago)).date()
@@ -872,7 +870,7 @@ class _Builder:
                     unit_price=unit_price(item, chosen),
                     added_at=self.now - dt.timedelta(minutes=rng.randint(2, 600)),
                 )
-            self.ctx.db.add_all(merged.values())
+            self.rows.extend(merged.values())
 
 
 NOTES = {

@@ -191,6 +191,8 @@ class _Platform:
         self.start = ctx.now - dt.timedelta(days=HISTORY_DAYS)
         self.merchants: list[Merchant] = []
         self.customers: list[Customer] = []
+        self.emails: dict[str, set[str]] = {}
+        """Each merchant's customers' emails."""
         self.endpoints: list[tuple[WebhookEndpoint, dt.datetime, dt.datetime | None]] = []
         self.actions: list[_Action] = []
         self.paused_since: dict[str, dt.datetime] = {}
@@ -254,7 +256,7 @@ class _Platform:
         name = f"{fake.first_name()} {fake.last_name()}"
         local = "".join(ch for ch in name.lower().replace(" ", ".") if ch.isalnum() or ch == ".")
         email = f"{local}@{fake.free_email_domain()}"
-        taken = {c.email for c in self.customers if c.merchant_id == merchant.id}
+        taken = self.emails.setdefault(merchant.id, set())
         while email in taken:
             email = f"{local}{rng.randint(2, 99)}@{fake.free_email_domain()}"
         today = self.now.date()
@@ -276,6 +278,7 @@ class _Platform:
                     ["insufficient_funds", "insufficient_funds", "do_not_honor", "lost_card"]
                 )
         self.customers.append(customer)
+        taken.add(email)
         start = max(customer.created_at, self.start)
         span = int((self.now - start).total_seconds() // 60) - 60
         times = sorted(

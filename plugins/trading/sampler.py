@@ -341,8 +341,6 @@ def _instruments(m: _Market) -> None:
             volume=int(base_volume * rng.uniform(0.1, 0.9)),
         )
         m.bars[sym] = bars
-    m.ctx.db.add_all(m.instruments.values())
-    m.ctx.db.add_all(b for sym in sorted(m.bars) for b in m.bars[sym])
 
 
 def _factor(rng: Random, vol: float, drift: float = 0.0) -> Decimal:
@@ -418,7 +416,6 @@ def _owner(m: _Market, index: int) -> None:
         )
         m.portfolios.append(portfolio)
         _history(m, portfolio, start)
-    m.ctx.db.add_all(m.portfolios[-len(kinds) :])
 
 
 def _statuses(m: _Market) -> None:
@@ -649,8 +646,7 @@ def _committed(m: _Market, p: Portfolio, sym: str, side: str) -> int:
 
 # ------------------------------------------------------------------ numbering
 def _number(m: _Market) -> None:
-    """Ids and time priority in the order things happened."""
-    db = m.ctx.db
+    """Ids and time priority in the order things happened; then every row is inserted."""
     ordered = sorted(enumerate(m.orders), key=lambda pair: (pair[1].created_at, pair[0]))
     for seq, (_, d) in enumerate(ordered, start=1):
         d.row = Order(
@@ -671,12 +667,17 @@ def _number(m: _Market) -> None:
             created_at=d.created_at,
             updated_at=d.updated_at or d.created_at,
         )
-    db.add_all(d.row for _, d in ordered if d.row is not None)
-    db.add_all(pos for _, pos in sorted(m.positions.items()))
     trades = sorted(enumerate(m.trades), key=lambda pair: (pair[1].at, pair[0]))
+    rows: list[object] = [
+        *m.instruments.values(),
+        *(b for sym in sorted(m.bars) for b in m.bars[sym]),
+        *m.portfolios,
+        *(d.row for _, d in ordered if d.row is not None),
+        *(pos for _, pos in sorted(m.positions.items())),
+    ]
     for n, (_, t) in enumerate(trades, start=1):
         assert t.buy.row is not None and t.sell.row is not None
-        db.add(
+        rows.append(
             Trade(
                 id=f"trd_{n:05d}",
                 symbol=t.buy.symbol,
@@ -688,4 +689,4 @@ def _number(m: _Market) -> None:
                 executed_at=t.at,
             )
         )
-    db.flush()
+    m.ctx.insert(rows)

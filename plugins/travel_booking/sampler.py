@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from sqlalchemy import insert
+
 from prove_gym.server import SampleContext
 
 from .models import (
@@ -92,7 +94,7 @@ def sample_travel_booking(ctx: SampleContext) -> None:
     agency.add_travellers(50 * ctx.size)
     agency.plan_trips(35 * ctx.size)
     agency.replay()
-    agency.write(ctx.db)
+    agency.write(ctx)
 
 
 @dataclass
@@ -570,40 +572,36 @@ class _Agency:
             self._cancel(self.rng.choice(bookings), act.data["itinerary"], act.at)
 
     # ------------------------------------------------------------ writing
-    def write(self, db: Any) -> None:
+    def write(self, ctx: SampleContext) -> None:
+        booked: dict[str, set[str]] = {}
+        for b in self.flight_bookings:
+            if b.status == "confirmed":
+                booked.setdefault(b.flight_id, set()).add(b.seat)
         for flight in self.flights:
-            taken = self.taken[flight.id] - {
-                b.seat
-                for b in self.flight_bookings
-                if b.flight_id == flight.id and b.status == "confirmed"
-            }
+            taken = self.taken[flight.id] - booked.get(flight.id, set())
             order = [
                 s for cabin in LAYOUTS[flight.aircraft] for s in seat_map(flight.aircraft, cabin)
             ]
             flight.occupied = " ".join(s for s in order if s in taken)
-        db.add_all(self.flights)
-        db.add_all(self.fares)
-        db.add_all(self.hotels)
-        db.add_all(self.room_types)
-        db.add_all(self.rooms)
-        db.flush()
-        db.add_all(
-            RoomRate(room_type_id=rt, night=night, rate=rate)
-            for (rt, night), rate in sorted(self.rates.items())
+        ctx.insert([*self.flights, *self.fares, *self.hotels, *self.room_types, *self.rooms])
+        conn = ctx.db.connection()  # the two largest tables: plain rows, no objects
+        conn.execute(
+            insert(RoomRate),
+            [
+                {"room_type_id": rt, "night": night, "rate": rate}
+                for (rt, night), rate in sorted(self.rates.items())
+            ],
         )
-        db.add_all(self.travellers)
-        db.add_all(self.loyalty)
-        db.add_all(self.itineraries)
-        db.flush()
-        db.add_all(self.flight_bookings)
-        db.add_all(self.hotel_bookings)
-        db.flush()
-        db.add_all(
-            RoomNight(room_id=room, night=night, hotel_booking_id=booking)
-            for (room, night), booking in sorted(self.nights.items())
+        ctx.insert([*self.travellers, *self.loyalty, *self.itineraries])
+        ctx.insert([*self.flight_bookings, *self.hotel_bookings])
+        conn.execute(
+            insert(RoomNight),
+            [
+                {"room_id": room, "night": night, "hotel_booking_id": booking}
+                for (room, night), booking in sorted(self.nights.items())
+            ],
         )
-        db.add_all(self.ledger)
-        db.flush()
+        ctx.insert(self.ledger)
 
 
 def _ascii(text: str) -> str:
