@@ -18,7 +18,13 @@ from sqlalchemy.orm import DeclarativeBase, Mapper
 from sqlalchemy.orm import Session as OrmSession
 from sqlalchemy.pool import NullPool
 
-from prove_gym.server.state import StateTemplate
+from prove_gym.server.state import (
+    StateTemplate,
+    create_change_log,
+    install_change_log,
+    schema_layout,
+    template_key,
+)
 from prove_gym.server.tool import Normalisation, ToolSpec, build_tool_spec
 
 if TYPE_CHECKING:
@@ -31,6 +37,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 EPOCH = dt.datetime(2026, 1, 5, 9, 0)
 """Monday 2026-01-05 09:00: the earliest "now" a seeded state can have."""
+
+IDLE_STATES = 4
+"""Databases of closed sessions a server keeps for its next sessions (a reset-heavy loop
+opens and closes one per episode)."""
 
 
 def stable_int(*parts: object) -> int:
@@ -241,6 +251,9 @@ class Server:
         self._template_cache_size = template_cache_size
         self._lock = threading.Lock()
         self._engine: Engine | None = None
+        self._idle: list[
+            tuple[str, Connection, OrmSession]
+        ] = []  # (layout, ...) of closed sessions
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, version={self.version!r}, tools={len(self.visible_tools())})"
@@ -405,6 +418,39 @@ class Server:
             conn.connection.dbapi_connection.deserialize(template.data)  # type: ignore[union-attr]
         return conn
 
+    def open_state(self, template: StateTemplate) -> tuple[Connection, OrmSession]:
+        """A connection holding a private copy of ``template``, and its ORM session.
+
+        A closed session's database is used again when one of the same schema layout is
+        idle (:meth:`release_state`; :attr:`StateTemplate.layout` says why only then):
+        refilling it from the template's bytes is most of what a fresh one costs less.
+        """
+        layout = template.layout
+        idle = None
+        with self._lock:
+            for k in range(len(self._idle) - 1, -1, -1):
+                if self._idle[k][0] == layout:
+                    idle = self._idle.pop(k)
+                    break
+        if idle is None:
+            conn = self.connect(template)
+            return conn, OrmSession(bind=conn, expire_on_commit=False)
+        _, conn, db = idle
+        conn.connection.dbapi_connection.deserialize(template.data)  # type: ignore[union-attr]
+        return conn, db
+
+    def release_state(self, conn: Connection, db: OrmSession, layout: str) -> None:
+        """Take back what :meth:`open_state` gave once its session closed, holding a state of
+        ``layout``: kept for the next session (up to :data:`IDLE_STATES`), else closed."""
+        db.rollback()
+        db.expunge_all()
+        with self._lock:
+            if len(self._idle) < IDLE_STATES:
+                self._idle.append((layout, conn, db))
+                return
+        db.close()
+        conn.close()
+
     def sample(self, seed: int = 0, size: int | None = None) -> StateTemplate:
         """Build a state from scratch with the sampler (slow; :meth:`template` caches it)."""
         size = self.default_size if size is None else size
@@ -414,6 +460,7 @@ class Server:
         conn = self.connect()
         try:
             self.base.metadata.create_all(conn)
+            create_change_log(conn.connection.dbapi_connection, self.base.metadata)  # type: ignore[arg-type]
             with OrmSession(bind=conn, expire_on_commit=False) as db:
                 key = stable_int("sample", self.name, seed, size)
                 ctx = SampleContext(
@@ -426,11 +473,16 @@ class Server:
                 )
                 self.sampler(ctx)
                 db.commit()
-            raw = conn.connection.dbapi_connection
-            data = raw.serialize()  # type: ignore[union-attr]
+            raw = cast(sqlite3.Connection, conn.connection.dbapi_connection)
+            install_change_log(raw, self.base.metadata, template_key(self.name, seed, size))
+            raw.commit()
+            data = raw.serialize()
+            layout = schema_layout(raw)
         finally:
             conn.close()
-        return StateTemplate(server=self.name, seed=seed, size=size, now=now, data=data)
+        template = StateTemplate(server=self.name, seed=seed, size=size, now=now, data=data)
+        template.__dict__["_layout"] = layout  # what StateTemplate.layout would compute
+        return template
 
     def template(self, seed: int = 0, size: int | None = None) -> StateTemplate:
         """The state for (seed, size), sampled on first use and cached (LRU, thread-safe)."""

@@ -13,7 +13,12 @@ from sqlalchemy.orm import Session as OrmSession
 from prove_gym.server.budget import SQL_TICK, WorkBudget
 from prove_gym.server.errors import ErrorKind, NotFound, ToolError
 from prove_gym.server.result import ToolResult, to_jsonable
-from prove_gym.server.state import StateTemplate, canonical_state_hash
+from prove_gym.server.state import (
+    StateTemplate,
+    canonical_state_hash,
+    changed_tables,
+    schema_layout,
+)
 from prove_gym.server.tool import ParamSpec, ToolContext, ToolSpec
 
 if TYPE_CHECKING:
@@ -38,8 +43,8 @@ class Session:
     def __init__(self, server: Server, template: StateTemplate) -> None:
         self.server = server
         self.template = template
-        self._conn = server.connect(template)
-        self._db = OrmSession(bind=self._conn, expire_on_commit=False)
+        self._conn, self._db = server.open_state(template)
+        self._layout = template.layout  # the schema layout the connection holds
         self._ctx = ToolContext(db=self._db, now=template.now, seed=template.seed, server=server)
         self.closed = False
         # SQLite's count of rows ever inserted, updated or deleted on this connection (by any
@@ -64,6 +69,7 @@ class Session:
     @property
     def db(self) -> OrmSession:
         """The ORM session, for tests and samplers that inspect state directly."""
+        self._check_open()
         return self._db
 
     # ------------------------------------------------------------------ calls
@@ -75,8 +81,7 @@ class Session:
             arguments: A JSON object (dict) of arguments; ``None`` means ``{}``.
             allow_hidden: Also allow hidden helper tools (not offered to models).
         """
-        if self.closed:
-            raise RuntimeError("this session is closed")
+        self._check_open()
         spec = self.server.tools.get(name) if isinstance(name, str) else None
         if spec is None or (spec.hidden and not allow_hidden):
             return ToolResult.failure(ErrorKind.UNKNOWN_TOOL, self._unknown_tool_message(name))
@@ -179,6 +184,7 @@ class Session:
         source = self.server.entities.get(kind)
         if source is None:
             raise KeyError(f"server {self.server.name!r} declares no entity {kind!r}")
+        self._check_open()
         # Not a model's call: no work budget (a grown tree is listed whole).
         self._ctx.budget = WorkBudget(max_units=2**62, max_seconds=float("inf"))
         self._ctx.budget.start(f"list_entities({kind!r})")
@@ -191,14 +197,26 @@ class Session:
     def state_hash(self) -> str:
         """Canonical SHA-256 of the current state (tables by name, rows by primary key)."""
         raw = self.raw_connection
+        metadata = self.server.base.metadata
         if self._pristine is not None and raw.total_changes == self._pristine:
-            return self.template.canonical_hash(self.server.base.metadata)
-        return canonical_state_hash(raw, self.server.base.metadata)
+            return self.template.canonical_hash(metadata)
+        changed = changed_tables(raw, self.template.log_key)
+        if changed is None:  # restored bytes without this template's change log: read all
+            return canonical_state_hash(raw, metadata)
+        return canonical_state_hash(
+            raw, metadata, base=self.template.hash_base(metadata), changed=changed
+        )
 
     @property
     def raw_connection(self) -> Any:
         """The underlying ``sqlite3.Connection`` (read it, do not write through it)."""
+        self._check_open()
         return self._conn.connection.dbapi_connection
+
+    def _check_open(self) -> None:
+        # A closed session's database already serves another session of its server.
+        if self.closed:
+            raise RuntimeError("this session is closed")
 
     def snapshot(self) -> bytes:
         """The current state serialised; :meth:`restore` takes it back."""
@@ -210,18 +228,27 @@ class Session:
         self._db.expunge_all()
         raw = self.raw_connection
         raw.deserialize(data)
-        self._pristine = raw.total_changes if data is self.template.data else None
+        own = data is self.template.data
+        layout = self.template.layout if own else schema_layout(raw)
+        if layout != self._layout:  # its cached statements may point at other pages
+            self._db.close()
+            self._conn.close()
+            self._conn = self.server.connect()
+            self.raw_connection.deserialize(data)
+            self._db = self._ctx.db = OrmSession(bind=self._conn, expire_on_commit=False)
+            self._layout = layout
+        self._pristine = self.raw_connection.total_changes if own else None
 
     def reset(self) -> None:
         """Return to the initial state of the template, in microseconds."""
         self.restore(self.template.data)
 
     def close(self) -> None:
-        """Free the in-memory database. Safe to call twice."""
+        """Give the in-memory database back to the server (a later session refills it from
+        its own template) and end this session. Safe to call twice."""
         if not self.closed:
-            self._db.close()
-            self._conn.close()
             self.closed = True
+            self.server.release_state(self._conn, self._db, self._layout)
 
     def __enter__(self) -> Session:
         return self

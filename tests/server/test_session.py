@@ -254,6 +254,8 @@ _ACTIONS = st.lists(
         st.tuples(st.just("orm_write"), st.integers(0, 10_000)),  # a direct write (tests do)
         st.tuples(st.just("restore"), st.integers(0, 10_000)),  # back to an earlier snapshot
         st.tuples(st.just("reset"), st.integers(0, 10_000)),
+        st.tuples(st.just("foreign"), st.integers(0, 10_000)),  # another seed's state restored
+        st.tuples(st.just("undone"), st.integers(0, 10_000)),  # a raw write rolled back
     ),
     max_size=12,
 )
@@ -264,8 +266,10 @@ _ACTIONS = st.lists(
 def test_the_cached_state_hash_always_equals_the_hash_computed_afresh(
     calendar: Server, task_index: int, actions: list[tuple[str, int]]
 ) -> None:
-    """A session answers an unchanged template state from its template's cached hash; after
-    any mix of writes, failed writes, restores and resets it must still equal a full hash."""
+    """A session answers an unchanged template state from its template's cached hash and
+    re-reads only the tables its change log names; after any mix of writes, failed writes,
+    raw writes kept or rolled back, restores (of its own snapshots or another seed's state)
+    and resets it must still equal a full hash."""
     from prove_gym import get_registry
     from prove_gym.server.state import canonical_state_hash
 
@@ -288,7 +292,107 @@ def test_the_cached_state_hash_always_equals_the_hash_computed_afresh(
             session.restore(snapshots[n % len(snapshots)])
         elif kind == "reset":
             session.reset()
+        elif kind == "foreign":  # its change log is another template's: hashed in full
+            session.restore(calendar.template(task.seed + 1 + n % 2, task.size).data)
+        elif kind == "undone":
+            raw = session.raw_connection
+            raw.execute("DELETE FROM events")
+            raw.rollback()
         snapshots.append(session.snapshot())
         fresh = canonical_state_hash(session.raw_connection, calendar.base.metadata)
         assert session.state_hash() == fresh
+    session.close()
+
+
+def test_the_change_log_names_exactly_the_tables_written(calendar: Server) -> None:
+    """The log travels in the state's bytes: empty in the template, a table named once a row
+    of it changes (by a tool or raw SQL), nothing left by a rolled-back write or a read."""
+    from prove_gym.server.state import changed_tables
+
+    session = calendar.session(seed=5)
+    raw, key = session.raw_connection, session.template.log_key
+    assert changed_tables(raw, key) == frozenset()
+    assert session.call("list_calendars", {}).ok
+    assert not session.call("delete_event", {"event_id": "evt_9999"}).ok
+    assert changed_tables(raw, key) == frozenset()
+    created = session.call(
+        "create_event", {"calendar_id": "cal_01", "title": "Log me", "start": "2026-05-01T10:00"}
+    )
+    assert created.ok, created
+    assert changed_tables(raw, key) == frozenset({"events"})
+    raw.execute("UPDATE calendars SET name = name || '!'")
+    raw.commit()
+    assert changed_tables(raw, key) == frozenset({"events", "calendars"})
+    assert changed_tables(raw, calendar.template(seed=6).log_key) is None  # not its template
+    session.reset()
+    assert changed_tables(raw, key) == frozenset()
+    session.close()
+
+
+def test_a_closed_sessions_database_serves_the_next_session_from_its_own_template(
+    calendar: Server,
+) -> None:
+    """Closing gives the database back to the server; the next session refills it from its
+    own template, so nothing of the closed session's writes or seed survives in it."""
+    from prove_gym.server.base import IDLE_STATES
+
+    first = calendar.session(seed=21)
+    assert first.call(
+        "create_event",
+        {"calendar_id": "cal_01", "title": "Left behind", "start": "2026-05-01T10:00"},
+    ).ok
+    raw = first.raw_connection
+    first.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        first.call("list_calendars", {})
+    with pytest.raises(RuntimeError, match="closed"):
+        first.state_hash()
+    second = calendar.session(seed=22)
+    assert second.raw_connection is raw  # the same database, refilled
+    assert second.state_hash() == calendar.template(seed=22).canonical_hash(calendar.base.metadata)
+    found = second.call("search_events", {"query": "Left behind"})
+    assert found.ok and found.content == []
+    second.close()
+    many = [calendar.session(seed=23) for _ in range(IDLE_STATES + 3)]
+    for s in many:
+        s.close()
+    assert len(calendar._idle) == IDLE_STATES  # bounded: the rest are really closed
+
+
+def test_every_state_of_a_server_shares_one_schema_layout(calendar: Server) -> None:
+    """Seeds and sizes differ in rows only: one idle database serves them all (the change log
+    is created with the tables, before any row, so its root page never moves)."""
+    layouts = {calendar.template(seed, size).layout for seed in (0, 1, 2) for size in (1, 2)}
+    assert len(layouts) == 1
+    small = calendar.session(seed=31, size=1)
+    raw = small.raw_connection
+    assert small.call(
+        "search_events", {"query": "e"}
+    ).ok  # statements now cached on this connection
+    small.close()
+    large = calendar.session(seed=32, size=2)
+    assert large.raw_connection is raw
+    from prove_gym.server.state import canonical_state_hash
+
+    expected = calendar.template(seed=32, size=2).canonical_hash(calendar.base.metadata)
+    assert canonical_state_hash(raw, calendar.base.metadata) == expected
+    assert large.call("search_events", {"query": "e"}).ok
+    large.close()
+
+
+def test_bytes_of_another_layout_get_a_connection_of_their_own(calendar: Server) -> None:
+    """SQLite re-prepares a cached statement only when the schema cookie changed; bytes whose
+    schema differs are therefore never loaded into a connection that cached statements."""
+    session = calendar.session(seed=33)
+    assert session.call("list_calendars", {}).ok
+    other = calendar.template(seed=33).connect()
+    other.execute("CREATE TABLE scratch_notes (id INTEGER PRIMARY KEY, body TEXT)")
+    other.commit()
+    changed = other.serialize()
+    before = session.raw_connection
+    session.restore(changed)
+    assert session.raw_connection is not before
+    assert session.call("list_calendars", {}).ok
+    session.reset()
+    assert session.state_hash() == calendar.template(seed=33).canonical_hash(calendar.base.metadata)
     session.close()
