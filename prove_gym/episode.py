@@ -109,39 +109,63 @@ def opening_messages(
 
 
 _SYSTEM_CACHE: dict[tuple[Any, ...], str] = {}
-_SYSTEM_CACHE_MAX = 4096
+_TOOLS_CACHE: dict[tuple[Any, ...], tuple[dict[str, Any], ...]] = {}
+_CACHE_MAX = 4096
+
+
+def _offer_key(task: Task, workspace: Workspace) -> tuple[Any, ...]:
+    """What the offered tool definitions depend on: the registry that defines them, their
+    qualified names in offering order and the task's schema overrides."""
+    overrides = task.schema_overrides
+    return (
+        workspace.registry,
+        tuple(spec.qualified_name for spec in workspace.offered.values()),
+        json.dumps(overrides, sort_keys=True, default=str) if overrides else "",
+    )
+
+
+def _bounded_put(cache: dict[tuple[Any, ...], Any], key: tuple[Any, ...], value: Any) -> None:
+    if len(cache) >= _CACHE_MAX:
+        cache.clear()  # bounded; a trainer's task mix refills it at once
+    cache[key] = value
+
+
+def _cached_tools(workspace: Workspace, offer: tuple[Any, ...]) -> list[dict[str, Any]]:
+    """The offered tools as OpenAI definitions, built once per ``offer`` key.
+
+    Each episode gets its own list and its own copies of the dicts down to each
+    ``parameters`` object (what a caller might edit); deeper schema parts are shared.
+    """
+    tools = _TOOLS_CACHE.get(offer)
+    if tools is None:
+        tools = tuple(workspace.openai_tools())
+        _bounded_put(_TOOLS_CACHE, offer, tools)
+    return [
+        {**t, "function": {**t["function"], "parameters": dict(t["function"]["parameters"])}}
+        for t in tools
+    ]
 
 
 def _cached_opening(
     task: Task,
     format: ToolCallFormat,
-    workspace: Workspace,
+    offer: tuple[Any, ...],
     tools: Sequence[Mapping[str, Any]],
     instructions: str,
 ) -> list[dict[str, Any]]:
     """:func:`opening_messages`, the system message rendered once per tool set and instructions.
 
     Rendering every tool's schema is most of a reset; the text depends only on the format,
-    the instructions and the offered tools (their qualified names and the task's schema
-    overrides, in the registry that defines them), which is the key.
+    the instructions and the offered tools (``offer``: see :func:`_offer_key`).
     """
-    overrides = task.schema_overrides
-    key = (
-        format,
-        workspace.registry,
-        instructions,
-        tuple(spec.qualified_name for spec in workspace.offered.values()),
-        json.dumps(overrides, sort_keys=True, default=str) if overrides else "",
-    )
+    key = (format, instructions, *offer)
     try:
         system = _SYSTEM_CACHE.get(key)
     except TypeError:  # a plugin format that cannot be hashed: render every time
         return opening_messages(task, format, tools, instructions)
     if system is None:
         system = format.system_message(instructions, tools)
-        if len(_SYSTEM_CACHE) >= _SYSTEM_CACHE_MAX:
-            _SYSTEM_CACHE.clear()  # bounded; a trainer's task mix refills it at once
-        _SYSTEM_CACHE[key] = system
+        _bounded_put(_SYSTEM_CACHE, key, system)
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": task.turns[0].user},
@@ -259,9 +283,10 @@ class Episode:
         self.caps = caps or EpisodeCaps()
         self.reward_config = reward or RewardConfig()
         self.workspace = Workspace(task, self.registry)
-        self.tools = self.workspace.openai_tools()
+        offer = _offer_key(task, self.workspace)
+        self.tools = _cached_tools(self.workspace, offer)
         self.instructions = episode_instructions(task, self.registry, instructions)
-        opening = _cached_opening(task, self.format, self.workspace, self.tools, self.instructions)
+        opening = _cached_opening(task, self.format, offer, self.tools, self.instructions)
         self.messages: list[dict[str, Any]] = opening
         self.observation = self.format.prompt(opening, self.tools)
         self.trajectory: list[CallRecord] = []
