@@ -37,12 +37,11 @@ def test_server_contract_is_complete(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", SERVERS)
-def test_server_ships_hand_written_tasks_that_replay_cleanly(name: str) -> None:
+def test_server_ships_hand_written_tasks_of_every_turn_kind(name: str) -> None:
+    """Each shipped task itself is played to the maximum and its recorded final state by the
+    server's conformance suite (``test_shipped_task``), one test per task."""
     tasks = prove_gym.get_registry().tasks(name)
     assert len(tasks) >= 3
     kinds = {turn.kind for t in tasks for turn in t.turns}
     assert {"normal", "clarify", "abstain"} <= kinds
-    for task in tasks:
-        records, final = prove_gym.gold_replay(task)
-        assert all(r.result.ok for r in records), [r.result for r in records if not r.result.ok]
-        assert final == task.final_state_hash
+    assert all(t.final_state_hash for t in tasks if t.steps)

@@ -223,9 +223,9 @@ def test_evaluate_model_plays_each_task_once_in_order_and_greedily(tiny_model_di
 
 def test_sft_lowers_the_loss_on_gold_conversations(tiny_model_dir: str, tmp_path: Path) -> None:
     model, tok = _model(tiny_model_dir, None)
-    rows = sft_rows(restrict_tools(CALENDAR[:4], "calendar", extra=1))
+    rows = sft_rows(restrict_tools(CALENDAR[:2], "calendar", extra=0))
     result = train_sft(
-        rows, tmp_path, model=(model, tok), epochs=6, batch_size=4, learning_rate=3e-3
+        rows, tmp_path, model=(model, tok), epochs=6, batch_size=2, learning_rate=3e-3
     )
     losses = [h["loss"] for h in result.steps]
     assert len(losses) == 6 and all(loss == loss for loss in losses)  # no NaN

@@ -4,6 +4,7 @@ and a tiny OpenAI-compatible HTTP server on 127.0.0.1 for the optional LLM steps
 from __future__ import annotations
 
 import json
+import pickle
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -26,8 +27,23 @@ def synth_config() -> SynthConfig:
 
 
 @pytest.fixture(scope="session")
-def dataset(synth_config: SynthConfig) -> SynthResult:
-    return synthesize(synth_config)
+def dataset(
+    synth_config: SynthConfig, tmp_path_factory: pytest.TempPathFactory, worker_id: str
+) -> SynthResult:
+    """Synthesized once per test run: the first xdist worker to need it writes it where the
+    others read it (the run is deterministic, so each would compute the same result)."""
+    if worker_id == "master":  # not under xdist
+        return synthesize(synth_config)
+    from filelock import FileLock
+
+    path = tmp_path_factory.getbasetemp().parent / "synth-dataset.pickle"
+    with FileLock(f"{path}.lock"):
+        if path.is_file():
+            loaded: SynthResult = pickle.loads(path.read_bytes())
+            return loaded
+        result = synthesize(synth_config)
+        path.write_bytes(pickle.dumps(result))
+        return result
 
 
 Reply = Callable[[dict[str, Any]], "str | tuple[int, str]"]

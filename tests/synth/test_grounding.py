@@ -63,7 +63,8 @@ def entity_violations(task: Task) -> list[str]:
 @given(seed=st.integers(min_value=0, max_value=10_000))
 def test_no_gold_call_names_an_identifier_that_does_not_exist(seed: int) -> None:
     servers = len(prove_gym.get_registry().servers)
-    result = synthesize(SynthConfig(n=3 * servers, seed=seed, state_seeds=1, block_size=8))
+    config = SynthConfig(n=3 * servers, seed=seed, state_seeds=1, block_states=0, block_size=8)
+    result = synthesize(config)
     assert len(result.tasks) == 3 * servers
     violations = [v for task in result.tasks for v in entity_violations(task)]
     assert not violations, violations[:5]
