@@ -32,8 +32,9 @@ class SynthConfig:
             Not in the paper.
         block_states: Fresh states each block samples for its tasks (seeds >= 100,000
             drawn from ``(seed, server, block)``, sizes from ``sizes``), so a large run
-            sees thousands of distinct initial states while each state is still sampled
-            once. Only the primary server's state is sampled: distractor servers lend
+            sees a thousand and more distinct initial states while each state is still
+            sampled once (sampling a state costs as much as a few dozen tasks, so one per
+            block is the default). Only the primary server's state is sampled: distractor servers lend
             their schemas and are not in the task's state hash. 0 uses the pool only.
             Not in the paper.
         sizes: State sizes the block states are drawn from (``size`` overrides).
@@ -91,7 +92,7 @@ class SynthConfig:
     n: int = 100
     seed: int = 0
     state_seeds: int = 10
-    block_states: int = 2
+    block_states: int = 1
     sizes: tuple[int, ...] = (1, 2)
     test_fraction: float = 0.1
     size: int | None = None

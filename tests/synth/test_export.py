@@ -73,10 +73,11 @@ def test_trl_rows_carry_the_first_user_turn_the_task_and_its_server(written) -> 
         assert row["environment"] == task.server  # TRL's column for a dict of factories
 
 
-def test_the_jsonl_files_load_as_a_hugging_face_dataset(written) -> None:
+def test_the_jsonl_files_load_as_a_hugging_face_dataset(written, tmp_path: Path) -> None:
     datasets = pytest.importorskip("datasets")
     out, _, _ = written
-    loaded = datasets.load_dataset("json", data_files=str(out / "trl.jsonl"), split="train")
+    path, cache = str(out / "trl.jsonl"), str(tmp_path / "hf")
+    loaded = datasets.load_dataset("json", data_files=path, split="train", cache_dir=cache)
     assert loaded.num_rows == len(lines(out / "trl.jsonl"))
     assert set(loaded.column_names) == {"prompt", "task", "environment"}
 
@@ -119,8 +120,9 @@ def test_every_tool_of_a_small_server_is_used_in_the_shared_dataset(dataset: Syn
 
 def test_every_file_interleaves_the_servers_so_a_capped_trainer_sees_them_all(written) -> None:
     out, _, small = written
-    servers = sorted({t.server for t in small.tasks})
     train = [Task.from_json(row) for row in lines(out / "train.jsonl")]
+    servers = sorted({t.server for t in train})  # a server's few states may all be test ones
+    assert len(servers) >= len(small.servers) - 2
     rows = [Task.from_json(row["label"]) for row in lines(out / "openrlhf.jsonl")]
     assert [t.id for t in rows] == [t.id for t in train]  # one order for every layout
     # the first round holds one task of every server, however unequal their counts
@@ -138,14 +140,16 @@ def test_the_training_order_is_a_function_of_the_tasks_and_the_seed(dataset: Syn
     assert order != [t.id for t in training_order(tasks, 4)]
 
 
-def test_the_folder_loads_by_its_dataset_card(written) -> None:
+def test_the_folder_loads_by_its_dataset_card(written, tmp_path: Path) -> None:
     datasets = pytest.importorskip("datasets")
     out, report, small = written
     card = (out / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\nconfigs:")
     assert f"{report['recovering_tasks']} (" in card and "whole abstention tasks" in card
     for config, n_columns in (("trl", 3), ("openrlhf", 2)):
-        loaded = datasets.load_dataset(str(out), config)
+        # a cache of its own: the shared one is keyed by the folder's path, which a later
+        # pytest run can give another dataset
+        loaded = datasets.load_dataset(str(out), config, cache_dir=str(tmp_path / "hf"))
         assert loaded["train"].num_rows == len(small.split("train"))
         assert loaded["test"].num_rows == len(small.split("test"))
         assert len(loaded["train"].column_names) == n_columns
