@@ -251,9 +251,8 @@ class Server:
         self._template_cache_size = template_cache_size
         self._lock = threading.Lock()
         self._engine: Engine | None = None
-        self._idle: list[
-            tuple[str, Connection, OrmSession]
-        ] = []  # (layout, ...) of closed sessions
+        # closed sessions' databases, each with the schema layout it holds (open_state)
+        self._idle: list[tuple[str, Connection, OrmSession]] = []
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, version={self.version!r}, tools={len(self.visible_tools())})"
