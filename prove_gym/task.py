@@ -14,11 +14,13 @@ JSON example (one line of a ``.jsonl`` file)::
                            "arguments": {"event_id": "evt_0012", "start": "2026-03-03T15:00"},
                            "depends_on": ["s1"]}]}]}
 
-A step with ``expect_error`` is a *failed attempt* the gold conversation shows before
-recovering from it (the paper's state machine: retry with corrected arguments, or run
-the tool the error names first, then retry). It is played, and fails, but is not
-scored: a trajectory that makes it and recovers and one that goes straight to the
-recovery pay the same (see :mod:`prove_gym.reward`).
+A step with ``expect_error`` is a *failed attempt* the gold conversation shows (the
+paper's state machine): followed in its turn by the recovery (the call again with
+corrected arguments, or the tool the error names first, then the call again), or, last
+in its turn, *given up*: nothing can make the request succeed, so the right move after
+the error is to explain it and call nothing more in that turn. It is played, and fails,
+but is not scored: a trajectory that makes it and one that goes straight on pay the
+same (see :mod:`prove_gym.reward`).
 """
 
 from __future__ import annotations
@@ -66,10 +68,11 @@ class GoldStep(BaseModel):
         arguments: The gold arguments.
         depends_on: Ids of steps that must be matched earlier (dependency edges).
         server: Server owning the tool; ``None`` means the task's first server.
-        expect_error: Set on a failed attempt the gold shows before recovering: the
-            error kind the call fails with (``"precondition_failed"``...). Such a step
-            is played but never scored (no coverage needed, no validity or budget
-            cost when a model makes it too); later steps of its turn recover.
+        expect_error: Set on a failed attempt the gold shows: the error kind the call
+            fails with (``"precondition_failed"``...). Such a step is played but never
+            scored (no coverage needed, no validity or budget cost when a model makes it
+            too); later steps of its turn recover, or, when it is its turn's last step,
+            the request is given up (explained, not retried).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -121,12 +124,12 @@ class Turn(BaseModel):
     def _kind_matches_steps(self) -> Turn:
         if self.kind in ("clarify", "abstain") and self.steps:
             raise ValueError(f"a {self.kind!r} turn has no gold steps (the right move is no call)")
-        if self.steps and self.steps[-1].attempt:
-            raise ValueError(
-                f"step {self.steps[-1].id!r} is a failed attempt (expect_error) that nothing "
-                "after it in its turn recovers from"
-            )
         return self
+
+    @property
+    def given_up(self) -> bool:
+        """Whether the turn ends on a failed attempt: the request is explained, not retried."""
+        return bool(self.steps) and self.steps[-1].attempt
 
 
 class Task(BaseModel):
@@ -188,6 +191,11 @@ class Task(BaseModel):
                 seen.add(step.id)
                 if step.attempt:
                     attempts.add(step.id)
+        if attempts and len(attempts) == len(seen):
+            raise ValueError(
+                f"task {self.id!r}: every gold step is a failed attempt (expect_error), so "
+                "calling nothing would score the maximum: keep at least one that succeeds"
+            )
         return self
 
     @property

@@ -120,6 +120,13 @@ def add_parser(sub: Any) -> None:
         help="share of steps that failed once before succeeding whose gold shows the failed "
         "call and its recovery (default 0.5)",
     )
+    g.add_argument(
+        "--give-up-rate",
+        type=_rate,
+        default=d.give_up_rate,
+        help="share of calls failing on the state as asked (no fix named) whose gold gives "
+        "them up: the failed call, then an explanation, no further call (default 0.5)",
+    )
     g = p.add_argument_group("validation")
     g.add_argument("--max-error-rate", type=_rate, default=d.max_error_rate)
     g.add_argument("--dedup-threshold", type=_rate, default=d.dedup_threshold)
@@ -176,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
         missing_tool_rate=args.missing_tool_rate,
         abstention_rate=args.abstention_rate,
         recovery_rate=args.recovery_rate,
+        give_up_rate=args.give_up_rate,
         max_error_rate=args.max_error_rate,
         dedup_threshold=args.dedup_threshold,
         dedup=args.dedup,

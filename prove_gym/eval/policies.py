@@ -72,6 +72,9 @@ class _OracleAgent:
         sent = self._sent.get(turn, 0)
         steps = spec.steps[sent:]
         if not steps:
+            last = episode.trajectory[-1].result if episode.trajectory else None
+            if spec.given_up and last is not None and not last.ok:
+                return f"I could not do that: {last.message} I have left everything as it was."
             return "Done."
         if not episode.format.parallel_calls:
             steps = steps[:1]
@@ -88,7 +91,8 @@ class OraclePolicy:
     """Plays the gold behaviour in the episode's own format: each turn's gold calls, then an answer.
 
     The calls of a turn go in one message (one per message where the format
-    allows no more), a failed attempt the gold shows last in its message;
+    allows no more), a failed attempt the gold shows last in its message; a turn the
+    gold gives up (its last step a failed attempt) ends on the error, explained;
     clarify turns get a question naming the missing values,
     abstain turns a refusal. It scores the maximum reward on every valid task.
     """

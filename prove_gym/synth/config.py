@@ -71,6 +71,13 @@ class SynthConfig:
             calls only. Only attempts the error message explains qualify, and only when
             the text still agrees with the calls (paper: the state machine's recovery
             turns; no rate given; not ours).
+        give_up_rate: Share of the calls that fail on the state as the user asked for them
+            (``precondition_failed`` or ``conflict`` on the first draw, with no tool the
+            error names as a fix) whose gold gives up: the call, its error, then an
+            explanation and no further call; the conversation ends with that turn (the
+            paper's third way out of a failure). The rest draw other arguments, as
+            before. The failed call counts against ``max_error_rate`` like any other
+            (paper: no rate given; not ours).
         dedup_threshold: Jaccard similarity of call-sequence features at or above which a
             task is a near-duplicate of an earlier one and dropped (paper: 0.70).
         dedup: What the features compare: ``"calls"`` (tools, argument names, tool
@@ -108,6 +115,7 @@ class SynthConfig:
     abstention_rate: float = 0.08
     max_error_rate: float = 0.30
     recovery_rate: float = 0.5
+    give_up_rate: float = 0.5
     dedup_threshold: float = 0.70
     dedup: str = "calls"
     max_attempts: int = 3
@@ -142,6 +150,7 @@ class SynthConfig:
             "abstention_rate",
             "max_error_rate",
             "recovery_rate",
+            "give_up_rate",
             "dedup_threshold",
             "test_fraction",
         ):

@@ -188,7 +188,7 @@ def dataset_card(report: dict[str, Any]) -> str:
         f"| irrelevant request turn | {pct(report['knobs'].get('irrelevant', 0), calling)} | {config['irrelevant_rate']} |",
         f"| missing tool turn | {pct(report['knobs'].get('missing_tool', 0), calling)} | {config['missing_tool_rate']} |",
         f"| whole abstention tasks | {pct(sum(report['abstention_tasks'].values()), n)} | {config['abstention_rate']} |",
-        f"| tasks showing a failed call and its recovery | {pct(report['recovering_tasks'], n)} | {config['recovery_rate']} |",
+        f"| tasks showing a failed call and its recovery (retry, repair) or give-up | {pct(report['recovering_tasks'], n)} | recovery {config['recovery_rate']}, give-up {config.get('give_up_rate', 0)} |",
     ]  # fmt: skip
     outcomes = ", ".join(f"{k} {v}" for k, v in report["outcomes"].items())
     servers = ", ".join(f"{s} {c}" for s, c in report["servers"].items())
@@ -209,7 +209,8 @@ def dataset_card(report: dict[str, Any]) -> str:
         "",
         *mix,
         "",
-        f"Gold call results: {outcomes} (a failure is an attempt the gold recovers from).",
+        f"Gold call results: {outcomes} (a failure is an attempt the gold recovers from or "
+        "gives up, explained).",
         "",
         f"Tasks per server: {servers}.",
         "",
@@ -371,12 +372,13 @@ def format_report(report: dict[str, Any], seconds: float | None = None) -> str:
     lines.append(f"{'abstention':<15} {whole} tasks ({100 * whole / n:.1f}%): {kinds}")
     lines.append(
         row("gold results", report["outcomes"])
-        + "   (partial: ran, found nothing; failure: an attempt the gold recovers from)"
+        + "   (partial: ran, found nothing; failure: an attempt the gold recovers from or gives up)"
     )
     kinds = ", ".join(f"{k} {v}" for k, v in report["recoveries"].items()) or "-"
     lines.append(
         f"{'recovery':<15} {report['recovering_tasks']} tasks "
-        f"({100 * report['recovering_tasks'] / n:.1f}%) show a failed call and its recovery: "
+        f"({100 * report['recovering_tasks'] / n:.1f}%) show a failed call and its recovery "
+        "or give-up: "
         f"{kinds}"
     )
     lines.append(

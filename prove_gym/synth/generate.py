@@ -18,7 +18,10 @@ A candidate goes through the paper's conversation state machine:
    each step's arguments in live state just before it runs. A failed call is
    retried with fresh arguments (up to ``max_attempts``); when its error message
    names a tool that fixes it ("Start it with start_engine first"), that tool is
-   run first (*repair*, "try another tool"). A step that never succeeds ends the
+   run first (*repair*, "try another tool"). A call that fails on the state as the
+   user asked for it, with no fix named, may instead be *given up* (``give_up_rate``):
+   the gold shows it failing and the conversation ends with that turn, explained.
+   A step that never succeeds ends the
    conversation (dropped: ``step_failed``, or ``error_rate`` as soon as the error
    rate can no longer end at or below ``max_error_rate``). A write that changes
    nothing is drawn again like a failure, without counting as one
@@ -74,13 +77,18 @@ from prove_gym.synth.validate import (
 )
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/4"
+GENERATOR = "prove_gym.synth/5"
 """Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
 ``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
 of ``final_state_hash`` unless a call changed their state (see
 :meth:`~prove_gym.workspace.Workspace.state_hash`), so tasks with distractors draw fresh
 states too; /4 shows failed calls the gold recovers from (steps with ``expect_error``) and
-records each gold result's outcome (``meta.outcomes``: success / partial / failure)."""
+records each gold result's outcome (``meta.outcomes``: success / partial / failure); /5 gives
+up calls that fail on the state (a failed attempt last in its turn, ``give_up`` in
+``meta.recoveries``)."""
+
+GIVE_UP_KINDS = frozenset({"precondition_failed", "conflict"})
+"""Error kinds of a call the gold may give up: the state, not the arguments, says no."""
 
 _TEXT_DROPS = ("text_gold_mismatch", "untraced_secret")
 """Drop reasons of the text checks: a candidate showing a recovery is rebuilt without it."""
@@ -487,6 +495,10 @@ class Conversation:
                 self._record(step, g, result, phrasing)
                 return None
             self.failures += 1
+            if attempt == 0 and self._gives_up(step, result):
+                self._record(step, g, result, phrasing, given_up=True)
+                self.queue.clear()  # the conversation ends with the turn that gave up
+                return None
             failed = (dict(g.args), result, False)
             self.failed_calls.setdefault(step, []).append(failed)
             message = result.message or ""
@@ -513,6 +525,28 @@ class Conversation:
             if self.failures / (self.calls + len(self.queue) + 1) > self.cfg.max_error_rate:
                 return "error_rate"
         return f"noop_write:{step.name}" if noop else f"step_failed:{step.name}"
+
+    def _gives_up(self, step: PlannedStep, result: ToolResult) -> bool:
+        """Whether the gold gives up this failed call (see ``SynthConfig.give_up_rate``).
+
+        Only a planned step's first call, as the user asked for it, failing on the state
+        (``GIVE_UP_KINDS``) with no tool the error names as a fix; never in a clarify
+        task or one whose last turn asks for a hidden tool (the give-up ends the
+        conversation). Drawn from the candidate and the step, so candidates without
+        such a failure keep the block's random stream as it was.
+        """
+        if (
+            not self.cfg.give_up_rate
+            or result.error_kind not in GIVE_UP_KINDS
+            or self.level == "missing"
+            or self.hidden is not None
+            or step not in self.plan_steps
+            or step in self.fixes_for
+            or repair_tools(result.message or "", step.tool, self.sc.tools)
+        ):
+            return False
+        draw = stable_int("give-up", self.cid, len(self.done)) % 1_000_000 / 1_000_000
+        return draw < self.cfg.give_up_rate
 
     def _repair(self, step: PlannedStep, args: dict[str, Any], message: str) -> bool:
         """Schedule the tools an error message names as fixes, then the step again."""
@@ -559,7 +593,13 @@ class Conversation:
         return True
 
     def _record(
-        self, step: PlannedStep, g: Grounded, result: ToolResult, phrasing: str | None
+        self,
+        step: PlannedStep,
+        g: Grounded,
+        result: ToolResult,
+        phrasing: str | None,
+        *,
+        given_up: bool = False,
     ) -> None:
         done = DoneStep(
             step.tool,
@@ -571,6 +611,7 @@ class Conversation:
             True,
             plan=step,
             result=result,
+            given_up=given_up,
         )
         done.repairs = [
             self.done_index[f] for f in self.fixes_for.get(step, []) if f in self.done_index
@@ -593,8 +634,9 @@ class Conversation:
         """The step's failed attempt, when its error explains the recovery that followed.
 
         One failure only, and either *repair* (its message named the tools that ran before
-        the successful call) or *retry* (the successful call only adds parameters, each
-        named by the message, to the failed one's). A fix is never shown failing.
+        the successful call) or *retry* (the successful call corrects the failed one's
+        arguments: every parameter it adds, drops or changes is one the message names).
+        A fix is never shown failing.
         """
         failed = self.failed_calls.get(step, [])
         if len(failed) != 1 or step in self.fix_steps:
@@ -602,13 +644,11 @@ class Conversation:
         tried, result, repaired = failed[0]
         if repaired:
             return (tried, result) if repairs else None
-        added = args.keys() - tried.keys()
+        corrected = sorted(
+            k for k in args.keys() | tried.keys() if k not in args or args.get(k) != tried.get(k)
+        )
         message = result.message or ""
-        if (
-            not added
-            or any(args.get(k) != v for k, v in tried.items())
-            or not all(re.search(rf"\b{re.escape(k)}\b", message) for k in added)
-        ):
+        if not corrected or not all(re.search(rf"\b{re.escape(k)}\b", message) for k in corrected):
             return None
         return tried, result
 
@@ -655,7 +695,7 @@ class Conversation:
         if cached is not None:
             return cached
         done = self.done
-        executed = [k for k, d in enumerate(done) if d.executed]
+        executed = self._succeeded()
         touches = {k: self._touch(done[k]) for k in executed}
         edges: dict[int, set[int]] = {}
         for i in executed:
@@ -670,9 +710,13 @@ class Conversation:
         self._edges = edges
         return edges
 
+    def _succeeded(self) -> list[int]:
+        """Indices of the executed steps that succeeded (a given-up call has no edges)."""
+        return [k for k, d in enumerate(self.done) if d.executed and not d.given_up]
+
     def _order_matters(self, j: int, i: int) -> bool:
         """Whether i's result or the final state changes without j before i (see above)."""
-        executed = [k for k, d in enumerate(self.done) if d.executed]
+        executed = self._succeeded()
         original = self._outcome(executed)
         without = self._outcome([k for k in executed if k != j])
         if without[0].get(i) != original[0][i]:
@@ -802,6 +846,16 @@ class Conversation:
                             expect_error=str(failure.error_kind) if failure else None,
                         )
                     )
+                if done[i].given_up:  # failed as asked: explained, never retried
+                    out.append(
+                        GoldStep(
+                            id=gold_ids["call", i],
+                            name=done[i].name,
+                            arguments=done[i].args,
+                            expect_error=str(done[i].result.error_kind),
+                        )
+                    )
+                    continue
                 deps = sorted(self._dependencies()[i])
                 out.append(
                     GoldStep(
@@ -852,9 +906,10 @@ class Conversation:
             at = rng.choice(slots)
             turns.insert(at, Turn(user=rt.text, kind="abstain", info_level="complete"))
             rendered.insert(at, None)
-        if not any(t.steps for t in turns):
-            return "no_gold_steps"
+        if not any(not s.attempt for t in turns for s in t.steps):
+            return "no_gold_steps"  # none, or only a call given up: nothing to score
         recoveries = ["repair" if done[i].repairs else "retry" for i in sorted(shown)]
+        recoveries += ["give_up" for d in done if d.given_up]
         return self._package(
             turns, rendered, tools, offered, level, recorded, results, recoveries=recoveries
         )
@@ -923,6 +978,7 @@ class Conversation:
             return reason
         task.final_state_hash = final_hash
         specials: list[str] = [t.kind for t in task.turns if t.kind != "normal"]
+        specials += ["give_up" for t in task.turns if t.given_up]
         if abstention:
             # nothing is called: what is asked is what tells two of them apart
             specials += [f"ask:{t.user}" for t in task.turns]

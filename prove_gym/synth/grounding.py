@@ -234,6 +234,8 @@ class DoneStep:
         failed: The call's last failed attempt before it succeeded, ``(arguments, result)``,
             when the failure is one the gold may show with its recovery (see
             :attr:`~prove_gym.synth.config.SynthConfig.recovery_rate`).
+        given_up: The call failed and the gold gives it up (``result`` is the failure):
+            shown as a failed attempt that ends its turn, and the conversation.
     """
 
     tool: ToolSpec
@@ -247,6 +249,7 @@ class DoneStep:
     plan: PlannedStep | None = None
     result: Any = None
     failed: tuple[dict[str, Any], Any] | None = None
+    given_up: bool = False
 
     @property
     def name(self) -> str:

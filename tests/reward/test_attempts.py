@@ -116,9 +116,34 @@ def test_a_repeated_attempt_anywhere_in_its_turn_changes_nothing(
         assert (b.total, b.components, b.counted) == (a.total, a.components, a.counted)
 
 
-def test_an_attempt_must_be_recovered_from_in_its_turn() -> None:
-    with pytest.raises(ValidationError, match="nothing after it"):
-        vehicle_task([SLOW, {**ATTEMPT, "id": "s9"}])
+GIVEN_UP = vehicle_task([SLOW, {**ATTEMPT, "id": "s9"}])  # last in its turn: explained
+
+
+def test_an_attempt_last_in_its_turn_is_given_up_and_pays_like_stopping(run_calls: Run) -> None:
+    """Given up: making the call and stopping, or stopping at once, pay the same; calling
+    on (the same call again, another write) costs."""
+    assert GIVEN_UP.turns[0].given_up and not RECOVERING.turns[0].given_up
+    assert [s.id for s in GIVEN_UP.scored_steps] == ["s2"]
+    slow, shift = ("set_speed", {"speed_kph": 0}), ("shift_gear", {"gear": "park"})
+    # the state where the attempt fails: still moving (the step before it is the set_speed)
+    task = vehicle_task([{**SLOW, "arguments": {"speed_kph": 30}}, {**ATTEMPT, "id": "s9"}])
+    on = ("set_speed", {"speed_kph": 30})
+    made, made_hash = run_calls(task, [on, shift])
+    stopped, stopped_hash = run_calls(task, [on])
+    assert made[1].result.error_kind == "precondition_failed" and made_hash == stopped_hash
+    a = score(task, made, final_state_hash=made_hash)
+    b = score(task, stopped, final_state_hash=stopped_hash)
+    assert a.total == b.total == a.max_total and a.excused == (1,)
+    again, again_hash = run_calls(task, [on, shift, shift])
+    assert score(task, again, final_state_hash=again_hash).total < a.max_total
+    forced, forced_hash = run_calls(task, [on, shift, slow, shift])  # worked around it
+    assert forced_hash != made_hash
+    assert score(task, forced, final_state_hash=forced_hash).total < a.max_total
+
+
+def test_attempts_are_checked() -> None:
+    with pytest.raises(ValidationError, match="every gold step is a failed attempt"):
+        vehicle_task([ATTEMPT])
     with pytest.raises(ValidationError, match="no dependency edge"):
         vehicle_task([ATTEMPT, {**SLOW, "depends_on": ["s1"]}])
     with pytest.raises(ValidationError, match="expect_error must be one of"):

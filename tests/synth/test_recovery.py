@@ -10,22 +10,33 @@ from prove_gym.training import sft_rows
 
 
 def recovering(dataset: SynthResult) -> list:
-    return [t for t in dataset.tasks if any(s.attempt for s in t.steps)]
+    """Tasks whose gold shows a failed attempt and recovers from it in its turn."""
+    return [
+        t
+        for t in dataset.tasks
+        if any(s.attempt for turn in t.turns if not turn.given_up for s in turn.steps)
+    ]
+
+
+def giving_up(dataset: SynthResult) -> list:
+    return [t for t in dataset.tasks if any(turn.given_up for turn in t.turns)]
 
 
 def test_recovery_turns_are_present_and_described(dataset: SynthResult) -> None:
     tasks = recovering(dataset)
     assert len(tasks) >= 10, len(tasks)
     report = build_report(dataset)
-    assert report["recovering_tasks"] == len(tasks)
-    attempts = sum(s.attempt for t in tasks for s in t.steps)
+    shown = {t.id for t in tasks} | {t.id for t in giving_up(dataset)}
+    assert report["recovering_tasks"] == len(shown)
+    attempts = sum(s.attempt for t in dataset.tasks for s in t.steps)
     assert sum(report["recoveries"].values()) == attempts
+    assert report["recoveries"].get("give_up", 0) == len(giving_up(dataset))
     assert report["outcomes"]["failure"] == attempts  # every other gold call succeeded
     for task in tasks:
         assert len(task.meta["outcomes"]) == len(task.steps)
         for turn in task.turns:
             for k, step in enumerate(turn.steps):
-                if not step.attempt:
+                if not step.attempt or turn.given_up:
                     continue
                 # the call is made again once the error is dealt with (with the values it
                 # had, but for an entity a repair issued afresh or a parameter it lacked)
@@ -73,3 +84,48 @@ def test_recovery_rate_zero_shows_no_attempt() -> None:
     assert build_report(result)["recovering_tasks"] == 0
     shown = synthesize(SynthConfig(servers=("vehicle",), n=24, seed=3, state_seeds=2))
     assert any(s.attempt for t in shown.tasks for s in t.steps)  # the same run shows some
+
+
+def test_given_up_calls_fail_on_the_state_end_the_conversation_and_are_explained(
+    dataset: SynthResult,
+) -> None:
+    """A give-up: the call as asked fails on the state (no fix named), its turn ends the
+    conversation's calls; playing it or stopping short of it both pay the maximum, and the
+    supervised row explains the error instead of calling on."""
+    tasks = giving_up(dataset)
+    assert len(tasks) >= 3, len(tasks)
+    for task in tasks:
+        assert task.meta["recoveries"].count("give_up") == 1, task.id
+        (at,) = [i for i, turn in enumerate(task.turns) if turn.given_up]
+        assert all(not turn.steps for turn in task.turns[at + 1 :]), task.id
+        last = task.turns[at].steps[-1]
+        assert last.expect_error in ("precondition_failed", "conflict"), task.id
+        assert task.scored_steps, task.id
+        results = {}
+        for skip in (False, True):
+            with Workspace(task) as ws:
+                calls = [
+                    ws.call(s.name, s.arguments, turn=i)
+                    for i, turn in enumerate(task.turns)
+                    for s in turn.steps
+                    if not (skip and s is last)
+                ]
+                results[skip] = score(task, calls, final_state_hash=ws.state_hash())
+        assert results[False].total == results[True].total == results[False].max_total, task.id
+    (row,) = sft_rows([tasks[0]])
+    messages = row["messages"]
+    errors = [
+        i for i, m in enumerate(messages) if m["role"] == "tool" and "Error [" in m["content"]
+    ]
+    after = messages[errors[-1] + 1]
+    assert after["role"] == "assistant" and not after.get("tool_calls"), after
+    assert after["content"].startswith("I could not do that:"), after
+
+
+def test_give_up_rate_zero_gives_nothing_up() -> None:
+    cfg = SynthConfig(servers=("email",), n=40, seed=3, state_seeds=2, give_up_rate=0.0)
+    assert not giving_up(synthesize(cfg))
+    shown = synthesize(
+        SynthConfig(servers=("email",), n=40, seed=3, state_seeds=2, give_up_rate=1.0)
+    )
+    assert giving_up(shown)  # the same run gives some up
