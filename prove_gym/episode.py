@@ -539,6 +539,9 @@ def _raw(value: Any) -> str:
     if too_deep(value, 2 * MAX_CALL_DEPTH):
         return '"(nested too deeply to show)"'
     try:
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return _RAW.encode(value)
     except (ValueError, RecursionError):
         return repr(value)[:10_000]
+
+
+_RAW = json.JSONEncoder(ensure_ascii=False, default=str)

@@ -234,9 +234,15 @@ class HermesFormat(ToolCallFormat):
     def parse(self, text: str) -> ParsedAction:
         if not isinstance(text, str):
             text = str(text)
-        calls = tuple(self._parse_one(m.group(1)) for m in self._BLOCK.finditer(text))
-        content = self._BLOCK.sub("", text).strip() if calls else text.strip()
-        return ParsedAction(content=content, calls=calls)
+        calls: list[ParsedCall] = []
+        outside: list[str] = []  # the text around the blocks: the content (one scan)
+        end = 0
+        for m in self._BLOCK.finditer(text):
+            outside.append(text[end : m.start()])
+            calls.append(self._parse_one(m.group(1)))
+            end = m.end()
+        outside.append(text[end:])
+        return ParsedAction(content="".join(outside).strip(), calls=tuple(calls))
 
     @staticmethod
     def _parse_one(body: str) -> ParsedCall:

@@ -26,6 +26,24 @@ def to_jsonable(value: Any) -> Any:
     >>> to_jsonable({"amount": Decimal("12.50"), "at": dt.date(2026, 3, 2)})
     {'amount': '12.50', 'at': '2026-03-02'}
     """
+    # Tools return plain dicts, lists and scalars almost always: those are looked up by
+    # their exact type, the rest (subclasses included) take the general rules below.
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is dict:
+        return {str(k): v if type(v) in _PLAIN else to_jsonable(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in _PLAIN else to_jsonable(v) for v in value]
+    return _convert(value)
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+"""Types :func:`to_jsonable` returns as they are (exactly these: not their subclasses)."""
+
+
+def _convert(value: Any) -> Any:
+    """:func:`to_jsonable` of any value, by the general rules."""
     if value is None or isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):
@@ -123,5 +141,9 @@ class ToolResult:
     def to_text(self) -> str:
         """The text a model reads: the JSON content, or an ``Error [kind]: message`` line."""
         if self.ok:
-            return json.dumps(self.content, ensure_ascii=False, separators=(", ", ": "))
+            return _TEXT.encode(self.content)
         return f"Error [{self.error_kind}]: {self.message}"
+
+
+_TEXT = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))
+"""What :meth:`ToolResult.to_text` writes content with (one encoder, not one per call)."""
