@@ -6,8 +6,8 @@ For each server, in one process and with the same data:
   first write of the shipped tasks, reached by playing the task's gold up to it, untimed)
   through ``gymnasium.make``: parse, validate, run, commit or
   roll back, format. Floor: raw ``sqlite3`` running exactly the SQL statements that call ran
-  (recorded from SQLAlchemy's cursor events), fetching every row, committing for a write,
-  on its own copy of the same state.
+  (recorded by SQLite's trace callback, values inlined), fetching every row, committing for
+  a write, on its own copy of the same state.
 - ``reset``: median ``env.reset(options={"task": ...})``. Floor: a fresh ``copy.deepcopy``
   of the same state held as plain dicts (every row of every table).
 - ``state hash after a write``: median ``Workspace.state_hash()`` once the write above ran
@@ -16,7 +16,8 @@ For each server, in one process and with the same data:
   of the serialized database bytes (no canonical form: the least a hash can cost).
 
 Each timing is the median of ``--n`` samples, the state restored (untimed) before each.
-Run: ``python benchmarks/bench_fast_path.py [--servers calendar,banking] [--n 300]``.
+Run: ``python benchmarks/bench_fast_path.py [--servers calendar,banking] [--n 300]
+[--tools calendar.get_event,calendar.add_invitee]``.
 Targets (#16): step read <= 200 us and write <= 400 us on calendar, every server within 2x;
 reset <= 100 us on every server.
 """
@@ -34,7 +35,6 @@ from typing import Any
 
 import gymnasium
 from bench_core import p50_ms  # this folder is on the path when a benchmark runs
-from sqlalchemy import event
 
 import prove_gym
 from prove_gym import Workspace
@@ -59,11 +59,13 @@ class Picked:
         return call_text(self.step)
 
 
-def pick_steps(server: str) -> dict[str, Picked]:
-    """The first succeeding read and write gold step among the server's shipped tasks."""
+def pick_steps(server: str, wanted: frozenset[str] = frozenset()) -> dict[str, Picked]:
+    """The first succeeding read and write gold step among the server's shipped tasks (of
+    the tools in ``wanted`` where it names one of that kind)."""
     registry = prove_gym.get_registry()
     tools = registry.get_server(server).tools
     out: dict[str, Picked] = {}
+    only = {("write" if tools[t].writes else "read"): t for t in sorted(wanted) if t in tools}
     for task in registry.tasks(server):
         if task.servers != [server]:
             continue
@@ -74,14 +76,43 @@ def pick_steps(server: str) -> dict[str, Picked]:
                 for step in turn.steps:
                     kind = "write" if tools[step.name].writes else "read"
                     ok = ws.call(step.name, step.arguments).result.ok
-                    if ok and kind not in out:
+                    if ok and kind not in out and only.get(kind, step.name) == step.name:
                         out[kind] = Picked(task, step, tuple(before), tuple(script))
                     before.append(step)
                     script.append(call_text(step))
                 script.append("Done.")
         if len(out) == 2:
             break
+    for kind, name in sorted(only.items()):
+        if kind not in out:  # no gold step calls it: one call on the first task's state
+            picked = _first_call(server, name)
+            if picked is not None:
+                out[kind] = picked
     return out
+
+
+def _first_call(server: str, name: str) -> Picked | None:
+    """A call of ``name`` on the first shipped task's initial state, its required arguments
+    the first listed entity of their kind (None when one is not an entity)."""
+    registry = prove_gym.get_registry()
+    spec = registry.get_server(server).tools[name]
+    task = next(t for t in registry.tasks(server) if t.servers == [server])
+    args: dict[str, Any] = {}
+    with Workspace(task) as ws:
+        session = ws.sessions[server]
+        for p in spec.params:
+            if not p.required:
+                continue
+            if p.entity is None:
+                return None
+            listed = session.list_entities(p.entity.name)
+            if not listed:
+                return None
+            key = registry.get_server(server).entities[p.entity.name].key
+            args[p.name] = [listed[0][key]] if p.entity.many else listed[0][key]
+        if not session.call(name, args).ok:
+            return None
+    return Picked(task, GoldStep(id="s1", name=name, arguments=args), (), ())
 
 
 def call_text(step: GoldStep) -> str:
@@ -90,26 +121,36 @@ def call_text(step: GoldStep) -> str:
     return hermes.render_calls([{"name": step.name, "arguments": step.arguments}])
 
 
-def recorded(picked: Picked) -> tuple[bytes, list[tuple[str, Any, bool]]]:
-    """The state just before the step, and the SQL statements (with parameters) it runs."""
+def recorded(picked: Picked) -> tuple[bytes, list[str]]:
+    """The state just before the step, and the SQL statements it runs (values inlined).
+
+    Recorded by SQLite itself (its trace callback), so the statements a tool runs
+    through the ORM and those it runs through ``ctx.sql`` are seen alike; the
+    transaction's own BEGIN/COMMIT/ROLLBACK and the trigger markers are left out
+    (the floor adds its own transaction).
+    """
     with Workspace(picked.task) as ws:
         for step in picked.before:
             ws.call(step.name, step.arguments)
         session = ws.sessions[picked.task.server]
         data = session.snapshot()
-        seen: list[tuple[str, Any, bool]] = []
-
-        def record(
-            conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool
-        ) -> None:
-            seen.append((statement, params, many))
-
-        event.listen(session._conn, "before_cursor_execute", record)
+        seen: list[str] = []
+        raw = session.raw_connection
+        raw.set_trace_callback(seen.append)
         try:
             session.call(picked.step.name, picked.step.arguments)
         finally:
-            event.remove(session._conn, "before_cursor_execute", record)
-    return data, seen
+            raw.set_trace_callback(None)
+    skip = ("BEGIN", "COMMIT", "ROLLBACK", "--")
+    statements: list[str] = []
+    for sql in seen:
+        if sql.lstrip().upper().startswith(skip):
+            continue
+        # each trigger a write fires is reported as the write's own text again: once is what ran
+        if statements and sql == statements[-1] and not sql.lstrip().upper().startswith("SELECT"):
+            continue
+        statements.append(sql)
+    return data, statements
 
 
 def raw_floor(picked: Picked, writes: bool, n: int) -> float:
@@ -122,11 +163,8 @@ def raw_floor(picked: Picked, writes: bool, n: int) -> float:
 
     def run() -> None:
         conn.execute("BEGIN")
-        for sql, params, many in statements:
-            if many:  # one statement, many parameter rows (a bulk insert)
-                conn.executemany(sql, params)
-            else:
-                conn.execute(sql, params).fetchall()
+        for sql in statements:
+            conn.execute(sql).fetchall()
         conn.execute("COMMIT" if writes else "ROLLBACK")
 
     return median_us(run, n, restore)
@@ -145,10 +183,12 @@ def state_as_dicts(data: bytes) -> dict[str, list[dict[str, Any]]]:
     return {t: [dict(r) for r in conn.execute(f'SELECT * FROM "{t}"').fetchall()] for t in tables}
 
 
-def bench(server: str, n: int) -> list[tuple[str, float, float, str]]:
+def bench(
+    server: str, n: int, wanted: frozenset[str] = frozenset()
+) -> list[tuple[str, float, float, str]]:
     rows: list[tuple[str, float, float, str]] = []
     env = gymnasium.make(f"prove/{server}-v0")
-    picked = pick_steps(server)
+    picked = pick_steps(server, wanted)
     for kind in ("read", "write"):
         p = picked.get(kind)
         if p is None:
@@ -188,7 +228,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--servers", default="all", help="comma-separated, or all")
     parser.add_argument("--n", type=int, default=300, help="samples per median")
+    parser.add_argument(
+        "--tools",
+        default="",
+        help="comma-separated server.tool: the read and write to time there (the issue's "
+        "figures: calendar.get_event,calendar.add_invitee); else each server's first",
+    )
     args = parser.parse_args()
+    wanted: dict[str, set[str]] = {}
+    for qualified in filter(None, args.tools.split(",")):
+        server, _, tool = qualified.partition(".")
+        wanted.setdefault(server, set()).add(tool)
     registry = prove_gym.get_registry()
     names = registry.servers if args.servers == "all" else args.servers.split(",")
     print(
@@ -196,7 +246,7 @@ def main() -> None:
     )
     summary: dict[str, list[float]] = {}
     for name in sorted(names):
-        for figure, ours, floor, what in bench(name, args.n):
+        for figure, ours, floor, what in bench(name, args.n, frozenset(wanted.get(name, ()))):
             ratio = ours / floor if floor else float("inf")
             key = figure.split(" (")[0]
             summary.setdefault(key, []).append(ours)

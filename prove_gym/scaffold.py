@@ -144,10 +144,13 @@ import datetime as dt
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field
-from sqlalchemy import select
+from functools import cache
+from typing import Any
 
-from prove_gym.server import Entity, Server, ToolContext, TypedDict, next_id
+from pydantic import Field
+from sqlalchemy import bindparam, select, update
+
+from prove_gym.server import Entity, Query, Record, Server, ToolContext, TypedDict, next_id
 
 from .models import Base, Note
 from .sampler import sample_{name}
@@ -163,7 +166,19 @@ server = Server(
 )
 
 Tag = Literal["work", "home", "ideas", "travel"]
-NoteRow = Annotated[Note, Entity("note")]
+NoteRow = Annotated[Record[Note], Entity("note")]
+
+# The statements the tools run (ctx.sql): compiled once, on SQLite directly (CONTRIBUTING.md).
+notes_table = Note.__table__
+NOTE = Query(select(notes_table).where(Note.id == bindparam("id")))
+NOTE_TAGS = Query(select(Note.id, Note.tag).order_by(Note.id))
+RETAG = Query(update(Note).where(Note.id == bindparam("id")).values(tag=bindparam("tag")))
+
+
+@cache
+def _latest(by_tag: bool) -> Query:
+    query = select(notes_table).order_by(Note.created_at.desc(), Note.id).limit(bindparam("limit"))
+    return Query(query.where(Note.tag == bindparam("tag")) if by_tag else query)
 
 
 class NoteOut(TypedDict):
@@ -174,7 +189,7 @@ class NoteOut(TypedDict):
     created_at: dt.datetime
 
 
-def _out(note: Note) -> NoteOut:
+def _out(note: Any) -> NoteOut:
     return {{
         "note_id": note.id,
         "title": note.title,
@@ -186,7 +201,7 @@ def _out(note: Note) -> NoteOut:
 
 @server.entity("note", key="note_id", model=Note, not_found="Call list_notes to see the notes' ids.")
 def notes(ctx: ToolContext) -> list[dict[str, str]]:
-    return [{{"note_id": n.id, "tag": n.tag}} for n in ctx.db.scalars(select(Note).order_by(Note.id))]
+    return [{{"note_id": n.id, "tag": n.tag}} for n in ctx.sql.all(NOTE_TAGS)]
 
 
 @server.tool(
@@ -204,10 +219,9 @@ def list_notes(
         tag: Only notes with this tag, such as "work".
         limit: At most this many notes, 1 to 50, such as 5.
     """
-    query = select(Note).order_by(Note.created_at.desc(), Note.id)
-    if tag is not None:
-        query = query.where(Note.tag == tag)
-    return [_out(n) for n in ctx.db.scalars(query.limit(limit))]
+    if tag is None:
+        return [_out(n) for n in ctx.sql.all(_latest(False), limit=limit)]
+    return [_out(n) for n in ctx.sql.all(_latest(True), tag=tag, limit=limit)]
 
 
 @server.tool(
@@ -222,8 +236,9 @@ def retag_note(ctx: ToolContext, note_id: NoteRow, tag: Tag) -> NoteOut:
         note_id: The note, such as "note_007".
         tag: Its new tag, such as "ideas".
     """
-    note_id.tag = tag
-    return _out(note_id)
+    if note_id.tag != tag:  # write only what changes
+        ctx.sql.run(RETAG, id=note_id.id, tag=tag)
+    return _out(note_id._replace(tag=tag))
 
 
 @server.tool(
@@ -245,16 +260,9 @@ def add_note(
         body: The text of the note, such as "Milk, eggs, bread.".
         tag: Its tag, such as "home".
     """
-    note = Note(
-        id=next_id(ctx, Note.id, "note", 3),
-        title=title,
-        body=body,
-        tag=tag,
-        created_at=ctx.now,
-    )
-    ctx.db.add(note)
-    ctx.db.flush()
-    return _out(note)
+    new_id = next_id(ctx, Note.id, "note", 3)
+    ctx.sql.insert(Note, id=new_id, title=title, body=body, tag=tag, created_at=ctx.now)
+    return _out(ctx.sql.one(NOTE, id=new_id))
 '''
 
 _TASKS = [

@@ -30,10 +30,11 @@ from prove_gym.server.ids import next_id
 from prove_gym.server.parsing import parse_date
 from prove_gym.server.patterns import compile_glob, compile_regex
 from prove_gym.server.result import ToolResult, to_jsonable
-from prove_gym.server.search import contains
+from prove_gym.server.search import contains, search_pattern
 from prove_gym.server.session import Session
+from prove_gym.server.sql import Query, Sql
 from prove_gym.server.state import StateTemplate, canonical_state_hash
-from prove_gym.server.tool import Entity, ParamSpec, ToolContext, ToolSpec
+from prove_gym.server.tool import Entity, ParamSpec, Record, ToolContext, ToolSpec
 from prove_gym.server.types import Money
 
 __all__ = [
@@ -49,10 +50,13 @@ __all__ = [
     "ParamSpec",
     "PermissionDenied",
     "PreconditionFailed",
+    "Query",
+    "Record",
     "SampleContext",
     "Sampler",
     "Server",
     "Session",
+    "Sql",
     "StateTemplate",
     "ToolContext",
     "ToolError",
@@ -66,6 +70,7 @@ __all__ = [
     "contains",
     "next_id",
     "parse_date",
+    "search_pattern",
     "stable_int",
     "to_jsonable",
 ]

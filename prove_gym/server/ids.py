@@ -6,6 +6,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from prove_gym.server.sql import Query
 from prove_gym.server.tool import ToolContext
 
 
@@ -19,8 +20,20 @@ def next_id(ctx: ToolContext, column: Any, prefix: str, width: int) -> str:
     >>> next_id(ctx, Event.id, "evt", 4)  # doctest: +SKIP
     'evt_0301'
     """
-    last = ctx.db.scalar(
-        select(column).order_by(func.length(column).desc(), column.desc()).limit(1)
-    )
+    if ctx.db.new or ctx.db.dirty:  # rows a tool added through the ORM count (autoflush)
+        ctx.db.flush()
+    last = ctx.sql.scalar(_last_id(column))
     n = int(str(last).rsplit("_", 1)[1]) + 1 if last else 1
     return f"{prefix}_{n:0{width}d}"
+
+
+_LAST: dict[Any, Query] = {}
+
+
+def _last_id(column: Any) -> Query:
+    """The statement that reads ``column``'s largest identifier (compiled once per column)."""
+    query = _LAST.get(column)
+    if query is None:
+        stmt = select(column).order_by(func.length(column).desc(), column.desc()).limit(1)
+        query = _LAST[column] = Query(stmt)
+    return query

@@ -4,15 +4,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, or_
+from sqlalchemy import BindParameter, ColumnElement, or_
 
 
-def contains(text: str, *columns: Any) -> ColumnElement[bool]:
+def search_pattern(text: str) -> str:
+    """The LIKE pattern that finds ``text`` anywhere, as written: ``%``, ``_`` and ``\\``
+    are escaped (LIKE would read them as wildcards).
+
+    >>> search_pattern("50%_off")
+    '%50\\%\\_off%'
+    """
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def contains(text: str | BindParameter[Any], *columns: Any) -> ColumnElement[bool]:
     """Rows where any of ``columns`` contains ``text``, case-insensitively, as written.
 
     ``%``, ``_`` and ``\\`` in the text are matched literally (LIKE would read them as
     wildcards), so "50%" finds "50% off" and "jane_doe" does not match "janeXdoe". Strip
     and length-check the text first (a ``SearchText`` parameter with ``max_length``).
+    In a statement compiled once (:class:`~prove_gym.server.sql.Query`), pass a
+    ``bindparam`` instead and give it :func:`search_pattern` of the text when it runs.
 
     >>> from sqlalchemy import column
     >>> print(contains("50%", column("title"), column("body")))
@@ -20,6 +33,5 @@ def contains(text: str, *columns: Any) -> ColumnElement[bool]:
     """
     if not columns:
         raise ValueError("contains() needs at least one column to search")
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    pattern = f"%{escaped}%"
+    pattern = text if isinstance(text, BindParameter) else search_pattern(text)
     return or_(*(c.ilike(pattern, escape="\\") for c in columns))

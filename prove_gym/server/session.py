@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import sqlite3
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ from sqlalchemy.orm import Session as OrmSession
 from prove_gym.server.budget import SQL_TICK, WorkBudget
 from prove_gym.server.errors import ErrorKind, NotFound, ToolError
 from prove_gym.server.result import ToolResult, to_jsonable
+from prove_gym.server.sql import record_by_key
 from prove_gym.server.state import (
     StateTemplate,
     canonical_state_hash,
@@ -120,32 +122,47 @@ class Session:
                 raw.set_progress_handler(None, 0)
             if spec.writes:
                 db.commit()
-            else:
-                db.rollback()
+                if raw.in_transaction:  # written through ctx.sql alone: the ORM began nothing
+                    raw.commit()
+            elif raw.in_transaction or not _usable(db):
+                self._rollback()
+            # else a read that wrote nothing: SQLite holds no transaction (it begins one only
+            # at a write), so there is nothing to roll back, and the ORM's transaction stays
+            # open for the next call (ending and beginning it is a third of a trivial call).
+            # What the tool left unflushed is dropped with its objects just below.
+            #
             # The next call reads rows afresh: an object left over from this one (kept or not,
             # as the garbage collector happens to decide) would list its collections in the
             # order they were changed in, not in their relationship's order_by.
             db.expunge_all()
             return ToolResult.success(content)
         except ToolError as exc:
-            db.rollback()
+            self._rollback()
             return ToolResult.failure(exc.kind, exc.message)
-        except OperationalError as exc:
-            db.rollback()
+        except (OperationalError, sqlite3.OperationalError) as exc:
+            self._rollback()
             if budget.exceeded is None:
                 return self._internal(spec, exc)
             error = budget.interrupted()
             return ToolResult.failure(error.kind, error.message)
-        except IntegrityError as exc:
-            db.rollback()
+        except (IntegrityError, sqlite3.IntegrityError) as exc:
+            self._rollback()
+            reason = exc.orig if isinstance(exc, IntegrityError) else exc
             return ToolResult.failure(
                 ErrorKind.CONFLICT,
                 f"{spec.name} would break a uniqueness or reference rule "
-                f"({str(exc.orig).strip()}); nothing was changed.",
+                f"({str(reason).strip()}); nothing was changed.",
             )
         except Exception as exc:  # a bug in the tool: report it, keep the state intact
-            db.rollback()
+            self._rollback()
             return self._internal(spec, exc)
+
+    def _rollback(self) -> None:
+        """Undo the call: the ORM's transaction, and what ``ctx.sql`` wrote outside it."""
+        self._db.rollback()
+        raw = self.raw_connection
+        if raw.in_transaction:
+            raw.rollback()
 
     @staticmethod
     def _internal(spec: ToolSpec, exc: BaseException) -> ToolResult:
@@ -169,8 +186,12 @@ class Session:
             )
         ids = value if isinstance(value, list) else [value]
         rows: list[Any] = []
+        by_key = record_by_key(param.row) if param.record else None
         for one in ids:
-            row = self._db.get(param.row, one)
+            if by_key is not None:
+                row = self._ctx.sql.first(by_key, key=one)
+            else:
+                row = self._db.get(param.row, one)
             if row is None:
                 raise NotFound(source.missing(one))
             rows.append(row)
@@ -236,6 +257,7 @@ class Session:
             self._conn = self.server.connect()
             self.raw_connection.deserialize(data)
             self._db = self._ctx.db = OrmSession(bind=self._conn, expire_on_commit=False)
+            self._ctx._sql = None  # it was bound to the connection just closed
             self._layout = layout
         self._pristine = self.raw_connection.total_changes if own else None
 
@@ -255,6 +277,13 @@ class Session:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _usable(db: OrmSession) -> bool:
+    """Whether the ORM session's transaction (if any) can still run statements: not one a
+    failed flush left waiting for a rollback (a tool may catch that failure and return)."""
+    transaction = db.get_transaction()
+    return transaction is None or transaction.is_active
 
 
 MAX_DEPTH = 16

@@ -24,7 +24,7 @@ import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar, get_args
 
 import pydantic
 from pydantic import ConfigDict, Field, create_model
@@ -37,6 +37,24 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session as OrmSession
 
     from prove_gym.server.base import Server
+    from prove_gym.server.sql import Sql
+
+M = TypeVar("M")
+
+
+class Record(Generic[M]):
+    """An entity parameter resolved to its table row, read without the ORM.
+
+    ``Annotated[Record[Event], Entity("event")]`` reaches the tool as the row of
+    ``Event``'s table (a named tuple: ``event.title``, every column typed as the ORM
+    types it) found with one compiled statement, instead of an ``Event`` object;
+    an unknown id answers ``not_found`` just the same. Use it with ``ctx.sql``
+    (:mod:`prove_gym.server.sql`), where the tool's other reads and writes go.
+    Only a type marker: no value is ever a ``Record``.
+    """
+
+    def __getattr__(self, name: str) -> Any:  # the columns, for type checkers
+        raise AttributeError(name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +81,8 @@ class ToolContext:
 
     Attributes:
         db: The SQLAlchemy ORM session bound to this session's private database.
+        sql: The same database without the ORM: compiled statements run on SQLite
+            directly, at a small fraction of the ORM's cost (:mod:`prove_gym.server.sql`).
         now: The fixed "current time" of this state, derived from the seed.
         seed: The seed the state was sampled from.
         server: The server the tool belongs to.
@@ -75,6 +95,18 @@ class ToolContext:
     seed: int
     server: Server
     budget: WorkBudget = field(default_factory=WorkBudget)
+    _sql: Sql | None = field(default=None, init=False, repr=False)
+
+    @property
+    def sql(self) -> Sql:
+        """The state's SQLite connection for compiled statements (see ``Attributes``)."""
+        sql = self._sql
+        if sql is None:
+            from prove_gym.server.sql import Sql
+
+            raw = self.db.get_bind().connection.dbapi_connection  # type: ignore[union-attr]
+            sql = self._sql = Sql(raw)  # type: ignore[arg-type]
+        return sql
 
     def spend(self, n: int = 1, what: str = "entries", *, hint: str = "") -> None:
         """Spend ``n`` units of this call's work budget (entries visited, lines scanned).
@@ -99,6 +131,8 @@ class ParamSpec:
         normalise: How the reward compares its values.
         row: The mapped class an entity parameter is resolved to before the tool runs
             (``Annotated[Account, Entity("account")]``); ``None`` passes the id as sent.
+        record: The parameter takes the row of ``row``'s table, not an ORM object
+            (``Annotated[Record[Account], Entity("account")]``).
     """
 
     name: str
@@ -108,6 +142,7 @@ class ParamSpec:
     entity: Entity | None
     normalise: Normalisation | None = None
     row: type | None = None
+    record: bool = False
 
 
 @dataclass(slots=True)
@@ -308,6 +343,7 @@ def build_tool_spec(
         annotation = hints[p.name]
         entity = _find_entity(annotation)
         row = _row_class(annotation)
+        record = row is not None and _takes_record(annotation)
         if row is not None:
             if entity is None:
                 raise TypeError(
@@ -318,7 +354,9 @@ def build_tool_spec(
         required = p.default is inspect.Parameter.empty
         desc = arg_docs.get(p.name, "")
         params.append(
-            ParamSpec(p.name, annotation, required, desc, entity, normalise.get(p.name), row)
+            ParamSpec(
+                p.name, annotation, required, desc, entity, normalise.get(p.name), row, record
+            )
         )
         default = ... if required else p.default
         fields[p.name] = (_cap_strings(annotation), Field(default, description=desc or None))
@@ -470,6 +508,8 @@ def _row_class(annotation: Any) -> type | None:
     ``list[Account]``), or ``None`` for plain values."""
     if typing.get_origin(annotation) is typing.Annotated:
         return _row_class(typing.get_args(annotation)[0])
+    if typing.get_origin(annotation) is Record:
+        return _row_class(typing.get_args(annotation)[0])
     if isinstance(annotation, type) and hasattr(annotation, "__mapper__"):
         return annotation
     for arg in typing.get_args(annotation):
@@ -479,6 +519,13 @@ def _row_class(annotation: Any) -> type | None:
     return None
 
 
+def _takes_record(annotation: Any) -> bool:
+    """Whether a row annotation asks for ``Record[...]`` rows rather than ORM objects."""
+    if typing.get_origin(annotation) is Record:
+        return True
+    return any(_takes_record(a) for a in typing.get_args(annotation) if not isinstance(a, Entity))
+
+
 def _id_annotation(annotation: Any, row: type) -> Any:
     """The model-facing type of a row parameter: the row class replaced by its id's type."""
     (pk,) = row.__mapper__.primary_key  # type: ignore[attr-defined]
@@ -486,7 +533,7 @@ def _id_annotation(annotation: Any, row: type) -> Any:
     if typing.get_origin(annotation) is typing.Annotated:
         base, *meta = typing.get_args(annotation)
         return typing.Annotated[(_id_annotation(base, row), *meta)]
-    if annotation is row:
+    if annotation is row or typing.get_origin(annotation) is Record:
         return id_type
     if annotation is type(None):
         return annotation

@@ -90,14 +90,12 @@ def test_a_broken_plugin_fails_conformance_naming_the_tool(tmp_path: Path) -> No
     new_plugin("notes", root)
     tools = root / "prove_notes" / "tools.py"
     source = tools.read_text()
-    # A read that writes: list_notes renames the first note and commits it.
+    # A read that writes: list_notes renames the notes and commits it.
     broken = source.replace(
-        "    return [_out(n) for n in ctx.db.scalars(query.limit(limit))]",
-        "    rows = list(ctx.db.scalars(query.limit(limit)))\n"
-        "    if rows:\n"
-        "        rows[0].title = 'changed'\n"
-        "        ctx.db.commit()\n"
-        "    return [_out(n) for n in rows]",
+        "    if tag is None:\n",
+        "    ctx.sql.raw.execute(\"UPDATE notes SET title = 'changed'\")\n"
+        "    ctx.sql.raw.commit()\n"
+        "    if tag is None:\n",
     )
     assert broken != source
     tools.write_text(broken)

@@ -169,6 +169,59 @@ def test_a_bug_in_a_tool_is_reported_not_raised_and_rolled_back() -> None:
     assert session.state_hash() == before, "a read tool's writes must never be committed"
 
 
+def test_changes_a_read_leaves_unflushed_never_reach_a_later_write() -> None:
+    def sample(ctx: SampleContext) -> None:
+        ctx.db.add_all([_Row(id=1, name="a"), _Row(id=2, name="b")])
+
+    server = Server("careless", version="0", base=_Base, sampler=sample)
+
+    @server.tool
+    def careless_read(ctx: ToolContext) -> str:
+        """Declared read-only, but changes, deletes and adds rows (never flushed)."""
+        first, second = ctx.db.get(_Row, 1), ctx.db.get(_Row, 2)
+        first.name = "changed"
+        ctx.db.delete(second)
+        ctx.db.add(_Row(id=3, name="new"))
+        return "ok"
+
+    @server.tool(writes=True)
+    def add_row(ctx: ToolContext, name: str) -> str:
+        """Adds a row."""
+        ctx.db.add(_Row(id=4, name=name))
+        return "ok"
+
+    session, expected = server.session(seed=0), server.session(seed=0)
+    assert session.call("careless_read", {}).ok
+    assert session.call("add_row", {"name": "d"}).ok
+    assert expected.call("add_row", {"name": "d"}).ok
+    assert session.state_hash() == expected.state_hash()
+
+
+def test_a_read_that_swallows_a_failed_flush_leaves_the_next_call_working() -> None:
+    server = Server(
+        "swallowing", version="0", base=_Base, sampler=lambda ctx: ctx.db.add(_Row(id=1, name="a"))
+    )
+
+    @server.tool
+    def swallowing_read(ctx: ToolContext) -> str:
+        """Declared read-only; a row it cannot store fails its flush, and it carries on."""
+        ctx.db.add(_Row(id=2, name=object()))  # no SQLite type: refused before any write
+        try:
+            ctx.db.flush()
+        except Exception as exc:
+            return type(exc).__name__
+        return "flushed"
+
+    @server.tool
+    def names(ctx: ToolContext) -> list[str]:
+        """The rows' names."""
+        return [r.name for r in ctx.db.query(_Row).order_by(_Row.id)]
+
+    session = server.session(seed=0)
+    assert session.call("swallowing_read", {}).content == "ProgrammingError"
+    assert session.call("names", {}).content == ["a"]
+
+
 def test_list_entities_reads_real_state_and_never_writes(calendar: Server) -> None:
     session = calendar.session(seed=0)
     before = session.state_hash()
