@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, delete, func, select, update
 
 from prove_gym.server import (
     Conflict,
@@ -17,12 +18,15 @@ from prove_gym.server import (
     InvalidArgument,
     NotFound,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
     parse_date,
+    search_pattern,
 )
 
 from .models import Base, Calendar, Contact, Event, Invitee, Recurrence, Reminder, Settings
@@ -44,8 +48,8 @@ server = Server(
     "'evt_0042'. Call get_current_time to learn today's date.",
 )
 
-EventRow = Annotated[Event, Entity("event")]
-CalendarRow = Annotated[Calendar, Entity("calendar")]
+EventRow = Annotated[Record[Event], Entity("event")]
+CalendarRow = Annotated[Record[Calendar], Entity("calendar")]
 CalendarId = Annotated[str, Entity("calendar")]
 Email = Annotated[str, Entity("contact_email")]
 
@@ -95,9 +99,129 @@ ReminderAdded = TypedDict(
 FreeBusy = TypedDict("FreeBusy", {"date": str, "who": str, "busy": list[Interval]})
 
 
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+events, invitees, reminders = Event.__table__, Invitee.__table__, Reminder.__table__
+recurrences = Recurrence.__table__
+SETTINGS = Query(select(Settings.__table__).where(Settings.id == 1))
+CALENDAR = Query(select(Calendar.__table__).where(Calendar.id == bindparam("id")))
+CALENDARS = Query(select(Calendar.__table__).order_by(Calendar.id))
+CONTACT_BY_EMAIL = Query(
+    select(Contact.__table__).where(func.lower(Contact.email) == bindparam("email"))
+)
+CONTACT_ID_BY_EMAIL = Query(
+    select(Contact.id).where(func.lower(Contact.email) == bindparam("email"))
+)
+CONTACTS = Query(select(Contact.__table__).order_by(Contact.id))
+CONTACTS_BY_NAME = Query(
+    select(Contact.__table__).order_by(Contact.name, Contact.id).limit(bindparam("limit"))
+)
+CONTACTS_MATCHING = Query(
+    select(Contact.__table__)
+    .where(contains(bindparam("pattern"), Contact.name, Contact.email, Contact.company))
+    .order_by(Contact.name, Contact.id)
+    .limit(bindparam("limit"))
+)
+EVENT = Query(select(events).where(Event.id == bindparam("id")))
+# an event summary also says whether it repeats
+_SUMMARIES = select(*events.c, recurrences.c.event_id.is_not(None).label("recurring")).select_from(
+    events.outerjoin(recurrences)
+)
+GUESTS = Query(
+    select(invitees).where(Invitee.event_id == bindparam("event_id")).order_by(Invitee.email)
+)
+GUEST_COUNT = Query(select(func.count()).where(Invitee.event_id == bindparam("event_id")))
+ALL_GUESTS = Query(select(Invitee.event_id, Invitee.email).order_by(Invitee.email, Invitee.id))
+ACCEPTED_BY = Query(
+    select(Invitee.event_id).where(
+        Invitee.email == bindparam("email"), Invitee.response == "accepted"
+    )
+)
+GUEST = Query(
+    select(invitees).where(
+        Invitee.event_id == bindparam("event_id"), Invitee.email == bindparam("email")
+    )
+)
+SET_GUEST_RESPONSE = Query(
+    update(Invitee)
+    .where(Invitee.event_id == bindparam("event_id"), Invitee.email == bindparam("email"))
+    .values(response=bindparam("response"))
+)
+REMOVE_GUEST = Query(
+    delete(Invitee).where(
+        Invitee.event_id == bindparam("event_id"), Invitee.email == bindparam("email")
+    )
+)
+REMINDERS = Query(
+    select(reminders).where(Reminder.event_id == bindparam("event_id")).order_by(Reminder.id)
+)
+ALL_REMINDERS = Query(select(Reminder.id, Reminder.event_id).order_by(Reminder.id))
+RECURRENCE = Query(select(recurrences).where(Recurrence.event_id == bindparam("event_id")))
+DROP_RECURRENCE = Query(delete(Recurrence).where(Recurrence.event_id == bindparam("event_id")))
+SET_RECURRENCE = Query(
+    update(Recurrence)
+    .where(Recurrence.event_id == bindparam("event_id"))
+    .values(
+        frequency=bindparam("frequency"),
+        interval=bindparam("interval"),
+        count=bindparam("count"),
+        until=bindparam("until"),
+    )
+)
+CANCEL = Query(update(Event).where(Event.id == bindparam("id")).values(status="cancelled"))
+UPDATE_EVENT = Query(
+    update(Event)
+    .where(Event.id == bindparam("id"))
+    .values(
+        title=bindparam("title"),
+        start=bindparam("start"),
+        end=bindparam("end"),
+        location=bindparam("location"),
+        description=bindparam("description"),
+        calendar_id=bindparam("calendar_id"),
+    )
+)
+OVERLAPPING = Query(
+    _SUMMARIES.where(
+        Event.status == "confirmed", Event.start < bindparam("end"), Event.end > bindparam("start")
+    ).order_by(Event.start, Event.id)
+)
+UPCOMING = Query(
+    select(events)
+    .where(
+        Event.status == "confirmed", Event.start >= bindparam("lo"), Event.start <= bindparam("hi")
+    )
+    .order_by(Event.id)
+)
+
+
+@functools.cache
+def _events_between(by_calendar: bool, cancelled: bool) -> Query:
+    """Summaries of the events starting in [first, after), by start: list_events' statement."""
+    stmt = _SUMMARIES.where(Event.start >= bindparam("first"), Event.start < bindparam("after"))
+    if by_calendar:
+        stmt = stmt.where(Event.calendar_id == bindparam("calendar_id"))
+    if not cancelled:
+        stmt = stmt.where(Event.status == "confirmed")
+    return Query(stmt.order_by(Event.start, Event.id))
+
+
+@functools.cache
+def _events_matching(since: bool, until: bool) -> Query:
+    """Summaries of the events whose text matches, by start: search_events' statement."""
+    stmt = _SUMMARIES.where(
+        contains(bindparam("pattern"), Event.title, Event.description, Event.location)
+    )
+    if since:
+        stmt = stmt.where(Event.start >= bindparam("first"))
+    if until:
+        stmt = stmt.where(Event.start < bindparam("after"))
+    return Query(stmt.order_by(Event.start, Event.id).limit(bindparam("limit")))
+
+
 # ----------------------------------------------------------------- helpers
-def _settings(ctx: ToolContext) -> Settings:
-    return ctx.db.get(Settings, 1)  # type: ignore[return-value]
+def _settings(ctx: ToolContext) -> Any:
+    return ctx.sql.first(SETTINGS)
 
 
 def _parse_time(value: str, name: str) -> dt.datetime:
@@ -130,7 +254,7 @@ def _to_home(ctx: ToolContext, when: dt.datetime, timezone: str | None) -> dt.da
 
 def _check_calendar(ctx: ToolContext, calendar_id: str) -> None:
     """For tools that report their other arguments' errors first (rows resolve before them)."""
-    if ctx.db.get(Calendar, calendar_id) is None:
+    if ctx.sql.first(CALENDAR, id=calendar_id) is None:
         raise NotFound(server.entities["calendar"].missing(calendar_id))
 
 
@@ -147,29 +271,32 @@ def _span(start: dt.datetime, end: dt.datetime) -> Interval:
     return {"start": _minutes(start), "end": _minutes(end)}
 
 
-def _event_summary(e: Event) -> EventSummary:
+def _event_summary(e: Any, recurring: bool | None = None) -> EventSummary:
+    """An event row's summary; ``recurring`` unless the row says it (``_SUMMARIES``)."""
     return {
         "event_id": e.id,
         "title": e.title,
         **_span(e.start, e.end),
         "calendar_id": e.calendar_id,
         "status": e.status,
-        "recurring": e.recurrence is not None,
+        "recurring": e.recurring if recurring is None else recurring,
     }
 
 
-def _event_detail(e: Event) -> EventDetail:
-    r = e.recurrence
+def _event_detail(ctx: ToolContext, event_id: str) -> EventDetail:
+    e = ctx.sql.one(EVENT, id=event_id)
+    r = ctx.sql.first(RECURRENCE, event_id=event_id)
     return {
-        **_event_summary(e),
+        **_event_summary(e, r is not None),
         "description": e.description,
         "location": e.location,
         "invitees": [
-            {"email": i.email, "name": i.name, "response": i.response} for i in e.invitees
+            {"email": i.email, "name": i.name, "response": i.response}
+            for i in ctx.sql.all(GUESTS, event_id=event_id)
         ],
         "reminders": [
             {"reminder_id": m.id, "minutes_before": m.minutes_before, "method": m.method}
-            for m in e.reminders
+            for m in ctx.sql.all(REMINDERS, event_id=event_id)
         ],
         "recurrence": None
         if r is None
@@ -204,13 +331,8 @@ def _check_duration(minutes: int) -> None:
         )
 
 
-def _overlapping(ctx: ToolContext, start: dt.datetime, end: dt.datetime) -> list[Event]:
-    stmt = (
-        select(Event)
-        .where(Event.status == "confirmed", Event.start < end, Event.end > start)
-        .order_by(Event.start, Event.id)
-    )
-    return list(ctx.db.scalars(stmt))
+def _overlapping(ctx: ToolContext, start: dt.datetime, end: dt.datetime) -> list[Any]:
+    return ctx.sql.all(OVERLAPPING, start=start, end=end)
 
 
 # ------------------------------------------------------------------- tools
@@ -236,10 +358,9 @@ def get_current_time(ctx: ToolContext, timezone: str | None = None) -> CurrentTi
 @server.tool(returns="calendar", phrasings=["Which calendars do I have?", "Show my calendars"])
 def list_calendars(ctx: ToolContext) -> list[CalendarOut]:
     """List the user's calendars with their ids, e.g. [{"calendar_id": "cal_01", "name": "Work"}]."""
-    rows = ctx.db.scalars(select(Calendar).order_by(Calendar.id))
     return [
         {"calendar_id": c.id, "name": c.name, "color": c.color, "description": c.description}
-        for c in rows
+        for c in ctx.sql.all(CALENDARS)
     ]
 
 
@@ -258,12 +379,13 @@ def list_contacts(
         query: Case-insensitive fragment to match, such as "chen" or "acme".
         limit: Maximum number of contacts to return (1-100).
     """
-    stmt = select(Contact).order_by(Contact.name, Contact.id).limit(limit)
     if query:
-        stmt = stmt.where(contains(query.strip(), Contact.name, Contact.email, Contact.company))
+        rows = ctx.sql.all(CONTACTS_MATCHING, pattern=search_pattern(query.strip()), limit=limit)
+    else:
+        rows = ctx.sql.all(CONTACTS_BY_NAME, limit=limit)
     return [
         {"name": c.name, "email": c.email, "company": c.company, "timezone": c.timezone}
-        for c in ctx.db.scalars(stmt)
+        for c in rows
     ]
 
 
@@ -296,13 +418,12 @@ def list_events(
         raise InvalidArgument("end_date is before start_date.")
     if (last - first).days > 62:
         raise InvalidArgument("The range is too long: ask for at most 62 days at a time.")
-    stmt = select(Event).where(Event.start >= first, Event.start < last + dt.timedelta(days=1))
+    params: dict[str, Any] = {"first": first, "after": last + dt.timedelta(days=1)}
     if calendar_id is not None:
         _check_calendar(ctx, calendar_id)
-        stmt = stmt.where(Event.calendar_id == calendar_id)
-    if not include_cancelled:
-        stmt = stmt.where(Event.status == "confirmed")
-    return [_event_summary(e) for e in ctx.db.scalars(stmt.order_by(Event.start, Event.id))]
+        params["calendar_id"] = calendar_id
+    query = _events_between(calendar_id is not None, include_cancelled)
+    return [_event_summary(e) for e in ctx.sql.all(query, **params)]
 
 
 @server.tool(
@@ -327,15 +448,14 @@ def search_events(
     """
     if not query.strip():
         raise InvalidArgument("query must not be empty.")
-    stmt = select(Event).where(
-        contains(query.strip(), Event.title, Event.description, Event.location)
-    )
+    bounds: dict[str, dt.datetime] = {}
     if start_date:
-        stmt = stmt.where(Event.start >= _day(start_date, "start_date"))
+        bounds["first"] = _day(start_date, "start_date")
     if end_date:
-        stmt = stmt.where(Event.start < _day(end_date, "end_date") + dt.timedelta(days=1))
-    stmt = stmt.order_by(Event.start, Event.id).limit(limit)
-    return [_event_summary(e) for e in ctx.db.scalars(stmt)]
+        bounds["after"] = _day(end_date, "end_date") + dt.timedelta(days=1)
+    matching = _events_matching("first" in bounds, "after" in bounds)
+    rows = ctx.sql.all(matching, pattern=search_pattern(query.strip()), limit=limit, **bounds)
+    return [_event_summary(e) for e in rows]
 
 
 @server.tool(
@@ -348,7 +468,7 @@ def get_event(ctx: ToolContext, event_id: EventRow) -> EventDetail:
     Args:
         event_id: The event, such as "evt_0042".
     """
-    return _event_detail(event_id)
+    return _event_detail(ctx, event_id.id)
 
 
 @server.tool(
@@ -386,8 +506,10 @@ def create_event(
         raise InvalidArgument("title must not be empty.")
     _check_duration(duration_minutes)
     begin = _to_home(ctx, _parse_time(start, "start"), timezone)
-    event = Event(
-        id=next_id(ctx, Event.id, "evt", 4),
+    new_id = next_id(ctx, Event.id, "evt", 4)
+    ctx.sql.insert(
+        Event,
+        id=new_id,
         calendar_id=calendar_id.id,
         title=title.strip(),
         description=description,
@@ -396,9 +518,7 @@ def create_event(
         end=begin + dt.timedelta(minutes=duration_minutes),
         status="confirmed",
     )
-    ctx.db.add(event)
-    ctx.db.flush()
-    return _event_detail(event)
+    return _event_detail(ctx, new_id)
 
 
 @server.tool(
@@ -442,22 +562,22 @@ def update_event(
     if duration_minutes is not None:
         _check_duration(duration_minutes)
         length = dt.timedelta(minutes=duration_minutes)
-    if start is not None:
-        event.start = _parse_time(start, "start")
-    event.end = event.start + length
-    if title is not None:
-        if not title.strip():
-            raise InvalidArgument("title must not be empty.")
-        event.title = title.strip()
-    if location is not None:
-        event.location = location
-    if description is not None:
-        event.description = description
+    begin = _parse_time(start, "start") if start is not None else event.start
+    if title is not None and not title.strip():
+        raise InvalidArgument("title must not be empty.")
     if calendar_id is not None:
         _check_calendar(ctx, calendar_id)
-        event.calendar_id = calendar_id
-    ctx.db.flush()
-    return _event_detail(event)
+    new = {
+        "title": title.strip() if title is not None else event.title,
+        "start": begin,
+        "end": begin + length,
+        "location": event.location if location is None else location,
+        "description": event.description if description is None else description,
+        "calendar_id": event.calendar_id if calendar_id is None else calendar_id,
+    }
+    if any(getattr(event, k) != v for k, v in new.items()):  # a write only where one is due
+        ctx.sql.run(UPDATE_EVENT, id=event.id, **new)
+    return _event_detail(ctx, event.id)
 
 
 @server.tool(
@@ -476,9 +596,9 @@ def delete_event(ctx: ToolContext, event_id: EventRow) -> Cancelled:
     event = event_id
     if event.status == "cancelled":
         raise PreconditionFailed(f"Event {event.id} is already cancelled.")
-    event.status = "cancelled"
-    ctx.db.flush()
-    return {"event_id": event.id, "status": event.status, "notified": len(event.invitees)}
+    ctx.sql.run(CANCEL, id=event.id)
+    notified = ctx.sql.scalar(GUEST_COUNT, event_id=event.id)
+    return {"event_id": event.id, "status": "cancelled", "notified": notified}
 
 
 @server.tool(
@@ -500,12 +620,12 @@ def add_invitee(ctx: ToolContext, event_id: EventRow, email: Email) -> Guests:
         raise InvalidArgument(f"{email!r} is not an email address.")
     if event.status == "cancelled":
         raise PreconditionFailed(f"Event {event.id} is cancelled; invitations are closed.")
-    if any(i.email == email for i in event.invitees):
+    guests = [i.email for i in ctx.sql.all(GUESTS, event_id=event.id)]
+    if email in guests:
         raise Conflict(f"{email} is already invited to {event.id}.")
-    contact = ctx.db.scalar(select(Contact).where(func.lower(Contact.email) == email))
-    event.invitees.append(Invitee(email=email, name=contact.name if contact else ""))
-    ctx.db.flush()
-    return {"event_id": event.id, "invitees": [i.email for i in event.invitees]}
+    contact = ctx.sql.first(CONTACT_BY_EMAIL, email=email)
+    ctx.sql.insert(Invitee, event_id=event.id, email=email, name=contact.name if contact else "")
+    return {"event_id": event.id, "invitees": [*guests, email]}  # the new guest last
 
 
 @server.tool(
@@ -524,13 +644,12 @@ def remove_invitee(ctx: ToolContext, event_id: EventRow, email: Email) -> Guests
     """
     event = event_id
     email = email.strip().lower()
-    match = next((i for i in event.invitees if i.email == email), None)
-    if match is None:
-        guests = ", ".join(i.email for i in event.invitees) or "nobody"
-        raise NotFound(f"{email} is not invited to {event.id}. Invited: {guests}.")
-    event.invitees.remove(match)
-    ctx.db.flush()
-    return {"event_id": event.id, "invitees": [i.email for i in event.invitees]}
+    guests = [i.email for i in ctx.sql.all(GUESTS, event_id=event.id)]
+    if email not in guests:
+        listed = ", ".join(guests) or "nobody"
+        raise NotFound(f"{email} is not invited to {event.id}. Invited: {listed}.")
+    ctx.sql.run(REMOVE_GUEST, event_id=event.id, email=email)
+    return {"event_id": event.id, "invitees": [g for g in guests if g != email]}
 
 
 @server.tool(
@@ -558,13 +677,13 @@ def respond_to_invitation(
     """
     event = event_id
     email = email.strip().lower()
-    match = next((i for i in event.invitees if i.email == email), None)
-    if match is None:
+    guest = ctx.sql.first(GUEST, event_id=event.id, email=email)
+    if guest is None:
         raise NotFound(f"{email} is not invited to {event.id}; call add_invitee first.")
     if event.status == "cancelled":
         raise PreconditionFailed(f"Event {event.id} is cancelled.")
-    match.response = response
-    ctx.db.flush()
+    if guest.response != response:
+        ctx.sql.run(SET_GUEST_RESPONSE, event_id=event.id, email=email, response=response)
     return {"event_id": event.id, "email": email, "response": response}
 
 
@@ -599,11 +718,9 @@ def set_recurrence(
     if event.status == "cancelled":
         raise PreconditionFailed(f"Event {event.id} is cancelled.")
     if frequency == "none":
-        if event.recurrence is None:
+        if not ctx.sql.run(DROP_RECURRENCE, event_id=event.id):
             raise PreconditionFailed(f"Event {event.id} does not repeat.")
-        event.recurrence = None
-        ctx.db.flush()
-        return _event_detail(event)
+        return _event_detail(ctx, event.id)
     if not 1 <= interval <= 12:
         raise InvalidArgument(f"interval must be between 1 and 12, got {interval}.")
     if count is not None and until is not None:
@@ -613,21 +730,16 @@ def set_recurrence(
     until_date = parse_date(until, "until") if until else None
     if until_date is not None and until_date < event.start.date():
         raise InvalidArgument("until is before the event's first occurrence.")
-    if event.recurrence is None:
-        event.recurrence = Recurrence(
-            frequency=frequency, interval=interval, count=count, until=until_date
-        )
-    else:
-        event.recurrence.frequency = frequency
-        event.recurrence.interval = interval
-        event.recurrence.count = count
-        event.recurrence.until = until_date
-    ctx.db.flush()
-    return _event_detail(event)
+    rule = {"frequency": frequency, "interval": interval, "count": count, "until": until_date}
+    current = ctx.sql.first(RECURRENCE, event_id=event.id)
+    if current is None:
+        ctx.sql.insert(Recurrence, event_id=event.id, **rule)
+    elif any(getattr(current, k) != v for k, v in rule.items()):
+        ctx.sql.run(SET_RECURRENCE, event_id=event.id, **rule)
+    return _event_detail(ctx, event.id)
 
 
-def _occurrences(event: Event, first: dt.datetime, last: dt.datetime) -> list[dt.datetime]:
-    rule = event.recurrence
+def _occurrences(event: Any, rule: Any, first: dt.datetime, last: dt.datetime) -> list[dt.datetime]:
     if rule is None:
         return [event.start] if first <= event.start <= last else []
     out: list[dt.datetime] = []
@@ -676,7 +788,8 @@ def list_occurrences(
     last = _day(end_date, "end_date")
     if last < first or (last - first).days > 366:
         raise InvalidArgument("end_date must be on or after start_date and within 366 days.")
-    times = _occurrences(event, first, last.replace(hour=23, minute=59))
+    rule = ctx.sql.first(RECURRENCE, event_id=event.id)
+    times = _occurrences(event, rule, first, last.replace(hour=23, minute=59))
     return {"event_id": event.id, "occurrences": [_minutes(t) for t in times]}
 
 
@@ -705,19 +818,19 @@ def add_reminder(
     event = event_id
     if not 0 <= minutes_before <= 40320:
         raise InvalidArgument(f"minutes_before must be between 0 and 40320, got {minutes_before}.")
-    if len(event.reminders) >= 5:
+    existing = ctx.sql.all(REMINDERS, event_id=event.id)
+    if len(existing) >= 5:
         raise PreconditionFailed(f"Event {event.id} already has 5 reminders.")
-    if any(r.minutes_before == minutes_before and r.method == method for r in event.reminders):
+    if any(r.minutes_before == minutes_before and r.method == method for r in existing):
         raise Conflict(
             f"Event {event.id} already has a {method} reminder {minutes_before} minutes before."
         )
-    reminder = Reminder(
-        id=next_id(ctx, Reminder.id, "rem", 4), minutes_before=minutes_before, method=method
+    reminder_id = next_id(ctx, Reminder.id, "rem", 4)
+    ctx.sql.insert(
+        Reminder, id=reminder_id, event_id=event.id, minutes_before=minutes_before, method=method
     )
-    event.reminders.append(reminder)
-    ctx.db.flush()
     return {
-        "reminder_id": reminder.id,
+        "reminder_id": reminder_id,
         "event_id": event.id,
         "minutes_before": minutes_before,
         "method": method,
@@ -739,13 +852,10 @@ def get_free_busy(ctx: ToolContext, date: str, email: Email | None = None) -> Fr
     events = _overlapping(ctx, start, start + dt.timedelta(days=1))
     if email is not None:
         email = email.strip().lower()
-        if ctx.db.scalar(select(Contact.id).where(func.lower(Contact.email) == email)) is None:
+        if ctx.sql.first(CONTACT_ID_BY_EMAIL, email=email) is None:
             raise NotFound(f"No contact with email {email!r}; call list_contacts to find it.")
-        events = [
-            e
-            for e in events
-            if any(i.email == email and i.response == "accepted" for i in e.invitees)
-        ]
+        accepted = set(ctx.sql.scalars(ACCEPTED_BY, email=email))
+        events = [e for e in events if e.id in accepted]
     return {
         "date": start.date().isoformat(),
         "who": email or _settings(ctx).owner_email,
@@ -807,14 +917,11 @@ def find_free_slot(
 )
 def _events(ctx: ToolContext) -> list[dict]:
     """Confirmed events from a week ago to a month ahead (what users talk about)."""
-    stmt = (
-        select(Event)
-        .where(
-            Event.status == "confirmed",
-            Event.start >= ctx.now - dt.timedelta(days=7),
-            Event.start <= ctx.now + dt.timedelta(days=30),
-        )
-        .order_by(Event.id)
+    guests: dict[str, list[str]] = {}
+    for g in ctx.sql.all(ALL_GUESTS):
+        guests.setdefault(g.event_id, []).append(g.email)
+    rows = ctx.sql.all(
+        UPCOMING, lo=ctx.now - dt.timedelta(days=7), hi=ctx.now + dt.timedelta(days=30)
     )
     return [
         {
@@ -823,9 +930,9 @@ def _events(ctx: ToolContext) -> list[dict]:
             "start": _minutes(e.start),
             "date": e.start.date().isoformat(),
             "calendar_id": e.calendar_id,
-            "emails": [i.email for i in e.invitees],
+            "emails": guests.get(e.id, []),
         }
-        for e in ctx.db.scalars(stmt)
+        for e in rows
     ]
 
 
@@ -836,19 +943,15 @@ def _events(ctx: ToolContext) -> list[dict]:
     not_found="Call list_calendars to see the calendars and their ids (such as 'cal_01').",
 )
 def _calendars(ctx: ToolContext) -> list[dict]:
-    return [
-        {"calendar_id": c.id, "name": c.name}
-        for c in ctx.db.scalars(select(Calendar).order_by(Calendar.id))
-    ]
+    return [{"calendar_id": c.id, "name": c.name} for c in ctx.sql.all(CALENDARS)]
 
 
 @server.entity("contact_email", key="email")
 def _contacts(ctx: ToolContext) -> list[dict]:
-    rows = ctx.db.scalars(select(Contact).order_by(Contact.id))
+    rows = ctx.sql.all(CONTACTS)
     return [{"email": c.email, "name": c.name, "query": c.name.split()[-1]} for c in rows]
 
 
 @server.entity("reminder", key="reminder_id")
 def _reminders(ctx: ToolContext) -> list[dict]:
-    rows = ctx.db.scalars(select(Reminder).order_by(Reminder.id))
-    return [{"reminder_id": r.id, "event_id": r.event_id} for r in rows]
+    return [{"reminder_id": r.id, "event_id": r.event_id} for r in ctx.sql.all(ALL_REMINDERS)]
