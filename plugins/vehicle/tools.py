@@ -15,24 +15,28 @@ The rules every tool enforces (and the stateful test checks after every call):
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import func, select
+from sqlalchemy import Table, bindparam, func, select, update
 
 from prove_gym.server import (
     Entity,
     InvalidArgument,
     NotFound,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
+    search_pattern,
 )
 
 from .models import (
@@ -77,7 +81,7 @@ server = Server(
     "like 'dst_004' (see list_saved_destinations).",
 )
 
-DestinationRow = Annotated[Destination, Entity("destination")]
+DestinationRow = Annotated[Record[Destination], Entity("destination")]
 DoorPosition = Literal["front_left", "front_right", "rear_left", "rear_right", "trunk"]
 WindowPosition = Literal["front_left", "front_right", "rear_left", "rear_right"]
 SeatPosition = Literal["driver", "passenger", "rear_left", "rear_right"]
@@ -246,6 +250,84 @@ class TripLog(TypedDict):
 Refill = TypedDict("Refill", {"added": float, "unit": Unit, "energy": Energy})
 
 
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+# Rows are named tuples typed as the ORM types them; a row a tool changes is written with
+# _write, which (as the ORM did) writes only the columns whose value differs.
+routes = Route.__table__
+VEHICLE = Query(select(Vehicle.__table__).where(Vehicle.id == 1))
+DOORS = Query(select(Door.__table__).order_by(Door.position))
+DOOR = Query(select(Door.__table__).where(Door.position == bindparam("position")))
+WINDOWS = Query(select(Window.__table__).order_by(Window.position))
+WINDOW = Query(select(Window.__table__).where(Window.position == bindparam("position")))
+SEATS = Query(select(Seat.__table__).order_by(Seat.position))
+SEAT = Query(select(Seat.__table__).where(Seat.position == bindparam("position")))
+SEATS_OFF = Query(update(Seat).where(Seat.heat_level > 0).values(heat_level=0))
+ZONES = Query(select(ClimateZone.__table__).order_by(ClimateZone.zone))
+TIRES = Query(select(Tire.__table__).order_by(Tire.position))
+DESTINATION = Query(select(Destination.__table__).where(Destination.id == bindparam("id")))
+DESTINATIONS = Query(select(Destination.__table__).order_by(Destination.id))
+DESTINATION_NAMES = Query(select(Destination.name).order_by(Destination.id))
+# a route with its destination's name (None when the destination is gone)
+_ROUTES = select(routes, Destination.name.label("destination_name")).select_from(
+    routes.outerjoin(Destination.__table__)
+)
+ROUTE = Query(_ROUTES.where(Route.id == bindparam("id")))
+ACTIVE_ROUTE = Query(_ROUTES.where(Route.status == "active"))  # at most one (no order needed)
+LAST_TRIP_END = Query(select(func.max(Trip.ended_at)))
+TRIPS = Query(select(Trip.id, Trip.destination_id, Trip.started_at).order_by(Trip.id))
+
+
+@functools.cache
+def _destinations_matching(by_text: bool, by_category: bool) -> Query:
+    """Saved places by id, optionally matching a text and a category: list_saved_destinations'."""
+    stmt = select(Destination.__table__).order_by(Destination.id)
+    if by_text:
+        stmt = stmt.where(contains(bindparam("pattern"), Destination.name, Destination.address))
+    if by_category:
+        stmt = stmt.where(Destination.category == bindparam("category"))
+    return Query(stmt)
+
+
+@functools.cache
+def _latest_trips(by_destination: bool) -> Query:
+    """Trips newest first, at most ``limit``, optionally to one place: get_trip_log's."""
+    stmt = (
+        select(Trip.__table__)
+        .order_by(Trip.started_at.desc(), Trip.id.desc())
+        .limit(bindparam("limit"))
+    )
+    if by_destination:
+        stmt = stmt.where(Trip.destination_id == bindparam("destination_id"))
+    return Query(stmt)
+
+
+@functools.cache
+def _setter(table: Table, columns: tuple[str, ...]) -> Query:
+    """The UPDATE of ``columns`` (each a parameter of its name) in the row whose key is ``key``."""
+    (pk,) = table.primary_key.columns
+    return Query(
+        update(table).where(pk == bindparam("key")).values({c: bindparam(c) for c in columns})
+    )
+
+
+def _write(ctx: ToolContext, model: type[Base], row: Any, **values: Any) -> Any:
+    """``row`` with ``values``; those that differ from the row are written to its table.
+
+    Like the ORM's flush, nothing is written when no value changes: an UPDATE that sets the
+    same values still changes the database's bytes (and synthesis reads unchanged bytes as
+    a call that wrote nothing).
+    """
+    changed = {k: v for k, v in values.items() if getattr(row, k) != v}
+    if changed:
+        table = model.__table__
+        assert isinstance(table, Table)
+        (pk,) = table.primary_key.columns
+        query = _setter(table, tuple(sorted(changed)))
+        ctx.sql.run(query, key=getattr(row, pk.key), **changed)
+    return row._replace(**values)
+
+
 # ----------------------------------------------------------------- helpers
 Problem = tuple[str, str]
 """(what is wrong, how to fix it), e.g. ("the trunk is open", "Close it with close_door first")."""
@@ -253,12 +335,13 @@ ENGINE_OFF: Problem = ("the engine is off", "Start it with start_engine first")
 SHIFT_TO_DRIVE = "Shift to drive with shift_gear (gear='drive') first"
 
 
-def _vehicle(ctx: ToolContext) -> Vehicle:
-    return ctx.db.get_one(Vehicle, 1)
+def _vehicle(ctx: ToolContext) -> Any:
+    """The vehicle's row (``VEHICLE``)."""
+    return ctx.sql.one(VEHICLE)
 
 
-def _doors(ctx: ToolContext) -> list[Door]:
-    return list(ctx.db.scalars(select(Door).order_by(Door.position)))
+def _doors(ctx: ToolContext) -> list[Any]:
+    return ctx.sql.all(DOORS)
 
 
 def _door_name(position: str) -> str:
@@ -269,7 +352,7 @@ def _join(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _fuel(v: Vehicle) -> tuple[Unit, str]:
+def _fuel(v: Any) -> tuple[Unit, str]:
     """(unit, what the energy is called): ("L", "fuel") or ("kWh", "charge")."""
     return ("kWh", "charge") if v.powertrain == "electric" else ("L", "fuel")
 
@@ -281,7 +364,7 @@ def _fail(action: str, *problems: Problem) -> None:
         raise PreconditionFailed(f"Cannot {action}: " + " Also: ".join(parts))
 
 
-def _no_energy(v: Vehicle, purpose: str = "") -> Problem:
+def _no_energy(v: Any, purpose: str = "") -> Problem:
     """Out of fuel or charge: refuel (parked), or stop to refuel before ``purpose`` (driving)."""
     what = _fuel(v)[1]
     if not purpose:
@@ -300,7 +383,7 @@ def _open_doors_problem(ctx: ToolContext) -> list[Problem]:
     return [(f"{_join(open_)} {verb} open", f"Close {pronoun} with close_door first")]
 
 
-def _leave_park_problems(ctx: ToolContext, v: Vehicle) -> list[Problem]:
+def _leave_park_problems(ctx: ToolContext, v: Any) -> list[Problem]:
     """Everything that keeps the car from leaving park."""
     problems: list[Problem] = [] if v.engine_on else [ENGINE_OFF]
     problems += _open_doors_problem(ctx)
@@ -312,7 +395,7 @@ def _leave_park_problems(ctx: ToolContext, v: Vehicle) -> list[Problem]:
     return problems
 
 
-def _stopped_in_park_problems(v: Vehicle) -> list[Problem]:
+def _stopped_in_park_problems(v: Any) -> list[Problem]:
     """What keeps the car from being stopped in park (for doors, brake, engine off, refuel)."""
     if v.speed_kph > 0:
         slow = "Slow to 0 with set_speed (speed_kph=0), then shift to park with shift_gear first"
@@ -322,14 +405,11 @@ def _stopped_in_park_problems(v: Vehicle) -> list[Problem]:
     return []
 
 
-def _disengage_cruise(v: Vehicle) -> bool:
-    was = v.cruise_active
-    v.cruise_active = False
-    v.cruise_speed_kph = None
-    return was
+CRUISE_OFF: dict[str, Any] = {"cruise_active": False, "cruise_speed_kph": None}
+"""Cruise control disengaged, as vehicle columns: ``_write(ctx, Vehicle, v, **CRUISE_OFF)``."""
 
 
-def _energy(v: Vehicle) -> Energy:
+def _energy(v: Any) -> Energy:
     level, capacity = v.energy_level, v.energy_capacity
     return {
         "type": "battery" if v.powertrain == "electric" else "fuel",
@@ -342,16 +422,12 @@ def _energy(v: Vehicle) -> Energy:
     }
 
 
-def _active_route(ctx: ToolContext) -> Route | None:
-    return ctx.db.scalar(select(Route).where(Route.status == "active"))
-
-
-def _route_dict(ctx: ToolContext, r: Route) -> RouteInfo:
-    dest = ctx.db.get(Destination, r.destination_id)
+def _route_dict(r: Any) -> RouteInfo:
+    """A route row of ``_ROUTES`` (with its destination's name)."""
     return {
         "route_id": r.id,
         "destination_id": r.destination_id,
-        "destination_name": dest.name if dest else "",
+        "destination_name": r.destination_name if r.destination_name is not None else "",
         "origin": r.origin_label,
         "distance_km": float(r.distance_km),
         "eta_minutes": r.eta_minutes,
@@ -359,7 +435,7 @@ def _route_dict(ctx: ToolContext, r: Route) -> RouteInfo:
     }
 
 
-def _mode(v: Vehicle) -> Mode:
+def _mode(v: Any) -> Mode:
     return {
         "engine_on": v.engine_on,
         "gear": v.gear,
@@ -369,7 +445,7 @@ def _mode(v: Vehicle) -> Mode:
     }
 
 
-def _changed(v: Vehicle, changed: bool) -> ModeChange:
+def _changed(v: Any, changed: bool) -> ModeChange:
     return {**_mode(v), "changed": changed}
 
 
@@ -377,8 +453,7 @@ def _on_off(flag: bool) -> OnOff:
     return "on" if flag else "off"
 
 
-def _climate(ctx: ToolContext, v: Vehicle) -> Climate:
-    zones = ctx.db.scalars(select(ClimateZone).order_by(ClimateZone.zone))
+def _climate(ctx: ToolContext, v: Any) -> Climate:
     return {
         "power": _on_off(v.climate_on),
         "zones": [
@@ -388,12 +463,12 @@ def _climate(ctx: ToolContext, v: Vehicle) -> Climate:
                 "fan_speed": z.fan_speed,
                 "ac": _on_off(z.ac_on),
             }
-            for z in zones
+            for z in ctx.sql.all(ZONES)
         ],
     }
 
 
-def _lights(v: Vehicle) -> Lights:
+def _lights(v: Any) -> Lights:
     return {
         "headlights": v.headlights,
         "fog_lights": _on_off(v.fog_lights),
@@ -401,15 +476,15 @@ def _lights(v: Vehicle) -> Lights:
     }
 
 
-def _door(d: Door) -> DoorState:
+def _door(d: Any) -> DoorState:
     return {"position": d.position, "open": d.is_open, "locked": d.is_locked}
 
 
-def _distance_from_here(v: Vehicle, d: Destination) -> Decimal:
+def _distance_from_here(v: Any, d: Any) -> Decimal:
     return road_distance_km(v.latitude, v.longitude, d.latitude, d.longitude)
 
 
-def _tire_status(t: Tire) -> Literal["ok", "low", "high"]:
+def _tire_status(t: Any) -> Literal["ok", "low", "high"]:
     if t.pressure_kpa < t.recommended_kpa - LOW_TIRE_MARGIN_KPA:
         return "low"
     if t.pressure_kpa > t.recommended_kpa + LOW_TIRE_MARGIN_KPA:
@@ -419,7 +494,7 @@ def _tire_status(t: Tire) -> Literal["ok", "low", "high"]:
 
 def _place_query(ctx: ToolContext, rng: random.Random) -> str:
     """A word that names a saved place of this state, such as "home" or "bistro"."""
-    names = list(ctx.db.scalars(select(Destination.name).order_by(Destination.id)))
+    names = ctx.sql.scalars(DESTINATION_NAMES)
     words = [w.strip("(),'") for n in names for w in n.split() if len(w.strip("(),'")) > 3]
     return rng.choice(words) if words else "home"
 
@@ -447,7 +522,7 @@ def get_vehicle_status(ctx: ToolContext) -> VehicleStatus:
             "recommended_kpa": t.recommended_kpa,
             "status": _tire_status(t),
         }
-        for t in ctx.db.scalars(select(Tire).order_by(Tire.position))
+        for t in ctx.sql.all(TIRES)
     ]
     energy = _energy(v)
     warnings = [f"{_door_name(d.position)} is open" for d in _doors(ctx) if d.is_open]
@@ -459,7 +534,7 @@ def get_vehicle_status(ctx: ToolContext) -> VehicleStatus:
     ]
     if energy["percent"] < 10:
         warnings.append(f"{energy['type']} is low: {energy['percent']}% ({energy['range_km']} km)")
-    route = _active_route(ctx)
+    route = ctx.sql.first(ACTIVE_ROUTE)
     return {
         "vehicle": {
             "make": v.make,
@@ -483,7 +558,7 @@ def get_vehicle_status(ctx: ToolContext) -> VehicleStatus:
         "climate": _on_off(v.climate_on),
         "lights": _lights(v),
         "tires": tires,
-        "active_route": _route_dict(ctx, route) if route else None,
+        "active_route": _route_dict(route) if route else None,
         "warnings": warnings,
     }
 
@@ -501,8 +576,8 @@ def get_cabin_status(ctx: ToolContext) -> Cabin:
         [{"position": "driver", "heat_level": 2}, ...], "climate": {"power": "on", "zones":
         [{"zone": "driver", "temperature_c": 21.5, "fan_speed": 3, "ac": "off"}, ...]}}.
     """
-    windows = ctx.db.scalars(select(Window).order_by(Window.position))
-    seats = ctx.db.scalars(select(Seat).order_by(Seat.position))
+    windows = ctx.sql.all(WINDOWS)
+    seats = ctx.sql.all(SEATS)
     return {
         "doors": [_door(d) for d in _doors(ctx)],
         "windows": [{"position": w.position, "open_percent": w.open_percent} for w in windows],
@@ -539,13 +614,14 @@ def list_saved_destinations(
         "address": "12 Oak Street, Seattle, WA", "distance_km": 7.4, "eta_minutes": 12}, ...].
     """
     v = _vehicle(ctx)
-    stmt = select(Destination).order_by(Destination.id)
+    params: dict[str, str] = {}
     if query is not None and query.strip():
-        stmt = stmt.where(contains(query.strip(), Destination.name, Destination.address))
+        params["pattern"] = search_pattern(query.strip())
     if category is not None:
-        stmt = stmt.where(Destination.category == category)
+        params["category"] = category
+    matching = _destinations_matching("pattern" in params, "category" in params)
     rows = sorted(
-        ((_distance_from_here(v, d), d) for d in ctx.db.scalars(stmt)),
+        ((_distance_from_here(v, d), d) for d in ctx.sql.all(matching, **params)),
         key=lambda pair: (pair[0], pair[1].id),
     )
     return [
@@ -583,13 +659,13 @@ def get_trip_log(
         "distance_km": 14.2, "energy_used": 1.1, "avg_speed_kph": 41}], "count": 1,
         "total_distance_km": 14.2, "unit": "L"}.
     """
-    stmt = select(Trip).order_by(Trip.started_at.desc(), Trip.id.desc()).limit(limit)
+    params: dict[str, Any] = {"limit": limit}
     if destination_id is not None:
         # Hand lookup: the core cannot resolve an optional row parameter (`Model | None`) yet.
-        if ctx.db.get(Destination, destination_id) is None:
+        if ctx.sql.first(DESTINATION, id=destination_id) is None:
             raise NotFound(server.entities["destination"].missing(destination_id))
-        stmt = stmt.where(Trip.destination_id == destination_id)
-    trips = list(ctx.db.scalars(stmt))
+        params["destination_id"] = destination_id
+    trips = ctx.sql.all(_latest_trips(destination_id is not None), **params)
     return {
         "trips": [
             {
@@ -629,7 +705,7 @@ def start_engine(ctx: ToolContext) -> ModeChange:
         return _changed(v, False)
     if v.energy_level <= 0:
         _fail("start the engine", _no_energy(v))
-    v.engine_on = True
+    v = _write(ctx, Vehicle, v, engine_on=True)
     return _changed(v, True)
 
 
@@ -650,15 +726,13 @@ def stop_engine(ctx: ToolContext) -> EngineStopped:
     if not v.engine_on:
         return {**_changed(v, False), "switched_off": []}
     _fail("stop the engine", *_stopped_in_park_problems(v))
-    heated = [s for s in ctx.db.scalars(select(Seat)) if s.heat_level > 0]
-    for seat in heated:
-        seat.heat_level = 0
+    heated = ctx.sql.run(SEATS_OFF) > 0  # every seat above level 0 to 0
     was_on = (
         ("climate", v.climate_on),
-        ("seat_heating", bool(heated)),
-        ("cruise_control", _disengage_cruise(v)),
+        ("seat_heating", heated),
+        ("cruise_control", v.cruise_active),
     )
-    v.engine_on = v.climate_on = False
+    v = _write(ctx, Vehicle, v, **CRUISE_OFF, engine_on=False, climate_on=False)
     return {**_changed(v, True), "switched_off": [name for name, on in was_on if on]}
 
 
@@ -687,9 +761,8 @@ def shift_gear(ctx: ToolContext, gear: Gear) -> ModeChange:
         _fail(action, (f"the car is moving at {v.speed_kph} km/h", slow))
     if v.gear == "park":
         _fail(action, *_leave_park_problems(ctx, v))
-    if gear != "drive":
-        _disengage_cruise(v)
-    v.gear = gear
+    cruise = CRUISE_OFF if gear != "drive" else {}
+    v = _write(ctx, Vehicle, v, **cruise, gear=gear)
     return _changed(v, True)
 
 
@@ -728,8 +801,7 @@ def set_speed(
     if speed_kph > v.speed_kph and v.energy_level <= 0:
         _fail(action, _no_energy(v, "to accelerate"))
     changed = speed_kph != v.speed_kph or v.cruise_active
-    _disengage_cruise(v)
-    v.speed_kph = speed_kph
+    v = _write(ctx, Vehicle, v, **CRUISE_OFF, speed_kph=speed_kph)
     return _changed(v, changed)
 
 
@@ -754,7 +826,7 @@ def set_parking_brake(ctx: ToolContext, action: Literal["engage", "release"]) ->
         return _changed(v, False)
     if engaged:
         _fail("engage the parking brake", *_stopped_in_park_problems(v))
-    v.parking_brake = engaged
+    v = _write(ctx, Vehicle, v, parking_brake=engaged)
     return _changed(v, True)
 
 
@@ -773,7 +845,7 @@ def open_door(ctx: ToolContext, position: DoorPosition) -> DoorChange:
     Returns:
         For example {"position": "trunk", "open": true, "locked": false, "changed": true}.
     """
-    door = ctx.db.get_one(Door, position)
+    door = ctx.sql.one(DOOR, position=position)
     if door.is_open:  # an open door is never locked
         return {**_door(door), "changed": False}
     problems = _stopped_in_park_problems(_vehicle(ctx))
@@ -781,7 +853,7 @@ def open_door(ctx: ToolContext, position: DoorPosition) -> DoorChange:
         unlock = "Unlock with set_door_locks (action='unlock') first"
         problems.append((f"{_door_name(position)} is locked", unlock))
     _fail(f"open {_door_name(position)}", *problems)
-    door.is_open = True
+    door = _write(ctx, Door, door, is_open=True)
     return {**_door(door), "changed": True}
 
 
@@ -799,9 +871,9 @@ def close_door(ctx: ToolContext, position: DoorPosition) -> DoorChange:
     Returns:
         For example {"position": "rear_left", "open": false, "locked": false, "changed": true}.
     """
-    door = ctx.db.get_one(Door, position)
+    door = ctx.sql.one(DOOR, position=position)
     changed = door.is_open
-    door.is_open = False
+    door = _write(ctx, Door, door, is_open=False)
     return {**_door(door), "changed": changed}
 
 
@@ -821,9 +893,7 @@ def set_door_locks(ctx: ToolContext, action: Literal["lock", "unlock"]) -> Doors
     """
     if action == "lock":
         _fail("lock the doors", *_open_doors_problem(ctx))
-    doors = _doors(ctx)
-    for door in doors:
-        door.is_locked = action == "lock"
+    doors = [_write(ctx, Door, d, is_locked=action == "lock") for d in _doors(ctx)]
     return {"doors": [_door(d) for d in doors]}
 
 
@@ -848,7 +918,7 @@ def set_window(
     Returns:
         For example {"position": "front_left", "open_percent": 25}.
     """
-    ctx.db.get_one(Window, position).open_percent = open_percent
+    _write(ctx, Window, ctx.sql.one(WINDOW, position=position), open_percent=open_percent)
     return {"position": position, "open_percent": open_percent}
 
 
@@ -901,12 +971,17 @@ def set_climate(
             )
         if not v.engine_on:
             _fail("turn on climate control", ENGINE_OFF)
-        for z in ctx.db.scalars(select(ClimateZone)):
+        for z in ctx.sql.all(ZONES):
             if zone in (None, z.zone):
-                z.target_temp_c = z.target_temp_c if temp is None else temp
-                z.fan_speed = z.fan_speed if fan_speed is None else fan_speed
-                z.ac_on = z.ac_on if ac is None else ac == "on"
-    v.climate_on = power == "on"
+                _write(
+                    ctx,
+                    ClimateZone,
+                    z,
+                    target_temp_c=z.target_temp_c if temp is None else temp,
+                    fan_speed=z.fan_speed if fan_speed is None else fan_speed,
+                    ac_on=z.ac_on if ac is None else ac == "on",
+                )
+    v = _write(ctx, Vehicle, v, climate_on=power == "on")
     return _climate(ctx, v)
 
 
@@ -930,7 +1005,7 @@ def set_seat_heating(
     """
     if level > 0 and not _vehicle(ctx).engine_on:
         _fail(f"heat the {seat.replace('_', '-')} seat", ENGINE_OFF)
-    ctx.db.get_one(Seat, seat).heat_level = level
+    _write(ctx, Seat, ctx.sql.one(SEAT, position=seat), heat_level=level)
     return {"seat": seat, "heat_level": level}
 
 
@@ -963,16 +1038,15 @@ def set_lights(
     if headlights is None and fog_lights is None and hazard_lights is None:
         raise InvalidArgument("Nothing to change: pass headlights, fog_lights or hazard_lights.")
     v = _vehicle(ctx)
-    v.headlights = headlights or v.headlights
-    if fog_lights == "on" and v.headlights == "off":
+    lights = headlights or v.headlights
+    if fog_lights == "on" and lights == "off":
         same_call = "Pass headlights='on' or 'auto' in the same call"
         _fail("turn on the fog lights", ("the headlights are off", same_call))
-    if fog_lights is not None:
-        v.fog_lights = fog_lights == "on"
-    if v.headlights == "off":
-        v.fog_lights = False
-    if hazard_lights is not None:
-        v.hazard_lights = hazard_lights == "on"
+    fog = v.fog_lights if fog_lights is None else fog_lights == "on"
+    hazard = v.hazard_lights if hazard_lights is None else hazard_lights == "on"
+    v = _write(
+        ctx, Vehicle, v, headlights=lights, fog_lights=fog and lights != "off", hazard_lights=hazard
+    )
     return _lights(v)
 
 
@@ -1004,7 +1078,8 @@ def set_cruise_control(
     if action == "cancel":
         if speed_kph is not None:
             raise InvalidArgument("speed_kph only applies when engaging cruise control.")
-        return _changed(v, _disengage_cruise(v))
+        was = v.cruise_active
+        return _changed(_write(ctx, Vehicle, v, **CRUISE_OFF), was)
     problems: list[Problem] = []
     if v.gear != "drive":
         what = f"the car is in {v.gear}, and cruise control works only in drive"
@@ -1018,7 +1093,7 @@ def set_cruise_control(
         problems.append(_no_energy(v, f"to speed up to {target} km/h"))
     _fail("engage cruise control", *problems)
     changed = not v.cruise_active or v.cruise_speed_kph != target
-    v.cruise_active, v.cruise_speed_kph, v.speed_kph = True, target, target
+    v = _write(ctx, Vehicle, v, cruise_active=True, cruise_speed_kph=target, speed_kph=target)
     return _changed(v, changed)
 
 
@@ -1046,20 +1121,21 @@ def set_route(ctx: ToolContext, destination_id: DestinationRow) -> NewRoute:
         raise PreconditionFailed(
             f"The car is already at {dest.name} ({dest.id}); pick another destination."
         )
-    previous = _active_route(ctx)
+    previous = ctx.sql.first(ACTIVE_ROUTE)
     if previous is not None:
-        previous.status = "cancelled"
-    route = Route(
-        id=next_id(ctx, Route.id, "rte", 4),
+        _write(ctx, Route, previous, status="cancelled")
+    route_id = next_id(ctx, Route.id, "rte", 4)
+    ctx.sql.insert(
+        Route,
+        id=route_id,
         destination_id=dest.id,
         origin_label=v.location_label,
         distance_km=km,
         eta_minutes=eta_minutes(km),
         status="active",
     )
-    ctx.db.add(route)
     return {
-        **_route_dict(ctx, route),
+        **_route_dict(ctx.sql.one(ROUTE, id=route_id)),
         "replaced_route_id": previous.id if previous else None,
         "range_km": range_km(v.energy_level, v.consumption_per_100km),
         "enough_energy": energy_needed(km, v.consumption_per_100km) <= v.energy_level,
@@ -1081,7 +1157,7 @@ def drive_route(ctx: ToolContext) -> Arrival:
         "energy_used": 0.9, "arrived_at": "2026-03-02T10:48", "energy": {...}, ...}.
     """
     v = _vehicle(ctx)
-    route = _active_route(ctx)
+    route = ctx.sql.first(ACTIVE_ROUTE)
     if route is None:
         raise PreconditionFailed("There is no active route. Set one with set_route first.")
     problems: list[Problem] = []
@@ -1101,12 +1177,16 @@ def drive_route(ctx: ToolContext) -> Arrival:
             )
         )
     _fail("drive the route", *problems)
-    dest = ctx.db.get_one(Destination, route.destination_id)
-    last_end = ctx.db.scalar(select(func.max(Trip.ended_at)))
+    dest = ctx.sql.one(DESTINATION, id=route.destination_id)
+    last_end = ctx.sql.scalar(LAST_TRIP_END)
     start = max(ctx.now, last_end) if last_end is not None else ctx.now
     end = start + dt.timedelta(minutes=route.eta_minutes)
-    trip = Trip(
-        id=next_id(ctx, Trip.id, "trp", 4),
+    trip_id = next_id(ctx, Trip.id, "trp", 4)
+    # written in the order the ORM flushed them (by model name), so the bytes are the same
+    _write(ctx, Route, route, status="completed")
+    ctx.sql.insert(
+        Trip,
+        id=trip_id,
         started_at=start,
         ended_at=end,
         origin_label=v.location_label,
@@ -1116,19 +1196,24 @@ def drive_route(ctx: ToolContext) -> Arrival:
         energy_used=need,
         avg_speed_kph=max(1, round(float(route.distance_km) * 60 / route.eta_minutes)),
     )
-    ctx.db.add(trip)
-    v.energy_level -= need
-    v.odometer_km += route.distance_km
-    v.latitude, v.longitude, v.location_label = dest.latitude, dest.longitude, dest.name
-    v.speed_kph = 0
-    _disengage_cruise(v)
-    route.status = "completed"
+    v = _write(
+        ctx,
+        Vehicle,
+        v,
+        energy_level=v.energy_level - need,
+        odometer_km=v.odometer_km + route.distance_km,
+        latitude=dest.latitude,
+        longitude=dest.longitude,
+        location_label=dest.name,
+        speed_kph=0,
+        **CRUISE_OFF,
+    )
     return {
-        "trip_id": trip.id,
+        "trip_id": trip_id,
         "route_id": route.id,
         "destination_id": dest.id,
         "destination_name": dest.name,
-        "distance_km": float(trip.distance_km),
+        "distance_km": float(route.distance_km),
         "energy_used": float(need),
         "departed_at": start.isoformat(timespec="minutes"),
         "arrived_at": end.isoformat(timespec="minutes"),
@@ -1174,7 +1259,7 @@ def refuel_or_charge(ctx: ToolContext, amount: float | None = None) -> Refill:
             )
     if v.engine_on:
         _fail("refuel or charge", ("the engine is running", "Turn it off with stop_engine first"))
-    v.energy_level += added
+    v = _write(ctx, Vehicle, v, energy_level=v.energy_level + added)
     return {"added": float(added), "unit": unit, "energy": _energy(v)}
 
 
@@ -1191,7 +1276,7 @@ def refuel_or_charge(ctx: ToolContext, amount: float | None = None) -> Refill:
 def _destinations(ctx: ToolContext) -> list[dict]:
     """Saved places the car is not already at (so a route to them makes sense)."""
     v = _vehicle(ctx)
-    rows = ctx.db.scalars(select(Destination).order_by(Destination.id))
+    rows = ctx.sql.all(DESTINATIONS)
     return [
         {
             "destination_id": d.id,
@@ -1209,7 +1294,7 @@ def _destinations(ctx: ToolContext) -> list[dict]:
     "trip", key="trip_id", model=Trip, not_found="Call get_trip_log to find the trip's id."
 )
 def _trips(ctx: ToolContext) -> list[dict]:
-    rows = ctx.db.scalars(select(Trip).order_by(Trip.id))
+    rows = ctx.sql.all(TRIPS)
     return [
         {
             "trip_id": t.id,
