@@ -9,14 +9,16 @@ wrong token is a ``permission_denied`` error that says how to authenticate.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 import re
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Literal
+from types import SimpleNamespace
+from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import Field
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select, update
 
 from prove_gym.server import (
     Conflict,
@@ -26,12 +28,15 @@ from prove_gym.server import (
     NotRequired,
     PermissionDenied,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
     parse_date,
+    search_pattern,
 )
 
 from .models import (
@@ -71,11 +76,11 @@ server = Server(
 )
 
 # Rows: the core looks the id up before the tool runs (not_found hints: see the entities below).
-CustomerRow = Annotated[Customer, Entity("customer")]
-AccountRow = Annotated[Account, Entity("account")]
-BeneficiaryRow = Annotated[Beneficiary, Entity("beneficiary")]
-ScheduleRow = Annotated[ScheduledPayment, Entity("scheduled_payment")]
-CardRow = Annotated[Card, Entity("card")]
+CustomerRow = Annotated[Record[Customer], Entity("customer")]
+AccountRow = Annotated[Record[Account], Entity("account")]
+BeneficiaryRow = Annotated[Record[Beneficiary], Entity("beneficiary")]
+ScheduleRow = Annotated[Record[ScheduledPayment], Entity("scheduled_payment")]
+CardRow = Annotated[Record[Card], Entity("card")]
 # Ids that schedule_payment looks up itself, after its auth and argument checks.
 AccountId = Annotated[str, Entity("account")]
 BeneficiaryId = Annotated[str, Entity("beneficiary")]
@@ -252,8 +257,192 @@ class CardOut(TypedDict):
     currency: str
 
 
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+customers_t = Customer.__table__
+accounts_t = Account.__table__
+beneficiaries_t = Beneficiary.__table__
+schedules_t = ScheduledPayment.__table__
+cards_t = Card.__table__
+transactions_t = Transaction.__table__
+RATES = Query(select(ExchangeRate.currency, ExchangeRate.base_per_unit))
+CUSTOMER = Query(select(customers_t).where(Customer.id == bindparam("id")))
+OWNER = Query(  # the customer who owns an account
+    select(customers_t)
+    .select_from(customers_t.join(accounts_t, Account.customer_id == Customer.id))
+    .where(Account.id == bindparam("account_id"))
+)
+PASSCODES = Query(select(Customer.passcode).order_by(Customer.id))
+CUSTOMER_NAMES = Query(select(Customer.name).order_by(Customer.id))
+CUSTOMERS = Query(select(customers_t).order_by(Customer.id))
+CUSTOMERS_MATCHING = Query(
+    select(customers_t)
+    .where(
+        contains(bindparam("pattern"), Customer.name, Customer.email, Customer.phone, Customer.id)
+    )
+    .order_by(Customer.name, Customer.id)
+    .limit(bindparam("limit"))
+)
+ACCOUNT = Query(select(accounts_t).where(Account.id == bindparam("id")))
+ACCOUNT_CURRENCY = Query(select(Account.currency).where(Account.id == bindparam("id")))
+# Customer.accounts: the relationship orders by Account.id
+ACCOUNTS_OF = Query(
+    select(accounts_t).where(Account.customer_id == bindparam("customer_id")).order_by(Account.id)
+)
+ACCOUNT_IDS_OF = Query(
+    select(Account.customer_id, Account.id)
+    .where(Account.customer_id.in_(bindparam("customer_ids", expanding=True)))
+    .order_by(Account.id)
+)
+SET_BALANCE = Query(
+    update(Account).where(Account.id == bindparam("id")).values(balance=bindparam("balance"))
+)
+# active accounts with their owner's passcode (for the entity listings)
+ACTIVE_ACCOUNTS = Query(
+    select(accounts_t, Customer.passcode)
+    .select_from(accounts_t.join(customers_t, Account.customer_id == Customer.id))
+    .where(Account.status == "active")
+    .order_by(Account.id)
+)
+RECENT_TRANSACTIONS = Query(
+    select(transactions_t)
+    .where(Transaction.account_id == bindparam("account_id"))
+    .order_by(Transaction.posted_at.desc(), Transaction.id.desc())
+    .limit(5)
+)
+SUM_BEFORE = Query(  # sum() keeps the Money type: a Decimal, or None for no rows
+    select(func.sum(Transaction.amount)).where(
+        Transaction.account_id == bindparam("account_id"), Transaction.posted_at < bindparam("lo")
+    )
+)
+MONTH_TRANSACTIONS = Query(
+    select(transactions_t)
+    .where(
+        Transaction.account_id == bindparam("account_id"),
+        Transaction.posted_at >= bindparam("lo"),
+        Transaction.posted_at < bindparam("hi"),
+    )
+    .order_by(Transaction.posted_at, Transaction.id)
+)
+TRANSACTIONS_SINCE = Query(
+    select(Transaction.id, Transaction.account_id, Transaction.description)
+    .where(Transaction.posted_at >= bindparam("since"))
+    .order_by(Transaction.id)
+)
+TRANSFERS = Query(select(Transfer.id, Transfer.from_account_id).order_by(Transfer.id))
+CARDS_OF_ACCOUNT = Query(
+    select(Card.id, Card.last4, Card.status)
+    .where(Card.account_id == bindparam("account_id"))
+    .order_by(Card.id)
+)
+# cards with the currency of their account
+CARDS_OF_CUSTOMER = Query(
+    select(cards_t, Account.currency)
+    .select_from(cards_t.join(accounts_t, Card.account_id == Account.id))
+    .where(Account.customer_id == bindparam("customer_id"))
+    .order_by(Card.id)
+)
+ACTIVE_CARDS = Query(
+    select(Card.id, Card.last4, Card.account_id, Account.customer_id, Customer.passcode)
+    .select_from(
+        cards_t.join(accounts_t, Card.account_id == Account.id).join(
+            customers_t, Account.customer_id == Customer.id
+        )
+    )
+    .where(Card.status == "active")
+    .order_by(Card.id)
+)
+BLOCK_CARD = Query(
+    update(Card)
+    .where(Card.id == bindparam("id"))
+    .values(status="blocked", block_reason=bindparam("block_reason"))
+)
+SET_CARD_LIMIT = Query(
+    update(Card).where(Card.id == bindparam("id")).values(daily_limit=bindparam("daily_limit"))
+)
+BENEFICIARY = Query(select(beneficiaries_t).where(Beneficiary.id == bindparam("id")))
+BENEFICIARIES = Query(
+    select(Beneficiary.id, Beneficiary.name, Beneficiary.customer_id).order_by(Beneficiary.id)
+)
+BENEFICIARIES_OF = Query(
+    select(beneficiaries_t)
+    .where(Beneficiary.customer_id == bindparam("customer_id"))
+    .order_by(Beneficiary.id)
+)
+SAVED_PAYEE = Query(
+    select(Beneficiary.id, Beneficiary.name).where(
+        Beneficiary.customer_id == bindparam("customer_id"),
+        Beneficiary.account_number == bindparam("account_number"),
+    )
+)
+DUPLICATE_SCHEDULE = Query(
+    select(ScheduledPayment.id).where(
+        ScheduledPayment.status == "active",
+        ScheduledPayment.from_account_id == bindparam("from_account_id"),
+        ScheduledPayment.beneficiary_id.is_not_distinct_from(bindparam("beneficiary_id")),
+        ScheduledPayment.to_account_id.is_not_distinct_from(bindparam("to_account_id")),
+        ScheduledPayment.amount == bindparam("amount"),
+        ScheduledPayment.frequency == bindparam("frequency"),
+        ScheduledPayment.next_date == bindparam("next_date"),
+    )
+)
+CANCEL_SCHEDULE = Query(
+    update(ScheduledPayment)
+    .where(ScheduledPayment.id == bindparam("id"))
+    .values(status="cancelled")
+)
+# active schedules with the paying account's owner and passcode (for the entity listing)
+ACTIVE_SCHEDULES = Query(
+    select(
+        ScheduledPayment.id,
+        ScheduledPayment.from_account_id,
+        ScheduledPayment.amount,
+        ScheduledPayment.reference,
+        Account.customer_id,
+        Customer.passcode,
+    )
+    .select_from(
+        schedules_t.join(accounts_t, ScheduledPayment.from_account_id == Account.id).join(
+            customers_t, Account.customer_id == Customer.id
+        )
+    )
+    .where(ScheduledPayment.status == "active")
+    .order_by(ScheduledPayment.id)
+)
+
+
+@functools.cache
+def _transactions_query(since: bool, until: bool, by_kind: bool, matching: bool) -> Query:
+    """An account's transactions, newest first, with the filters asked for: list_transactions'."""
+    stmt = select(transactions_t).where(Transaction.account_id == bindparam("account_id"))
+    if since:
+        stmt = stmt.where(Transaction.posted_at >= bindparam("first"))
+    if until:
+        stmt = stmt.where(Transaction.posted_at <= bindparam("last"))
+    if by_kind:
+        stmt = stmt.where(Transaction.kind == bindparam("kind"))
+    if matching:
+        stmt = stmt.where(contains(bindparam("pattern"), Transaction.description))
+    stmt = stmt.order_by(Transaction.posted_at.desc(), Transaction.id.desc())
+    return Query(stmt.limit(bindparam("limit")))
+
+
+@functools.cache
+def _schedules_query(include_cancelled: bool) -> Query:
+    """A customer's scheduled payments, soonest first: list_scheduled_payments' statement."""
+    stmt = (
+        select(schedules_t)
+        .select_from(schedules_t.join(accounts_t, ScheduledPayment.from_account_id == Account.id))
+        .where(Account.customer_id == bindparam("customer_id"))
+        .order_by(ScheduledPayment.next_date, ScheduledPayment.id)
+    )
+    if not include_cancelled:
+        stmt = stmt.where(ScheduledPayment.status == "active")
+    return Query(stmt)
+
+
 # ----------------------------------------------------------------- helpers
-def _require_auth(customer: Customer, token: str | None) -> None:
+def _require_auth(customer: Any, token: str | None) -> None:
     how = (
         f"Call authenticate with customer_id '{customer.id}' and the passcode the customer "
         "gives you (ask them for it if they have not said it; never guess), then retry with "
@@ -280,11 +469,11 @@ def _money(value: Decimal, name: str, *, maximum: Decimal = MAX_AMOUNT) -> Decim
 
 
 def _rate(ctx: ToolContext, from_currency: str, to_currency: str) -> Decimal:
-    rates = {r.currency: r.base_per_unit for r in ctx.db.scalars(select(ExchangeRate))}
+    rates = {r.currency: r.base_per_unit for r in ctx.sql.all(RATES)}
     return cross_rate(rates[from_currency], rates[to_currency])
 
 
-def _require_active(acc: Account) -> None:
+def _require_active(acc: Any) -> None:
     if acc.status != "active":
         raise PreconditionFailed(
             f"Account {acc.id} is {acc.status}: it can neither send nor receive money. "
@@ -292,20 +481,28 @@ def _require_active(acc: Account) -> None:
         )
 
 
-def _available(acc: Account) -> Decimal:
+def _available(acc: Any) -> Decimal:
     return acc.balance + acc.overdraft_limit
+
+
+class _Sent(NamedTuple):
+    """The recorded transfer, as _send wrote it."""
+
+    id: str
+    credited_amount: Decimal
+    rate: Decimal
 
 
 def _send(
     ctx: ToolContext,
-    src: Account,
+    src: Any,
     money: Decimal,
     currency: str,
     memo: str,
     *,
     to_account_id: str | None = None,
     beneficiary_id: str | None = None,
-) -> Transfer:
+) -> _Sent:
     """Record money leaving ``src`` once it has the funds, converted to ``currency``."""
     if money > _available(src):
         raise PreconditionFailed(
@@ -317,8 +514,10 @@ def _send(
     credited = convert(money, rate)
     if credited <= 0:
         raise InvalidArgument(f"{money} {src.currency} is too small to convert to {currency}.")
-    transfer = Transfer(
-        id=next_id(ctx, Transfer.id, "trf", 5),
+    transfer = _Sent(next_id(ctx, Transfer.id, "trf", 5), credited, rate)
+    ctx.sql.insert(
+        Transfer,
+        id=transfer.id,
         kind="internal" if to_account_id else "external",
         from_account_id=src.id,
         to_account_id=to_account_id,
@@ -331,33 +530,33 @@ def _send(
         memo=memo,
         created_at=ctx.now,
     )
-    ctx.db.add(transfer)
-    ctx.db.flush()
     return transfer
 
 
 def _post(
     ctx: ToolContext,
-    acc: Account,
+    acc: Any,
     kind: str,
     description: str,
     amount: Decimal,
     transfer_id: str | None = None,
-) -> Transaction:
-    acc.balance = acc.balance + amount
-    txn = Transaction(
-        id=next_id(ctx, Transaction.id, "txn", 5),
+) -> tuple[Any, str]:
+    """Book ``amount`` on ``acc``: the account row with its new balance, and the entry's id."""
+    balance = acc.balance + amount
+    ctx.sql.run(SET_BALANCE, id=acc.id, balance=balance)
+    txn_id = next_id(ctx, Transaction.id, "txn", 5)
+    ctx.sql.insert(
+        Transaction,
+        id=txn_id,
         account_id=acc.id,
         posted_at=ctx.now,
         kind=kind,
         description=description[:140],
         amount=amount,
-        balance_after=acc.balance,
+        balance_after=balance,
         transfer_id=transfer_id,
     )
-    ctx.db.add(txn)
-    ctx.db.flush()
-    return txn
+    return acc._replace(balance=balance), txn_id
 
 
 def _clean_text(value: str, name: str, limit: int = 140) -> str:
@@ -367,7 +566,7 @@ def _clean_text(value: str, name: str, limit: int = 140) -> str:
     return value
 
 
-def _account_summary(acc: Account) -> AccountOut:
+def _account_summary(acc: Any) -> AccountOut:
     return {
         "account_id": acc.id,
         "nickname": acc.nickname,
@@ -381,7 +580,7 @@ def _account_summary(acc: Account) -> AccountOut:
     }
 
 
-def _txn_record(t: Transaction) -> TransactionOut:
+def _txn_record(t: Any) -> TransactionOut:
     return {
         "transaction_id": t.id,
         "posted_at": t.posted_at.isoformat(timespec="minutes"),
@@ -393,7 +592,8 @@ def _txn_record(t: Transaction) -> TransactionOut:
     }
 
 
-def _card_record(ctx: ToolContext, card: Card) -> CardOut:
+def _card_record(card: Any, currency: str) -> CardOut:
+    """``card``: a cards row; ``currency``: its account's."""
     return {
         "card_id": card.id,
         "account_id": card.account_id,
@@ -404,11 +604,11 @@ def _card_record(ctx: ToolContext, card: Card) -> CardOut:
         "status": card.status,
         "block_reason": card.block_reason or None,
         "daily_limit": card.daily_limit,
-        "currency": ctx.db.get_one(Account, card.account_id).currency,
+        "currency": currency,
     }
 
 
-def _beneficiary_record(b: Beneficiary) -> BeneficiaryOut:
+def _beneficiary_record(b: Any) -> BeneficiaryOut:
     return {
         "beneficiary_id": b.id,
         "name": b.name,
@@ -419,7 +619,7 @@ def _beneficiary_record(b: Beneficiary) -> BeneficiaryOut:
     }
 
 
-def _schedule_record(s: ScheduledPayment) -> ScheduleOut:
+def _schedule_record(s: Any) -> ScheduleOut:
     return {
         "scheduled_payment_id": s.id,
         "from_account_id": s.from_account_id,
@@ -447,12 +647,12 @@ def _recent_month(ctx: ToolContext, rng: random.Random) -> str:
 
 
 def _some_passcode(ctx: ToolContext, rng: random.Random) -> str:
-    codes = list(ctx.db.scalars(select(Customer.passcode).order_by(Customer.id)))
+    codes = ctx.sql.scalars(PASSCODES)
     return rng.choice(codes)
 
 
 def _some_surname(ctx: ToolContext, rng: random.Random) -> str:
-    names = list(ctx.db.scalars(select(Customer.name).order_by(Customer.id)))
+    names = ctx.sql.scalars(CUSTOMER_NAMES)
     return rng.choice(names).split()[-1]
 
 
@@ -493,12 +693,10 @@ def find_customer(
     text = query.strip()
     if not text:
         raise InvalidArgument("query must not be empty: give a name, email, phone or id.")
-    stmt = (
-        select(Customer)
-        .where(contains(text, Customer.name, Customer.email, Customer.phone, Customer.id))
-        .order_by(Customer.name, Customer.id)
-        .limit(limit)
-    )
+    rows = ctx.sql.all(CUSTOMERS_MATCHING, pattern=search_pattern(text), limit=limit)
+    owned: dict[str, list[str]] = {c.id: [] for c in rows}
+    for a in ctx.sql.all(ACCOUNT_IDS_OF, customer_ids=list(owned)):
+        owned[a.customer_id].append(a.id)
     return [
         {
             "customer_id": c.id,
@@ -507,9 +705,9 @@ def find_customer(
             "phone": c.phone,
             "city": c.city,
             "segment": c.segment,
-            "accounts": [a.id for a in c.accounts],
+            "accounts": owned[c.id],
         }
-        for c in ctx.db.scalars(stmt)
+        for c in rows
     ]
 
 
@@ -567,7 +765,9 @@ def list_accounts(ctx: ToolContext, customer_id: CustomerRow) -> AccountsOut:
         "customer_id": customer_id.id,
         "name": customer_id.name,
         "as_of": ctx.now.isoformat(timespec="minutes"),
-        "accounts": [_account_summary(a) for a in customer_id.accounts],
+        "accounts": [
+            _account_summary(a) for a in ctx.sql.all(ACCOUNTS_OF, customer_id=customer_id.id)
+        ],
     }
 
 
@@ -582,17 +782,12 @@ def get_account(ctx: ToolContext, account_id: AccountRow) -> AccountDetail:
         account_id: The account, such as "acc_0031".
     """
     acc = account_id
-    recent = ctx.db.scalars(
-        select(Transaction)
-        .where(Transaction.account_id == acc.id)
-        .order_by(Transaction.posted_at.desc(), Transaction.id.desc())
-        .limit(5)
-    )
-    cards = ctx.db.scalars(select(Card).where(Card.account_id == acc.id).order_by(Card.id))
+    recent = ctx.sql.all(RECENT_TRANSACTIONS, account_id=acc.id)
+    cards = ctx.sql.all(CARDS_OF_ACCOUNT, account_id=acc.id)
     return {
         **_account_summary(acc),
         "customer_id": acc.customer_id,
-        "owner": acc.customer.name,
+        "owner": ctx.sql.one(CUSTOMER, id=acc.customer_id).name,
         "opened_on": acc.opened_on.isoformat(),
         "as_of": ctx.now.isoformat(timespec="minutes"),
         "cards": [{"card_id": c.id, "last4": c.last4, "status": c.status} for c in cards],
@@ -643,24 +838,26 @@ def list_transactions(
     acc = account_id
     if not 1 <= limit <= 100:
         raise InvalidArgument(f"limit must be between 1 and 100, got {limit}.")
-    stmt = select(Transaction).where(Transaction.account_id == acc.id)
+    params: dict[str, Any] = {"account_id": acc.id, "limit": limit}
     first = parse_date(start_date, "start_date") if start_date else None
     last = parse_date(end_date, "end_date") if end_date else None
     if first and last and last < first:
         raise InvalidArgument("end_date is before start_date.")
     if first:
-        stmt = stmt.where(Transaction.posted_at >= dt.datetime.combine(first, dt.time()))
+        params["first"] = dt.datetime.combine(first, dt.time())
     if last:
-        stmt = stmt.where(Transaction.posted_at <= dt.datetime.combine(last, dt.time.max))
+        params["last"] = dt.datetime.combine(last, dt.time.max)
     if kind is not None:
-        stmt = stmt.where(Transaction.kind == kind)
+        params["kind"] = kind
     if query and query.strip():
-        stmt = stmt.where(contains(query.strip(), Transaction.description))
-    stmt = stmt.order_by(Transaction.posted_at.desc(), Transaction.id.desc()).limit(limit)
+        params["pattern"] = search_pattern(query.strip())
+    stmt = _transactions_query(
+        "first" in params, "last" in params, "kind" in params, "pattern" in params
+    )
     return {
         "account_id": acc.id,
         "currency": acc.currency,
-        "transactions": [_txn_record(t) for t in ctx.db.scalars(stmt)],
+        "transactions": [_txn_record(t) for t in ctx.sql.all(stmt, **params)],
     }
 
 
@@ -706,23 +903,9 @@ def get_statement(ctx: ToolContext, account_id: AccountRow, month: str) -> State
     nxt = (first + dt.timedelta(days=32)).replace(day=1)
     lo = dt.datetime.combine(first, dt.time())
     hi = dt.datetime.combine(nxt, dt.time())
-    before = ctx.db.scalar(  # sum() keeps the Money type: a Decimal, or None for no rows
-        select(func.sum(Transaction.amount)).where(
-            Transaction.account_id == acc.id, Transaction.posted_at < lo
-        )
-    )
+    before = ctx.sql.scalar(SUM_BEFORE, account_id=acc.id, lo=lo)
     opening = acc.opening_balance + (before or Decimal("0.00"))
-    rows = list(
-        ctx.db.scalars(
-            select(Transaction)
-            .where(
-                Transaction.account_id == acc.id,
-                Transaction.posted_at >= lo,
-                Transaction.posted_at < hi,
-            )
-            .order_by(Transaction.posted_at, Transaction.id)
-        )
-    )
+    rows = ctx.sql.all(MONTH_TRANSACTIONS, account_id=acc.id, lo=lo, hi=hi)
     money_in = sum((t.amount for t in rows if t.amount > 0), Decimal("0.00"))
     money_out = sum((-t.amount for t in rows if t.amount < 0), Decimal("0.00"))
     return {
@@ -811,7 +994,7 @@ def transfer_funds(
         "rate": "0.921659", "from_balance": "1000.40", "to_balance": "730.41", ...}.
     """
     src, dst = from_account_id, to_account_id
-    _require_auth(src.customer, auth_token)
+    _require_auth(ctx.sql.one(CUSTOMER, id=src.customer_id), auth_token)
     if src.id == dst.id:
         raise InvalidArgument("from_account_id and to_account_id are the same account.")
     if dst.customer_id != src.customer_id:
@@ -827,10 +1010,10 @@ def transfer_funds(
     transfer = _send(ctx, src, money, dst.currency, note, to_account_id=dst.id)
     credited = transfer.credited_amount
     suffix = f": {note}" if note else ""
-    debit = _post(
+    src, debit_id = _post(
         ctx, src, "transfer_out", f"Transfer to {dst.nickname}{suffix}", -money, transfer.id
     )
-    credit = _post(
+    dst, credit_id = _post(
         ctx, dst, "transfer_in", f"Transfer from {src.nickname}{suffix}", credited, transfer.id
     )
     return {
@@ -845,7 +1028,7 @@ def transfer_funds(
         "rate": transfer.rate,
         "from_balance": src.balance,
         "to_balance": dst.balance,
-        "transaction_ids": [debit.id, credit.id],
+        "transaction_ids": [debit_id, credit_id],
         "memo": note,
     }
 
@@ -864,11 +1047,7 @@ def list_beneficiaries(ctx: ToolContext, customer_id: CustomerRow) -> list[Benef
         [{"beneficiary_id": "ben_0007", "name": "Maria Lopez", "account_number": "...",
         "bank_name": "Chase", "currency": "USD", "added_on": "2025-06-01"}].
     """
-    rows = ctx.db.scalars(
-        select(Beneficiary)
-        .where(Beneficiary.customer_id == customer_id.id)
-        .order_by(Beneficiary.id)
-    )
+    rows = ctx.sql.all(BENEFICIARIES_OF, customer_id=customer_id.id)
     return [_beneficiary_record(b) for b in rows]
 
 
@@ -917,28 +1096,23 @@ def add_beneficiary(
             f"{account_number!r} is not an account number: use 8-34 letters and digits, such as "
             "'004512345678' or an IBAN like 'DE44500105175407324931'."
         )
-    existing = ctx.db.scalar(
-        select(Beneficiary).where(
-            Beneficiary.customer_id == cust.id, Beneficiary.account_number == number
-        )
-    )
+    existing = ctx.sql.first(SAVED_PAYEE, customer_id=cust.id, account_number=number)
     if existing is not None:
         raise Conflict(
             f"{cust.id} already has this account saved as {existing.id} ({existing.name}); "
             "pay that beneficiary instead of adding it again."
         )
-    ben = Beneficiary(
-        id=next_id(ctx, Beneficiary.id, "ben", 4),
-        customer_id=cust.id,
-        name=payee,
-        account_number=number,
-        bank_name=_clean_text(bank_name, "bank_name", 80),
-        currency=currency,
-        added_on=ctx.now.date(),
-    )
-    ctx.db.add(ben)
-    ctx.db.flush()
-    return _beneficiary_record(ben)
+    ben = {
+        "id": next_id(ctx, Beneficiary.id, "ben", 4),
+        "customer_id": cust.id,
+        "name": payee,
+        "account_number": number,
+        "bank_name": _clean_text(bank_name, "bank_name", 80),
+        "currency": currency,
+        "added_on": ctx.now.date(),
+    }
+    ctx.sql.insert(Beneficiary, **ben)
+    return _beneficiary_record(SimpleNamespace(**ben))
 
 
 @server.tool(
@@ -976,7 +1150,7 @@ def pay_beneficiary(
         "from_balance": "880.40", ...}.
     """
     src, ben = from_account_id, beneficiary_id
-    _require_auth(src.customer, auth_token)
+    _require_auth(ctx.sql.one(CUSTOMER, id=src.customer_id), auth_token)
     if ben.customer_id != src.customer_id:
         raise PreconditionFailed(
             f"Beneficiary {ben.id} is not saved for {src.customer_id}, the owner of {src.id}. "
@@ -987,7 +1161,7 @@ def pay_beneficiary(
     _require_active(src)
     transfer = _send(ctx, src, money, ben.currency, ref, beneficiary_id=ben.id)
     desc = f"Payment to {ben.name}" + (f": {ref}" if ref else "")
-    debit = _post(ctx, src, "payment", desc, -money, transfer.id)
+    src, debit_id = _post(ctx, src, "payment", desc, -money, transfer.id)
     return {
         "transfer_id": transfer.id,
         "status": "completed",
@@ -1000,7 +1174,7 @@ def pay_beneficiary(
         "credited_currency": ben.currency,
         "rate": transfer.rate,
         "from_balance": src.balance,
-        "transaction_id": debit.id,
+        "transaction_id": debit_id,
         "reference": ref,
     }
 
@@ -1026,18 +1200,11 @@ def list_scheduled_payments(
         "from_account_id": "acc_0031", "beneficiary_id": "ben_0007", "to_account_id": null,
         "amount": "1450.00", "frequency": "monthly", "next_date": "2026-04-01", ...}]}.
     """
-    stmt = (
-        select(ScheduledPayment)
-        .join(Account, ScheduledPayment.from_account_id == Account.id)
-        .where(Account.customer_id == customer_id.id)
-        .order_by(ScheduledPayment.next_date, ScheduledPayment.id)
-    )
-    if not include_cancelled:
-        stmt = stmt.where(ScheduledPayment.status == "active")
+    rows = ctx.sql.all(_schedules_query(include_cancelled), customer_id=customer_id.id)
     return {
         "customer_id": customer_id.id,
         "today": ctx.now.date().isoformat(),
-        "scheduled_payments": [_schedule_record(s) for s in ctx.db.scalars(stmt)],
+        "scheduled_payments": [_schedule_record(s) for s in rows],
     }
 
 
@@ -1094,7 +1261,7 @@ def schedule_payment(
         {"scheduled_payment_id": "sch_0051", "status": "active", "next_date": "2026-04-01", ...}.
     """
     src = from_account_id
-    _require_auth(src.customer, auth_token)
+    _require_auth(ctx.sql.one(CUSTOMER, id=src.customer_id), auth_token)
     if (beneficiary_id is None) == (to_account_id is None):
         raise InvalidArgument(
             "Give exactly one of beneficiary_id (pay a saved payee) or to_account_id (move money "
@@ -1102,7 +1269,7 @@ def schedule_payment(
         )
     # Destinations are looked up here, not as rows: auth and the rule above are reported first.
     if beneficiary_id is not None:
-        ben = ctx.db.get(Beneficiary, beneficiary_id)
+        ben = ctx.sql.first(BENEFICIARY, id=beneficiary_id)
         if ben is None:
             raise NotFound(ctx.server.entities["beneficiary"].missing(beneficiary_id))
         if ben.customer_id != src.customer_id:
@@ -1111,7 +1278,7 @@ def schedule_payment(
                 f"{src.id}. Call list_beneficiaries for {src.customer_id}."
             )
     if to_account_id is not None:
-        dst = ctx.db.get(Account, to_account_id)
+        dst = ctx.sql.first(ACCOUNT, id=to_account_id)
         if dst is None:
             raise NotFound(ctx.server.entities["account"].missing(to_account_id))
         if dst.id == src.id:
@@ -1138,35 +1305,32 @@ def schedule_payment(
         if until < first:
             raise InvalidArgument("end_date is before start_date.")
     ref = _clean_text(reference, "reference")
-    duplicate = ctx.db.scalar(
-        select(ScheduledPayment.id).where(
-            ScheduledPayment.status == "active",
-            ScheduledPayment.from_account_id == src.id,
-            ScheduledPayment.beneficiary_id.is_not_distinct_from(beneficiary_id),
-            ScheduledPayment.to_account_id.is_not_distinct_from(to_account_id),
-            ScheduledPayment.amount == money,
-            ScheduledPayment.frequency == frequency,
-            ScheduledPayment.next_date == first,
-        )
-    )
-    if duplicate is not None:
-        raise Conflict(f"The same payment is already scheduled as {duplicate}; nothing was added.")
-    sched = ScheduledPayment(
-        id=next_id(ctx, ScheduledPayment.id, "sch", 4),
+    duplicate = ctx.sql.scalar(
+        DUPLICATE_SCHEDULE,
         from_account_id=src.id,
-        to_account_id=to_account_id,
         beneficiary_id=beneficiary_id,
+        to_account_id=to_account_id,
         amount=money,
         frequency=frequency,
         next_date=first,
-        end_date=until,
-        reference=ref,
-        status="active",
-        created_at=ctx.now,
     )
-    ctx.db.add(sched)
-    ctx.db.flush()
-    return _schedule_record(sched)
+    if duplicate is not None:
+        raise Conflict(f"The same payment is already scheduled as {duplicate}; nothing was added.")
+    sched = {
+        "id": next_id(ctx, ScheduledPayment.id, "sch", 4),
+        "from_account_id": src.id,
+        "to_account_id": to_account_id,
+        "beneficiary_id": beneficiary_id,
+        "amount": money,
+        "frequency": frequency,
+        "next_date": first,
+        "end_date": until,
+        "reference": ref,
+        "status": "active",
+        "created_at": ctx.now,
+    }
+    ctx.sql.insert(ScheduledPayment, **sched)
+    return _schedule_record(SimpleNamespace(**sched))
 
 
 @server.tool(
@@ -1190,12 +1354,11 @@ def cancel_scheduled_payment(
             as "tok_9f2c41d07ab35e68"; without it the call is refused.
     """
     sched = scheduled_payment_id
-    _require_auth(ctx.db.get_one(Account, sched.from_account_id).customer, auth_token)
+    _require_auth(ctx.sql.one(OWNER, account_id=sched.from_account_id), auth_token)
     if sched.status == "cancelled":
         raise PreconditionFailed(f"Scheduled payment {sched.id} is already cancelled.")
-    sched.status = "cancelled"
-    ctx.db.flush()
-    return _schedule_record(sched)
+    ctx.sql.run(CANCEL_SCHEDULE, id=sched.id)
+    return _schedule_record(sched._replace(status="cancelled"))
 
 
 @server.tool(
@@ -1213,13 +1376,8 @@ def list_cards(ctx: ToolContext, customer_id: CustomerRow) -> list[CardOut]:
         "kind": "physical", "last4": "4821", "status": "active", "daily_limit": "1000.00",
         "currency": "USD", ...}].
     """
-    stmt = (
-        select(Card)
-        .join(Account, Card.account_id == Account.id)
-        .where(Account.customer_id == customer_id.id)
-        .order_by(Card.id)
-    )
-    return [_card_record(ctx, c) for c in ctx.db.scalars(stmt)]
+    rows = ctx.sql.all(CARDS_OF_CUSTOMER, customer_id=customer_id.id)
+    return [_card_record(c, c.currency) for c in rows]
 
 
 @server.tool(
@@ -1244,15 +1402,14 @@ def block_card(
             "tok_9f2c41d07ab35e68"; without it the call is refused.
     """
     card = card_id
-    _require_auth(ctx.db.get_one(Account, card.account_id).customer, auth_token)
+    _require_auth(ctx.sql.one(OWNER, account_id=card.account_id), auth_token)
     if card.status == "blocked":
         raise PreconditionFailed(
             f"Card {card.id} (ending {card.last4}) is already blocked ({card.block_reason})."
         )
-    card.status = "blocked"
-    card.block_reason = reason
-    ctx.db.flush()
-    return _card_record(ctx, card)
+    ctx.sql.run(BLOCK_CARD, id=card.id, block_reason=reason)
+    currency = ctx.sql.scalar(ACCOUNT_CURRENCY, id=card.account_id)
+    return _card_record(card._replace(status="blocked", block_reason=reason), currency)
 
 
 @server.tool(
@@ -1277,23 +1434,24 @@ def set_card_limit(
             "tok_9f2c41d07ab35e68"; without it the call is refused.
     """
     card = card_id
-    _require_auth(ctx.db.get_one(Account, card.account_id).customer, auth_token)
+    _require_auth(ctx.sql.one(OWNER, account_id=card.account_id), auth_token)
     limit = _money(daily_limit, "daily_limit", maximum=MAX_CARD_LIMIT)
     if card.status != "active":
         raise PreconditionFailed(
             f"Card {card.id} (ending {card.last4}) is blocked; its limit cannot be changed."
         )
-    card.daily_limit = limit
-    ctx.db.flush()
-    return _card_record(ctx, card)
+    if limit != card.daily_limit:  # a write only where one is due (the ORM skips equal values)
+        ctx.sql.run(SET_CARD_LIMIT, id=card.id, daily_limit=limit)
+    currency = ctx.sql.scalar(ACCOUNT_CURRENCY, id=card.account_id)
+    return _card_record(card._replace(daily_limit=limit), currency)
 
 
 # --------------------------------------------------------------- entities
 # What exists and is worth asking about, for grounding synthesized requests. Records
 # carry the owner's passcode so that a request can state it (it is never a tool output).
-def _active_accounts(ctx: ToolContext) -> list[Account]:
-    stmt = select(Account).where(Account.status == "active").order_by(Account.id)
-    return list(ctx.db.scalars(stmt))
+def _active_accounts(ctx: ToolContext) -> list[Any]:
+    """Active accounts by id, each with its owner's ``passcode``."""
+    return ctx.sql.all(ACTIVE_ACCOUNTS)
 
 
 @server.entity(
@@ -1306,7 +1464,7 @@ def _active_accounts(ctx: ToolContext) -> list[Account]:
 def _customers(ctx: ToolContext) -> list[dict]:
     """Customers with at least one active account holding money."""
     funded = {a.customer_id for a in _active_accounts(ctx) if a.balance > 0}
-    rows = ctx.db.scalars(select(Customer).order_by(Customer.id))
+    rows = ctx.sql.all(CUSTOMERS)
     return [
         {
             "customer_id": c.id,
@@ -1345,7 +1503,7 @@ def _accounts(ctx: ToolContext) -> list[dict]:
                 "currency": a.currency,
                 "balance": a.balance,
                 "amount": max(Decimal(1), (a.balance / 5).quantize(Decimal(1))).quantize(CENT),
-                "passcode": a.customer.passcode,
+                "passcode": a.passcode,
             }
         )
     return out
@@ -1360,12 +1518,12 @@ def _accounts(ctx: ToolContext) -> list[dict]:
 )
 def _beneficiaries(ctx: ToolContext) -> list[dict]:
     """Payees whose customer has an active, funded account to pay from."""
-    funded: dict[str, Account] = {}
+    funded: dict[str, Any] = {}
     for a in _active_accounts(ctx):
         if a.balance > 0:
             funded.setdefault(a.customer_id, a)
     out = []
-    for b in ctx.db.scalars(select(Beneficiary).order_by(Beneficiary.id)):
+    for b in ctx.sql.all(BENEFICIARIES):
         src = funded.get(b.customer_id)
         if src is None:
             continue
@@ -1375,7 +1533,7 @@ def _beneficiaries(ctx: ToolContext) -> list[dict]:
                 "name": b.name,
                 "customer_id": b.customer_id,
                 "from_account_id": src.id,
-                "passcode": src.customer.passcode,
+                "passcode": src.passcode,
             }
         )
     return out
@@ -1388,25 +1546,17 @@ def _beneficiaries(ctx: ToolContext) -> list[dict]:
     not_found="Call list_scheduled_payments with the customer's id to find it.",
 )
 def _schedules(ctx: ToolContext) -> list[dict]:
-    stmt = (
-        select(ScheduledPayment)
-        .where(ScheduledPayment.status == "active")
-        .order_by(ScheduledPayment.id)
-    )
-    out = []
-    for s in ctx.db.scalars(stmt):
-        acc = ctx.db.get_one(Account, s.from_account_id)
-        out.append(
-            {
-                "scheduled_payment_id": s.id,
-                "customer_id": acc.customer_id,
-                "from_account_id": s.from_account_id,
-                "amount": s.amount,
-                "reference": s.reference,
-                "passcode": acc.customer.passcode,
-            }
-        )
-    return out
+    return [
+        {
+            "scheduled_payment_id": s.id,
+            "customer_id": s.customer_id,
+            "from_account_id": s.from_account_id,
+            "amount": s.amount,
+            "reference": s.reference,
+            "passcode": s.passcode,
+        }
+        for s in ctx.sql.all(ACTIVE_SCHEDULES)
+    ]
 
 
 @server.entity(
@@ -1417,25 +1567,22 @@ def _schedules(ctx: ToolContext) -> list[dict]:
 )
 def _cards(ctx: ToolContext) -> list[dict]:
     """Active cards (blocked ones cannot be changed)."""
-    out = []
-    for c in ctx.db.scalars(select(Card).where(Card.status == "active").order_by(Card.id)):
-        acc = ctx.db.get_one(Account, c.account_id)
-        out.append(
-            {
-                "card_id": c.id,
-                "last4": c.last4,
-                "customer_id": acc.customer_id,
-                "account_id": acc.id,
-                "passcode": acc.customer.passcode,
-            }
-        )
-    return out
+    return [
+        {
+            "card_id": c.id,
+            "last4": c.last4,
+            "customer_id": c.customer_id,
+            "account_id": c.account_id,
+            "passcode": c.passcode,
+        }
+        for c in ctx.sql.all(ACTIVE_CARDS)
+    ]
 
 
 @server.entity("auth_token", key="auth_token")
 def _tokens(ctx: ToolContext) -> list[dict]:
     """A secret: a gold call may use a token only after authenticate returned it."""
-    rows = ctx.db.scalars(select(Customer).order_by(Customer.id))
+    rows = ctx.sql.all(CUSTOMERS)
     return [
         {
             "auth_token": auth_token_for(c.id, c.auth_salt),
@@ -1448,19 +1595,15 @@ def _tokens(ctx: ToolContext) -> list[dict]:
 
 @server.entity("transfer", key="transfer_id")
 def _transfers(ctx: ToolContext) -> list[dict]:
-    rows = ctx.db.scalars(select(Transfer).order_by(Transfer.id))
+    rows = ctx.sql.all(TRANSFERS)
     return [{"transfer_id": t.id, "from_account_id": t.from_account_id} for t in rows]
 
 
 @server.entity("transaction", key="transaction_id")
 def _transactions(ctx: ToolContext) -> list[dict]:
     """Entries of the last 30 days (what customers ask about)."""
-    stmt = (
-        select(Transaction)
-        .where(Transaction.posted_at >= ctx.now - dt.timedelta(days=30))
-        .order_by(Transaction.id)
-    )
+    rows = ctx.sql.all(TRANSACTIONS_SINCE, since=ctx.now - dt.timedelta(days=30))
     return [
         {"transaction_id": t.id, "account_id": t.account_id, "description": t.description}
-        for t in ctx.db.scalars(stmt)
+        for t in rows
     ]
