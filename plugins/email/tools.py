@@ -10,25 +10,30 @@ failed:`` and says what would be allowed instead. A refused call changes nothing
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import case, func, select
+from sqlalchemy import BindParameter, Table, bindparam, case, delete, func, select, update
 
 from prove_gym.server import (
     Conflict,
     Entity,
     InvalidArgument,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
+    search_pattern,
 )
+from prove_gym.server.sql import record_by_key
 
 from .models import (
     BLOCKED_EXTENSIONS,
@@ -45,6 +50,7 @@ from .models import (
     Draft,
     Label,
     Mailbox,
+    Mailroom,
     Message,
     MessageLabel,
     Thread,
@@ -77,11 +83,11 @@ server = Server(
     "nothing.",
 )
 
-MailboxRow = Annotated[Mailbox, Entity("mailbox")]
-MessageRow = Annotated[Message, Entity("message")]
-ThreadRow = Annotated[Thread, Entity("thread")]
-DraftRow = Annotated[Draft, Entity("draft")]
-LabelRow = Annotated[Label, Entity("label")]
+MailboxRow = Annotated[Record[Mailbox], Entity("mailbox")]
+MessageRow = Annotated[Record[Message], Entity("message")]
+ThreadRow = Annotated[Record[Thread], Entity("thread")]
+DraftRow = Annotated[Record[Draft], Entity("draft")]
+LabelRow = Annotated[Record[Label], Entity("label")]
 EMAIL = r"^\s*[^@\s,]+@[^@\s,]+\.[^@\s,]+\s*$"
 Address = Annotated[str, Field(max_length=120, pattern=EMAIL)]
 Addresses = Annotated[list[Address], Entity("contact", many=True), Field(max_length=MAX_RECIPIENTS)]
@@ -297,8 +303,260 @@ class LabelCreated(LabelOut):
     mailbox_id: str
 
 
-# ----------------------------------------------------------------- helpers
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+mailbox_table, contact_table, label_table = Mailbox.__table__, Contact.__table__, Label.__table__
+thread_table, message_table, draft_table = Thread.__table__, Message.__table__, Draft.__table__
+attachment_table = Attachment.__table__
+IDS: BindParameter[Any] = bindparam("ids", expanding=True)
+QUARANTINE: BindParameter[Any] = bindparam("quarantine", ["trash", "spam"], expanding=True)
+"""The folders search_messages leaves out unless asked for one."""
 UNREAD = func.sum(case((Message.is_read.is_(False), 1), else_=0))
+
+MAILBOXES = Query(select(mailbox_table).order_by(Mailbox.id))
+MAILBOXES_MATCHING = Query(
+    select(mailbox_table)
+    .where(
+        contains(
+            bindparam("pattern"), Mailbox.owner_name, Mailbox.title, Mailbox.address, Mailbox.id
+        )
+    )
+    .order_by(Mailbox.id)
+)
+MAILBOX_BY_ADDRESS = Query(select(mailbox_table).where(Mailbox.address == bindparam("address")))
+OWNER_NAMES = Query(select(Mailbox.owner_name).order_by(Mailbox.id))
+FOLDER_COUNTS = Query(
+    select(
+        Message.mailbox_id, Message.folder, func.count().label("messages"), UNREAD.label("unread")
+    )
+    .where(Message.mailbox_id.in_(IDS))
+    .group_by(Message.mailbox_id, Message.folder)
+)
+_PER_LABEL = (
+    select(MessageLabel.label_id, func.count().label("messages"), UNREAD.label("unread"))
+    .join(Message, Message.id == MessageLabel.message_id)
+    .group_by(MessageLabel.label_id)
+    .subquery()
+)
+# a mailbox's labels in its relationship's order (Mailbox.labels), with their counts
+LABEL_COUNTS = Query(
+    select(
+        Label.mailbox_id,
+        Label.id,
+        Label.name,
+        Label.color,
+        _PER_LABEL.c.messages,
+        _PER_LABEL.c.unread,
+    )
+    .select_from(label_table.outerjoin(_PER_LABEL, _PER_LABEL.c.label_id == Label.id))
+    .where(Label.mailbox_id.in_(IDS))
+    .order_by(Label.name, Label.id)
+)
+DRAFT_COUNTS = Query(
+    select(Draft.mailbox_id, func.count().label("drafts"))
+    .where(Draft.mailbox_id.in_(IDS), Draft.status == "draft")
+    .group_by(Draft.mailbox_id)
+)
+MAILBOX_LABELS = Query(
+    select(label_table)
+    .where(Label.mailbox_id == bindparam("mailbox_id"))
+    .order_by(Label.name, Label.id)
+)
+CONTACT = Query(
+    select(contact_table).where(
+        Contact.mailbox_id == bindparam("mailbox_id"), Contact.email == bindparam("email")
+    )
+)
+KNOWN_EMAILS = Query(
+    select(Contact.email).where(
+        Contact.mailbox_id == bindparam("mailbox_id"),
+        Contact.email.in_(bindparam("emails", expanding=True)),
+    )
+)
+THREAD_SUBJECTS = Query(select(Thread.subject).order_by(Thread.id).limit(60))
+CONVERSATION = Query(
+    select(thread_table).where(
+        Thread.mailbox_id == bindparam("mailbox_id"),
+        Thread.conversation == bindparam("conversation"),
+    )
+)
+# a thread's messages in its relationship's order (Thread.messages)
+THREAD_MESSAGES = Query(
+    select(message_table)
+    .where(Message.thread_id == bindparam("thread_id"))
+    .order_by(Message.sent_at, Message.id)
+)
+LATEST = Query(
+    select(Message.id)
+    .where(Message.thread_id == bindparam("thread_id"), Message.id != bindparam("excluding"))
+    .order_by(Message.sent_at.desc(), Message.id.desc())
+    .limit(1)
+)
+# the labels on messages, in the relationship's order (Message.labels)
+LABELS_ON = Query(
+    select(MessageLabel.message_id, Label.id, Label.name)
+    .join(Label, Label.id == MessageLabel.label_id)
+    .where(MessageLabel.message_id.in_(IDS))
+    .order_by(Label.name, Label.id)
+)
+LINK = Query(
+    select(MessageLabel.label_id).where(
+        MessageLabel.message_id == bindparam("message_id"),
+        MessageLabel.label_id == bindparam("label_id"),
+    )
+)
+UNLINK = Query(
+    delete(MessageLabel).where(
+        MessageLabel.message_id == bindparam("message_id"),
+        MessageLabel.label_id == bindparam("label_id"),
+    )
+)
+# the files of messages and of drafts, in the relationships' order (.attachments)
+MESSAGE_FILES = Query(
+    select(attachment_table)
+    .where(Attachment.message_id.in_(IDS))
+    .order_by(Attachment.position, Attachment.id)
+)
+DRAFT_FILES = Query(
+    select(attachment_table)
+    .where(Attachment.draft_id.in_(IDS))
+    .order_by(Attachment.position, Attachment.id)
+)
+FILE_COUNTS = Query(
+    select(Attachment.message_id, func.count().label("files"))
+    .where(Attachment.message_id.in_(IDS))
+    .group_by(Attachment.message_id)
+)
+DELETE_FILE = Query(delete(Attachment).where(Attachment.id == bindparam("id")))
+THREAD_DRAFTS = Query(
+    select(Draft.id)
+    .where(Draft.thread_id == bindparam("thread_id"), Draft.status == "draft")
+    .order_by(Draft.id)
+)
+REPLY_WAITING = Query(
+    select(Draft.id)
+    .where(
+        Draft.in_reply_to == bindparam("message_id"),
+        Draft.kind == "reply",
+        Draft.status == "draft",
+    )
+    .order_by(Draft.id)
+    .limit(1)
+)
+DELETE_DRAFT = Query(delete(Draft).where(Draft.id == bindparam("id")))
+ALL_CONTACTS = Query(
+    select(Contact.email, Contact.mailbox_id, Contact.name).order_by(Contact.mailbox_id, Contact.id)
+)
+ALL_MESSAGES = Query(
+    select(
+        Message.id,
+        Message.mailbox_id,
+        Message.thread_id,
+        Message.folder,
+        Message.direction,
+        Message.from_address,
+    ).order_by(Message.id)
+)
+ALL_THREADS = Query(select(Thread.id, Thread.mailbox_id, Thread.message_count).order_by(Thread.id))
+UNSENT_DRAFTS = Query(
+    select(Draft.id, Draft.mailbox_id, Draft.thread_id, Draft.to_addresses, Draft.subject)
+    .where(Draft.status == "draft")
+    .order_by(Draft.id)
+)
+ALL_LABELS = Query(select(Label.id, Label.mailbox_id, Label.name).order_by(Label.id))
+ALL_ATTACHMENTS = Query(
+    select(Attachment.id, Attachment.message_id, Attachment.draft_id).order_by(Attachment.id)
+)
+
+
+@functools.cache
+def _contacts_of(matching: bool) -> tuple[Query, Query]:
+    """How many of a mailbox's contacts match, and the first ``limit`` of them by name."""
+    where = [Contact.mailbox_id == bindparam("mailbox_id")]
+    if matching:
+        where.append(contains(bindparam("pattern"), Contact.name, Contact.email, Contact.company))
+    total = Query(select(func.count()).select_from(contact_table).where(*where))
+    rows = select(contact_table).where(*where).order_by(Contact.name, Contact.email)
+    return total, Query(rows.limit(bindparam("limit")))
+
+
+@functools.cache
+def _messages_of(
+    in_folder: bool, labeled: bool, unread: bool, matching: bool
+) -> tuple[Query, Query]:
+    """How many of a mailbox's messages match, and the newest ``limit``: search_messages'."""
+    where = [Message.mailbox_id == bindparam("mailbox_id")]
+    if in_folder:
+        where.append(Message.folder == bindparam("folder"))
+    else:
+        where.append(Message.folder.not_in(QUARANTINE))
+    if labeled:
+        where.append(
+            Message.id.in_(
+                select(MessageLabel.message_id).where(
+                    MessageLabel.label_id == bindparam("label_id")
+                )
+            )
+        )
+    if unread:
+        where.append(Message.is_read.is_(False))
+    if matching:
+        where.append(
+            contains(
+                bindparam("pattern"),
+                Message.subject,
+                Message.body,
+                Message.from_name,
+                Message.from_address,
+                Message.to_addresses,
+                Message.cc_addresses,
+            )
+        )
+    total = Query(select(func.count()).select_from(message_table).where(*where))
+    rows = select(message_table).where(*where).order_by(Message.sent_at.desc(), Message.id.desc())
+    return total, Query(rows.limit(bindparam("limit")))
+
+
+_UNSENT = (Draft.mailbox_id == bindparam("mailbox_id"), Draft.status == "draft")
+UNSENT_COUNT = Query(select(func.count()).select_from(draft_table).where(*_UNSENT))
+UNSENT = Query(
+    select(draft_table)
+    .where(*_UNSENT)
+    .order_by(Draft.updated_at.desc(), Draft.id.desc())
+    .limit(bindparam("limit"))
+)
+
+
+@functools.cache
+def _update(table: Table, columns: tuple[str, ...]) -> Query:
+    """The statement that sets ``columns`` of one row of ``table`` (by its key, ``key``)."""
+    (pk,) = table.primary_key.columns
+    return Query(
+        update(table).where(pk == bindparam("key")).values({c: bindparam(c) for c in columns})
+    )
+
+
+def _write(ctx: ToolContext, model: Any, row: Any, **values: Any) -> bool:
+    """Set the columns of ``row`` (a row of ``model``'s table) that differ from ``values``.
+
+    As the ORM: only changed columns are written, and nothing when none changed (an UPDATE
+    to the same values still rewrites the database's bytes). Whether anything changed.
+    """
+    changed = {k: v for k, v in values.items() if getattr(row, k) != v}
+    if changed:
+        ctx.sql.run(_update(model.__table__, tuple(changed)), key=row.id, **changed)
+    return bool(changed)
+
+
+def _by(rows: list[Any], key: str) -> dict[Any, list[Any]]:
+    """Rows grouped by the column ``key``, each group in the rows' order."""
+    out: dict[Any, list[Any]] = {}
+    for r in rows:
+        out.setdefault(getattr(r, key), []).append(r)
+    return out
+
+
+# ----------------------------------------------------------------- helpers
 
 
 def _broken(rule: str, detail: str) -> PreconditionFailed:
@@ -324,7 +582,7 @@ def _line(value: str) -> str:
     return " ".join(value.split())
 
 
-def _files(ctx: ToolContext, atts: list[Attachment]) -> list[AttachmentOut]:
+def _files(atts: list[Any]) -> list[AttachmentOut]:
     return [
         {
             "attachment_id": a.id,
@@ -336,7 +594,8 @@ def _files(ctx: ToolContext, atts: list[Attachment]) -> list[AttachmentOut]:
     ]
 
 
-def _summary(m: Message) -> MessageSummary:
+def _summary(m: Any, labels: list[Any], files: int) -> MessageSummary:
+    """A message row's summary, given its labels (``LABELS_ON``) and how many files it has."""
     return {
         "message_id": m.id,
         "thread_id": m.thread_id,
@@ -352,23 +611,40 @@ def _summary(m: Message) -> MessageSummary:
         "sent_at": m.sent_at.isoformat(timespec="minutes"),
         "is_read": m.is_read,
         "is_starred": m.is_starred,
-        "labels": [lbl.name for lbl in m.labels],
-        "attachments": len(m.attachments),
+        "labels": [lbl.name for lbl in labels],
+        "attachments": files,
     }
 
 
-def _message(ctx: ToolContext, m: Message) -> MessageOut:
-    return {
-        **_summary(m),
-        "kind": m.kind,
-        "body": m.body,
-        "in_reply_to": m.in_reply_to,
-        "label_ids": [lbl.id for lbl in m.labels],
-        "files": _files(ctx, m.attachments),
-    }
+def _summaries(ctx: ToolContext, rows: list[Any]) -> list[MessageSummary]:
+    ids = [m.id for m in rows]
+    labels = _by(ctx.sql.all(LABELS_ON, ids=ids), "message_id")
+    files = {f.message_id: f.files for f in ctx.sql.all(FILE_COUNTS, ids=ids)}
+    return [_summary(m, labels.get(m.id, []), files.get(m.id, 0)) for m in rows]
 
 
-def _draft_problems(d: Draft) -> list[str]:
+def _message_views(ctx: ToolContext, rows: list[Any]) -> list[MessageOut]:
+    """Message rows in full, with their labels and files."""
+    ids = [m.id for m in rows]
+    labels = _by(ctx.sql.all(LABELS_ON, ids=ids), "message_id")
+    files = _by(ctx.sql.all(MESSAGE_FILES, ids=ids), "message_id")
+    out: list[MessageOut] = []
+    for m in rows:
+        on, atts = labels.get(m.id, []), files.get(m.id, [])
+        out.append(
+            {
+                **_summary(m, on, len(atts)),
+                "kind": m.kind,
+                "body": m.body,
+                "in_reply_to": m.in_reply_to,
+                "label_ids": [lbl.id for lbl in on],
+                "files": _files(atts),
+            }
+        )
+    return out
+
+
+def _draft_problems(d: Any) -> list[str]:
     out = []
     if not split_addresses(d.to_addresses):
         out.append("no_recipients: add a 'to' address")
@@ -377,7 +653,8 @@ def _draft_problems(d: Draft) -> list[str]:
     return out
 
 
-def _draft(ctx: ToolContext, d: Draft) -> DraftOut:
+def _draft(d: Any, files: list[Any]) -> DraftOut:
+    """A draft row's view, given its files (``DRAFT_FILES``)."""
     problems = _draft_problems(d) if d.status == "draft" else []
     return {
         "draft_id": d.id,
@@ -390,15 +667,15 @@ def _draft(ctx: ToolContext, d: Draft) -> DraftOut:
         "cc": split_addresses(d.cc_addresses),
         "subject": d.subject,
         "body": d.body,
-        "files": _files(ctx, d.attachments),
-        "attachments_kb": sum((a.size_bytes + 1023) // 1024 for a in d.attachments),
+        "files": _files(files),
+        "attachments_kb": sum((a.size_bytes + 1023) // 1024 for a in files),
         "ready_to_send": d.status == "draft" and not problems,
         "problems": problems,
         "updated_at": d.updated_at.isoformat(timespec="minutes"),
     }
 
 
-def _editable(d: Draft, doing: str) -> None:
+def _editable(d: Any, doing: str) -> None:
     if d.status != "draft":
         raise _broken(
             "sent_is_final",
@@ -418,7 +695,7 @@ def _check_count(to: list[str], cc: list[str]) -> None:
         )
 
 
-def _not_quarantined(m: Message, doing: str) -> None:
+def _not_quarantined(m: Any, doing: str) -> None:
     if m.folder in ("spam", "trash"):
         raise _broken(
             "quarantined_message",
@@ -438,9 +715,12 @@ def _new_draft(
     cc: list[str],
     subject: str,
     body: str,
-) -> Draft:
-    draft = Draft(
-        id=next_id(ctx, Draft.id, "drf", 4),
+) -> str:
+    """Add an unsent draft; its id."""
+    draft_id = next_id(ctx, Draft.id, "drf", 4)
+    ctx.sql.insert(
+        Draft,
+        id=draft_id,
         mailbox_id=mailbox_id,
         kind=kind,
         thread_id=thread_id,
@@ -454,29 +734,99 @@ def _new_draft(
         created_at=ctx.now,
         updated_at=ctx.now,
     )
-    ctx.db.add(draft)
-    ctx.db.flush()
-    return draft
+    return draft_id
 
 
-def _refreshed(ctx: ToolContext, d: Draft) -> DraftOut:
-    ctx.db.flush()
-    ctx.db.refresh(d)
-    return _draft(ctx, d)
+def _refreshed(ctx: ToolContext, draft_id: str) -> DraftOut:
+    """The draft as it is stored now."""
+    d = ctx.sql.one(record_by_key(Draft), key=draft_id)
+    return _draft(d, ctx.sql.all(DRAFT_FILES, ids=[draft_id]))
+
+
+class _Room(Mailroom):
+    """The mail operations' reads and writes on ``ctx.sql``, for send_draft.
+
+    ``send`` files mail through model objects: it adds new ones and changes others (a
+    thread's message_count, a contact's times_emailed) between its flushes. Here they are
+    plain objects in no ORM session: the room keeps every one it hands out or is given,
+    one object per row, and each flush writes what changed since the last, as the ORM
+    does: an INSERT for each row added (in order), then an UPDATE of just the changed
+    columns of each row that changed.
+    """
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.ctx = ctx
+        self.objects: dict[tuple[str, str], Base] = {}
+        """Every row the room knows, by table and key."""
+        self.stored: dict[tuple[str, str], dict[str, Any]] = {}
+        """The column values of each known row as the database has them."""
+        self.added: list[Base] = []
+
+    def _known(self, model: type[Base], row: Any) -> Any:
+        """The object of a row just read: the one already handed out, if any."""
+        key = (model.__tablename__, row.id)
+        if key not in self.objects:
+            self.objects[key] = model(**row._asdict())
+            self.stored[key] = row._asdict()
+        return self.objects[key]
+
+    def new_id(self, column: Any, prefix: str, width: int) -> str:
+        return next_id(self.ctx, column, prefix, width)
+
+    def add(self, row: Base) -> None:
+        self.added.append(row)
+
+    def flush(self) -> None:
+        for obj in self.added:
+            values = _columns(obj)
+            self.ctx.sql.insert(type(obj), **values)
+            key = (obj.__tablename__, values["id"])
+            self.objects[key], self.stored[key] = obj, values
+        self.added.clear()
+        for key, obj in self.objects.items():
+            values = _columns(obj)
+            changed = {k: v for k, v in values.items() if self.stored[key][k] != v}
+            if changed:
+                query = _update(type(obj).__table__, tuple(changed))
+                self.ctx.sql.run(query, key=values["id"], **changed)
+                self.stored[key] = values
+
+    def thread(self, thread_id: str) -> Thread:
+        key = (Thread.__tablename__, thread_id)
+        if key in self.objects:
+            return self.objects[key]  # type: ignore[return-value]
+        return self._known(Thread, self.ctx.sql.one(record_by_key(Thread), key=thread_id))
+
+    def contact(self, mailbox_id: str, address: str) -> Contact | None:
+        row = self.ctx.sql.first(CONTACT, mailbox_id=mailbox_id, email=address)
+        return None if row is None else self._known(Contact, row)
+
+    def mailbox(self, address: str) -> Mailbox | None:
+        row = self.ctx.sql.first(MAILBOX_BY_ADDRESS, address=address)
+        return None if row is None else self._known(Mailbox, row)
+
+    def conversation(self, mailbox_id: str, conversation: str) -> Thread | None:
+        row = self.ctx.sql.first(CONVERSATION, mailbox_id=mailbox_id, conversation=conversation)
+        return None if row is None else self._known(Thread, row)
+
+    def latest(self, thread_id: str, excluding: str) -> str | None:
+        found: str | None = self.ctx.sql.scalar(LATEST, thread_id=thread_id, excluding=excluding)
+        return found
+
+
+def _columns(obj: Base) -> dict[str, Any]:
+    """A model object's column values, by column."""
+    return {c.key: getattr(obj, c.key) for c in obj.__table__.columns}
 
 
 # -------------------------------------------------------- example values
 def _mailbox_word(ctx: ToolContext, rng: random.Random) -> str:
-    names = list(ctx.db.scalars(select(Mailbox.owner_name).order_by(Mailbox.id)))
+    names = ctx.sql.scalars(OWNER_NAMES)
     return rng.choice(names).split()[-1]
 
 
 def _search_word(ctx: ToolContext, rng: random.Random) -> str:
-    subjects = list(
-        ctx.db.scalars(
-            select(Thread.subject).order_by(Thread.id).limit(60),
-        )
-    )
+    subjects = ctx.sql.scalars(THREAD_SUBJECTS)
     words = sorted({w for s in subjects for w in s.split() if len(w) > 4 and w[0].isupper()})
     return rng.choice(words) if words else "invoice"
 
@@ -521,63 +871,45 @@ def list_mailboxes(ctx: ToolContext, query: SearchText | None = None) -> list[Ma
         "drafts": 3, "labels": [{"label_id": "lbl_012", "name": "Finance", "messages": 9,
         "unread": 1, "color": "green"}]}], by mailbox id.
     """
-    stmt = select(Mailbox)
     text = (query or "").strip()
     if text:
-        stmt = stmt.where(
-            contains(text, Mailbox.owner_name, Mailbox.title, Mailbox.address, Mailbox.id)
-        )
+        rows = ctx.sql.all(MAILBOXES_MATCHING, pattern=search_pattern(text))
+    else:
+        rows = ctx.sql.all(MAILBOXES)
+    ids = [mb.id for mb in rows]
+    counts = {(c.mailbox_id, c.folder): c for c in ctx.sql.all(FOLDER_COUNTS, ids=ids)}
+    labels = _by(ctx.sql.all(LABEL_COUNTS, ids=ids), "mailbox_id")
+    unsent = {d.mailbox_id: d.drafts for d in ctx.sql.all(DRAFT_COUNTS, ids=ids)}
     out: list[MailboxOut] = []
-    for mb in ctx.db.scalars(stmt.order_by(Mailbox.id)):
-        counts = {
-            f: (n, u)
-            for f, n, u in ctx.db.execute(
-                select(
-                    Message.folder,
-                    func.count(),
-                    UNREAD,
-                )
-                .where(Message.mailbox_id == mb.id)
-                .group_by(Message.folder)
-                .order_by(Message.folder)
-            )
-        }
-        labels: list[LabelOut] = []
-        for lbl in mb.labels:
-            n, u = ctx.db.execute(
-                select(func.count(), UNREAD)
-                .select_from(MessageLabel)
-                .join(Message, Message.id == MessageLabel.message_id)
-                .where(MessageLabel.label_id == lbl.id)
-            ).one()
-            labels.append(
+    for mb in rows:
+        folders: list[FolderCount] = []
+        for f in FOLDERS:
+            c = counts.get((mb.id, f))
+            folders.append(
                 {
-                    "label_id": lbl.id,
-                    "name": lbl.name,
-                    "color": lbl.color,
-                    "messages": n or 0,
-                    "unread": int(u or 0),
+                    "folder": f,
+                    "messages": c.messages if c else 0,
+                    "unread": int(c.unread or 0) if c else 0,
                 }
             )
-        drafts = ctx.db.scalar(
-            select(func.count()).where(Draft.mailbox_id == mb.id, Draft.status == "draft")
-        )
         out.append(
             {
                 "mailbox_id": mb.id,
                 "address": mb.address,
                 "owner_name": mb.owner_name,
                 "title": mb.title,
-                "folders": [
+                "folders": folders,
+                "drafts": unsent.get(mb.id, 0),
+                "labels": [
                     {
-                        "folder": f,
-                        "messages": counts.get(f, (0, 0))[0],
-                        "unread": int(counts.get(f, (0, 0))[1] or 0),
+                        "label_id": lbl.id,
+                        "name": lbl.name,
+                        "color": lbl.color,
+                        "messages": lbl.messages or 0,
+                        "unread": int(lbl.unread or 0),
                     }
-                    for f in FOLDERS
+                    for lbl in labels.get(mb.id, [])
                 ],
-                "drafts": drafts or 0,
-                "labels": labels,
             }
         )
     return out
@@ -613,12 +945,11 @@ def list_contacts(
         "name": "Ana Garcia", "company": "Northwind", "times_emailed": 3,
         "last_emailed_at": "2026-03-02T10:15"}]}; total counts every match.
     """
-    stmt = select(Contact).where(Contact.mailbox_id == mailbox_id.id)
     text = (query or "").strip()
-    if text:
-        stmt = stmt.where(contains(text, Contact.name, Contact.email, Contact.company))
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = ctx.db.scalars(stmt.order_by(Contact.name, Contact.email).limit(limit))
+    count, matching = _contacts_of(bool(text))
+    params = {"mailbox_id": mailbox_id.id, **({"pattern": search_pattern(text)} if text else {})}
+    total = ctx.sql.scalar(count, **params) or 0
+    rows = ctx.sql.all(matching, limit=limit, **params)
     return {
         "mailbox_id": mailbox_id.id,
         "total": total,
@@ -681,36 +1012,21 @@ def search_messages(
             f"label {label_id.id} ('{label_id.name}') belongs to mailbox {label_id.mailbox_id}, "
             f"not {mb.id}. Use one of {mb.id}'s own labels (list_mailboxes shows them).",
         )
-    stmt = select(Message).where(Message.mailbox_id == mb.id)
-    if folder is not None:
-        stmt = stmt.where(Message.folder == folder)
-    else:
-        stmt = stmt.where(Message.folder.not_in(["trash", "spam"]))
-    if label_id is not None:
-        stmt = stmt.where(
-            Message.id.in_(
-                select(MessageLabel.message_id).where(MessageLabel.label_id == label_id.id)
-            )
-        )
-    if unread_only:
-        stmt = stmt.where(Message.is_read.is_(False))
     text = (query or "").strip()
+    params: dict[str, Any] = {"mailbox_id": mb.id}
+    if folder is not None:
+        params["folder"] = folder
+    if label_id is not None:
+        params["label_id"] = label_id.id
     if text:
-        stmt = stmt.where(
-            contains(
-                text,
-                Message.subject,
-                Message.body,
-                Message.from_name,
-                Message.from_address,
-                Message.to_addresses,
-                Message.cc_addresses,
-            )
-        )
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+        params["pattern"] = search_pattern(text)
+    count, matching = _messages_of(
+        folder is not None, label_id is not None, unread_only, bool(text)
+    )
+    total = ctx.sql.scalar(count, **params) or 0
     ctx.spend(total, "messages", hint="give a query, a folder or a label")
-    rows = ctx.db.scalars(stmt.order_by(Message.sent_at.desc(), Message.id.desc()).limit(limit))
-    return {"mailbox_id": mb.id, "total": total, "messages": [_summary(m) for m in rows]}
+    rows = ctx.sql.all(matching, limit=limit, **params)
+    return {"mailbox_id": mb.id, "total": total, "messages": _summaries(ctx, rows)}
 
 
 @server.tool(
@@ -733,7 +1049,8 @@ def get_message(ctx: ToolContext, message_id: MessageRow) -> MessageOut:
         "filename": "Invoice_4411.pdf", "mime_type": "application/pdf", "size_kb": 212}],
         ...}.
     """
-    return _message(ctx, message_id)
+    (out,) = _message_views(ctx, [message_id])
+    return out
 
 
 @server.tool(
@@ -753,7 +1070,7 @@ def get_thread(ctx: ToolContext, thread_id: ThreadRow) -> ThreadOut:
         "drafts": ["drf_0012"]}.
     """
     t = thread_id
-    messages = list(t.messages)
+    messages = ctx.sql.all(THREAD_MESSAGES, thread_id=t.id)
     ctx.spend(len(messages), "messages")
     people: list[str] = []
     for m in messages:
@@ -764,9 +1081,7 @@ def get_thread(ctx: ToolContext, thread_id: ThreadRow) -> ThreadOut:
         ]:
             if a not in people:
                 people.append(a)
-    drafts = ctx.db.scalars(
-        select(Draft.id).where(Draft.thread_id == t.id, Draft.status == "draft").order_by(Draft.id)
-    )
+    drafts = ctx.sql.scalars(THREAD_DRAFTS, thread_id=t.id)
     return {
         "thread_id": t.id,
         "mailbox_id": t.mailbox_id,
@@ -775,8 +1090,8 @@ def get_thread(ctx: ToolContext, thread_id: ThreadRow) -> ThreadOut:
         "unread": sum(1 for m in messages if not m.is_read),
         "last_message_at": t.last_message_at.isoformat(timespec="minutes"),
         "participants": people,
-        "messages": [_message(ctx, m) for m in messages],
-        "drafts": list(drafts),
+        "messages": _message_views(ctx, messages),
+        "drafts": drafts,
     }
 
 
@@ -801,10 +1116,11 @@ def list_drafts(
         "thread_id": "thr_0042", "to": ["ana@northwind.com"], "subject": "Re: Invoice 4411",
         "body": "...", "files": [], "ready_to_send": true, "problems": [], ...}]}.
     """
-    stmt = select(Draft).where(Draft.mailbox_id == mailbox_id.id, Draft.status == "draft")
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = ctx.db.scalars(stmt.order_by(Draft.updated_at.desc(), Draft.id.desc()).limit(limit))
-    return {"mailbox_id": mailbox_id.id, "total": total, "drafts": [_draft(ctx, d) for d in rows]}
+    total = ctx.sql.scalar(UNSENT_COUNT, mailbox_id=mailbox_id.id) or 0
+    rows = ctx.sql.all(UNSENT, mailbox_id=mailbox_id.id, limit=limit)
+    files = _by(ctx.sql.all(DRAFT_FILES, ids=[d.id for d in rows]), "draft_id")
+    drafts = [_draft(d, files.get(d.id, [])) for d in rows]
+    return {"mailbox_id": mailbox_id.id, "total": total, "drafts": drafts}
 
 
 @server.tool(
@@ -843,7 +1159,7 @@ def create_draft(
     to_list = _clean(to)
     cc_list = _clean(cc, besides=to_list)
     _check_count(to_list, cc_list)
-    draft = _new_draft(
+    draft_id = _new_draft(
         ctx,
         mailbox_id.id,
         kind="new",
@@ -854,7 +1170,7 @@ def create_draft(
         subject=_line(subject),
         body=body.strip(),
     )
-    return _refreshed(ctx, draft)
+    return _refreshed(ctx, draft_id)
 
 
 @server.tool(
@@ -901,14 +1217,17 @@ def update_draft(
     to_list = _clean(to) if to is not None else split_addresses(d.to_addresses)
     cc_list = _clean(cc if cc is not None else split_addresses(d.cc_addresses), besides=to_list)
     _check_count(to_list, cc_list)
-    d.to_addresses = join_addresses(to_list)
-    d.cc_addresses = join_addresses(cc_list)
-    if subject is not None:
-        d.subject = _line(subject)
-    if body is not None:
-        d.body = body.strip()
-    d.updated_at = ctx.now
-    return _refreshed(ctx, d)
+    _write(
+        ctx,
+        Draft,
+        d,
+        to_addresses=join_addresses(to_list),
+        cc_addresses=join_addresses(cc_list),
+        subject=_line(subject) if subject is not None else d.subject,
+        body=body.strip() if body is not None else d.body,
+        updated_at=ctx.now,
+    )
+    return _refreshed(ctx, d.id)
 
 
 @server.tool(
@@ -950,7 +1269,7 @@ def add_attachment(
             "Nothing was attached: share such a file another way, or attach it inside a .zip "
             "only if it is not executable.",
         )
-    files = list(d.attachments)
+    files = ctx.sql.all(DRAFT_FILES, ids=[d.id])
     used = sum(a.size_bytes for a in files)
     if len(files) >= MAX_ATTACHMENTS or used + size_kb * 1024 > MAX_ATTACHMENT_BYTES:
         raise _broken(
@@ -959,19 +1278,18 @@ def add_attachment(
             f"draft carries at most {MAX_ATTACHMENTS} files of {MAX_ATTACHMENT_BYTES // 1024} "
             "KB together. Nothing was attached: send a smaller file or share a link instead.",
         )
-    ctx.db.add(
-        Attachment(
-            id=next_id(ctx, Attachment.id, "att", 5),
-            message_id=None,
-            draft_id=d.id,
-            position=max((a.position for a in files), default=0) + 1,
-            filename=name,
-            mime_type=mime_type(name),
-            size_bytes=size_kb * 1024,
-        )
+    ctx.sql.insert(
+        Attachment,
+        id=next_id(ctx, Attachment.id, "att", 5),
+        message_id=None,
+        draft_id=d.id,
+        position=max((a.position for a in files), default=0) + 1,
+        filename=name,
+        mime_type=mime_type(name),
+        size_bytes=size_kb * 1024,
     )
-    d.updated_at = ctx.now
-    return _refreshed(ctx, d)
+    _write(ctx, Draft, d, updated_at=ctx.now)
+    return _refreshed(ctx, d.id)
 
 
 @server.tool(
@@ -1008,19 +1326,14 @@ def reply_to_message(
     """
     m = message_id
     _not_quarantined(m, "replied to")
-    waiting = ctx.db.scalar(
-        select(Draft.id)
-        .where(Draft.in_reply_to == m.id, Draft.kind == "reply", Draft.status == "draft")
-        .order_by(Draft.id)
-        .limit(1)
-    )
+    waiting = ctx.sql.scalar(REPLY_WAITING, message_id=m.id)
     if waiting is not None:
         raise _broken(
             "reply_draft_exists",
             f"message {m.id} already has an unsent reply draft, {waiting}. Nothing was "
             "created: change that draft with update_draft (or delete it first).",
         )
-    own = ctx.db.get_one(Mailbox, m.mailbox_id).address
+    own = ctx.sql.one(record_by_key(Mailbox), key=m.mailbox_id).address
     others = split_addresses(m.to_addresses) + split_addresses(m.cc_addresses)
     if m.direction == "sent":
         to_list = _clean(split_addresses(m.to_addresses), besides=[own]) or [own]
@@ -1031,7 +1344,7 @@ def reply_to_message(
     if not reply_all:
         cc_list = []
     _check_count(to_list, cc_list)
-    draft = _new_draft(
+    draft_id = _new_draft(
         ctx,
         m.mailbox_id,
         kind="reply",
@@ -1042,7 +1355,7 @@ def reply_to_message(
         subject=prefixed("Re", m.subject),
         body=body.strip(),
     )
-    return _refreshed(ctx, draft)
+    return _refreshed(ctx, draft_id)
 
 
 @server.tool(
@@ -1096,7 +1409,7 @@ def forward_message(
     text = f"{note.strip()}\n\n{quoted}" if note.strip() else quoted
     room = MAX_BODY - len(text)
     original = m.body if len(m.body) <= room else m.body[: max(room - 6, 0)] + "\n[...]"
-    draft = _new_draft(
+    draft_id = _new_draft(
         ctx,
         m.mailbox_id,
         kind="forward",
@@ -1108,20 +1421,18 @@ def forward_message(
         body=text + original,
     )
     if include_attachments:
-        for a in m.attachments:
-            ctx.db.add(
-                Attachment(
-                    id=next_id(ctx, Attachment.id, "att", 5),
-                    message_id=None,
-                    draft_id=draft.id,
-                    position=a.position,
-                    filename=a.filename,
-                    mime_type=a.mime_type,
-                    size_bytes=a.size_bytes,
-                )
+        for a in ctx.sql.all(MESSAGE_FILES, ids=[m.id]):
+            ctx.sql.insert(
+                Attachment,
+                id=next_id(ctx, Attachment.id, "att", 5),
+                message_id=None,
+                draft_id=draft_id,
+                position=a.position,
+                filename=a.filename,
+                mime_type=a.mime_type,
+                size_bytes=a.size_bytes,
             )
-            ctx.db.flush()
-    return _refreshed(ctx, draft)
+    return _refreshed(ctx, draft_id)
 
 
 @server.tool(
@@ -1163,18 +1474,13 @@ def send_draft(ctx: ToolContext, draft_id: DraftRow) -> SentOut:
             "subject with update_draft (ask the user for one if unsure).",
         )
     _check_count(to_list, cc_list)
-    mailbox = ctx.db.get_one(Mailbox, d.mailbox_id)
-    known = set(
-        ctx.db.scalars(
-            select(Contact.email)
-            .where(Contact.mailbox_id == mailbox.id, Contact.email.in_(to_list + cc_list))
-            .order_by(Contact.email)
-        )
-    )
-    thread = ctx.db.get_one(Thread, d.thread_id) if d.thread_id is not None else None
-    files = [(a.filename, a.mime_type, a.size_bytes) for a in d.attachments]
+    room = _Room(ctx)
+    mailbox = Mailbox(**ctx.sql.one(record_by_key(Mailbox), key=d.mailbox_id)._asdict())
+    known = set(ctx.sql.scalars(KNOWN_EMAILS, mailbox_id=mailbox.id, emails=to_list + cc_list))
+    thread = room.thread(d.thread_id) if d.thread_id is not None else None
+    files = [(a.filename, a.mime_type, a.size_bytes) for a in ctx.sql.all(DRAFT_FILES, ids=[d.id])]
     sent, copies = send(
-        ctx.db,
+        ctx.db,  # not used: the room does every read and write
         mailbox=mailbox,
         thread=thread,
         kind=d.kind,
@@ -1186,11 +1492,9 @@ def send_draft(ctx: ToolContext, draft_id: DraftRow) -> SentOut:
         in_reply_to=d.in_reply_to,
         files=files,
         draft_id=d.id,
+        room=room,
     )
-    d.status = "sent"
-    d.sent_message_id = sent.id
-    d.updated_at = ctx.now
-    ctx.db.flush()
+    _write(ctx, Draft, d, status="sent", sent_message_id=sent.id, updated_at=ctx.now)
     return {
         "message_id": sent.id,
         "draft_id": d.id,
@@ -1226,12 +1530,10 @@ def delete_draft(ctx: ToolContext, draft_id: DraftRow) -> DeletedOut:
     """
     d = draft_id
     _editable(d, "deleted")
-    files = list(d.attachments)
-    for a in files:
-        ctx.db.delete(a)
-    ctx.db.flush()
-    ctx.db.delete(d)
-    ctx.db.flush()
+    files = ctx.sql.all(DRAFT_FILES, ids=[d.id])
+    for a in sorted(files, key=lambda a: a.id):  # the ORM deletes rows by key
+        ctx.sql.run(DELETE_FILE, id=a.id)
+    ctx.sql.run(DELETE_DRAFT, id=d.id)
     return {"draft_id": draft_id.id, "deleted": True, "attachments_removed": len(files)}
 
 
@@ -1267,8 +1569,7 @@ def move_message(
             "folder. Nothing was moved: label or star it instead to organise it.",
         )
     before = m.folder
-    m.folder = folder
-    ctx.db.flush()
+    _write(ctx, Message, m, folder=folder)
     return {
         "message_id": m.id,
         "thread_id": m.thread_id,
@@ -1301,25 +1602,25 @@ def mark_messages(
         "is_read": true, "is_starred": false, "changed": true}, ...]}.
     """
     out: list[FlagOut] = []
-    done: set[str] = set()
+    done: dict[str, Any] = {}
     for m in message_ids:
         if m.id in done:
             continue
-        done.add(m.id)
-        before = (m.is_read, m.is_starred)
-        if flag in ("read", "unread"):
-            m.is_read = flag == "read"
-        else:
-            m.is_starred = flag == "starred"
+        done[m.id] = m
+        is_read = flag == "read" if flag in ("read", "unread") else m.is_read
+        is_starred = flag == "starred" if flag in ("starred", "unstarred") else m.is_starred
         out.append(
             {
                 "message_id": m.id,
-                "is_read": m.is_read,
-                "is_starred": m.is_starred,
-                "changed": before != (m.is_read, m.is_starred),
+                "is_read": is_read,
+                "is_starred": is_starred,
+                "changed": (m.is_read, m.is_starred) != (is_read, is_starred),
             }
         )
-    ctx.db.flush()
+    for o in sorted(out, key=lambda o: o["message_id"]):  # the ORM writes rows by key
+        _write(
+            ctx, Message, done[o["message_id"]], is_read=o["is_read"], is_starred=o["is_starred"]
+        )
     return {"flag": flag, "changed": sum(1 for o in out if o["changed"]), "messages": out}
 
 
@@ -1359,7 +1660,7 @@ def create_label(
             f"'{text}' is a folder or built-in view, not a label name. Nothing was created: "
             "choose another name, or file the message with move_message.",
         )
-    labels = list(mb.labels)
+    labels = ctx.sql.all(MAILBOX_LABELS, mailbox_id=mb.id)
     same = [lbl for lbl in labels if lbl.name.casefold() == text.casefold()]
     if same:
         raise Conflict(
@@ -1372,20 +1673,13 @@ def create_label(
             f"mailbox {mb.id} already has {len(labels)} labels, the most it may have. Nothing "
             "was created: reuse an existing label.",
         )
-    label = Label(
-        id=next_id(ctx, Label.id, "lbl", 3),
-        mailbox_id=mb.id,
-        name=text,
-        color=color,
-        created_at=ctx.now,
-    )
-    ctx.db.add(label)
-    ctx.db.flush()
+    label_id = next_id(ctx, Label.id, "lbl", 3)
+    ctx.sql.insert(Label, id=label_id, mailbox_id=mb.id, name=text, color=color, created_at=ctx.now)
     return {
-        "label_id": label.id,
+        "label_id": label_id,
         "mailbox_id": mb.id,
-        "name": label.name,
-        "color": label.color,
+        "name": text,
+        "color": color,
         "messages": 0,
         "unread": 0,
     }
@@ -1425,23 +1719,21 @@ def label_message(
             f"{m.id} is in mailbox {m.mailbox_id}. Nothing was changed: use a label of "
             f"{m.mailbox_id} (list_mailboxes shows them), or create one there.",
         )
-    link = ctx.db.get(MessageLabel, (m.id, lbl.id))
+    link = ctx.sql.first(LINK, message_id=m.id, label_id=lbl.id)
     changed = False
     if remove and link is not None:
-        ctx.db.delete(link)
+        ctx.sql.run(UNLINK, message_id=m.id, label_id=lbl.id)
         changed = True
     elif not remove and link is None:
-        ctx.db.add(MessageLabel(message_id=m.id, label_id=lbl.id))
+        ctx.sql.insert(MessageLabel, message_id=m.id, label_id=lbl.id)
         changed = True
-    ctx.db.flush()
-    ctx.db.refresh(m)
     return {
         "message_id": m.id,
         "label_id": lbl.id,
         "label_name": lbl.name,
         "action": "removed" if remove else "added",
         "changed": changed,
-        "labels": [x.name for x in m.labels],
+        "labels": [x.name for x in ctx.sql.all(LABELS_ON, ids=[m.id])],
     }
 
 
@@ -1456,14 +1748,14 @@ def label_message(
 def _mailboxes(ctx: ToolContext) -> list[dict[str, Any]]:
     return [
         {"mailbox_id": m.id, "address": m.address, "owner": m.owner_name}
-        for m in ctx.db.scalars(select(Mailbox).order_by(Mailbox.id))
+        for m in ctx.sql.all(MAILBOXES)
     ]
 
 
 @server.entity("contact", key="email")
 def _contacts(ctx: ToolContext) -> list[dict[str, Any]]:
     """Contacts by address, with their mailbox (an address is unique within a mailbox)."""
-    rows = ctx.db.scalars(select(Contact).order_by(Contact.mailbox_id, Contact.id))
+    rows = ctx.sql.all(ALL_CONTACTS)
     return [{"email": c.email, "mailbox_id": c.mailbox_id, "contact_name": c.name} for c in rows]
 
 
@@ -1475,7 +1767,7 @@ def _contacts(ctx: ToolContext) -> list[dict[str, Any]]:
     "sender) to find the message's id (such as 'msg_00137').",
 )
 def _messages(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(Message).order_by(Message.id))
+    rows = ctx.sql.all(ALL_MESSAGES)
     return [
         {
             "message_id": m.id,
@@ -1497,7 +1789,7 @@ def _messages(ctx: ToolContext) -> list[dict[str, Any]]:
     "(such as 'thr_0042').",
 )
 def _threads(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(Thread).order_by(Thread.id))
+    rows = ctx.sql.all(ALL_THREADS)
     return [{"thread_id": t.id, "mailbox_id": t.mailbox_id, "size": t.message_count} for t in rows]
 
 
@@ -1509,7 +1801,7 @@ def _threads(ctx: ToolContext) -> list[dict[str, Any]]:
 )
 def _drafts(ctx: ToolContext) -> list[dict[str, Any]]:
     """Unsent drafts (a sent draft is history)."""
-    rows = ctx.db.scalars(select(Draft).where(Draft.status == "draft").order_by(Draft.id))
+    rows = ctx.sql.all(UNSENT_DRAFTS)
     return [
         {
             "draft_id": d.id,
@@ -1529,7 +1821,7 @@ def _drafts(ctx: ToolContext) -> list[dict[str, Any]]:
     "(such as 'lbl_012').",
 )
 def _labels(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(Label).order_by(Label.id))
+    rows = ctx.sql.all(ALL_LABELS)
     return [
         {"label_id": lbl.id, "mailbox_id": lbl.mailbox_id, "label_name": lbl.name} for lbl in rows
     ]
@@ -1537,7 +1829,7 @@ def _labels(ctx: ToolContext) -> list[dict[str, Any]]:
 
 @server.entity("attachment", key="attachment_id")
 def _attachments(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(Attachment).order_by(Attachment.id))
+    rows = ctx.sql.all(ALL_ATTACHMENTS)
     return [
         {"attachment_id": a.id, "message_id": a.message_id, "draft_id": a.draft_id} for a in rows
     ]
