@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from prove_gym import Workspace
+from collections.abc import Callable
+from typing import Any
+
+from prove_gym import Task, Workspace
 from prove_gym.reward import score
 from prove_gym.synth import SynthConfig, SynthResult, synthesize
 from prove_gym.synth.export import build_report
+from prove_gym.task import GoldStep
 from prove_gym.training import sft_rows
 
 
@@ -43,24 +47,32 @@ def test_recovery_turns_are_present_and_described(dataset: SynthResult) -> None:
                 assert any(s.name == step.name for s in turn.steps[k + 1 :]), task.id
 
 
+def played(task: Task, leave_out: Callable[[GoldStep], bool]) -> tuple[Any, Any, list[Any]]:
+    """The gold played in full, and without the steps ``leave_out`` picks: both scores, and
+    the calls of the full play."""
+    scores: list[Any] = []
+    made: list[Any] = []
+    for skip in (False, True):
+        with Workspace(task) as ws:
+            calls = [
+                ws.call(s.name, s.arguments, turn=i)
+                for i, turn in enumerate(task.turns)
+                for s in turn.steps
+                if not (skip and leave_out(s))
+            ]
+            scores.append(score(task, calls, final_state_hash=ws.state_hash()))
+        if not skip:
+            made = calls
+    return scores[0], scores[1], made
+
+
 def test_the_attempt_fails_as_recorded_and_going_straight_pays_the_same(
     dataset: SynthResult,
 ) -> None:
     for task in recovering(dataset)[:25]:
-        results = {}
-        for skip in (False, True):
-            with Workspace(task) as ws:
-                calls = [
-                    ws.call(s.name, s.arguments, turn=i)
-                    for i, turn in enumerate(task.turns)
-                    for s in turn.steps
-                    if not (skip and s.attempt)
-                ]
-                results[skip] = score(task, calls, final_state_hash=ws.state_hash())
-            if not skip:
-                failed = [c.result.error_kind for c in calls if not c.result.ok]
-                assert failed == [s.expect_error for s in task.steps if s.attempt], task.id
-        shown, direct = results[False], results[True]
+        shown, direct, calls = played(task, lambda s: s.attempt)
+        failed = [c.result.error_kind for c in calls if not c.result.ok]
+        assert failed == [s.expect_error for s in task.steps if s.attempt], task.id
         assert shown.total == direct.total == shown.max_total, task.id
         assert len(shown.excused) == sum(s.attempt for s in task.steps)
 
@@ -101,17 +113,8 @@ def test_given_up_calls_fail_on_the_state_end_the_conversation_and_are_explained
         last = task.turns[at].steps[-1]
         assert last.expect_error in ("precondition_failed", "conflict"), task.id
         assert task.scored_steps, task.id
-        results = {}
-        for skip in (False, True):
-            with Workspace(task) as ws:
-                calls = [
-                    ws.call(s.name, s.arguments, turn=i)
-                    for i, turn in enumerate(task.turns)
-                    for s in turn.steps
-                    if not (skip and s is last)
-                ]
-                results[skip] = score(task, calls, final_state_hash=ws.state_hash())
-        assert results[False].total == results[True].total == results[False].max_total, task.id
+        made, stopped, _ = played(task, lambda s, last=last: s is last)
+        assert made.total == stopped.total == made.max_total, task.id
     (row,) = sft_rows([tasks[0]])
     messages = row["messages"]
     errors = [
