@@ -16,24 +16,29 @@ restock orders delivered + transfers received - transfers sent - units sold (``m
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from decimal import Decimal
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import func, select
+from sqlalchemy import Table, bindparam, func, select, update
 
 from prove_gym.server import (
     Entity,
     InvalidArgument,
     PermissionDenied,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
+    search_pattern,
 )
 
 from .models import (
@@ -93,10 +98,10 @@ server = Server(
     + " ".join(f"{name}: {text}" for name, text in RULES.items()),
 )
 
-StoreRow = Annotated[Store, Entity("store")]
-ProductRow = Annotated[Product, Entity("product")]
-TransferRow = Annotated[Transfer, Entity("transfer")]
-OrderRow = Annotated[RestockOrder, Entity("restock_order")]
+StoreRow = Annotated[Record[Store], Entity("store")]
+ProductRow = Annotated[Record[Product], Entity("product")]
+TransferRow = Annotated[Record[Transfer], Entity("transfer")]
+OrderRow = Annotated[Record[RestockOrder], Entity("restock_order")]
 ProductIds = Annotated[list[ProductRow], Field(min_length=1, max_length=10)]
 Quantity = Annotated[int, Field(ge=1, le=1000)]
 SearchText = Annotated[str, Field(max_length=200)]
@@ -275,6 +280,278 @@ class SalesList(TypedDict):
     sales: list[SaleOut]
 
 
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+# Rows are named tuples typed as the ORM types them; a row a tool changes is written with
+# _write, which (as the ORM did) writes only the columns whose value differs.
+employees, stores, products = Employee.__table__, Store.__table__, Product.__table__
+inventory, transfers, orders = Inventory.__table__, Transfer.__table__, RestockOrder.__table__
+sales, regions = Sale.__table__, Region.__table__
+# the acting employee, with their store's name and region
+ME = Query(
+    select(
+        employees,
+        Store.name.label("store_name"),
+        Store.region_id,
+        Region.name.label("region_name"),
+    )
+    .select_from(ActingEmployee.__table__)
+    .join(employees, Employee.id == ActingEmployee.employee_id)
+    .join(stores, Store.id == Employee.store_id)
+    .join(regions, Region.id == Store.region_id)
+    .where(ActingEmployee.id == 1)
+)
+STORE = Query(select(stores).where(Store.id == bindparam("id")))
+REGION_STORES = Query(
+    select(stores).where(Store.region_id == bindparam("region_id")).order_by(Store.id)
+)
+STORE_CITIES = Query(select(Store.city).order_by(Store.id))
+REGION_NAME = Query(select(Region.name).where(Region.id == bindparam("id")))
+STORE_MANAGER = Query(
+    select(Employee.name)
+    .where(Employee.store_id == bindparam("store_id"), Employee.role == "store_manager")
+    .order_by(Employee.id)
+)
+STORE_MANAGERS = Query(
+    select(Employee.store_id, Employee.name)
+    .where(Employee.role == "store_manager")
+    .order_by(Employee.id)
+)
+EMPLOYEES = Query(select(Employee.id, Employee.name, Employee.store_id).order_by(Employee.id))
+PRODUCT = Query(select(products).where(Product.id == bindparam("id")))
+PRODUCTS = Query(select(products).order_by(Product.id))
+PRODUCT_NAMES = Query(select(Product.name).order_by(Product.id))
+STOCK = Query(
+    select(inventory).where(
+        Inventory.store_id == bindparam("store_id"),
+        Inventory.product_id == bindparam("product_id"),
+    )
+)
+SET_ON_HAND = Query(
+    update(Inventory)
+    .where(
+        Inventory.store_id == bindparam("store_id"),
+        Inventory.product_id == bindparam("product_id"),
+    )
+    .values(on_hand=bindparam("on_hand"))
+)
+IN_STOCK_EVERYWHERE = Query(
+    select(Inventory.product_id)
+    .where(Inventory.store_id.in_(bindparam("store_ids", expanding=True)))
+    .group_by(Inventory.product_id)
+    .having(func.min(Inventory.on_hand) >= 5)
+    .order_by(Inventory.product_id)
+)
+# a product's stock in every store of a region, with the store's name
+REGION_STOCK = Query(
+    select(inventory, Store.name.label("store_name"))
+    .join(stores, Store.id == Inventory.store_id)
+    .where(
+        Inventory.product_id == bindparam("product_id"), Store.region_id == bindparam("region_id")
+    )
+    .order_by(Inventory.on_hand.desc(), Inventory.store_id)
+)
+INCOMING_TRANSFERS = Query(
+    select(Transfer.product_id, func.sum(Transfer.quantity))
+    .where(Transfer.to_store_id == bindparam("store_id"), Transfer.status == "in_transit")
+    .group_by(Transfer.product_id)
+    .order_by(Transfer.product_id)
+)
+INCOMING_ORDERS = Query(
+    select(RestockOrder.product_id, func.sum(RestockOrder.quantity))
+    .where(RestockOrder.store_id == bindparam("store_id"), RestockOrder.status == "ordered")
+    .group_by(RestockOrder.product_id)
+    .order_by(RestockOrder.product_id)
+)
+# a transfer with its product's name; a restock order with its product's name and case size
+_TRANSFERS = select(transfers, Product.name.label("product_name")).join(
+    products, Product.id == Transfer.product_id
+)
+_ORDERS = select(orders, Product.name.label("product_name"), Product.case_size).join(
+    products, Product.id == RestockOrder.product_id
+)
+TRANSFERS_TO = Query(
+    select(Transfer.id, Transfer.to_store_id, Transfer.product_id, Transfer.quantity)
+    .where(
+        Transfer.status == "in_transit",
+        Transfer.to_store_id.in_(bindparam("store_ids", expanding=True)),
+    )
+    .order_by(Transfer.id)
+)
+STORE_ORDERS = Query(
+    _ORDERS.where(
+        RestockOrder.store_id == bindparam("store_id"),
+        RestockOrder.status == bindparam("status"),
+    )
+    .order_by(RestockOrder.ordered_at.desc(), RestockOrder.id.desc())
+    .limit(bindparam("limit"))
+)
+OPEN_ORDER = Query(
+    select(RestockOrder.id, RestockOrder.quantity)
+    .where(
+        RestockOrder.store_id == bindparam("store_id"),
+        RestockOrder.product_id == bindparam("product_id"),
+        RestockOrder.status == "ordered",
+    )
+    .order_by(RestockOrder.id)
+)
+OPEN_ORDERS_OF = Query(
+    select(RestockOrder.id, RestockOrder.store_id, RestockOrder.product_id)
+    .where(
+        RestockOrder.status == "ordered",
+        RestockOrder.store_id.in_(bindparam("store_ids", expanding=True)),
+    )
+    .order_by(RestockOrder.id)
+)
+SALE = Query(select(sales).where(Sale.id == bindparam("id")))
+SALE_LINES = Query(
+    select(
+        SaleLine.product_id,
+        Product.name,
+        SaleLine.quantity,
+        SaleLine.unit_price,
+        SaleLine.line_total,
+    )
+    .join(products, Product.id == SaleLine.product_id)
+    .where(SaleLine.sale_id == bindparam("sale_id"))
+    .order_by(SaleLine.id)
+)
+RECENT_SALES = Query(
+    select(Sale.id, Sale.store_id)
+    .where(
+        Sale.store_id.in_(bindparam("store_ids", expanding=True)),
+        Sale.created_at >= bindparam("since"),
+    )
+    .order_by(Sale.id)
+)
+
+
+@functools.cache
+def _stores_matching(by_text: bool) -> Query:
+    """Stores by id with their region's name, optionally matching a text: list_stores'."""
+    stmt = select(stores, Region.name.label("region_name")).join(
+        regions, Region.id == Store.region_id
+    )
+    if by_text:
+        stmt = stmt.where(
+            contains(
+                bindparam("pattern"), Store.name, Store.city, Store.address, Region.name, Store.id
+            )
+        )
+    return Query(stmt.order_by(Store.id))
+
+
+@functools.cache
+def _products_matching(by_text: bool, by_category: bool) -> Query:
+    """Products by name, at most ``limit``, optionally matching a text and a category."""
+    stmt = select(products)
+    if by_text:
+        stmt = stmt.where(
+            contains(bindparam("pattern"), Product.name, Product.brand, Product.sku, Product.id)
+        )
+    if by_category:
+        stmt = stmt.where(Product.category == bindparam("category"))
+    return Query(stmt.order_by(Product.name, Product.id).limit(bindparam("limit")))
+
+
+@functools.cache
+def _stock_matching(by_text: bool, low_only: bool) -> tuple[Query, Query]:
+    """How many of a store's stock rows match, and the first ``limit`` by product name (each
+    with its product's columns): get_store_inventory's."""
+    stmt = (
+        select(
+            inventory,
+            Product.sku,
+            Product.name,
+            Product.category,
+            Product.price,
+            Product.discontinued,
+        )
+        .join(products, Product.id == Inventory.product_id)
+        .where(Inventory.store_id == bindparam("store_id"))
+    )
+    if by_text:
+        stmt = stmt.where(
+            contains(bindparam("pattern"), Product.name, Product.brand, Product.sku, Product.id)
+        )
+    if low_only:
+        stmt = stmt.where(Inventory.on_hand <= Inventory.reorder_point)
+    count = Query(select(func.count()).select_from(stmt.subquery()))
+    rows = Query(stmt.order_by(Product.name, Product.id).limit(bindparam("limit")))
+    return count, rows
+
+
+@functools.cache
+def _shipped_transfers(direction: str) -> Query:
+    """A store's transfers of one status, newest first, at most ``limit``: list_shipments'."""
+    stmt = _TRANSFERS.where(Transfer.status == bindparam("status"))
+    if direction == "incoming":
+        stmt = stmt.where(Transfer.to_store_id == bindparam("store_id"))
+    elif direction == "outgoing":
+        stmt = stmt.where(Transfer.from_store_id == bindparam("store_id"))
+    else:
+        stmt = stmt.where(
+            (Transfer.to_store_id == bindparam("store_id"))
+            | (Transfer.from_store_id == bindparam("store_id"))
+        )
+    return Query(
+        stmt.order_by(Transfer.created_at.desc(), Transfer.id.desc()).limit(bindparam("limit"))
+    )
+
+
+@functools.cache
+def _sales_since(by_product: bool) -> tuple[Query, Query, Query]:
+    """How many of a store's sales since ``since`` match, their lines' count, units and
+    revenue, and the newest ``limit`` of them: list_sales'."""
+    stmt = select(sales).where(
+        Sale.store_id == bindparam("store_id"), Sale.created_at >= bindparam("since")
+    )
+    line_stmt = (
+        select(
+            func.count(SaleLine.id).label("lines"),
+            func.sum(SaleLine.quantity).label("units"),
+            func.sum(SaleLine.line_total).label("revenue"),
+        )
+        .join(sales, Sale.id == SaleLine.sale_id)
+        .where(Sale.store_id == bindparam("store_id"), Sale.created_at >= bindparam("since"))
+    )
+    if by_product:
+        stmt = stmt.where(
+            Sale.id.in_(
+                select(SaleLine.sale_id).where(SaleLine.product_id == bindparam("product_id"))
+            )
+        )
+        line_stmt = line_stmt.where(SaleLine.product_id == bindparam("product_id"))
+    count = Query(select(func.count()).select_from(stmt.subquery()))
+    rows = Query(stmt.order_by(Sale.created_at.desc(), Sale.id.desc()).limit(bindparam("limit")))
+    return count, Query(line_stmt), rows
+
+
+@functools.cache
+def _setter(table: Table, columns: tuple[str, ...]) -> Query:
+    """The UPDATE of ``columns`` (each a parameter of its name) in the row whose key is ``key``."""
+    (pk,) = table.primary_key.columns
+    return Query(
+        update(table).where(pk == bindparam("key")).values({c: bindparam(c) for c in columns})
+    )
+
+
+def _write(ctx: ToolContext, model: type[Base], row: Any, **values: Any) -> Any:
+    """``row`` with ``values``; those that differ from the row are written to its table.
+
+    Like the ORM's flush, nothing is written when no value changes: an UPDATE that sets the
+    same values still changes the database's bytes (and synthesis reads unchanged bytes as
+    a call that wrote nothing).
+    """
+    changed = {k: v for k, v in values.items() if getattr(row, k) != v}
+    if changed:
+        table = model.__table__
+        assert isinstance(table, Table)
+        (pk,) = table.primary_key.columns
+        ctx.sql.run(_setter(table, tuple(sorted(changed))), key=getattr(row, pk.key), **changed)
+    return row._replace(**values)
+
+
 # ----------------------------------------------------------------- helpers
 def _broken(rule: str, detail: str) -> PreconditionFailed:
     """The error for a failed business rule: it names the rule, then says what to do."""
@@ -285,82 +562,68 @@ def _stamp(value: Any) -> str | None:
     return value.isoformat(timespec="minutes") if value is not None else None
 
 
-def _me(ctx: ToolContext) -> Employee:
-    return ctx.db.get_one(ActingEmployee, 1).employee
+def _me(ctx: ToolContext) -> Any:
+    """The acting employee's row, with ``store_name``, ``region_id`` and ``region_name``."""
+    return ctx.sql.one(ME)
 
 
-def _scope(ctx: ToolContext, me: Employee) -> list[Store]:
+def _scope(ctx: ToolContext, me: Any) -> list[Any]:
     """The stores ``me`` may act in, by id."""
     if me.role == "regional_manager":
-        return list(
-            ctx.db.scalars(
-                select(Store).where(Store.region_id == me.store.region_id).order_by(Store.id)
-            )
-        )
-    return [me.store]
+        return ctx.sql.all(REGION_STORES, region_id=me.region_id)
+    return [ctx.sql.one(STORE, id=me.store_id)]
 
 
-def _who(me: Employee) -> str:
+def _who(me: Any) -> str:
     if me.role == "regional_manager":
-        where = f"the {me.store.region.name} region ({me.store.region_id})"
+        where = f"the {me.region_name} region ({me.region_id})"
     else:
-        where = f"store {me.store_id} ({me.store.name})"
+        where = f"store {me.store_id} ({me.store_name})"
     return f"{me.name} ({me.id}), {ROLE_LABELS.get(me.role, me.role)} of {where}"
 
 
-def _require(ctx: ToolContext, store: Store, action: str) -> Employee:
+def _require(ctx: ToolContext, store: Any, action: str) -> Any:
     """The acting employee, if they may ``action`` in ``store``; else ``store_scope`` fails."""
     me = _me(ctx)
     allowed = _scope(ctx, me)
     if store.id in {s.id for s in allowed}:
         return me
     mine = ", ".join(f"{s.id} ({s.name})" for s in allowed)
-    owner = ctx.db.scalar(
-        select(Employee)
-        .where(Employee.store_id == store.id, Employee.role == "store_manager")
-        .order_by(Employee.id)
-    )
-    contact = f"; its manager is {owner.name}" if owner is not None else ""
+    owner = ctx.sql.scalar(STORE_MANAGER, store_id=store.id)
+    contact = f"; its manager is {owner}" if owner is not None else ""
+    region_name = ctx.sql.scalar(REGION_NAME, id=store.region_id)
     raise PermissionDenied(
         f"Rule 'store_scope' failed: you are {_who(me)} and may {action} only in {mine}. "
-        f"Store {store.id} ({store.name}) is in the {store.region.name} region ({store.region_id})"
+        f"Store {store.id} ({store.name}) is in the {region_name} region ({store.region_id})"
         f"{contact}. Nothing was changed: pick one of your stores, or ask that store's manager."
     )
 
 
-def _stock(ctx: ToolContext, store_id: str, product_id: str) -> Inventory:
-    return ctx.db.get_one(Inventory, (store_id, product_id))
+def _stock(ctx: ToolContext, store_id: str, product_id: str) -> Any:
+    return ctx.sql.one(STOCK, store_id=store_id, product_id=product_id)
 
 
 def _move(ctx: ToolContext, store_id: str, product_id: str, delta: int) -> int:
     """The only place ``on_hand`` changes; returns the new level (callers checked it)."""
     row = _stock(ctx, store_id, product_id)
-    row.on_hand += delta
-    assert row.on_hand >= 0
-    return row.on_hand
+    on_hand = row.on_hand + delta
+    assert on_hand >= 0
+    if on_hand != row.on_hand:
+        ctx.sql.run(SET_ON_HAND, store_id=store_id, product_id=product_id, on_hand=on_hand)
+    return int(on_hand)
 
 
 def _incoming(ctx: ToolContext, store_id: str) -> dict[str, int]:
     """Units on their way to a store, by product: transfers in transit and open orders."""
     out: dict[str, int] = {}
-    for pid, qty in ctx.db.execute(
-        select(Transfer.product_id, func.sum(Transfer.quantity))
-        .where(Transfer.to_store_id == store_id, Transfer.status == "in_transit")
-        .group_by(Transfer.product_id)
-        .order_by(Transfer.product_id)
-    ):
+    for pid, qty in ctx.sql.all(INCOMING_TRANSFERS, store_id=store_id):
         out[pid] = out.get(pid, 0) + int(qty)
-    for pid, qty in ctx.db.execute(
-        select(RestockOrder.product_id, func.sum(RestockOrder.quantity))
-        .where(RestockOrder.store_id == store_id, RestockOrder.status == "ordered")
-        .group_by(RestockOrder.product_id)
-        .order_by(RestockOrder.product_id)
-    ):
+    for pid, qty in ctx.sql.all(INCOMING_ORDERS, store_id=store_id):
         out[pid] = out.get(pid, 0) + int(qty)
     return out
 
 
-def _product_out(p: Product) -> ProductOut:
+def _product_out(p: Any) -> ProductOut:
     return {
         "product_id": p.id,
         "sku": p.sku,
@@ -374,11 +637,11 @@ def _product_out(p: Product) -> ProductOut:
     }
 
 
-def _transfer_out(t: Transfer) -> TransferOut:
+def _transfer_out(t: Any, product_name: str) -> TransferOut:
     return {
         "transfer_id": t.id,
         "product_id": t.product_id,
-        "product_name": t.product.name,
+        "product_name": product_name,
         "from_store_id": t.from_store_id,
         "to_store_id": t.to_store_id,
         "quantity": t.quantity,
@@ -391,14 +654,14 @@ def _transfer_out(t: Transfer) -> TransferOut:
     }
 
 
-def _order_out(o: RestockOrder) -> OrderOut:
+def _order_out(o: Any, product_name: str, case_size: int) -> OrderOut:
     return {
         "order_id": o.id,
         "store_id": o.store_id,
         "product_id": o.product_id,
-        "product_name": o.product.name,
+        "product_name": product_name,
         "quantity": o.quantity,
-        "cases": o.quantity // o.product.case_size,
+        "cases": o.quantity // case_size,
         "unit_cost": o.unit_cost,
         "total_cost": o.total_cost,
         "status": o.status,
@@ -408,7 +671,7 @@ def _order_out(o: RestockOrder) -> OrderOut:
     }
 
 
-def _sale_out(s: Sale) -> SaleOut:
+def _sale_out(s: Any, lines: list[LineOut]) -> SaleOut:
     return {
         "sale_id": s.id,
         "store_id": s.store_id,
@@ -416,17 +679,22 @@ def _sale_out(s: Sale) -> SaleOut:
         "created_at": s.created_at.isoformat(timespec="minutes"),
         "items": s.items,
         "total": s.total,
-        "lines": [
-            {
-                "product_id": ln.product_id,
-                "name": ln.product.name,
-                "quantity": ln.quantity,
-                "unit_price": ln.unit_price,
-                "line_total": ln.line_total,
-            }
-            for ln in s.lines
-        ],
+        "lines": lines,
     }
+
+
+def _lines(ctx: ToolContext, sale_id: str) -> list[LineOut]:
+    """A sale's lines, by line id."""
+    return [
+        {
+            "product_id": ln.product_id,
+            "name": ln.name,
+            "quantity": ln.quantity,
+            "unit_price": ln.unit_price,
+            "line_total": ln.line_total,
+        }
+        for ln in ctx.sql.all(SALE_LINES, sale_id=sale_id)
+    ]
 
 
 # -------------------------------------------------------- example values
@@ -435,13 +703,13 @@ def _my_store_ids(ctx: ToolContext) -> list[str]:
 
 
 def _product_word(ctx: ToolContext, rng: random.Random) -> str:
-    names = list(ctx.db.scalars(select(Product.name).order_by(Product.id)))
+    names = ctx.sql.scalars(PRODUCT_NAMES)
     words = [w for w in rng.choice(names).split() if len(w) > 3 and w[0].isupper()]
     return words[0] if words else names[0]
 
 
 def _store_word(ctx: ToolContext, rng: random.Random) -> str:
-    return rng.choice(list(ctx.db.scalars(select(Store.city).order_by(Store.id))))
+    return rng.choice(ctx.sql.scalars(STORE_CITIES))
 
 
 NOTES = ["Rebalancing stock", "Customer hold for pickup", "Low at destination", "Weekend event"]
@@ -477,19 +745,12 @@ def list_stores(ctx: ToolContext, query: SearchText | None = None) -> StoreList:
     """
     me = _me(ctx)
     mine = {s.id for s in _scope(ctx, me)}
-    stmt = select(Store).join(Region, Region.id == Store.region_id)
     text = (query or "").strip()
     if text:
-        stmt = stmt.where(
-            contains(text, Store.name, Store.city, Store.address, Region.name, Store.id)
-        )
-    stores = list(ctx.db.scalars(stmt.order_by(Store.id)))
-    managers = {
-        e.store_id: e.name
-        for e in ctx.db.scalars(
-            select(Employee).where(Employee.role == "store_manager").order_by(Employee.id)
-        )
-    }
+        found = ctx.sql.all(_stores_matching(True), pattern=search_pattern(text))
+    else:
+        found = ctx.sql.all(_stores_matching(False))
+    managers = {e.store_id: e.name for e in ctx.sql.all(STORE_MANAGERS)}
     return {
         "you": {
             "employee_id": me.id,
@@ -497,12 +758,12 @@ def list_stores(ctx: ToolContext, query: SearchText | None = None) -> StoreList:
             "email": me.email,
             "role": me.role,
             "store_id": me.store_id,
-            "store_name": me.store.name,
-            "region_id": me.store.region_id,
-            "region_name": me.store.region.name,
+            "store_name": me.store_name,
+            "region_id": me.region_id,
+            "region_name": me.region_name,
             "acts_in": sorted(mine),
         },
-        "total": len(stores),
+        "total": len(found),
         "stores": [
             {
                 "store_id": s.id,
@@ -510,11 +771,11 @@ def list_stores(ctx: ToolContext, query: SearchText | None = None) -> StoreList:
                 "city": s.city,
                 "address": s.address,
                 "region_id": s.region_id,
-                "region_name": s.region.name,
+                "region_name": s.region_name,
                 "manager": managers.get(s.id, ""),
                 "can_act": s.id in mine,
             }
-            for s in stores
+            for s in found
         ],
     }
 
@@ -547,13 +808,13 @@ def search_products(
         "brand": "Lumen", "category": "electronics", "price": "49.95", "unit_cost": "24.98",
         "case_size": 12, "discontinued": false}].
     """
-    stmt = select(Product)
     text = (query or "").strip()
+    params: dict[str, Any] = {"limit": limit}
     if text:
-        stmt = stmt.where(contains(text, Product.name, Product.brand, Product.sku, Product.id))
+        params["pattern"] = search_pattern(text)
     if category is not None:
-        stmt = stmt.where(Product.category == category)
-    rows = ctx.db.scalars(stmt.order_by(Product.name, Product.id).limit(limit))
+        params["category"] = category
+    rows = ctx.sql.all(_products_matching(bool(text), category is not None), **params)
     return [_product_out(p) for p in rows]
 
 
@@ -593,18 +854,13 @@ def get_store_inventory(
     """
     store = store_id
     _require(ctx, store, "view stock")
-    stmt = (
-        select(Inventory)
-        .join(Product, Product.id == Inventory.product_id)
-        .where(Inventory.store_id == store.id)
-    )
     text = (search or "").strip()
+    params: dict[str, Any] = {"store_id": store.id}
     if text:
-        stmt = stmt.where(contains(text, Product.name, Product.brand, Product.sku, Product.id))
-    if low_stock_only:
-        stmt = stmt.where(Inventory.on_hand <= Inventory.reorder_point)
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = ctx.db.scalars(stmt.order_by(Product.name, Product.id).limit(limit))
+        params["pattern"] = search_pattern(text)
+    count, matching = _stock_matching(bool(text), low_stock_only)
+    total = ctx.sql.scalar(count, **params) or 0
+    rows = ctx.sql.all(matching, limit=limit, **params)
     incoming = _incoming(ctx, store.id)
     return {
         "store_id": store.id,
@@ -613,15 +869,15 @@ def get_store_inventory(
         "items": [
             {
                 "product_id": r.product_id,
-                "sku": r.product.sku,
-                "name": r.product.name,
-                "category": r.product.category,
-                "price": r.product.price,
+                "sku": r.sku,
+                "name": r.name,
+                "category": r.category,
+                "price": r.price,
                 "on_hand": r.on_hand,
                 "reorder_point": r.reorder_point,
                 "low_stock": r.on_hand <= r.reorder_point,
                 "incoming": incoming.get(r.product_id, 0),
-                "discontinued": r.product.discontinued,
+                "discontinued": r.discontinued,
             }
             for r in rows
         ],
@@ -653,23 +909,14 @@ def find_stock(ctx: ToolContext, product_id: ProductRow) -> ProductStock:
     p = product_id
     me = _me(ctx)
     mine = {s.id for s in _scope(ctx, me)}
-    region = me.store.region
-    rows = list(
-        ctx.db.scalars(
-            select(Inventory)
-            .join(Store, Store.id == Inventory.store_id)
-            .where(Inventory.product_id == p.id, Store.region_id == region.id)
-            .order_by(Inventory.on_hand.desc(), Inventory.store_id)
-        )
-    )
-    stores = {s.id: s for s in region.stores}
+    rows = ctx.sql.all(REGION_STOCK, product_id=p.id, region_id=me.region_id)
     out: list[StockAt] = []
     for r in rows:
         incoming = _incoming(ctx, r.store_id)
         out.append(
             {
                 "store_id": r.store_id,
-                "store_name": stores[r.store_id].name,
+                "store_name": r.store_name,
                 "on_hand": r.on_hand,
                 "reorder_point": r.reorder_point,
                 "low_stock": r.on_hand <= r.reorder_point,
@@ -683,8 +930,8 @@ def find_stock(ctx: ToolContext, product_id: ProductRow) -> ProductStock:
         "name": p.name,
         "case_size": p.case_size,
         "discontinued": p.discontinued,
-        "region_id": region.id,
-        "region_name": region.name,
+        "region_id": me.region_id,
+        "region_name": me.region_name,
         "total_on_hand": sum(r.on_hand for r in rows),
         "stores": out,
     }
@@ -727,34 +974,22 @@ def list_shipments(
     store = store_id
     _require(ctx, store, "view shipments")
     t_status = "in_transit" if status == "open" else "received"
-    stmt = select(Transfer).where(Transfer.status == t_status)
-    if direction == "incoming":
-        stmt = stmt.where(Transfer.to_store_id == store.id)
-    elif direction == "outgoing":
-        stmt = stmt.where(Transfer.from_store_id == store.id)
-    else:
-        stmt = stmt.where((Transfer.to_store_id == store.id) | (Transfer.from_store_id == store.id))
-    transfers = ctx.db.scalars(
-        stmt.order_by(Transfer.created_at.desc(), Transfer.id.desc()).limit(limit)
+    sent = ctx.sql.all(
+        _shipped_transfers(direction), status=t_status, store_id=store.id, limit=limit
     )
-    orders: list[RestockOrder] = []
+    ordered: list[Any] = []
     if direction != "outgoing":
-        orders = list(
-            ctx.db.scalars(
-                select(RestockOrder)
-                .where(
-                    RestockOrder.store_id == store.id,
-                    RestockOrder.status == ("ordered" if status == "open" else "received"),
-                )
-                .order_by(RestockOrder.ordered_at.desc(), RestockOrder.id.desc())
-                .limit(limit)
-            )
+        ordered = ctx.sql.all(
+            STORE_ORDERS,
+            store_id=store.id,
+            status="ordered" if status == "open" else "received",
+            limit=limit,
         )
     return {
         "store_id": store.id,
         "store_name": store.name,
-        "transfers": [_transfer_out(t) for t in transfers],
-        "restock_orders": [_order_out(o) for o in orders],
+        "transfers": [_transfer_out(t, t.product_name) for t in sent],
+        "restock_orders": [_order_out(o, o.product_name, o.case_size) for o in ordered],
     }
 
 
@@ -809,22 +1044,22 @@ def create_transfer(
             f"{quantity}; nothing was changed. Send at most {have}, or send from another store "
             "of your region that has more.",
         )
-    t = Transfer(
-        id=next_id(ctx, Transfer.id, "trf", 5),
-        product_id=p.id,
-        from_store_id=src.id,
-        to_store_id=dst.id,
-        quantity=quantity,
-        status="in_transit",
-        note=" ".join(note.split()),
-        created_by=me.id,
-        created_at=ctx.now,
-    )
-    ctx.db.add(t)
+    t: dict[str, Any] = {
+        "id": next_id(ctx, Transfer.id, "trf", 5),
+        "product_id": p.id,
+        "from_store_id": src.id,
+        "to_store_id": dst.id,
+        "quantity": quantity,
+        "status": "in_transit",
+        "note": " ".join(note.split()),
+        "created_by": me.id,
+        "created_at": ctx.now,
+    }
+    ctx.sql.insert(Transfer, **t)
     left = _move(ctx, src.id, p.id, -quantity)
-    ctx.db.flush()
+    sent = SimpleNamespace(**t, received_by=None, received_at=None)
     return {
-        **_transfer_out(t),
+        **_transfer_out(sent, p.name),
         "from_store_on_hand": left,
         "to_store_on_hand": _stock(ctx, dst.id, p.id).on_hand,
     }
@@ -851,7 +1086,7 @@ def receive_transfer(ctx: ToolContext, transfer_id: TransferRow) -> TransferResu
         "2026-03-02T10:00", "to_store_on_hand": 13, ...}.
     """
     t = transfer_id
-    dst = ctx.db.get_one(Store, t.to_store_id)
+    dst = ctx.sql.one(STORE, id=t.to_store_id)
     me = _require(ctx, dst, "receive transfers")
     if t.status != "in_transit":
         raise _broken(
@@ -860,13 +1095,10 @@ def receive_transfer(ctx: ToolContext, transfer_id: TransferRow) -> TransferResu
             f"{t.quantity} units are already counted in that store's stock. Nothing was "
             "changed.",
         )
-    t.status = "received"
-    t.received_by = me.id
-    t.received_at = ctx.now
+    t = _write(ctx, Transfer, t, status="received", received_by=me.id, received_at=ctx.now)
     now_there = _move(ctx, dst.id, t.product_id, t.quantity)
-    ctx.db.flush()
     return {
-        **_transfer_out(t),
+        **_transfer_out(t, ctx.sql.one(PRODUCT, id=t.product_id).name),
         "from_store_on_hand": _stock(ctx, t.from_store_id, t.product_id).on_hand,
         "to_store_on_hand": now_there,
     }
@@ -914,15 +1146,7 @@ def create_restock_order(
             f"{p.id} ({p.name}) comes in cases of {p.case_size}, and {quantity} is not a whole "
             f"number of cases; nothing was changed. Order {options} units instead.",
         )
-    open_order = ctx.db.scalar(
-        select(RestockOrder)
-        .where(
-            RestockOrder.store_id == store.id,
-            RestockOrder.product_id == p.id,
-            RestockOrder.status == "ordered",
-        )
-        .order_by(RestockOrder.id)
-    )
+    open_order = ctx.sql.first(OPEN_ORDER, store_id=store.id, product_id=p.id)
     if open_order is not None:
         raise _broken(
             "open_order_exists",
@@ -930,20 +1154,23 @@ def create_restock_order(
             f"{store.id} is still open; nothing was changed. Receive it when it arrives "
             "before ordering more.",
         )
-    o = RestockOrder(
-        id=next_id(ctx, RestockOrder.id, "ro", 5),
-        store_id=store.id,
-        product_id=p.id,
-        quantity=quantity,
-        unit_cost=p.unit_cost,
-        total_cost=p.unit_cost * quantity,
-        status="ordered",
-        created_by=me.id,
-        ordered_at=ctx.now,
-    )
-    ctx.db.add(o)
-    ctx.db.flush()
-    return {**_order_out(o), "on_hand": _stock(ctx, store.id, p.id).on_hand}
+    o: dict[str, Any] = {
+        "id": next_id(ctx, RestockOrder.id, "ro", 5),
+        "store_id": store.id,
+        "product_id": p.id,
+        "quantity": quantity,
+        "unit_cost": p.unit_cost,
+        "total_cost": p.unit_cost * quantity,
+        "status": "ordered",
+        "created_by": me.id,
+        "ordered_at": ctx.now,
+    }
+    ctx.sql.insert(RestockOrder, **o)
+    made = SimpleNamespace(**o, received_at=None)
+    return {
+        **_order_out(made, p.name, p.case_size),
+        "on_hand": _stock(ctx, store.id, p.id).on_hand,
+    }
 
 
 @server.tool(
@@ -966,7 +1193,7 @@ def receive_restock_order(ctx: ToolContext, order_id: OrderRow) -> OrderResult:
         {"order_id": "ro_00512", "status": "received", "quantity": 24, "on_hand": 31, ...}.
     """
     o = order_id
-    store = ctx.db.get_one(Store, o.store_id)
+    store = ctx.sql.one(STORE, id=o.store_id)
     _require(ctx, store, "receive restock orders")
     if o.status != "ordered":
         raise _broken(
@@ -975,24 +1202,16 @@ def receive_restock_order(ctx: ToolContext, order_id: OrderRow) -> OrderResult:
             f"{o.quantity} units are already counted in that store's stock. Nothing was "
             "changed.",
         )
-    o.status = "received"
-    o.received_at = ctx.now
+    o = _write(ctx, RestockOrder, o, status="received", received_at=ctx.now)
     level = _move(ctx, store.id, o.product_id, o.quantity)
-    ctx.db.flush()
-    return {**_order_out(o), "on_hand": level}
+    p = ctx.sql.one(PRODUCT, id=o.product_id)
+    return {**_order_out(o, p.name, p.case_size), "on_hand": level}
 
 
 def _in_stock_products(ctx: ToolContext, rng: random.Random) -> list[str]:
     """One or two products every one of your stores has at least 5 of."""
     mine = _my_store_ids(ctx)
-    rows = ctx.db.execute(
-        select(Inventory.product_id)
-        .where(Inventory.store_id.in_(mine))
-        .group_by(Inventory.product_id)
-        .having(func.min(Inventory.on_hand) >= 5)
-        .order_by(Inventory.product_id)
-    )
-    ids = [pid for (pid,) in rows]
+    ids = ctx.sql.scalars(IN_STOCK_EVERYWHERE, store_ids=mine)
     return rng.sample(ids, min(len(ids), rng.choice([1, 1, 2])))
 
 
@@ -1058,39 +1277,51 @@ def record_sale(
             "Nothing was recorded: sell at most what is on hand, or bring units in from "
             "another store first.",
         )
-    sale = Sale(
-        id=next_id(ctx, Sale.id, "sal", 5),
+    sale_id = next_id(ctx, Sale.id, "sal", 5)
+    ctx.sql.insert(
+        Sale,
+        id=sale_id,
         store_id=store.id,
         employee_id=me.id,
         total=ZERO,
         items=0,
         created_at=ctx.now,
     )
-    ctx.db.add(sale)
-    ctx.db.flush()
     total, items = ZERO, 0
     after: dict[str, int] = {}
+    lines: list[tuple[str, LineOut]] = []  # by line id, as the sale's lines are ordered
     for p, n in zip(products, qty, strict=True):
         line_total = p.price * n
-        ctx.db.add(
-            SaleLine(
-                id=next_id(ctx, SaleLine.id, "sln", 6),
-                sale_id=sale.id,
-                product_id=p.id,
-                quantity=n,
-                unit_price=p.price,
-                line_total=line_total,
+        line_id = next_id(ctx, SaleLine.id, "sln", 6)
+        ctx.sql.insert(
+            SaleLine,
+            id=line_id,
+            sale_id=sale_id,
+            product_id=p.id,
+            quantity=n,
+            unit_price=p.price,
+            line_total=line_total,
+        )
+        lines.append(
+            (
+                line_id,
+                {
+                    "product_id": p.id,
+                    "name": p.name,
+                    "quantity": n,
+                    "unit_price": p.price,
+                    "line_total": line_total,
+                },
             )
         )
-        ctx.db.flush()
         total += line_total
         items += n
         after[p.id] = _move(ctx, store.id, p.id, -n)
-    sale.total = total
-    sale.items = items
-    ctx.db.flush()
-    ctx.db.refresh(sale)
-    return {**_sale_out(sale), "on_hand_after": dict(sorted(after.items()))}
+    sale = ctx.sql.one(SALE, id=sale_id)
+    _write(ctx, Sale, sale, total=total, items=items)
+    sale = ctx.sql.one(SALE, id=sale_id)  # as written (refreshed)
+    out = [line for _, line in sorted(lines, key=lambda x: x[0])]
+    return {**_sale_out(sale, out), "on_hand_after": dict(sorted(after.items()))}
 
 
 @server.tool(
@@ -1127,20 +1358,13 @@ def list_sales(
     store = store_id
     _require(ctx, store, "view sales")
     since = ctx.now - dt.timedelta(days=days)
-    stmt = select(Sale).where(Sale.store_id == store.id, Sale.created_at >= since)
-    line_stmt = (
-        select(func.count(SaleLine.id), func.sum(SaleLine.quantity), func.sum(SaleLine.line_total))
-        .join(Sale, Sale.id == SaleLine.sale_id)
-        .where(Sale.store_id == store.id, Sale.created_at >= since)
-    )
+    params: dict[str, Any] = {"store_id": store.id, "since": since}
     if product_id is not None:
-        stmt = stmt.where(
-            Sale.id.in_(select(SaleLine.sale_id).where(SaleLine.product_id == product_id.id))
-        )
-        line_stmt = line_stmt.where(SaleLine.product_id == product_id.id)
-    count = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    _, units, revenue = ctx.db.execute(line_stmt).one()
-    rows = ctx.db.scalars(stmt.order_by(Sale.created_at.desc(), Sale.id.desc()).limit(limit))
+        params["product_id"] = product_id.id
+    count_q, totals_q, rows_q = _sales_since(product_id is not None)
+    count = ctx.sql.scalar(count_q, **params) or 0
+    _, units, revenue = ctx.sql.one(totals_q, **params)
+    rows = ctx.sql.all(rows_q, limit=limit, **params)
     return {
         "store_id": store.id,
         "store_name": store.name,
@@ -1148,7 +1372,7 @@ def list_sales(
         "count": count,
         "units": int(units or 0),
         "revenue": Decimal(revenue) if revenue is not None else ZERO,
-        "sales": [_sale_out(s) for s in rows],
+        "sales": [_sale_out(s, _lines(ctx, s.id)) for s in rows],
     }
 
 
@@ -1187,7 +1411,7 @@ def _products(ctx: ToolContext) -> list[dict[str, Any]]:
             "discontinued": p.discontinued,
             "quantity": p.case_size,
         }
-        for p in ctx.db.scalars(select(Product).order_by(Product.id))
+        for p in ctx.sql.all(PRODUCTS)
     ]
 
 
@@ -1201,11 +1425,7 @@ def _products(ctx: ToolContext) -> list[dict[str, Any]]:
 def _transfers(ctx: ToolContext) -> list[dict[str, Any]]:
     """Transfers in transit to a store the acting employee can act in (they can receive them)."""
     mine = _my_store_ids(ctx)
-    rows = ctx.db.scalars(
-        select(Transfer)
-        .where(Transfer.status == "in_transit", Transfer.to_store_id.in_(mine))
-        .order_by(Transfer.id)
-    )
+    rows = ctx.sql.all(TRANSFERS_TO, store_ids=mine)
     return [
         {
             "transfer_id": t.id,
@@ -1227,11 +1447,7 @@ def _transfers(ctx: ToolContext) -> list[dict[str, Any]]:
 def _orders(ctx: ToolContext) -> list[dict[str, Any]]:
     """Open restock orders of the stores the acting employee can act in."""
     mine = _my_store_ids(ctx)
-    rows = ctx.db.scalars(
-        select(RestockOrder)
-        .where(RestockOrder.status == "ordered", RestockOrder.store_id.in_(mine))
-        .order_by(RestockOrder.id)
-    )
+    rows = ctx.sql.all(OPEN_ORDERS_OF, store_ids=mine)
     return [{"order_id": o.id, "store_id": o.store_id, "product_id": o.product_id} for o in rows]
 
 
@@ -1239,15 +1455,11 @@ def _orders(ctx: ToolContext) -> list[dict[str, Any]]:
 def _sales(ctx: ToolContext) -> list[dict[str, Any]]:
     """Sales of the last 7 days in the stores the acting employee can act in."""
     mine = _my_store_ids(ctx)
-    rows = ctx.db.scalars(
-        select(Sale)
-        .where(Sale.store_id.in_(mine), Sale.created_at >= ctx.now - dt.timedelta(days=7))
-        .order_by(Sale.id)
-    )
+    rows = ctx.sql.all(RECENT_SALES, store_ids=mine, since=ctx.now - dt.timedelta(days=7))
     return [{"sale_id": s.id, "store_id": s.store_id} for s in rows]
 
 
 @server.entity("employee", key="employee_id")
 def _employees(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(Employee).order_by(Employee.id))
+    rows = ctx.sql.all(EMPLOYEES)
     return [{"employee_id": e.id, "name": e.name, "store_id": e.store_id} for e in rows]
