@@ -10,23 +10,28 @@ way and says what to do instead. A refused call changes nothing.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import case, func, select
+from sqlalchemy import Table, bindparam, case, func, select, update
 
 from prove_gym.server import (
     Conflict,
     Entity,
     InvalidArgument,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
+    search_pattern,
 )
 
 from .models import (
@@ -64,9 +69,9 @@ server = Server(
     "'2026-03-12T14:30'. Refused calls name the rule that failed and change nothing.",
 )
 
-MeetingRow = Annotated[Meeting, Entity("meeting")]
-ParticipantRow = Annotated[Participant, Entity("participant")]
-RecordingRow = Annotated[Recording, Entity("recording")]
+MeetingRow = Annotated[Record[Meeting], Entity("meeting")]
+ParticipantRow = Annotated[Record[Participant], Entity("participant")]
+RecordingRow = Annotated[Record[Recording], Entity("recording")]
 UserEmail = Annotated[
     str, Entity("user"), Field(max_length=120, pattern=r"^\s*[^@\s]+@[^@\s]+\.[^@\s]+\s*$")
 ]
@@ -200,6 +205,190 @@ class EndedMeeting(TypedDict):
     recording: RecordingOut | None
 
 
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+# Writes go through _write, which (as the ORM did) writes only the columns whose value differs.
+meetings, participants = Meeting.__table__, Participant.__table__
+recordings, users = Recording.__table__, User.__table__
+
+
+def _people_count(status: str) -> Any:
+    """How many of the meeting's participants have ``status`` (a summary column)."""
+    return (
+        select(func.count())
+        .select_from(participants)
+        .where(Participant.meeting_id == Meeting.id, Participant.status == status)
+        .correlate(meetings)
+        .scalar_subquery()
+        .label(status)
+    )
+
+
+# a meeting with its host's name and email and the counts a summary shows
+_SUMMARIES = select(
+    meetings,
+    User.name.label("host_name"),
+    User.email.label("host_email"),
+    _people_count("in_meeting"),
+    _people_count("waiting"),
+    _people_count("invited"),
+    select(func.count())
+    .select_from(recordings)
+    .where(Recording.meeting_id == Meeting.id)
+    .correlate(meetings)
+    .scalar_subquery()
+    .label("recordings"),
+).select_from(meetings.join(users, User.id == Meeting.host_id))
+SUMMARY = Query(_SUMMARIES.where(Meeting.id == bindparam("id")))
+MEETING = Query(select(meetings).where(Meeting.id == bindparam("id")))
+MEETING_TITLES = Query(select(Meeting.title).order_by(Meeting.id))
+MEETINGS = Query(
+    select(Meeting.id, Meeting.title, Meeting.status, Meeting.recording_started_at).order_by(
+        Meeting.id
+    )
+)
+USER = Query(select(users).where(User.id == bindparam("id")))
+USER_BY_EMAIL = Query(select(users).where(User.email == bindparam("email")))
+USERS_BY_EMAIL = Query(select(users).where(User.email.in_(bindparam("emails", expanding=True))))
+USERS = Query(select(User.email, User.name, User.department).order_by(User.id))
+PEOPLE = Query(
+    select(participants)
+    .where(Participant.meeting_id == bindparam("meeting_id"))
+    .order_by(Participant.id)
+)
+# a recording with how many transcript lines it has
+RECORDINGS = Query(
+    select(
+        recordings,
+        select(func.count())
+        .select_from(TranscriptLine.__table__)
+        .where(TranscriptLine.recording_id == Recording.id)
+        .correlate(recordings)
+        .scalar_subquery()
+        .label("line_count"),
+    )
+    .where(Recording.meeting_id == bindparam("meeting_id"))
+    .order_by(Recording.id)
+)
+LIVE_HOSTED = Query(
+    select(Meeting.id, Meeting.title)
+    .where(Meeting.host_id == bindparam("host_id"), Meeting.status == "live")
+    .where(Meeting.id != bindparam("exclude"))
+    .order_by(Meeting.id)
+    .limit(1)
+)
+SCHEDULED_BEFORE = Query(
+    select(Meeting.id, Meeting.title, Meeting.scheduled_start, Meeting.duration_minutes)
+    .where(
+        Meeting.host_id == bindparam("host_id"),
+        Meeting.status == "scheduled",
+        Meeting.id != bindparam("exclude"),
+        Meeting.scheduled_start < bindparam("end"),
+    )
+    .order_by(Meeting.scheduled_start, Meeting.id)
+)
+OPEN_PEOPLE = Query(
+    select(
+        Participant.id,
+        Participant.meeting_id,
+        Participant.name,
+        Participant.status,
+        Participant.role,
+    )
+    .join(Meeting.__table__, Meeting.id == Participant.meeting_id)
+    .where(
+        Meeting.status != "ended",
+        Participant.role != "host",
+        Participant.status != "removed",
+    )
+    .order_by(Participant.id)
+)
+# recordings whose transcript is ready, with the speaker of their first line (None: no lines)
+READY_RECORDINGS = Query(
+    select(
+        Recording.id,
+        Recording.meeting_id,
+        Recording.transcript_status,
+        select(TranscriptLine.speaker)
+        .where(TranscriptLine.recording_id == Recording.id)
+        .order_by(TranscriptLine.seq)
+        .limit(1)
+        .correlate(recordings)
+        .scalar_subquery()
+        .label("first_speaker"),
+    )
+    .where(Recording.transcript_status == "ready")
+    .order_by(Recording.id)
+)
+
+
+@functools.cache
+def _meetings_matching(by_text: bool, by_status: bool, by_email: bool) -> tuple[Query, Query]:
+    """find_meetings' statements: how many meetings match, and the page of their summaries."""
+    joined = meetings.join(users, User.id == Meeting.host_id)
+    where = []
+    if by_text:
+        where.append(
+            contains(bindparam("pattern"), Meeting.title, User.name, User.email, Meeting.id)
+        )
+    if by_status:
+        where.append(Meeting.status == bindparam("status"))
+    if by_email:
+        where.append(
+            Meeting.id.in_(
+                select(Participant.meeting_id).where(Participant.email == bindparam("email"))
+            )
+        )
+    total = select(func.count()).select_from(joined).where(*where)
+    rank = case((Meeting.status == "live", 0), (Meeting.status == "scheduled", 1), else_=2)
+    # scheduled: soonest first; ended: latest first (julianday negated)
+    when = case(
+        (Meeting.status == "ended", -func.julianday(Meeting.scheduled_start)),
+        else_=func.julianday(Meeting.scheduled_start),
+    )
+    page = _SUMMARIES.where(*where).order_by(rank, when, Meeting.id).limit(bindparam("limit"))
+    return Query(total), Query(page)
+
+
+@functools.cache
+def _lines_matching(by_text: bool, by_speaker: bool) -> tuple[Query, Query]:
+    """get_transcript's statements: how many lines match, and the first ``limit`` by seq."""
+    where = [TranscriptLine.recording_id == bindparam("recording_id")]
+    if by_text:
+        where.append(contains(bindparam("pattern"), TranscriptLine.text))
+    if by_speaker:
+        where.append(contains(bindparam("speaker"), TranscriptLine.speaker))
+    lines = TranscriptLine.__table__
+    total = select(func.count()).select_from(lines).where(*where)
+    page = select(lines).where(*where).order_by(TranscriptLine.seq).limit(bindparam("limit"))
+    return Query(total), Query(page)
+
+
+@functools.cache
+def _setter(table: Table, columns: tuple[str, ...]) -> Query:
+    """The UPDATE of ``columns`` (each a parameter of its name) in the row whose key is ``key``."""
+    (pk,) = table.primary_key.columns
+    return Query(
+        update(table).where(pk == bindparam("key")).values({c: bindparam(c) for c in columns})
+    )
+
+
+def _write(ctx: ToolContext, model: type[Base], row: Any, **values: Any) -> Any:
+    """``row`` with ``values``; those that differ from the row are written to its table.
+
+    Like the ORM's flush, nothing is written when no value changes: an UPDATE that sets the
+    same values still changes the database's bytes (and synthesis reads unchanged bytes as
+    a call that wrote nothing).
+    """
+    changed = {k: v for k, v in values.items() if getattr(row, k) != v}
+    if changed:
+        table = model.__table__
+        assert isinstance(table, Table)
+        (pk,) = table.primary_key.columns
+        ctx.sql.run(_setter(table, tuple(sorted(changed))), key=getattr(row, pk.key), **changed)
+    return row._replace(**values)
+
+
 # ----------------------------------------------------------------- helpers
 def _broken(rule: str, detail: str) -> PreconditionFailed:
     """The error for a failed business rule: it names the rule, then says what to do."""
@@ -239,7 +428,7 @@ def _parse_time(value: str, name: str) -> dt.datetime:
     return parsed.replace(second=0, microsecond=0)
 
 
-def _participant(p: Participant) -> ParticipantOut:
+def _participant(p: Any) -> ParticipantOut:
     return {
         "participant_id": p.id,
         "name": p.name,
@@ -252,32 +441,33 @@ def _participant(p: Participant) -> ParticipantOut:
     }
 
 
-def _recording(r: Recording) -> RecordingOut:
+def _recording(r: Any, lines: int) -> RecordingOut:
     return {
         "recording_id": r.id,
         "duration_minutes": (r.duration_seconds + 59) // 60,
         "size_mb": r.size_mb,
         "transcript_status": r.transcript_status,
-        "transcript_lines": len(r.lines),
+        "transcript_lines": lines,
         "created_at": r.created_at.isoformat(timespec="minutes"),
     }
 
 
-def _count(m: Meeting, status: str) -> int:
-    return sum(1 for p in m.participants if p.status == status)
+def _count(people: list[Any], status: str) -> int:
+    return sum(1 for p in people if p.status == status)
 
 
-def _host(m: Meeting) -> Participant:
-    return next(p for p in m.participants if p.role == "host")
+def _host(people: list[Any]) -> Any:
+    return next(p for p in people if p.role == "host")
 
 
-def _summary(m: Meeting) -> MeetingSummary:
+def _summary(m: Any) -> MeetingSummary:
+    """A meeting's summary from its ``_SUMMARIES`` row (host and counts included)."""
     return {
         "meeting_id": m.id,
         "title": m.title,
         "status": m.status,
-        "host_name": m.host.name,
-        "host_email": m.host.email,
+        "host_name": m.host_name,
+        "host_email": m.host_email,
         "scheduled_start": m.scheduled_start.isoformat(timespec="minutes"),
         "duration_minutes": m.duration_minutes,
         "started_at": _stamp(m.started_at),
@@ -286,30 +476,34 @@ def _summary(m: Meeting) -> MeetingSummary:
         "allow_recording": m.allow_recording,
         "recording_now": m.recording_started_at is not None,
         "capacity": m.capacity,
-        "in_meeting": _count(m, "in_meeting"),
-        "waiting": _count(m, "waiting"),
-        "invited": _count(m, "invited"),
-        "recordings": len(m.recordings),
+        "in_meeting": m.in_meeting,
+        "waiting": m.waiting,
+        "invited": m.invited,
+        "recordings": m.recordings,
     }
 
 
-def _people_order(p: Participant) -> tuple[int, int, str, str]:
+def _people_order(p: Any) -> tuple[int, int, str, str]:
     return (STATUS_RANK[p.status], ROLE_RANK[p.role], p.name.casefold(), p.id)
 
 
-def _detail(ctx: ToolContext, m: Meeting) -> MeetingDetail:
-    waiting = sorted((p for p in m.participants if p.status == "waiting"), key=_people_order)
-    others = sorted((p for p in m.participants if p.status != "waiting"), key=_people_order)
+def _detail(ctx: ToolContext, meeting_id: str) -> MeetingDetail:
+    m = ctx.sql.one(SUMMARY, id=meeting_id)
+    people = ctx.sql.all(PEOPLE, meeting_id=meeting_id)
+    waiting = sorted((p for p in people if p.status == "waiting"), key=_people_order)
+    others = sorted((p for p in people if p.status != "waiting"), key=_people_order)
     return {
         **_summary(m),
         "recorded_minutes": recording_seconds(m, ctx.now) // 60,
         "waiting_room_queue": [_participant(p) for p in waiting],
         "participants": [_participant(p) for p in others],
-        "recording_files": [_recording(r) for r in m.recordings],
+        "recording_files": [
+            _recording(r, r.line_count) for r in ctx.sql.all(RECORDINGS, meeting_id=meeting_id)
+        ],
     }
 
 
-def _why_not_live(m: Meeting, doing: str) -> PreconditionFailed:
+def _why_not_live(m: Any, doing: str) -> PreconditionFailed:
     if m.status == "scheduled":
         advice = "it has not started yet; start the meeting first (only its host can)."
     else:
@@ -323,7 +517,7 @@ def _why_not_live(m: Meeting, doing: str) -> PreconditionFailed:
     )
 
 
-def _not_ended(m: Meeting, doing: str) -> None:
+def _not_ended(m: Any, doing: str) -> None:
     if m.status == "ended":
         raise _broken(
             "meeting_ended",
@@ -333,14 +527,10 @@ def _not_ended(m: Meeting, doing: str) -> None:
         )
 
 
-def _check_host_free(ctx: ToolContext, user: User, meeting: Meeting | None) -> None:
+def _check_host_free(ctx: ToolContext, user: Any, meeting: Any | None) -> None:
     """A user hosts at most one live meeting at a time."""
-    other = ctx.db.scalar(
-        select(Meeting)
-        .where(Meeting.host_id == user.id, Meeting.status == "live")
-        .where(Meeting.id != (meeting.id if meeting is not None else ""))
-        .order_by(Meeting.id)
-        .limit(1)
+    other = ctx.sql.first(
+        LIVE_HOSTED, host_id=user.id, exclude=meeting.id if meeting is not None else ""
     )
     if other is not None:
         raise _broken(
@@ -352,18 +542,14 @@ def _check_host_free(ctx: ToolContext, user: User, meeting: Meeting | None) -> N
 
 
 def _check_no_overlap(
-    ctx: ToolContext, user: User, start: dt.datetime, minutes: int, meeting: Meeting | None
+    ctx: ToolContext, user: Any, start: dt.datetime, minutes: int, meeting: Any | None
 ) -> None:
     end = start + dt.timedelta(minutes=minutes)
-    rows = ctx.db.scalars(
-        select(Meeting)
-        .where(
-            Meeting.host_id == user.id,
-            Meeting.status == "scheduled",
-            Meeting.id != (meeting.id if meeting is not None else ""),
-            Meeting.scheduled_start < end,
-        )
-        .order_by(Meeting.scheduled_start, Meeting.id)
+    rows = ctx.sql.all(
+        SCHEDULED_BEFORE,
+        host_id=user.id,
+        exclude=meeting.id if meeting is not None else "",
+        end=end,
     )
     for other in rows:
         if other.scheduled_start + dt.timedelta(minutes=other.duration_minutes) > start:
@@ -375,19 +561,26 @@ def _check_no_overlap(
             )
 
 
-def _change(m: Meeting, p: Participant, role: str, status: str) -> ParticipantChange:
+def _change(m: Any, people: list[Any], p: Any, role: str, status: str) -> ParticipantChange:
+    """The result of changing ``p``; ``people`` are the meeting's participants as they are now."""
     return {
         "meeting_id": m.id,
         "meeting_status": m.status,
         "participant": _participant(p),
         "previous_role": role,
         "previous_status": status,
-        "host_participant_id": _host(m).id,
-        "co_hosts": sum(1 for q in m.participants if q.role == "co_host"),
-        "in_meeting": _count(m, "in_meeting"),
-        "waiting": _count(m, "waiting"),
+        "host_participant_id": _host(people).id,
+        "co_hosts": sum(1 for q in people if q.role == "co_host"),
+        "in_meeting": _count(people, "in_meeting"),
+        "waiting": _count(people, "waiting"),
         "capacity": m.capacity,
     }
+
+
+def _replaced(people: list[Any], *rows: Any) -> list[Any]:
+    """``people`` with each of ``rows`` in the place of the row with its id."""
+    new = {r.id: r for r in rows}
+    return [new.get(q.id, q) for q in people]
 
 
 # -------------------------------------------------------- example values
@@ -400,7 +593,7 @@ def _future_start(ctx: ToolContext, rng: random.Random) -> str:
 
 
 def _title_word(ctx: ToolContext, rng: random.Random) -> str:
-    titles = list(ctx.db.scalars(select(Meeting.title).order_by(Meeting.id)))
+    titles = ctx.sql.scalars(MEETING_TITLES)
     words = [w for w in rng.choice(titles).split() if len(w) > 3 and w[0].isupper()]
     return words[0] if words else titles[0]
 
@@ -453,25 +646,17 @@ def find_meetings(
         "in_meeting": 5, "waiting": 2, "recording_now": true, "recordings": 0, ...}]};
         total counts every match.
     """
-    stmt = select(Meeting).join(User, User.id == Meeting.host_id)
+    params: dict[str, Any] = {}
     text = (query or "").strip()
     if text:
-        stmt = stmt.where(contains(text, Meeting.title, User.name, User.email, Meeting.id))
+        params["pattern"] = search_pattern(text)
     if status is not None:
-        stmt = stmt.where(Meeting.status == status)
+        params["status"] = status
     if participant_email is not None:
-        email = participant_email.strip().casefold()
-        stmt = stmt.where(
-            Meeting.id.in_(select(Participant.meeting_id).where(Participant.email == email))
-        )
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rank = case((Meeting.status == "live", 0), (Meeting.status == "scheduled", 1), else_=2)
-    # scheduled: soonest first; ended: latest first (julianday negated)
-    when = case(
-        (Meeting.status == "ended", -func.julianday(Meeting.scheduled_start)),
-        else_=func.julianday(Meeting.scheduled_start),
-    )
-    rows = ctx.db.scalars(stmt.order_by(rank, when, Meeting.id).limit(limit))
+        params["email"] = participant_email.strip().casefold()
+    count, page = _meetings_matching(bool(text), status is not None, participant_email is not None)
+    total = ctx.sql.scalar(count, **params) or 0
+    rows = ctx.sql.all(page, limit=limit, **params)
     return {"total": total, "meetings": [_summary(m) for m in rows]}
 
 
@@ -497,7 +682,7 @@ def get_meeting(ctx: ToolContext, meeting_id: MeetingRow) -> MeetingDetail:
         "recording_files": [{"recording_id": "rec_0012", "duration_minutes": 58,
         "transcript_status": "ready", ...}], ...}.
     """
-    return _detail(ctx, meeting_id)
+    return _detail(ctx, meeting_id.id)
 
 
 @server.tool(
@@ -532,7 +717,7 @@ def get_transcript(
         total counts every matching line.
     """
     rec = recording_id
-    meeting = ctx.db.get_one(Meeting, rec.meeting_id)
+    meeting = ctx.sql.one(MEETING, id=rec.meeting_id)
     if rec.transcript_status == "processing":
         raise _broken(
             "transcript_not_ready",
@@ -546,13 +731,14 @@ def get_transcript(
             f"recording {rec.id} of meeting {meeting.id} was made without transcription "
             "(transcript 'none'), so there is nothing to read; only the recording exists.",
         )
-    stmt = select(TranscriptLine).where(TranscriptLine.recording_id == rec.id)
+    params: dict[str, Any] = {"recording_id": rec.id}
     if (search or "").strip():
-        stmt = stmt.where(contains((search or "").strip(), TranscriptLine.text))
+        params["pattern"] = search_pattern((search or "").strip())
     if (speaker or "").strip():
-        stmt = stmt.where(contains((speaker or "").strip(), TranscriptLine.speaker))
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    lines = ctx.db.scalars(stmt.order_by(TranscriptLine.seq).limit(limit))
+        params["speaker"] = search_pattern((speaker or "").strip())
+    count, page = _lines_matching("pattern" in params, "speaker" in params)
+    total = ctx.sql.scalar(count, **params) or 0
+    lines = ctx.sql.all(page, limit=limit, **params)
     return {
         "recording_id": rec.id,
         "meeting_id": meeting.id,
@@ -611,7 +797,7 @@ def schedule_meeting(
         [{"participant_id": "par_00612", "role": "host", "status": "invited", ...}, ...], ...}.
     """
     email = host_email.strip().casefold()
-    host = ctx.db.scalar(select(User).where(User.email == email))
+    host = ctx.sql.first(USER_BY_EMAIL, email=email)
     if host is None:
         raise InvalidArgument(
             f"{email} is not a member of the organisation, and only members can host. "
@@ -636,7 +822,7 @@ def schedule_meeting(
         raise InvalidArgument(
             f"the host {email} is invited as host already: leave them out of invitees."
         )
-    users = {u.email: u for u in ctx.db.scalars(select(User).where(User.email.in_(wanted)))}
+    users = {u.email: u for u in ctx.sql.all(USERS_BY_EMAIL, emails=wanted)}
     unknown = [a for a in wanted if a not in users]
     if unknown:
         raise InvalidArgument(
@@ -644,8 +830,10 @@ def schedule_meeting(
             "organisation; only members can be invited here. Check the spelling with the user."
         )
     _check_no_overlap(ctx, host, start, duration_minutes, None)
-    meeting = Meeting(
-        id=next_id(ctx, Meeting.id, "mtg", 4),
+    meeting_id = next_id(ctx, Meeting.id, "mtg", 4)
+    ctx.sql.insert(
+        Meeting,
+        id=meeting_id,
         title=what,
         host_id=host.id,
         status="scheduled",
@@ -660,23 +848,18 @@ def schedule_meeting(
         recorded_seconds=0,
         created_at=ctx.now,
     )
-    ctx.db.add(meeting)
-    ctx.db.flush()
     for user, role in [(host, "host"), *((users[a], "attendee") for a in wanted)]:
-        ctx.db.add(
-            Participant(
-                id=next_id(ctx, Participant.id, "par", 5),
-                meeting_id=meeting.id,
-                user_id=user.id,
-                name=user.name,
-                email=user.email,
-                role=role,
-                status="invited",
-            )
+        ctx.sql.insert(
+            Participant,
+            id=next_id(ctx, Participant.id, "par", 5),
+            meeting_id=meeting_id,
+            user_id=user.id,
+            name=user.name,
+            email=user.email,
+            role=role,
+            status="invited",
         )
-        ctx.db.flush()
-    ctx.db.refresh(meeting)
-    return _detail(ctx, meeting)
+    return _detail(ctx, meeting_id)
 
 
 @server.tool(
@@ -697,7 +880,7 @@ def start_meeting(ctx: ToolContext, meeting_id: MeetingRow) -> MeetingDetail:
         The meeting, now {"status": "live", "started_at": "2026-03-10T09:02",
         "in_meeting": 1, ...}.
     """
-    m = meeting_id
+    m: Any = meeting_id
     if m.status != "scheduled":
         detail = (
             "it is already running, so there is nothing to start"
@@ -710,14 +893,11 @@ def start_meeting(ctx: ToolContext, meeting_id: MeetingRow) -> MeetingDetail:
             f"meeting {m.id} ({m.title!r}) is '{m.status}', and only a 'scheduled' meeting "
             f"can be started: {detail}.",
         )
-    _check_host_free(ctx, m.host, m)
-    host = _host(m)
-    m.status = "live"
-    m.started_at = ctx.now
-    host.status = "in_meeting"
-    host.joined_at = ctx.now
-    ctx.db.flush()
-    return _detail(ctx, m)
+    _check_host_free(ctx, ctx.sql.one(USER, id=m.host_id), m)
+    host = _host(ctx.sql.all(PEOPLE, meeting_id=m.id))
+    _write(ctx, Meeting, m, status="live", started_at=ctx.now)
+    _write(ctx, Participant, host, status="in_meeting", joined_at=ctx.now)
+    return _detail(ctx, m.id)
 
 
 @server.tool(
@@ -741,7 +921,7 @@ def admit_participant(ctx: ToolContext, participant_id: ParticipantRow) -> Parti
         "waiting": 1, "capacity": 50, ...}.
     """
     p = participant_id
-    m = p.meeting
+    m = ctx.sql.one(MEETING, id=p.meeting_id)
     if m.status != "live":
         raise _why_not_live(m, f"admit {p.name}")
     if p.status != "waiting":
@@ -756,17 +936,16 @@ def admit_participant(ctx: ToolContext, participant_id: ParticipantRow) -> Parti
             f"{p.name} ({p.id}) is '{p.status}', not 'waiting', in meeting {m.id}: {advice}. "
             "Look at the meeting's waiting room for who can be admitted.",
         )
-    present = _count(m, "in_meeting")
+    people = ctx.sql.all(PEOPLE, meeting_id=m.id)
+    present = _count(people, "in_meeting")
     if present >= m.capacity:
         raise _broken(
             "meeting_full",
             f"meeting {m.id} already has {present} people in it, its capacity of "
             f"{m.capacity}; remove someone from the meeting first, or ask {p.name} to wait.",
         )
-    p.status = "in_meeting"
-    p.joined_at = ctx.now
-    ctx.db.flush()
-    return _change(m, p, p.role, "waiting")
+    p = _write(ctx, Participant, p, status="in_meeting", joined_at=ctx.now)
+    return _change(m, _replaced(people, p), p, p.role, "waiting")
 
 
 @server.tool(
@@ -798,7 +977,7 @@ def set_participant_role(
         "par_00301", "co_hosts": 2, ...}.
     """
     p = participant_id
-    m = p.meeting
+    m = ctx.sql.one(MEETING, id=p.meeting_id)
     _not_ended(m, f"change the role of {p.name}")
     if p.status == "removed":
         raise _broken(
@@ -823,8 +1002,9 @@ def set_participant_role(
             "host; make another participant host instead, and the previous host becomes a "
             "co-host.",
         )
-    co_hosts = sum(1 for q in m.participants if q.role == "co_host")
-    old_host = _host(m)
+    people = ctx.sql.all(PEOPLE, meeting_id=m.id)
+    co_hosts = sum(1 for q in people if q.role == "co_host")
+    old_host = _host(people)
     previous = p.role
     if role == "host":
         if p.user_id is None:
@@ -839,7 +1019,7 @@ def set_participant_role(
                 f"{p.name} ({p.id}) is '{p.status}', not 'in_meeting', in live meeting "
                 f"{m.id}; the host role goes to someone in the meeting. Choose someone present.",
             )
-        user = ctx.db.get_one(User, p.user_id)
+        user = ctx.sql.one(USER, id=p.user_id)
         if m.status == "live":
             _check_host_free(ctx, user, m)
         else:
@@ -850,9 +1030,12 @@ def set_participant_role(
                 f"meeting {m.id} has {co_hosts} co-hosts, the most allowed, and the previous "
                 "host would become one more; make one co-host an attendee first.",
             )
-        old_host.role = "co_host"
-        p.role = "host"
-        m.host_id = user.id
+        # one flush, as the ORM wrote it: the meeting, then its people by id
+        m = _write(ctx, Meeting, m, host_id=user.id)
+        roles = sorted([(old_host, "co_host"), (p, "host")], key=lambda change: change[0].id)
+        changed = [_write(ctx, Participant, q, role=new_role) for q, new_role in roles]
+        people = _replaced(people, *changed)
+        p = p._replace(role="host")
     else:
         if role == "co_host" and co_hosts >= MAX_CO_HOSTS:
             raise _broken(
@@ -860,10 +1043,9 @@ def set_participant_role(
                 f"meeting {m.id} already has {co_hosts} co-hosts, the most allowed; make one "
                 "of them an attendee first.",
             )
-        p.role = role
-    ctx.db.flush()
-    ctx.db.refresh(m)
-    return _change(m, p, previous, p.status)
+        p = _write(ctx, Participant, p, role=role)
+        people = _replaced(people, p)
+    return _change(m, people, p, previous, p.status)
 
 
 @server.tool(
@@ -890,7 +1072,7 @@ def remove_participant(ctx: ToolContext, participant_id: ParticipantRow) -> Part
         "status": "removed", ...}, "previous_status": "in_meeting", "in_meeting": 4, ...}.
     """
     p = participant_id
-    m = p.meeting
+    m = ctx.sql.one(MEETING, id=p.meeting_id)
     _not_ended(m, f"remove {p.name}")
     if p.status == "removed":
         raise _done(
@@ -904,12 +1086,10 @@ def remove_participant(ctx: ToolContext, participant_id: ParticipantRow) -> Part
             "another participant host first.",
         )
     previous_role, previous_status = p.role, p.status
-    if p.status in ("in_meeting", "waiting"):
-        p.left_at = ctx.now
-    p.status = "removed"
-    p.role = "attendee"
-    ctx.db.flush()
-    return _change(m, p, previous_role, previous_status)
+    left_at = ctx.now if p.status in ("in_meeting", "waiting") else p.left_at
+    p = _write(ctx, Participant, p, left_at=left_at, status="removed", role="attendee")
+    people = ctx.sql.all(PEOPLE, meeting_id=m.id)
+    return _change(m, people, p, previous_role, previous_status)
 
 
 @server.tool(
@@ -936,7 +1116,7 @@ def set_recording(
         {"meeting_id": "mtg_0042", "recording_now": true, "recorded_minutes": 23,
         "note": "..."}.
     """
-    m = meeting_id
+    m: Any = meeting_id
     if m.status != "live":
         raise _why_not_live(m, f"{action} recording")
     if not m.allow_recording:
@@ -952,7 +1132,7 @@ def set_recording(
                 f"meeting {m.id} has been recording since {_stamp(m.recording_started_at)}; "
                 "nothing changed.",
             )
-        m.recording_started_at = ctx.now
+        m = _write(ctx, Meeting, m, recording_started_at=ctx.now)
         note = "Recording; the file and its transcript appear after the meeting ends."
     else:
         if m.recording_started_at is None:
@@ -960,10 +1140,9 @@ def set_recording(
                 "not_recording",
                 f"meeting {m.id} is not being recorded, so there is nothing to stop.",
             )
-        m.recorded_seconds = recording_seconds(m, ctx.now)
-        m.recording_started_at = None
+        seconds = recording_seconds(m, ctx.now)
+        m = _write(ctx, Meeting, m, recorded_seconds=seconds, recording_started_at=None)
         note = "Recording stopped; what was recorded is kept and saved when the meeting ends."
-    ctx.db.flush()
     return {
         "meeting_id": m.id,
         "recording_now": m.recording_started_at is not None,
@@ -992,41 +1171,48 @@ def end_meeting(ctx: ToolContext, meeting_id: MeetingRow) -> EndedMeeting:
         "recording": {"recording_id": "rec_0031", "duration_minutes": 58, "transcript_status":
         "processing", ...} or null}.
     """
-    m = meeting_id
+    m: Any = meeting_id
     if m.status != "live":
         raise _why_not_live(m, "end it")
     seconds = recording_seconds(m, ctx.now)
     recorded = seconds > 0 or m.recording_started_at is not None
     disconnected = cleared = 0
-    for p in m.participants:
+    leaving = []
+    for p in ctx.sql.all(PEOPLE, meeting_id=m.id):
         if p.status in ("in_meeting", "waiting"):
             disconnected += p.status == "in_meeting"
             cleared += p.status == "waiting"
-            p.status = "left"
-            p.left_at = ctx.now
-    m.status = "ended"
-    m.ended_at = ctx.now
-    m.recording_started_at = None
-    m.recorded_seconds = seconds
-    rec: Recording | None = None
+            leaving.append(p)
+    # one flush, as the ORM wrote it: the meeting, then its people by id, then the recording
+    _write(
+        ctx,
+        Meeting,
+        m,
+        status="ended",
+        ended_at=ctx.now,
+        recording_started_at=None,
+        recorded_seconds=seconds,
+    )
+    for p in leaving:
+        _write(ctx, Participant, p, status="left", left_at=ctx.now)
+    rec: RecordingOut | None = None
     if recorded:
         seconds = max(seconds, MIN_RECORDING_SECONDS)
-        rec = Recording(
-            id=next_id(ctx, Recording.id, "rec", 4),
-            meeting_id=m.id,
-            duration_seconds=seconds,
-            size_mb=recording_size_mb(seconds),
-            transcript_status="processing",
-            created_at=ctx.now,
-        )
-        ctx.db.add(rec)
-    ctx.db.flush()
-    ctx.db.refresh(m)
+        values: dict[str, Any] = {
+            "id": next_id(ctx, Recording.id, "rec", 4),
+            "meeting_id": m.id,
+            "duration_seconds": seconds,
+            "size_mb": recording_size_mb(seconds),
+            "transcript_status": "processing",
+            "created_at": ctx.now,
+        }
+        ctx.sql.insert(Recording, **values)
+        rec = _recording(SimpleNamespace(**values), 0)
     return {
-        "meeting": _summary(m),
+        "meeting": _summary(ctx.sql.one(SUMMARY, id=m.id)),
         "people_disconnected": disconnected,
         "waiting_room_cleared": cleared,
-        "recording": _recording(rec) if rec is not None else None,
+        "recording": rec,
     }
 
 
@@ -1035,7 +1221,7 @@ def end_meeting(ctx: ToolContext, meeting_id: MeetingRow) -> EndedMeeting:
 @server.entity("user", key="email")
 def _users(ctx: ToolContext) -> list[dict[str, Any]]:
     """Members of the organisation, by email."""
-    rows = ctx.db.scalars(select(User).order_by(User.id))
+    rows = ctx.sql.all(USERS)
     return [{"email": u.email, "name": u.name, "department": u.department} for u in rows]
 
 
@@ -1048,7 +1234,7 @@ def _users(ctx: ToolContext) -> list[dict[str, Any]]:
 )
 def _meetings(ctx: ToolContext) -> list[dict[str, Any]]:
     """Every meeting, with its status and the recording action that would succeed."""
-    rows = ctx.db.scalars(select(Meeting).order_by(Meeting.id))
+    rows = ctx.sql.all(MEETINGS)
     return [
         {
             "meeting_id": m.id,
@@ -1070,16 +1256,7 @@ def _meetings(ctx: ToolContext) -> list[dict[str, Any]]:
 )
 def _participants(ctx: ToolContext) -> list[dict[str, Any]]:
     """People other than the host in scheduled and live meetings, not removed."""
-    rows = ctx.db.scalars(
-        select(Participant)
-        .join(Meeting, Meeting.id == Participant.meeting_id)
-        .where(
-            Meeting.status != "ended",
-            Participant.role != "host",
-            Participant.status != "removed",
-        )
-        .order_by(Participant.id)
-    )
+    rows = ctx.sql.all(OPEN_PEOPLE)
     return [
         {
             "participant_id": p.id,
@@ -1103,18 +1280,15 @@ def _participants(ctx: ToolContext) -> list[dict[str, Any]]:
 )
 def _recordings(ctx: ToolContext) -> list[dict[str, Any]]:
     """Recordings whose transcript is ready to read."""
-    rows = ctx.db.scalars(
-        select(Recording).where(Recording.transcript_status == "ready").order_by(Recording.id)
-    )
     out = []
-    for r in rows:
-        first = r.lines[0] if r.lines else None
+    for r in ctx.sql.all(READY_RECORDINGS):
+        first = r.first_speaker  # the first line's speaker; None: no lines
         out.append(
             {
                 "recording_id": r.id,
                 "meeting_id": r.meeting_id,
                 "transcript_status": r.transcript_status,
-                "speaker": first.speaker.split()[0] if first else None,
+                "speaker": first.split()[0] if first is not None else None,
             }
         )
     return out
