@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import BindParameter, Table, bindparam, case, delete, func, select, update
+from sqlalchemy import BindParameter, bindparam, case, delete, func, select
 
 from prove_gym.server import (
     Conflict,
@@ -527,27 +527,6 @@ UNSENT = Query(
 )
 
 
-@functools.cache
-def _update(table: Table, columns: tuple[str, ...]) -> Query:
-    """The statement that sets ``columns`` of one row of ``table`` (by its key, ``key``)."""
-    (pk,) = table.primary_key.columns
-    return Query(
-        update(table).where(pk == bindparam("key")).values({c: bindparam(c) for c in columns})
-    )
-
-
-def _write(ctx: ToolContext, model: Any, row: Any, **values: Any) -> bool:
-    """Set the columns of ``row`` (a row of ``model``'s table) that differ from ``values``.
-
-    As the ORM: only changed columns are written, and nothing when none changed (an UPDATE
-    to the same values still rewrites the database's bytes). Whether anything changed.
-    """
-    changed = {k: v for k, v in values.items() if getattr(row, k) != v}
-    if changed:
-        ctx.sql.run(_update(model.__table__, tuple(changed)), key=row.id, **changed)
-    return bool(changed)
-
-
 def _by(rows: list[Any], key: str) -> dict[Any, list[Any]]:
     """Rows grouped by the column ``key``, each group in the rows' order."""
     out: dict[Any, list[Any]] = {}
@@ -787,8 +766,7 @@ class _Room(Mailroom):
             values = _columns(obj)
             changed = {k: v for k, v in values.items() if self.stored[key][k] != v}
             if changed:
-                query = _update(type(obj).__table__, tuple(changed))
-                self.ctx.sql.run(query, key=values["id"], **changed)
+                self.ctx.sql.update_by_key(type(obj), values["id"], **changed)
                 self.stored[key] = values
 
     def thread(self, thread_id: str) -> Thread:
@@ -1217,8 +1195,7 @@ def update_draft(
     to_list = _clean(to) if to is not None else split_addresses(d.to_addresses)
     cc_list = _clean(cc if cc is not None else split_addresses(d.cc_addresses), besides=to_list)
     _check_count(to_list, cc_list)
-    _write(
-        ctx,
+    ctx.sql.update(
         Draft,
         d,
         to_addresses=join_addresses(to_list),
@@ -1288,7 +1265,7 @@ def add_attachment(
         mime_type=mime_type(name),
         size_bytes=size_kb * 1024,
     )
-    _write(ctx, Draft, d, updated_at=ctx.now)
+    ctx.sql.update(Draft, d, updated_at=ctx.now)
     return _refreshed(ctx, d.id)
 
 
@@ -1494,7 +1471,7 @@ def send_draft(ctx: ToolContext, draft_id: DraftRow) -> SentOut:
         draft_id=d.id,
         room=room,
     )
-    _write(ctx, Draft, d, status="sent", sent_message_id=sent.id, updated_at=ctx.now)
+    ctx.sql.update(Draft, d, status="sent", sent_message_id=sent.id, updated_at=ctx.now)
     return {
         "message_id": sent.id,
         "draft_id": d.id,
@@ -1569,7 +1546,7 @@ def move_message(
             "folder. Nothing was moved: label or star it instead to organise it.",
         )
     before = m.folder
-    _write(ctx, Message, m, folder=folder)
+    ctx.sql.update(Message, m, folder=folder)
     return {
         "message_id": m.id,
         "thread_id": m.thread_id,
@@ -1618,8 +1595,8 @@ def mark_messages(
             }
         )
     for o in sorted(out, key=lambda o: o["message_id"]):  # the ORM writes rows by key
-        _write(
-            ctx, Message, done[o["message_id"]], is_read=o["is_read"], is_starred=o["is_starred"]
+        ctx.sql.update(
+            Message, done[o["message_id"]], is_read=o["is_read"], is_starred=o["is_starred"]
         )
     return {"flag": flag, "changed": sum(1 for o in out if o["changed"]), "messages": out}
 

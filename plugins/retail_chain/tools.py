@@ -24,7 +24,7 @@ from types import SimpleNamespace
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import Table, bindparam, func, select, update
+from sqlalchemy import bindparam, func, select, update
 
 from prove_gym.server import (
     Entity,
@@ -525,31 +525,6 @@ def _sales_since(by_product: bool) -> tuple[Query, Query, Query]:
     count = Query(select(func.count()).select_from(stmt.subquery()))
     rows = Query(stmt.order_by(Sale.created_at.desc(), Sale.id.desc()).limit(bindparam("limit")))
     return count, Query(line_stmt), rows
-
-
-@functools.cache
-def _setter(table: Table, columns: tuple[str, ...]) -> Query:
-    """The UPDATE of ``columns`` (each a parameter of its name) in the row whose key is ``key``."""
-    (pk,) = table.primary_key.columns
-    return Query(
-        update(table).where(pk == bindparam("key")).values({c: bindparam(c) for c in columns})
-    )
-
-
-def _write(ctx: ToolContext, model: type[Base], row: Any, **values: Any) -> Any:
-    """``row`` with ``values``; those that differ from the row are written to its table.
-
-    Like the ORM's flush, nothing is written when no value changes: an UPDATE that sets the
-    same values still changes the database's bytes (and synthesis reads unchanged bytes as
-    a call that wrote nothing).
-    """
-    changed = {k: v for k, v in values.items() if getattr(row, k) != v}
-    if changed:
-        table = model.__table__
-        assert isinstance(table, Table)
-        (pk,) = table.primary_key.columns
-        ctx.sql.run(_setter(table, tuple(sorted(changed))), key=getattr(row, pk.key), **changed)
-    return row._replace(**values)
 
 
 # ----------------------------------------------------------------- helpers
@@ -1095,7 +1070,7 @@ def receive_transfer(ctx: ToolContext, transfer_id: TransferRow) -> TransferResu
             f"{t.quantity} units are already counted in that store's stock. Nothing was "
             "changed.",
         )
-    t = _write(ctx, Transfer, t, status="received", received_by=me.id, received_at=ctx.now)
+    t = ctx.sql.update(Transfer, t, status="received", received_by=me.id, received_at=ctx.now)
     now_there = _move(ctx, dst.id, t.product_id, t.quantity)
     return {
         **_transfer_out(t, ctx.sql.one(PRODUCT, id=t.product_id).name),
@@ -1202,7 +1177,7 @@ def receive_restock_order(ctx: ToolContext, order_id: OrderRow) -> OrderResult:
             f"{o.quantity} units are already counted in that store's stock. Nothing was "
             "changed.",
         )
-    o = _write(ctx, RestockOrder, o, status="received", received_at=ctx.now)
+    o = ctx.sql.update(RestockOrder, o, status="received", received_at=ctx.now)
     level = _move(ctx, store.id, o.product_id, o.quantity)
     p = ctx.sql.one(PRODUCT, id=o.product_id)
     return {**_order_out(o, p.name, p.case_size), "on_hand": level}
@@ -1318,7 +1293,7 @@ def record_sale(
         items += n
         after[p.id] = _move(ctx, store.id, p.id, -n)
     sale = ctx.sql.one(SALE, id=sale_id)
-    _write(ctx, Sale, sale, total=total, items=items)
+    ctx.sql.update(Sale, sale, total=total, items=items)
     sale = ctx.sql.one(SALE, id=sale_id)  # as written (refreshed)
     out = [line for _, line in sorted(lines, key=lambda x: x[0])]
     return {**_sale_out(sale, out), "on_hand_after": dict(sorted(after.items()))}

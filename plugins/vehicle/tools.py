@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import Table, bindparam, func, select, update
+from sqlalchemy import bindparam, func, select, update
 
 from prove_gym.server import (
     Entity,
@@ -302,32 +302,6 @@ def _latest_trips(by_destination: bool) -> Query:
     return Query(stmt)
 
 
-@functools.cache
-def _setter(table: Table, columns: tuple[str, ...]) -> Query:
-    """The UPDATE of ``columns`` (each a parameter of its name) in the row whose key is ``key``."""
-    (pk,) = table.primary_key.columns
-    return Query(
-        update(table).where(pk == bindparam("key")).values({c: bindparam(c) for c in columns})
-    )
-
-
-def _write(ctx: ToolContext, model: type[Base], row: Any, **values: Any) -> Any:
-    """``row`` with ``values``; those that differ from the row are written to its table.
-
-    Like the ORM's flush, nothing is written when no value changes: an UPDATE that sets the
-    same values still changes the database's bytes (and synthesis reads unchanged bytes as
-    a call that wrote nothing).
-    """
-    changed = {k: v for k, v in values.items() if getattr(row, k) != v}
-    if changed:
-        table = model.__table__
-        assert isinstance(table, Table)
-        (pk,) = table.primary_key.columns
-        query = _setter(table, tuple(sorted(changed)))
-        ctx.sql.run(query, key=getattr(row, pk.key), **changed)
-    return row._replace(**values)
-
-
 # ----------------------------------------------------------------- helpers
 Problem = tuple[str, str]
 """(what is wrong, how to fix it), e.g. ("the trunk is open", "Close it with close_door first")."""
@@ -406,7 +380,7 @@ def _stopped_in_park_problems(v: Any) -> list[Problem]:
 
 
 CRUISE_OFF: dict[str, Any] = {"cruise_active": False, "cruise_speed_kph": None}
-"""Cruise control disengaged, as vehicle columns: ``_write(ctx, Vehicle, v, **CRUISE_OFF)``."""
+"""Cruise control disengaged, as vehicle columns: ``ctx.sql.update(Vehicle, v, **CRUISE_OFF)``."""
 
 
 def _energy(v: Any) -> Energy:
@@ -705,7 +679,7 @@ def start_engine(ctx: ToolContext) -> ModeChange:
         return _changed(v, False)
     if v.energy_level <= 0:
         _fail("start the engine", _no_energy(v))
-    v = _write(ctx, Vehicle, v, engine_on=True)
+    v = ctx.sql.update(Vehicle, v, engine_on=True)
     return _changed(v, True)
 
 
@@ -732,7 +706,7 @@ def stop_engine(ctx: ToolContext) -> EngineStopped:
         ("seat_heating", heated),
         ("cruise_control", v.cruise_active),
     )
-    v = _write(ctx, Vehicle, v, **CRUISE_OFF, engine_on=False, climate_on=False)
+    v = ctx.sql.update(Vehicle, v, **CRUISE_OFF, engine_on=False, climate_on=False)
     return {**_changed(v, True), "switched_off": [name for name, on in was_on if on]}
 
 
@@ -762,7 +736,7 @@ def shift_gear(ctx: ToolContext, gear: Gear) -> ModeChange:
     if v.gear == "park":
         _fail(action, *_leave_park_problems(ctx, v))
     cruise = CRUISE_OFF if gear != "drive" else {}
-    v = _write(ctx, Vehicle, v, **cruise, gear=gear)
+    v = ctx.sql.update(Vehicle, v, **cruise, gear=gear)
     return _changed(v, True)
 
 
@@ -801,7 +775,7 @@ def set_speed(
     if speed_kph > v.speed_kph and v.energy_level <= 0:
         _fail(action, _no_energy(v, "to accelerate"))
     changed = speed_kph != v.speed_kph or v.cruise_active
-    v = _write(ctx, Vehicle, v, **CRUISE_OFF, speed_kph=speed_kph)
+    v = ctx.sql.update(Vehicle, v, **CRUISE_OFF, speed_kph=speed_kph)
     return _changed(v, changed)
 
 
@@ -826,7 +800,7 @@ def set_parking_brake(ctx: ToolContext, action: Literal["engage", "release"]) ->
         return _changed(v, False)
     if engaged:
         _fail("engage the parking brake", *_stopped_in_park_problems(v))
-    v = _write(ctx, Vehicle, v, parking_brake=engaged)
+    v = ctx.sql.update(Vehicle, v, parking_brake=engaged)
     return _changed(v, True)
 
 
@@ -853,7 +827,7 @@ def open_door(ctx: ToolContext, position: DoorPosition) -> DoorChange:
         unlock = "Unlock with set_door_locks (action='unlock') first"
         problems.append((f"{_door_name(position)} is locked", unlock))
     _fail(f"open {_door_name(position)}", *problems)
-    door = _write(ctx, Door, door, is_open=True)
+    door = ctx.sql.update(Door, door, is_open=True)
     return {**_door(door), "changed": True}
 
 
@@ -873,7 +847,7 @@ def close_door(ctx: ToolContext, position: DoorPosition) -> DoorChange:
     """
     door = ctx.sql.one(DOOR, position=position)
     changed = door.is_open
-    door = _write(ctx, Door, door, is_open=False)
+    door = ctx.sql.update(Door, door, is_open=False)
     return {**_door(door), "changed": changed}
 
 
@@ -893,7 +867,7 @@ def set_door_locks(ctx: ToolContext, action: Literal["lock", "unlock"]) -> Doors
     """
     if action == "lock":
         _fail("lock the doors", *_open_doors_problem(ctx))
-    doors = [_write(ctx, Door, d, is_locked=action == "lock") for d in _doors(ctx)]
+    doors = [ctx.sql.update(Door, d, is_locked=action == "lock") for d in _doors(ctx)]
     return {"doors": [_door(d) for d in doors]}
 
 
@@ -918,7 +892,7 @@ def set_window(
     Returns:
         For example {"position": "front_left", "open_percent": 25}.
     """
-    _write(ctx, Window, ctx.sql.one(WINDOW, position=position), open_percent=open_percent)
+    ctx.sql.update(Window, ctx.sql.one(WINDOW, position=position), open_percent=open_percent)
     return {"position": position, "open_percent": open_percent}
 
 
@@ -973,15 +947,14 @@ def set_climate(
             _fail("turn on climate control", ENGINE_OFF)
         for z in ctx.sql.all(ZONES):
             if zone in (None, z.zone):
-                _write(
-                    ctx,
+                ctx.sql.update(
                     ClimateZone,
                     z,
                     target_temp_c=z.target_temp_c if temp is None else temp,
                     fan_speed=z.fan_speed if fan_speed is None else fan_speed,
                     ac_on=z.ac_on if ac is None else ac == "on",
                 )
-    v = _write(ctx, Vehicle, v, climate_on=power == "on")
+    v = ctx.sql.update(Vehicle, v, climate_on=power == "on")
     return _climate(ctx, v)
 
 
@@ -1005,7 +978,7 @@ def set_seat_heating(
     """
     if level > 0 and not _vehicle(ctx).engine_on:
         _fail(f"heat the {seat.replace('_', '-')} seat", ENGINE_OFF)
-    _write(ctx, Seat, ctx.sql.one(SEAT, position=seat), heat_level=level)
+    ctx.sql.update(Seat, ctx.sql.one(SEAT, position=seat), heat_level=level)
     return {"seat": seat, "heat_level": level}
 
 
@@ -1044,8 +1017,8 @@ def set_lights(
         _fail("turn on the fog lights", ("the headlights are off", same_call))
     fog = v.fog_lights if fog_lights is None else fog_lights == "on"
     hazard = v.hazard_lights if hazard_lights is None else hazard_lights == "on"
-    v = _write(
-        ctx, Vehicle, v, headlights=lights, fog_lights=fog and lights != "off", hazard_lights=hazard
+    v = ctx.sql.update(
+        Vehicle, v, headlights=lights, fog_lights=fog and lights != "off", hazard_lights=hazard
     )
     return _lights(v)
 
@@ -1079,7 +1052,7 @@ def set_cruise_control(
         if speed_kph is not None:
             raise InvalidArgument("speed_kph only applies when engaging cruise control.")
         was = v.cruise_active
-        return _changed(_write(ctx, Vehicle, v, **CRUISE_OFF), was)
+        return _changed(ctx.sql.update(Vehicle, v, **CRUISE_OFF), was)
     problems: list[Problem] = []
     if v.gear != "drive":
         what = f"the car is in {v.gear}, and cruise control works only in drive"
@@ -1093,7 +1066,7 @@ def set_cruise_control(
         problems.append(_no_energy(v, f"to speed up to {target} km/h"))
     _fail("engage cruise control", *problems)
     changed = not v.cruise_active or v.cruise_speed_kph != target
-    v = _write(ctx, Vehicle, v, cruise_active=True, cruise_speed_kph=target, speed_kph=target)
+    v = ctx.sql.update(Vehicle, v, cruise_active=True, cruise_speed_kph=target, speed_kph=target)
     return _changed(v, changed)
 
 
@@ -1123,7 +1096,7 @@ def set_route(ctx: ToolContext, destination_id: DestinationRow) -> NewRoute:
         )
     previous = ctx.sql.first(ACTIVE_ROUTE)
     if previous is not None:
-        _write(ctx, Route, previous, status="cancelled")
+        ctx.sql.update(Route, previous, status="cancelled")
     route_id = next_id(ctx, Route.id, "rte", 4)
     ctx.sql.insert(
         Route,
@@ -1183,7 +1156,7 @@ def drive_route(ctx: ToolContext) -> Arrival:
     end = start + dt.timedelta(minutes=route.eta_minutes)
     trip_id = next_id(ctx, Trip.id, "trp", 4)
     # written in the order the ORM flushed them (by model name), so the bytes are the same
-    _write(ctx, Route, route, status="completed")
+    ctx.sql.update(Route, route, status="completed")
     ctx.sql.insert(
         Trip,
         id=trip_id,
@@ -1196,8 +1169,7 @@ def drive_route(ctx: ToolContext) -> Arrival:
         energy_used=need,
         avg_speed_kph=max(1, round(float(route.distance_km) * 60 / route.eta_minutes)),
     )
-    v = _write(
-        ctx,
+    v = ctx.sql.update(
         Vehicle,
         v,
         energy_level=v.energy_level - need,
@@ -1259,7 +1231,7 @@ def refuel_or_charge(ctx: ToolContext, amount: float | None = None) -> Refill:
             )
     if v.engine_on:
         _fail("refuel or charge", ("the engine is running", "Turn it off with stop_engine first"))
-    v = _write(ctx, Vehicle, v, energy_level=v.energy_level + added)
+    v = ctx.sql.update(Vehicle, v, energy_level=v.energy_level + added)
     return {"added": float(added), "unit": unit, "energy": _energy(v)}
 
 

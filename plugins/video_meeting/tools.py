@@ -17,7 +17,7 @@ from types import SimpleNamespace
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import Table, bindparam, case, func, select, update
+from sqlalchemy import bindparam, case, func, select
 
 from prove_gym.server import (
     Conflict,
@@ -362,31 +362,6 @@ def _lines_matching(by_text: bool, by_speaker: bool) -> tuple[Query, Query]:
     total = select(func.count()).select_from(lines).where(*where)
     page = select(lines).where(*where).order_by(TranscriptLine.seq).limit(bindparam("limit"))
     return Query(total), Query(page)
-
-
-@functools.cache
-def _setter(table: Table, columns: tuple[str, ...]) -> Query:
-    """The UPDATE of ``columns`` (each a parameter of its name) in the row whose key is ``key``."""
-    (pk,) = table.primary_key.columns
-    return Query(
-        update(table).where(pk == bindparam("key")).values({c: bindparam(c) for c in columns})
-    )
-
-
-def _write(ctx: ToolContext, model: type[Base], row: Any, **values: Any) -> Any:
-    """``row`` with ``values``; those that differ from the row are written to its table.
-
-    Like the ORM's flush, nothing is written when no value changes: an UPDATE that sets the
-    same values still changes the database's bytes (and synthesis reads unchanged bytes as
-    a call that wrote nothing).
-    """
-    changed = {k: v for k, v in values.items() if getattr(row, k) != v}
-    if changed:
-        table = model.__table__
-        assert isinstance(table, Table)
-        (pk,) = table.primary_key.columns
-        ctx.sql.run(_setter(table, tuple(sorted(changed))), key=getattr(row, pk.key), **changed)
-    return row._replace(**values)
 
 
 # ----------------------------------------------------------------- helpers
@@ -895,8 +870,8 @@ def start_meeting(ctx: ToolContext, meeting_id: MeetingRow) -> MeetingDetail:
         )
     _check_host_free(ctx, ctx.sql.one(USER, id=m.host_id), m)
     host = _host(ctx.sql.all(PEOPLE, meeting_id=m.id))
-    _write(ctx, Meeting, m, status="live", started_at=ctx.now)
-    _write(ctx, Participant, host, status="in_meeting", joined_at=ctx.now)
+    ctx.sql.update(Meeting, m, status="live", started_at=ctx.now)
+    ctx.sql.update(Participant, host, status="in_meeting", joined_at=ctx.now)
     return _detail(ctx, m.id)
 
 
@@ -944,7 +919,7 @@ def admit_participant(ctx: ToolContext, participant_id: ParticipantRow) -> Parti
             f"meeting {m.id} already has {present} people in it, its capacity of "
             f"{m.capacity}; remove someone from the meeting first, or ask {p.name} to wait.",
         )
-    p = _write(ctx, Participant, p, status="in_meeting", joined_at=ctx.now)
+    p = ctx.sql.update(Participant, p, status="in_meeting", joined_at=ctx.now)
     return _change(m, _replaced(people, p), p, p.role, "waiting")
 
 
@@ -1031,9 +1006,9 @@ def set_participant_role(
                 "host would become one more; make one co-host an attendee first.",
             )
         # one flush, as the ORM wrote it: the meeting, then its people by id
-        m = _write(ctx, Meeting, m, host_id=user.id)
+        m = ctx.sql.update(Meeting, m, host_id=user.id)
         roles = sorted([(old_host, "co_host"), (p, "host")], key=lambda change: change[0].id)
-        changed = [_write(ctx, Participant, q, role=new_role) for q, new_role in roles]
+        changed = [ctx.sql.update(Participant, q, role=new_role) for q, new_role in roles]
         people = _replaced(people, *changed)
         p = p._replace(role="host")
     else:
@@ -1043,7 +1018,7 @@ def set_participant_role(
                 f"meeting {m.id} already has {co_hosts} co-hosts, the most allowed; make one "
                 "of them an attendee first.",
             )
-        p = _write(ctx, Participant, p, role=role)
+        p = ctx.sql.update(Participant, p, role=role)
         people = _replaced(people, p)
     return _change(m, people, p, previous, p.status)
 
@@ -1087,7 +1062,7 @@ def remove_participant(ctx: ToolContext, participant_id: ParticipantRow) -> Part
         )
     previous_role, previous_status = p.role, p.status
     left_at = ctx.now if p.status in ("in_meeting", "waiting") else p.left_at
-    p = _write(ctx, Participant, p, left_at=left_at, status="removed", role="attendee")
+    p = ctx.sql.update(Participant, p, left_at=left_at, status="removed", role="attendee")
     people = ctx.sql.all(PEOPLE, meeting_id=m.id)
     return _change(m, people, p, previous_role, previous_status)
 
@@ -1132,7 +1107,7 @@ def set_recording(
                 f"meeting {m.id} has been recording since {_stamp(m.recording_started_at)}; "
                 "nothing changed.",
             )
-        m = _write(ctx, Meeting, m, recording_started_at=ctx.now)
+        m = ctx.sql.update(Meeting, m, recording_started_at=ctx.now)
         note = "Recording; the file and its transcript appear after the meeting ends."
     else:
         if m.recording_started_at is None:
@@ -1141,7 +1116,7 @@ def set_recording(
                 f"meeting {m.id} is not being recorded, so there is nothing to stop.",
             )
         seconds = recording_seconds(m, ctx.now)
-        m = _write(ctx, Meeting, m, recorded_seconds=seconds, recording_started_at=None)
+        m = ctx.sql.update(Meeting, m, recorded_seconds=seconds, recording_started_at=None)
         note = "Recording stopped; what was recorded is kept and saved when the meeting ends."
     return {
         "meeting_id": m.id,
@@ -1184,8 +1159,7 @@ def end_meeting(ctx: ToolContext, meeting_id: MeetingRow) -> EndedMeeting:
             cleared += p.status == "waiting"
             leaving.append(p)
     # one flush, as the ORM wrote it: the meeting, then its people by id, then the recording
-    _write(
-        ctx,
+    ctx.sql.update(
         Meeting,
         m,
         status="ended",
@@ -1194,7 +1168,7 @@ def end_meeting(ctx: ToolContext, meeting_id: MeetingRow) -> EndedMeeting:
         recorded_seconds=seconds,
     )
     for p in leaving:
-        _write(ctx, Participant, p, status="left", left_at=ctx.now)
+        ctx.sql.update(Participant, p, status="left", left_at=ctx.now)
     rec: RecordingOut | None = None
     if recorded:
         seconds = max(seconds, MIN_RECORDING_SECONDS)

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Table, bindparam, insert, select
+from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
@@ -265,6 +265,26 @@ class Sql:
         sql, values = query.bind(params)
         return self.raw.execute(sql, values).rowcount
 
+    def update(self, model: Any, row: Any, /, **values: Any) -> Any:
+        """``row`` (a named tuple of ``model``'s table, with its key) with ``values`` set;
+        the columns whose value differs are written to the table.
+
+        As the ORM's flush: nothing is written when no value changes. An ``UPDATE`` that
+        sets the values a row already has still rewrites the database's bytes, and
+        synthesis reads unchanged bytes as a call that wrote nothing.
+        """
+        changed = {k: v for k, v in values.items() if getattr(row, k) != v}
+        if changed:
+            (pk,) = _table(model).primary_key.columns
+            self.update_by_key(model, getattr(row, pk.key), **changed)
+        return row._replace(**values)
+
+    def update_by_key(self, model: Any, key: Any, /, **values: Any) -> int:
+        """Set ``values`` in the row of ``model``'s table whose primary key is ``key`` (all of
+        them: :meth:`update` writes only what changes); how many rows matched (0 or 1)."""
+        query = _row_update(_table(model), tuple(sorted(values)))
+        return self.run(query, **{_KEY: key}, **values)
+
     def insert(self, model: Any, /, **values: Any) -> int:
         """Insert one row into ``model``'s table; its ``rowid`` (the integer key, if any).
 
@@ -307,4 +327,18 @@ def record_by_key(model: Any) -> Query:
         table = _table(model)
         (pk,) = table.primary_key.columns
         query = _BY_KEY[model] = Query(select(table).where(pk == bindparam("key")))
+    return query
+
+
+_KEY = "row_key_"  # the parameter a row's key goes in (no column is called so)
+_ROW_UPDATES: dict[tuple[Table, tuple[str, ...]], Query] = {}
+
+
+def _row_update(table: Table, columns: tuple[str, ...]) -> Query:
+    """The UPDATE of ``columns`` (a parameter each, by name) in the row whose key is ``_KEY``."""
+    query = _ROW_UPDATES.get((table, columns))
+    if query is None:
+        (pk,) = table.primary_key.columns
+        stmt = update(table).where(pk == bindparam(_KEY)).values({c: bindparam(c) for c in columns})
+        query = _ROW_UPDATES[(table, columns)] = Query(stmt)
     return query

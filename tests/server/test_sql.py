@@ -177,6 +177,21 @@ def test_empty_lists_read_as_sqlite_reads_an_empty_set(db: Any) -> None:
     assert [r.id for r in sql.all(NOT_IN, ids=[])] == [1]
 
 
+def test_update_writes_only_the_values_that_change(db: Any) -> None:
+    sql = db
+    _fill(sql, [])
+    at = dt.datetime(2026, 1, 1)
+    sql.insert(Item, owner_id="o1", title="a", price=Decimal("2.50"), at=at)
+    (row,) = sql.all(BY_OWNER, owner="o1")
+    writes = sql.raw.total_changes
+    same = sql.update(Item, row, title="a", price=Decimal("2.5"))  # equal values: no write
+    assert same == row and sql.raw.total_changes == writes
+    moved = sql.update(Item, row, title="b", done=True)
+    assert sql.raw.total_changes == writes + 1
+    assert moved == row._replace(title="b", done=True) == sql.first(BY_OWNER, owner="o1")
+    assert sql.update_by_key(Item, 99, title="c") == 0  # no such row: nothing matched
+
+
 def test_literal_lists_are_filled_in_as_given(db: Any) -> None:
     sql = db
     _fill(sql, [])
