@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from sqlalchemy import func, select
@@ -27,13 +28,7 @@ def next_id(ctx: ToolContext, column: Any, prefix: str, width: int) -> str:
     return f"{prefix}_{n:0{width}d}"
 
 
-_LAST: dict[Any, Query] = {}
-
-
+@functools.cache
 def _last_id(column: Any) -> Query:
     """The statement that reads ``column``'s largest identifier (compiled once per column)."""
-    query = _LAST.get(column)
-    if query is None:
-        stmt = select(column).order_by(func.length(column).desc(), column.desc()).limit(1)
-        query = _LAST[column] = Query(stmt)
-    return query
+    return Query(select(column).order_by(func.length(column).desc(), column.desc()).limit(1))

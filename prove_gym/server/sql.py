@@ -31,6 +31,7 @@ uses one or the other for a table, not both.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
 from collections import namedtuple
@@ -66,7 +67,6 @@ class _Bind:
 class _Compiled:
     sql: str
     binds: tuple[_Bind, ...]
-    expanding: bool
     row: type | None  # the named tuple of a statement that returns rows
     process: tuple[Callable[[Any], Any] | None, ...] | None  # per column; None: none needed
 
@@ -177,7 +177,6 @@ def _compile(statement: ClauseElement) -> _Compiled:
     return _Compiled(
         sql=str(compiled),
         binds=tuple(binds),
-        expanding=any(b.expanding for b in binds),
         row=row,
         process=process,
     )
@@ -190,34 +189,26 @@ class _InsertPlan:
     process: tuple[Callable[[Any], Any] | None, ...]
 
 
-_INSERTS: dict[tuple[Table, tuple[str, ...]], _InsertPlan] = {}
-_INSERTS_LOCK = threading.Lock()
-
-
+@functools.cache
 def _insert_plan(table: Table, keys: tuple[str, ...]) -> _InsertPlan:
-    plan = _INSERTS.get((table, keys))
-    if plan is None:
-        unknown = [k for k in keys if k not in table.c]
-        if unknown:
-            raise TypeError(f"table {table.name!r} has no column {unknown[0]!r}")
-        columns = tuple(
-            c.key
-            for c in table.columns
-            if c.key in keys or (c.default is not None and c.default.is_scalar)
-        )
-        stmt = insert(table).values({k: None for k in columns})
-        compiled = stmt.compile(dialect=DIALECT, column_keys=list(columns))
-        process = tuple(_bind_processor(table.c[k].type) for k in columns)
-        plan = _InsertPlan(str(compiled), columns, process)
-        with _INSERTS_LOCK:
-            _INSERTS[(table, keys)] = plan
-    return plan
+    unknown = [k for k in keys if k not in table.c]
+    if unknown:
+        raise TypeError(f"table {table.name!r} has no column {unknown[0]!r}")
+    columns = tuple(
+        c.key
+        for c in table.columns
+        if c.key in keys or (c.default is not None and c.default.is_scalar)
+    )
+    stmt = insert(table).values({k: None for k in columns})
+    compiled = stmt.compile(dialect=DIALECT, column_keys=list(columns))
+    process = tuple(_bind_processor(table.c[k].type) for k in columns)
+    return _InsertPlan(str(compiled), columns, process)
 
 
 def _table(model: Any) -> Table:
     table = getattr(model, "__table__", model)
     if not isinstance(table, Table):
-        raise TypeError(f"insert into a mapped class or a Table, got {model!r}")
+        raise TypeError(f"expected a mapped class or a Table, got {model!r}")
     return table
 
 
@@ -317,28 +308,21 @@ def _insert_values(table: Table, plan: _InsertPlan, values: Mapping[str, Any]) -
     return out
 
 
-_BY_KEY: dict[Any, Query] = {}
-
-
+@functools.cache
 def record_by_key(model: Any) -> Query:
     """The statement that reads one row of ``model``'s table by its primary key (``key``)."""
-    query = _BY_KEY.get(model)
-    if query is None:
-        table = _table(model)
-        (pk,) = table.primary_key.columns
-        query = _BY_KEY[model] = Query(select(table).where(pk == bindparam("key")))
-    return query
+    table = _table(model)
+    (pk,) = table.primary_key.columns
+    return Query(select(table).where(pk == bindparam("key")))
 
 
 _KEY = "row_key_"  # the parameter a row's key goes in (no column is called so)
-_ROW_UPDATES: dict[tuple[Table, tuple[str, ...]], Query] = {}
 
 
+@functools.cache
 def _row_update(table: Table, columns: tuple[str, ...]) -> Query:
     """The UPDATE of ``columns`` (a parameter each, by name) in the row whose key is ``_KEY``."""
-    query = _ROW_UPDATES.get((table, columns))
-    if query is None:
-        (pk,) = table.primary_key.columns
-        stmt = update(table).where(pk == bindparam(_KEY)).values({c: bindparam(c) for c in columns})
-        query = _ROW_UPDATES[(table, columns)] = Query(stmt)
-    return query
+    (pk,) = table.primary_key.columns
+    return Query(
+        update(table).where(pk == bindparam(_KEY)).values({c: bindparam(c) for c in columns})
+    )
