@@ -14,25 +14,31 @@ of their rows (see ``models.py``).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
+from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from types import SimpleNamespace
+from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import Field
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, bindparam, delete, func, or_, select, update
 
 from prove_gym.server import (
     Conflict,
     Entity,
     InvalidArgument,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
     parse_date,
+    search_pattern,
 )
 
 from .models import (
@@ -102,10 +108,11 @@ server = Server(
     + " ".join(f"{name}: {text}" for name, text in RULES.items()),
 )
 
-AccountRow = Annotated[Account, Entity("account")]
-CategoryRow = Annotated[Category, Entity("category")]
-TransactionRow = Annotated[Transaction, Entity("transaction")]
-RecurringRow = Annotated[RecurringExpense, Entity("recurring_expense")]
+# Rows: the core looks the id up before the tool runs (not_found hints: see the entities below).
+AccountRow = Annotated[Record[Account], Entity("account")]
+CategoryRow = Annotated[Record[Category], Entity("category")]
+TransactionRow = Annotated[Record[Transaction], Entity("transaction")]
+RecurringRow = Annotated[Record[RecurringExpense], Entity("recurring_expense")]
 
 MAX_AMOUNT = Decimal("1000000")
 MAX_LIMIT = Decimal("100000")
@@ -121,7 +128,7 @@ Payee = Annotated[str, Field(min_length=1, max_length=80)]
 Memo = Annotated[str, Field(max_length=140)]
 DateText = Annotated[str, Field(min_length=1, max_length=32)]
 MonthText = Annotated[str, Field(pattern=r"^\d{4}-\d{2}$")]
-Query = Annotated[str, Field(max_length=200)]
+SearchText = Annotated[str, Field(max_length=200)]
 Limit = Annotated[int, Field(ge=1, le=100)]
 Group = Literal["Bills", "Everyday", "Lifestyle", "Savings goals"]
 TransactionKind = Literal["expense", "income", "account_transfer"]
@@ -297,14 +304,227 @@ class PostedOut(TypedDict):
     category_balance: Decimal
 
 
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+accounts_t, categories_t = Account.__table__, Category.__table__
+transactions_t, recurring_t = Transaction.__table__, RecurringExpense.__table__
+category_months_t, months_t = CategoryMonth.__table__, Month.__table__
+SETTINGS = Query(select(Settings.__table__).where(Settings.id == 1))
+ACCOUNT = Query(select(accounts_t).where(Account.id == bindparam("id")))
+ACCOUNTS = Query(select(accounts_t).order_by(Account.id))
+OPEN_ACCOUNTS = Query(select(accounts_t).where(Account.closed.is_(False)).order_by(Account.id))
+NET_BALANCE = Query(select(func.sum(Account.balance)).where(Account.closed.is_(False)))
+CATEGORY = Query(select(categories_t).where(Category.id == bindparam("id")))
+ACTIVE_CATEGORIES = Query(
+    select(categories_t).where(Category.archived.is_(False)).order_by(Category.id)
+)
+# category_months has a two-column key: (category_id, month)
+_CATEGORY_MONTH_KEY = (
+    CategoryMonth.category_id == bindparam("category_id"),
+    CategoryMonth.month == bindparam("month"),
+)
+CATEGORY_MONTH = Query(select(category_months_t).where(*_CATEGORY_MONTH_KEY))
+SPENT = Query(select(CategoryMonth.spent).where(*_CATEGORY_MONTH_KEY))
+SET_CATEGORY_MONTH = Query(
+    update(CategoryMonth)
+    .where(*_CATEGORY_MONTH_KEY)
+    .values(spent=bindparam("spent"), assigned=bindparam("assigned"))
+)
+DELETE_CATEGORY_MONTH = Query(delete(CategoryMonth).where(*_CATEGORY_MONTH_KEY))
+SPENT_IN_MONTH = Query(
+    select(CategoryMonth.category_id, CategoryMonth.spent)
+    .where(CategoryMonth.month == bindparam("month"))
+    .order_by(CategoryMonth.category_id)
+)
+MONTH = Query(select(months_t).where(Month.month == bindparam("month")))
+DELETE_MONTH = Query(delete(Month).where(Month.month == bindparam("month")))
+DELETE_TRANSACTION = Query(delete(Transaction).where(Transaction.id == bindparam("id")))
+# what still adds to a month's totals (first and last: the month's first and last day)
+_IN_MONTH = (Transaction.date >= bindparam("first"), Transaction.date <= bindparam("last"))
+CATEGORY_TRANSACTION_IN_MONTH = Query(
+    select(Transaction.id)
+    .where(*_IN_MONTH, Transaction.category_id == bindparam("category_id"))
+    .limit(1)
+)
+CATEGORY_TRANSFER_IN_MONTH = Query(
+    select(EnvelopeTransfer.id)
+    .where(
+        EnvelopeTransfer.date >= bindparam("first"),
+        EnvelopeTransfer.date <= bindparam("last"),
+        or_(
+            EnvelopeTransfer.from_category_id == bindparam("category_id"),
+            EnvelopeTransfer.to_category_id == bindparam("category_id"),
+        ),
+    )
+    .limit(1)
+)
+TRANSACTION_IN_MONTH = Query(
+    select(Transaction.id).where(*_IN_MONTH, Transaction.kind.in_(("expense", "income"))).limit(1)
+)
+LAST_EXPENSE = Query(
+    select(Transaction.payee, Transaction.amount)
+    .where(Transaction.category_id == bindparam("category_id"), Transaction.kind == "expense")
+    .order_by(Transaction.date.desc(), Transaction.id.desc())
+    .limit(1)
+)
+# expenses and income from a day on, with the balances of their account and category
+DELETABLE_SINCE = Query(
+    select(
+        Transaction.id,
+        Transaction.kind,
+        Transaction.payee,
+        Transaction.date,
+        Transaction.account_id,
+        Transaction.category_id,
+        Transaction.amount,
+        Account.balance.label("account_balance"),
+        Category.balance.label("category_balance"),
+    )
+    .select_from(
+        transactions_t.join(accounts_t, Transaction.account_id == Account.id).outerjoin(
+            categories_t, Transaction.category_id == Category.id
+        )
+    )
+    .where(Transaction.date >= bindparam("first"), Transaction.kind.in_(("expense", "income")))
+    .order_by(Transaction.id)
+)
+ACTIVE_RECURRING_COUNT = Query(
+    select(func.count()).select_from(recurring_t).where(RecurringExpense.status == "active")
+)
+SAME_RECURRING = Query(  # an active bill like a new one (payee compared lowercased)
+    select(RecurringExpense.id)
+    .where(
+        RecurringExpense.status == "active",
+        func.lower(RecurringExpense.payee) == bindparam("payee"),
+        RecurringExpense.account_id == bindparam("account_id"),
+        RecurringExpense.category_id == bindparam("category_id"),
+        RecurringExpense.amount == bindparam("amount"),
+        RecurringExpense.frequency == bindparam("frequency"),
+    )
+    .order_by(RecurringExpense.id)
+    .limit(1)
+)
+ACTIVE_RECURRING = Query(
+    select(
+        RecurringExpense.id,
+        RecurringExpense.payee,
+        RecurringExpense.account_id,
+        RecurringExpense.category_id,
+        RecurringExpense.next_date,
+    )
+    .where(RecurringExpense.status == "active")
+    .order_by(RecurringExpense.id)
+)
+TRANSFERS = Query(
+    select(
+        EnvelopeTransfer.id, EnvelopeTransfer.from_category_id, EnvelopeTransfer.to_category_id
+    ).order_by(EnvelopeTransfer.id)
+)
+
+
+@functools.cache
+def _budget_query(by_group: bool, include_archived: bool) -> Query:
+    """The spending categories with their totals of one month, by id: list_categories'."""
+    stmt = (
+        select(categories_t, CategoryMonth.spent, CategoryMonth.assigned)
+        .select_from(
+            categories_t.outerjoin(
+                category_months_t,
+                and_(
+                    CategoryMonth.category_id == Category.id,
+                    CategoryMonth.month == bindparam("month"),
+                ),
+            )
+        )
+        .where(Category.id != READY_TO_ASSIGN)
+        .order_by(Category.id)
+    )
+    if by_group:
+        stmt = stmt.where(Category.group_name == bindparam("group"))
+    if not include_archived:
+        stmt = stmt.where(Category.archived.is_(False))
+    return Query(stmt)
+
+
+@dataclass(frozen=True)
+class _Search:
+    """search_transactions' statements for one combination of filters."""
+
+    count: Query  # how many match
+    total: Query  # the sum of the amounts of one kind (``of_kind``) that match
+    page: Query  # the newest ``limit``, each with its category's name
+
+
+@functools.cache
+def _search_queries(
+    month: bool,
+    since: bool,
+    until: bool,
+    by_category: bool,
+    by_account: bool,
+    by_kind: bool,
+    matching: bool,
+) -> _Search:
+    """The statements of search_transactions with the filters asked for."""
+    where: list[Any] = []
+    if month:
+        where += [Transaction.date >= bindparam("first"), Transaction.date <= bindparam("last")]
+    if since:
+        where.append(Transaction.date >= bindparam("lo"))
+    if until:
+        where.append(Transaction.date <= bindparam("hi"))
+    if by_category:
+        where.append(Transaction.category_id == bindparam("category_id"))
+    if by_account:  # paid from it, or (an account transfer) paid to it
+        where.append(
+            or_(
+                Transaction.account_id == bindparam("account_id"),
+                Transaction.to_account_id == bindparam("account_id"),
+            )
+        )
+    if by_kind:
+        where.append(Transaction.kind == bindparam("kind"))
+    if matching:
+        where.append(contains(bindparam("pattern"), Transaction.payee, Transaction.memo))
+    page = (
+        select(transactions_t, Category.name.label("category_name"))
+        .select_from(transactions_t.outerjoin(categories_t, Transaction.category_id == Category.id))
+        .where(*where)
+        .order_by(
+            Transaction.date.desc(), func.length(Transaction.id).desc(), Transaction.id.desc()
+        )
+        .limit(bindparam("limit"))
+    )
+    return _Search(
+        count=Query(select(func.count()).select_from(transactions_t).where(*where)),
+        total=Query(
+            select(func.sum(Transaction.amount)).where(
+                *where, Transaction.kind == bindparam("of_kind")
+            )
+        ),
+        page=Query(page),
+    )
+
+
+@functools.cache
+def _recurring_query(by_status: bool, by_category: bool) -> Query:
+    """Recurring expenses, soonest first: list_recurring_expenses' statement."""
+    stmt = select(recurring_t).order_by(RecurringExpense.next_date, RecurringExpense.id)
+    if by_status:
+        stmt = stmt.where(RecurringExpense.status == bindparam("status"))
+    if by_category:
+        stmt = stmt.where(RecurringExpense.category_id == bindparam("category_id"))
+    return Query(stmt)
+
+
 # ----------------------------------------------------------------- helpers
 def _broken(rule: str, detail: str) -> PreconditionFailed:
     """The error for a failed business rule: it names the rule, then says what to do."""
     return PreconditionFailed(f"Rule '{rule}' failed: {detail}")
 
 
-def _settings(ctx: ToolContext) -> Settings:
-    return ctx.db.get_one(Settings, 1)
+def _settings(ctx: ToolContext) -> Any:
+    return ctx.sql.one(SETTINGS)
 
 
 def _today(ctx: ToolContext) -> dt.date:
@@ -323,7 +543,8 @@ def _text(value: str, name: str) -> str:
     return text
 
 
-def _label(row: Account | Category) -> str:
+def _label(row: Any) -> str:
+    """An account's or a category's id and name."""
     return f"{row.id} ({row.name})"
 
 
@@ -378,18 +599,18 @@ def _month_bounds(month: str) -> tuple[dt.date, dt.date]:
     return first, first_of_month(first, 1) - dt.timedelta(days=1)
 
 
-def _floor(acc: Account) -> Decimal:
+def _floor(acc: Any) -> Decimal:
     """The lowest balance the account may reach."""
     if acc.kind == "credit_card":
         return -(acc.credit_limit or ZERO)
     return ZERO
 
 
-def _available(acc: Account) -> Decimal:
+def _available(acc: Any) -> Decimal:
     return acc.balance - _floor(acc)
 
 
-def _check_account(acc: Account, change: Decimal, doing: str) -> None:
+def _check_account(acc: Any, change: Decimal, doing: str) -> None:
     """``account_funds``: the balance after ``change`` stays at or above the account's floor."""
     if acc.balance + change >= _floor(acc):
         return
@@ -404,7 +625,7 @@ def _check_account(acc: Account, change: Decimal, doing: str) -> None:
     )
 
 
-def _check_open_account(acc: Account) -> None:
+def _check_open_account(acc: Any) -> None:
     if acc.closed:
         raise _broken(
             "account_closed",
@@ -413,7 +634,7 @@ def _check_open_account(acc: Account) -> None:
         )
 
 
-def _check_spending_category(cat: Category, doing: str) -> None:
+def _check_spending_category(cat: Any, doing: str) -> None:
     if cat.id == READY_TO_ASSIGN:
         raise _broken(
             "ready_to_assign",
@@ -430,11 +651,11 @@ def _check_spending_category(cat: Category, doing: str) -> None:
 
 
 def _spent(ctx: ToolContext, category_id: str, month: str) -> Decimal:
-    row = ctx.db.get(CategoryMonth, (category_id, month))
-    return row.spent if row is not None else ZERO
+    spent = ctx.sql.scalar(SPENT, category_id=category_id, month=month)
+    return spent if spent is not None else ZERO
 
 
-def _check_limit(ctx: ToolContext, cat: Category, day: dt.date, amount: Decimal) -> str | None:
+def _check_limit(ctx: ToolContext, cat: Any, day: dt.date, amount: Decimal) -> str | None:
     """``monthly_limit``: refuse an expense over a blocking limit; the warning for 'warn'."""
     if cat.monthly_limit is None:
         return None
@@ -459,138 +680,151 @@ def _check_limit(ctx: ToolContext, cat: Category, day: dt.date, amount: Decimal)
     )
 
 
-def _category_month(ctx: ToolContext, category_id: str, month: str) -> CategoryMonth:
-    row = ctx.db.get(CategoryMonth, (category_id, month))
+def _add_to_category_month(
+    ctx: ToolContext,
+    category_id: str,
+    month: str,
+    *,
+    spent: Decimal = ZERO,
+    assigned: Decimal = ZERO,
+) -> None:
+    """Add to a category's totals of one month; its row is created by its first activity."""
+    row = ctx.sql.first(CATEGORY_MONTH, category_id=category_id, month=month)
     if row is None:
-        row = CategoryMonth(category_id=category_id, month=month, spent=ZERO, assigned=ZERO)
-        ctx.db.add(row)
-    return row
+        ctx.sql.insert(
+            CategoryMonth, category_id=category_id, month=month, spent=spent, assigned=assigned
+        )
+    else:  # an amount is never zero, so the row always changes
+        ctx.sql.run(
+            SET_CATEGORY_MONTH,
+            category_id=category_id,
+            month=month,
+            spent=row.spent + spent,
+            assigned=row.assigned + assigned,
+        )
 
 
-def _month_row(ctx: ToolContext, month: str) -> Month:
-    row = ctx.db.get(Month, month)
+def _add_to_month(
+    ctx: ToolContext, month: str, *, income: Decimal = ZERO, spent: Decimal = ZERO
+) -> None:
+    """Add to the budget's totals of one month; its row is created by its first activity."""
+    row = ctx.sql.first(MONTH, month=month)
     if row is None:
-        row = Month(month=month, income=ZERO, spent=ZERO)
-        ctx.db.add(row)
-    return row
+        ctx.sql.insert(Month, month=month, income=income, spent=spent)
+    else:
+        ctx.sql.update(Month, row, income=row.income + income, spent=row.spent + spent)
 
 
-def _post(ctx: ToolContext, txn: Transaction, sign: int = 1) -> None:
-    """Add a transaction's amount to every stored total it belongs to (``sign=-1`` removes it)."""
+def _post(ctx: ToolContext, txn: Any, acc: Any, cat: Any, sign: int = 1) -> tuple[Any, Any]:
+    """Add an expense's or income's amount to every stored total it belongs to (``sign=-1``
+    removes it); its account and category rows with their new balances."""
     amount = txn.amount * sign
     month = month_key(txn.date)
-    acc = ctx.db.get_one(Account, txn.account_id)
-    if txn.kind == "account_transfer":
-        assert txn.to_account_id is not None
-        dst = ctx.db.get_one(Account, txn.to_account_id)
-        acc.balance = acc.balance - amount
-        dst.balance = dst.balance + amount
-        return
-    assert txn.category_id is not None
-    cat = ctx.db.get_one(Category, txn.category_id)
-    cm = _category_month(ctx, cat.id, month)
-    totals = _month_row(ctx, month)
     if txn.kind == "expense":
-        acc.balance = acc.balance - amount
-        cat.balance = cat.balance - amount
-        cm.spent = cm.spent + amount
-        totals.spent = totals.spent + amount
+        acc = ctx.sql.update(Account, acc, balance=acc.balance - amount)
+        cat = ctx.sql.update(Category, cat, balance=cat.balance - amount)
+        _add_to_category_month(ctx, cat.id, month, spent=amount)
+        _add_to_month(ctx, month, spent=amount)
     else:
-        acc.balance = acc.balance + amount
-        cat.balance = cat.balance + amount
-        cm.assigned = cm.assigned + amount
-        totals.income = totals.income + amount
+        acc = ctx.sql.update(Account, acc, balance=acc.balance + amount)
+        cat = ctx.sql.update(Category, cat, balance=cat.balance + amount)
+        _add_to_category_month(ctx, cat.id, month, assigned=amount)
+        _add_to_month(ctx, month, income=amount)
+    return acc, cat
 
 
-def _unpost(ctx: ToolContext, txn: Transaction) -> None:
-    """Remove a transaction and its share of the totals; drop total rows left with no activity."""
-    _post(ctx, txn, -1)
-    ctx.db.delete(txn)
-    ctx.db.flush()
+def _unpost(ctx: ToolContext, txn: Any, acc: Any, cat: Any | None) -> tuple[Any, Any | None]:
+    """Remove a transaction and its share of the totals; drop total rows left with no activity.
+
+    Returns its account and category (``None`` for an account transfer) as it left them.
+    """
+    if txn.kind == "account_transfer":  # only the two accounts' balances hold it
+        acc = ctx.sql.update(Account, acc, balance=acc.balance + txn.amount)
+        dst = ctx.sql.one(ACCOUNT, id=txn.to_account_id)  # read after: it could be acc itself
+        ctx.sql.update(Account, dst, balance=dst.balance - txn.amount)
+    else:
+        acc, cat = _post(ctx, txn, acc, cat, -1)
+    ctx.sql.run(DELETE_TRANSACTION, id=txn.id)
     if txn.category_id is not None:
         _prune(ctx, txn.category_id, month_key(txn.date))
+    return acc, cat
 
 
 def _prune(ctx: ToolContext, category_id: str, month: str) -> None:
     """Delete the month total rows that no transaction or transfer contributes to any more."""
     first, last = _month_bounds(month)
-    in_month = and_(Transaction.date >= first, Transaction.date <= last)
-    cat_txn = select(Transaction.id).where(in_month, Transaction.category_id == category_id)
-    cat_move = select(EnvelopeTransfer.id).where(
-        EnvelopeTransfer.date >= first,
-        EnvelopeTransfer.date <= last,
-        or_(
-            EnvelopeTransfer.from_category_id == category_id,
-            EnvelopeTransfer.to_category_id == category_id,
-        ),
-    )
-    if ctx.db.scalar(cat_txn.limit(1)) is None and ctx.db.scalar(cat_move.limit(1)) is None:
-        row = ctx.db.get(CategoryMonth, (category_id, month))
-        if row is not None:
-            ctx.db.delete(row)
-    any_txn = select(Transaction.id).where(in_month, Transaction.kind.in_(("expense", "income")))
-    if ctx.db.scalar(any_txn.limit(1)) is None:
-        totals = ctx.db.get(Month, month)
-        if totals is not None:
-            ctx.db.delete(totals)
-    ctx.db.flush()
+    of_category = {"category_id": category_id, "first": first, "last": last}
+    if (
+        ctx.sql.first(CATEGORY_TRANSACTION_IN_MONTH, **of_category) is None
+        and ctx.sql.first(CATEGORY_TRANSFER_IN_MONTH, **of_category) is None
+    ):
+        ctx.sql.run(DELETE_CATEGORY_MONTH, category_id=category_id, month=month)
+    if ctx.sql.first(TRANSACTION_IN_MONTH, first=first, last=last) is None:
+        ctx.sql.run(DELETE_MONTH, month=month)
+
+
+class _Posted(NamedTuple):
+    """A transaction just recorded, with its account and category rows as it left them."""
+
+    transaction: Any
+    account: Any
+    category: Any
 
 
 def _new_transaction(
     ctx: ToolContext,
     kind: str,
-    acc: Account,
-    cat: Category,
+    acc: Any,
+    cat: Any,
     amount: Decimal,
     day: dt.date,
     payee: str,
     memo: str,
     recurring_id: str | None = None,
-) -> Transaction:
-    txn = Transaction(
-        id=next_id(ctx, Transaction.id, "txn", 5),
-        date=day,
-        kind=kind,
-        account_id=acc.id,
-        to_account_id=None,
-        category_id=cat.id,
-        amount=amount,
-        payee=payee,
-        memo=memo,
-        recurring_id=recurring_id,
-    )
-    ctx.db.add(txn)
-    ctx.db.flush()
-    _post(ctx, txn)
-    ctx.db.flush()
-    return txn
+) -> _Posted:
+    values = {
+        "id": next_id(ctx, Transaction.id, "txn", 5),
+        "date": day,
+        "kind": kind,
+        "account_id": acc.id,
+        "to_account_id": None,
+        "category_id": cat.id,
+        "amount": amount,
+        "payee": payee,
+        "memo": memo,
+        "recurring_id": recurring_id,
+    }
+    ctx.sql.insert(Transaction, **values)
+    txn = SimpleNamespace(**values)
+    acc, cat = _post(ctx, txn, acc, cat)
+    return _Posted(txn, acc, cat)
 
 
 def _expense(
     ctx: ToolContext,
-    acc: Account,
-    cat: Category,
+    acc: Any,
+    cat: Any,
     amount: Decimal,
     day: dt.date,
     payee: str,
     memo: str,
     recurring_id: str | None = None,
-) -> tuple[Transaction, str | None]:
+) -> tuple[_Posted, str | None]:
     """Check every rule an expense must pass, then record it; returns it and any warning."""
     money = amount.quantize(CENT)
     _check_open_account(acc)
     _check_spending_category(cat, "expenses")
     warning = _check_limit(ctx, cat, day, money)
     _check_account(acc, -money, f"Paying {money}")
-    txn = _new_transaction(ctx, "expense", acc, cat, money, day, payee, memo, recurring_id)
-    return txn, warning
+    posted = _new_transaction(ctx, "expense", acc, cat, money, day, payee, memo, recurring_id)
+    return posted, warning
 
 
-def _remaining(cat: Category, spent: Decimal) -> Decimal | None:
+def _remaining(cat: Any, spent: Decimal) -> Decimal | None:
     return None if cat.monthly_limit is None else cat.monthly_limit - spent
 
 
-def _account_out(acc: Account) -> AccountOut:
+def _account_out(acc: Any) -> AccountOut:
     return {
         "account_id": acc.id,
         "name": acc.name,
@@ -603,7 +837,7 @@ def _account_out(acc: Account) -> AccountOut:
     }
 
 
-def _recurring_out(ctx: ToolContext, rec: RecurringExpense) -> RecurringOut:
+def _recurring_out(ctx: ToolContext, rec: Any) -> RecurringOut:
     return {
         "recurring_id": rec.id,
         "payee": rec.payee,
@@ -619,7 +853,8 @@ def _recurring_out(ctx: ToolContext, rec: RecurringExpense) -> RecurringOut:
     }
 
 
-def _transaction_out(t: Transaction, names: dict[str, str]) -> TransactionOut:
+def _transaction_out(t: Any) -> TransactionOut:
+    """A transaction row with its category's name (``category_name``: None without one)."""
     return {
         "transaction_id": t.id,
         "date": t.date.isoformat(),
@@ -627,7 +862,7 @@ def _transaction_out(t: Transaction, names: dict[str, str]) -> TransactionOut:
         "account_id": t.account_id,
         "to_account_id": t.to_account_id,
         "category_id": t.category_id,
-        "category_name": names.get(t.category_id) if t.category_id else None,
+        "category_name": t.category_name,
         "payee": t.payee,
         "memo": t.memo,
         "amount": t.amount,
@@ -637,7 +872,7 @@ def _transaction_out(t: Transaction, names: dict[str, str]) -> TransactionOut:
 
 # -------------------------------------------------------- example values
 def _open_day(ctx: ToolContext, rng: random.Random) -> str:
-    first = open_from(ctx.db.get_one(Settings, 1).closed_through)
+    first = _open_from(ctx)
     span = (ctx.now.date() - first).days
     return (ctx.now.date() - dt.timedelta(days=rng.randint(0, min(span, 12)))).isoformat()
 
@@ -655,7 +890,7 @@ def _end_day(ctx: ToolContext, rng: random.Random) -> str:
 
 
 def _window_start(ctx: ToolContext, rng: random.Random) -> str:
-    first = open_from(ctx.db.get_one(Settings, 1).closed_through)
+    first = _open_from(ctx)
     return (first + dt.timedelta(days=rng.randint(0, 10))).isoformat()
 
 
@@ -687,11 +922,8 @@ def list_accounts(ctx: ToolContext, include_closed: bool = False) -> AccountsOut
         "credit_limit": null, "available": "2310.55", "closed": false}, ...]}. "available" is
         what the account can still pay: the balance, or for a card the balance plus its limit.
     """
-    stmt = select(Account).order_by(Account.id)
-    if not include_closed:
-        stmt = stmt.where(Account.closed.is_(False))
-    rows = list(ctx.db.scalars(stmt))
-    net = ctx.db.scalar(select(func.sum(Account.balance)).where(Account.closed.is_(False)))
+    rows = ctx.sql.all(ACCOUNTS if include_closed else OPEN_ACCOUNTS)
+    net = ctx.sql.scalar(NET_BALANCE)
     return {
         "as_of": _today(ctx).isoformat(),
         "net_balance": net if net is not None else ZERO,
@@ -730,22 +962,13 @@ def list_categories(
         month; "balance" is what the envelope holds now.
     """
     key = _month(ctx, month)
-    stmt = (
-        select(Category, CategoryMonth.spent, CategoryMonth.assigned)
-        .outerjoin(
-            CategoryMonth,
-            and_(CategoryMonth.category_id == Category.id, CategoryMonth.month == key),
-        )
-        .where(Category.id != READY_TO_ASSIGN)
-        .order_by(Category.id)
-    )
+    params: dict[str, Any] = {"month": key}
     if group is not None:
-        stmt = stmt.where(Category.group_name == group)
-    if not include_archived:
-        stmt = stmt.where(Category.archived.is_(False))
+        params["group"] = group
+    rows = ctx.sql.all(_budget_query(group is not None, include_archived), **params)
     out: list[CategoryOut] = []
-    for cat, spent, assigned in ctx.db.execute(stmt).all():
-        spent = spent if spent is not None else ZERO
+    for cat in rows:
+        spent = cat.spent if cat.spent is not None else ZERO
         remaining = _remaining(cat, spent)
         out.append(
             {
@@ -755,18 +978,18 @@ def list_categories(
                 "monthly_limit": cat.monthly_limit,
                 "enforcement": cat.enforcement,
                 "spent": spent,
-                "assigned": assigned if assigned is not None else ZERO,
+                "assigned": cat.assigned if cat.assigned is not None else ZERO,
                 "remaining": remaining,
                 "over_limit": remaining is not None and remaining < 0,
                 "balance": cat.balance,
                 "archived": cat.archived,
             }
         )
-    totals = ctx.db.get(Month, key)
+    totals = ctx.sql.first(MONTH, month=key)
     return {
         "month": key,
         "today": _today(ctx).isoformat(),
-        "ready_to_assign": ctx.db.get_one(Category, READY_TO_ASSIGN).balance,
+        "ready_to_assign": ctx.sql.one(CATEGORY, id=READY_TO_ASSIGN).balance,
         "ready_to_assign_id": READY_TO_ASSIGN,
         "income": totals.income if totals is not None else ZERO,
         "spent": totals.spent if totals is not None else ZERO,
@@ -797,7 +1020,7 @@ def search_transactions(
     category_id: CategoryRow | None = None,
     account_id: AccountRow | None = None,
     kind: TransactionKind | None = None,
-    query: Query | None = None,
+    query: SearchText | None = None,
     limit: Limit = 20,
 ) -> SearchOut:
     """Find transactions, newest first, with the count and totals of everything that matches.
@@ -819,10 +1042,9 @@ def search_transactions(
         "account_id": "acc_03", "category_id": "cat_008", "category_name": "Groceries",
         "payee": "Trader Joe's", "amount": "64.18", "recurring_id": null, ...}]}.
     """
-    where: list[Any] = []
+    params: dict[str, Any] = {}
     if month is not None:
-        first, last = _month_bounds(_month(ctx, month))
-        where += [Transaction.date >= first, Transaction.date <= last]
+        params["first"], params["last"] = _month_bounds(_month(ctx, month))
     lo = parse_date(start_date, "start_date") if start_date is not None else None
     hi = parse_date(end_date, "end_date") if end_date is not None else None
     if lo is not None and hi is not None and hi < lo:
@@ -830,41 +1052,38 @@ def search_transactions(
             f"end_date {hi.isoformat()} is before start_date {lo.isoformat()}; swap them."
         )
     if lo is not None:
-        where.append(Transaction.date >= lo)
+        params["lo"] = lo
     if hi is not None:
-        where.append(Transaction.date <= hi)
+        params["hi"] = hi
     if category_id is not None:
-        where.append(Transaction.category_id == category_id.id)
+        params["category_id"] = category_id.id
     if account_id is not None:
-        where.append(
-            or_(Transaction.account_id == account_id.id, Transaction.to_account_id == account_id.id)
-        )
+        params["account_id"] = account_id.id
     if kind is not None:
-        where.append(Transaction.kind == kind)
+        params["kind"] = kind
     if query is not None and query.strip():
-        where.append(contains(query.strip(), Transaction.payee, Transaction.memo))
-    count = ctx.db.scalar(select(func.count()).select_from(Transaction).where(*where)) or 0
+        params["pattern"] = search_pattern(query.strip())
+    search = _search_queries(
+        month="first" in params,
+        since="lo" in params,
+        until="hi" in params,
+        by_category="category_id" in params,
+        by_account="account_id" in params,
+        by_kind="kind" in params,
+        matching="pattern" in params,
+    )
+    count = ctx.sql.scalar(search.count, **params) or 0
 
     def total(of_kind: str) -> Decimal:
-        value = ctx.db.scalar(
-            select(func.sum(Transaction.amount)).where(*where, Transaction.kind == of_kind)
-        )
+        value = ctx.sql.scalar(search.total, **params, of_kind=of_kind)
         return value if value is not None else ZERO
 
-    rows = ctx.db.scalars(
-        select(Transaction)
-        .where(*where)
-        .order_by(
-            Transaction.date.desc(), func.length(Transaction.id).desc(), Transaction.id.desc()
-        )
-        .limit(limit)
-    )
-    names = dict(ctx.db.execute(select(Category.id, Category.name).order_by(Category.id)).all())
+    rows = ctx.sql.all(search.page, **params, limit=limit)
     return {
         "count": count,
         "expenses_total": total("expense"),
         "income_total": total("income"),
-        "transactions": [_transaction_out(t, names) for t in rows],
+        "transactions": [_transaction_out(t) for t in rows],
     }
 
 
@@ -893,14 +1112,15 @@ def list_recurring_expenses(
         "frequency": "monthly", "next_date": "2026-03-12", "status": "active", "due": true,
         ...}]}. "due" means next_date is today or earlier: post it with post_recurring_expense.
     """
-    stmt = select(RecurringExpense).order_by(RecurringExpense.next_date, RecurringExpense.id)
+    params: dict[str, Any] = {}
     if status != "all":
-        stmt = stmt.where(RecurringExpense.status == status)
+        params["status"] = status
     if category_id is not None:
-        stmt = stmt.where(RecurringExpense.category_id == category_id.id)
+        params["category_id"] = category_id.id
+    rows = ctx.sql.all(_recurring_query("status" in params, "category_id" in params), **params)
     return {
         "today": _today(ctx).isoformat(),
-        "recurring_expenses": [_recurring_out(ctx, r) for r in ctx.db.scalars(stmt)],
+        "recurring_expenses": [_recurring_out(ctx, r) for r in rows],
     }
 
 
@@ -946,10 +1166,9 @@ def add_expense(
         "account_balance": "-842.10", ...}.
     """
     day = _transaction_day(ctx, date)
-    txn, warning = _expense(
+    (txn, acc, cat), warning = _expense(
         ctx, account_id, category_id, amount, day, _text(payee, "payee"), memo.strip()
     )
-    cat, acc = category_id, account_id
     spent = _spent(ctx, cat.id, month_key(day))
     return {
         "transaction_id": txn.id,
@@ -1011,7 +1230,7 @@ def add_income(
         "4760.55", "category_balance": "2862.00", ...}.
     """
     acc = account_id
-    cat = category_id if category_id is not None else ctx.db.get_one(Category, READY_TO_ASSIGN)
+    cat = category_id if category_id is not None else ctx.sql.one(CATEGORY, id=READY_TO_ASSIGN)
     who = _text(payer, "payer")
     _check_open_account(acc)
     if acc.kind not in DEPOSIT_KINDS:
@@ -1027,7 +1246,9 @@ def add_income(
             "Ready to Assign, or pick an active category.",
         )
     day = _transaction_day(ctx, date)
-    txn = _new_transaction(ctx, "income", acc, cat, amount.quantize(CENT), day, who, memo.strip())
+    txn, acc, cat = _new_transaction(
+        ctx, "income", acc, cat, amount.quantize(CENT), day, who, memo.strip()
+    )
     return {
         "transaction_id": txn.id,
         "date": day.isoformat(),
@@ -1074,9 +1295,9 @@ def delete_transaction(ctx: ToolContext, transaction_id: TransactionRow) -> Dele
             f"{_settings(ctx).closed_through.isoformat()} are reconciled). Only transactions "
             f"from {first.isoformat()} on can be deleted.",
         )
-    acc = ctx.db.get_one(Account, txn.account_id)
-    cat = ctx.db.get(Category, txn.category_id) if txn.category_id is not None else None
-    dst = ctx.db.get(Account, txn.to_account_id) if txn.to_account_id is not None else None
+    acc = ctx.sql.one(ACCOUNT, id=txn.account_id)
+    cat = ctx.sql.first(CATEGORY, id=txn.category_id) if txn.category_id is not None else None
+    dst = ctx.sql.first(ACCOUNT, id=txn.to_account_id) if txn.to_account_id is not None else None
     if txn.kind == "income":
         assert cat is not None
         _check_account(acc, -txn.amount, f"Taking the {txn.amount} of {txn.id} back out")
@@ -1102,7 +1323,7 @@ def delete_transaction(ctx: ToolContext, transaction_id: TransactionRow) -> Dele
         "category_id": txn.category_id,
         "category_balance": None,
     }
-    _unpost(ctx, txn)
+    acc, cat = _unpost(ctx, txn, acc, cat)
     record["account_balance"] = acc.balance
     record["category_balance"] = cat.balance if cat is not None else None
     return record
@@ -1165,17 +1386,17 @@ def transfer_between_envelopes(
             "another category (list_categories shows every balance).",
         )
     day = _today(ctx)
-    move = EnvelopeTransfer(
-        id=next_id(ctx, EnvelopeTransfer.id, "trf", 4),
-        date=day,
-        from_category_id=src.id,
-        to_category_id=dst.id,
-        amount=money,
-        memo=memo.strip(),
-    )
-    ctx.db.add(move)
-    _move(ctx, move)
-    ctx.db.flush()
+    values = {
+        "id": next_id(ctx, EnvelopeTransfer.id, "trf", 4),
+        "date": day,
+        "from_category_id": src.id,
+        "to_category_id": dst.id,
+        "amount": money,
+        "memo": memo.strip(),
+    }
+    ctx.sql.insert(EnvelopeTransfer, **values)
+    move = SimpleNamespace(**values)
+    src, dst = _move(ctx, move, src, dst)
     return {
         "transfer_id": move.id,
         "date": day.isoformat(),
@@ -1188,16 +1409,15 @@ def transfer_between_envelopes(
     }
 
 
-def _move(ctx: ToolContext, move: EnvelopeTransfer) -> None:
-    """Add an envelope transfer to the balances and month totals of both categories."""
+def _move(ctx: ToolContext, move: Any, src: Any, dst: Any) -> tuple[Any, Any]:
+    """Add an envelope transfer to the balances and month totals of both categories (the rows
+    of its source and destination); returns them with their new balances."""
     month = month_key(move.date)
-    src = ctx.db.get_one(Category, move.from_category_id)
-    dst = ctx.db.get_one(Category, move.to_category_id)
-    src.balance = src.balance - move.amount
-    dst.balance = dst.balance + move.amount
-    out, into = _category_month(ctx, src.id, month), _category_month(ctx, dst.id, month)
-    out.assigned = out.assigned - move.amount
-    into.assigned = into.assigned + move.amount
+    src = ctx.sql.update(Category, src, balance=src.balance - move.amount)
+    dst = ctx.sql.update(Category, dst, balance=dst.balance + move.amount)
+    _add_to_category_month(ctx, src.id, month, assigned=-move.amount)
+    _add_to_category_month(ctx, dst.id, month, assigned=move.amount)
+    return src, dst
 
 
 @server.tool(
@@ -1242,10 +1462,10 @@ def set_category_limit(
             f"{_label(cat)} is archived; its limit cannot change. Pick an active category.",
         )
     previous = cat.monthly_limit
-    cat.monthly_limit = monthly_limit.quantize(CENT)
+    values: dict[str, Any] = {"monthly_limit": monthly_limit.quantize(CENT)}
     if enforcement is not None:
-        cat.enforcement = enforcement
-    ctx.db.flush()
+        values["enforcement"] = enforcement
+    cat = ctx.sql.update(Category, cat, **values)
     month = month_key(_today(ctx))
     spent = _spent(ctx, cat.id, month)
     remaining = cat.monthly_limit - spent
@@ -1345,52 +1565,42 @@ def create_recurring_expense(
             f"{money} bill could never be posted. Raise the limit with set_category_limit, "
             "switch it to 'warn', or use another category.",
         )
-    active = ctx.db.scalar(
-        select(func.count())
-        .select_from(RecurringExpense)
-        .where(RecurringExpense.status == "active")
-    )
+    active = ctx.sql.scalar(ACTIVE_RECURRING_COUNT)
     if (active or 0) >= MAX_ACTIVE_RECURRING:
         raise _broken(
             "recurring_cap",
             f"{active} recurring expenses are already active, the most allowed. Cancel one "
             "with cancel_recurring_expense first.",
         )
-    same = ctx.db.scalar(
-        select(RecurringExpense.id)
-        .where(
-            RecurringExpense.status == "active",
-            func.lower(RecurringExpense.payee) == who.lower(),
-            RecurringExpense.account_id == acc.id,
-            RecurringExpense.category_id == cat.id,
-            RecurringExpense.amount == money,
-            RecurringExpense.frequency == frequency,
-        )
-        .order_by(RecurringExpense.id)
-        .limit(1)
+    same = ctx.sql.scalar(
+        SAME_RECURRING,
+        payee=who.lower(),
+        account_id=acc.id,
+        category_id=cat.id,
+        amount=money,
+        frequency=frequency,
     )
     if same is not None:
         raise Conflict(
             f"The same {frequency} {money} bill to {who} is already active as {same}; nothing "
             "was added. list_recurring_expenses shows it."
         )
-    rec = RecurringExpense(
-        id=next_id(ctx, RecurringExpense.id, "rec", 3),
-        payee=who,
-        account_id=acc.id,
-        category_id=cat.id,
-        amount=money,
-        frequency=frequency,
-        anchor_day=first.day,
-        start_date=first,
-        next_date=first,
-        end_date=until,
-        status="active",
-        created_on=today,
-    )
-    ctx.db.add(rec)
-    ctx.db.flush()
-    return _recurring_out(ctx, rec)
+    values = {
+        "id": next_id(ctx, RecurringExpense.id, "rec", 3),
+        "payee": who,
+        "account_id": acc.id,
+        "category_id": cat.id,
+        "amount": money,
+        "frequency": frequency,
+        "anchor_day": first.day,
+        "start_date": first,
+        "next_date": first,
+        "end_date": until,
+        "status": "active",
+        "created_on": today,
+    }
+    ctx.sql.insert(RecurringExpense, **values)
+    return _recurring_out(ctx, SimpleNamespace(**values))
 
 
 @server.tool(
@@ -1432,8 +1642,8 @@ def post_recurring_expense(ctx: ToolContext, recurring_id: RecurringRow) -> Post
             f"{rec.next_date.isoformat()}, after today ({today.isoformat()}). Post it on or "
             "after that day; list_recurring_expenses shows which are due.",
         )
-    acc = ctx.db.get_one(Account, rec.account_id)
-    cat = ctx.db.get_one(Category, rec.category_id)
+    acc = ctx.sql.one(ACCOUNT, id=rec.account_id)
+    cat = ctx.sql.one(CATEGORY, id=rec.category_id)
     first = _open_from(ctx)
     if rec.next_date < first:
         raise _broken(
@@ -1442,13 +1652,14 @@ def post_recurring_expense(ctx: ToolContext, recurring_id: RecurringRow) -> Post
             "with cancel_recurring_expense and set it up again.",
         )
     day = rec.next_date
-    txn, warning = _expense(
+    (txn, acc, cat), warning = _expense(
         ctx, acc, cat, rec.amount, day, rec.payee, f"{rec.frequency.title()} bill", rec.id
     )
-    rec.next_date = next_occurrence(day, rec.frequency, rec.anchor_day)
-    if rec.end_date is not None and rec.next_date > rec.end_date:
-        rec.status = "ended"
-    ctx.db.flush()
+    next_date = next_occurrence(day, rec.frequency, rec.anchor_day)
+    ended = rec.end_date is not None and next_date > rec.end_date
+    rec = ctx.sql.update(
+        RecurringExpense, rec, next_date=next_date, status="ended" if ended else rec.status
+    )
     spent = _spent(ctx, cat.id, month_key(day))
     return {
         "recurring_id": rec.id,
@@ -1494,8 +1705,7 @@ def cancel_recurring_expense(ctx: ToolContext, recurring_id: RecurringRow) -> Re
             "recurring_inactive",
             f"{rec.id} ({rec.payee}) is already {rec.status}; nothing to cancel.",
         )
-    rec.status = "cancelled"
-    ctx.db.flush()
+    rec = ctx.sql.update(RecurringExpense, rec, status="cancelled")
     return _recurring_out(ctx, rec)
 
 
@@ -1510,7 +1720,7 @@ def cancel_recurring_expense(ctx: ToolContext, recurring_id: RecurringRow) -> Re
 )
 def _accounts(ctx: ToolContext) -> list[dict[str, Any]]:
     """Open accounts."""
-    rows = ctx.db.scalars(select(Account).where(Account.closed.is_(False)).order_by(Account.id))
+    rows = ctx.sql.all(OPEN_ACCOUNTS)
     return [
         {
             "account_id": a.id,
@@ -1532,23 +1742,10 @@ def _accounts(ctx: ToolContext) -> list[dict[str, Any]]:
 def _categories(ctx: ToolContext) -> list[dict[str, Any]]:
     """Active categories (Ready to Assign included), with an amount that fits their rules."""
     month = month_key(_today(ctx))
-    spent = dict(
-        ctx.db.execute(
-            select(CategoryMonth.category_id, CategoryMonth.spent)
-            .where(CategoryMonth.month == month)
-            .order_by(CategoryMonth.category_id)
-        ).all()
-    )
+    spent = dict(ctx.sql.all(SPENT_IN_MONTH, month=month))
     out = []
-    for c in ctx.db.scalars(
-        select(Category).where(Category.archived.is_(False)).order_by(Category.id)
-    ):
-        last = ctx.db.execute(
-            select(Transaction.payee, Transaction.amount)
-            .where(Transaction.category_id == c.id, Transaction.kind == "expense")
-            .order_by(Transaction.date.desc(), Transaction.id.desc())
-            .limit(1)
-        ).first()
+    for c in ctx.sql.all(ACTIVE_CATEGORIES):
+        last = ctx.sql.first(LAST_EXPENSE, category_id=c.id)
         # What fits: the envelope's balance (a transfer out) and a blocking limit's room.
         caps = [c.balance] if c.balance > 0 else []
         if c.enforcement == "block" and c.monthly_limit is not None:
@@ -1576,18 +1773,10 @@ def _categories(ctx: ToolContext) -> list[dict[str, Any]]:
 )
 def _transactions(ctx: ToolContext) -> list[dict[str, Any]]:
     """Expenses and income of the open months that could be deleted."""
-    stmt = (
-        select(Transaction)
-        .where(Transaction.date >= _open_from(ctx), Transaction.kind.in_(("expense", "income")))
-        .order_by(Transaction.id)
-    )
     out = []
-    for t in ctx.db.scalars(stmt):
-        if t.kind == "income":
-            acc = ctx.db.get_one(Account, t.account_id)
-            cat = ctx.db.get_one(Category, t.category_id)
-            if acc.balance < t.amount or cat.balance < t.amount:
-                continue
+    for t in ctx.sql.all(DELETABLE_SINCE, first=_open_from(ctx)):
+        if t.kind == "income" and (t.account_balance < t.amount or t.category_balance < t.amount):
+            continue
         out.append(
             {
                 "transaction_id": t.id,
@@ -1611,11 +1800,6 @@ def _transactions(ctx: ToolContext) -> list[dict[str, Any]]:
 def _recurring(ctx: ToolContext) -> list[dict[str, Any]]:
     """Active recurring expenses; "state" says whether one is due now."""
     today = _today(ctx)
-    stmt = (
-        select(RecurringExpense)
-        .where(RecurringExpense.status == "active")
-        .order_by(RecurringExpense.id)
-    )
     return [
         {
             "recurring_id": r.id,
@@ -1625,13 +1809,13 @@ def _recurring(ctx: ToolContext) -> list[dict[str, Any]]:
             "next_date": r.next_date.isoformat(),
             "state": "due" if r.next_date <= today else "upcoming",
         }
-        for r in ctx.db.scalars(stmt)
+        for r in ctx.sql.all(ACTIVE_RECURRING)
     ]
 
 
 @server.entity("transfer", key="transfer_id", model=EnvelopeTransfer)
 def _transfers(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(EnvelopeTransfer).order_by(EnvelopeTransfer.id))
+    rows = ctx.sql.all(TRANSFERS)
     return [
         {
             "transfer_id": t.id,
