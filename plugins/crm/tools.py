@@ -10,13 +10,14 @@ check runs before the first change.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import case, func, select
+from sqlalchemy import bindparam, case, exists, func, select
 
 from prove_gym.server import (
     Conflict,
@@ -24,12 +25,15 @@ from prove_gym.server import (
     InvalidArgument,
     NotFound,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
     parse_date,
+    search_pattern,
 )
 
 from .models import (
@@ -75,12 +79,13 @@ server = Server(
     "Refused calls name the rule that failed and change nothing.",
 )
 
-OwnerRow = Annotated[Owner, Entity("owner")]
-AccountRow = Annotated[Account, Entity("account")]
-ContactRow = Annotated[Contact, Entity("contact")]
-LeadRow = Annotated[Lead, Entity("lead")]
-DealRow = Annotated[Deal, Entity("deal")]
-ActivityRow = Annotated[Activity, Entity("activity")]
+# Rows: the core looks the id up before the tool runs (not_found hints: see the entities below).
+OwnerRow = Annotated[Record[Owner], Entity("owner")]
+AccountRow = Annotated[Record[Account], Entity("account")]
+ContactRow = Annotated[Record[Contact], Entity("contact")]
+LeadRow = Annotated[Record[Lead], Entity("lead")]
+DealRow = Annotated[Record[Deal], Entity("deal")]
+ActivityRow = Annotated[Record[Activity], Entity("activity")]
 RecordId = Annotated[str, Entity("record"), Field(max_length=40)]
 SearchText = Annotated[str, Field(max_length=200)]
 Limit = Annotated[int, Field(ge=1, le=100)]
@@ -299,6 +304,238 @@ class StageMoved(TypedDict):
     change_id: str
 
 
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+owners_t, accounts_t, contacts_t = Owner.__table__, Account.__table__, Contact.__table__
+leads_t, deals_t, changes_t = Lead.__table__, Deal.__table__, DealStageChange.__table__
+activities_t, notes_t = Activity.__table__, Note.__table__
+
+ACTING_OWNER = Query(select(Settings.acting_owner_id).where(Settings.id == 1))
+OWNER = Query(select(owners_t).where(Owner.id == bindparam("id")))
+OWNER_NAME = Query(select(Owner.name).where(Owner.id == bindparam("id")))
+ACTIVE_OWNERS = Query(select(owners_t).where(Owner.active.is_(True)).order_by(Owner.id))
+
+ACCOUNT = Query(select(accounts_t).where(Account.id == bindparam("id")))
+ACCOUNT_NAME = Query(select(Account.name).where(Account.id == bindparam("id")))
+ACCOUNT_NAMED = Query(  # ``name`` in lower case
+    select(accounts_t).where(func.lower(Account.name) == bindparam("name")).order_by(Account.id)
+)
+ACCOUNT_NAMES = Query(select(Account.name).order_by(Account.id))
+ACCOUNTS = Query(select(Account.id, Account.name).order_by(Account.id))
+# Account.contacts is not empty
+ACCOUNTS_WITH_CONTACTS = Query(
+    select(Account.id, Account.name, Account.industry)
+    .where(exists().where(Contact.account_id == Account.id))
+    .order_by(Account.id)
+)
+ACCOUNT_DEAL_AMOUNTS = Query(  # for an account's totals (_account)
+    select(Deal.stage, Deal.amount)
+    .where(Deal.account_id == bindparam("account_id"))
+    .order_by(Deal.id)
+)
+CONTACT_COUNT = Query(
+    select(func.count())
+    .select_from(contacts_t)
+    .where(Contact.account_id == bindparam("account_id"))
+)
+
+# contacts with their account's name
+_CONTACTS = select(contacts_t, Account.name.label("account_name")).select_from(
+    contacts_t.join(accounts_t, Account.id == Contact.account_id)
+)
+_BY_NAME = (func.lower(Contact.last_name), func.lower(Contact.first_name), Contact.id)
+CONTACT = Query(_CONTACTS.where(Contact.id == bindparam("id")))
+CONTACT_WITH_EMAIL = Query(
+    _CONTACTS.where(Contact.email == bindparam("email")).order_by(Contact.id)
+)
+ACCOUNT_CONTACTS = Query(
+    _CONTACTS.where(Contact.account_id == bindparam("account_id"))
+    .order_by(*_BY_NAME)
+    .limit(LIST_CAP)
+)
+CONTACTS = Query(
+    select(
+        Contact.id, Contact.account_id, Contact.first_name, Contact.last_name, Contact.email
+    ).order_by(Contact.id)
+)
+CONTACT_EMAILS = Query(select(Contact.email).order_by(Contact.id))
+
+# leads with their owner's name (None if the rep is unknown)
+_LEADS = select(leads_t, Owner.name.label("owner_name")).select_from(
+    leads_t.outerjoin(owners_t, Owner.id == Lead.owner_id)
+)
+LEAD = Query(_LEADS.where(Lead.id == bindparam("id")))
+OPEN_LEAD_WITH_EMAIL = Query(
+    select(leads_t)
+    .where(Lead.email == bindparam("email"), Lead.status != "converted")
+    .order_by(Lead.id)
+)
+OPEN_LEADS = Query(select(leads_t).where(Lead.status != "converted").order_by(Lead.id))
+LEAD_EMAILS = Query(select(Lead.email).order_by(Lead.id))
+
+# deals with the names of their account, contact and owner
+_DEALS = select(
+    deals_t,
+    Account.name.label("account_name"),
+    Contact.first_name.label("contact_first_name"),
+    Contact.last_name.label("contact_last_name"),
+    Owner.name.label("owner_name"),
+).select_from(
+    deals_t.join(accounts_t, Account.id == Deal.account_id)
+    .join(contacts_t, Contact.id == Deal.contact_id)
+    .join(owners_t, Owner.id == Deal.owner_id)
+)
+_CLOSED_LAST = case((Deal.stage.in_(sorted(CLOSED_STAGES)), 1), else_=0)
+DEAL = Query(_DEALS.where(Deal.id == bindparam("id")))
+ACCOUNT_DEALS = Query(  # open ones first
+    _DEALS.where(Deal.account_id == bindparam("account_id"))
+    .order_by(_CLOSED_LAST, Deal.close_date, Deal.id)
+    .limit(LIST_CAP)
+)
+OPEN_DEALS = Query(select(deals_t).where(Deal.stage.in_(OPEN_STAGES)).order_by(Deal.id))
+HISTORY = Query(  # stg_10000 after stg_9999
+    select(changes_t)
+    .where(DealStageChange.deal_id == bindparam("deal_id"))
+    .order_by(func.length(DealStageChange.id), DealStageChange.id)
+)
+
+ACTIVITY = Query(select(activities_t).where(Activity.id == bindparam("id")))
+OPEN_ACTIVITIES = Query(
+    select(activities_t)
+    .where(
+        Activity.record_type == bindparam("record_type"),
+        Activity.record_id == bindparam("record_id"),
+        Activity.completed.is_(False),
+    )
+    .order_by(Activity.due_date, Activity.id)
+    .limit(LIST_CAP)
+)
+DEAL_ACTIVITIES = Query(  # open ones first, then the latest due
+    select(activities_t)
+    .where(Activity.record_type == "deal", Activity.record_id == bindparam("deal_id"))
+    .order_by(Activity.completed, Activity.due_date.desc(), Activity.id)
+    .limit(LIST_CAP)
+)
+ALL_OPEN_ACTIVITIES = Query(
+    select(Activity.id, Activity.subject, Activity.kind, Activity.record_id)
+    .where(Activity.completed.is_(False))
+    .order_by(Activity.id)
+)
+
+NOTE = Query(select(notes_t).where(Note.id == bindparam("id")))
+LATEST_NOTES = Query(
+    select(notes_t)
+    .where(Note.record_type == bindparam("record_type"), Note.record_id == bindparam("record_id"))
+    .order_by(Note.created_at.desc(), Note.id.desc())
+    .limit(20)
+)
+NOTES_BY_ID = Query(select(Note.id, Note.record_id).order_by(Note.id))
+
+RECORD_ROWS: dict[str, Query] = {
+    kind: Query(select(table).where(table.c.id == bindparam("id")))
+    for kind, table in (
+        ("account", accounts_t),
+        ("contact", contacts_t),
+        ("lead", leads_t),
+        ("deal", deals_t),
+    )
+}
+"""The row of an account, contact, lead or deal by id: what activities and notes attach to."""
+
+
+@functools.cache
+def _accounts_matching(by_text: bool, by_industry: bool, by_owner: bool) -> tuple[Query, Query]:
+    """How many accounts match the filters given, and the first ``limit`` of them A to Z:
+    search_accounts'."""
+    conditions: list[Any] = []
+    if by_text:
+        conditions.append(
+            contains(bindparam("pattern"), Account.name, Account.website, Account.city)
+        )
+    if by_industry:
+        conditions.append(Account.industry == bindparam("industry"))
+    if by_owner:
+        conditions.append(Account.owner_id == bindparam("owner_id"))
+    count = Query(select(func.count()).select_from(accounts_t).where(*conditions))
+    page = Query(
+        select(accounts_t)
+        .where(*conditions)
+        .order_by(func.lower(Account.name), Account.id)
+        .limit(bindparam("limit"))
+    )
+    return count, page
+
+
+@functools.cache
+def _contacts_matching(by_text: bool, by_account: bool) -> tuple[Query, Query]:
+    """How many contacts match the filters given, and the first ``limit`` of them by name:
+    search_contacts'."""
+    conditions: list[Any] = []
+    if by_text:
+        full = Contact.first_name + " " + Contact.last_name
+        conditions.append(
+            contains(
+                bindparam("pattern"),
+                Contact.first_name,
+                Contact.last_name,
+                full,
+                Contact.email,
+                Contact.title,
+            )
+        )
+    if by_account:
+        conditions.append(Contact.account_id == bindparam("account_id"))
+    count = Query(select(func.count()).select_from(contacts_t).where(*conditions))
+    page = Query(_CONTACTS.where(*conditions).order_by(*_BY_NAME).limit(bindparam("limit")))
+    return count, page
+
+
+@functools.cache
+def _leads_matching(
+    by_text: bool, by_status: bool, by_source: bool, by_owner: bool
+) -> tuple[Query, Query]:
+    """How many leads match the filters given, and the newest ``limit`` of them:
+    search_leads'."""
+    conditions: list[Any] = []
+    if by_text:
+        full = Lead.first_name + " " + Lead.last_name
+        conditions.append(
+            contains(bindparam("pattern"), full, Lead.email, Lead.company, Lead.title)
+        )
+    if by_status:
+        conditions.append(Lead.status == bindparam("status"))
+    if by_source:
+        conditions.append(Lead.source == bindparam("source"))
+    if by_owner:
+        conditions.append(Lead.owner_id == bindparam("owner_id"))
+    count = Query(select(func.count()).select_from(leads_t).where(*conditions))
+    page = Query(
+        _LEADS.where(*conditions)
+        .order_by(Lead.created_at.desc(), Lead.id.desc())
+        .limit(bindparam("limit"))
+    )
+    return count, page
+
+
+@functools.cache
+def _deals_matching(
+    by_text: bool, by_stage: bool, by_account: bool, by_owner: bool, open_only: bool
+) -> Query:
+    """Every deal matching the filters given, soonest expected close first: search_deals'."""
+    stmt = _DEALS
+    if by_text:
+        stmt = stmt.where(contains(bindparam("pattern"), Deal.name, Account.name))
+    if by_stage:
+        stmt = stmt.where(Deal.stage == bindparam("stage"))
+    if by_account:
+        stmt = stmt.where(Deal.account_id == bindparam("account_id"))
+    if by_owner:
+        stmt = stmt.where(Deal.owner_id == bindparam("owner_id"))
+    if open_only:
+        stmt = stmt.where(Deal.stage.in_(OPEN_STAGES))
+    return Query(stmt.order_by(Deal.close_date, Deal.id))
+
+
 # ----------------------------------------------------------------- helpers
 def _broken(rule: str, detail: str) -> PreconditionFailed:
     """The error for a failed business rule: it names the rule, then says what to do."""
@@ -310,9 +547,9 @@ def _exists(rule: str, detail: str) -> Conflict:
 
 
 def _you(ctx: ToolContext) -> str:
-    settings = ctx.db.get(Settings, 1)
-    assert settings is not None
-    return settings.acting_owner_id
+    you = ctx.sql.scalar(ACTING_OWNER)
+    assert you is not None
+    return str(you)
 
 
 def _text(value: str, name: str, longest: int) -> str:
@@ -354,7 +591,7 @@ def _future(ctx: ToolContext, value: str, name: str) -> dt.date:
     return day
 
 
-def _active_owner(owner: Owner) -> Owner:
+def _active_owner(owner: Any) -> Any:
     if not owner.active:
         raise _broken(
             "owner_inactive",
@@ -368,12 +605,8 @@ def _stamp(value: dt.datetime | None) -> str | None:
     return value.isoformat(timespec="minutes") if value is not None else None
 
 
-def _owner_name(ctx: ToolContext, owner_id: str) -> str:
-    owner = ctx.db.get(Owner, owner_id)
-    return owner.name if owner is not None else ""
-
-
-def _owner(ctx: ToolContext, o: Owner) -> OwnerOut:
+def _owner(o: Any, you: str) -> OwnerOut:
+    """An owner row; ``you``: the acting sales rep's id."""
     return {
         "owner_id": o.id,
         "name": o.name,
@@ -381,21 +614,22 @@ def _owner(ctx: ToolContext, o: Owner) -> OwnerOut:
         "title": o.title,
         "region": o.region,
         "active": o.active,
-        "is_you": o.id == _you(ctx),
+        "is_you": o.id == you,
     }
 
 
-def _weighted(d: Deal) -> Decimal:
+def _weighted(d: Any) -> Decimal:
     if d.amount is None:
         return ZERO
     return (d.amount * d.probability / 100).quantize(Decimal("0.01"))
 
 
-def _contact(c: Contact) -> ContactOut:
+def _contact(c: Any) -> ContactOut:
+    """A contact row with its account's name (``_CONTACTS``)."""
     return {
         "contact_id": c.id,
         "account_id": c.account_id,
-        "account_name": c.account.name,
+        "account_name": c.account_name,
         "name": f"{c.first_name} {c.last_name}",
         "first_name": c.first_name,
         "last_name": c.last_name,
@@ -406,16 +640,17 @@ def _contact(c: Contact) -> ContactOut:
     }
 
 
-def _deal(d: Deal) -> DealSummary:
+def _deal(d: Any) -> DealSummary:
+    """A deal row with the names of its account, contact and owner (``_DEALS``)."""
     return {
         "deal_id": d.id,
         "name": d.name,
         "account_id": d.account_id,
-        "account_name": d.account.name,
+        "account_name": d.account_name,
         "contact_id": d.contact_id,
-        "contact_name": f"{d.contact.first_name} {d.contact.last_name}",
+        "contact_name": f"{d.contact_first_name} {d.contact_last_name}",
         "owner_id": d.owner_id,
-        "owner_name": d.owner.name,
+        "owner_name": d.owner_name,
         "stage": d.stage,
         "probability": d.probability,
         "amount": d.amount,
@@ -425,7 +660,7 @@ def _deal(d: Deal) -> DealSummary:
     }
 
 
-def _activity(ctx: ToolContext, a: Activity) -> ActivityOut:
+def _activity(ctx: ToolContext, a: Any) -> ActivityOut:
     return {
         "activity_id": a.id,
         "kind": a.kind,
@@ -441,7 +676,7 @@ def _activity(ctx: ToolContext, a: Activity) -> ActivityOut:
     }
 
 
-def _note(n: Note) -> NoteOut:
+def _note(n: Any) -> NoteOut:
     return {
         "note_id": n.id,
         "record_type": n.record_type,
@@ -452,7 +687,8 @@ def _note(n: Note) -> NoteOut:
     }
 
 
-def _lead(ctx: ToolContext, lead: Lead) -> LeadOut:
+def _lead(lead: Any) -> LeadOut:
+    """A lead row with its owner's name (``_LEADS``)."""
     return {
         "lead_id": lead.id,
         "name": f"{lead.first_name} {lead.last_name}",
@@ -462,7 +698,7 @@ def _lead(ctx: ToolContext, lead: Lead) -> LeadOut:
         "source": lead.source,
         "status": lead.status,
         "owner_id": lead.owner_id,
-        "owner_name": _owner_name(ctx, lead.owner_id),
+        "owner_name": lead.owner_name if lead.owner_name is not None else "",
         "created_at": lead.created_at.isoformat(timespec="minutes"),
         "converted_account_id": lead.converted_account_id,
         "converted_contact_id": lead.converted_contact_id,
@@ -470,8 +706,9 @@ def _lead(ctx: ToolContext, lead: Lead) -> LeadOut:
     }
 
 
-def _account(ctx: ToolContext, a: Account) -> AccountSummary:
-    deals = list(ctx.db.scalars(select(Deal).where(Deal.account_id == a.id).order_by(Deal.id)))
+def _account(ctx: ToolContext, a: Any) -> AccountSummary:
+    """An account row with its owner's name, contact count and deal totals."""
+    deals = ctx.sql.all(ACCOUNT_DEAL_AMOUNTS, account_id=a.id)
     open_deals = [d for d in deals if d.stage not in CLOSED_STAGES]
     return {
         "account_id": a.id,
@@ -481,11 +718,8 @@ def _account(ctx: ToolContext, a: Account) -> AccountSummary:
         "website": a.website,
         "employees": a.employees,
         "owner_id": a.owner_id,
-        "owner_name": a.owner.name,
-        "contact_count": ctx.db.scalar(
-            select(func.count()).select_from(Contact).where(Contact.account_id == a.id)
-        )
-        or 0,
+        "owner_name": ctx.sql.scalar(OWNER_NAME, id=a.owner_id),
+        "contact_count": ctx.sql.scalar(CONTACT_COUNT, account_id=a.id) or 0,
         "open_deal_count": len(open_deals),
         "open_pipeline": sum((d.amount or ZERO for d in open_deals), ZERO),
         "won_total": sum(
@@ -496,41 +730,19 @@ def _account(ctx: ToolContext, a: Account) -> AccountSummary:
 
 
 def _open_activities(ctx: ToolContext, record_type: str, record_id: str) -> list[ActivityOut]:
-    rows = ctx.db.scalars(
-        select(Activity)
-        .where(
-            Activity.record_type == record_type,
-            Activity.record_id == record_id,
-            Activity.completed.is_(False),
-        )
-        .order_by(Activity.due_date, Activity.id)
-        .limit(LIST_CAP)
-    )
+    rows = ctx.sql.all(OPEN_ACTIVITIES, record_type=record_type, record_id=record_id)
     return [_activity(ctx, a) for a in rows]
 
 
 def _notes(ctx: ToolContext, record_type: str, record_id: str) -> list[NoteOut]:
-    rows = ctx.db.scalars(
-        select(Note)
-        .where(Note.record_type == record_type, Note.record_id == record_id)
-        .order_by(Note.created_at.desc(), Note.id.desc())
-        .limit(20)
-    )
+    rows = ctx.sql.all(LATEST_NOTES, record_type=record_type, record_id=record_id)
     return [_note(n) for n in rows]
 
 
-def _deal_detail(ctx: ToolContext, d: Deal) -> DealDetail:
-    history = ctx.db.scalars(
-        select(DealStageChange)
-        .where(DealStageChange.deal_id == d.id)
-        .order_by(func.length(DealStageChange.id), DealStageChange.id)
-    )
-    activities = ctx.db.scalars(
-        select(Activity)
-        .where(Activity.record_type == "deal", Activity.record_id == d.id)
-        .order_by(Activity.completed, Activity.due_date.desc(), Activity.id)
-        .limit(LIST_CAP)
-    )
+def _deal_detail(ctx: ToolContext, deal_id: str) -> DealDetail:
+    d = ctx.sql.one(DEAL, id=deal_id)
+    history = ctx.sql.all(HISTORY, deal_id=deal_id)
+    activities = ctx.sql.all(DEAL_ACTIVITIES, deal_id=deal_id)
     return {
         **_deal(d),
         "lost_reason": d.lost_reason,
@@ -547,32 +759,34 @@ def _deal_detail(ctx: ToolContext, d: Deal) -> DealDetail:
             for h in history
         ],
         "activities": [_activity(ctx, a) for a in activities],
-        "notes": _notes(ctx, "deal", d.id),
+        "notes": _notes(ctx, "deal", deal_id),
     }
 
 
-def _record_change(ctx: ToolContext, deal: Deal, to: str, frm: str | None) -> str:
-    change = DealStageChange(
-        id=next_id(ctx, DealStageChange.id, "stg", 5),
-        deal_id=deal.id,
+def _record_change(ctx: ToolContext, deal_id: str, to: str, frm: str | None) -> str:
+    """Record a deal's stage move, by you, now; the change's id."""
+    change_id = next_id(ctx, DealStageChange.id, "stg", 5)
+    ctx.sql.insert(
+        DealStageChange,
+        id=change_id,
+        deal_id=deal_id,
         from_stage=frm,
         to_stage=to,
         owner_id=_you(ctx),
         at=ctx.now,
     )
-    ctx.db.add(change)
-    ctx.db.flush()
-    return change.id
+    return change_id
 
 
-def _check_contact(deal_account: Account, contact: Contact) -> None:
+def _check_contact(ctx: ToolContext, deal_account: Any, contact: Any) -> None:
     if contact.account_id != deal_account.id:
         raise _broken(
             "contact_account",
             f"{contact.first_name} {contact.last_name} ({contact.id}) works at "
-            f"{contact.account.name} ({contact.account_id}), not at {deal_account.name} "
-            f"({deal_account.id}); pick one of the contacts of {deal_account.id} (listed with "
-            "the account), or add the person to that account first.",
+            f"{ctx.sql.scalar(ACCOUNT_NAME, id=contact.account_id)} ({contact.account_id}), "
+            f"not at {deal_account.name} ({deal_account.id}); pick one of the contacts of "
+            f"{deal_account.id} (listed with the account), or add the person to that account "
+            "first.",
         )
 
 
@@ -582,8 +796,7 @@ def _resolve_record(ctx: ToolContext, record_id: str) -> tuple[str, Any]:
     key = record_id.strip()
     prefix = key.split("_", 1)[0].lower()
     kind = RECORD_TYPES.get(prefix)
-    model: dict[str, Any] = {"account": Account, "contact": Contact, "lead": Lead, "deal": Deal}
-    row = ctx.db.get(model[kind], key) if kind is not None else None
+    row = ctx.sql.first(RECORD_ROWS[kind], id=key) if kind is not None else None
     if row is None or kind is None:
         raise NotFound(
             f"No account, contact, lead or deal with id {record_id!r}. Pass an account "
@@ -604,17 +817,20 @@ def _open_for_work(kind: str, row: Any, doing: str) -> None:
 
 def _new_contact(
     ctx: ToolContext,
-    account: Account,
+    account_id: str,
     first: str,
     last: str,
     email: str,
     title: str,
     phone: str,
     owner_id: str,
-) -> Contact:
-    contact = Contact(
-        id=next_id(ctx, Contact.id, "con", 4),
-        account_id=account.id,
+) -> str:
+    """Add a contact to an account; its id."""
+    contact_id = next_id(ctx, Contact.id, "con", 4)
+    ctx.sql.insert(
+        Contact,
+        id=contact_id,
+        account_id=account_id,
         first_name=first,
         last_name=last,
         email=email,
@@ -623,26 +839,26 @@ def _new_contact(
         owner_id=owner_id,
         created_at=ctx.now,
     )
-    ctx.db.add(contact)
-    ctx.db.flush()
-    ctx.db.refresh(account)
-    return contact
+    return contact_id
 
 
 def _new_deal(
     ctx: ToolContext,
-    account: Account,
-    contact: Contact,
+    account_id: str,
+    contact_id: str,
     name: str,
     amount: Decimal | None,
     close_date: dt.date,
     owner_id: str,
-) -> Deal:
-    deal = Deal(
-        id=next_id(ctx, Deal.id, "deal", 4),
+) -> str:
+    """Open a deal in "prospecting" and record its creation in the history; its id."""
+    deal_id = next_id(ctx, Deal.id, "deal", 4)
+    ctx.sql.insert(
+        Deal,
+        id=deal_id,
         name=name,
-        account_id=account.id,
-        contact_id=contact.id,
+        account_id=account_id,
+        contact_id=contact_id,
         owner_id=owner_id,
         stage="prospecting",
         probability=PROBABILITY["prospecting"],
@@ -652,15 +868,8 @@ def _new_deal(
         created_at=ctx.now,
         closed_at=None,
     )
-    ctx.db.add(deal)
-    ctx.db.flush()
-    _record_change(ctx, deal, "prospecting", None)
-    ctx.db.refresh(deal)
-    return deal
-
-
-def _contact_with_email(ctx: ToolContext, email: str) -> Contact | None:
-    return ctx.db.scalar(select(Contact).where(Contact.email == email).order_by(Contact.id))
+    _record_change(ctx, deal_id, "prospecting", None)
+    return deal_id
 
 
 # -------------------------------------------------------- example values
@@ -685,8 +894,8 @@ COMPANIES = ["Lumen Analytics", "Northpeak Logistics", "Cedar Health Partners", 
 def _new_email(ctx: ToolContext, rng: random.Random) -> str:
     first, last, _ = rng.choice(PEOPLE)
     domain = rng.choice(["lumenanalytics.com", "northpeak.io", "cedarhealth.org"])
-    taken = set(ctx.db.scalars(select(Contact.email).order_by(Contact.id)))
-    taken |= set(ctx.db.scalars(select(Lead.email).order_by(Lead.id)))
+    taken = set(ctx.sql.scalars(CONTACT_EMAILS))
+    taken |= set(ctx.sql.scalars(LEAD_EMAILS))
     n = 1
     address = f"{first}.{last}@{domain}".lower()
     while address in taken:
@@ -696,13 +905,13 @@ def _new_email(ctx: ToolContext, rng: random.Random) -> str:
 
 
 def _new_company(ctx: ToolContext, rng: random.Random) -> str:
-    taken = {n.lower() for n in ctx.db.scalars(select(Account.name).order_by(Account.id))}
+    taken = {n.lower() for n in ctx.sql.scalars(ACCOUNT_NAMES)}
     free = [c for c in COMPANIES if c.lower() not in taken]
     return rng.choice(free) if free else f"{rng.choice(COMPANIES)} {rng.randint(2, 99)}"
 
 
 def _name_word(ctx: ToolContext, rng: random.Random) -> str:
-    names = list(ctx.db.scalars(select(Account.name).order_by(Account.id)))
+    names = ctx.sql.scalars(ACCOUNT_NAMES)
     word = rng.choice(names).replace(",", " ").split()[0]
     return word
 
@@ -755,21 +964,19 @@ def search_accounts(
         {"total": 3, "accounts": [{"account_id": "acc_012", "name": "Acme Corp",
         "owner_name": "Dana Lee", "contact_count": 4, "open_pipeline": 42500.00, ...}]}.
     """
-    conditions: list[Any] = []
+    params: dict[str, Any] = {}
     text = (query or "").strip()
     if text:
-        conditions.append(contains(text, Account.name, Account.website, Account.city))
+        params["pattern"] = search_pattern(text)
     if industry is not None:
-        conditions.append(Account.industry == industry)
+        params["industry"] = industry
     if owner_id is not None:
-        conditions.append(Account.owner_id == owner_id.id)
-    total = ctx.db.scalar(select(func.count()).select_from(Account).where(*conditions)) or 0
-    rows = ctx.db.scalars(
-        select(Account)
-        .where(*conditions)
-        .order_by(func.lower(Account.name), Account.id)
-        .limit(limit)
+        params["owner_id"] = owner_id.id
+    count, page = _accounts_matching(
+        "pattern" in params, "industry" in params, "owner_id" in params
     )
+    total = ctx.sql.scalar(count, **params) or 0
+    rows = ctx.sql.all(page, limit=limit, **params)
     return {"total": total, "accounts": [_account(ctx, a) for a in rows]}
 
 
@@ -791,23 +998,13 @@ def get_account(ctx: ToolContext, account_id: AccountRow) -> AccountDetail:
         "notes": [...], "owners": [{"owner_id": "own_03", "name": "Dana Lee", ...}], ...}.
     """
     a = account_id
-    contacts = ctx.db.scalars(
-        select(Contact)
-        .where(Contact.account_id == a.id)
-        .order_by(func.lower(Contact.last_name), func.lower(Contact.first_name), Contact.id)
-        .limit(LIST_CAP)
-    )
-    closed = case((Deal.stage.in_(sorted(CLOSED_STAGES)), 1), else_=0)
-    deals = ctx.db.scalars(
-        select(Deal)
-        .where(Deal.account_id == a.id)
-        .order_by(closed, Deal.close_date, Deal.id)
-        .limit(LIST_CAP)
-    )
-    owners = ctx.db.scalars(select(Owner).where(Owner.active.is_(True)).order_by(Owner.id))
+    contacts = ctx.sql.all(ACCOUNT_CONTACTS, account_id=a.id)
+    deals = ctx.sql.all(ACCOUNT_DEALS, account_id=a.id)
+    owners = ctx.sql.all(ACTIVE_OWNERS)
+    you = _you(ctx)
     return {
         **_account(ctx, a),
-        "owners": [_owner(ctx, o) for o in owners],
+        "owners": [_owner(o, you) for o in owners],
         "contacts": [_contact(c) for c in contacts],
         "deals": [_deal(d) for d in deals],
         "open_activities": _open_activities(ctx, "account", a.id),
@@ -840,24 +1037,15 @@ def search_contacts(
         "account_name": "Acme Corp", "name": "Jane Doe", "email": "jane.doe@acme.com",
         "title": "CFO", ...}]}.
     """
-    conditions: list[Any] = []
+    params: dict[str, Any] = {}
     text = (query or "").strip()
     if text:
-        full = Contact.first_name + " " + Contact.last_name
-        conditions.append(
-            contains(
-                text, Contact.first_name, Contact.last_name, full, Contact.email, Contact.title
-            )
-        )
+        params["pattern"] = search_pattern(text)
     if account_id is not None:
-        conditions.append(Contact.account_id == account_id.id)
-    total = ctx.db.scalar(select(func.count()).select_from(Contact).where(*conditions)) or 0
-    rows = ctx.db.scalars(
-        select(Contact)
-        .where(*conditions)
-        .order_by(func.lower(Contact.last_name), func.lower(Contact.first_name), Contact.id)
-        .limit(limit)
-    )
+        params["account_id"] = account_id.id
+    count, page = _contacts_matching("pattern" in params, "account_id" in params)
+    total = ctx.sql.scalar(count, **params) or 0
+    rows = ctx.sql.all(page, limit=limit, **params)
     return {"total": total, "contacts": [_contact(c) for c in rows]}
 
 
@@ -892,25 +1080,22 @@ def search_leads(
         {"total": 5, "leads": [{"lead_id": "lead_0031", "name": "Tom Becker", "company":
         "Globex", "status": "qualified", "converted_contact_id": null, ...}]}.
     """
-    conditions: list[Any] = []
+    params: dict[str, Any] = {}
     text = (query or "").strip()
     if text:
-        full = Lead.first_name + " " + Lead.last_name
-        conditions.append(contains(text, full, Lead.email, Lead.company, Lead.title))
+        params["pattern"] = search_pattern(text)
     if status is not None:
-        conditions.append(Lead.status == status)
+        params["status"] = status
     if source is not None:
-        conditions.append(Lead.source == source)
+        params["source"] = source
     if owner_id is not None:
-        conditions.append(Lead.owner_id == owner_id.id)
-    total = ctx.db.scalar(select(func.count()).select_from(Lead).where(*conditions)) or 0
-    rows = ctx.db.scalars(
-        select(Lead)
-        .where(*conditions)
-        .order_by(Lead.created_at.desc(), Lead.id.desc())
-        .limit(limit)
+        params["owner_id"] = owner_id.id
+    count, page = _leads_matching(
+        "pattern" in params, "status" in params, "source" in params, "owner_id" in params
     )
-    return {"total": total, "leads": [_lead(ctx, lead) for lead in rows]}
+    total = ctx.sql.scalar(count, **params) or 0
+    rows = ctx.sql.all(page, limit=limit, **params)
+    return {"total": total, "leads": [_lead(lead) for lead in rows]}
 
 
 @server.tool(
@@ -951,19 +1136,24 @@ def search_deals(
         [{"deal_id": "deal_0057", "name": "Acme Corp - Support renewal", "stage":
         "proposal", "probability": 50, "amount": 25000.00, "close_date": "2026-04-30", ...}]}.
     """
-    stmt = select(Deal).join(Account, Account.id == Deal.account_id)
+    params: dict[str, Any] = {}
     text = (query or "").strip()
     if text:
-        stmt = stmt.where(contains(text, Deal.name, Account.name))
+        params["pattern"] = search_pattern(text)
     if stage is not None:
-        stmt = stmt.where(Deal.stage == stage)
+        params["stage"] = stage
     if account_id is not None:
-        stmt = stmt.where(Deal.account_id == account_id.id)
+        params["account_id"] = account_id.id
     if owner_id is not None:
-        stmt = stmt.where(Deal.owner_id == owner_id.id)
-    if open_only:
-        stmt = stmt.where(Deal.stage.in_(OPEN_STAGES))
-    every = list(ctx.db.scalars(stmt.order_by(Deal.close_date, Deal.id)))
+        params["owner_id"] = owner_id.id
+    matching = _deals_matching(
+        "pattern" in params,
+        "stage" in params,
+        "account_id" in params,
+        "owner_id" in params,
+        open_only,
+    )
+    every = ctx.sql.all(matching, **params)
     ctx.spend(len(every), "deals", hint="narrow the search with a stage, account or owner")
     return {
         "total": len(every),
@@ -989,7 +1179,7 @@ def get_deal(ctx: ToolContext, deal_id: DealRow) -> DealDetail:
         "next_stages": ["negotiation", "qualification", "prospecting", "closed_lost"],
         "history": [{"from_stage": null, "to_stage": "prospecting", ...}, ...], ...}.
     """
-    return _deal_detail(ctx, deal_id)
+    return _deal_detail(ctx, deal_id.id)
 
 
 @server.tool(
@@ -1024,31 +1214,27 @@ def create_account(
         website: Such as "https://www.lumenanalytics.com".
     """
     title = _text(name, "name", 120)
-    owner = _active_owner(owner_id) if owner_id is not None else ctx.db.get(Owner, _you(ctx))
-    assert owner is not None
-    clash = ctx.db.scalar(
-        select(Account).where(func.lower(Account.name) == title.lower()).order_by(Account.id)
-    )
+    owner_key = _active_owner(owner_id).id if owner_id is not None else _you(ctx)
+    clash = ctx.sql.first(ACCOUNT_NAMED, name=title.lower())
     if clash is not None:
         raise _exists(
             "duplicate_account",
             f"an account named {clash.name!r} already exists ({clash.id}); use it instead of "
             "creating another.",
         )
-    account = Account(
-        id=next_id(ctx, Account.id, "acc", 3),
+    account_key = next_id(ctx, Account.id, "acc", 3)
+    ctx.sql.insert(
+        Account,
+        id=account_key,
         name=title,
         industry=industry,
         website=website.strip(),
         city=" ".join(city.split()),
         employees=0,
-        owner_id=owner.id,
+        owner_id=owner_key,
         created_at=ctx.now,
     )
-    ctx.db.add(account)
-    ctx.db.flush()
-    ctx.db.refresh(account)
-    return _account(ctx, account)
+    return _account(ctx, ctx.sql.one(ACCOUNT, id=account_key))
 
 
 @server.tool(
@@ -1088,17 +1274,17 @@ def create_contact(
     account = account_id
     first, last = _text(first_name, "first_name", 60), _text(last_name, "last_name", 60)
     address = _email(email)
-    clash = _contact_with_email(ctx, address)
+    clash = ctx.sql.first(CONTACT_WITH_EMAIL, email=address)
     if clash is not None:
         raise _exists(
             "duplicate_email",
             f"{address} is already the contact {clash.first_name} {clash.last_name} "
-            f"({clash.id}) at {clash.account.name} ({clash.account_id}); use that contact.",
+            f"({clash.id}) at {clash.account_name} ({clash.account_id}); use that contact.",
         )
-    contact = _new_contact(
-        ctx, account, first, last, address, " ".join(title.split()), phone.strip(), _you(ctx)
+    contact_key = _new_contact(
+        ctx, account.id, first, last, address, " ".join(title.split()), phone.strip(), _you(ctx)
     )
-    return _contact(contact)
+    return _contact(ctx.sql.one(CONTACT, id=contact_key))
 
 
 @server.tool(
@@ -1141,28 +1327,27 @@ def create_lead(
     """
     first, last = _text(first_name, "first_name", 60), _text(last_name, "last_name", 60)
     firm = _text(company, "company", 120)
-    owner = _active_owner(owner_id) if owner_id is not None else ctx.db.get(Owner, _you(ctx))
-    assert owner is not None
+    owner_key = _active_owner(owner_id).id if owner_id is not None else _you(ctx)
     address = _email(email)
-    contact = _contact_with_email(ctx, address)
+    contact = ctx.sql.first(CONTACT_WITH_EMAIL, email=address)
     if contact is not None:
         raise _exists(
             "duplicate_email",
             f"{address} is already the contact {contact.first_name} {contact.last_name} "
-            f"({contact.id}) at {contact.account.name} ({contact.account_id}); work with that "
+            f"({contact.id}) at {contact.account_name} ({contact.account_id}); work with that "
             "contact (a note or a deal) instead of a new lead.",
         )
-    other = ctx.db.scalar(
-        select(Lead).where(Lead.email == address, Lead.status != "converted").order_by(Lead.id)
-    )
+    other = ctx.sql.first(OPEN_LEAD_WITH_EMAIL, email=address)
     if other is not None:
         raise _exists(
             "duplicate_email",
             f"{address} is already the open lead {other.id} ({other.first_name} "
             f"{other.last_name}, status '{other.status}'); update that lead instead.",
         )
-    lead = Lead(
-        id=next_id(ctx, Lead.id, "lead", 4),
+    lead_key = next_id(ctx, Lead.id, "lead", 4)
+    ctx.sql.insert(
+        Lead,
+        id=lead_key,
         first_name=first,
         last_name=last,
         email=address,
@@ -1170,16 +1355,14 @@ def create_lead(
         title=" ".join(title.split()),
         source=source,
         status="new",
-        owner_id=owner.id,
+        owner_id=owner_key,
         created_at=ctx.now,
         converted_at=None,
         converted_account_id=None,
         converted_contact_id=None,
         converted_deal_id=None,
     )
-    ctx.db.add(lead)
-    ctx.db.flush()
-    return _lead(ctx, lead)
+    return _lead(ctx.sql.one(LEAD, id=lead_key))
 
 
 @server.tool(
@@ -1206,12 +1389,11 @@ def update_lead(
     if lead.status == status and (owner is None or owner.id == lead.owner_id):
         raise Conflict(f"lead {lead.id} is already '{status}'; nothing to change.")
     previous, previous_owner = lead.status, lead.owner_id
-    lead.status = status
-    if owner is not None:
-        lead.owner_id = owner.id
-    ctx.db.flush()
+    ctx.sql.update(
+        Lead, lead, status=status, owner_id=owner.id if owner is not None else lead.owner_id
+    )
     return {
-        "lead": _lead(ctx, lead),
+        "lead": _lead(ctx.sql.one(LEAD, id=lead.id)),
         "previous_status": previous,
         "previous_owner_id": previous_owner,
     }
@@ -1259,30 +1441,30 @@ def convert_lead(
     if deal_amount is not None and deal_name is None:
         raise InvalidArgument("deal_amount needs deal_name: name the deal to open.")
     title = _text(deal_name, "deal_name", 160) if deal_name is not None else None
-    owner = ctx.db.get(Owner, lead.owner_id)
+    owner = ctx.sql.first(OWNER, id=lead.owner_id)
     assert owner is not None
     owner_id = owner.id if owner.active else _you(ctx)
     account = account_id
-    account_created = False
     if account is None:
-        account = ctx.db.scalar(
-            select(Account)
-            .where(func.lower(Account.name) == lead.company.strip().lower())
-            .order_by(Account.id)
-        )
-    contact = _contact_with_email(ctx, lead.email)
+        account = ctx.sql.first(ACCOUNT_NAMED, name=lead.company.strip().lower())
+    contact = ctx.sql.first(CONTACT_WITH_EMAIL, email=lead.email)
     if contact is not None and account is not None and contact.account_id != account.id:
         raise _broken(
             "contact_account",
-            f"{lead.email} is already the contact {contact.id} at {contact.account.name} "
+            f"{lead.email} is already the contact {contact.id} at {contact.account_name} "
             f"({contact.account_id}), not at {account.name} ({account.id}); convert into "
             f"account {contact.account_id} instead.",
         )
-    if contact is not None and account is None:
-        account = contact.account
-    if account is None:
-        account = Account(
-            id=next_id(ctx, Account.id, "acc", 3),
+    account_created = contact is None and account is None
+    if account is not None:
+        account_key = account.id
+    elif contact is not None:
+        account_key = contact.account_id
+    else:
+        account_key = next_id(ctx, Account.id, "acc", 3)
+        ctx.sql.insert(
+            Account,
+            id=account_key,
             name=_text(lead.company, "company", 120),
             industry="other",
             website="",
@@ -1291,31 +1473,33 @@ def convert_lead(
             owner_id=owner_id,
             created_at=ctx.now,
         )
-        ctx.db.add(account)
-        ctx.db.flush()
-        account_created = True
     contact_created = contact is None
-    if contact is None:
-        contact = _new_contact(
-            ctx, account, lead.first_name, lead.last_name, lead.email, lead.title, "", owner_id
+    if contact is not None:
+        contact_key = contact.id
+    else:
+        contact_key = _new_contact(
+            ctx, account_key, lead.first_name, lead.last_name, lead.email, lead.title, "", owner_id
         )
-    deal = None
+    deal_key = None
     if title is not None:
         close = ctx.now.date() + dt.timedelta(days=30)
-        deal = _new_deal(ctx, account, contact, title, deal_amount, close, owner_id)
-    lead.status = "converted"
-    lead.converted_at = ctx.now
-    lead.converted_account_id = account.id
-    lead.converted_contact_id = contact.id
-    lead.converted_deal_id = deal.id if deal is not None else None
-    ctx.db.flush()
+        deal_key = _new_deal(ctx, account_key, contact_key, title, deal_amount, close, owner_id)
+    ctx.sql.update(
+        Lead,
+        lead,
+        status="converted",
+        converted_at=ctx.now,
+        converted_account_id=account_key,
+        converted_contact_id=contact_key,
+        converted_deal_id=deal_key,
+    )
     return {
-        "lead": _lead(ctx, lead),
-        "account_id": account.id,
+        "lead": _lead(ctx.sql.one(LEAD, id=lead.id)),
+        "account_id": account_key,
         "account_created": account_created,
-        "contact_id": contact.id,
+        "contact_id": contact_key,
         "contact_created": contact_created,
-        "deal": _deal(deal) if deal is not None else None,
+        "deal": _deal(ctx.sql.one(DEAL, id=deal_key)) if deal_key is not None else None,
     }
 
 
@@ -1350,16 +1534,16 @@ def create_deal(
             owner (or you, if that rep has left).
     """
     account, contact = account_id, contact_id
-    _check_contact(account, contact)
+    _check_contact(ctx, account, contact)
     title = _text(name, "name", 160)
     close = _future(ctx, close_date, "close_date")
-    owner: Owner | None
     if owner_id is not None:
-        owner = _active_owner(owner_id)
+        owner_key = _active_owner(owner_id).id
     else:
-        owner = account.owner if account.owner.active else ctx.db.get(Owner, _you(ctx))
-    assert owner is not None
-    return _deal(_new_deal(ctx, account, contact, title, amount, close, owner.id))
+        account_owner = ctx.sql.one(OWNER, id=account.owner_id)
+        owner_key = account_owner.id if account_owner.active else _you(ctx)
+    deal_key = _new_deal(ctx, account.id, contact.id, title, amount, close, owner_key)
+    return _deal(ctx.sql.one(DEAL, id=deal_key))
 
 
 @server.tool(
@@ -1434,18 +1618,15 @@ def move_deal_stage(
         reason = _text(lost_reason, "lost_reason", 300)
     elif lost_reason is not None:
         raise InvalidArgument("lost_reason is only for moving a deal to closed_lost; leave it out.")
+    changes: dict[str, Any] = {"stage": stage, "probability": PROBABILITY[stage]}
     if amount is not None:
-        deal.amount = amount
-    deal.stage = stage
-    deal.probability = PROBABILITY[stage]
+        changes["amount"] = amount
     if stage in CLOSED_STAGES:
-        deal.closed_at = ctx.now
-        deal.close_date = ctx.now.date()
-        deal.lost_reason = reason
-    change_id = _record_change(ctx, deal, stage, current)
-    ctx.db.refresh(deal)
+        changes.update(closed_at=ctx.now, close_date=ctx.now.date(), lost_reason=reason)
+    ctx.sql.update(Deal, deal, **changes)
+    change_id = _record_change(ctx, deal.id, stage, current)
     return {
-        "deal": _deal(deal),
+        "deal": _deal(ctx.sql.one(DEAL, id=deal.id)),
         "from_stage": current,
         "to_stage": stage,
         "next_stages": list(STAGE_MOVES[stage]),
@@ -1488,8 +1669,10 @@ def log_activity(
         )
     what = _text(subject, "subject", 200)
     due = _future(ctx, due_date, "due_date")
-    activity = Activity(
-        id=next_id(ctx, Activity.id, "act", 5),
+    activity_key = next_id(ctx, Activity.id, "act", 5)
+    ctx.sql.insert(
+        Activity,
+        id=activity_key,
         kind=kind,
         subject=what,
         record_type=rtype,
@@ -1501,9 +1684,7 @@ def log_activity(
         outcome="",
         created_at=ctx.now,
     )
-    ctx.db.add(activity)
-    ctx.db.flush()
-    return _activity(ctx, activity)
+    return _activity(ctx, ctx.sql.one(ACTIVITY, id=activity_key))
 
 
 @server.tool(
@@ -1534,10 +1715,7 @@ def complete_activity(
             "schedule a new one if there is more to do.",
         )
     result = _text(outcome, "outcome", 1000)
-    a.completed = True
-    a.completed_at = ctx.now
-    a.outcome = result
-    ctx.db.flush()
+    a = ctx.sql.update(Activity, a, completed=True, completed_at=ctx.now, outcome=result)
     return _activity(ctx, a)
 
 
@@ -1562,17 +1740,17 @@ def add_note(
     rtype, row = _resolve_record(ctx, record_id)
     _open_for_work(rtype, row, "add the note")
     text = _body(body, "body", 4000)
-    note = Note(
-        id=next_id(ctx, Note.id, "note", 5),
+    note_key = next_id(ctx, Note.id, "note", 5)
+    ctx.sql.insert(
+        Note,
+        id=note_key,
         record_type=rtype,
         record_id=row.id,
         author_id=_you(ctx),
         body=text,
         created_at=ctx.now,
     )
-    ctx.db.add(note)
-    ctx.db.flush()
-    return _note(note)
+    return _note(ctx.sql.one(NOTE, id=note_key))
 
 
 # --------------------------------------------------------------- entities
@@ -1590,7 +1768,7 @@ NEXT_STATUS["unqualified"] = "working"
 )
 def _owners(ctx: ToolContext) -> list[dict[str, Any]]:
     """Active sales reps (reps who left cannot own records)."""
-    rows = ctx.db.scalars(select(Owner).where(Owner.active.is_(True)).order_by(Owner.id))
+    rows = ctx.sql.all(ACTIVE_OWNERS)
     return [{"owner_id": o.id, "rep_name": o.name, "region": o.region} for o in rows]
 
 
@@ -1602,7 +1780,6 @@ def _owners(ctx: ToolContext) -> list[dict[str, Any]]:
     "'acc_012').",
 )
 def _accounts(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(Account).order_by(Account.id))
     return [
         {
             "account_id": a.id,
@@ -1610,8 +1787,7 @@ def _accounts(ctx: ToolContext) -> list[dict[str, Any]]:
             "query": a.name.replace(",", " ").split()[0],
             "industry": a.industry,
         }
-        for a in rows
-        if a.contacts
+        for a in ctx.sql.all(ACCOUNTS_WITH_CONTACTS)
     ]
 
 
@@ -1623,7 +1799,7 @@ def _accounts(ctx: ToolContext) -> list[dict[str, Any]]:
     "(such as 'con_0042').",
 )
 def _contacts(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(Contact).order_by(Contact.id))
+    rows = ctx.sql.all(CONTACTS)
     return [
         {
             "contact_id": c.id,
@@ -1644,7 +1820,7 @@ def _contacts(ctx: ToolContext) -> list[dict[str, Any]]:
 )
 def _leads(ctx: ToolContext) -> list[dict[str, Any]]:
     """Leads not yet converted, with a status they could move to."""
-    rows = ctx.db.scalars(select(Lead).where(Lead.status != "converted").order_by(Lead.id))
+    rows = ctx.sql.all(OPEN_LEADS)
     return [
         {
             "lead_id": lead.id,
@@ -1666,7 +1842,7 @@ def _leads(ctx: ToolContext) -> list[dict[str, Any]]:
 )
 def _deals(ctx: ToolContext) -> list[dict[str, Any]]:
     """Open deals, with the next stage they can move to as they are."""
-    rows = ctx.db.scalars(select(Deal).where(Deal.stage.in_(OPEN_STAGES)).order_by(Deal.id))
+    rows = ctx.sql.all(OPEN_DEALS)
     out = []
     for d in rows:
         nxt = STAGE_MOVES[d.stage][0]
@@ -1694,9 +1870,7 @@ def _deals(ctx: ToolContext) -> list[dict[str, Any]]:
 )
 def _activities(ctx: ToolContext) -> list[dict[str, Any]]:
     """Open activities (completed ones cannot be completed again)."""
-    rows = ctx.db.scalars(
-        select(Activity).where(Activity.completed.is_(False)).order_by(Activity.id)
-    )
+    rows = ctx.sql.all(ALL_OPEN_ACTIVITIES)
     return [
         {"activity_id": a.id, "subject": a.subject, "kind": a.kind, "record_id": a.record_id}
         for a in rows
@@ -1707,9 +1881,9 @@ def _activities(ctx: ToolContext) -> list[dict[str, Any]]:
 def _records(ctx: ToolContext) -> list[dict[str, Any]]:
     """Accounts, contacts, open leads and open deals: what activities and notes attach to."""
     out: list[dict[str, Any]] = []
-    for a in ctx.db.scalars(select(Account).order_by(Account.id)):
+    for a in ctx.sql.all(ACCOUNTS):
         out.append({"record_id": a.id, "record_type": "account", "record_name": a.name})
-    for c in ctx.db.scalars(select(Contact).order_by(Contact.id)):
+    for c in ctx.sql.all(CONTACTS):
         out.append(
             {
                 "record_id": c.id,
@@ -1717,7 +1891,7 @@ def _records(ctx: ToolContext) -> list[dict[str, Any]]:
                 "record_name": f"{c.first_name} {c.last_name}",
             }
         )
-    for lead in ctx.db.scalars(select(Lead).where(Lead.status != "converted").order_by(Lead.id)):
+    for lead in ctx.sql.all(OPEN_LEADS):
         out.append(
             {
                 "record_id": lead.id,
@@ -1725,14 +1899,14 @@ def _records(ctx: ToolContext) -> list[dict[str, Any]]:
                 "record_name": f"{lead.first_name} {lead.last_name}",
             }
         )
-    for d in ctx.db.scalars(select(Deal).where(Deal.stage.in_(OPEN_STAGES)).order_by(Deal.id)):
+    for d in ctx.sql.all(OPEN_DEALS):
         out.append({"record_id": d.id, "record_type": "deal", "record_name": d.name})
     return out
 
 
 @server.entity("note", key="note_id")
 def _note_ids(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(Note).order_by(Note.id))
+    rows = ctx.sql.all(NOTES_BY_ID)
     return [{"note_id": n.id, "record_id": n.record_id} for n in rows]
 
 
