@@ -13,26 +13,31 @@ gives the same route.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import heapq
 import random
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
-from typing import Annotated, Literal, get_args
+from types import SimpleNamespace
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, delete, func, select, update
 
 from prove_gym.server import (
     Entity,
     InvalidArgument,
     NotFound,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
+    search_pattern,
 )
 
 from .models import (
@@ -83,11 +88,11 @@ server = Server(
     "A refused request changes nothing; its message names the rule and what to do instead.",
 )
 
-PlaceRow = Annotated[Place, Entity("place")]
-AddressRow = Annotated[Address, Entity("address")]
-UserRow = Annotated[User, Entity("user")]
-SavedRow = Annotated[SavedPlace, Entity("saved_place")]
-ListRow = Annotated[PlaceList, Entity("list")]
+PlaceRow = Annotated[Record[Place], Entity("place")]
+AddressRow = Annotated[Record[Address], Entity("address")]
+UserRow = Annotated[Record[User], Entity("user")]
+SavedRow = Annotated[Record[SavedPlace], Entity("saved_place")]
+ListRow = Annotated[Record[PlaceList], Entity("list")]
 Category = Literal[
     "bakery",
     "bank",
@@ -338,33 +343,204 @@ class RemovedOut(TypedDict):
     removed_from_list_ids: list[str]
 
 
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+places, addresses, edges = Place.__table__, Address.__table__, Edge.__table__
+users, saved_places = User.__table__, SavedPlace.__table__
+place_lists, list_items = PlaceList.__table__, ListItem.__table__
+
+AREA = Query(select(Area.__table__).where(Area.id == "area_1"))
+STREET = Query(select(Street.__table__).where(Street.id == bindparam("id")))
+STREET_NAMES = Query(select(Street.id, Street.name).order_by(Street.id))
+EDGES = Query(select(edges).order_by(Edge.id))
+ADDRESS = Query(select(addresses).where(Address.id == bindparam("id")))
+ADDRESSES = Query(select(addresses).order_by(Address.id))
+ADDRESSES_IN = Query(
+    select(addresses).where(Address.id.in_(bindparam("ids", expanding=True))).order_by(Address.id)
+)
+DRIVEABLE_ADDRESS_IDS = Query(
+    select(Address.id)
+    .join(edges, Edge.id == Address.edge_id)
+    .where(Edge.drive_kmh > 0)
+    .order_by(Address.id)
+)
+ADDRESS_LATITUDES = Query(select(Address.lat_e6).order_by(Address.id))
+ADDRESS_LONGITUDES = Query(select(Address.lon_e6).order_by(Address.id))
+HOURS = Query(
+    select(OpeningHours.weekday, OpeningHours.opens_min, OpeningHours.closes_min)
+    .where(OpeningHours.place_id == bindparam("place_id"))
+    .order_by(OpeningHours.weekday, OpeningHours.opens_min)
+)
+# a place with what its results show of its address (the address id is its address_id)
+_PLACES = select(
+    places, Address.label.label("address"), Address.district, Address.x, Address.y
+).join(addresses, Address.id == Place.address_id)
+PLACE = Query(_PLACES.where(Place.id == bindparam("id")))
+PLACE_OF_SAVED = Query(
+    _PLACES.join(saved_places, SavedPlace.place_id == Place.id).where(
+        SavedPlace.id == bindparam("saved_id")
+    )
+)
+PLACES_NOT_CLOSED = Query(_PLACES.where(Place.status != "permanently_closed").order_by(Place.id))
+PLACE_AT = Query(select(Place.id, Place.name).where(Place.address_id == bindparam("address_id")))
+PLACES_NAMED = Query(
+    select(Place.id, Place.name, Place.address_id)
+    .join(addresses, Address.id == Place.address_id)
+    .where(contains(bindparam("pattern"), Place.name))
+    .order_by(Place.name, Place.id)
+    .limit(bindparam("limit"))
+)
+PLACE_NAMES = Query(select(Place.name).order_by(Place.id))
+PLACE_NAMES_AND_ADDRESSES = Query(
+    select(Place.name, Address.label)
+    .join(addresses, Address.id == Place.address_id)
+    .order_by(Place.id)
+)
+PLACE_ADDRESS_IDS = Query(select(Place.address_id).order_by(Place.address_id))
+BEST_NOT_SAVED_BY = Query(
+    select(Place.id)
+    .where(
+        Place.status == "operational",
+        Place.id.not_in(
+            select(SavedPlace.place_id).where(SavedPlace.user_id == bindparam("user_id"))
+        ),
+    )
+    .order_by(Place.rating_x10.desc(), Place.id)
+    .limit(1)
+)
+USER = Query(select(users).where(User.id == bindparam("id")))
+USERS = Query(select(users).order_by(User.id))
+USER_NAMES = Query(select(User.name).order_by(User.id))
+HOME_ADDRESS_IDS = Query(select(User.home_address_id).order_by(User.home_address_id))
+USERS_MATCHING = Query(
+    select(users, Address.label.label("home_address"))
+    .join(addresses, Address.id == User.home_address_id)
+    .where(contains(bindparam("pattern"), User.name, User.email))
+    .order_by(User.name, User.id)
+    .limit(bindparam("limit"))
+)
+SAVED_BY = Query(
+    select(saved_places).where(
+        SavedPlace.user_id == bindparam("user_id"), SavedPlace.place_id == bindparam("place_id")
+    )
+)
+SAVED_WITH_NAMES = Query(
+    select(SavedPlace.id, SavedPlace.user_id, SavedPlace.place_id, Place.name, SavedPlace.label)
+    .join(places, Place.id == SavedPlace.place_id)
+    .order_by(SavedPlace.id)
+)
+FIRST_SAVED_NOT_IN_LIST = Query(
+    select(SavedPlace.id)
+    .where(
+        SavedPlace.user_id == bindparam("user_id"),
+        SavedPlace.id.not_in(
+            select(ListItem.saved_id).where(ListItem.list_id == bindparam("list_id"))
+        ),
+    )
+    .order_by(SavedPlace.id)
+    .limit(1)
+)
+DELETE_SAVED = Query(delete(SavedPlace).where(SavedPlace.id == bindparam("id")))
+LISTS = Query(select(place_lists).order_by(PlaceList.id))
+LISTS_OF = Query(
+    select(place_lists).where(PlaceList.user_id == bindparam("user_id")).order_by(PlaceList.id)
+)
+LISTS_OF_BY_NAME = Query(
+    select(place_lists)
+    .where(PlaceList.user_id == bindparam("user_id"))
+    .order_by(func.lower(PlaceList.name), PlaceList.id)
+)
+LIST_ITEMS = Query(
+    select(list_items).where(ListItem.list_id == bindparam("list_id")).order_by(ListItem.position)
+)
+LIST_ITEM_COUNT = Query(
+    select(func.count()).select_from(list_items).where(ListItem.list_id == bindparam("list_id"))
+)
+LISTS_HOLDING = Query(
+    select(ListItem.list_id)
+    .where(ListItem.saved_id == bindparam("saved_id"))
+    .order_by(ListItem.list_id)
+)
+_ITEM_KEY = (ListItem.list_id == bindparam("list_id"), ListItem.saved_id == bindparam("saved_id"))
+DELETE_ITEM = Query(delete(ListItem).where(*_ITEM_KEY))
+SET_ITEM_POSITION = Query(update(ListItem).where(*_ITEM_KEY).values(position=bindparam("position")))
+
+
+@functools.cache
+def _places_matching(text: bool, category: bool) -> Query:
+    """Places (whose name, category or street contains ``pattern``; of one ``category``)
+    by name: search_places' statement."""
+    stmt = _PLACES
+    if text:
+        stmt = stmt.where(contains(bindparam("pattern"), Place.name, Place.category, Address.label))
+    if category:
+        stmt = stmt.where(Place.category == bindparam("category"))
+    return Query(stmt.order_by(Place.name, Place.id))
+
+
+@functools.cache
+def _places_by_id(category: bool) -> Query:
+    """Every place (of one category) by id: search_nearby's statement."""
+    stmt = _PLACES
+    if category:
+        stmt = stmt.where(Place.category == bindparam("category"))
+    return Query(stmt.order_by(Place.id))
+
+
+@functools.cache
+def _addresses_with(terms: int) -> Query:
+    """The first 500 addresses whose full label contains every one of ``terms`` patterns
+    (``term_0``, ``term_1``, ...), by id: geocode's statement."""
+    stmt = select(addresses)
+    for i in range(terms):
+        stmt = stmt.where(contains(bindparam(f"term_{i}"), Address.full_label))
+    return Query(stmt.order_by(Address.id).limit(500))
+
+
+@functools.cache
+def _saved_of(by_label: bool) -> Query:
+    """A user's saved places (with one label), most recent first: list_saved_places' statement."""
+    stmt = select(saved_places).where(SavedPlace.user_id == bindparam("user_id"))
+    if by_label:
+        stmt = stmt.where(SavedPlace.label == bindparam("label"))
+    return Query(
+        stmt.order_by(SavedPlace.saved_at.desc(), SavedPlace.id.desc()).limit(bindparam("limit"))
+    )
+
+
 # ----------------------------------------------------------------- helpers
 def _stamp(at: dt.datetime) -> str:
     return at.isoformat(timespec="minutes")
 
 
-def _hours_out(hours: list[OpeningHours]) -> list[HoursOut]:
+def _hours(ctx: ToolContext, place_id: str) -> list[Any]:
+    """A place's weekly opening intervals (``HOURS`` rows), by weekday and opening time."""
+    return ctx.sql.all(HOURS, place_id=place_id)
+
+
+def _hours_out(hours: list[Any]) -> list[HoursOut]:
     return [
         {"weekday": WEEKDAYS[h.weekday], "opens": hhmm(h.opens_min), "closes": hhmm(h.closes_min)}
         for h in hours
     ]
 
 
-def _always(hours: list[OpeningHours]) -> bool:
+def _always(hours: list[Any]) -> bool:
     return {(h.weekday, h.opens_min, h.closes_min) for h in hours} >= {
         (d, 0, 1440) for d in range(7)
     }
 
 
-def _schedule(place: Place, at: dt.datetime) -> tuple[bool, dt.datetime | None, dt.datetime | None]:
-    """(open at ``at``, when it next closes, when it next opens) from the weekly hours.
+def _schedule(
+    place: Any, hours: list[Any], at: dt.datetime
+) -> tuple[bool, dt.datetime | None, dt.datetime | None]:
+    """(open at ``at``, when it next closes, when it next opens) from the weekly ``hours``.
 
     A temporarily or permanently closed place is never open and has no next opening.
     Adjacent intervals (a 24-hour day followed by the next) merge into one.
     """
     if place.status != "operational":
         return False, None, None
-    hours = place.hours
     if _always(hours):
         return True, None, None
     at = at.replace(second=0, microsecond=0)
@@ -395,19 +571,19 @@ def _schedule(place: Place, at: dt.datetime) -> tuple[bool, dt.datetime | None, 
     return False, None, None
 
 
-def _open_now(ctx: ToolContext, place: Place) -> bool:
-    return _schedule(place, ctx.now)[0]
+def _open_now(ctx: ToolContext, place: Any) -> bool:
+    return _schedule(place, _hours(ctx, place.id), ctx.now)[0]
 
 
-def _summary(ctx: ToolContext, place: Place) -> PlaceSummary:
-    addr = place.address
+def _summary(ctx: ToolContext, place: Any) -> PlaceSummary:
+    """A place row with its address (``_PLACES``) as a result."""
     return {
         "place_id": place.id,
         "name": place.name,
         "category": place.category,
-        "address_id": addr.id,
-        "address": addr.label,
-        "district": addr.district,
+        "address_id": place.address_id,
+        "address": place.address,
+        "district": place.district,
         "rating": (rating(place.rating_x10)),
         "price_level": place.price_level or None,
         "status": place.status,
@@ -415,8 +591,8 @@ def _summary(ctx: ToolContext, place: Place) -> PlaceSummary:
     }
 
 
-def _area(ctx: ToolContext) -> Area:
-    return ctx.db.get_one(Area, "area_1")
+def _area(ctx: ToolContext) -> Any:
+    return ctx.sql.one(AREA)
 
 
 def _minutes_text(duration_s: int) -> str:
@@ -426,13 +602,21 @@ def _minutes_text(duration_s: int) -> str:
 
 
 # ----------------------------------------------------------------- routing
+def _speed(e: Any, mode: str) -> int:
+    """The speed ``mode`` travels the whole segment ``e`` (an edge row) at (0: not allowed),
+    as ``Edge.speed``."""
+    if mode == "transit":
+        return e.transit_kmh or e.walk_kmh
+    return int(getattr(e, f"{mode}_kmh"))
+
+
 @dataclass(frozen=True)
 class _Hop:
     """How a route reached a junction: from ``prev`` (None: from the origin address) along
     ``edge`` for ``metres`` in ``secs``."""
 
     prev: str | None
-    edge: Edge
+    edge: Any
     metres: int
     secs: int
 
@@ -442,41 +626,41 @@ class _Router:
 
     def __init__(self, ctx: ToolContext, mode: str) -> None:
         self.mode = mode
-        edges = list(ctx.db.scalars(select(Edge).order_by(Edge.id)))
+        edges = ctx.sql.all(EDGES)
         ctx.spend(len(edges), "road segments", hint="route fewer destinations at once")
         self.edges = {e.id: e for e in edges}
-        self.adj: dict[str, list[tuple[str, Edge]]] = {}
+        self.adj: dict[str, list[tuple[str, Any]]] = {}
         for e in edges:
-            if e.speed(mode) == 0:
+            if _speed(e, mode) == 0:
                 continue
             self.adj.setdefault(e.from_node, []).append((e.to_node, e))
             if not self._oneway(e):
                 self.adj.setdefault(e.to_node, []).append((e.from_node, e))
 
-    def _oneway(self, e: Edge) -> bool:
+    def _oneway(self, e: Any) -> bool:
         return self.mode == "drive" and e.oneway
 
-    def departures(self, addr: Address) -> list[tuple[str, int]]:
+    def departures(self, addr: Any) -> list[tuple[str, int]]:
         """Junctions the mode can leave ``addr`` to, with the metres along its edge."""
         e = self.edges[addr.edge_id]
-        if e.speed(self.mode) == 0:
+        if _speed(e, self.mode) == 0:
             return []
         out = [(e.to_node, e.length_m - addr.offset_m)]
         if not self._oneway(e):
             out.append((e.from_node, addr.offset_m))
         return out
 
-    def arrivals(self, addr: Address) -> list[tuple[str, int]]:
+    def arrivals(self, addr: Any) -> list[tuple[str, int]]:
         """Junctions the mode can reach ``addr`` from, with the metres along its edge."""
         e = self.edges[addr.edge_id]
-        if e.speed(self.mode) == 0:
+        if _speed(e, self.mode) == 0:
             return []
         out = [(e.from_node, addr.offset_m)]
         if not self._oneway(e):
             out.append((e.to_node, e.length_m - addr.offset_m))
         return out
 
-    def search(self, origin: Address) -> dict[str, tuple[int, int, _Hop]]:
+    def search(self, origin: Any) -> dict[str, tuple[int, int, _Hop]]:
         """Fastest (seconds, metres) to every reachable junction, and how it was reached.
 
         Ties on seconds go to fewer metres, then to the smaller junction id; each junction
@@ -486,7 +670,7 @@ class _Router:
         best: dict[str, tuple[int, int, _Hop]] = {}
         heap: list[tuple[int, int, str, str | None, str, int, int]] = []
         for node, metres in self.departures(origin):
-            secs = seconds(metres, edge.speed(self.mode))
+            secs = seconds(metres, _speed(edge, self.mode))
             heap.append((secs, metres, node, None, edge.id, metres, secs))
         heapq.heapify(heap)
         while heap:
@@ -497,7 +681,7 @@ class _Router:
             for nxt, e in self.adj.get(node, []):
                 if nxt in best:
                     continue
-                step = seconds(e.length_m, e.speed(self.mode))
+                step = seconds(e.length_m, _speed(e, self.mode))
                 heapq.heappush(
                     heap, (secs + step, metres + e.length_m, nxt, node, e.id, e.length_m, step)
                 )
@@ -505,13 +689,13 @@ class _Router:
 
     def finish(
         self,
-        origin: Address,
-        destination: Address,
+        origin: Any,
+        destination: Any,
         reached: dict[str, tuple[int, int, _Hop]],
     ) -> tuple[int, int, list[tuple[str, int, int]]] | None:
         """The best (seconds, metres, [(street id, metres, seconds)]) to ``destination``."""
         e = self.edges[destination.edge_id]
-        speed = e.speed(self.mode)
+        speed = _speed(e, self.mode)
         options: list[tuple[int, int, str, list[tuple[str, int, int]]]] = []
         if origin.edge_id == destination.edge_id and speed:
             ahead = destination.offset_m >= origin.offset_m
@@ -545,7 +729,7 @@ class _Router:
 
 def _steps(ctx: ToolContext, path: list[tuple[str, int, int]]) -> list[StepOut]:
     """The path as consecutive streets (segments of one street merged)."""
-    names = {s.id: s.name for s in ctx.db.scalars(select(Street).order_by(Street.id))}
+    names = {s.id: s.name for s in ctx.sql.all(STREET_NAMES)}
     steps: list[StepOut] = []
     last = ""
     for street_id, metres, secs in path:
@@ -560,12 +744,12 @@ def _steps(ctx: ToolContext, path: list[tuple[str, int, int]]) -> list[StepOut]:
     return steps
 
 
-def _why_not(ctx: ToolContext, router: _Router, origin: Address, dest: Address) -> str:
+def _why_not(ctx: ToolContext, router: _Router, origin: Any, dest: Any) -> str:
     mode = router.mode
     for what, addr in (("origin", origin), ("destination", dest)):
         e = router.edges[addr.edge_id]
-        if e.speed(mode) == 0:
-            street = ctx.db.get_one(Street, e.street_id)
+        if _speed(e, mode) == 0:
+            street = ctx.sql.one(STREET, id=e.street_id)
             kind = "pedestrian zone" if e.drive_kmh == 0 else "expressway"
             return (
                 f"the {what} {addr.label} is on a {kind} segment of {street.name} where {mode} "
@@ -574,7 +758,7 @@ def _why_not(ctx: ToolContext, router: _Router, origin: Address, dest: Address) 
     return f"the road network allows no {mode} path from {origin.label} to {dest.label}"
 
 
-def _no_route(ctx: ToolContext, router: _Router, origin: Address, dest: Address) -> RuleBroken:
+def _no_route(ctx: ToolContext, router: _Router, origin: Any, dest: Any) -> RuleBroken:
     others = [m for m in ("walk", "bike", "transit") if m != router.mode]
     return RuleBroken(
         "no_route",
@@ -596,18 +780,16 @@ NEW_LIST_NAMES = (
 
 
 def _some_query(ctx: ToolContext, rng: random.Random) -> str:
-    names = list(ctx.db.scalars(select(Place.name).order_by(Place.id)))
-    return rng.choice(names).split()[0]
+    return rng.choice(ctx.sql.scalars(PLACE_NAMES)).split()[0]
 
 
 def _some_address(ctx: ToolContext, rng: random.Random) -> str:
-    stmt = select(Place.name, Address.label).join(Address, Address.id == Place.address_id)
-    name, label = rng.choice(list(ctx.db.execute(stmt.order_by(Place.id)).all()))
+    name, label = rng.choice(ctx.sql.all(PLACE_NAMES_AND_ADDRESSES))
     return rng.choice([name, label])
 
 
 def _some_user(ctx: ToolContext, rng: random.Random) -> str:
-    return rng.choice(list(ctx.db.scalars(select(User.name).order_by(User.id))))
+    return rng.choice(ctx.sql.scalars(USER_NAMES))
 
 
 def _some_when(ctx: ToolContext, rng: random.Random) -> str:
@@ -616,13 +798,11 @@ def _some_when(ctx: ToolContext, rng: random.Random) -> str:
 
 
 def _some_lat(ctx: ToolContext, rng: random.Random) -> Decimal:
-    lats = list(ctx.db.scalars(select(Address.lat_e6).order_by(Address.id)))
-    return degrees(rng.choice(lats))
+    return degrees(rng.choice(ctx.sql.scalars(ADDRESS_LATITUDES)))
 
 
 def _some_lon(ctx: ToolContext, rng: random.Random) -> Decimal:
-    lons = list(ctx.db.scalars(select(Address.lon_e6).order_by(Address.id)))
-    return degrees(rng.choice(lons))
+    return degrees(rng.choice(ctx.sql.scalars(ADDRESS_LONGITUDES)))
 
 
 def _new_list_name(ctx: ToolContext, rng: random.Random) -> str:
@@ -656,14 +836,15 @@ def search_places(
         "category": "cafe", "address_id": "adr_00317", "address": "1204 Maple Avenue",
         "rating": 4.5, "status": "operational", "open_now": true, ...}].
     """
-    stmt = select(Place).join(Address, Address.id == Place.address_id)
+    params: dict[str, Any] = {}
     text = query.strip()
     if text:
-        stmt = stmt.where(contains(text, Place.name, Place.category, Address.label))
+        params["pattern"] = search_pattern(text)
     if category is not None:
-        stmt = stmt.where(Place.category == category)
+        params["category"] = category
+    matching = _places_matching("pattern" in params, "category" in params)
     out: list[PlaceSummary] = []
-    for place in ctx.db.scalars(stmt.order_by(Place.name, Place.id)):
+    for place in ctx.sql.all(matching, **params):
         ctx.spend(1, "places", hint="give a more specific query or a category")
         row = _summary(ctx, place)
         if open_now and not row["open_now"]:
@@ -691,8 +872,9 @@ def get_place(ctx: ToolContext, place_id: PlaceRow) -> PlaceDetail:
         "hours": [{"weekday": "monday", "opens": "07:00", "closes": "18:00"}, ...], ...}.
     """
     p = place_id
-    addr = p.address
-    open_, closes, opens = _schedule(p, ctx.now)
+    addr = ctx.sql.one(ADDRESS, id=p.address_id)
+    hours = _hours(ctx, p.id)
+    open_, closes, opens = _schedule(p, hours, ctx.now)
     return {
         "place_id": p.id,
         "name": p.name,
@@ -711,10 +893,10 @@ def get_place(ctx: ToolContext, place_id: PlaceRow) -> PlaceDetail:
         "status_note": p.status_note or None,
         "now": _stamp(ctx.now),
         "open_now": open_,
-        "open_24_hours": p.status == "operational" and _always(p.hours),
+        "open_24_hours": p.status == "operational" and _always(hours),
         "closes_at": _stamp(closes) if closes else None,
         "opens_at": _stamp(opens) if opens else None,
-        "hours": _hours_out(p.hours),
+        "hours": _hours_out(hours),
     }
 
 
@@ -746,7 +928,8 @@ def check_open_at(
     if not 2000 <= at.year <= 2100:
         raise InvalidArgument("when must be a date between the years 2000 and 2100.")
     p = place_id
-    open_, closes, opens = _schedule(p, at)
+    hours = _hours(ctx, p.id)
+    open_, closes, opens = _schedule(p, hours, at)
     return {
         "place_id": p.id,
         "name": p.name,
@@ -754,7 +937,7 @@ def check_open_at(
         "weekday": WEEKDAYS[at.weekday()],
         "status": p.status,
         "open": open_,
-        "hours_that_day": _hours_out([h for h in p.hours if h.weekday == at.weekday()]),
+        "hours_that_day": _hours_out([h for h in hours if h.weekday == at.weekday()]),
         "closes_at": _stamp(closes) if closes else None,
         "opens_at": _stamp(opens) if opens else None,
     }
@@ -771,7 +954,7 @@ ABBREVIATIONS = {
 }
 
 
-def _geo(addr: Address, place: Place | None, match: str) -> GeocodeOut:
+def _geo(addr: Any, place: Any | None, match: str) -> GeocodeOut:
     return {
         "address_id": addr.id,
         "address": addr.label,
@@ -817,24 +1000,16 @@ def geocode(
         raise InvalidArgument("address has more than 12 words; give the house number and street.")
     out: list[GeocodeOut] = []
     seen: set[str] = set()
-    by_place = (
-        select(Place, Address)
-        .join(Address, Address.id == Place.address_id)
-        .where(contains(text, Place.name))
-        .order_by(Place.name, Place.id)
-        .limit(limit)
-    )
-    for place, addr in ctx.db.execute(by_place).all():
+    for place in ctx.sql.all(PLACES_NAMED, pattern=search_pattern(text), limit=limit):
+        addr = ctx.sql.one(ADDRESS, id=place.address_id)
         out.append(_geo(addr, place, "place"))
         seen.add(addr.id)
     terms = [ABBREVIATIONS.get(w.casefold(), w) for w in words]
-    stmt = select(Address)
-    for term in terms:
-        stmt = stmt.where(contains(term, Address.full_label))
-    candidates = list(ctx.db.scalars(stmt.order_by(Address.id).limit(500)))
+    patterns = {f"term_{i}": search_pattern(term) for i, term in enumerate(terms)}
+    candidates = ctx.sql.all(_addresses_with(len(terms)), **patterns)
     ctx.spend(len(candidates), "addresses", hint="give the house number and street")
 
-    def score(a: Address) -> tuple[int, int, int, str]:
+    def score(a: Any) -> tuple[int, int, int, str]:
         """Words matching the street address itself first, then the district and city."""
         street = a.label.casefold().split()
         everything = a.full_label.casefold().replace(",", " ").split()
@@ -848,7 +1023,7 @@ def geocode(
         if addr.id in seen:
             continue
         seen.add(addr.id)
-        at = ctx.db.scalar(select(Place).where(Place.address_id == addr.id))
+        at = ctx.sql.first(PLACE_AT, address_id=addr.id)
         out.append(_geo(addr, at, "address"))
     if not out:
         raise NotFound(
@@ -881,9 +1056,9 @@ def reverse_geocode(ctx: ToolContext, latitude: Latitude, longitude: Longitude) 
     lat_e6 = int(latitude.scaleb(6).quantize(Decimal(1), ROUND_HALF_EVEN))
     lon_e6 = int(longitude.scaleb(6).quantize(Decimal(1), ROUND_HALF_EVEN))
     x, y = to_metres(area, lat_e6, lon_e6)
-    addresses = list(ctx.db.scalars(select(Address).order_by(Address.id)))
-    ctx.spend(len(addresses), "addresses")
-    best = min(addresses, key=lambda a: ((a.x - x) ** 2 + (a.y - y) ** 2, a.id))
+    rows = ctx.sql.all(ADDRESSES)
+    ctx.spend(len(rows), "addresses")
+    best = min(rows, key=lambda a: ((a.x - x) ** 2 + (a.y - y) ** 2, a.id))
     gap = distance_m(best.x, best.y, x, y)
     if gap > MAX_OFF_MAP_M:
         north = degrees(area.origin_lat_e6 + area.height_m * 1_000_000 // 111_320)
@@ -895,7 +1070,7 @@ def reverse_geocode(ctx: ToolContext, latitude: Latitude, longitude: Longitude) 
             f"and longitudes {degrees(area.origin_lon_e6)} and {east}. Check the coordinates "
             "(latitude first).",
         )
-    place = ctx.db.scalar(select(Place).where(Place.address_id == best.id))
+    place = ctx.sql.first(PLACE_AT, address_id=best.id)
     return {
         "address_id": best.id,
         "address": best.label,
@@ -942,15 +1117,13 @@ def search_nearby(
         "open_now": true, ...}]}.
     """
     center = address_id
-    stmt = select(Place, Address).join(Address, Address.id == Place.address_id)
-    if category is not None:
-        stmt = stmt.where(Place.category == category)
-    found: list[tuple[int, str, Place]] = []
-    for place, addr in ctx.db.execute(stmt.order_by(Place.id)).all():
+    params = {} if category is None else {"category": category}
+    found: list[tuple[int, str, Any]] = []
+    for place in ctx.sql.all(_places_by_id(category is not None), **params):
         ctx.spend(1, "places")
-        if addr.id == center.id:
+        if place.address_id == center.id:
             continue
-        gap = distance_m(center.x, center.y, addr.x, addr.y)
+        gap = distance_m(center.x, center.y, place.x, place.y)
         if gap <= radius_m:
             found.append((gap, place.id, place))
     found.sort(key=lambda f: (f[0], f[1]))
@@ -1107,32 +1280,24 @@ def find_users(ctx: ToolContext, query: SearchText, limit: Limit = 10) -> list[U
     text = query.strip()
     if not text:
         raise InvalidArgument("query must not be empty: give part of the user's name or email.")
-    stmt = (
-        select(User, Address)
-        .join(Address, Address.id == User.home_address_id)
-        .where(contains(text, User.name, User.email))
-        .order_by(User.name, User.id)
-        .limit(limit)
-    )
     return [
         {
             "user_id": u.id,
             "name": u.name,
             "email": u.email,
-            "home_address_id": a.id,
-            "home_address": a.label,
+            "home_address_id": u.home_address_id,
+            "home_address": u.home_address,
         }
-        for u, a in ctx.db.execute(stmt).all()
+        for u in ctx.sql.all(USERS_MATCHING, pattern=search_pattern(text), limit=limit)
     ]
 
 
 def _list_ids(ctx: ToolContext, saved_id: str) -> list[str]:
-    stmt = select(ListItem.list_id).where(ListItem.saved_id == saved_id).order_by(ListItem.list_id)
-    return list(ctx.db.scalars(stmt))
+    return ctx.sql.scalars(LISTS_HOLDING, saved_id=saved_id)
 
 
-def _saved(ctx: ToolContext, s: SavedPlace) -> SavedOut:
-    place = ctx.db.get_one(Place, s.place_id)
+def _saved(ctx: ToolContext, s: Any) -> SavedOut:
+    place = ctx.sql.one(PLACE, id=s.place_id)
     return {
         "saved_id": s.id,
         "user_id": s.user_id,
@@ -1140,7 +1305,7 @@ def _saved(ctx: ToolContext, s: SavedPlace) -> SavedOut:
         "name": place.name,
         "category": place.category,
         "address_id": place.address_id,
-        "address": place.address.label,
+        "address": place.address,
         "label": s.label,
         "note": s.note or None,
         "saved_at": _stamp(s.saved_at),
@@ -1170,23 +1335,22 @@ def list_saved_places(
         "place_id": "pl_0042", "name": "Blue Door Café", "address_id": "adr_00317",
         "label": "favorite", "list_ids": ["lst_007"], ...}]}.
     """
-    stmt = select(SavedPlace).where(SavedPlace.user_id == user_id.id)
+    params: dict[str, Any] = {"user_id": user_id.id, "limit": limit}
     if label != "all":
-        stmt = stmt.where(SavedPlace.label == label)
-    stmt = stmt.order_by(SavedPlace.saved_at.desc(), SavedPlace.id.desc()).limit(limit)
+        params["label"] = label
+    rows = ctx.sql.all(_saved_of("label" in params), **params)
     return {
         "user_id": user_id.id,
         "label": label,
-        "saved": [_saved(ctx, s) for s in ctx.db.scalars(stmt)],
+        "saved": [_saved(ctx, s) for s in rows],
     }
 
 
-def _count(ctx: ToolContext, plist: PlaceList) -> int:
-    stmt = select(func.count()).select_from(ListItem).where(ListItem.list_id == plist.id)
-    return int(ctx.db.scalar(stmt) or 0)
+def _count(ctx: ToolContext, plist: Any) -> int:
+    return int(ctx.sql.scalar(LIST_ITEM_COUNT, list_id=plist.id) or 0)
 
 
-def _list_summary(ctx: ToolContext, plist: PlaceList) -> ListSummary:
+def _list_summary(ctx: ToolContext, plist: Any) -> ListSummary:
     return {
         "list_id": plist.id,
         "user_id": plist.user_id,
@@ -1212,25 +1376,20 @@ def list_lists(ctx: ToolContext, user_id: UserRow) -> ListsOut:
         {"user_id": "usr_004", "lists": [{"list_id": "lst_007", "name": "Coffee spots",
         "place_count": 5, "capacity": 25, ...}]}.
     """
-    stmt = (
-        select(PlaceList)
-        .where(PlaceList.user_id == user_id.id)
-        .order_by(func.lower(PlaceList.name), PlaceList.id)
-    )
-    return {"user_id": user_id.id, "lists": [_list_summary(ctx, p) for p in ctx.db.scalars(stmt)]}
+    lists = ctx.sql.all(LISTS_OF_BY_NAME, user_id=user_id.id)
+    return {"user_id": user_id.id, "lists": [_list_summary(ctx, p) for p in lists]}
 
 
-def _item(ctx: ToolContext, item: ListItem) -> ItemOut:
-    saved = ctx.db.get_one(SavedPlace, item.saved_id)
-    place = ctx.db.get_one(Place, saved.place_id)
+def _item(ctx: ToolContext, item: Any) -> ItemOut:
+    place = ctx.sql.one(PLACE_OF_SAVED, saved_id=item.saved_id)
     return {
         "position": item.position,
-        "saved_id": saved.id,
+        "saved_id": item.saved_id,
         "place_id": place.id,
         "name": place.name,
         "category": place.category,
         "address_id": place.address_id,
-        "address": place.address.label,
+        "address": place.address,
         "open_now": _open_now(ctx, place),
         "note": item.note or None,
         "added_at": _stamp(item.added_at),
@@ -1254,7 +1413,7 @@ def get_list(ctx: ToolContext, list_id: ListRow) -> ListDetail:
     """
     return {
         **_list_summary(ctx, list_id),
-        "places": [_item(ctx, i) for i in list_id.items],
+        "places": [_item(ctx, i) for i in ctx.sql.all(LIST_ITEMS, list_id=list_id.id)],
     }
 
 
@@ -1286,9 +1445,7 @@ def save_place(
             f"{place.name} ({place.id}) is permanently closed and cannot be saved. Search for "
             f"another {place.category.replace('_', ' ')} nearby instead.",
         )
-    existing = ctx.db.scalar(
-        select(SavedPlace).where(SavedPlace.user_id == user.id, SavedPlace.place_id == place.id)
-    )
+    existing = ctx.sql.first(SAVED_BY, user_id=user.id, place_id=place.id)
     if existing is not None:
         raise RuleBroken(
             "already_saved",
@@ -1296,17 +1453,16 @@ def save_place(
             f"'{existing.label}'. Use that saved place id; to change its label, remove it and "
             "save it again.",
         )
-    saved = SavedPlace(
-        id=next_id(ctx, SavedPlace.id, "sav", 4),
-        user_id=user.id,
-        place_id=place.id,
-        label=label,
-        note=note.strip(),
-        saved_at=ctx.now,
-    )
-    ctx.db.add(saved)
-    ctx.db.flush()
-    return _saved(ctx, saved)
+    saved = {
+        "id": next_id(ctx, SavedPlace.id, "sav", 4),
+        "user_id": user.id,
+        "place_id": place.id,
+        "label": label,
+        "note": note.strip(),
+        "saved_at": ctx.now,
+    }
+    ctx.sql.insert(SavedPlace, **saved)
+    return _saved(ctx, SimpleNamespace(**saved))
 
 
 @server.tool(
@@ -1327,24 +1483,21 @@ def remove_saved_place(ctx: ToolContext, saved_id: SavedRow) -> RemovedOut:
     saved = saved_id
     lists = _list_ids(ctx, saved.id)
     for list_id in lists:
-        plist = ctx.db.get_one(PlaceList, list_id)
-        gone = next(i for i in plist.items if i.saved_id == saved.id)
-        ctx.db.delete(gone)
-        ctx.db.flush()
-        rest = [i for i in plist.items if i.saved_id != saved.id]
-        for i in rest:
+        items = ctx.sql.all(LIST_ITEMS, list_id=list_id)
+        gone = next(i for i in items if i.saved_id == saved.id)
+        ctx.sql.run(DELETE_ITEM, list_id=list_id, saved_id=saved.id)
+        for i in items:  # the places after it move up, one at a time (positions stay unique)
             if i.position > gone.position:
-                i.position -= 1
-                ctx.db.flush()
-        ctx.db.expire(plist, ["items"])
+                ctx.sql.run(
+                    SET_ITEM_POSITION, list_id=list_id, saved_id=i.saved_id, position=i.position - 1
+                )
     out: RemovedOut = {
         "saved_id": saved.id,
         "user_id": saved.user_id,
         "place_id": saved.place_id,
         "removed_from_list_ids": lists,
     }
-    ctx.db.delete(saved)
-    ctx.db.flush()
+    ctx.sql.run(DELETE_SAVED, id=saved.id)
     return out
 
 
@@ -1378,9 +1531,7 @@ def create_list(
     title = " ".join(name.split())
     if not title:
         raise InvalidArgument("name must not be blank: give the list a name.")
-    lists = list(
-        ctx.db.scalars(select(PlaceList).where(PlaceList.user_id == user.id).order_by(PlaceList.id))
-    )
+    lists = ctx.sql.all(LISTS_OF, user_id=user.id)
     for other in lists:
         if other.name.casefold() == title.casefold():
             raise RuleBroken(
@@ -1394,16 +1545,15 @@ def create_list(
             f"{user.name} already has {len(lists)} lists, the most a user may have. Add the "
             "places to one of the existing lists instead.",
         )
-    plist = PlaceList(
-        id=next_id(ctx, PlaceList.id, "lst", 3),
-        user_id=user.id,
-        name=title,
-        description=description.strip(),
-        created_at=ctx.now,
-    )
-    ctx.db.add(plist)
-    ctx.db.flush()
-    return _list_summary(ctx, plist)
+    plist = {
+        "id": next_id(ctx, PlaceList.id, "lst", 3),
+        "user_id": user.id,
+        "name": title,
+        "description": description.strip(),
+        "created_at": ctx.now,
+    }
+    ctx.sql.insert(PlaceList, **plist)
+    return _list_summary(ctx, SimpleNamespace(**plist))
 
 
 @server.tool(
@@ -1430,14 +1580,14 @@ def add_to_list(
     """
     plist, saved = list_id, saved_id
     if saved.user_id != plist.user_id:
-        owner = ctx.db.get_one(User, plist.user_id)
+        owner = ctx.sql.one(USER, id=plist.user_id)
         raise RuleBroken(
             "same_owner",
             f"saved place {saved.id} belongs to user {saved.user_id}, but list {plist.id} "
             f"belongs to {owner.name} ({owner.id}); a list holds only its owner's saved "
             f"places. Save the place for {owner.id} first and add that saved place.",
         )
-    items = list(plist.items)
+    items = ctx.sql.all(LIST_ITEMS, list_id=plist.id)
     if any(i.saved_id == saved.id for i in items):
         raise RuleBroken(
             "already_in_list",
@@ -1449,25 +1599,26 @@ def add_to_list(
             f"list '{plist.name}' ({plist.id}) already holds {len(items)} places, the most a "
             "list may hold. Remove a saved place from it, or create another list.",
         )
-    item = ListItem(
-        list_id=plist.id,
-        saved_id=saved.id,
-        position=len(items) + 1,
-        note=note.strip(),
-        added_at=ctx.now,
-    )
-    ctx.db.add(item)
-    ctx.db.flush()
-    ctx.db.expire(plist, ["items"])
-    return {**_item(ctx, item), "list_id": plist.id, "place_count": len(items) + 1}
+    item = {
+        "list_id": plist.id,
+        "saved_id": saved.id,
+        "position": len(items) + 1,
+        "note": note.strip(),
+        "added_at": ctx.now,
+    }
+    ctx.sql.insert(ListItem, **item)
+    return {
+        **_item(ctx, SimpleNamespace(**item)),
+        "list_id": plist.id,
+        "place_count": len(items) + 1,
+    }
 
 
 # --------------------------------------------------------------- entities
 # What exists and is worth asking about, for grounding synthesized requests. Fields named
 # like tool parameters (place_id, saved_id, mode, label) give values the rules allow.
 def _driveable(ctx: ToolContext) -> set[str]:
-    stmt = select(Address.id).join(Edge, Edge.id == Address.edge_id).where(Edge.drive_kmh > 0)
-    return set(ctx.db.scalars(stmt.order_by(Address.id)))
+    return set(ctx.sql.scalars(DRIVEABLE_ADDRESS_IDS))
 
 
 @server.entity(
@@ -1479,22 +1630,16 @@ def _driveable(ctx: ToolContext) -> set[str]:
 )
 def _places(ctx: ToolContext) -> list[dict]:
     """Places that are not permanently closed, with the address routes start from."""
-    stmt = (
-        select(Place, Address)
-        .join(Address, Address.id == Place.address_id)
-        .where(Place.status != "permanently_closed")
-        .order_by(Place.id)
-    )
     return [
         {
             "place_id": p.id,
             "name": p.name,
             "query": p.name,
             "category": p.category,
-            "address_id": a.id,
-            "address": a.label,
+            "address_id": p.address_id,
+            "address": p.address,
         }
-        for p, a in ctx.db.execute(stmt).all()
+        for p in ctx.sql.all(PLACES_NOT_CLOSED)
     ]
 
 
@@ -1508,9 +1653,8 @@ def _places(ctx: ToolContext) -> list[dict]:
 def _addresses(ctx: ToolContext) -> list[dict]:
     """Addresses of places and homes that cars can reach, with their coordinates."""
     driveable = _driveable(ctx)
-    used = set(ctx.db.scalars(select(Place.address_id).order_by(Place.address_id)))
-    used |= set(ctx.db.scalars(select(User.home_address_id).order_by(User.home_address_id)))
-    stmt = select(Address).where(Address.id.in_(sorted(used & driveable))).order_by(Address.id)
+    used = set(ctx.sql.scalars(PLACE_ADDRESS_IDS))
+    used |= set(ctx.sql.scalars(HOME_ADDRESS_IDS))
     return [
         {
             "address_id": a.id,
@@ -1519,7 +1663,7 @@ def _addresses(ctx: ToolContext) -> list[dict]:
             "longitude": (degrees(a.lon_e6)),
             "mode": "drive",
         }
-        for a in ctx.db.scalars(stmt)
+        for a in ctx.sql.all(ADDRESSES_IN, ids=sorted(used & driveable))
     ]
 
 
@@ -1532,15 +1676,8 @@ def _addresses(ctx: ToolContext) -> list[dict]:
 def _users(ctx: ToolContext) -> list[dict]:
     """Users, each with a place they have not saved yet (one they could save)."""
     out = []
-    for u in ctx.db.scalars(select(User).order_by(User.id)):
-        saved = set(ctx.db.scalars(select(SavedPlace.place_id).where(SavedPlace.user_id == u.id)))
-        candidates = ctx.db.scalars(
-            select(Place.id)
-            .where(Place.status == "operational", Place.id.not_in(sorted(saved)))
-            .order_by(Place.rating_x10.desc(), Place.id)
-            .limit(1)
-        )
-        place = next(iter(candidates), None)
+    for u in ctx.sql.all(USERS):
+        place = ctx.sql.scalar(BEST_NOT_SAVED_BY, user_id=u.id)
         record = {"user_id": u.id, "name": u.name, "query": u.name, "email": u.email}
         if place is not None:
             record["place_id"] = place
@@ -1556,20 +1693,15 @@ def _users(ctx: ToolContext) -> list[dict]:
     "(ids such as 'sav_0031').",
 )
 def _saved_places(ctx: ToolContext) -> list[dict]:
-    stmt = (
-        select(SavedPlace, Place)
-        .join(Place, Place.id == SavedPlace.place_id)
-        .order_by(SavedPlace.id)
-    )
     return [
         {
             "saved_id": s.id,
             "user_id": s.user_id,
-            "place_id": p.id,
-            "name": p.name,
+            "place_id": s.place_id,
+            "name": s.name,
             "label": s.label,
         }
-        for s, p in ctx.db.execute(stmt).all()
+        for s in ctx.sql.all(SAVED_WITH_NAMES)
     ]
 
 
@@ -1582,17 +1714,10 @@ def _saved_places(ctx: ToolContext) -> list[dict]:
 def _lists(ctx: ToolContext) -> list[dict]:
     """Lists with room, each with a saved place of its owner that it does not hold yet."""
     out = []
-    for plist in ctx.db.scalars(select(PlaceList).order_by(PlaceList.id)):
-        held = {i.saved_id for i in plist.items}
-        if len(held) >= LIST_CAPACITY:
+    for plist in ctx.sql.all(LISTS):
+        if _count(ctx, plist) >= LIST_CAPACITY:
             continue
-        stmt = (
-            select(SavedPlace.id)
-            .where(SavedPlace.user_id == plist.user_id, SavedPlace.id.not_in(sorted(held)))
-            .order_by(SavedPlace.id)
-            .limit(1)
-        )
-        candidate = ctx.db.scalar(stmt)
+        candidate = ctx.sql.scalar(FIRST_SAVED_NOT_IN_LIST, user_id=plist.user_id, list_id=plist.id)
         record = {"list_id": plist.id, "user_id": plist.user_id, "name": plist.name}
         if candidate is not None:
             record["saved_id"] = candidate
