@@ -10,13 +10,14 @@ anyway.
 
 from __future__ import annotations
 
+import functools
 import random
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, delete, func, select
 
 from prove_gym.server import (
     Conflict,
@@ -24,11 +25,14 @@ from prove_gym.server import (
     InvalidArgument,
     NotRequired,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
+    search_pattern,
 )
 
 from .models import (
@@ -96,25 +100,25 @@ server = Server(
     + " ".join(f"{name}: {text}" for name, text in RULES.items()),
 )
 
-HomeRow = Annotated[Home, Entity("home")]
-RoomRow = Annotated[Room, Entity("room")]
-DeviceRow = Annotated[Device, Entity("device")]
-LightRow = Annotated[Device, Entity("light")]
-ThermostatRow = Annotated[Device, Entity("thermostat")]
-LockRow = Annotated[Device, Entity("lock")]
-BlindRow = Annotated[Device, Entity("blind")]
-PlugRow = Annotated[Device, Entity("plug")]
-SensorRow = Annotated[Device, Entity("sensor")]
-TriggerSensorRow = Annotated[Device, Entity("trigger_sensor")]
-SceneRow = Annotated[Scene, Entity("scene")]
-AutomationRow = Annotated[Automation, Entity("automation")]
+HomeRow = Annotated[Record[Home], Entity("home")]
+RoomRow = Annotated[Record[Room], Entity("room")]
+DeviceRow = Annotated[Record[Device], Entity("device")]
+LightRow = Annotated[Record[Device], Entity("light")]
+ThermostatRow = Annotated[Record[Device], Entity("thermostat")]
+LockRow = Annotated[Record[Device], Entity("lock")]
+BlindRow = Annotated[Record[Device], Entity("blind")]
+PlugRow = Annotated[Record[Device], Entity("plug")]
+SensorRow = Annotated[Record[Device], Entity("sensor")]
+TriggerSensorRow = Annotated[Record[Device], Entity("trigger_sensor")]
+SceneRow = Annotated[Record[Scene], Entity("scene")]
+AutomationRow = Annotated[Record[Automation], Entity("automation")]
 
 OnOff = Literal["on", "off"]
 Kind = Literal["light", "thermostat", "lock", "blind", "plug", "sensor"]
 HvacMode = Literal["off", "heat", "cool", "auto"]
 Trigger = Literal["motion_detected", "motion_cleared", "opened", "closed"]
 Limit = Annotated[int, Field(ge=1, le=100)]
-Query = Annotated[str, Field(min_length=1, max_length=200)]
+SearchText = Annotated[str, Field(min_length=1, max_length=200)]
 Name = Annotated[str, Field(min_length=1, max_length=60)]
 MAX_SCENE_DEVICES = 20
 MAX_SCENES_PER_HOME = 50
@@ -283,12 +287,157 @@ class EnergyOut(TypedDict):
     devices: list[PowerUse]
 
 
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+# Rows are named tuples typed as the ORM types them; a row a tool changes is written with
+# ctx.sql.update, which (as the ORM did) writes only the columns whose value differs.
+devices, rooms, scenes = Device.__table__, Room.__table__, Scene.__table__
+automations, scene_actions = Automation.__table__, SceneAction.__table__
+HOMES = Query(select(Home.__table__).order_by(Home.id))
+ROOMS = Query(select(rooms).order_by(Room.id))
+ROOMS_OF_HOME = Query(select(rooms).where(Room.home_id == bindparam("home_id")).order_by(Room.id))
+ROOM_COUNT = Query(select(func.count()).where(Room.home_id == bindparam("home_id")))
+ROOM_NAME = Query(select(Room.name).where(Room.id == bindparam("id")))
+# the devices in the rooms of a home, for list_rooms to group by room
+ROOM_DEVICES = Query(
+    select(Device.room_id, Device.id, Device.kind)
+    .join(rooms, Room.id == Device.room_id)
+    .where(Room.home_id == bindparam("home_id"))
+    .order_by(Device.id)
+)
+DEVICE = Query(select(devices).where(Device.id == bindparam("id")))
+# a device with its room's name (None when the room is gone)
+_DEVICES = select(devices, Room.name.label("room")).select_from(
+    devices.outerjoin(rooms, Room.id == Device.room_id)
+)
+HOME_DEVICES = Query(_DEVICES.where(Device.home_id == bindparam("home_id")).order_by(Device.id))
+# search_devices' (an inner join: it matches the room's name, and finds no device without one)
+DEVICES_MATCHING = Query(
+    select(devices, Room.name.label("room"))
+    .join(rooms, Room.id == Device.room_id)
+    .where(
+        contains(
+            bindparam("pattern"),
+            Device.name,
+            Device.manufacturer,
+            Device.model,
+            Device.appliance,
+            Room.name,
+        )
+    )
+    .order_by(Device.id)
+    .limit(bindparam("limit"))
+)
+ONLINE_DEVICES = Query(select(devices).where(Device.online.is_(True)).order_by(Device.id))
+ONLINE_OF_KIND = Query(
+    select(devices)
+    .where(Device.online.is_(True), Device.kind == bindparam("kind"))
+    .order_by(Device.id)
+)
+SENSORS = Query(select(devices).where(Device.kind == "sensor").order_by(Device.id))
+LATEST_READINGS = Query(
+    select(Reading.recorded_at, Reading.value)
+    .where(Reading.device_id == bindparam("device_id"))
+    .order_by(Reading.recorded_at.desc(), Reading.id.desc())
+    .limit(bindparam("limit"))
+)
+SCENE = Query(select(scenes).where(Scene.id == bindparam("id")))
+SCENES = Query(select(scenes).order_by(Scene.id))
+SCENES_OF_HOME = Query(
+    select(scenes).where(Scene.home_id == bindparam("home_id")).order_by(Scene.id)
+)
+SCENE_NAMED = Query(  # name: lowercased
+    select(Scene.id).where(
+        Scene.home_id == bindparam("home_id"), func.lower(Scene.name) == bindparam("name")
+    )
+)
+SCENE_COUNT = Query(select(func.count()).where(Scene.home_id == bindparam("home_id")))
+SCENE_DEVICE_COUNT = Query(
+    select(func.count(func.distinct(SceneAction.device_id))).where(
+        SceneAction.scene_id == bindparam("scene_id")
+    )
+)
+# a scene's settings in order, with each device's name (None when the device is gone)
+ACTIONS = Query(
+    select(
+        SceneAction.device_id,
+        Device.name.label("device_name"),
+        SceneAction.attribute,
+        SceneAction.value,
+    )
+    .select_from(scene_actions.outerjoin(devices, Device.id == SceneAction.device_id))
+    .where(SceneAction.scene_id == bindparam("scene_id"))
+    .order_by(SceneAction.position)
+)
+SCENE_DEVICES = Query(
+    select(devices)
+    .where(
+        Device.id.in_(
+            select(SceneAction.device_id).where(SceneAction.scene_id == bindparam("scene_id"))
+        )
+    )
+    .order_by(Device.id)
+)
+DELETE_SCENE = Query(delete(Scene).where(Scene.id == bindparam("id")))
+DELETE_ACTIONS = Query(delete(SceneAction).where(SceneAction.scene_id == bindparam("scene_id")))
+SCENE_AUTOMATIONS = Query(
+    select(Automation.id)
+    .where(Automation.scene_id == bindparam("scene_id"))
+    .order_by(Automation.id)
+)
+# an automation with its sensor's name and state and its scene's name (None when gone)
+_AUTOMATIONS = select(
+    automations,
+    Device.name.label("sensor_name"),
+    Device.online.label("sensor_online"),
+    Scene.name.label("scene_name"),
+).select_from(
+    automations.outerjoin(devices, Device.id == Automation.trigger_device_id).outerjoin(
+        scenes, Scene.id == Automation.scene_id
+    )
+)
+AUTOMATION = Query(_AUTOMATIONS.where(Automation.id == bindparam("id")))
+AUTOMATIONS = Query(_AUTOMATIONS.order_by(Automation.id))
+AUTOMATION_NAMED = Query(  # name: lowercased
+    select(Automation.id).where(
+        Automation.home_id == bindparam("home_id"),
+        func.lower(Automation.name) == bindparam("name"),
+    )
+)
+AUTOMATION_COUNT = Query(select(func.count()).where(Automation.home_id == bindparam("home_id")))
+DELETE_AUTOMATION = Query(delete(Automation).where(Automation.id == bindparam("id")))
+
+
+@functools.cache
+def _devices_of_home(by_kind: bool, by_room: bool, by_online: bool) -> Query:
+    """A home's devices by id, at most ``limit``, optionally filtered: list_devices'."""
+    stmt = _DEVICES.where(Device.home_id == bindparam("home_id"))
+    if by_kind:
+        stmt = stmt.where(Device.kind == bindparam("kind"))
+    if by_room:
+        stmt = stmt.where(Device.room_id == bindparam("room_id"))
+    if by_online:
+        stmt = stmt.where(Device.online == bindparam("online"))
+    return Query(stmt.order_by(Device.id).limit(bindparam("limit")))
+
+
+@functools.cache
+def _automations_of_home(by_enabled: bool) -> Query:
+    """A home's automations by id, optionally only enabled or disabled: list_automations'."""
+    stmt = _AUTOMATIONS.where(Automation.home_id == bindparam("home_id"))
+    if by_enabled:
+        stmt = stmt.where(Automation.enabled == bindparam("enabled"))
+    return Query(stmt.order_by(Automation.id))
+
+
 # ----------------------------------------------------------------- helpers
+# A device is a row of DEVICE (a Record[Device] parameter) or of a statement that adds its
+# room's name (_DEVICES: ``d.room``).
 def _refuse(rule: str, message: str) -> None:
     raise PreconditionFailed(f"Rule '{rule}' failed: {message}")
 
 
-def _label(d: Device) -> str:
+def _label(d: Any) -> str:
     return f"{d.name} ({d.id})"
 
 
@@ -296,7 +445,7 @@ def _when(value: Any) -> str | None:
     return None if value is None else value.isoformat(timespec="minutes")
 
 
-def _require_kind(d: Device, kind: str, what: str) -> None:
+def _require_kind(d: Any, kind: str, what: str) -> None:
     if d.kind != kind:
         raise InvalidArgument(
             f"Rule 'device_kind' failed: {_label(d)} is a {d.kind}, not a {kind}; {what} works "
@@ -304,7 +453,7 @@ def _require_kind(d: Device, kind: str, what: str) -> None:
         )
 
 
-def _require_online(d: Device) -> None:
+def _require_online(d: Any) -> None:
     if not d.online:
         _refuse(
             "offline",
@@ -313,23 +462,29 @@ def _require_online(d: Device) -> None:
         )
 
 
-def _door(ctx: ToolContext, lock: Device) -> Device | None:
+def _door(ctx: ToolContext, lock: Any) -> Any | None:
+    """The contact sensor of a lock's door, if it has one."""
     if lock.contact_sensor_id is None:
         return None
-    return ctx.db.get(Device, lock.contact_sensor_id)
+    return ctx.sql.first(DEVICE, id=lock.contact_sensor_id)
 
 
-def _door_open(ctx: ToolContext, lock: Device) -> bool:
+def _door_open(ctx: ToolContext, lock: Any) -> bool:
     door = _door(ctx, lock)
     return door is not None and door.value == 1
 
 
-def _room_name(ctx: ToolContext, d: Device) -> str:
-    room = ctx.db.get(Room, d.room_id)
-    return room.name if room else ""
+def _room_name(ctx: ToolContext, d: Any) -> str:
+    name = ctx.sql.scalar(ROOM_NAME, id=d.room_id)
+    return name if name is not None else ""
 
 
-def _device(ctx: ToolContext, d: Device) -> DeviceOut:
+def _home_devices(ctx: ToolContext, home_id: str) -> list[Any]:
+    """A home's devices by id, with their rooms' names."""
+    return ctx.sql.all(HOME_DEVICES, home_id=home_id)
+
+
+def _device(ctx: ToolContext, d: Any) -> DeviceOut:
     out: DeviceOut = {
         "device_id": d.id,
         "name": d.name,
@@ -377,11 +532,11 @@ def _device(ctx: ToolContext, d: Device) -> DeviceOut:
     return out
 
 
-def _changed(ctx: ToolContext, d: Device, changed: bool) -> DeviceChange:
+def _changed(ctx: ToolContext, d: Any, changed: bool) -> DeviceChange:
     return {**_device(ctx, d), "changed": changed}
 
 
-def _state_text(ctx: ToolContext, d: Device) -> str:
+def _state_text(ctx: ToolContext, d: Any) -> str:
     """A one-line state, such as "on, 60%, 2700 K" or "heat to 21.5 C (now 20.3 C)"."""
     if d.kind == "light":
         if not d.is_on:
@@ -402,40 +557,32 @@ def _state_text(ctx: ToolContext, d: Device) -> str:
     return f"{d.sensor_type} {d.value} {UNITS.get(d.sensor_type or '', '')}".strip()
 
 
-def _summary(ctx: ToolContext, d: Device) -> DeviceSummary:
+def _summary(ctx: ToolContext, d: Any) -> DeviceSummary:
+    """A device row of a statement that adds its room's name (``_DEVICES``)."""
     return {
         "device_id": d.id,
         "name": d.name,
         "kind": d.kind,
         "room_id": d.room_id,
-        "room": _room_name(ctx, d),
+        "room": d.room if d.room is not None else "",
         "online": d.online,
         "state": _state_text(ctx, d),
     }
 
 
-def _home_devices(ctx: ToolContext, home_id: str) -> list[Device]:
-    return list(ctx.db.scalars(select(Device).where(Device.home_id == home_id).order_by(Device.id)))
+def _actions(ctx: ToolContext, scene: Any) -> list[ActionOut]:
+    return [
+        {
+            "device_id": a.device_id,
+            "device_name": a.device_name if a.device_name is not None else "",
+            "attribute": a.attribute,
+            "value": a.value,
+        }
+        for a in ctx.sql.all(ACTIONS, scene_id=scene.id)
+    ]
 
 
-def _actions(ctx: ToolContext, scene: Scene) -> list[ActionOut]:
-    out: list[ActionOut] = []
-    for a in ctx.db.scalars(
-        select(SceneAction).where(SceneAction.scene_id == scene.id).order_by(SceneAction.position)
-    ):
-        d = ctx.db.get(Device, a.device_id)
-        out.append(
-            {
-                "device_id": a.device_id,
-                "device_name": d.name if d else "",
-                "attribute": a.attribute,
-                "value": a.value,
-            }
-        )
-    return out
-
-
-def _scene(ctx: ToolContext, scene: Scene) -> SceneOut:
+def _scene(ctx: ToolContext, scene: Any) -> SceneOut:
     return {
         "scene_id": scene.id,
         "name": scene.name,
@@ -446,24 +593,23 @@ def _scene(ctx: ToolContext, scene: Scene) -> SceneOut:
     }
 
 
-def _automation(ctx: ToolContext, a: Automation) -> AutomationOut:
-    sensor = ctx.db.get(Device, a.trigger_device_id)
-    scene = ctx.db.get(Scene, a.scene_id)
+def _automation(a: Any) -> AutomationOut:
+    """An automation row of ``_AUTOMATIONS`` (with its sensor's and scene's names)."""
     return {
         "automation_id": a.id,
         "name": a.name,
         "home_id": a.home_id,
         "sensor_id": a.trigger_device_id,
-        "sensor_name": sensor.name if sensor else "",
+        "sensor_name": a.sensor_name if a.sensor_name is not None else "",
         "trigger": a.trigger,
         "scene_id": a.scene_id,
-        "scene_name": scene.name if scene else "",
+        "scene_name": a.scene_name if a.scene_name is not None else "",
         "enabled": a.enabled,
         "last_triggered_at": _when(a.last_triggered_at),
     }
 
 
-def _check_setpoint(d: Device, value: Decimal, mode: str | None) -> str | None:
+def _check_setpoint(d: Any, value: Decimal, mode: str | None) -> str | None:
     """Why ``value`` cannot be the setpoint of thermostat ``d`` in ``mode``, or None."""
     lo, hi = d.min_setpoint_c, d.max_setpoint_c
     if mode == "off":
@@ -479,7 +625,7 @@ def _check_setpoint(d: Device, value: Decimal, mode: str | None) -> str | None:
     return None
 
 
-def _check_kelvin(d: Device, kelvin: int) -> str | None:
+def _check_kelvin(d: Any, kelvin: int) -> str | None:
     lo, hi = d.color_temp_min_k, d.color_temp_max_k
     if lo is None or hi is None:
         return (
@@ -494,7 +640,7 @@ def _check_kelvin(d: Device, kelvin: int) -> str | None:
     return None
 
 
-def _check_brightness(d: Device, brightness: int) -> str | None:
+def _check_brightness(d: Any, brightness: int) -> str | None:
     if not d.dimmable and brightness != 100:
         return (
             f"not_dimmable|{_label(d)} is not dimmable: it has only full brightness (100); "
@@ -503,7 +649,7 @@ def _check_brightness(d: Device, brightness: int) -> str | None:
     return None
 
 
-def _check_plug_on(d: Device) -> str | None:
+def _check_plug_on(d: Any) -> str | None:
     if d.load_w is not None and d.max_load_w is not None and d.load_w > d.max_load_w:
         return (
             f"plug_overload|{_label(d)} is rated for at most {d.max_load_w} W but its "
@@ -513,15 +659,14 @@ def _check_plug_on(d: Device) -> str | None:
     return None
 
 
-def _check_lock(ctx: ToolContext, d: Device, state: str) -> str | None:
+def _check_lock(ctx: ToolContext, d: Any, state: str) -> str | None:
     if d.lock_state == "jammed":
         return (
             f"lock_jammed|{_label(d)} is jammed and takes no lock or unlock command; someone "
             "has to free the bolt by hand."
         )
-    if state == "locked" and _door_open(ctx, d):
-        door = _door(ctx, d)
-        assert door is not None
+    door = _door(ctx, d) if state == "locked" else None
+    if door is not None and door.value == 1:
         return (
             f"door_open|{_label(d)} cannot lock while {door.name} reports the door open; close "
             "the door first."
@@ -574,7 +719,7 @@ def list_homes(ctx: ToolContext) -> list[HomeOut]:
         "unlocked_locks": 1, "open_doors": 0, ...}].
     """
     out: list[HomeOut] = []
-    for h in ctx.db.scalars(select(Home).order_by(Home.id)):
+    for h in ctx.sql.all(HOMES):
         devices = _home_devices(ctx, h.id)
         out.append(
             {
@@ -582,7 +727,7 @@ def list_homes(ctx: ToolContext) -> list[HomeOut]:
                 "name": h.name,
                 "address": h.address,
                 "owner": h.owner_name,
-                "rooms": ctx.db.scalar(select(func.count()).where(Room.home_id == h.id)) or 0,
+                "rooms": ctx.sql.scalar(ROOM_COUNT, home_id=h.id) or 0,
                 "devices": len(devices),
                 "offline_devices": sum(not d.online for d in devices),
                 "lights_on": sum(d.kind == "light" and d.is_on for d in devices),
@@ -610,12 +755,15 @@ def list_rooms(ctx: ToolContext, home_id: HomeRow) -> list[RoomOut]:
         ["dev_0001", "dev_0002"], "thermostats": ["dev_0005"], "locks": [], "blinds":
         ["dev_0003"], "plugs": ["dev_0008"], "sensors": ["dev_0006"]}, ...].
     """
+    in_room: dict[str, list[Any]] = {}
+    for d in ctx.sql.all(ROOM_DEVICES, home_id=home_id.id):
+        in_room.setdefault(d.room_id, []).append(d)
     out: list[RoomOut] = []
-    for r in ctx.db.scalars(select(Room).where(Room.home_id == home_id.id).order_by(Room.id)):
+    for r in ctx.sql.all(ROOMS_OF_HOME, home_id=home_id.id):
         ids: dict[str, list[str]] = {
             k: [] for k in ("light", "thermostat", "lock", "blind", "plug", "sensor")
         }
-        for d in ctx.db.scalars(select(Device).where(Device.room_id == r.id).order_by(Device.id)):
+        for d in in_room.get(r.id, []):
             ids[d.kind].append(d.id)
         out.append(
             {
@@ -668,14 +816,15 @@ def list_devices(
             f"Rule 'same_home' failed: room {room_id.id} ({room_id.name}) is in home "
             f"{room_id.home_id}, not {home_id.id}; pass a room of {home_id.id} (see list_rooms)."
         )
-    stmt = select(Device).where(Device.home_id == home_id.id).order_by(Device.id)
+    params: dict[str, Any] = {"home_id": home_id.id, "limit": limit}
     if kind is not None:
-        stmt = stmt.where(Device.kind == kind)
+        params["kind"] = kind
     if room_id is not None:
-        stmt = stmt.where(Device.room_id == room_id.id)
+        params["room_id"] = room_id.id
     if online is not None:
-        stmt = stmt.where(Device.online == online)
-    return [_summary(ctx, d) for d in ctx.db.scalars(stmt.limit(limit))]
+        params["online"] = online
+    query = _devices_of_home("kind" in params, "room_id" in params, "online" in params)
+    return [_summary(ctx, d) for d in ctx.sql.all(query, **params)]
 
 
 @server.tool(
@@ -683,7 +832,7 @@ def list_devices(
     phrasings=["Find my {query} devices", "Search for devices named {query}"],
     examples={"query": _device_query},
 )
-def search_devices(ctx: ToolContext, query: Query, limit: Limit = 20) -> list[DeviceSummary]:
+def search_devices(ctx: ToolContext, query: SearchText, limit: Limit = 20) -> list[DeviceSummary]:
     """Find devices in every home whose name, room, appliance, manufacturer or model contains
     the text (case-insensitive), by device id.
 
@@ -698,18 +847,8 @@ def search_devices(ctx: ToolContext, query: Query, limit: Limit = 20) -> list[De
     text = query.strip()
     if not text:
         raise InvalidArgument("query is blank; pass some text such as 'lamp' or 'Kitchen'.")
-    stmt = (
-        select(Device)
-        .join(Room, Room.id == Device.room_id)
-        .where(
-            contains(
-                text, Device.name, Device.manufacturer, Device.model, Device.appliance, Room.name
-            )
-        )
-        .order_by(Device.id)
-        .limit(limit)
-    )
-    return [_summary(ctx, d) for d in ctx.db.scalars(stmt)]
+    found = ctx.sql.all(DEVICES_MATCHING, pattern=search_pattern(text), limit=limit)
+    return [_summary(ctx, d) for d in found]
 
 
 @server.tool(
@@ -757,14 +896,7 @@ def get_sensor_readings(ctx: ToolContext, sensor_id: SensorRow, limit: Limit = 2
     """
     d = sensor_id
     _require_kind(d, "sensor", "get_sensor_readings")
-    rows = list(
-        ctx.db.scalars(
-            select(Reading)
-            .where(Reading.device_id == d.id)
-            .order_by(Reading.recorded_at.desc(), Reading.id.desc())
-            .limit(limit)
-        )
-    )
+    rows = ctx.sql.all(LATEST_READINGS, device_id=d.id, limit=limit)
     values = [r.value for r in rows]
     avg = (sum(values, Decimal(0)) / len(values)).quantize(Decimal("0.01")) if values else None
     return {
@@ -799,15 +931,9 @@ def list_scenes(ctx: ToolContext, home_id: HomeRow) -> list[SceneSummary]:
         "devices": 5, "last_activated_at": "2026-03-01T07:00", "automations": ["aut_001"]}].
     """
     out: list[SceneSummary] = []
-    for s in ctx.db.scalars(select(Scene).where(Scene.home_id == home_id.id).order_by(Scene.id)):
-        devices = ctx.db.scalar(
-            select(func.count(func.distinct(SceneAction.device_id))).where(
-                SceneAction.scene_id == s.id
-            )
-        )
-        autos = ctx.db.scalars(
-            select(Automation.id).where(Automation.scene_id == s.id).order_by(Automation.id)
-        )
+    for s in ctx.sql.all(SCENES_OF_HOME, home_id=home_id.id):
+        devices = ctx.sql.scalar(SCENE_DEVICE_COUNT, scene_id=s.id)
+        autos = ctx.sql.scalars(SCENE_AUTOMATIONS, scene_id=s.id)
         out.append(
             {
                 "scene_id": s.id,
@@ -815,7 +941,7 @@ def list_scenes(ctx: ToolContext, home_id: HomeRow) -> list[SceneSummary]:
                 "home_id": s.home_id,
                 "devices": devices or 0,
                 "last_activated_at": _when(s.last_activated_at),
-                "automations": list(autos),
+                "automations": autos,
             }
         )
     return out
@@ -856,10 +982,12 @@ def list_automations(
         For example [{"automation_id": "aut_001", "name": "Hallway motion lights", "sensor_id":
         "dev_0011", "trigger": "motion_detected", "scene_id": "scn_005", "enabled": true, ...}].
     """
-    stmt = select(Automation).where(Automation.home_id == home_id.id).order_by(Automation.id)
+    params: dict[str, Any] = {"home_id": home_id.id}
     if enabled is not None:
-        stmt = stmt.where(Automation.enabled == enabled)
-    return [_automation(ctx, a) for a in ctx.db.scalars(stmt)]
+        params["enabled"] = enabled
+    return [
+        _automation(a) for a in ctx.sql.all(_automations_of_home("enabled" in params), **params)
+    ]
 
 
 @server.tool(
@@ -891,7 +1019,7 @@ def get_energy_usage(ctx: ToolContext, home_id: HomeRow) -> EnergyOut:
                 "device_id": d.id,
                 "name": d.name,
                 "kind": d.kind,
-                "room": _room_name(ctx, d),
+                "room": d.room if d.room is not None else "",
                 "power_draw_w": float(w),
             }
             for w, d in using
@@ -922,7 +1050,7 @@ def set_light_power(ctx: ToolContext, light_id: LightRow, power: OnOff) -> Devic
     _require_online(d)
     on = power == "on"
     changed = d.is_on != on
-    d.is_on = on
+    d = ctx.sql.update(Device, d, is_on=on)
     return _changed(ctx, d, changed)
 
 
@@ -955,7 +1083,7 @@ def set_brightness(
     _require_online(d)
     _raise(_check_brightness(d, brightness))
     changed = not d.is_on or d.brightness != brightness
-    d.is_on, d.brightness = True, brightness
+    d = ctx.sql.update(Device, d, is_on=True, brightness=brightness)
     return _changed(ctx, d, changed)
 
 
@@ -989,7 +1117,7 @@ def set_color_temperature(
     _require_online(d)
     _raise(_check_kelvin(d, kelvin))
     changed = d.color_temp_k != kelvin
-    d.color_temp_k = kelvin
+    d = ctx.sql.update(Device, d, color_temp_k=kelvin)
     return _changed(ctx, d, changed)
 
 
@@ -1018,7 +1146,7 @@ def set_thermostat_mode(
     _require_kind(d, "thermostat", "set_thermostat_mode")
     _require_online(d)
     changed = d.hvac_mode != mode
-    d.hvac_mode = mode
+    d = ctx.sql.update(Device, d, hvac_mode=mode)
     return _changed(ctx, d, changed)
 
 
@@ -1058,7 +1186,7 @@ def set_thermostat_setpoint(
     _require_online(d)
     _raise(_check_setpoint(d, value, d.hvac_mode))
     changed = d.setpoint_c != value
-    d.setpoint_c = value
+    d = ctx.sql.update(Device, d, setpoint_c=value)
     return _changed(ctx, d, changed)
 
 
@@ -1087,7 +1215,7 @@ def set_lock(ctx: ToolContext, lock_id: LockRow, action: Literal["lock", "unlock
     state = "locked" if action == "lock" else "unlocked"
     _raise(_check_lock(ctx, d, state))
     changed = d.lock_state != state
-    d.lock_state = state
+    d = ctx.sql.update(Device, d, lock_state=state)
     return _changed(ctx, d, changed)
 
 
@@ -1114,7 +1242,7 @@ def set_blind_position(
     _require_kind(d, "blind", "set_blind_position")
     _require_online(d)
     changed = d.position != position
-    d.position = position
+    d = ctx.sql.update(Device, d, position=position)
     return _changed(ctx, d, changed)
 
 
@@ -1143,7 +1271,7 @@ def set_plug_power(ctx: ToolContext, plug_id: PlugRow, power: OnOff) -> DeviceCh
     if on:
         _raise(_check_plug_on(d))
     changed = d.is_on != on
-    d.is_on = on
+    d = ctx.sql.update(Device, d, is_on=on)
     return _changed(ctx, d, changed)
 
 
@@ -1173,12 +1301,12 @@ def move_device(ctx: ToolContext, device_id: DeviceRow, room_id: RoomRow) -> Dev
             f"{room.home_id}; pick a room of {d.home_id} (see list_rooms).",
         )
     changed = d.room_id != room.id
-    d.room_id = room.id
+    d = ctx.sql.update(Device, d, room_id=room.id)
     return _changed(ctx, d, changed)
 
 
 # ------------------------------------------------------------------ scenes
-def _snapshot(d: Device) -> list[tuple[str, str]]:
+def _snapshot(d: Any) -> list[tuple[str, str]]:
     """The settings that reproduce device ``d``'s current state."""
     if d.kind == "light":
         if not d.is_on:
@@ -1253,52 +1381,45 @@ def create_scene(
         _require_online(d)
         if d.kind == "lock" and d.lock_state == "jammed":
             _raise(_check_lock(ctx, d, "locked"))
-    taken = ctx.db.scalar(
-        select(Scene.id).where(Scene.home_id == home_id.id, func.lower(Scene.name) == label.lower())
-    )
+    taken = ctx.sql.scalar(SCENE_NAMED, home_id=home_id.id, name=label.lower())
     if taken is not None:
         raise Conflict(
             f"Rule 'unique_name' failed: home {home_id.id} already has a scene named '{label}' "
             f"({taken}); choose another name."
         )
-    count = ctx.db.scalar(select(func.count()).where(Scene.home_id == home_id.id)) or 0
+    count = ctx.sql.scalar(SCENE_COUNT, home_id=home_id.id) or 0
     if count >= MAX_SCENES_PER_HOME:
         raise PreconditionFailed(
             f"Home {home_id.id} already has {count} scenes, the most allowed; delete one first."
         )
-    scene = Scene(
-        id=next_id(ctx, Scene.id, "scn", 3), home_id=home_id.id, name=label, created_at=ctx.now
-    )
-    ctx.db.add(scene)
-    ctx.db.flush()
-    position = 0
+    scene_id = next_id(ctx, Scene.id, "scn", 3)
+    ctx.sql.insert(Scene, id=scene_id, home_id=home_id.id, name=label, created_at=ctx.now)
+    actions: list[dict[str, Any]] = []
     for d in device_ids:
         for attribute, value in _snapshot(d):
-            position += 1
-            ctx.db.add(
-                SceneAction(
-                    scene_id=scene.id,
-                    position=position,
-                    device_id=d.id,
-                    attribute=attribute,
-                    value=value,
-                )
+            actions.append(
+                {
+                    "scene_id": scene_id,
+                    "position": len(actions) + 1,
+                    "device_id": d.id,
+                    "attribute": attribute,
+                    "value": value,
+                }
             )
-    ctx.db.flush()
-    return _scene(ctx, scene)
+    ctx.sql.insert_many(SceneAction, actions)
+    return _scene(ctx, ctx.sql.one(SCENE, id=scene_id))
 
 
-def _plan(ctx: ToolContext, scene: Scene) -> list[tuple[SceneAction, Device]]:
-    """Check every setting of the scene, in order, before any is applied."""
+def _plan(ctx: ToolContext, scene: Any) -> list[tuple[Any, Any]]:
+    """Check every setting of the scene, in order, before any is applied: its (setting,
+    device) pairs, the device as it is before the scene applies."""
     problems: list[str] = []
-    plan: list[tuple[SceneAction, Device]] = []
+    plan: list[tuple[Any, Any]] = []
     modes: dict[str, str | None] = {}
     seen_offline: set[str] = set()
-    actions = ctx.db.scalars(
-        select(SceneAction).where(SceneAction.scene_id == scene.id).order_by(SceneAction.position)
-    )
-    for a in actions:
-        d = ctx.db.get_one(Device, a.device_id)
+    devices = {d.id: d for d in ctx.sql.all(SCENE_DEVICES, scene_id=scene.id)}
+    for a in ctx.sql.all(ACTIONS, scene_id=scene.id):
+        d = devices[a.device_id]
         problem: str | None = None
         if not d.online:
             if d.id in seen_offline:
@@ -1331,6 +1452,25 @@ def _plan(ctx: ToolContext, scene: Scene) -> list[tuple[SceneAction, Device]]:
     return plan
 
 
+def _setting(attribute: str, value: str) -> dict[str, Any]:
+    """The device columns one scene setting writes (none for an unknown attribute)."""
+    if attribute == "power":
+        return {"is_on": value == "on"}
+    if attribute == "brightness":
+        return {"brightness": int(value)}
+    if attribute == "color_temp_k":
+        return {"color_temp_k": int(value)}
+    if attribute == "hvac_mode":
+        return {"hvac_mode": value}
+    if attribute == "setpoint_c":
+        return {"setpoint_c": Decimal(value)}
+    if attribute == "lock":
+        return {"lock_state": value}
+    if attribute == "position":
+        return {"position": int(value)}
+    return {}
+
+
 @server.tool(
     writes=True,
     returns=("scene", "device"),
@@ -1350,26 +1490,19 @@ def activate_scene(ctx: ToolContext, scene_id: SceneRow) -> Activation:
     """
     scene = scene_id
     plan = _plan(ctx, scene)
+    found = {d.id: d for _, d in plan}  # each device as the scene found it
+    current = dict(found)  # and as the settings applied so far leave it
     changed: set[str] = set()
     for a, d in plan:
-        before = _snapshot(d)
-        if a.attribute == "power":
-            d.is_on = a.value == "on"
-        elif a.attribute == "brightness":
-            d.brightness = int(a.value)
-        elif a.attribute == "color_temp_k":
-            d.color_temp_k = int(a.value)
-        elif a.attribute == "hvac_mode":
-            d.hvac_mode = a.value
-        elif a.attribute == "setpoint_c":
-            d.setpoint_c = Decimal(a.value)
-        elif a.attribute == "lock":
-            d.lock_state = a.value
-        elif a.attribute == "position":
-            d.position = int(a.value)
-        if _snapshot(d) != before:
+        before = current[d.id]
+        current[d.id] = before._replace(**_setting(a.attribute, a.value))
+        if _snapshot(current[d.id]) != _snapshot(before):
             changed.add(d.id)
-    scene.last_activated_at = ctx.now
+    # Written as the ORM flushed them: the devices by id, then the scene; ctx.sql.update
+    # writes only the columns that end up different (a setting undone later writes nothing).
+    for device_id in sorted(current):
+        ctx.sql.update(Device, found[device_id], **current[device_id]._asdict())
+    ctx.sql.update(Scene, scene, last_activated_at=ctx.now)
     return {
         "scene_id": scene.id,
         "name": scene.name,
@@ -1396,20 +1529,16 @@ def delete_scene(ctx: ToolContext, scene_id: SceneRow) -> Deleted:
         For example {"deleted": "scn_004", "name": "Movie Night"}.
     """
     scene = scene_id
-    users = list(
-        ctx.db.scalars(
-            select(Automation.id).where(Automation.scene_id == scene.id).order_by(Automation.id)
-        )
-    )
+    users = ctx.sql.scalars(SCENE_AUTOMATIONS, scene_id=scene.id)
     if users:
         _refuse(
             "scene_in_use",
             f"scene {scene.id} ({scene.name}) is run by automation {', '.join(users)}; delete "
             "that automation first, then delete the scene.",
         )
-    for a in ctx.db.scalars(select(SceneAction).where(SceneAction.scene_id == scene.id)):
-        ctx.db.delete(a)
-    ctx.db.delete(scene)
+    # The ORM deleted the scene first, then its settings (no relationship cascades them).
+    ctx.sql.run(DELETE_SCENE, id=scene.id)
+    ctx.sql.run(DELETE_ACTIONS, scene_id=scene.id)
     return {"deleted": scene.id, "name": scene.name}
 
 
@@ -1479,23 +1608,21 @@ def create_automation(
             f"{_label(sensor)} is offline (last seen {_when(sensor.last_seen_at)}), so the "
             "automation could never run; wait for it to reconnect or pick another sensor.",
         )
-    taken = ctx.db.scalar(
-        select(Automation.id).where(
-            Automation.home_id == home_id.id, func.lower(Automation.name) == label.lower()
-        )
-    )
+    taken = ctx.sql.scalar(AUTOMATION_NAMED, home_id=home_id.id, name=label.lower())
     if taken is not None:
         raise Conflict(
             f"Rule 'unique_name' failed: home {home_id.id} already has an automation named "
             f"'{label}' ({taken}); choose another name."
         )
-    count = ctx.db.scalar(select(func.count()).where(Automation.home_id == home_id.id)) or 0
+    count = ctx.sql.scalar(AUTOMATION_COUNT, home_id=home_id.id) or 0
     if count >= MAX_AUTOMATIONS_PER_HOME:
         raise PreconditionFailed(
             f"Home {home_id.id} already has {count} automations, the most allowed; delete one first."
         )
-    auto = Automation(
-        id=next_id(ctx, Automation.id, "aut", 3),
+    automation_id = next_id(ctx, Automation.id, "aut", 3)
+    ctx.sql.insert(
+        Automation,
+        id=automation_id,
         home_id=home_id.id,
         name=label,
         trigger_device_id=sensor.id,
@@ -1505,9 +1632,7 @@ def create_automation(
         created_at=ctx.now,
         last_triggered_at=None,
     )
-    ctx.db.add(auto)
-    ctx.db.flush()
-    return _automation(ctx, auto)
+    return _automation(ctx.sql.one(AUTOMATION, id=automation_id))
 
 
 @server.tool(
@@ -1533,7 +1658,7 @@ def set_automation_enabled(
     """
     a = automation_id
     if enabled and not a.enabled:
-        sensor = ctx.db.get_one(Device, a.trigger_device_id)
+        sensor = ctx.sql.one(DEVICE, id=a.trigger_device_id)
         if not sensor.online:
             _refuse(
                 "sensor_offline",
@@ -1541,8 +1666,8 @@ def set_automation_enabled(
                 f"(last seen {_when(sensor.last_seen_at)}); wait for it to reconnect.",
             )
     changed = a.enabled != enabled
-    a.enabled = enabled
-    return {**_automation(ctx, a), "changed": changed}
+    ctx.sql.update(Automation, a, enabled=enabled)
+    return {**_automation(ctx.sql.one(AUTOMATION, id=a.id)), "changed": changed}
 
 
 @server.tool(
@@ -1561,7 +1686,7 @@ def delete_automation(ctx: ToolContext, automation_id: AutomationRow) -> Deleted
         For example {"deleted": "aut_003", "name": "Front door welcome"}.
     """
     a = automation_id
-    ctx.db.delete(a)
+    ctx.sql.run(DELETE_AUTOMATION, id=a.id)
     return {"deleted": a.id, "name": a.name}
 
 
@@ -1569,11 +1694,11 @@ def delete_automation(ctx: ToolContext, automation_id: AutomationRow) -> Deleted
 # What exists and is worth asking about, for grounding synthesized requests. Records carry
 # "home_id" so the draws of one request agree on the home, and suggested new values (a field
 # named like a write's parameter) that the device can take.
-def _rows(ctx: ToolContext, kind: str | None = None) -> list[Device]:
-    stmt = select(Device).where(Device.online.is_(True)).order_by(Device.id)
-    if kind is not None:
-        stmt = stmt.where(Device.kind == kind)
-    return list(ctx.db.scalars(stmt))
+def _rows(ctx: ToolContext, kind: str | None = None) -> list[Any]:
+    """Online devices by id, of one kind or all."""
+    if kind is None:
+        return ctx.sql.all(ONLINE_DEVICES)
+    return ctx.sql.all(ONLINE_OF_KIND, kind=kind)
 
 
 @server.entity(
@@ -1581,7 +1706,7 @@ def _rows(ctx: ToolContext, kind: str | None = None) -> list[Device]:
 )
 def _homes(ctx: ToolContext) -> list[dict]:
     out = []
-    for h in ctx.db.scalars(select(Home).order_by(Home.id)):
+    for h in ctx.sql.all(HOMES):
         scene_ready = [
             d.id
             for d in _home_devices(ctx, h.id)
@@ -1596,12 +1721,11 @@ def _homes(ctx: ToolContext) -> list[dict]:
 )
 def _rooms(ctx: ToolContext) -> list[dict]:
     return [
-        {"room_id": r.id, "room_name": r.name, "home_id": r.home_id}
-        for r in ctx.db.scalars(select(Room).order_by(Room.id))
+        {"room_id": r.id, "room_name": r.name, "home_id": r.home_id} for r in ctx.sql.all(ROOMS)
     ]
 
 
-def _device_record(d: Device, key: str) -> dict[str, Any]:
+def _device_record(d: Any, key: str) -> dict[str, Any]:
     return {key: d.id, "device_name": d.name, "home_id": d.home_id, "kind": d.kind}
 
 
@@ -1690,7 +1814,7 @@ def _plugs(ctx: ToolContext) -> list[dict]:
 def _sensors(ctx: ToolContext) -> list[dict]:
     return [
         {**_device_record(d, "sensor_id"), "sensor_type": d.sensor_type}
-        for d in ctx.db.scalars(select(Device).where(Device.kind == "sensor").order_by(Device.id))
+        for d in ctx.sql.all(SENSORS)
     ]
 
 
@@ -1720,7 +1844,7 @@ def _trigger_sensors(ctx: ToolContext) -> list[dict]:
 def _scenes(ctx: ToolContext) -> list[dict]:
     """Scenes that apply cleanly now (every device online and able to take its setting)."""
     out = []
-    for s in ctx.db.scalars(select(Scene).order_by(Scene.id)):
+    for s in ctx.sql.all(SCENES):
         try:
             _plan(ctx, s)
         except PreconditionFailed:
@@ -1737,9 +1861,8 @@ def _scenes(ctx: ToolContext) -> list[dict]:
 )
 def _automations(ctx: ToolContext) -> list[dict]:
     out = []
-    for a in ctx.db.scalars(select(Automation).order_by(Automation.id)):
-        sensor = ctx.db.get(Device, a.trigger_device_id)
-        if not a.enabled and (sensor is None or not sensor.online):
+    for a in ctx.sql.all(AUTOMATIONS):
+        if not a.enabled and not a.sensor_online:  # its sensor offline (or gone)
             continue  # cannot be re-enabled: not worth asking about
         out.append(
             {
