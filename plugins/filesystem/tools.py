@@ -19,13 +19,13 @@ import random
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, NamedTuple, TypeVar
 
 from pydantic import Field
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import bindparam, delete, func, select, update
 
 from prove_gym.server import (
     Conflict,
@@ -35,6 +35,7 @@ from prove_gym.server import (
     NotRequired,
     PermissionDenied,
     PreconditionFailed,
+    Query,
     Server,
     ToolContext,
     TypedDict,
@@ -223,20 +224,27 @@ class Diff(TypedDict):
 
 
 # ----------------------------------------------------------------- helpers
-@dataclass(slots=True)
-class Loc:
-    """A resolved path: the node if it exists, else the existing parent and the new name."""
+class NodeRow(NamedTuple):
+    """One row of the ``nodes`` table, content included: a node a tool reads or changes."""
 
-    path: str
-    parent: Entry | None
+    id: str
+    parent_id: str | None
     name: str
-    node: Node | None
-    slash: bool
+    kind: str
+    owner: str
+    mode: int
+    size: int
+    content: str
+    modified: dt.datetime
+
+    @property
+    def is_dir(self) -> bool:
+        return self.kind == "dir"
 
 
-@dataclass(slots=True)
-class Entry:
-    """A read-only snapshot of one node, for listings and walks (much cheaper than ORM rows)."""
+class Entry(NamedTuple):
+    """A node as the cached tree holds it, for listings and walks: its content only when the
+    tree was loaded with it (``None`` otherwise; :meth:`Fs.full` reads it)."""
 
     id: str
     parent_id: str | None
@@ -253,9 +261,47 @@ class Entry:
         return self.kind == "dir"
 
 
-AnyNode = Node | Entry
-# The Node columns an Entry is built from, in its field order (content only when asked).
-_COLUMNS = [getattr(Node, f.name) for f in fields(Entry) if f.name != "content"]
+AnyNode = NodeRow | Entry
+
+
+@dataclass(slots=True)
+class Loc:
+    """A resolved path: the node if it exists, else the existing parent and the new name."""
+
+    path: str
+    parent: Entry | None
+    name: str
+    node: NodeRow | None
+    slash: bool
+
+
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+_COLUMNS = [Node.__table__.c[name] for name in Entry._fields if name != "content"]
+# The whole tree, once per call (the tools sort children by name: no ORDER BY needed).
+TREE = Query(select(*_COLUMNS))
+TREE_WITH_CONTENT = Query(select(*_COLUMNS, Node.content))
+NODE = Query(select(Node.__table__).where(Node.id == bindparam("id")))
+USAGE = Query(select(func.count(), func.coalesce(func.sum(Node.size), 0)))
+LAST_NODE_ID = Query(select(func.max(Node.id)))
+MOVE_NODES = Query(
+    update(Node)
+    .where(Node.id.in_(bindparam("ids", expanding=True)))
+    .values(parent_id=bindparam("parent_id"))
+)
+SET_MODE = Query(
+    update(Node).where(Node.id.in_(bindparam("ids", expanding=True))).values(mode=bindparam("mode"))
+)
+DELETE_NODES = Query(delete(Node).where(Node.id.in_(bindparam("ids", expanding=True))))
+SHELL = Query(select(Shell.__table__).where(Shell.id == 1))
+STACK = Query(select(DirStackEntry.node_id).order_by(DirStackEntry.position.desc()))
+STACK_SIZE = Query(select(func.count()).select_from(DirStackEntry.__table__))
+STACK_TOP = Query(select(DirStackEntry.__table__).order_by(DirStackEntry.position.desc()).limit(1))
+TOP_POSITION = Query(select(func.max(DirStackEntry.position)))
+POP = Query(delete(DirStackEntry).where(DirStackEntry.position == bindparam("position")))
+UNSTACK = Query(
+    delete(DirStackEntry).where(DirStackEntry.node_id.in_(bindparam("ids", expanding=True)))
+)
 
 
 def _sort_key(n: AnyNode) -> tuple[str, str]:
@@ -313,8 +359,8 @@ class Fs:
 
     def __init__(self, ctx: ToolContext) -> None:
         self.ctx = ctx
-        self.db = ctx.db
-        shell = ctx.db.get(Shell, 1)
+        self.sql = ctx.sql
+        shell = self.sql.first(SHELL)
         if shell is None:  # pragma: no cover - every sampled state has one
             raise PreconditionFailed("The shell session is missing.")
         self.shell = shell
@@ -327,14 +373,11 @@ class Fs:
         self._root_id = ""
 
     # ---------------------------------------------------------- structure
-    def get(self, node_id: str) -> Node:
-        """The ORM row of a node, for changing it."""
-        node = self.db.get(Node, node_id)
-        assert node is not None
-        return node
-
-    def orm(self, node: AnyNode) -> Node:
-        return node if isinstance(node, Node) else self.get(node.id)
+    def full(self, node: AnyNode) -> NodeRow:
+        """The whole row of a node, content included (the cached tree leaves it out)."""
+        if isinstance(node, NodeRow):
+            return node
+        return NodeRow._make(self.sql.one(NODE, id=node.id))
 
     def entry(self, node_id: str) -> Entry:
         self.load()
@@ -382,8 +425,7 @@ class Fs:
         """Read the whole tree once (with file contents if asked) for walks and listings."""
         if self._rows is not None and (self._with_content or not content):
             return
-        columns = [*_COLUMNS, Node.content] if content else _COLUMNS
-        rows = [Entry(*r) for r in self.db.execute(select(*columns))]
+        rows = [Entry(*r) for r in self.sql.all(TREE_WITH_CONTENT if content else TREE)]
         self._rows = {r.id: r for r in rows}
         self._names = {(r.parent_id, r.name): r for r in rows}
         kids: dict[str | None, list[Entry]] = {}
@@ -402,7 +444,6 @@ class Fs:
         self._rows = None
         self._kids = {}
         self._paths = {}
-        self.db.flush()
 
     def children(self, node: AnyNode) -> list[Entry]:
         self.load()
@@ -455,9 +496,7 @@ class Fs:
 
     def need_space(self, cmd: str, target: str, nodes: int, size: int) -> None:
         """Refuse to add ``nodes`` entries and ``size`` bytes past the tree's limits."""
-        count, total = self.db.execute(
-            select(func.count(), func.coalesce(func.sum(Node.size), 0))
-        ).one()
+        count, total = self.sql.one(USAGE)
         if count + nodes > MAX_NODES or total + size > MAX_TOTAL_BYTES:
             raise PreconditionFailed(
                 f"{cmd}: cannot create '{target}': No space left on device (the disk holds at "
@@ -466,7 +505,7 @@ class Fs:
             )
 
     def next_number(self) -> int:
-        last = self.db.scalar(select(func.max(Node.id)))
+        last = self.sql.scalar(LAST_NODE_ID)
         return int(last.split("_")[1]) + 1 if last else 1
 
     # -------------------------------------------------------- permissions
@@ -547,7 +586,7 @@ class Fs:
             parent, current = current, nxt
         if slash and not current.is_dir:
             raise PreconditionFailed(f"{cmd}: {full}/: Not a directory.")
-        return Loc(full, parent, current.name, self.orm(current), slash)
+        return Loc(full, parent, current.name, self.full(current), slash)
 
     def missing(self, cmd: str, full: str, parent: AnyNode, name: str) -> NotFound:
         where = self.path(parent)
@@ -567,14 +606,14 @@ class Fs:
             return NotFound(f"{cmd}: no such file or directory: {full} ({hint})")
         return NotFound(f"{cmd}: {full}: No such file or directory ({hint})")
 
-    def existing(self, raw: str, cmd: str) -> tuple[Node, str]:
+    def existing(self, raw: str, cmd: str) -> tuple[NodeRow, str]:
         loc = self.locate(raw, cmd)
         if loc.node is None:
             assert loc.parent is not None
             raise self.missing(cmd, loc.path, loc.parent, loc.name)
         return loc.node, loc.path
 
-    def readable_file(self, raw: str, cmd: str) -> tuple[Node, str]:
+    def readable_file(self, raw: str, cmd: str) -> tuple[NodeRow, str]:
         node, path = self.existing(raw, cmd)
         if node.is_dir:
             raise PreconditionFailed(
@@ -587,12 +626,12 @@ class Fs:
             )
         return node, path
 
-    def editable_file(self, raw: str, cmd: str) -> tuple[Node, str]:
+    def editable_file(self, raw: str, cmd: str) -> tuple[NodeRow, str]:
         node, path = self.readable_file(raw, cmd)
         self.need_writable_file(cmd, node, path)
         return node, path
 
-    def directory(self, raw: str, cmd: str, *, readable: bool = True) -> tuple[Node, str]:
+    def directory(self, raw: str, cmd: str, *, readable: bool = True) -> tuple[NodeRow, str]:
         node, path = self.existing(raw, cmd)
         if not node.is_dir:
             raise PreconditionFailed(
@@ -602,7 +641,7 @@ class Fs:
             raise PermissionDenied(f"{cmd}: cannot open directory '{path}': Permission denied.")
         return node, path
 
-    def enter(self, raw: str, cmd: str) -> tuple[Node, str]:
+    def enter(self, raw: str, cmd: str) -> tuple[NodeRow, str]:
         """A directory to make current (``cd``, ``pushd``): it needs execute permission."""
         node, path = self.existing(raw, cmd)
         if not node.is_dir:
@@ -628,19 +667,28 @@ class Fs:
     # ------------------------------------------------------------ changes
     def chdir(self, node: AnyNode) -> None:
         """Make ``node`` the current directory; the one before becomes OLDPWD (``cd -``)."""
-        self.shell.oldpwd_id = self.shell.cwd_id
-        self.shell.cwd_id = node.id
-        self.db.flush()
+        self.shell = self.sql.update(Shell, self.shell, oldpwd_id=self.shell.cwd_id, cwd_id=node.id)
 
     def stack(self) -> list[str]:
         """The directory stack: the current directory, then the pushd entries, top first."""
-        rows = self.db.scalars(select(DirStackEntry).order_by(DirStackEntry.position.desc()))
-        return [self.path(self.cwd)] + [self.path(self.get(r.node_id)) for r in rows]
+        return [self.path(self.cwd)] + [self.path(self.entry(n)) for n in self.sql.scalars(STACK)]
 
-    def add(self, parent: AnyNode, name: str, kind: str, *, mode: int) -> Node:
+    def save(self, *changes: tuple[AnyNode, dict[str, Any]]) -> None:
+        """Set columns of nodes: one ``UPDATE`` per node whose values differ, in key order as
+        the ORM's flush wrote them; a node named twice (the directory a move leaves and
+        enters) is one row."""
+        rows: dict[str, tuple[AnyNode, dict[str, Any]]] = {}
+        for node, values in changes:
+            rows.setdefault(node.id, (node, {}))[1].update(values)
+        for key in sorted(rows):
+            node, values = rows[key]
+            self.sql.update(Node, node, **values)
+        self.changed()
+
+    def add(self, parent: AnyNode, name: str, kind: str, *, mode: int) -> NodeRow:
         """A new empty file or directory of the user's."""
         self.need_space("create", self.path(parent).rstrip("/") + "/" + name, 1, 0)
-        node = Node(
+        node = NodeRow(
             id=f"n_{self.next_number():05d}",
             parent_id=parent.id,
             name=name,
@@ -651,12 +699,13 @@ class Fs:
             content="",
             modified=self.ctx.now,
         )
-        self.db.add(node)
-        self.orm(parent).modified = self.ctx.now
+        self.sql.insert(Node, **node._asdict())
+        self.sql.update(Node, parent, modified=self.ctx.now)
         self.changed()
         return node
 
-    def set_content(self, cmd: str, node: Node, path: str, content: str) -> None:
+    def set_content(self, cmd: str, node: NodeRow, path: str, content: str) -> NodeRow:
+        """``node`` with ``content`` written (and its size and modification time)."""
         size = len(content.encode())
         if size > MAX_FILE_BYTES:
             raise InvalidArgument(
@@ -664,12 +713,9 @@ class Fs:
             )
         if size > node.size:
             self.need_space(cmd, path, 0, size - node.size)
-        node.content = content
-        node.size = size
-        node.modified = self.ctx.now
-        self.db.flush()
+        return self.sql.update(Node, node, content=content, size=size, modified=self.ctx.now)
 
-    def write(self, cmd: str, raw: str, text: str, *, append: bool) -> tuple[Node, str, bool]:
+    def write(self, cmd: str, raw: str, text: str, *, append: bool) -> tuple[NodeRow, str, bool]:
         """Write (or append) ``text`` to a file, created if missing: (node, path, created)."""
         loc = self.new_entry(raw, cmd, "create")
         node = loc.node
@@ -683,7 +729,7 @@ class Fs:
         else:
             self.need_writable_file(cmd, node, loc.path)
             text = node.content + text if append else text
-        self.set_content(cmd, node, loc.path, text)
+        node = self.set_content(cmd, node, loc.path, text)
         return node, loc.path, loc.node is None
 
     def guard_cwd(self, cmd: str, verb: str, node: AnyNode, path: str) -> None:
@@ -698,17 +744,10 @@ class Fs:
         """Delete nodes (whole subtrees) and the session's references to them."""
         ids = [n.id for n in nodes]
         if self.shell.oldpwd_id in ids:
-            self.shell.oldpwd_id = None
-        self.db.execute(delete(DirStackEntry).where(DirStackEntry.node_id.in_(ids)))
-        self.db.flush()
+            self.shell = self.sql.update(Shell, self.shell, oldpwd_id=None)
+        self.sql.run(UNSTACK, ids=ids)
         for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            self.db.execute(
-                delete(Node).where(Node.id.in_(chunk)).execution_options(synchronize_session=False)
-            )
-        for obj in list(self.db.identity_map.values()):
-            if isinstance(obj, Node) and obj.id in ids:
-                self.db.expunge(obj)
+            self.sql.run(DELETE_NODES, ids=ids[start : start + 500])
         self.changed()
 
     def copy_tree(self, source: AnyNode, parent: AnyNode, name: str) -> int:
@@ -724,7 +763,7 @@ class Fs:
             number += 1
             top = e.id == source.id
             rows.append(
-                asdict(e)
+                e._asdict()
                 | {
                     "id": new_ids[e.id],
                     "parent_id": parent.id if top else new_ids[e.parent_id or ""],
@@ -733,8 +772,8 @@ class Fs:
                     "modified": self.ctx.now,
                 }
             )
-        self.db.execute(insert(Node), rows)
-        self.orm(parent).modified = self.ctx.now
+        self.sql.insert_many(Node, rows)
+        self.sql.update(Node, parent, modified=self.ctx.now)
         self.changed()
         return len(rows)
 
@@ -819,10 +858,11 @@ def cd(ctx: ToolContext, path: DirArg = "~") -> Cd:
             "/tmp", "~" for home (the default) or "-" for the previous directory.
     """
     fs = Fs(ctx)
+    target: AnyNode
     if path.strip() == "-":
         if fs.shell.oldpwd_id is None:
             raise PreconditionFailed("cd: OLDPWD not set (no previous directory yet); give a path.")
-        target, where = fs.get(fs.shell.oldpwd_id), fs.path(fs.get(fs.shell.oldpwd_id))
+        target, where = fs.entry(fs.shell.oldpwd_id), fs.path(fs.entry(fs.shell.oldpwd_id))
         if not fs.can(target, "x"):
             raise PermissionDenied(f"cd: permission denied: {where}")
     else:
@@ -845,13 +885,13 @@ def pushd(ctx: ToolContext, path: DirArg) -> Pushed:
     """
     fs = Fs(ctx)
     target, where = fs.enter(path, "pushd")
-    count = fs.db.scalar(select(func.count()).select_from(DirStackEntry)) or 0
+    count = fs.sql.scalar(STACK_SIZE) or 0
     if count >= MAX_STACK:
         raise PreconditionFailed(
             f"pushd: directory stack full ({MAX_STACK} entries); popd some entries first."
         )
-    top = fs.db.scalar(select(func.max(DirStackEntry.position))) or 0
-    fs.db.add(DirStackEntry(position=top + 1, node_id=fs.shell.cwd_id))
+    top = fs.sql.scalar(TOP_POSITION) or 0
+    fs.sql.insert(DirStackEntry, position=top + 1, node_id=fs.shell.cwd_id)
     fs.chdir(target)
     return {"cwd": where, "stack": fs.stack()}
 
@@ -860,18 +900,16 @@ def pushd(ctx: ToolContext, path: DirArg) -> Pushed:
 def popd(ctx: ToolContext) -> Pushed:
     """Return to the directory on top of the directory stack (saved by pushd) and drop it."""
     fs = Fs(ctx)
-    entry = fs.db.scalars(
-        select(DirStackEntry).order_by(DirStackEntry.position.desc()).limit(1)
-    ).first()
+    entry = fs.sql.first(STACK_TOP)
     if entry is None:
         raise PreconditionFailed("popd: directory stack empty (use pushd to save a directory).")
-    target = fs.get(entry.node_id)
+    target = fs.entry(entry.node_id)
     if not fs.can(target, "x"):
         raise PermissionDenied(
             f"popd: permission denied: {fs.path(target)} (chmod u+x it, then popd again)."
         )
-    fs.db.delete(entry)
     fs.chdir(target)
+    fs.sql.run(POP, position=entry.position)
     return {"cwd": fs.path(target), "stack": fs.stack()}
 
 
@@ -1658,8 +1696,8 @@ def _mkdirs(fs: Fs, parent: AnyNode, names: list[str], first: str) -> list[str]:
         )
         paths.append(where)
         parent_id = node_id
-    fs.db.execute(insert(Node), rows)
-    fs.orm(parent).modified = fs.ctx.now
+    fs.sql.insert_many(Node, rows)
+    fs.sql.update(Node, parent, modified=fs.ctx.now)
     fs.changed()
     return paths
 
@@ -1680,8 +1718,7 @@ def touch(ctx: ToolContext, path: NewPath) -> Touched:
     fs = Fs(ctx)
     loc = fs.new_entry(path, "touch", "touch")
     if loc.node is not None:
-        loc.node.modified = ctx.now
-        fs.db.flush()
+        fs.sql.update(Node, loc.node, modified=ctx.now)
         return {"path": loc.path, "created": False}
     if loc.slash:
         raise PreconditionFailed(f"touch: cannot touch '{loc.path}/': Not a directory.")
@@ -1776,7 +1813,7 @@ def replace_in_file(
             f"limit is {MAX_FILE_BYTES}); nothing was changed."
         )
     new = node.content.replace(find, replace, -1 if replace_all else 1)
-    fs.set_content("replace_in_file", node, where, new)
+    node = fs.set_content("replace_in_file", node, where, new)
     return {"path": where, "replacements": n if replace_all else 1, "size": node.size}
 
 
@@ -1850,7 +1887,7 @@ class Target:
     existing: AnyNode | None
 
 
-def _target(fs: Fs, cmd: str, source: Node, src_path: str, destination: str) -> Target:
+def _target(fs: Fs, cmd: str, source: NodeRow, src_path: str, destination: str) -> Target:
     """Where ``source`` lands for ``cmd source destination`` (into a directory, or as a name)."""
     loc = fs.locate(destination, cmd)
     verb = "move" if cmd == "mv" else "copy"
@@ -1943,23 +1980,23 @@ def cp(
         if no_clobber:
             raise Conflict(f"cp: not overwriting '{t.path}' (no_clobber=true); nothing was copied.")
         fs.need_writable_file("cp", t.existing, t.path)
-        fs.set_content("cp", fs.orm(t.existing), t.path, src.content)
+        fs.set_content("cp", fs.full(t.existing), t.path, src.content)
         return {"source": src_path, "destination": t.path, "copied": 1, "overwritten": True}
     fs.need_writable_dir("cp", "create", t.path, t.parent)
     count = fs.copy_tree(src, t.parent, t.name)
     return {"source": src_path, "destination": t.path, "copied": count, "overwritten": False}
 
 
-def _need_removable(fs: Fs, cmd: str, node: Node, path: str) -> Node:
+def _need_removable(fs: Fs, cmd: str, node: NodeRow, path: str) -> Entry:
     if node.parent_id is None:
         raise PermissionDenied(f"{cmd}: cannot move or remove '/': Device or resource busy.")
     parent = fs.parent(node)
     assert parent is not None
     fs.need_writable_dir(cmd, "move" if cmd == "mv" else "remove", path, parent)
-    return fs.orm(parent)
+    return parent
 
 
-def _move(fs: Fs, cmd: str, node: Node, path: str, t: Target) -> None:
+def _move(fs: Fs, cmd: str, node: NodeRow, path: str, t: Target) -> None:
     old_parent = _need_removable(fs, cmd, node, path)
     fs.need_writable_dir(cmd, "move", path, t.parent)
     if t.existing is not None:
@@ -1970,11 +2007,16 @@ def _move(fs: Fs, cmd: str, node: Node, path: str, t: Target) -> None:
             )
         fs.guard_cwd(cmd, "replace", t.existing, t.path)
         fs.remove([t.existing])
-    node.parent_id = t.parent.id
-    node.name = t.name
-    old_parent.modified = fs.ctx.now
-    fs.orm(t.parent).modified = fs.ctx.now
-    fs.changed()
+    moved = (node, {"parent_id": t.parent.id, "name": t.name})
+    left = (old_parent, {"modified": fs.ctx.now})
+    entered = (t.parent, {"modified": fs.ctx.now})
+    if isinstance(t.parent, NodeRow) or t.parent.id == old_parent.id:
+        fs.save(moved, left, entered)  # into a directory given as the destination, or in place
+    else:
+        # A new path in another directory: the ORM flushed the entry and the directory it
+        # left before it read the directory entered; writing in that order keeps the bytes.
+        fs.save(moved, left)
+        fs.save(entered)
 
 
 @tool(
@@ -2039,9 +2081,7 @@ def rename(
             f"rename: cannot rename '{where}' to '{target}': File exists (pick another name, or "
             "use mv to replace it)."
         )
-    node.name = new_name
-    parent.modified = ctx.now
-    fs.changed()
+    fs.save((node, {"name": new_name}), (parent, {"modified": ctx.now}))
     return {"old_path": where, "new_path": target}
 
 
@@ -2109,9 +2149,8 @@ def move_matching(
     moved: list[Move] = [
         {"from": fs.path(k), "to": dest_where.rstrip("/") + "/" + k.name} for k in picked
     ]
-    fs.db.execute(update(Node).where(Node.id.in_([k.id for k in picked])).values(parent_id=dest.id))
-    src_dir.modified = dest.modified = ctx.now
-    fs.changed()
+    fs.sql.run(MOVE_NODES, ids=[k.id for k in picked], parent_id=dest.id)
+    fs.save((src_dir, {"modified": ctx.now}), (dest, {"modified": ctx.now}))
     return {"count": len(moved), "moved": moved}
 
 
@@ -2158,7 +2197,7 @@ def rm(ctx: ToolContext, path: PathArg, recursive: bool = False, force: bool = F
                     "pass force=true to remove it anyway; nothing was removed."
                 )
     paths = [fs.path(n) for n in nodes]
-    parent.modified = ctx.now
+    fs.sql.update(Node, parent, modified=ctx.now)
     fs.remove(nodes)
     result: Removed = {"removed": paths[:50], "count": len(paths)}
     if len(paths) > 50:
@@ -2194,7 +2233,7 @@ def rmdir(ctx: ToolContext, path: DirArg) -> RemovedDir:
         )
     fs.guard_cwd("rmdir", "remove", node, where)
     parent = _need_removable(fs, "rmdir", node, where)
-    parent.modified = ctx.now
+    fs.sql.update(Node, parent, modified=ctx.now)
     fs.remove([node])
     return {"removed": where}
 
@@ -2275,7 +2314,7 @@ def chmod(
         if new != n.mode:
             changes.setdefault(new, []).append(n.id)
     for new, ids in sorted(changes.items()):
-        fs.db.execute(update(Node).where(Node.id.in_(ids)).values(mode=new))
+        fs.sql.run(SET_MODE, ids=ids, mode=new)
     fs.changed()
     return {
         "path": where,
