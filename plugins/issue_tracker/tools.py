@@ -9,12 +9,13 @@ the rules and the transition graph.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import case, func, select
+from sqlalchemy import bindparam, case, delete, func, select
 
 from prove_gym.server import (
     Conflict,
@@ -23,13 +24,17 @@ from prove_gym.server import (
     NotFound,
     NotRequired,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
     parse_date,
+    search_pattern,
 )
+from prove_gym.server.sql import record_by_key
 
 from .models import (
     NEEDS_ASSIGNEE,
@@ -69,8 +74,8 @@ server = Server(
 # Required user and sprint ids arrive as rows (the core looks them up and answers not_found).
 # Project and issue ids, optional ids and ids checked only after other rules stay ids: _find
 # looks them up, and points to the id when a project or issue key was sent instead.
-UserRow = Annotated[User, Entity("user")]
-SprintRow = Annotated[Sprint, Entity("sprint")]
+UserRow = Annotated[Record[User], Entity("user")]
+SprintRow = Annotated[Record[Sprint], Entity("sprint")]
 ProjectId = Annotated[str, Entity("project")]
 IssueId = Annotated[str, Entity("issue")]
 UserId = Annotated[str, Entity("user")]
@@ -79,7 +84,7 @@ LabelName = Annotated[str, Entity("label")]
 Limit = Annotated[int, Field(ge=1, le=100)]
 # Longer than any title, key, name or email it could match; SQLite refuses LIKE patterns over
 # 50,000 bytes, so a huge query would otherwise fail inside the tool.
-Query = Annotated[str, Field(max_length=1000)]
+SearchText = Annotated[str, Field(max_length=1000)]
 
 Status = Literal["todo", "in_progress", "in_review", "blocked", "done", "reopened"]
 Priority = Literal["low", "medium", "high", "critical"]
@@ -292,25 +297,208 @@ class MemberAdded(TypedDict):
     member_count: int
 
 
-# ----------------------------------------------------------------- helpers
-R = TypeVar("R")
-# The (id, human key) columns of entities a model may name by key, such as 'WEB' or 'WEB-42'.
-HUMAN_KEYS: dict[type, tuple[Any, Any]] = {
-    Project: (Project.id, Project.key),
-    Issue: (Issue.id, Issue.key),
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+# Rows are named tuples typed as the ORM types them; a row a tool changes is written with
+# ctx.sql.update, which (as the ORM did) writes only the columns whose value differs.
+ACTING_USER = Query(select(Settings.acting_user_id).where(Settings.id == 1))
+USER_NAME = Query(select(User.name).where(User.id == bindparam("id")))
+# the project or issue whose human key (upper-cased) is 'key', such as 'WEB' or 'WEB-42'
+KEY_OWNER: dict[type, Query] = {
+    Project: Query(select(Project.id).where(func.upper(Project.key) == bindparam("key"))),
+    Issue: Query(select(Issue.id).where(func.upper(Issue.key) == bindparam("key"))),
+}
+_LIVE_PROJECT_IDS = select(Project.id).where(Project.archived.is_(False))
+MEMBER = Query(
+    select(ProjectMember.user_id).where(
+        ProjectMember.project_id == bindparam("project_id"),
+        ProjectMember.user_id == bindparam("user_id"),
+    )
+)
+# a project's members (by user id, as Project.members is ordered) with their user's name
+MEMBERS = Query(
+    select(ProjectMember.user_id, User.name, ProjectMember.role, User.active)
+    .join(User.__table__, User.id == ProjectMember.user_id)
+    .where(ProjectMember.project_id == bindparam("project_id"))
+    .order_by(ProjectMember.user_id)
+)
+MEMBER_COUNT = Query(
+    select(func.count()).where(ProjectMember.project_id == bindparam("project_id"))
+)
+# a project has at most one active sprint (one_active_sprint)
+ACTIVE_SPRINT = Query(
+    select(Sprint.__table__).where(
+        Sprint.project_id == bindparam("project_id"), Sprint.state == "active"
+    )
+)
+SPRINT_NAMED = Query(
+    select(Sprint.id).where(
+        Sprint.project_id == bindparam("project_id"), func.lower(Sprint.name) == bindparam("name")
+    )
+)
+OPEN_ISSUE_COUNT = Query(
+    select(func.count()).where(Issue.project_id == bindparam("project_id"), Issue.status != "done")
+)
+STATUS_COUNTS = Query(
+    select(Issue.status, func.count().label("n"))
+    .where(Issue.project_id == bindparam("project_id"))
+    .group_by(Issue.status)
+)
+SPRINT_STATUS_COUNTS = Query(
+    select(Issue.status, func.count().label("n"))
+    .where(Issue.sprint_id == bindparam("sprint_id"))
+    .group_by(Issue.status)
+)
+SPRINT_ISSUES = Query(
+    select(Issue.id, Issue.status, Issue.sprint_id, Issue.updated_at)
+    .where(Issue.sprint_id == bindparam("sprint_id"))
+    .order_by(Issue.id)
+)
+# an issue with its assignee's name
+_ISSUES = select(Issue.__table__, User.name.label("assignee_name")).outerjoin(
+    User.__table__, User.id == Issue.assignee_id
+)
+ISSUE = Query(_ISSUES.where(Issue.id == bindparam("id")))
+LABEL_NAMED = Query(select(Label.__table__).where(func.lower(Label.name) == bindparam("name")))
+LABEL_NAMES = Query(select(Label.name).order_by(Label.name))
+HAS_LABEL = Query(
+    select(IssueLabel.label_id).where(
+        IssueLabel.issue_id == bindparam("issue_id"), IssueLabel.label_id == bindparam("label_id")
+    )
+)
+REMOVE_LABEL = Query(
+    delete(IssueLabel).where(
+        IssueLabel.issue_id == bindparam("issue_id"), IssueLabel.label_id == bindparam("label_id")
+    )
+)
+# the label names of some issues, each issue's in name order
+LABELS_OF = Query(
+    select(IssueLabel.issue_id, Label.name)
+    .join(Label.__table__, Label.id == IssueLabel.label_id)
+    .where(IssueLabel.issue_id.in_(bindparam("issue_ids", expanding=True)))
+    .order_by(IssueLabel.issue_id, Label.name)
+)
+HISTORY = Query(
+    select(
+        IssueTransition.from_status,
+        IssueTransition.to_status,
+        IssueTransition.actor_id,
+        IssueTransition.at,
+    )
+    .where(IssueTransition.issue_id == bindparam("issue_id"))
+    .order_by(func.length(IssueTransition.id), IssueTransition.id)
+)
+COMMENT_COUNT = Query(select(func.count()).where(Comment.issue_id == bindparam("issue_id")))
+# what the entity listings offer
+ENTITY_PROJECTS = Query(
+    select(Project.id, Project.key, Project.name)
+    .where(Project.archived.is_(False))
+    .order_by(Project.id)
+)
+ENTITY_USERS = Query(
+    select(User.id, User.name, User.email, User.title)
+    .where(User.active.is_(True))
+    .order_by(User.id)
+)
+ENTITY_ISSUES = Query(
+    select(Issue.id, Issue.key, Issue.title, Issue.project_id, Issue.status, Issue.assignee_id)
+    .where(Issue.project_id.in_(_LIVE_PROJECT_IDS))
+    .order_by(Issue.id)
+)
+ENTITY_SPRINTS = Query(
+    select(Sprint.id, Sprint.name, Sprint.project_id, Sprint.state)
+    .where(Sprint.state != "closed")
+    .order_by(Sprint.id)
+)
+ENTITY_LABELS = Query(select(Label.name, Label.description).order_by(Label.id))
+ENTITY_COMMENTS = Query(select(Comment.id, Comment.issue_id).order_by(Comment.id))
+
+# search_issues' optional filters: each takes the parameter of its name
+ISSUE_FILTERS: dict[str, Any] = {
+    "project_id": Issue.project_id == bindparam("project_id"),
+    "pattern": contains(bindparam("pattern"), Issue.title, Issue.key),
+    "status": Issue.status == bindparam("status"),
+    "assignee_id": Issue.assignee_id == bindparam("assignee_id"),
+    "priority": Issue.priority == bindparam("priority"),
+    "type": Issue.type == bindparam("type"),
+    "label_id": Issue.id.in_(
+        select(IssueLabel.issue_id).where(IssueLabel.label_id == bindparam("label_id"))
+    ),
+    "sprint_id": Issue.sprint_id == bindparam("sprint_id"),
 }
 
 
-def _find(ctx: ToolContext, model: type[R], id_: str) -> R:
+@functools.cache
+def _issue_search(filters: tuple[str, ...], unassigned: bool) -> tuple[Query, Query]:
+    """How many issues pass ``filters`` (names in ISSUE_FILTERS; ``unassigned``: only those
+    with no assignee), and the first ``limit`` of them: an exact match of the upper-cased
+    ``key`` first, then the most urgent, then the oldest. search_issues' statements."""
+    where = [ISSUE_FILTERS[name] for name in filters]
+    if unassigned:
+        where.append(Issue.assignee_id.is_(None))
+    count = Query(select(func.count()).select_from(Issue.__table__).where(*where))
+    rank = case(PRIORITY_RANK, value=Issue.priority, else_=-1)
+    exact = case((func.upper(Issue.key) == bindparam("key"), 0), else_=1)
+    page = _ISSUES.where(*where).order_by(exact, rank.desc(), Issue.id).limit(bindparam("limit"))
+    return count, Query(page)
+
+
+@functools.cache
+def _projects_listed(include_archived: bool) -> Query:
+    stmt = select(Project.__table__).order_by(Project.id)
+    if not include_archived:
+        stmt = stmt.where(Project.archived.is_(False))
+    return Query(stmt)
+
+
+@functools.cache
+def _users_listed(of_project: bool, by_text: bool, include_inactive: bool) -> Query:
+    """Users by id, at most ``limit``: list_users' statement."""
+    stmt = select(User.__table__).order_by(User.id).limit(bindparam("limit"))
+    if of_project:
+        stmt = stmt.join(ProjectMember.__table__, ProjectMember.user_id == User.id).where(
+            ProjectMember.project_id == bindparam("project_id")
+        )
+    if by_text:
+        stmt = stmt.where(contains(bindparam("pattern"), User.name, User.email, User.title))
+    if not include_inactive:
+        stmt = stmt.where(User.active.is_(True))
+    return Query(stmt)
+
+
+@functools.cache
+def _comments_listed(newest_first: bool) -> Query:
+    """An issue's comments with their author's name, at most ``limit``: list_comments'."""
+    columns = (Comment.created_at, Comment.id)
+    order = [c.desc() for c in columns] if newest_first else list(columns)
+    return Query(
+        select(Comment.__table__, User.name.label("author_name"))
+        .outerjoin(User.__table__, User.id == Comment.author_id)
+        .where(Comment.issue_id == bindparam("issue_id"))
+        .order_by(*order)
+        .limit(bindparam("limit"))
+    )
+
+
+@functools.cache
+def _sprints_listed(by_state: bool) -> Query:
+    """A project's sprints, oldest first: list_sprints' statement."""
+    stmt = select(Sprint.__table__).where(Sprint.project_id == bindparam("project_id"))
+    if by_state:
+        stmt = stmt.where(Sprint.state == bindparam("state"))
+    return Query(stmt.order_by(Sprint.start_date, Sprint.id))
+
+
+# ----------------------------------------------------------------- helpers
+def _find(ctx: ToolContext, model: type, id_: str) -> Any:
     """The row with this id, or NotFound with the entity's hint (as the core answers for rows)
     and, when a project or issue key such as 'WEB-42' was sent as the id, the id to pass."""
-    row = ctx.db.get(model, id_)
+    row = ctx.sql.first(record_by_key(model), key=id_)
     if row is None:
         source = next(s for s in server.entities.values() if s.model is model)
         message = source.missing(id_)
-        if model in HUMAN_KEYS:
-            pk, key = HUMAN_KEYS[model]
-            real = ctx.db.scalar(select(pk).where(func.upper(key) == id_.upper()))
+        if model in KEY_OWNER:
+            real = ctx.sql.scalar(KEY_OWNER[model], key=id_.upper())
             if real is not None:
                 message += f" {id_!r} is the key of {source.kind} {real}; pass that id."
         raise NotFound(message)
@@ -323,15 +511,13 @@ def _broken(rule: str, detail: str) -> PreconditionFailed:
 
 
 def _acting_user(ctx: ToolContext) -> str:
-    settings = ctx.db.get(Settings, 1)
-    assert settings is not None
-    return settings.acting_user_id
+    acting_user_id: str = ctx.sql.one(ACTING_USER).acting_user_id
+    return acting_user_id
 
 
-def _writable(ctx: ToolContext, project_id: str) -> Project:
+def _writable(ctx: ToolContext, project_id: str) -> Any:
     """The project, unless it is archived (read-only)."""
-    project = ctx.db.get(Project, project_id)
-    assert project is not None
+    project = ctx.sql.one(record_by_key(Project), key=project_id)
     if project.archived:
         raise _broken(
             "project_archived",
@@ -341,22 +527,22 @@ def _writable(ctx: ToolContext, project_id: str) -> Project:
     return project
 
 
-def _label(ctx: ToolContext, name: str) -> Label:
-    label = ctx.db.scalar(select(Label).where(func.lower(Label.name) == name.strip().lower()))
+def _label(ctx: ToolContext, name: str) -> Any:
+    label = ctx.sql.first(LABEL_NAMED, name=name.strip().lower())
     if label is None:
-        names = ", ".join(ctx.db.scalars(select(Label.name).order_by(Label.name)))
+        names = ", ".join(ctx.sql.scalars(LABEL_NAMES))
         raise NotFound(f"No label named {name!r}. Existing labels: {names}.")
     return label
 
 
-def _check_assignable(ctx: ToolContext, project: Project, user: User) -> None:
+def _check_assignable(ctx: ToolContext, project: Any, user: Any) -> None:
     if not user.active:
         raise _broken(
             "user_inactive",
             f"{user.name} ({user.id}) is deactivated and cannot be assigned; choose an active "
             "member of the project (get_project).",
         )
-    if ctx.db.get(ProjectMember, (project.id, user.id)) is None:
+    if ctx.sql.first(MEMBER, project_id=project.id, user_id=user.id) is None:
         raise _broken(
             "assignee_membership",
             f"{user.name} ({user.id}) is not a member of project {project.id} ({project.key}). "
@@ -382,22 +568,27 @@ def _check_points(points: int) -> None:
         raise InvalidArgument(f"story_points must be one of {allowed}, got {points}.")
 
 
-def _count(ctx: ToolContext, table: type, *where: Any) -> int:
-    return ctx.db.scalar(select(func.count()).select_from(table).where(*where)) or 0
-
-
 def _user_name(ctx: ToolContext, user_id: str | None) -> str | None:
     if user_id is None:
         return None
-    user = ctx.db.get(User, user_id)
-    return user.name if user else None
+    name: str | None = ctx.sql.scalar(USER_NAME, id=user_id)
+    return name
 
 
-def _label_names(issue: Issue) -> list[str]:
-    return sorted(link.label.name for link in issue.labels)
+def _label_names_by_issue(ctx: ToolContext, issue_ids: list[str]) -> dict[str, list[str]]:
+    """The label names of each issue, sorted (one statement for all the issues)."""
+    names: dict[str, list[str]] = {issue_id: [] for issue_id in issue_ids}
+    for link in ctx.sql.all(LABELS_OF, issue_ids=issue_ids):
+        names[link.issue_id].append(link.name)
+    return names
 
 
-def _issue_summary(ctx: ToolContext, issue: Issue) -> IssueSummary:
+def _label_names(ctx: ToolContext, issue_id: str) -> list[str]:
+    return _label_names_by_issue(ctx, [issue_id])[issue_id]
+
+
+def _issue_summary(issue: Any, labels: list[str]) -> IssueSummary:
+    """An issue's summary from its row (with ``assignee_name``, as ``_ISSUES`` reads it)."""
     return {
         "issue_id": issue.id,
         "key": issue.key,
@@ -407,21 +598,17 @@ def _issue_summary(ctx: ToolContext, issue: Issue) -> IssueSummary:
         "status": issue.status,
         "priority": issue.priority,
         "assignee_id": issue.assignee_id,
-        "assignee_name": _user_name(ctx, issue.assignee_id),
+        "assignee_name": issue.assignee_name,
         "sprint_id": issue.sprint_id,
         "story_points": issue.story_points,
-        "labels": _label_names(issue),
+        "labels": labels,
     }
 
 
-def _issue_detail(ctx: ToolContext, issue: Issue) -> IssueDetail:
-    history = (
-        select(IssueTransition)
-        .where(IssueTransition.issue_id == issue.id)
-        .order_by(func.length(IssueTransition.id), IssueTransition.id)
-    )
+def _issue_detail(ctx: ToolContext, issue_id: str) -> IssueDetail:
+    issue = ctx.sql.one(ISSUE, id=issue_id)
     return {
-        **_issue_summary(ctx, issue),
+        **_issue_summary(issue, _label_names(ctx, issue.id)),
         "description": issue.description,
         "reporter_id": issue.reporter_id,
         "created_at": issue.created_at.isoformat(timespec="minutes"),
@@ -430,7 +617,7 @@ def _issue_detail(ctx: ToolContext, issue: Issue) -> IssueDetail:
         if issue.resolved_at
         else None,
         "next_statuses": list(TRANSITIONS[issue.status]),
-        "comment_count": _count(ctx, Comment, Comment.issue_id == issue.id),
+        "comment_count": ctx.sql.scalar(COMMENT_COUNT, issue_id=issue.id) or 0,
         "history": [
             {
                 "from_status": t.from_status,
@@ -438,18 +625,13 @@ def _issue_detail(ctx: ToolContext, issue: Issue) -> IssueDetail:
                 "actor_id": t.actor_id,
                 "at": t.at.isoformat(timespec="minutes"),
             }
-            for t in ctx.db.scalars(history)
+            for t in ctx.sql.all(HISTORY, issue_id=issue.id)
         ],
     }
 
 
-def _sprint_summary(ctx: ToolContext, sprint: Sprint) -> SprintSummary:
-    rows = ctx.db.execute(
-        select(Issue.status, func.count())
-        .where(Issue.sprint_id == sprint.id)
-        .group_by(Issue.status)
-    ).all()
-    counts = {status: n for status, n in rows}
+def _sprint_summary(ctx: ToolContext, sprint: Any) -> SprintSummary:
+    counts = {row.status: row.n for row in ctx.sql.all(SPRINT_STATUS_COUNTS, sprint_id=sprint.id)}
     return {
         "sprint_id": sprint.id,
         "project_id": sprint.project_id,
@@ -463,31 +645,31 @@ def _sprint_summary(ctx: ToolContext, sprint: Sprint) -> SprintSummary:
     }
 
 
-def _record(ctx: ToolContext, issue: Issue, to_status: str, from_status: str | None) -> str:
+def _record(ctx: ToolContext, issue_id: str, to_status: str, from_status: str | None) -> str:
     """Append one row to the status history and return its id."""
-    transition = IssueTransition(
-        id=next_id(ctx, IssueTransition.id, "trn", 5),
-        issue_id=issue.id,
+    transition_id = next_id(ctx, IssueTransition.id, "trn", 5)
+    ctx.sql.insert(
+        IssueTransition,
+        id=transition_id,
+        issue_id=issue_id,
         from_status=from_status,
         to_status=to_status,
         actor_id=_acting_user(ctx),
         at=ctx.now,
     )
-    ctx.db.add(transition)
-    ctx.db.flush()
-    return transition.id
+    return transition_id
 
 
-def _add_comment(ctx: ToolContext, issue: Issue, body: str) -> Comment:
-    comment = Comment(
-        id=next_id(ctx, Comment.id, "cmt", 5),
-        issue_id=issue.id,
-        author_id=_acting_user(ctx),
-        body=body,
-        created_at=ctx.now,
-    )
-    ctx.db.add(comment)
-    ctx.db.flush()
+def _add_comment(ctx: ToolContext, issue_id: str, body: str) -> dict[str, Any]:
+    """Write a comment as the acting user; the values written (its columns)."""
+    comment = {
+        "id": next_id(ctx, Comment.id, "cmt", 5),
+        "issue_id": issue_id,
+        "author_id": _acting_user(ctx),
+        "body": body,
+        "created_at": ctx.now,
+    }
+    ctx.sql.insert(Comment, **comment)
     return comment
 
 
@@ -529,23 +711,21 @@ def list_projects(ctx: ToolContext, include_archived: bool = False) -> list[Proj
     Args:
         include_archived: Also list archived (read-only) projects.
     """
-    stmt = select(Project).order_by(Project.id)
-    if not include_archived:
-        stmt = stmt.where(Project.archived.is_(False))
-    return [
-        {
-            "project_id": p.id,
-            "key": p.key,
-            "name": p.name,
-            "lead_id": p.lead_id,
-            "archived": p.archived,
-            "open_issues": _count(ctx, Issue, Issue.project_id == p.id, Issue.status != "done"),
-            "active_sprint_id": ctx.db.scalar(
-                select(Sprint.id).where(Sprint.project_id == p.id, Sprint.state == "active")
-            ),
-        }
-        for p in ctx.db.scalars(stmt)
-    ]
+    out: list[ProjectSummary] = []
+    for p in ctx.sql.all(_projects_listed(include_archived)):
+        active = ctx.sql.first(ACTIVE_SPRINT, project_id=p.id)
+        out.append(
+            {
+                "project_id": p.id,
+                "key": p.key,
+                "name": p.name,
+                "lead_id": p.lead_id,
+                "archived": p.archived,
+                "open_issues": ctx.sql.scalar(OPEN_ISSUE_COUNT, project_id=p.id) or 0,
+                "active_sprint_id": active.id if active else None,
+            }
+        )
+    return out
 
 
 @server.tool(
@@ -559,16 +739,8 @@ def get_project(ctx: ToolContext, project_id: ProjectId) -> ProjectDetail:
         project_id: The project, such as "prj_01" (see list_projects).
     """
     p = _find(ctx, Project, project_id)
-    counts = dict(
-        ctx.db.execute(
-            select(Issue.status, func.count())
-            .where(Issue.project_id == p.id)
-            .group_by(Issue.status)
-        ).all()
-    )
-    active = ctx.db.scalar(
-        select(Sprint).where(Sprint.project_id == p.id, Sprint.state == "active")
-    )
+    counts = {row.status: row.n for row in ctx.sql.all(STATUS_COUNTS, project_id=p.id)}
+    active = ctx.sql.first(ACTIVE_SPRINT, project_id=p.id)
     return {
         "project_id": p.id,
         "key": p.key,
@@ -577,13 +749,8 @@ def get_project(ctx: ToolContext, project_id: ProjectId) -> ProjectDetail:
         "archived": p.archived,
         "lead_id": p.lead_id,
         "members": [
-            {
-                "user_id": m.user_id,
-                "name": m.user.name,
-                "role": m.role,
-                "active": m.user.active,
-            }
-            for m in p.members
+            {"user_id": m.user_id, "name": m.name, "role": m.role, "active": m.active}
+            for m in ctx.sql.all(MEMBERS, project_id=p.id)
         ],
         "active_sprint": _sprint_summary(ctx, active) if active else None,
         "issue_counts": {s: counts.get(s, 0) for s in STATUSES},
@@ -601,7 +768,7 @@ def get_project(ctx: ToolContext, project_id: ProjectId) -> ProjectDetail:
 def list_users(
     ctx: ToolContext,
     project_id: ProjectId | None = None,
-    query: Query | None = None,
+    query: SearchText | None = None,
     include_inactive: bool = False,
     limit: Limit = 50,
 ) -> list[UserRecord]:
@@ -614,16 +781,13 @@ def list_users(
         include_inactive: Also list deactivated users (they cannot be assigned).
         limit: Maximum number of users to return (1-100).
     """
-    stmt = select(User).order_by(User.id).limit(limit)
+    params: dict[str, Any] = {"limit": limit}
     if project_id is not None:
         _find(ctx, Project, project_id)
-        stmt = stmt.join(ProjectMember, ProjectMember.user_id == User.id).where(
-            ProjectMember.project_id == project_id
-        )
+        params["project_id"] = project_id
     if query and query.strip():
-        stmt = stmt.where(contains(query.strip(), User.name, User.email, User.title))
-    if not include_inactive:
-        stmt = stmt.where(User.active.is_(True))
+        params["pattern"] = search_pattern(query.strip())
+    stmt = _users_listed("project_id" in params, "pattern" in params, include_inactive)
     me = _acting_user(ctx)
     return [
         {
@@ -634,7 +798,7 @@ def list_users(
             "active": u.active,
             "is_you": u.id == me,
         }
-        for u in ctx.db.scalars(stmt)
+        for u in ctx.sql.all(stmt, **params)
     ]
 
 
@@ -651,7 +815,7 @@ def list_users(
 def search_issues(
     ctx: ToolContext,
     project_id: ProjectId | None = None,
-    query: Query | None = None,
+    query: SearchText | None = None,
     status: Status | None = None,
     assignee_id: UserId | None = None,
     unassigned: bool = False,
@@ -682,36 +846,31 @@ def search_issues(
     """
     if unassigned and assignee_id is not None:
         raise InvalidArgument("Pass assignee_id or unassigned=true, not both.")
-    conditions = []
+    filters: dict[str, Any] = {}  # the ISSUE_FILTERS that apply, with their values
     if project_id is not None:
         _find(ctx, Project, project_id)
-        conditions.append(Issue.project_id == project_id)
+        filters["project_id"] = project_id
     if query and query.strip():
-        conditions.append(contains(query.strip(), Issue.title, Issue.key))
+        filters["pattern"] = search_pattern(query.strip())
     if status is not None:
-        conditions.append(Issue.status == status)
+        filters["status"] = status
     if assignee_id is not None:
         _find(ctx, User, assignee_id)
-        conditions.append(Issue.assignee_id == assignee_id)
-    if unassigned:
-        conditions.append(Issue.assignee_id.is_(None))
+        filters["assignee_id"] = assignee_id
     if priority is not None:
-        conditions.append(Issue.priority == priority)
+        filters["priority"] = priority
     if type is not None:
-        conditions.append(Issue.type == type)
+        filters["type"] = type
     if label is not None:
-        found = _label(ctx, label)
-        conditions.append(
-            Issue.id.in_(select(IssueLabel.issue_id).where(IssueLabel.label_id == found.id))
-        )
+        filters["label_id"] = _label(ctx, label).id
     if sprint_id is not None:
         _find(ctx, Sprint, sprint_id)
-        conditions.append(Issue.sprint_id == sprint_id)
-    total = _count(ctx, Issue, *conditions)
-    rank = case(PRIORITY_RANK, value=Issue.priority, else_=-1)
-    exact = case((func.upper(Issue.key) == (query or "").strip().upper(), 0), else_=1)
-    stmt = select(Issue).where(*conditions).order_by(exact, rank.desc(), Issue.id).limit(limit)
-    return {"total": total, "issues": [_issue_summary(ctx, i) for i in ctx.db.scalars(stmt)]}
+        filters["sprint_id"] = sprint_id
+    count, page = _issue_search(tuple(filters), unassigned)
+    total = ctx.sql.scalar(count, **filters) or 0
+    rows = ctx.sql.all(page, key=(query or "").strip().upper(), limit=limit, **filters)
+    names = _label_names_by_issue(ctx, [i.id for i in rows])
+    return {"total": total, "issues": [_issue_summary(i, names[i.id]) for i in rows]}
 
 
 @server.tool(
@@ -724,7 +883,7 @@ def get_issue(ctx: ToolContext, issue_id: IssueId) -> IssueDetail:
     Args:
         issue_id: The issue, such as "iss_0042" (not its key "WEB-42"; search_issues finds ids).
     """
-    return _issue_detail(ctx, _find(ctx, Issue, issue_id))
+    return _issue_detail(ctx, _find(ctx, Issue, issue_id).id)
 
 
 @server.tool(
@@ -772,8 +931,11 @@ def create_issue(
     found_labels = [_label(ctx, name) for name in dict.fromkeys(labels or [])]
     if assignee_id is not None:
         _check_assignable(ctx, project, _find(ctx, User, assignee_id))
-    issue = Issue(
-        id=next_id(ctx, Issue.id, "iss", 4),
+    # written in the ORM's flush order: the issue, the project's counter, the issue's labels
+    issue_id = next_id(ctx, Issue.id, "iss", 4)
+    ctx.sql.insert(
+        Issue,
+        id=issue_id,
         key=f"{project.key}-{project.next_issue_number}",
         project_id=project.id,
         type=type,
@@ -789,13 +951,11 @@ def create_issue(
         updated_at=ctx.now,
         resolved_at=None,
     )
-    project.next_issue_number += 1
-    for label in {lbl.id: lbl for lbl in found_labels}.values():
-        issue.labels.append(IssueLabel(label_id=label.id, label=label))
-    ctx.db.add(issue)
-    ctx.db.flush()
-    _record(ctx, issue, "todo", None)
-    return _issue_detail(ctx, issue)
+    ctx.sql.update(Project, project, next_issue_number=project.next_issue_number + 1)
+    label_ids = dict.fromkeys(lbl.id for lbl in found_labels)
+    ctx.sql.insert_many(IssueLabel, [{"issue_id": issue_id, "label_id": i} for i in label_ids])
+    _record(ctx, issue_id, "todo", None)
+    return _issue_detail(ctx, issue_id)
 
 
 @server.tool(
@@ -840,20 +1000,20 @@ def update_issue(
             "story_points."
         )
     _writable(ctx, issue.project_id)
+    changes: dict[str, Any] = {}
     if title is not None:
-        issue.title = _clean_text(title, "title", 200)
+        changes["title"] = _clean_text(title, "title", 200)
     if story_points is not None:
         _check_points(story_points)
-        issue.story_points = story_points
+        changes["story_points"] = story_points
     if description is not None:
-        issue.description = description.strip()
+        changes["description"] = description.strip()
     if priority is not None:
-        issue.priority = priority
+        changes["priority"] = priority
     if type is not None:
-        issue.type = type
-    issue.updated_at = ctx.now
-    ctx.db.flush()
-    return _issue_detail(ctx, issue)
+        changes["type"] = type
+    ctx.sql.update(Issue, issue, **changes, updated_at=ctx.now)
+    return _issue_detail(ctx, issue.id)
 
 
 @server.tool(
@@ -926,15 +1086,20 @@ def transition_issue(
             "'Waiting for the security review'.",
         )
     moved_from: str | None = None
-    sprint = ctx.db.get(Sprint, issue.sprint_id) if issue.sprint_id else None
+    sprint_id = issue.sprint_id
+    sprint = ctx.sql.first(record_by_key(Sprint), key=sprint_id) if sprint_id else None
     if to_status == "reopened" and sprint is not None and sprint.state == "closed":
-        moved_from = issue.sprint_id
-        issue.sprint_id = None
-    issue.status = to_status
-    issue.resolved_at = ctx.now if to_status == "done" else None
-    issue.updated_at = ctx.now
-    transition_id = _record(ctx, issue, to_status, current)
-    comment_id = _add_comment(ctx, issue, note).id if note is not None else None
+        moved_from, sprint_id = issue.sprint_id, None
+    ctx.sql.update(
+        Issue,
+        issue,
+        sprint_id=sprint_id,
+        status=to_status,
+        resolved_at=ctx.now if to_status == "done" else None,
+        updated_at=ctx.now,
+    )
+    transition_id = _record(ctx, issue.id, to_status, current)
+    comment_id = _add_comment(ctx, issue.id, note)["id"] if note is not None else None
     return {
         "issue_id": issue.id,
         "key": issue.key,
@@ -974,9 +1139,7 @@ def assign_issue(ctx: ToolContext, issue_id: IssueId, assignee_id: UserId | None
     else:
         _check_assignable(ctx, project, _find(ctx, User, assignee_id))
     if previous != assignee_id:
-        issue.assignee_id = assignee_id
-        issue.updated_at = ctx.now
-        ctx.db.flush()
+        issue = ctx.sql.update(Issue, issue, assignee_id=assignee_id, updated_at=ctx.now)
     return {
         "issue_id": issue.id,
         "key": issue.key,
@@ -1002,12 +1165,11 @@ def add_label(ctx: ToolContext, issue_id: IssueId, label: LabelName) -> IssueLab
     issue = _find(ctx, Issue, issue_id)
     found = _label(ctx, label)
     _writable(ctx, issue.project_id)
-    if any(link.label_id == found.id for link in issue.labels):
+    if ctx.sql.first(HAS_LABEL, issue_id=issue.id, label_id=found.id) is not None:
         raise Conflict(f"{issue.id} already has the label '{found.name}'.")
-    issue.labels.append(IssueLabel(label_id=found.id, label=found))
-    issue.updated_at = ctx.now
-    ctx.db.flush()
-    return {"issue_id": issue.id, "labels": _label_names(issue)}
+    ctx.sql.update(Issue, issue, updated_at=ctx.now)  # as the ORM's flush: the issue first
+    ctx.sql.insert(IssueLabel, issue_id=issue.id, label_id=found.id)
+    return {"issue_id": issue.id, "labels": _label_names(ctx, issue.id)}
 
 
 @server.tool(
@@ -1027,14 +1189,12 @@ def remove_label(ctx: ToolContext, issue_id: IssueId, label: LabelName) -> Issue
     issue = _find(ctx, Issue, issue_id)
     found = _label(ctx, label)
     _writable(ctx, issue.project_id)
-    link = next((lk for lk in issue.labels if lk.label_id == found.id), None)
-    if link is None:
-        current = ", ".join(_label_names(issue)) or "none"
+    if ctx.sql.first(HAS_LABEL, issue_id=issue.id, label_id=found.id) is None:
+        current = ", ".join(_label_names(ctx, issue.id)) or "none"
         raise NotFound(f"{issue.id} does not have the label '{found.name}'. Its labels: {current}.")
-    issue.labels.remove(link)
-    issue.updated_at = ctx.now
-    ctx.db.flush()
-    return {"issue_id": issue.id, "labels": _label_names(issue)}
+    ctx.sql.update(Issue, issue, updated_at=ctx.now)  # as the ORM's flush: updates, then deletes
+    ctx.sql.run(REMOVE_LABEL, issue_id=issue.id, label_id=found.id)
+    return {"issue_id": issue.id, "labels": _label_names(ctx, issue.id)}
 
 
 @server.tool(
@@ -1052,15 +1212,14 @@ def add_comment(ctx: ToolContext, issue_id: IssueId, body: str) -> NewComment:
     """
     issue = _find(ctx, Issue, issue_id)
     _writable(ctx, issue.project_id)
-    comment = _add_comment(ctx, issue, _clean_text(body, "body", 5000))
-    issue.updated_at = ctx.now
-    ctx.db.flush()
+    comment = _add_comment(ctx, issue.id, _clean_text(body, "body", 5000))
+    ctx.sql.update(Issue, issue, updated_at=ctx.now)
     return {
-        "comment_id": comment.id,
+        "comment_id": comment["id"],
         "issue_id": issue.id,
-        "author_id": comment.author_id,
-        "body": comment.body,
-        "created_at": comment.created_at.isoformat(timespec="minutes"),
+        "author_id": comment["author_id"],
+        "body": comment["body"],
+        "created_at": comment["created_at"].isoformat(timespec="minutes"),
     }
 
 
@@ -1082,18 +1241,16 @@ def list_comments(
     # Checked here, not with Field(ge=1, le=100): an unknown issue is reported first.
     if not 1 <= limit <= 100:
         raise InvalidArgument(f"limit must be between 1 and 100, got {limit}.")
-    columns = (Comment.created_at, Comment.id)
-    order = [c.desc() for c in columns] if newest_first else list(columns)
-    stmt = select(Comment).where(Comment.issue_id == issue.id).order_by(*order).limit(limit)
+    rows = ctx.sql.all(_comments_listed(newest_first), issue_id=issue.id, limit=limit)
     return [
         {
             "comment_id": c.id,
             "author_id": c.author_id,
-            "author_name": _user_name(ctx, c.author_id),
+            "author_name": c.author_name,
             "body": c.body,
             "created_at": c.created_at.isoformat(timespec="minutes"),
         }
-        for c in ctx.db.scalars(stmt)
+        for c in rows
     ]
 
 
@@ -1145,15 +1302,13 @@ def create_sprint(
             f"end_date must be 1 to {MAX_SPRINT_DAYS} days after start_date "
             f"({start.isoformat()}), got {end.isoformat()}."
         )
-    clash = ctx.db.scalar(
-        select(Sprint.id).where(
-            Sprint.project_id == project.id, func.lower(Sprint.name) == name.lower()
-        )
-    )
+    clash = ctx.sql.scalar(SPRINT_NAMED, project_id=project.id, name=name.lower())
     if clash is not None:
         raise Conflict(f"Project {project.id} already has a sprint named {name!r} ({clash}).")
-    sprint = Sprint(
-        id=next_id(ctx, Sprint.id, "spr", 3),
+    sprint_id = next_id(ctx, Sprint.id, "spr", 3)
+    ctx.sql.insert(
+        Sprint,
+        id=sprint_id,
         project_id=project.id,
         name=name,
         goal=goal.strip(),
@@ -1163,9 +1318,7 @@ def create_sprint(
         started_at=None,
         closed_at=None,
     )
-    ctx.db.add(sprint)
-    ctx.db.flush()
-    return _sprint_summary(ctx, sprint)
+    return _sprint_summary(ctx, ctx.sql.one(record_by_key(Sprint), key=sprint_id))
 
 
 @server.tool(
@@ -1187,9 +1340,7 @@ def start_sprint(ctx: ToolContext, sprint_id: SprintRow) -> SprintSummary:
             "sprint_state",
             f"sprint {sprint.id} is '{sprint.state}'; only a 'planned' sprint can be started.",
         )
-    active = ctx.db.scalar(
-        select(Sprint).where(Sprint.project_id == sprint.project_id, Sprint.state == "active")
-    )
+    active = ctx.sql.first(ACTIVE_SPRINT, project_id=sprint.project_id)
     if active is not None:
         raise _broken(
             "one_active_sprint",
@@ -1197,11 +1348,15 @@ def start_sprint(ctx: ToolContext, sprint_id: SprintRow) -> SprintSummary:
             f"({active.name}); close it with close_sprint before starting {sprint.id}.",
         )
     length = sprint.end_date - sprint.start_date
-    sprint.state = "active"
-    sprint.started_at = ctx.now
-    sprint.start_date = ctx.now.date()
-    sprint.end_date = sprint.start_date + length
-    ctx.db.flush()
+    today = ctx.now.date()
+    sprint = ctx.sql.update(
+        Sprint,
+        sprint,
+        state="active",
+        started_at=ctx.now,
+        start_date=today,
+        end_date=today + length,
+    )
     return _sprint_summary(ctx, sprint)
 
 
@@ -1231,7 +1386,7 @@ def close_sprint(
             "sprint_state",
             f"sprint {sprint.id} is '{sprint.state}'; only an 'active' sprint can be closed.",
         )
-    target: Sprint | None = None
+    target: Any = None
     if move_open_issues_to is not None:
         target = _find(ctx, Sprint, move_open_issues_to)
         if target.id == sprint.id:
@@ -1250,19 +1405,16 @@ def close_sprint(
                 f"sprint {target.id} is closed and takes no issues; pick a planned sprint or "
                 "omit move_open_issues_to to use the backlog.",
             )
-    issues = list(
-        ctx.db.scalars(select(Issue).where(Issue.sprint_id == sprint.id).order_by(Issue.id))
-    )
+    issues = ctx.sql.all(SPRINT_ISSUES, sprint_id=sprint.id)
     completed = [i.id for i in issues if i.status == "done"]
     moved = []
-    for issue in issues:
+    for issue in issues:  # by id, as the ORM's flush wrote them; then the sprint
         if issue.status != "done":
-            issue.sprint_id = target.id if target else None
-            issue.updated_at = ctx.now
+            ctx.sql.update(
+                Issue, issue, sprint_id=target.id if target else None, updated_at=ctx.now
+            )
             moved.append(issue.id)
-    sprint.state = "closed"
-    sprint.closed_at = ctx.now
-    ctx.db.flush()
+    sprint = ctx.sql.update(Sprint, sprint, state="closed", closed_at=ctx.now)
     return {
         "sprint_id": sprint.id,
         "state": sprint.state,
@@ -1309,9 +1461,7 @@ def add_issue_to_sprint(ctx: ToolContext, issue_id: IssueId, sprint_id: SprintRo
     previous = issue.sprint_id
     if previous == sprint.id:
         raise Conflict(f"{issue.id} is already in sprint {sprint.id}.")
-    issue.sprint_id = sprint.id
-    issue.updated_at = ctx.now
-    ctx.db.flush()
+    ctx.sql.update(Issue, issue, sprint_id=sprint.id, updated_at=ctx.now)
     return {
         "issue_id": issue.id,
         "key": issue.key,
@@ -1340,14 +1490,14 @@ def list_sprints(
         state: Only sprints in this state: "planned", "active" or "closed".
     """
     project = _find(ctx, Project, project_id)
-    stmt = select(Sprint).where(Sprint.project_id == project.id)
+    params: dict[str, Any] = {"project_id": project.id}
     if state is not None:
-        stmt = stmt.where(Sprint.state == state)
-    stmt = stmt.order_by(Sprint.start_date, Sprint.id)
+        params["state"] = state
+    rows = ctx.sql.all(_sprints_listed(state is not None), **params)
     return {
         "project_id": project.id,
         "today": ctx.now.date().isoformat(),
-        "sprints": [_sprint_summary(ctx, s) for s in ctx.db.scalars(stmt)],
+        "sprints": [_sprint_summary(ctx, s) for s in rows],
     }
 
 
@@ -1413,18 +1563,17 @@ def add_project_member(
             "user_inactive",
             f"{user.name} ({user.id}) is deactivated and cannot join projects.",
         )
-    if ctx.db.get(ProjectMember, (project.id, user.id)) is not None:
+    if ctx.sql.first(MEMBER, project_id=project.id, user_id=user.id) is not None:
         raise Conflict(f"{user.name} ({user.id}) is already a member of {project.id}.")
-    project.members.append(
-        ProjectMember(user_id=user.id, role=role, joined_on=ctx.now.date(), user=user)
+    ctx.sql.insert(
+        ProjectMember, project_id=project.id, user_id=user.id, role=role, joined_on=ctx.now.date()
     )
-    ctx.db.flush()
     return {
         "project_id": project.id,
         "user_id": user.id,
         "name": user.name,
         "role": role,
-        "member_count": len(project.members),
+        "member_count": ctx.sql.scalar(MEMBER_COUNT, project_id=project.id),
     }
 
 
@@ -1438,15 +1587,18 @@ def add_project_member(
 )
 def _projects(ctx: ToolContext) -> list[dict]:
     """Live (not archived) projects."""
-    rows = ctx.db.scalars(select(Project).where(Project.archived.is_(False)).order_by(Project.id))
-    return [{"project_id": p.id, "key": p.key, "name": p.name} for p in rows]
+    return [
+        {"project_id": p.id, "key": p.key, "name": p.name} for p in ctx.sql.all(ENTITY_PROJECTS)
+    ]
 
 
 @server.entity("user", key="user_id", model=User, not_found="Call list_users to find the user id.")
 def _users(ctx: ToolContext) -> list[dict]:
     """Active users (deactivated ones cannot be assigned)."""
-    rows = ctx.db.scalars(select(User).where(User.active.is_(True)).order_by(User.id))
-    return [{"user_id": u.id, "name": u.name, "email": u.email, "title": u.title} for u in rows]
+    return [
+        {"user_id": u.id, "name": u.name, "email": u.email, "title": u.title}
+        for u in ctx.sql.all(ENTITY_USERS)
+    ]
 
 
 @server.entity(
@@ -1457,10 +1609,8 @@ def _users(ctx: ToolContext) -> list[dict]:
 )
 def _issues(ctx: ToolContext) -> list[dict]:
     """Issues of live projects, with a status they can legally move to next."""
-    live = select(Project.id).where(Project.archived.is_(False))
-    rows = ctx.db.scalars(select(Issue).where(Issue.project_id.in_(live)).order_by(Issue.id))
     out = []
-    for i in rows:
+    for i in ctx.sql.all(ENTITY_ISSUES):
         moves = [
             s
             for s in TRANSITIONS[i.status]
@@ -1489,20 +1639,17 @@ def _issues(ctx: ToolContext) -> list[dict]:
 )
 def _sprints(ctx: ToolContext) -> list[dict]:
     """Planned and active sprints (closed ones take no changes)."""
-    rows = ctx.db.scalars(select(Sprint).where(Sprint.state != "closed").order_by(Sprint.id))
     return [
         {"sprint_id": s.id, "name": s.name, "project_id": s.project_id, "state": s.state}
-        for s in rows
+        for s in ctx.sql.all(ENTITY_SPRINTS)
     ]
 
 
 @server.entity("label", key="label")
 def _labels(ctx: ToolContext) -> list[dict]:
-    rows = ctx.db.scalars(select(Label).order_by(Label.id))
-    return [{"label": lb.name, "description": lb.description} for lb in rows]
+    return [{"label": lb.name, "description": lb.description} for lb in ctx.sql.all(ENTITY_LABELS)]
 
 
 @server.entity("comment", key="comment_id")
 def _comments(ctx: ToolContext) -> list[dict]:
-    rows = ctx.db.scalars(select(Comment).order_by(Comment.id))
-    return [{"comment_id": c.id, "issue_id": c.issue_id} for c in rows]
+    return [{"comment_id": c.id, "issue_id": c.issue_id} for c in ctx.sql.all(ENTITY_COMMENTS)]
