@@ -11,24 +11,28 @@ nothing: the session rolls the whole call back.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 
 from prove_gym.server import (
     Entity,
     InvalidArgument,
     PermissionDenied,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
+    search_pattern,
 )
 
 from .models import (
@@ -69,10 +73,10 @@ server = Server(
     "rule that failed and change nothing.",
 )
 
-UserRow = Annotated[User, Entity("user")]
-ListingRow = Annotated[Listing, Entity("listing")]
-OfferRow = Annotated[Offer, Entity("offer")]
-SaleRow = Annotated[Sale, Entity("sale")]
+UserRow = Annotated[Record[User], Entity("user")]
+ListingRow = Annotated[Record[Listing], Entity("listing")]
+OfferRow = Annotated[Record[Offer], Entity("offer")]
+SaleRow = Annotated[Record[Sale], Entity("sale")]
 MAX_AMOUNT = Decimal("100000.00")
 Amount = Annotated[Decimal, Field(gt=0, le=MAX_AMOUNT, decimal_places=2)]
 SearchText = Annotated[str, Field(max_length=200)]
@@ -254,6 +258,148 @@ class RatingResult(RatingOut):
     seller_rating_count: int
 
 
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+# Rows are named tuples typed as the ORM types them; a row a tool changes is written with
+# ctx.sql.update, which (as the ORM did) writes only the columns whose value differs.
+users, listings, bids = User.__table__, Listing.__table__, Bid.__table__
+offers, sales, ratings = Offer.__table__, Sale.__table__, Rating.__table__
+USER = Query(select(users).where(User.id == bindparam("id")))
+USER_NAME = Query(select(User.name).where(User.id == bindparam("id")))
+USERS = Query(select(User.id, User.name).order_by(User.id))
+USER_IDS = Query(select(User.id).order_by(User.id))
+ACTIVE_COUNT = Query(
+    select(func.count()).where(
+        Listing.seller_id == bindparam("seller_id"),
+        Listing.status == "active",
+        Listing.closes_at > bindparam("now"),
+    )
+)
+# a listing with its seller's name, rating and rating count
+_LISTINGS = select(
+    listings,
+    User.name.label("seller_name"),
+    User.rating.label("seller_rating"),
+    User.rating_count.label("seller_rating_count"),
+).join(users, User.id == Listing.seller_id)
+LISTING = Query(_LISTINGS.where(Listing.id == bindparam("id")))
+SELLER_LISTINGS = Query(
+    _LISTINGS.where(
+        Listing.seller_id == bindparam("seller_id"), Listing.status == "active"
+    ).order_by(Listing.closes_at, Listing.id)
+)
+ACTIVE_LISTINGS = Query(select(listings).where(Listing.status == "active").order_by(Listing.id))
+LISTING_TITLES = Query(select(Listing.title).distinct().order_by(Listing.title))
+SAME_TITLE = Query(
+    select(Listing.id).where(
+        Listing.seller_id == bindparam("seller_id"),
+        Listing.status == "active",
+        func.lower(Listing.title) == bindparam("title"),  # the title, lowered by Python
+    )
+)
+# a listing's bids, highest first (Listing.bids' order), with each buyer's name
+BIDS = Query(
+    select(Bid.id, Bid.buyer_id, User.name.label("buyer_name"), Bid.amount, Bid.created_at)
+    .select_from(bids)
+    .outerjoin(users, User.id == Bid.buyer_id)
+    .where(Bid.listing_id == bindparam("listing_id"))
+    .order_by(Bid.amount.desc(), Bid.id)
+)
+ALL_BIDS = Query(select(Bid.id, Bid.listing_id, Bid.buyer_id).order_by(Bid.id))
+OFFER = Query(select(offers).where(Offer.id == bindparam("id")))
+OFFERS = Query(select(offers).where(Offer.listing_id == bindparam("listing_id")).order_by(Offer.id))
+PENDING_OFFERS = Query(
+    select(offers)
+    .where(Offer.listing_id == bindparam("listing_id"), Offer.status == "pending")
+    .order_by(Offer.id)
+)
+# every pending offer, with the seller who may answer it
+ALL_PENDING_OFFERS = Query(
+    select(Offer.id, Offer.listing_id, Offer.buyer_id, Listing.seller_id)
+    .join(listings, Listing.id == Offer.listing_id)
+    .where(Offer.status == "pending")
+    .order_by(Offer.id)
+)
+# a sale with its listing's title and its rating's stars (None until the buyer rates it)
+_SALES = (
+    select(sales, Listing.title, Rating.stars.label("rating_stars"))
+    .select_from(sales)
+    .join(listings, Listing.id == Sale.listing_id)
+    .outerjoin(ratings, Rating.sale_id == Sale.id)
+)
+SALE = Query(_SALES.where(Sale.id == bindparam("id")))
+LISTING_SALE = Query(_SALES.where(Sale.listing_id == bindparam("listing_id")))
+SOLD_COUNT = Query(select(func.count()).where(Sale.seller_id == bindparam("seller_id")))
+UNRATED_SALES = Query(
+    select(Sale.id, Sale.buyer_id, Sale.seller_id)
+    .where(Sale.id.not_in(select(Rating.sale_id)))
+    .order_by(Sale.id)
+)
+SALE_RATING = Query(select(Rating.id, Rating.stars).where(Rating.sale_id == bindparam("sale_id")))
+SELLER_STARS = Query(
+    select(Rating.stars).where(Rating.seller_id == bindparam("seller_id")).order_by(Rating.id)
+)
+RECENT_RATINGS = Query(
+    select(ratings)
+    .where(Rating.seller_id == bindparam("seller_id"))
+    .order_by(Rating.created_at.desc(), Rating.id.desc())
+    .limit(10)
+)
+
+
+@functools.cache
+def _listings_matching(
+    by_text: bool, by_category: bool, by_format: bool, status: str | None, by_price: bool
+) -> tuple[Query, Query]:
+    """How many listings match search_listings' filters, and the first ``limit`` of them
+    (rows of ``_LISTINGS``), soonest closing first."""
+    where: list[Any] = []
+    if by_text:
+        where.append(contains(bindparam("pattern"), Listing.title, Listing.description, Listing.id))
+    if by_category:
+        where.append(Listing.category == bindparam("category"))
+    if by_format:
+        where.append(Listing.format == bindparam("format"))
+    if status == "active":
+        where += [Listing.status == "active", Listing.closes_at > bindparam("now")]
+    elif status == "awaiting_close":
+        where += [Listing.status == "active", Listing.closes_at <= bindparam("now")]
+    elif status is not None:
+        where.append(Listing.status == status)
+    if by_price:
+        where.append(func.coalesce(Listing.high_bid, Listing.price) <= bindparam("max_price"))
+    count = Query(select(func.count()).select_from(listings).where(*where))
+    rows = Query(
+        _LISTINGS.where(*where).order_by(Listing.closes_at, Listing.id).limit(bindparam("limit"))
+    )
+    return count, rows
+
+
+@functools.cache
+def _users_matching(by_text: bool) -> Query:
+    """Users by name, at most ``limit``, optionally matching a text: find_users'."""
+    stmt = select(users)
+    if by_text:
+        stmt = stmt.where(
+            contains(bindparam("pattern"), User.name, User.username, User.email, User.id)
+        )
+    return Query(stmt.order_by(User.name, User.id).limit(bindparam("limit")))
+
+
+@functools.cache
+def _sales_of(role: str) -> tuple[Query, Query]:
+    """How many sales a user (``user_id``) made as ``role``, and the newest ``limit`` of them
+    (rows of ``_SALES``): list_sales'."""
+    column = Sale.buyer_id if role == "buyer" else Sale.seller_id
+    count = Query(select(func.count()).where(column == bindparam("user_id")))
+    rows = Query(
+        _SALES.where(column == bindparam("user_id"))
+        .order_by(Sale.created_at.desc(), Sale.id.desc())
+        .limit(bindparam("limit"))
+    )
+    return count, rows
+
+
 # ----------------------------------------------------------------- helpers
 def _broken(rule: str, detail: str) -> PreconditionFailed:
     """The error for a failed business rule: it names the rule, then says what to do."""
@@ -272,18 +418,18 @@ def _now(ctx: ToolContext) -> dt.datetime:
     return ctx.now.replace(second=0, microsecond=0)
 
 
-def _running(ctx: ToolContext, lst: Listing) -> bool:
+def _running(ctx: ToolContext, lst: Any) -> bool:
     return lst.status == "active" and lst.closes_at > _now(ctx)
 
 
-def _status(ctx: ToolContext, lst: Listing) -> str:
+def _status(ctx: ToolContext, lst: Any) -> str:
     """ "active", "awaiting_close" (past closes_at, not settled yet), or the stored status."""
     if lst.status == "active" and not _running(ctx, lst):
         return "awaiting_close"
     return lst.status
 
 
-def _left(ctx: ToolContext, lst: Listing) -> str:
+def _left(ctx: ToolContext, lst: Any) -> str:
     if not _running(ctx, lst):
         return "closed"
     minutes = int((lst.closes_at - _now(ctx)).total_seconds() // 60)
@@ -291,7 +437,8 @@ def _left(ctx: ToolContext, lst: Listing) -> str:
     return f"{days}d {rest // 60}h {rest % 60}m"
 
 
-def _summary(ctx: ToolContext, lst: Listing) -> ListingSummary:
+def _summary(ctx: ToolContext, lst: Any) -> ListingSummary:
+    """A listing row of ``_LISTINGS`` (with its seller's name)."""
     live_auction = lst.format == "auction" and _running(ctx, lst)
     return {
         "listing_id": lst.id,
@@ -300,7 +447,7 @@ def _summary(ctx: ToolContext, lst: Listing) -> ListingSummary:
         "condition": lst.condition,
         "format": lst.format,
         "seller_id": lst.seller_id,
-        "seller_name": lst.seller.name,
+        "seller_name": lst.seller_name,
         "price": lst.price,
         "high_bid": lst.high_bid,
         "bid_count": lst.bid_count,
@@ -311,7 +458,7 @@ def _summary(ctx: ToolContext, lst: Listing) -> ListingSummary:
     }
 
 
-def _offer_out(o: Offer) -> OfferOut:
+def _offer_out(o: Any) -> OfferOut:
     return {
         "offer_id": o.id,
         "listing_id": o.listing_id,
@@ -324,35 +471,31 @@ def _offer_out(o: Offer) -> OfferOut:
     }
 
 
-def _sale_out(ctx: ToolContext, s: Sale) -> SaleOut:
-    stars = ctx.db.scalar(select(Rating.stars).where(Rating.sale_id == s.id))
+def _sale_out(s: Any) -> SaleOut:
+    """A sale row of ``_SALES`` (with its listing's title and its rating's stars)."""
     return {
         "sale_id": s.id,
         "listing_id": s.listing_id,
-        "title": s.listing.title,
+        "title": s.title,
         "seller_id": s.seller_id,
         "buyer_id": s.buyer_id,
         "price": s.price,
         "source": s.source,
         "offer_id": s.offer_id,
         "created_at": s.created_at.isoformat(timespec="minutes"),
-        "rating_stars": stars,
+        "rating_stars": s.rating_stars,
     }
 
 
-def _sale_of(ctx: ToolContext, lst: Listing) -> Sale | None:
-    return ctx.db.scalar(select(Sale).where(Sale.listing_id == lst.id))
-
-
-def _detail(ctx: ToolContext, lst: Listing) -> ListingDetail:
-    names = {uid: name for uid, name in ctx.db.execute(select(User.id, User.name))}
-    sale = _sale_of(ctx, lst)
+def _detail(ctx: ToolContext, listing_id: str) -> ListingDetail:
+    lst = ctx.sql.one(LISTING, id=listing_id)
+    sale = ctx.sql.first(LISTING_SALE, listing_id=lst.id)
     return {
         **_summary(ctx, lst),
         "description": lst.description,
         "min_increment": lst.min_increment,
-        "seller_rating": lst.seller.rating,
-        "seller_rating_count": lst.seller.rating_count,
+        "seller_rating": lst.seller_rating,
+        "seller_rating_count": lst.seller_rating_count,
         "high_bidder_id": lst.high_bidder_id,
         "created_at": lst.created_at.isoformat(timespec="minutes"),
         "closed_at": _stamp(lst.closed_at),
@@ -360,22 +503,22 @@ def _detail(ctx: ToolContext, lst: Listing) -> ListingDetail:
             {
                 "bid_id": b.id,
                 "buyer_id": b.buyer_id,
-                "buyer_name": names.get(b.buyer_id, ""),
+                "buyer_name": b.buyer_name or "",
                 "amount": b.amount,
                 "created_at": b.created_at.isoformat(timespec="minutes"),
             }
-            for b in lst.bids
+            for b in ctx.sql.all(BIDS, listing_id=lst.id)
         ],
-        "offers": [_offer_out(o) for o in lst.offers],
-        "sale": _sale_out(ctx, sale) if sale is not None else None,
+        "offers": [_offer_out(o) for o in ctx.sql.all(OFFERS, listing_id=lst.id)],
+        "sale": _sale_out(sale) if sale is not None else None,
     }
 
 
-def _name(u: User) -> str:
+def _name(u: Any) -> str:
     return f"{u.name} ({u.id})"
 
 
-def _active(ctx: ToolContext, lst: Listing, doing: str) -> None:
+def _active(ctx: ToolContext, lst: Any, doing: str) -> None:
     if lst.status != "active":
         raise _broken(
             "listing_not_active",
@@ -384,7 +527,7 @@ def _active(ctx: ToolContext, lst: Listing, doing: str) -> None:
         )
 
 
-def _not_own(lst: Listing, buyer: User, doing: str) -> None:
+def _not_own(lst: Any, buyer: Any, doing: str) -> None:
     if buyer.id == lst.seller_id:
         raise _broken(
             "own_listing",
@@ -393,17 +536,17 @@ def _not_own(lst: Listing, buyer: User, doing: str) -> None:
         )
 
 
-def _owner(lst: Listing, seller: User) -> None:
+def _owner(ctx: ToolContext, lst: Any, seller: Any) -> None:
     if seller.id != lst.seller_id:
         raise _denied(
             "not_your_listing",
-            f"listing {lst.id} belongs to {lst.seller.name} ({lst.seller_id}), not to "
-            f"{_name(seller)}; only its seller can do this. Pass seller_id={lst.seller_id!r} "
-            "if you act for them.",
+            f"listing {lst.id} belongs to {ctx.sql.scalar(USER_NAME, id=lst.seller_id)} "
+            f"({lst.seller_id}), not to {_name(seller)}; only its seller can do this. Pass "
+            f"seller_id={lst.seller_id!r} if you act for them.",
         )
 
 
-def _fixed_open(ctx: ToolContext, lst: Listing, doing: str) -> None:
+def _fixed_open(ctx: ToolContext, lst: Any, doing: str) -> None:
     if lst.format != "fixed_price":
         raise _broken(
             "not_fixed_price",
@@ -418,26 +561,38 @@ def _fixed_open(ctx: ToolContext, lst: Listing, doing: str) -> None:
         )
 
 
-def _decline_pending(ctx: ToolContext, lst: Listing, keep: str | None = None) -> list[str]:
-    declined = []
-    for o in lst.offers:
-        if o.status == "pending" and o.id != keep:
-            o.status, o.responded_at = "declined", _now(ctx)
-            declined.append(o.id)
-    return declined
+def _pending_offers(ctx: ToolContext, listing_id: str, keep: str | None = None) -> list[Any]:
+    """The listing's pending offers by id, but the offer ``keep``."""
+    return [o for o in ctx.sql.all(PENDING_OFFERS, listing_id=listing_id) if o.id != keep]
+
+
+def _close(ctx: ToolContext, lst: Any, status: str, declining: list[Any] | None = None) -> None:
+    """Settle ``lst`` now with ``status`` and decline the offers ``declining``.
+
+    The listing's row is written before its offers' rows (the ORM's flush order).
+    """
+    now = _now(ctx)
+    ctx.sql.update(Listing, lst, status=status, closed_at=now)
+    for o in declining or []:
+        ctx.sql.update(Offer, o, status="declined", responded_at=now)
 
 
 def _sell(
     ctx: ToolContext,
-    lst: Listing,
+    lst: Any,
     buyer_id: str,
     price: Decimal,
     source: str,
     offer_id: str | None = None,
-) -> Sale:
-    lst.status, lst.closed_at = "sold", _now(ctx)
-    sale = Sale(
-        id=next_id(ctx, Sale.id, "sal", 4),
+    declining: list[Any] | None = None,
+) -> Any:
+    """Mark ``lst`` sold (declining the offers ``declining``) and record its sale; the sale's
+    row of ``_SALES``."""
+    _close(ctx, lst, "sold", declining)
+    sale_id = next_id(ctx, Sale.id, "sal", 4)
+    ctx.sql.insert(
+        Sale,
+        id=sale_id,
         listing_id=lst.id,
         seller_id=lst.seller_id,
         buyer_id=buyer_id,
@@ -446,9 +601,7 @@ def _sell(
         offer_id=offer_id,
         created_at=_now(ctx),
     )
-    ctx.db.add(sale)
-    ctx.db.flush()
-    return sale
+    return ctx.sql.one(SALE, id=sale_id)
 
 
 def _text(value: str, name: str) -> str:
@@ -460,13 +613,13 @@ def _text(value: str, name: str) -> str:
 
 # -------------------------------------------------------- example values
 def _title_word(ctx: ToolContext, rng: random.Random) -> str:
-    titles = list(ctx.db.scalars(select(Listing.title).distinct().order_by(Listing.title)))
+    titles = ctx.sql.scalars(LISTING_TITLES)
     words = [w for w in rng.choice(titles).split() if len(w) > 3 and w[0].isalpha()]
     return words[0] if words else titles[0]
 
 
 def _user_word(ctx: ToolContext, rng: random.Random) -> str:
-    names = list(ctx.db.scalars(select(User.name).order_by(User.id)))
+    names = [u.name for u in ctx.sql.all(USERS)]
     return rng.choice(names).split()[-1]
 
 
@@ -521,25 +674,23 @@ def search_listings(
         "closes_at": "2026-03-04T18:30", "time_left": "1d 2h 5m", ...}]}; total counts every
         match.
     """
-    now = _now(ctx)
-    stmt = select(Listing)
+    params: dict[str, Any] = {}
     text = (query or "").strip()
     if text:
-        stmt = stmt.where(contains(text, Listing.title, Listing.description, Listing.id))
+        params["pattern"] = search_pattern(text)
     if category is not None:
-        stmt = stmt.where(Listing.category == category)
+        params["category"] = category
     if format is not None:
-        stmt = stmt.where(Listing.format == format)
-    if status == "active":
-        stmt = stmt.where(Listing.status == "active", Listing.closes_at > now)
-    elif status == "awaiting_close":
-        stmt = stmt.where(Listing.status == "active", Listing.closes_at <= now)
-    elif status is not None:
-        stmt = stmt.where(Listing.status == status)
+        params["format"] = format
+    if status in ("active", "awaiting_close"):
+        params["now"] = _now(ctx)
     if max_price is not None:
-        stmt = stmt.where(func.coalesce(Listing.high_bid, Listing.price) <= max_price)
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = ctx.db.scalars(stmt.order_by(Listing.closes_at, Listing.id).limit(limit))
+        params["max_price"] = max_price
+    count, matching = _listings_matching(
+        bool(text), category is not None, format is not None, status, max_price is not None
+    )
+    total = ctx.sql.scalar(count, **params) or 0
+    rows = ctx.sql.all(matching, **params, limit=limit)
     return {"total": total, "listings": [_summary(ctx, lst) for lst in rows]}
 
 
@@ -560,7 +711,7 @@ def get_listing(ctx: ToolContext, listing_id: ListingRow) -> ListingDetail:
         ...}], "offers": [{"offer_id": "ofr_0012", "status": "pending", ...}],
         "sale": null, ...}.
     """
-    return _detail(ctx, listing_id)
+    return _detail(ctx, listing_id.id)
 
 
 @server.tool(
@@ -580,21 +731,13 @@ def find_users(ctx: ToolContext, query: SearchText, limit: Limit = 10) -> list[U
         "Portland", "rating": "4.67", "rating_count": 3, "active_listings": 2}].
     """
     text = query.strip()
-    stmt = select(User)
-    if text:
-        stmt = stmt.where(contains(text, User.name, User.username, User.email, User.id))
-    users = list(ctx.db.scalars(stmt.order_by(User.name, User.id).limit(limit)))
-    return [_user_out(ctx, u) for u in users]
+    params = {"pattern": search_pattern(text)} if text else {}
+    found = ctx.sql.all(_users_matching(bool(text)), **params, limit=limit)
+    return [_user_out(ctx, u) for u in found]
 
 
-def _user_out(ctx: ToolContext, u: User) -> UserOut:
-    active = ctx.db.scalar(
-        select(func.count()).where(
-            Listing.seller_id == u.id,
-            Listing.status == "active",
-            Listing.closes_at > _now(ctx),
-        )
-    )
+def _user_out(ctx: ToolContext, u: Any) -> UserOut:
+    active = ctx.sql.scalar(ACTIVE_COUNT, seller_id=u.id, now=_now(ctx))
     return {
         "user_id": u.id,
         "name": u.name,
@@ -622,23 +765,14 @@ def get_seller_profile(ctx: ToolContext, seller_id: UserRow) -> SellerProfile:
         "recent_ratings": [{"rating_id": "rat_0020", "stars": 5, "comment": "...", ...}]}.
     """
     u = seller_id
-    sold = ctx.db.scalar(select(func.count()).where(Sale.seller_id == u.id)) or 0
-    listings = ctx.db.scalars(
-        select(Listing)
-        .where(Listing.seller_id == u.id, Listing.status == "active")
-        .order_by(Listing.closes_at, Listing.id)
-    )
-    ratings = ctx.db.scalars(
-        select(Rating)
-        .where(Rating.seller_id == u.id)
-        .order_by(Rating.created_at.desc(), Rating.id.desc())
-        .limit(10)
-    )
+    sold = ctx.sql.scalar(SOLD_COUNT, seller_id=u.id) or 0
+    unsettled = ctx.sql.all(SELLER_LISTINGS, seller_id=u.id)
+    recent = ctx.sql.all(RECENT_RATINGS, seller_id=u.id)
     return {
         **_user_out(ctx, u),
         "joined_at": u.joined_at.date().isoformat(),
         "sold_count": sold,
-        "listings": [_summary(ctx, lst) for lst in listings],
+        "listings": [_summary(ctx, lst) for lst in unsettled],
         "recent_ratings": [
             {
                 "rating_id": r.id,
@@ -648,7 +782,7 @@ def get_seller_profile(ctx: ToolContext, seller_id: UserRow) -> SellerProfile:
                 "comment": r.comment,
                 "created_at": r.created_at.isoformat(timespec="minutes"),
             }
-            for r in ratings
+            for r in recent
         ],
     }
 
@@ -678,15 +812,14 @@ def list_sales(
         "lst_0042", "title": "...", "price": "95.00", "source": "auction",
         "rating_stars": null, ...}]}; rating_stars is null until the buyer rates it.
     """
-    column = Sale.buyer_id if role == "buyer" else Sale.seller_id
-    stmt = select(Sale).where(column == user_id.id)
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = ctx.db.scalars(stmt.order_by(Sale.created_at.desc(), Sale.id.desc()).limit(limit))
+    count, newest = _sales_of(role)
+    total = ctx.sql.scalar(count, user_id=user_id.id) or 0
+    rows = ctx.sql.all(newest, user_id=user_id.id, limit=limit)
     return {
         "user_id": user_id.id,
         "role": role,
         "total": total,
-        "sales": [_sale_out(ctx, s) for s in rows],
+        "sales": [_sale_out(s) for s in rows],
     }
 
 
@@ -734,13 +867,7 @@ def create_listing(
     """
     what = _text(title, "title")
     money = price.quantize(CENT)
-    same = ctx.db.scalar(
-        select(Listing.id).where(
-            Listing.seller_id == seller_id.id,
-            Listing.status == "active",
-            func.lower(Listing.title) == what.lower(),
-        )
-    )
+    same = ctx.sql.scalar(SAME_TITLE, seller_id=seller_id.id, title=what.lower())
     if same is not None:
         raise _broken(
             "duplicate_listing",
@@ -750,8 +877,10 @@ def create_listing(
         )
     days = duration_days if format == "auction" else FIXED_PRICE_DAYS
     now = _now(ctx)
-    lst = Listing(
-        id=next_id(ctx, Listing.id, "lst", 4),
+    listing_id = next_id(ctx, Listing.id, "lst", 4)
+    ctx.sql.insert(
+        Listing,
+        id=listing_id,
         seller_id=seller_id.id,
         title=what,
         description=" ".join(description.split()),
@@ -768,10 +897,7 @@ def create_listing(
         closes_at=now + dt.timedelta(days=days),
         closed_at=None,
     )
-    ctx.db.add(lst)
-    ctx.db.flush()
-    ctx.db.refresh(lst)
-    return _detail(ctx, lst)
+    return _detail(ctx, listing_id)
 
 
 @server.tool(
@@ -801,7 +927,8 @@ def place_bid(
         "usr_017", "bid_count": 5, "minimum_next_bid": "97.00", "outbid_user_id": "usr_003",
         ...}.
     """
-    lst, buyer = listing_id, buyer_id
+    lst: Any = listing_id  # a row, which minimum_bid reads as it read a Listing
+    buyer = buyer_id
     money = amount.quantize(CENT)
     _active(ctx, lst, "take bids")
     if lst.format != "auction":
@@ -836,19 +963,21 @@ def place_bid(
             + f"); {money} is too low. Bid {least} or more.",
         )
     outbid = lst.high_bidder_id
-    bid = Bid(
-        id=next_id(ctx, Bid.id, "bid", 5),
+    bid_id = next_id(ctx, Bid.id, "bid", 5)
+    # the listing's row first, then the bid's (the ORM's flush order)
+    lst = ctx.sql.update(
+        Listing, lst, high_bid=money, high_bidder_id=buyer.id, bid_count=lst.bid_count + 1
+    )
+    ctx.sql.insert(
+        Bid,
+        id=bid_id,
         listing_id=lst.id,
         buyer_id=buyer.id,
         amount=money,
         created_at=_now(ctx),
     )
-    ctx.db.add(bid)
-    lst.high_bid, lst.high_bidder_id = money, buyer.id
-    lst.bid_count += 1
-    ctx.db.flush()
     return {
-        "bid_id": bid.id,
+        "bid_id": bid_id,
         "listing_id": lst.id,
         "buyer_id": buyer.id,
         "amount": money,
@@ -884,12 +1013,12 @@ def buy_now(ctx: ToolContext, listing_id: ListingRow, buyer_id: UserRow) -> Sale
     _active(ctx, lst, "be bought")
     _fixed_open(ctx, lst, "be bought now")
     _not_own(lst, buyer, "buy")
-    declined = _decline_pending(ctx, lst)
-    sale = _sell(ctx, lst, buyer.id, lst.price, "buy_now")
+    pending = _pending_offers(ctx, lst.id)
+    sale = _sell(ctx, lst, buyer.id, lst.price, "buy_now", declining=pending)
     return {
-        "sale": _sale_out(ctx, sale),
-        "listing_status": lst.status,
-        "declined_offer_ids": declined,
+        "sale": _sale_out(sale),
+        "listing_status": "sold",
+        "declined_offer_ids": [o.id for o in pending],
     }
 
 
@@ -941,15 +1070,17 @@ def make_offer(
             f"offers on {lst.id} must be at least {floor} (half of its price {lst.price}); "
             f"{money} is too low. Offer {floor} or more.",
         )
-    mine = [o for o in lst.offers if o.buyer_id == buyer.id and o.status == "pending"]
+    mine = [o for o in _pending_offers(ctx, lst.id) if o.buyer_id == buyer.id]
     if mine:
         raise _broken(
             "offer_pending",
             f"{_name(buyer)} already has the pending offer {mine[0].id} of {mine[0].amount} on "
             f"{lst.id}; wait for the seller's answer. Nothing was done.",
         )
-    offer = Offer(
-        id=next_id(ctx, Offer.id, "ofr", 4),
+    offer_id = next_id(ctx, Offer.id, "ofr", 4)
+    ctx.sql.insert(
+        Offer,
+        id=offer_id,
         listing_id=lst.id,
         buyer_id=buyer.id,
         amount=money,
@@ -958,9 +1089,7 @@ def make_offer(
         created_at=_now(ctx),
         responded_at=None,
     )
-    ctx.db.add(offer)
-    ctx.db.flush()
-    return _offer_out(offer)
+    return _offer_out(ctx.sql.one(OFFER, id=offer_id))
 
 
 @server.tool(
@@ -992,8 +1121,8 @@ def respond_to_offer(
         "sal_0062", "price": "120.00", "source": "offer", ...}, "declined_offer_ids": [...]}.
     """
     offer = offer_id
-    lst = ctx.db.get_one(Listing, offer.listing_id)
-    _owner(lst, seller_id)
+    lst = ctx.sql.one(LISTING, id=offer.listing_id)
+    _owner(ctx, lst, seller_id)
     if offer.status != "pending":
         raise _broken(
             "offer_not_pending",
@@ -1002,16 +1131,17 @@ def respond_to_offer(
         )
     _active(ctx, lst, "sell to an offer")
     if decision == "decline":
-        offer.status, offer.responded_at = "declined", _now(ctx)
+        offer = ctx.sql.update(Offer, offer, status="declined", responded_at=_now(ctx))
         return {"offer": _offer_out(offer), "sale": None, "declined_offer_ids": [offer.id]}
     _fixed_open(ctx, lst, "sell to an offer")
-    offer.status, offer.responded_at = "accepted", _now(ctx)
-    declined = _decline_pending(ctx, lst, keep=offer.id)
-    sale = _sell(ctx, lst, offer.buyer_id, offer.amount, "offer", offer.id)
+    # the offer's row first, then the listing's and the other offers' (as the ORM flushed)
+    offer = ctx.sql.update(Offer, offer, status="accepted", responded_at=_now(ctx))
+    pending = _pending_offers(ctx, lst.id, keep=offer.id)
+    sale = _sell(ctx, lst, offer.buyer_id, offer.amount, "offer", offer.id, declining=pending)
     return {
         "offer": _offer_out(offer),
-        "sale": _sale_out(ctx, sale),
-        "declined_offer_ids": declined,
+        "sale": _sale_out(sale),
+        "declined_offer_ids": [o.id for o in pending],
     }
 
 
@@ -1037,7 +1167,7 @@ def close_auction(ctx: ToolContext, listing_id: ListingRow, seller_id: UserRow) 
         the status is "unsold" and sale is null.
     """
     lst = listing_id
-    _owner(lst, seller_id)
+    _owner(ctx, lst, seller_id)
     if lst.format != "auction":
         raise _broken(
             "not_an_auction",
@@ -1053,10 +1183,10 @@ def close_auction(ctx: ToolContext, listing_id: ListingRow, seller_id: UserRow) 
             "can be closed. Nothing was done.",
         )
     if lst.high_bidder_id is None or lst.high_bid is None:
-        lst.status, lst.closed_at = "unsold", _now(ctx)
-        return {"listing_id": lst.id, "status": lst.status, "sale": None}
+        _close(ctx, lst, "unsold")
+        return {"listing_id": lst.id, "status": "unsold", "sale": None}
     sale = _sell(ctx, lst, lst.high_bidder_id, lst.high_bid, "auction")
-    return {"listing_id": lst.id, "status": lst.status, "sale": _sale_out(ctx, sale)}
+    return {"listing_id": lst.id, "status": "sold", "sale": _sale_out(sale)}
 
 
 @server.tool(
@@ -1079,7 +1209,7 @@ def cancel_listing(ctx: ToolContext, listing_id: ListingRow, seller_id: UserRow)
         {"listing_id": "lst_0057", "status": "cancelled", "declined_offer_ids": ["ofr_0012"]}.
     """
     lst = listing_id
-    _owner(lst, seller_id)
+    _owner(ctx, lst, seller_id)
     _active(ctx, lst, "be cancelled")
     if lst.bid_count:
         raise _broken(
@@ -1093,9 +1223,13 @@ def cancel_listing(ctx: ToolContext, listing_id: ListingRow, seller_id: UserRow)
             f"listing {lst.id} is awaiting_close since {_stamp(lst.closes_at)}; only an "
             "'active' listing can be cancelled: settle this one by closing it. Nothing was done.",
         )
-    declined = _decline_pending(ctx, lst)
-    lst.status, lst.closed_at = "cancelled", _now(ctx)
-    return {"listing_id": lst.id, "status": lst.status, "declined_offer_ids": declined}
+    pending = _pending_offers(ctx, lst.id)
+    _close(ctx, lst, "cancelled", declining=pending)
+    return {
+        "listing_id": lst.id,
+        "status": "cancelled",
+        "declined_offer_ids": [o.id for o in pending],
+    }
 
 
 @server.tool(
@@ -1133,35 +1267,36 @@ def rate_seller(
             f"sale {sale.id} was bought by {sale.buyer_id}, not {_name(buyer)}; only the buyer "
             f"can rate it. Pass buyer_id={sale.buyer_id!r} if you act for them.",
         )
-    earlier = ctx.db.scalar(select(Rating).where(Rating.sale_id == sale.id))
+    earlier = ctx.sql.first(SALE_RATING, sale_id=sale.id)
     if earlier is not None:
         raise _broken(
             "already_rated",
             f"sale {sale.id} was rated {earlier.stars} stars ({earlier.id}) already; each "
             "sale is rated once. Nothing was done.",
         )
-    rating = Rating(
-        id=next_id(ctx, Rating.id, "rat", 4),
-        sale_id=sale.id,
-        seller_id=sale.seller_id,
-        buyer_id=buyer.id,
-        stars=stars,
-        comment=" ".join(comment.split()),
-        created_at=_now(ctx),
+    rating: dict[str, Any] = {
+        "id": next_id(ctx, Rating.id, "rat", 4),
+        "sale_id": sale.id,
+        "seller_id": sale.seller_id,
+        "buyer_id": buyer.id,
+        "stars": stars,
+        "comment": " ".join(comment.split()),
+        "created_at": _now(ctx),
+    }
+    ctx.sql.insert(Rating, **rating)
+    seller = ctx.sql.one(USER, id=sale.seller_id)
+    all_stars = ctx.sql.scalars(SELLER_STARS, seller_id=seller.id)
+    seller = ctx.sql.update(
+        User, seller, rating=mean_rating(all_stars), rating_count=len(all_stars)
     )
-    ctx.db.add(rating)
-    ctx.db.flush()
-    seller = ctx.db.get_one(User, sale.seller_id)
-    all_stars = list(ctx.db.scalars(select(Rating.stars).where(Rating.seller_id == seller.id)))
-    seller.rating, seller.rating_count = mean_rating(all_stars), len(all_stars)
     assert seller.rating is not None
     return {
-        "rating_id": rating.id,
+        "rating_id": rating["id"],
         "sale_id": sale.id,
         "buyer_id": buyer.id,
         "stars": stars,
-        "comment": rating.comment,
-        "created_at": rating.created_at.isoformat(timespec="minutes"),
+        "comment": rating["comment"],
+        "created_at": rating["created_at"].isoformat(timespec="minutes"),
         "seller_id": seller.id,
         "seller_rating": seller.rating,
         "seller_rating_count": seller.rating_count,
@@ -1169,8 +1304,8 @@ def rate_seller(
 
 
 # --------------------------------------------------------------- entities
-def _other_user(ctx: ToolContext, n: int, *not_: str | None) -> str:
-    ids = [u for u in ctx.db.scalars(select(User.id).order_by(User.id)) if u not in not_]
+def _other_user(user_ids: list[str], n: int, *not_: str | None) -> str:
+    ids = [u for u in user_ids if u not in not_]
     return ids[n % len(ids)]
 
 
@@ -1181,7 +1316,7 @@ def _other_user(ctx: ToolContext, n: int, *not_: str | None) -> str:
     not_found="Call find_users with the person's name to find their id (such as 'usr_007').",
 )
 def _users(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(User).order_by(User.id))
+    rows = ctx.sql.all(USERS)
     return [{"user_id": u.id, "name": u.name, "search": u.name.split()[-1]} for u in rows]
 
 
@@ -1194,16 +1329,16 @@ def _users(ctx: ToolContext) -> list[dict[str, Any]]:
 )
 def _listings(ctx: ToolContext) -> list[dict[str, Any]]:
     """Unsettled listings, with their seller, a buyer who may act on them and a fitting amount."""
-    rows = ctx.db.scalars(select(Listing).where(Listing.status == "active").order_by(Listing.id))
+    user_ids = ctx.sql.scalars(USER_IDS)
     out = []
-    for lst in rows:
+    for lst in ctx.sql.all(ACTIVE_LISTINGS):
         n = int(lst.id.rsplit("_", 1)[1])
         record: dict[str, Any] = {
             "listing_id": lst.id,
             "title": lst.title,
             "search": lst.title.split()[0],
             "seller_id": lst.seller_id,
-            "buyer_id": _other_user(ctx, n, lst.seller_id, lst.high_bidder_id),
+            "buyer_id": _other_user(user_ids, n, lst.seller_id, lst.high_bidder_id),
             "format": lst.format,
             "status": _status(ctx, lst),
         }
@@ -1223,20 +1358,14 @@ def _listings(ctx: ToolContext) -> list[dict[str, Any]]:
 )
 def _offers(ctx: ToolContext) -> list[dict[str, Any]]:
     """Pending offers: what a seller can still answer."""
-    rows = ctx.db.execute(
-        select(Offer, Listing.seller_id)
-        .join(Listing, Listing.id == Offer.listing_id)
-        .where(Offer.status == "pending")
-        .order_by(Offer.id)
-    )
     return [
         {
             "offer_id": o.id,
             "listing_id": o.listing_id,
             "buyer_id": o.buyer_id,
-            "seller_id": seller,
+            "seller_id": o.seller_id,
         }
-        for o, seller in rows
+        for o in ctx.sql.all(ALL_PENDING_OFFERS)
     ]
 
 
@@ -1249,8 +1378,7 @@ def _offers(ctx: ToolContext) -> list[dict[str, Any]]:
 )
 def _sales(ctx: ToolContext) -> list[dict[str, Any]]:
     """Sales their buyer has not rated yet."""
-    rated = select(Rating.sale_id)
-    rows = ctx.db.scalars(select(Sale).where(Sale.id.not_in(rated)).order_by(Sale.id))
+    rows = ctx.sql.all(UNRATED_SALES)
     return [
         {"sale_id": s.id, "buyer_id": s.buyer_id, "seller_id": s.seller_id, "user_id": s.buyer_id}
         for s in rows
@@ -1259,5 +1387,5 @@ def _sales(ctx: ToolContext) -> list[dict[str, Any]]:
 
 @server.entity("bid", key="bid_id")
 def _bids(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(Bid).order_by(Bid.id))
+    rows = ctx.sql.all(ALL_BIDS)
     return [{"bid_id": b.id, "listing_id": b.listing_id, "buyer_id": b.buyer_id} for b in rows]
