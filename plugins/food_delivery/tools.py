@@ -10,24 +10,29 @@ nothing. Times come from the state's clock (``ctx.now``), never the wall clock.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
+from collections.abc import Iterable
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, delete, func, select
 
 from prove_gym.server import (
     Conflict,
     Entity,
     InvalidArgument,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
+    search_pattern,
 )
 
 from .models import (
@@ -81,13 +86,13 @@ server = Server(
     "zone plus the tip. Refused calls name the rule that failed and change nothing.",
 )
 
-RestaurantRow = Annotated[Restaurant, Entity("restaurant")]
-ItemRow = Annotated[MenuItem, Entity("menu_item")]
-OptionRow = Annotated[Option, Entity("option")]
-CustomerRow = Annotated[Customer, Entity("customer")]
-CartLineRow = Annotated[CartLine, Entity("cart_line")]
-OrderRow = Annotated[Order, Entity("order")]
-CourierRow = Annotated[Courier, Entity("courier")]
+RestaurantRow = Annotated[Record[Restaurant], Entity("restaurant")]
+ItemRow = Annotated[Record[MenuItem], Entity("menu_item")]
+OptionRow = Annotated[Record[Option], Entity("option")]
+CustomerRow = Annotated[Record[Customer], Entity("customer")]
+CartLineRow = Annotated[Record[CartLine], Entity("cart_line")]
+OrderRow = Annotated[Record[Order], Entity("order")]
+CourierRow = Annotated[Record[Courier], Entity("courier")]
 SearchText = Annotated[str, Field(max_length=200)]
 Zone = Literal[
     "downtown",
@@ -363,6 +368,229 @@ class RatingOut(RatingBrief):
     restaurant_rating_count: int
 
 
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+# Rows are named tuples typed as the ORM types them; a row a tool changes is written with
+# ctx.sql.update, which (as the ORM did) writes only the columns whose value differs.
+restaurants, menu_items, options = Restaurant.__table__, MenuItem.__table__, Option.__table__
+option_groups, customers, cart_lines = OptionGroup.__table__, Customer.__table__, CartLine.__table__
+couriers, orders, ratings = Courier.__table__, Order.__table__, Rating.__table__
+
+RESTAURANT = Query(select(restaurants).where(Restaurant.id == bindparam("id")))
+RESTAURANTS = Query(select(restaurants).order_by(Restaurant.id))
+RESTAURANT_NAMES = Query(select(Restaurant.name).order_by(Restaurant.id))
+FEES = Query(
+    select(DeliveryZone.zone, DeliveryZone.fee)
+    .where(DeliveryZone.restaurant_id == bindparam("restaurant_id"))
+    .order_by(DeliveryZone.zone)
+)
+RATING = Query(
+    select(func.count(Rating.id).label("count"), func.sum(Rating.food_stars).label("stars")).where(
+        Rating.restaurant_id == bindparam("restaurant_id")
+    )
+)
+# a restaurant's menu items in menu order, for its categories
+MENU_CATEGORIES = Query(
+    select(MenuItem.category, MenuItem.available)
+    .where(MenuItem.restaurant_id == bindparam("restaurant_id"))
+    .order_by(MenuItem.position, MenuItem.id)
+)
+ACTIVE_ORDER_COUNT = Query(
+    select(func.count(Order.id)).where(
+        Order.restaurant_id == bindparam("restaurant_id"), Order.status.in_(ACTIVE_STATUSES)
+    )
+)
+# option groups and their options in menu order: of one item, of a restaurant's items, of all
+_GROUPS = select(option_groups).order_by(OptionGroup.position, OptionGroup.id)
+_OPTIONS = (
+    select(options)
+    .join(option_groups, OptionGroup.id == Option.group_id)
+    .order_by(Option.position, Option.id)
+)
+ITEM_GROUPS = Query(_GROUPS.where(OptionGroup.item_id == bindparam("item_id")))
+ITEM_OPTIONS = Query(_OPTIONS.where(OptionGroup.item_id == bindparam("item_id")))
+MENU_GROUPS = Query(
+    _GROUPS.join(menu_items, MenuItem.id == OptionGroup.item_id).where(
+        MenuItem.restaurant_id == bindparam("restaurant_id")
+    )
+)
+MENU_OPTIONS = Query(
+    _OPTIONS.join(menu_items, MenuItem.id == OptionGroup.item_id).where(
+        MenuItem.restaurant_id == bindparam("restaurant_id")
+    )
+)
+ALL_GROUPS, ALL_OPTIONS = Query(_GROUPS), Query(_OPTIONS)
+OPTION_NAMES = Query(
+    select(Option.id, Option.name)
+    .where(Option.id.in_(bindparam("ids", expanding=True)))
+    .order_by(Option.id)
+)
+AVAILABLE_ITEMS = Query(
+    select(MenuItem.id, MenuItem.restaurant_id, MenuItem.name)
+    .where(MenuItem.available.is_(True))
+    .order_by(MenuItem.id)
+)
+OPTIONS = Query(select(Option.id, Option.item_id, Option.name).order_by(Option.id))
+CUSTOMERS = Query(select(Customer.id, Customer.name, Customer.zone).order_by(Customer.id))
+CUSTOMER_NAMES = Query(select(Customer.name).order_by(Customer.id))
+CUSTOMERS_MATCHING = Query(
+    select(customers)
+    .where(
+        contains(bindparam("pattern"), Customer.name, Customer.email, Customer.phone, Customer.id)
+    )
+    .order_by(Customer.name, Customer.id)
+    .limit(bindparam("limit"))
+)
+ACTIVE_ORDER_IDS = Query(
+    select(Order.id)
+    .where(Order.customer_id == bindparam("customer_id"), Order.status.in_(ACTIVE_STATUSES))
+    .order_by(Order.id)
+)
+# a customer's cart lines, each with its item's name and whether it is available
+CART = Query(
+    select(cart_lines, MenuItem.name.label("item_name"), MenuItem.available)
+    .join(menu_items, MenuItem.id == CartLine.item_id)
+    .where(CartLine.customer_id == bindparam("customer_id"))
+    .order_by(CartLine.id)
+)
+CART_LINE_COUNT = Query(
+    select(func.count(CartLine.id)).where(CartLine.customer_id == bindparam("customer_id"))
+)
+ALL_CART_LINES = Query(
+    select(CartLine.id, CartLine.customer_id, CartLine.restaurant_id, CartLine.item_id).order_by(
+        CartLine.id
+    )
+)
+DELETE_CART_LINE = Query(delete(CartLine).where(CartLine.id == bindparam("id")))
+# an order with its customer's and restaurant's names and how many items it holds
+_ITEM_COUNT = (
+    select(func.coalesce(func.sum(OrderLine.quantity), 0))
+    .where(OrderLine.order_id == Order.id)
+    .scalar_subquery()
+)
+_ORDERS = (
+    select(
+        orders,
+        Customer.name.label("customer_name"),
+        Restaurant.name.label("restaurant_name"),
+        _ITEM_COUNT.label("item_count"),
+    )
+    .join(customers, Customer.id == Order.customer_id)
+    .join(restaurants, Restaurant.id == Order.restaurant_id)
+)
+ORDER = Query(_ORDERS.where(Order.id == bindparam("id")))
+ORDER_LINES = Query(
+    select(
+        OrderLine.item_id,
+        OrderLine.name,
+        OrderLine.options,
+        OrderLine.quantity,
+        OrderLine.unit_price,
+        OrderLine.line_total,
+    )
+    .where(OrderLine.order_id == bindparam("order_id"))
+    .order_by(OrderLine.id)
+)
+HISTORY = Query(
+    select(TrackingEvent.status, TrackingEvent.at, TrackingEvent.note)
+    .where(TrackingEvent.order_id == bindparam("order_id"))
+    .order_by(TrackingEvent.at, TrackingEvent.id)
+)
+DELIVERED_AT = Query(
+    select(TrackingEvent.at)
+    .where(TrackingEvent.order_id == bindparam("order_id"), TrackingEvent.status == "delivered")
+    .order_by(TrackingEvent.at.desc(), TrackingEvent.id.desc())
+    .limit(1)
+)
+ORDER_RATING = Query(select(ratings).where(Rating.order_id == bindparam("order_id")))
+# orders under way or placed since a time (the order entities)
+RECENT_ORDERS = Query(
+    select(Order.id, Order.customer_id, Order.restaurant_id, Order.status, Order.courier_id)
+    .where(Order.status.in_(ACTIVE_STATUSES) | (Order.placed_at >= bindparam("since")))
+    .order_by(Order.id)
+)
+COURIER = Query(select(couriers).where(Courier.id == bindparam("id")))
+COURIERS = Query(
+    select(Courier.id, Courier.name, Courier.zone, Courier.status).order_by(Courier.id)
+)
+ACTIVE_ORDER_OF = Query(
+    select(Order.id)
+    .where(Order.courier_id == bindparam("courier_id"), Order.status.in_(COURIER_STAGES))
+    .order_by(Order.id)
+    .limit(1)
+)
+ZONE_RESTAURANTS = Query(
+    select(DeliveryZone.zone, DeliveryZone.restaurant_id).order_by(
+        DeliveryZone.zone, DeliveryZone.restaurant_id
+    )
+)
+RATINGS = Query(select(Rating.id, Rating.order_id).order_by(Rating.id))
+
+
+@functools.cache
+def _restaurants_matching(by_text: bool, by_cuisine: bool, by_zone: bool) -> Query:
+    """Restaurants by name, optionally matching a text, a cuisine and a delivery zone."""
+    stmt = select(restaurants)
+    if by_text:
+        stmt = stmt.where(contains(bindparam("pattern"), Restaurant.name, Restaurant.address))
+    if by_cuisine:
+        stmt = stmt.where(Restaurant.cuisine == bindparam("cuisine"))
+    if by_zone:
+        stmt = stmt.where(
+            Restaurant.id.in_(
+                select(DeliveryZone.restaurant_id).where(DeliveryZone.zone == bindparam("zone"))
+            )
+        )
+    return Query(stmt.order_by(Restaurant.name, Restaurant.id))
+
+
+@functools.cache
+def _menu_matching(by_text: bool, available_only: bool) -> Query:
+    """A restaurant's menu items in menu order, optionally matching a text, or available."""
+    stmt = select(menu_items).where(MenuItem.restaurant_id == bindparam("restaurant_id"))
+    if by_text:
+        stmt = stmt.where(
+            contains(bindparam("pattern"), MenuItem.name, MenuItem.description, MenuItem.category)
+        )
+    if available_only:
+        stmt = stmt.where(MenuItem.available.is_(True))
+    return Query(stmt.order_by(MenuItem.position, MenuItem.id))
+
+
+@functools.cache
+def _orders_matching(
+    by_customer: bool, by_restaurant: bool, by_status: bool
+) -> tuple[Query, Query]:
+    """How many orders match, and the newest ``limit`` of them (list_orders')."""
+    conditions = []
+    if by_customer:
+        conditions.append(Order.customer_id == bindparam("customer_id"))
+    if by_restaurant:
+        conditions.append(Order.restaurant_id == bindparam("restaurant_id"))
+    if by_status:
+        conditions.append(Order.status == bindparam("status"))
+    count = Query(select(func.count(Order.id)).where(*conditions))
+    rows = Query(
+        _ORDERS.where(*conditions)
+        .order_by(Order.placed_at.desc(), Order.id.desc())
+        .limit(bindparam("limit"))
+    )
+    return count, rows
+
+
+@functools.cache
+def _couriers_matching(by_zone: bool, by_status: bool) -> tuple[Query, Query]:
+    """How many couriers match, and the first ``limit`` of them by id (list_couriers')."""
+    stmt = select(couriers)
+    if by_zone:
+        stmt = stmt.where(Courier.zone == bindparam("zone"))
+    if by_status:
+        stmt = stmt.where(Courier.status == bindparam("status"))
+    count = Query(select(func.count()).select_from(stmt.subquery()))
+    rows = Query(stmt.order_by(Courier.id).limit(bindparam("limit")))
+    return count, rows
+
+
 # ----------------------------------------------------------------- helpers
 def _broken(rule: str, detail: str) -> PreconditionFailed:
     """The error for a failed business rule: it names the rule, then says what to do."""
@@ -378,26 +606,17 @@ def _at(value: dt.datetime) -> str:
 
 
 def _fees(ctx: ToolContext, restaurant_id: str) -> dict[str, Decimal]:
-    rows = ctx.db.scalars(
-        select(DeliveryZone)
-        .where(DeliveryZone.restaurant_id == restaurant_id)
-        .order_by(DeliveryZone.zone)
-    )
-    return {z.zone: z.fee for z in rows}
+    return {z.zone: z.fee for z in ctx.sql.all(FEES, restaurant_id=restaurant_id)}
 
 
 def _rating(ctx: ToolContext, restaurant_id: str) -> tuple[Decimal | None, int]:
-    count, total = ctx.db.execute(
-        select(func.count(Rating.id), func.sum(Rating.food_stars)).where(
-            Rating.restaurant_id == restaurant_id
-        )
-    ).one()
+    count, total = ctx.sql.one(RATING, restaurant_id=restaurant_id)
     if not count:
         return None, 0
     return (Decimal(int(total)) / Decimal(int(count))).quantize(Decimal("0.1")), int(count)
 
 
-def _brief(ctx: ToolContext, r: Restaurant) -> RestaurantBrief:
+def _brief(ctx: ToolContext, r: Any) -> RestaurantBrief:
     fees = _fees(ctx, r.id)
     rating, count = _rating(ctx, r.id)
     return {
@@ -416,7 +635,31 @@ def _brief(ctx: ToolContext, r: Restaurant) -> RestaurantBrief:
     }
 
 
-def _item_out(item: MenuItem) -> ItemOut:
+def _option_groups(
+    ctx: ToolContext, groups: Query, options: Query, **params: Any
+) -> dict[str, list[GroupOut]]:
+    """The option groups ``groups`` reads, by item id, each with its options (those
+    ``options`` reads), both in menu order: ``ITEM_GROUPS, ITEM_OPTIONS, item_id=...``."""
+    choices: dict[str, list[OptionOut]] = {}
+    for o in ctx.sql.all(options, **params):
+        choices.setdefault(o.group_id, []).append(
+            {"option_id": o.id, "name": o.name, "price_delta": o.price_delta}
+        )
+    out: dict[str, list[GroupOut]] = {}
+    for g in ctx.sql.all(groups, **params):
+        out.setdefault(g.item_id, []).append(
+            {
+                "group_id": g.id,
+                "name": g.name,
+                "required": g.required,
+                "max_choices": g.max_choices,
+                "options": choices.get(g.id, []),
+            }
+        )
+    return out
+
+
+def _item_out(item: Any, groups: list[GroupOut]) -> ItemOut:
     return {
         "item_id": item.id,
         "category": item.category,
@@ -424,44 +667,29 @@ def _item_out(item: MenuItem) -> ItemOut:
         "description": item.description,
         "price": item.price,
         "available": item.available,
-        "option_groups": [
-            {
-                "group_id": g.id,
-                "name": g.name,
-                "required": g.required,
-                "max_choices": g.max_choices,
-                "options": [
-                    {"option_id": o.id, "name": o.name, "price_delta": o.price_delta}
-                    for o in g.options
-                ],
-            }
-            for g in item.groups
-        ],
+        "option_groups": groups,
     }
 
 
-def _cart_lines(ctx: ToolContext, customer_id: str) -> list[CartLine]:
-    return list(
-        ctx.db.scalars(
-            select(CartLine).where(CartLine.customer_id == customer_id).order_by(CartLine.id)
-        )
-    )
+def _option_names(ctx: ToolContext, lines: Iterable[Any]) -> dict[str, str]:
+    """The names of the options chosen in cart ``lines``, by option id."""
+    ids = sorted({i for line in lines for i in split_ids(line.option_ids)})
+    return dict(ctx.sql.all(OPTION_NAMES, ids=ids))
 
 
-def _cart(ctx: ToolContext, customer: Customer) -> CartOut:
-    lines = _cart_lines(ctx, customer.id)
-    restaurant = ctx.db.get(Restaurant, lines[0].restaurant_id) if lines else None
+def _cart(ctx: ToolContext, customer: Any) -> CartOut:
+    lines = ctx.sql.all(CART, customer_id=customer.id)
+    restaurant = ctx.sql.first(RESTAURANT, id=lines[0].restaurant_id) if lines else None
+    names = _option_names(ctx, lines)
     out_lines: list[CartLineOut] = []
     for line in lines:
-        item = ctx.db.get_one(MenuItem, line.item_id)
         ids = split_ids(line.option_ids)
-        names = [ctx.db.get_one(Option, i).name for i in ids]
         out_lines.append(
             {
                 "cart_line_id": line.id,
                 "item_id": line.item_id,
-                "name": item.name,
-                "options": names,
+                "name": line.item_name,
+                "options": [names[i] for i in ids],
                 "option_ids": ids,
                 "quantity": line.quantity,
                 "unit_price": line.unit_price,
@@ -495,9 +723,9 @@ def _cart(ctx: ToolContext, customer: Customer) -> CartOut:
             problems.append(
                 f"below_minimum_order: add {short} more to reach the minimum order of {minimum}"
             )
-        for out in out_lines:
-            if not ctx.db.get_one(MenuItem, out["item_id"]).available:
-                problems.append(f"item_unavailable: {out['name']} is sold out")
+        for line in lines:
+            if not line.available:
+                problems.append(f"item_unavailable: {line.item_name} is sold out")
     return {
         "customer_id": customer.id,
         "restaurant_id": restaurant.id if restaurant else None,
@@ -515,36 +743,35 @@ def _cart(ctx: ToolContext, customer: Customer) -> CartOut:
     }
 
 
-def _order_brief(ctx: ToolContext, o: Order) -> OrderBrief:
-    customer = ctx.db.get_one(Customer, o.customer_id)
-    restaurant = ctx.db.get_one(Restaurant, o.restaurant_id)
+def _order_brief(o: Any) -> OrderBrief:
+    """An order row of ``ORDER`` (with its customer's and restaurant's names, item count)."""
     return {
         "order_id": o.id,
         "customer_id": o.customer_id,
-        "customer_name": customer.name,
+        "customer_name": o.customer_name,
         "restaurant_id": o.restaurant_id,
-        "restaurant_name": restaurant.name,
+        "restaurant_name": o.restaurant_name,
         "status": o.status,
-        "item_count": sum(line.quantity for line in o.lines),
+        "item_count": o.item_count,
         "total": o.total,
         "placed_at": _at(o.placed_at),
     }
 
 
-def _next_status(o: Order) -> str | None:
+def _next_status(o: Any) -> str | None:
     if o.status not in ORDER_FLOW or o.status == "delivered":
         return None
     return ORDER_FLOW[ORDER_FLOW.index(o.status) + 1]
 
 
-def _order_detail(ctx: ToolContext, o: Order) -> OrderDetail:
-    ctx.db.flush()
-    ctx.db.refresh(o)
-    courier = ctx.db.get(Courier, o.courier_id) if o.courier_id else None
-    rating = ctx.db.scalar(select(Rating).where(Rating.order_id == o.id))
+def _order_detail(ctx: ToolContext, order_id: str) -> OrderDetail:
+    """The order as it is in the tables now (a writing tool calls it after writing)."""
+    o = ctx.sql.one(ORDER, id=order_id)
+    courier = ctx.sql.first(COURIER, id=o.courier_id) if o.courier_id else None
+    rating = ctx.sql.first(ORDER_RATING, order_id=o.id)
     cancellable = o.status in CANCELLABLE
     return {
-        **_order_brief(ctx, o),
+        **_order_brief(o),
         "lines": [
             {
                 "item_id": line.item_id,
@@ -554,7 +781,7 @@ def _order_detail(ctx: ToolContext, o: Order) -> OrderDetail:
                 "unit_price": line.unit_price,
                 "line_total": line.line_total,
             }
-            for line in o.lines
+            for line in ctx.sql.all(ORDER_LINES, order_id=o.id)
         ],
         "subtotal": o.subtotal,
         "delivery_fee": o.delivery_fee,
@@ -577,7 +804,10 @@ def _order_detail(ctx: ToolContext, o: Order) -> OrderDetail:
         "estimated_delivery_at": _at(o.estimated_delivery_at)
         if o.status in ACTIVE_STATUSES
         else None,
-        "history": [{"status": e.status, "at": _at(e.at), "note": e.note} for e in o.history],
+        "history": [
+            {"status": e.status, "at": _at(e.at), "note": e.note}
+            for e in ctx.sql.all(HISTORY, order_id=o.id)
+        ],
         "next_status": _next_status(o),
         "can_cancel": cancellable,
         "refund_if_cancelled_by_customer": cancel_refund(o, "customer_request")
@@ -597,17 +827,7 @@ def _order_detail(ctx: ToolContext, o: Order) -> OrderDetail:
     }
 
 
-def _active_order_of(ctx: ToolContext, courier_id: str) -> Order | None:
-    return ctx.db.scalar(
-        select(Order)
-        .where(Order.courier_id == courier_id, Order.status.in_(COURIER_STAGES))
-        .order_by(Order.id)
-        .limit(1)
-    )
-
-
-def _courier_out(ctx: ToolContext, c: Courier) -> CourierOut:
-    active = _active_order_of(ctx, c.id)
+def _courier_out(ctx: ToolContext, c: Any) -> CourierOut:
     return {
         "courier_id": c.id,
         "name": c.name,
@@ -615,36 +835,29 @@ def _courier_out(ctx: ToolContext, c: Courier) -> CourierOut:
         "vehicle": c.vehicle,
         "zone": c.zone,
         "status": c.status,
-        "active_order_id": active.id if active is not None else None,
+        "active_order_id": ctx.sql.scalar(ACTIVE_ORDER_OF, courier_id=c.id),
     }
 
 
-def _track(ctx: ToolContext, order: Order, status: str, note: str) -> None:
-    ctx.db.add(
-        TrackingEvent(
-            id=next_id(ctx, TrackingEvent.id, "trk", 6),
-            order_id=order.id,
-            status=status,
-            at=ctx.now,
-            note=note[:200],
-        )
+def _track(ctx: ToolContext, order_id: str, status: str, note: str) -> None:
+    """Add a step to an order's tracking history (the tool sets the order's status)."""
+    ctx.sql.insert(
+        TrackingEvent,
+        id=next_id(ctx, TrackingEvent.id, "trk", 6),
+        order_id=order_id,
+        status=status,
+        at=ctx.now,
+        note=note[:200],
     )
-    order.status = status
-    ctx.db.flush()
 
 
 def _release(ctx: ToolContext, courier_id: str | None) -> None:
     """The courier of a finished or reassigned order is free again."""
     if courier_id is None:
         return
-    courier = ctx.db.get_one(Courier, courier_id)
+    courier = ctx.sql.one(COURIER, id=courier_id)
     if courier.status == "on_delivery":
-        courier.status = "available"
-
-
-def _delivered_at(order: Order) -> dt.datetime | None:
-    times = [e.at for e in order.history if e.status == "delivered"]
-    return times[-1] if times else None
+        ctx.sql.update(Courier, courier, status="available")
 
 
 # -------------------------------------------------------- example values
@@ -664,13 +877,13 @@ NOTES_EXAMPLES = [
 
 
 def _restaurant_word(ctx: ToolContext, rng: random.Random) -> str:
-    names = list(ctx.db.scalars(select(Restaurant.name).order_by(Restaurant.id)))
+    names = ctx.sql.scalars(RESTAURANT_NAMES)
     words = [w for w in rng.choice(names).split() if len(w) > 3 and w[0].isupper()]
     return words[0] if words else names[0]
 
 
 def _customer_word(ctx: ToolContext, rng: random.Random) -> str:
-    names = list(ctx.db.scalars(select(Customer.name).order_by(Customer.id)))
+    names = ctx.sql.scalars(CUSTOMER_NAMES)
     return rng.choice(names).split()[-1]
 
 
@@ -707,17 +920,16 @@ def search_restaurants(
         "minimum_order": "15.00", "delivery_zones": [{"zone": "downtown", "fee": "1.99"}],
         "rating": "4.3", ...}]}, by name.
     """
-    stmt = select(Restaurant)
     text = (query or "").strip()
+    params: dict[str, Any] = {}
     if text:
-        stmt = stmt.where(contains(text, Restaurant.name, Restaurant.address))
+        params["pattern"] = search_pattern(text)
     if cuisine is not None:
-        stmt = stmt.where(Restaurant.cuisine == cuisine)
+        params["cuisine"] = cuisine
     if zone is not None:
-        stmt = stmt.where(
-            Restaurant.id.in_(select(DeliveryZone.restaurant_id).where(DeliveryZone.zone == zone))
-        )
-    found = list(ctx.db.scalars(stmt.order_by(Restaurant.name, Restaurant.id)))
+        params["zone"] = zone
+    matching = _restaurants_matching(bool(text), cuisine is not None, zone is not None)
+    found = ctx.sql.all(matching, **params)
     ctx.spend(len(found), "restaurants", hint="filter by cuisine or zone")
     if open_now is not None:
         found = [r for r in found if is_open(r, ctx.now) == open_now]
@@ -743,23 +955,15 @@ def get_restaurant(ctx: ToolContext, restaurant_id: RestaurantRow) -> Restaurant
         "prep_minutes": 20, "categories": [{"category": "Curries", "items": 5,
         "available": 4}], ...}.
     """
-    r = restaurant_id
+    r: Any = restaurant_id
     cats: dict[str, CategoryOut] = {}
-    for item in ctx.db.scalars(
-        select(MenuItem)
-        .where(MenuItem.restaurant_id == r.id)
-        .order_by(MenuItem.position, MenuItem.id)
-    ):
+    for item in ctx.sql.all(MENU_CATEGORIES, restaurant_id=r.id):
         cat = cats.setdefault(
             item.category, {"category": item.category, "items": 0, "available": 0}
         )
         cat["items"] += 1
         cat["available"] += int(item.available)
-    active = ctx.db.scalar(
-        select(func.count(Order.id)).where(
-            Order.restaurant_id == r.id, Order.status.in_(ACTIVE_STATUSES)
-        )
-    )
+    active = ctx.sql.scalar(ACTIVE_ORDER_COUNT, restaurant_id=r.id)
     open_now = is_open(r, ctx.now)
     return {
         **_brief(ctx, r),
@@ -803,20 +1007,19 @@ def get_menu(
         "max_choices": 1, "options": [{"option_id": "opt_0107", "name": "Large 14in",
         "price_delta": "5.50"}, ...]}]}]}.
     """
-    r = restaurant_id
-    stmt = select(MenuItem).where(MenuItem.restaurant_id == r.id)
+    r: Any = restaurant_id
     text = (search or "").strip()
+    params: dict[str, Any] = {"restaurant_id": r.id}
     if text:
-        stmt = stmt.where(contains(text, MenuItem.name, MenuItem.description, MenuItem.category))
-    if available_only:
-        stmt = stmt.where(MenuItem.available.is_(True))
-    items = list(ctx.db.scalars(stmt.order_by(MenuItem.position, MenuItem.id)))
+        params["pattern"] = search_pattern(text)
+    items = ctx.sql.all(_menu_matching(bool(text), available_only), **params)
+    groups = _option_groups(ctx, MENU_GROUPS, MENU_OPTIONS, restaurant_id=r.id)
     return {
         "restaurant_id": r.id,
         "name": r.name,
         "open_now": is_open(r, ctx.now),
         "total": len(items),
-        "items": [_item_out(i) for i in items],
+        "items": [_item_out(i, groups.get(i.id, [])) for i in items],
     }
 
 
@@ -842,19 +1045,10 @@ def find_customer(
     text = query.strip()
     if not text:
         raise InvalidArgument("query must not be blank: give part of a name, email or phone.")
-    rows = ctx.db.scalars(
-        select(Customer)
-        .where(contains(text, Customer.name, Customer.email, Customer.phone, Customer.id))
-        .order_by(Customer.name, Customer.id)
-        .limit(limit)
-    )
+    rows = ctx.sql.all(CUSTOMERS_MATCHING, pattern=search_pattern(text), limit=limit)
     out: list[CustomerOut] = []
     for c in rows:
-        active = ctx.db.scalars(
-            select(Order.id)
-            .where(Order.customer_id == c.id, Order.status.in_(ACTIVE_STATUSES))
-            .order_by(Order.id)
-        )
+        active = ctx.sql.scalars(ACTIVE_ORDER_IDS, customer_id=c.id)
         out.append(
             {
                 "customer_id": c.id,
@@ -863,8 +1057,8 @@ def find_customer(
                 "phone": c.phone,
                 "address": c.address,
                 "zone": c.zone,
-                "cart_lines": len(_cart_lines(ctx, c.id)),
-                "active_order_ids": list(active),
+                "cart_lines": ctx.sql.scalar(CART_LINE_COUNT, customer_id=c.id),
+                "active_order_ids": active,
             }
         )
     return out
@@ -919,16 +1113,19 @@ def list_orders(
         "status": "preparing", "total": "31.49", "placed_at": "2026-03-02T12:10", ...}]};
         total counts every match.
     """
-    stmt = select(Order)
+    params: dict[str, Any] = {}
     if customer_id is not None:
-        stmt = stmt.where(Order.customer_id == customer_id.id)
+        params["customer_id"] = customer_id.id
     if restaurant_id is not None:
-        stmt = stmt.where(Order.restaurant_id == restaurant_id.id)
+        params["restaurant_id"] = restaurant_id.id
     if status is not None:
-        stmt = stmt.where(Order.status == status)
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = ctx.db.scalars(stmt.order_by(Order.placed_at.desc(), Order.id.desc()).limit(limit))
-    return {"total": total, "orders": [_order_brief(ctx, o) for o in rows]}
+        params["status"] = status
+    count, matching = _orders_matching(
+        customer_id is not None, restaurant_id is not None, status is not None
+    )
+    total = ctx.sql.scalar(count, **params) or 0
+    rows = ctx.sql.all(matching, limit=limit, **params)
+    return {"total": total, "orders": [_order_brief(o) for o in rows]}
 
 
 @server.tool(
@@ -949,7 +1146,7 @@ def get_order(ctx: ToolContext, order_id: OrderRow) -> OrderDetail:
         "picked_up", "can_cancel": true, "refund_if_cancelled_by_customer": "16.99",
         "rating": null, ...}.
     """
-    return _order_detail(ctx, order_id)
+    return _order_detail(ctx, order_id.id)
 
 
 @server.tool(
@@ -975,13 +1172,14 @@ def list_couriers(
         {"total": 3, "couriers": [{"courier_id": "cou_007", "name": "Sam Lee", "vehicle":
         "bike", "zone": "harbor", "status": "available", "active_order_id": null}]}, by id.
     """
-    stmt = select(Courier)
+    params: dict[str, Any] = {}
     if zone is not None:
-        stmt = stmt.where(Courier.zone == zone)
+        params["zone"] = zone
     if status is not None:
-        stmt = stmt.where(Courier.status == status)
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = ctx.db.scalars(stmt.order_by(Courier.id).limit(limit))
+        params["status"] = status
+    count, matching = _couriers_matching(zone is not None, status is not None)
+    total = ctx.sql.scalar(count, **params) or 0
+    rows = ctx.sql.all(matching, limit=limit, **params)
     return {"total": total, "couriers": [_courier_out(ctx, c) for c in rows]}
 
 
@@ -1019,14 +1217,15 @@ def add_to_cart(
     Returns:
         The cart with "added_line_id": "cl_0032", its lines, "subtotal" and "problems".
     """
-    c, item = customer_id, item_id
+    c = customer_id
+    item: Any = item_id  # a row, as unit_price reads it
     if not item.available:
         raise _broken(
             "item_unavailable",
             f"{item.name} ({item.id}) is sold out right now and cannot be added. Pick another "
             "item from the restaurant's menu.",
         )
-    chosen: dict[str, list[Option]] = {}
+    chosen: dict[str, list[Any]] = {}
     seen: set[str] = set()
     for opt in option_ids:
         if opt.item_id != item.id:
@@ -1042,25 +1241,26 @@ def add_to_cart(
             )
         seen.add(opt.id)
         chosen.setdefault(opt.group_id, []).append(opt)
-    for g in item.groups:
-        picked = chosen.get(g.id, [])
-        if g.required and len(picked) != 1:
-            names = ", ".join(f"{o.id} ({o.name})" for o in g.options)
+    groups = _option_groups(ctx, ITEM_GROUPS, ITEM_OPTIONS, item_id=item.id)
+    for g in groups.get(item.id, []):
+        picked = chosen.get(g["group_id"], [])
+        if g["required"] and len(picked) != 1:
+            names = ", ".join(f"{o['option_id']} ({o['name']})" for o in g["options"])
             raise _broken(
                 "required_option_missing",
-                f"{item.name} needs exactly one '{g.name}' choice, got {len(picked)}; choose "
+                f"{item.name} needs exactly one '{g['name']}' choice, got {len(picked)}; choose "
                 f"one of {names}.",
             )
-        if len(picked) > g.max_choices:
+        if len(picked) > g["max_choices"]:
             raise _broken(
                 "too_many_options",
-                f"'{g.name}' of {item.name} takes at most {g.max_choices} options, got "
+                f"'{g['name']}' of {item.name} takes at most {g['max_choices']} options, got "
                 f"{len(picked)}; leave some out.",
             )
-    restaurant = ctx.db.get_one(Restaurant, item.restaurant_id)
-    lines = _cart_lines(ctx, c.id)
+    restaurant = ctx.sql.one(RESTAURANT, id=item.restaurant_id)
+    lines = ctx.sql.all(CART, customer_id=c.id)
     if lines and lines[0].restaurant_id != restaurant.id:
-        other = ctx.db.get_one(Restaurant, lines[0].restaurant_id)
+        other = ctx.sql.one(RESTAURANT, id=lines[0].restaurant_id)
         raise _broken(
             "one_restaurant_per_cart",
             f"the cart of {c.name} ({c.id}) holds items from {other.name} ({other.id}); a cart "
@@ -1082,7 +1282,7 @@ def add_to_cart(
                 f"the cart already has {same.quantity} of {item.name} with these options; at "
                 f"most {MAX_LINE_QUANTITY} of one item fit in a cart.",
             )
-        same.quantity += quantity
+        ctx.sql.update(CartLine, same, quantity=same.quantity + quantity)
         line_id = same.id
     else:
         if len(lines) >= MAX_CART_LINES:
@@ -1092,19 +1292,17 @@ def add_to_cart(
                 "some lines first.",
             )
         line_id = next_id(ctx, CartLine.id, "cl", 4)
-        ctx.db.add(
-            CartLine(
-                id=line_id,
-                customer_id=c.id,
-                restaurant_id=restaurant.id,
-                item_id=item.id,
-                option_ids=ids,
-                quantity=quantity,
-                unit_price=unit_price(item, list(option_ids)),
-                added_at=ctx.now,
-            )
+        ctx.sql.insert(
+            CartLine,
+            id=line_id,
+            customer_id=c.id,
+            restaurant_id=restaurant.id,
+            item_id=item.id,
+            option_ids=ids,
+            quantity=quantity,
+            unit_price=unit_price(item, list[Any](option_ids)),
+            added_at=ctx.now,
         )
-    ctx.db.flush()
     return {**_cart(ctx, c), "added_line_id": line_id}
 
 
@@ -1135,8 +1333,7 @@ def remove_from_cart(
             f"cart line {line.id} is in the cart of customer {line.customer_id}, not "
             f"{customer_id.id}; view this customer's cart to find their lines."
         )
-    ctx.db.delete(line)
-    ctx.db.flush()
+    ctx.sql.run(DELETE_CART_LINE, id=line.id)
     return {**_cart(ctx, customer_id), "removed_line_id": line.id}
 
 
@@ -1156,10 +1353,9 @@ def clear_cart(ctx: ToolContext, customer_id: CustomerRow) -> CartCleared:
     Returns:
         The empty cart with "removed_lines": 3.
     """
-    lines = _cart_lines(ctx, customer_id.id)
+    lines = ctx.sql.all(CART, customer_id=customer_id.id)
     for line in lines:
-        ctx.db.delete(line)
-    ctx.db.flush()
+        ctx.sql.run(DELETE_CART_LINE, id=line.id)
     return {**_cart(ctx, customer_id), "removed_lines": len(lines)}
 
 
@@ -1195,20 +1391,20 @@ def place_order(
         "delivery_fee": "1.99", "tip": "2.00", "total": "29.99", "history": [...], ...}.
     """
     c = customer_id
-    lines = _cart_lines(ctx, c.id)
+    lines = ctx.sql.all(CART, customer_id=c.id)
     if not lines:
         raise _broken(
             "cart_empty",
             f"the cart of {c.name} ({c.id}) is empty, so there is nothing to order. Add items "
             "to the cart first.",
         )
-    r = ctx.db.get_one(Restaurant, lines[0].restaurant_id)
-    items = [ctx.db.get_one(MenuItem, line.item_id) for line in lines]
-    gone = [i for i in items if not i.available]
+    r = ctx.sql.one(RESTAURANT, id=lines[0].restaurant_id)
+    gone = [line for line in lines if not line.available]
     if gone:
         raise _broken(
             "item_unavailable",
-            f"{', '.join(f'{i.name} ({i.id})' for i in gone)} sold out since it was added; "
+            f"{', '.join(f'{i.item_name} ({i.item_id})' for i in gone)} sold out since it was "
+            "added; "
             "remove it from the cart, then order again.",
         )
     if not is_open(r, ctx.now):
@@ -1235,8 +1431,10 @@ def place_order(
         )
     money_tip = (tip or ZERO).quantize(CENT)
     fee = fees[c.zone]
-    order = Order(
-        id=next_id(ctx, Order.id, "ord", 5),
+    order_id = next_id(ctx, Order.id, "ord", 5)
+    ctx.sql.insert(
+        Order,
+        id=order_id,
         customer_id=c.id,
         restaurant_id=r.id,
         courier_id=None,
@@ -1253,26 +1451,23 @@ def place_order(
         placed_at=ctx.now,
         estimated_delivery_at=ctx.now + dt.timedelta(minutes=r.prep_minutes + TRAVEL_MINUTES),
     )
-    ctx.db.add(order)
-    ctx.db.flush()
-    for line, item in zip(lines, items, strict=True):
-        names = [ctx.db.get_one(Option, i).name for i in split_ids(line.option_ids)]
-        ctx.db.add(
-            OrderLine(
-                id=next_id(ctx, OrderLine.id, "ol", 5),
-                order_id=order.id,
-                item_id=item.id,
-                name=item.name,
-                options=", ".join(names)[:300],
-                quantity=line.quantity,
-                unit_price=line.unit_price,
-                line_total=line.unit_price * line.quantity,
-            )
+    option_names = _option_names(ctx, lines)
+    for line in lines:  # each cart line becomes an order line
+        names = [option_names[i] for i in split_ids(line.option_ids)]
+        ctx.sql.insert(
+            OrderLine,
+            id=next_id(ctx, OrderLine.id, "ol", 5),
+            order_id=order_id,
+            item_id=line.item_id,
+            name=line.item_name,
+            options=", ".join(names)[:300],
+            quantity=line.quantity,
+            unit_price=line.unit_price,
+            line_total=line.unit_price * line.quantity,
         )
-        ctx.db.flush()
-        ctx.db.delete(line)
-    _track(ctx, order, "placed", NOTES["placed"])
-    return _order_detail(ctx, order)
+        ctx.sql.run(DELETE_CART_LINE, id=line.id)
+    _track(ctx, order_id, "placed", NOTES["placed"])
+    return _order_detail(ctx, order_id)
 
 
 @server.tool(
@@ -1320,22 +1515,24 @@ def update_order_status(
             f"'{new_status}'. Statuses go placed, accepted, preparing, picked_up, delivered, "
             "one step at a time.",
         )
-    r = ctx.db.get_one(Restaurant, o.restaurant_id)
+    r = ctx.sql.one(RESTAURANT, id=o.restaurant_id)
     if new_status == "picked_up" and o.courier_id is None:
         raise _broken(
             "courier_required",
             f"order {o.id} has no courier yet, so nobody can pick it up. Assign an available "
             f"courier of the {r.zone} zone first, then mark it picked up.",
         )
+    eta = o.estimated_delivery_at
     if new_status == "accepted":
-        o.estimated_delivery_at = ctx.now + dt.timedelta(minutes=r.prep_minutes + TRAVEL_MINUTES)
+        eta = ctx.now + dt.timedelta(minutes=r.prep_minutes + TRAVEL_MINUTES)
     elif new_status == "picked_up":
-        o.estimated_delivery_at = ctx.now + dt.timedelta(minutes=TRAVEL_MINUTES)
+        eta = ctx.now + dt.timedelta(minutes=TRAVEL_MINUTES)
     elif new_status == "delivered":
-        o.estimated_delivery_at = ctx.now
+        eta = ctx.now
         _release(ctx, o.courier_id)
-    _track(ctx, o, new_status, NOTES[new_status])
-    return _order_detail(ctx, o)
+    ctx.sql.update(Order, o, status=new_status, estimated_delivery_at=eta)
+    _track(ctx, o.id, new_status, NOTES[new_status])
+    return _order_detail(ctx, o.id)
 
 
 @server.tool(
@@ -1362,7 +1559,7 @@ def assign_courier(ctx: ToolContext, order_id: OrderRow, courier_id: CourierRow)
         The order with its "courier".
     """
     o, c = order_id, courier_id
-    r = ctx.db.get_one(Restaurant, o.restaurant_id)
+    r = ctx.sql.one(RESTAURANT, id=o.restaurant_id)
     if o.status not in ("accepted", "preparing"):
         why = {
             "placed": "the restaurant has not accepted it yet; accept it first",
@@ -1387,9 +1584,9 @@ def assign_courier(ctx: ToolContext, order_id: OrderRow, courier_id: CourierRow)
             f"available courier of the {r.zone} zone.",
         )
     if c.status != "available":
-        busy = _active_order_of(ctx, c.id)
+        busy = ctx.sql.scalar(ACTIVE_ORDER_OF, courier_id=c.id)
         why = (
-            f"on a delivery (order {busy.id})"
+            f"on a delivery (order {busy})"
             if c.status == "on_delivery" and busy is not None
             else "off shift"
         )
@@ -1398,10 +1595,9 @@ def assign_courier(ctx: ToolContext, order_id: OrderRow, courier_id: CourierRow)
             f"{c.name} ({c.id}) is {why}; choose an available courier of the {r.zone} zone.",
         )
     _release(ctx, o.courier_id)
-    o.courier_id = c.id
-    c.status = "on_delivery"
-    ctx.db.flush()
-    return _order_detail(ctx, o)
+    ctx.sql.update(Courier, c, status="on_delivery")
+    ctx.sql.update(Order, o, courier_id=c.id)
+    return _order_detail(ctx, o.id)
 
 
 @server.tool(
@@ -1429,7 +1625,7 @@ def cancel_order(ctx: ToolContext, order_id: OrderRow, reason: CancelReason) -> 
     Returns:
         The order with "status": "cancelled", "refunded": "29.99" and "cancel_reason".
     """
-    o = order_id
+    o: Any = order_id
     if o.status not in CANCELLABLE:
         why = {
             "picked_up": "the courier has already picked it up and is on the way",
@@ -1442,12 +1638,10 @@ def cancel_order(ctx: ToolContext, order_id: OrderRow, reason: CancelReason) -> 
             "orders can be cancelled.",
         )
     refund = cancel_refund(o, reason)
-    was = o.status
-    o.refunded = refund
-    o.cancel_reason = reason
     _release(ctx, o.courier_id)
-    _track(ctx, o, "cancelled", f"Cancelled while {was} ({reason}); refunded {refund}")
-    return _order_detail(ctx, o)
+    ctx.sql.update(Order, o, status="cancelled", refunded=refund, cancel_reason=reason)
+    _track(ctx, o.id, "cancelled", f"Cancelled while {o.status} ({reason}); refunded {refund}")
+    return _order_detail(ctx, o.id)
 
 
 @server.tool(
@@ -1490,7 +1684,7 @@ def rate_order(
             f"order {o.id} is '{o.status}'; only a delivered order can be rated."
             + (" Rate it once it has been delivered." if o.status in ACTIVE_STATUSES else ""),
         )
-    earlier = ctx.db.scalar(select(Rating).where(Rating.order_id == o.id))
+    earlier = ctx.sql.first(ORDER_RATING, order_id=o.id)
     if earlier is not None:
         raise Conflict(
             f"Rule 'already_rated' failed: order {o.id} was rated on "
@@ -1498,7 +1692,7 @@ def rate_order(
             f"{earlier.delivery_stars} for delivery, rating {earlier.id}); an order is rated "
             "once."
         )
-    delivered = _delivered_at(o) or o.placed_at
+    delivered = ctx.sql.scalar(DELIVERED_AT, order_id=o.id) or o.placed_at
     if ctx.now - delivered > dt.timedelta(days=RATING_WINDOW_DAYS):
         raise _broken(
             "rating_window",
@@ -1506,29 +1700,28 @@ def rate_order(
             f"{RATING_WINDOW_DAYS} days ago; it can no longer be rated.",
         )
     assert o.courier_id is not None  # a delivered order always had a courier
-    rating = Rating(
-        id=next_id(ctx, Rating.id, "rat", 4),
-        order_id=o.id,
-        customer_id=o.customer_id,
-        restaurant_id=o.restaurant_id,
-        courier_id=o.courier_id,
-        food_stars=food_stars,
-        delivery_stars=delivery_stars,
-        comment=" ".join(comment.split()),
-        created_at=ctx.now,
-    )
-    ctx.db.add(rating)
-    ctx.db.flush()
-    average, count = _rating(ctx, o.restaurant_id)
-    return {
-        "rating_id": rating.id,
+    rating: dict[str, Any] = {
+        "id": next_id(ctx, Rating.id, "rat", 4),
         "order_id": o.id,
+        "customer_id": o.customer_id,
         "restaurant_id": o.restaurant_id,
-        "courier_id": rating.courier_id,
+        "courier_id": o.courier_id,
         "food_stars": food_stars,
         "delivery_stars": delivery_stars,
-        "comment": rating.comment,
-        "created_at": _at(rating.created_at),
+        "comment": " ".join(comment.split()),
+        "created_at": ctx.now,
+    }
+    ctx.sql.insert(Rating, **rating)
+    average, count = _rating(ctx, o.restaurant_id)
+    return {
+        "rating_id": rating["id"],
+        "order_id": o.id,
+        "restaurant_id": o.restaurant_id,
+        "courier_id": rating["courier_id"],
+        "food_stars": food_stars,
+        "delivery_stars": delivery_stars,
+        "comment": rating["comment"],
+        "created_at": _at(rating["created_at"]),
         "restaurant_rating": average or ZERO,
         "restaurant_rating_count": count,
     }
@@ -1560,26 +1753,25 @@ def set_courier_availability(
     """
     c = courier_id
     if c.status == "on_delivery":
-        busy = _active_order_of(ctx, c.id)
+        busy = ctx.sql.scalar(ACTIVE_ORDER_OF, courier_id=c.id)
         raise _broken(
             "courier_has_active_order",
-            f"{c.name} ({c.id}) is delivering order {busy.id if busy else '?'}; their "
+            f"{c.name} ({c.id}) is delivering order {busy if busy else '?'}; their "
             "availability changes once it is delivered, cancelled or given to another courier.",
         )
-    c.status = status
-    ctx.db.flush()
+    c = ctx.sql.update(Courier, c, status=status)
     return _courier_out(ctx, c)
 
 
 # --------------------------------------------------------------- entities
 # What exists and is worth asking about, for grounding synthesized requests.
-def _valid_choice(item: MenuItem) -> list[str]:
-    """Option ids that make a valid order of ``item``: the first of each required group, or
-    one add-on when nothing is required."""
-    required = [g.options[0].id for g in item.groups if g.required and g.options]
+def _valid_choice(groups: list[GroupOut]) -> list[str]:
+    """Option ids that make a valid order of an item with these option ``groups``: the first
+    of each required group, or one add-on when nothing is required."""
+    required = [g["options"][0]["option_id"] for g in groups if g["required"] and g["options"]]
     if required:
         return required
-    optional = [g.options[0].id for g in item.groups if g.options]
+    optional = [g["options"][0]["option_id"] for g in groups if g["options"]]
     return optional[:1]
 
 
@@ -1592,7 +1784,7 @@ def _valid_choice(item: MenuItem) -> list[str]:
 )
 def _restaurants(ctx: ToolContext) -> list[dict[str, Any]]:
     out = []
-    for r in ctx.db.scalars(select(Restaurant).order_by(Restaurant.id)):
+    for r in ctx.sql.all(RESTAURANTS):
         out.append(
             {
                 "restaurant_id": r.id,
@@ -1614,16 +1806,15 @@ def _restaurants(ctx: ToolContext) -> list[dict[str, Any]]:
 )
 def _items(ctx: ToolContext) -> list[dict[str, Any]]:
     """Available menu items, each with a valid choice of options."""
-    rows = ctx.db.scalars(
-        select(MenuItem).where(MenuItem.available.is_(True)).order_by(MenuItem.id)
-    )
+    rows = ctx.sql.all(AVAILABLE_ITEMS)
+    groups = _option_groups(ctx, ALL_GROUPS, ALL_OPTIONS)
     return [
         {
             "item_id": i.id,
             "restaurant_id": i.restaurant_id,
             "name": i.name,
             "search": i.name,
-            "option_ids": _valid_choice(i),
+            "option_ids": _valid_choice(groups.get(i.id, [])),
         }
         for i in rows
     ]
@@ -1637,7 +1828,7 @@ def _items(ctx: ToolContext) -> list[dict[str, Any]]:
     "and option ids (such as 'opt_0107').",
 )
 def _options(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(Option).order_by(Option.id))
+    rows = ctx.sql.all(OPTIONS)
     return [{"option_id": o.id, "item_id": o.item_id, "name": o.name} for o in rows]
 
 
@@ -1651,21 +1842,19 @@ def _options(ctx: ToolContext) -> list[dict[str, Any]]:
 def _customers(ctx: ToolContext) -> list[dict[str, Any]]:
     """Customers, with items they can add (from their cart's restaurant, or from restaurants
     open now that deliver to them) and their cart lines."""
-    restaurants = list(ctx.db.scalars(select(Restaurant).order_by(Restaurant.id)))
     zones: dict[str, list[str]] = {}
-    for z in ctx.db.scalars(
-        select(DeliveryZone).order_by(DeliveryZone.zone, DeliveryZone.restaurant_id)
-    ):
+    for z in ctx.sql.all(ZONE_RESTAURANTS):
         zones.setdefault(z.zone, []).append(z.restaurant_id)
-    open_ids = {r.id for r in restaurants if is_open(r, ctx.now)}
+    open_ids = {r.id for r in ctx.sql.all(RESTAURANTS) if is_open(r, ctx.now)}
     menu: dict[str, list[str]] = {}
-    for i in ctx.db.scalars(
-        select(MenuItem).where(MenuItem.available.is_(True)).order_by(MenuItem.id)
-    ):
+    for i in ctx.sql.all(AVAILABLE_ITEMS):
         menu.setdefault(i.restaurant_id, []).append(i.id)
+    carts: dict[str, list[Any]] = {}
+    for line in ctx.sql.all(ALL_CART_LINES):
+        carts.setdefault(line.customer_id, []).append(line)
     out = []
-    for c in ctx.db.scalars(select(Customer).order_by(Customer.id)):
-        lines = _cart_lines(ctx, c.id)
+    for c in ctx.sql.all(CUSTOMERS):
+        lines = carts.get(c.id, [])
         if lines:
             pool = menu.get(lines[0].restaurant_id, [])
         else:
@@ -1692,7 +1881,7 @@ def _customers(ctx: ToolContext) -> list[dict[str, Any]]:
     not_found="Call view_cart with the customer's id to see their cart lines (such as 'cl_0031').",
 )
 def _cart_line_records(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(CartLine).order_by(CartLine.id))
+    rows = ctx.sql.all(ALL_CART_LINES)
     return [
         {"cart_line_id": line.id, "customer_id": line.customer_id, "item_id": line.item_id}
         for line in rows
@@ -1711,18 +1900,12 @@ def _orders(ctx: ToolContext) -> list[dict[str, Any]]:
     with the next status each can take and an available courier of its restaurant's zone."""
     since = ctx.now - dt.timedelta(days=RATING_WINDOW_DAYS)
     free: dict[str, list[str]] = {}
-    for c in ctx.db.scalars(
-        select(Courier).where(Courier.status == "available").order_by(Courier.id)
-    ):
-        free.setdefault(c.zone, []).append(c.id)
-    zone_of = {r.id: r.zone for r in ctx.db.scalars(select(Restaurant).order_by(Restaurant.id))}
-    rows = ctx.db.scalars(
-        select(Order)
-        .where((Order.status.in_(ACTIVE_STATUSES)) | (Order.placed_at >= since))
-        .order_by(Order.id)
-    )
+    for c in ctx.sql.all(COURIERS):
+        if c.status == "available":
+            free.setdefault(c.zone, []).append(c.id)
+    zone_of = {r.id: r.zone for r in ctx.sql.all(RESTAURANTS)}
     out = []
-    for o in rows:
+    for o in ctx.sql.all(RECENT_ORDERS, since=since):
         record: dict[str, Any] = {
             "order_id": o.id,
             "customer_id": o.customer_id,
@@ -1733,9 +1916,9 @@ def _orders(ctx: ToolContext) -> list[dict[str, Any]]:
         if step is not None and not (step == "picked_up" and o.courier_id is None):
             record["new_status"] = step
         if o.status in ("accepted", "preparing"):
-            couriers = [c for c in free.get(zone_of[o.restaurant_id], []) if c != o.courier_id]
-            if couriers:
-                record["courier_id"] = couriers[0]
+            others = [c for c in free.get(zone_of[o.restaurant_id], []) if c != o.courier_id]
+            if others:
+                record["courier_id"] = others[0]
         out.append(record)
     return out
 
@@ -1748,7 +1931,6 @@ def _orders(ctx: ToolContext) -> list[dict[str, Any]]:
     "'cou_007').",
 )
 def _couriers(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(Courier).order_by(Courier.id))
     return [
         {
             "courier_id": c.id,
@@ -1756,13 +1938,13 @@ def _couriers(ctx: ToolContext) -> list[dict[str, Any]]:
             "zone": c.zone,
             "status": "off_shift" if c.status == "available" else "available",
         }
-        for c in rows
+        for c in ctx.sql.all(COURIERS)
     ]
 
 
 @server.entity("rating", key="rating_id")
 def _ratings(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(Rating).order_by(Rating.id))
+    rows = ctx.sql.all(RATINGS)
     return [{"rating_id": r.id, "order_id": r.order_id} for r in rows]
 
 
