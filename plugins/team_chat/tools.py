@@ -14,12 +14,13 @@ and says what would be allowed instead. A refused call changes nothing.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field
-from sqlalchemy import func, or_, select
+from sqlalchemy import bindparam, delete, func, or_, select
 
 from prove_gym.server import (
     Conflict,
@@ -27,11 +28,14 @@ from prove_gym.server import (
     InvalidArgument,
     PermissionDenied,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
+    search_pattern,
 )
 
 from .models import (
@@ -76,10 +80,10 @@ server = Server(
     "Refused calls name the rule that failed and change nothing.",
 )
 
-WorkspaceRow = Annotated[Workspace, Entity("workspace")]
-ChannelRow = Annotated[Channel, Entity("channel")]
-MessageRow = Annotated[Message, Entity("message")]
-UserRow = Annotated[User, Entity("user")]
+WorkspaceRow = Annotated[Record[Workspace], Entity("workspace")]
+ChannelRow = Annotated[Record[Channel], Entity("channel")]
+MessageRow = Annotated[Record[Message], Entity("message")]
+UserRow = Annotated[Record[User], Entity("user")]
 Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
 SearchText = Annotated[str, Field(max_length=200)]
 EmojiName = Annotated[
@@ -268,6 +272,223 @@ class MembershipOut(TypedDict):
     members: list[MemberOut]
 
 
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+workspaces_t, users_t, seats_t = Workspace.__table__, User.__table__, WorkspaceMember.__table__
+channels_t, channel_members_t = Channel.__table__, ChannelMember.__table__
+messages_t, pins_t = Message.__table__, Pin.__table__
+authors, pinners = users_t.alias("authors"), users_t.alias("pinners")
+
+ME = Query(select(users_t).join(Me.__table__, Me.user_id == User.id).where(Me.id == 1))
+USER_BY_HANDLE = Query(select(users_t).where(User.handle == bindparam("handle")))
+USER_HANDLE = Query(select(User.handle).where(User.id == bindparam("id")))
+SEAT = Query(
+    select(seats_t).where(
+        WorkspaceMember.workspace_id == bindparam("workspace_id"),
+        WorkspaceMember.user_id == bindparam("user_id"),
+    )
+)
+_MY_WORKSPACE_IDS = select(WorkspaceMember.workspace_id).where(  # a subquery
+    WorkspaceMember.user_id == bindparam("me")
+)
+_MY_WORKSPACES = (  # my workspaces with my role in each
+    select(workspaces_t, WorkspaceMember.role)
+    .join(WorkspaceMember, WorkspaceMember.workspace_id == Workspace.id)
+    .where(WorkspaceMember.user_id == bindparam("me"))
+)
+MY_WORKSPACES = Query(_MY_WORKSPACES.order_by(Workspace.id))
+MY_WORKSPACE = Query(_MY_WORKSPACES.where(Workspace.id == bindparam("workspace_id")))
+PEOPLE = Query(  # a workspace's people with their seats, A to Z by handle
+    select(
+        User.id, User.handle, User.name, User.title, WorkspaceMember.role, WorkspaceMember.active
+    )
+    .select_from(seats_t.join(users_t, User.id == WorkspaceMember.user_id))
+    .where(WorkspaceMember.workspace_id == bindparam("workspace_id"))
+    .order_by(User.handle, User.id)
+)
+ACTIVE_PEOPLE = Query(  # the active people of my workspaces
+    select(WorkspaceMember.user_id, WorkspaceMember.workspace_id, User.handle, User.name)
+    .select_from(seats_t.join(users_t, User.id == WorkspaceMember.user_id))
+    .where(WorkspaceMember.workspace_id.in_(_MY_WORKSPACE_IDS), WorkspaceMember.active.is_(True))
+    .order_by(WorkspaceMember.user_id, WorkspaceMember.workspace_id)
+)
+
+CHANNEL = Query(select(channels_t).where(Channel.id == bindparam("id")))
+CHANNELS = Query(select(channels_t).order_by(Channel.id))
+WORKSPACE_CHANNELS = Query(
+    select(channels_t)
+    .where(Channel.workspace_id == bindparam("workspace_id"))
+    .order_by(Channel.name, Channel.id)
+)
+IN_CHANNEL = Query(
+    select(ChannelMember.user_id).where(
+        ChannelMember.channel_id == bindparam("channel_id"),
+        ChannelMember.user_id == bindparam("user_id"),
+    )
+)
+MEMBER_COUNT = Query(
+    select(func.count())
+    .select_from(channel_members_t)
+    .where(ChannelMember.channel_id == bindparam("channel_id"))
+)
+MEMBERS = Query(  # a channel's members, A to Z by handle
+    select(User.id, User.handle, User.name)
+    .join(ChannelMember, ChannelMember.user_id == User.id)
+    .where(ChannelMember.channel_id == bindparam("channel_id"))
+    .order_by(User.handle, User.id)
+)
+ADDABLE = Query(  # an active person of the workspace who is not in the channel yet
+    select(WorkspaceMember.user_id)
+    .where(
+        WorkspaceMember.workspace_id == bindparam("workspace_id"),
+        WorkspaceMember.active.is_(True),
+        WorkspaceMember.user_id.not_in(
+            select(ChannelMember.user_id).where(ChannelMember.channel_id == bindparam("channel_id"))
+        ),
+    )
+    .order_by(func.substr(WorkspaceMember.user_id, -2), WorkspaceMember.user_id)
+    .limit(1)
+)
+
+MESSAGE = Query(select(messages_t).where(Message.id == bindparam("id")))
+_TOP_LEVEL = (Message.channel_id == bindparam("channel_id"), Message.thread_root_id.is_(None))
+TOP_LEVEL_STATS = Query(  # how many top-level messages a channel has, and the latest's time
+    select(func.count(Message.id).label("messages"), func.max(Message.created_at).label("latest"))
+    .select_from(messages_t)
+    .where(*_TOP_LEVEL)
+)
+LATEST_TOP_LEVEL = Query(
+    select(messages_t)
+    .where(*_TOP_LEVEL)
+    .order_by(Message.created_at.desc(), Message.id.desc())
+    .limit(bindparam("limit"))
+)
+THREAD_REPLIES = Query(
+    select(messages_t)
+    .where(Message.thread_root_id == bindparam("root_id"))
+    .order_by(Message.created_at, Message.id)
+)
+LIVE_MESSAGES = Query(  # the messages not deleted in some channels, with their workspace
+    select(
+        Message.id,
+        Message.channel_id,
+        Message.author_id,
+        Message.thread_root_id,
+        Channel.workspace_id,
+    )
+    .join(Channel, Channel.id == Message.channel_id)
+    .where(
+        Message.deleted.is_(False),
+        Message.channel_id.in_(bindparam("channel_ids", expanding=True)),
+    )
+    .order_by(Message.id)
+)
+VERSIONS = Query(  # Message.versions
+    select(
+        MessageVersion.number, MessageVersion.kind, MessageVersion.text, MessageVersion.created_at
+    )
+    .where(MessageVersion.message_id == bindparam("message_id"))
+    .order_by(MessageVersion.number)
+)
+MENTIONED = Query(  # the handles one version of a message @mentions (Message.mentions' order)
+    select(User.handle)
+    .join(Mention, Mention.user_id == User.id)
+    .where(Mention.message_id == bindparam("message_id"), Mention.version == bindparam("version"))
+    .order_by(Mention.user_id)
+)
+
+REACTIONS = Query(  # Message.reactions with who reacted: by emoji, then time
+    select(Reaction.emoji, Reaction.user_id, User.handle)
+    .join(User, User.id == Reaction.user_id)
+    .where(Reaction.message_id == bindparam("message_id"))
+    .order_by(Reaction.emoji, Reaction.created_at, Reaction.id)
+)
+MY_REACTION = Query(
+    select(Reaction.id).where(
+        Reaction.message_id == bindparam("message_id"),
+        Reaction.user_id == bindparam("user_id"),
+        Reaction.emoji == bindparam("emoji"),
+    )
+)
+MY_EMOJI = Query(
+    select(Reaction.message_id, Reaction.emoji)
+    .where(Reaction.user_id == bindparam("me"))
+    .order_by(Reaction.id)
+)
+DELETE_REACTION = Query(delete(Reaction).where(Reaction.id == bindparam("id")))
+
+PIN_OF = Query(select(Pin.id).where(Pin.message_id == bindparam("message_id")))
+PINNED_IDS = Query(select(Pin.message_id).order_by(Pin.message_id))
+PIN_COUNT = Query(
+    select(func.count()).select_from(pins_t).where(Pin.channel_id == bindparam("channel_id"))
+)
+OLDEST_PIN = Query(
+    select(Pin.message_id)
+    .where(Pin.channel_id == bindparam("channel_id"))
+    .order_by(Pin.pinned_at, Pin.id)
+    .limit(1)
+)
+PINS = Query(  # Channel.pins, newest first, with the message and the people's handles
+    select(
+        Pin.message_id,
+        authors.c.handle.label("author"),
+        Message.text,
+        pinners.c.handle.label("pinned_by"),
+        Pin.pinned_at,
+    )
+    .select_from(
+        pins_t.join(messages_t, Message.id == Pin.message_id)
+        .join(authors, authors.c.id == Message.author_id)
+        .join(pinners, pinners.c.id == Pin.pinned_by)
+    )
+    .where(Pin.channel_id == bindparam("channel_id"))
+    .order_by(Pin.pinned_at.desc(), Pin.id.desc())
+)
+DELETE_PIN = Query(delete(Pin).where(Pin.id == bindparam("id")))
+
+
+@functools.cache
+def _messages_matching(
+    by_workspace: bool, by_channel: bool, by_author: bool, by_text: bool, mentions_me: bool
+) -> tuple[Query, Query]:
+    """How many messages I can read match the filters given, and the newest ``limit`` of them
+    with their channel's workspace and name: search_messages'."""
+    my_channels = select(ChannelMember.channel_id).where(ChannelMember.user_id == bindparam("me"))
+    conditions: list[Any] = [
+        Message.deleted.is_(False),
+        Channel.workspace_id.in_(_MY_WORKSPACE_IDS),
+        or_(Channel.is_private.is_(False), Channel.id.in_(my_channels)),
+    ]
+    if by_workspace:
+        conditions.append(Channel.workspace_id == bindparam("workspace_id"))
+    if by_channel:
+        conditions.append(Channel.id == bindparam("channel_id"))
+    if by_author:
+        conditions.append(Message.author_id == bindparam("author_id"))
+    if by_text:
+        conditions.append(contains(bindparam("pattern"), Message.text))
+    if mentions_me:
+        conditions.append(
+            select(Mention.user_id)
+            .where(
+                Mention.message_id == Message.id,
+                Mention.version == Message.version,
+                Mention.user_id == bindparam("me"),
+            )
+            .exists()
+        )
+    found = messages_t.join(channels_t, Channel.id == Message.channel_id)
+    count = Query(select(func.count()).select_from(found).where(*conditions))
+    page = Query(
+        select(messages_t, Channel.workspace_id, Channel.name.label("channel_name"))
+        .select_from(found)
+        .where(*conditions)
+        .order_by(Message.created_at.desc(), Message.id.desc())
+        .limit(bindparam("limit"))
+    )
+    return count, page
+
+
 # ----------------------------------------------------------------- helpers
 def _broken(rule: str, detail: str) -> PreconditionFailed:
     """The error for a failed business rule: it names the rule, then says what to do."""
@@ -286,30 +507,30 @@ def _now(ctx: ToolContext) -> dt.datetime:
     return ctx.now.replace(microsecond=0)
 
 
-def _me(ctx: ToolContext) -> User:
-    me = ctx.db.get_one(Me, 1)
-    return ctx.db.get_one(User, me.user_id)
+def _me(ctx: ToolContext) -> Any:
+    """The signed-in person's row of ``users``."""
+    return ctx.sql.one(ME)
 
 
-def _seat(ctx: ToolContext, workspace_id: str, user_id: str) -> WorkspaceMember | None:
-    return ctx.db.get(WorkspaceMember, (workspace_id, user_id))
+def _seat(ctx: ToolContext, workspace_id: str, user_id: str) -> Any | None:
+    return ctx.sql.first(SEAT, workspace_id=workspace_id, user_id=user_id)
 
 
 def _in_channel(ctx: ToolContext, channel_id: str, user_id: str) -> bool:
-    return ctx.db.get(ChannelMember, (channel_id, user_id)) is not None
+    return ctx.sql.first(IN_CHANNEL, channel_id=channel_id, user_id=user_id) is not None
 
 
-def _label(ch: Channel) -> str:
+def _label(ch: Any) -> str:
     return f"#{ch.name} ({ch.id})"
 
 
-def _readable(ctx: ToolContext, ch: Channel, me: User) -> bool:
+def _readable(ctx: ToolContext, ch: Any, me: Any) -> bool:
     if _seat(ctx, ch.workspace_id, me.id) is None:
         return False
     return not ch.is_private or _in_channel(ctx, ch.id, me.id)
 
 
-def _require_read(ctx: ToolContext, ch: Channel, me: User) -> None:
+def _require_read(ctx: ToolContext, ch: Any, me: Any) -> None:
     if _seat(ctx, ch.workspace_id, me.id) is None:
         raise _denied(
             "not_in_workspace",
@@ -324,7 +545,7 @@ def _require_read(ctx: ToolContext, ch: Channel, me: User) -> None:
         )
 
 
-def _require_write(ctx: ToolContext, ch: Channel, me: User, doing: str) -> None:
+def _require_write(ctx: ToolContext, ch: Any, me: Any, doing: str) -> None:
     """The channel is readable, not archived and ``me`` is a member: may ``doing`` happen."""
     _require_read(ctx, ch, me)
     if ch.archived:
@@ -341,7 +562,7 @@ def _require_write(ctx: ToolContext, ch: Channel, me: User, doing: str) -> None:
         )
 
 
-def _require_live(m: Message, doing: str) -> None:
+def _require_live(m: Any, doing: str) -> None:
     if m.deleted:
         raise _broken(
             "message_deleted",
@@ -350,11 +571,11 @@ def _require_live(m: Message, doing: str) -> None:
         )
 
 
-def _mentions(ctx: ToolContext, ch: Channel, text: str) -> list[User]:
+def _mentions(ctx: ToolContext, ch: Any, text: str) -> list[Any]:
     """The people ``text`` @mentions; refuses unknown, deactivated or (private) outside ones."""
-    people: list[User] = []
+    people: list[Any] = []
     for handle in mentioned_handles(text):
-        user = ctx.db.scalar(select(User).where(User.handle == handle))
+        user = ctx.sql.first(USER_BY_HANDLE, handle=handle)
         seat = _seat(ctx, ch.workspace_id, user.id) if user is not None else None
         if user is None or seat is None:
             raise _broken(
@@ -387,35 +608,25 @@ def _clean(text: str) -> str:
     return body
 
 
-def _handles(ctx: ToolContext, ids: list[str]) -> dict[str, str]:
-    if not ids:
-        return {}
-    rows = ctx.db.execute(select(User.id, User.handle).where(User.id.in_(sorted(set(ids)))))
-    return {uid: handle for uid, handle in rows}
-
-
-def _reactions(ctx: ToolContext, m: Message, me: User) -> list[ReactionOut]:
+def _reactions(ctx: ToolContext, m: Any, me: Any) -> list[ReactionOut]:
     if m.deleted:
         return []
-    names = _handles(ctx, [r.user_id for r in m.reactions])
     out: dict[str, ReactionOut] = {}
-    for r in m.reactions:  # ordered by emoji, then time
+    for r in ctx.sql.all(REACTIONS, message_id=m.id):  # ordered by emoji, then time
         entry = out.setdefault(r.emoji, {"emoji": r.emoji, "count": 0, "by": [], "mine": False})
         entry["count"] += 1
-        entry["by"].append(names[r.user_id])
+        entry["by"].append(r.handle)
         entry["mine"] = entry["mine"] or r.user_id == me.id
     return list(out.values())
 
 
-def _message_out(ctx: ToolContext, m: Message, me: User) -> MessageOut:
-    mentioned = [x.user_id for x in m.mentions if x.version == m.version]
-    names = _handles(ctx, mentioned)
-    pinned = ctx.db.scalar(select(Pin.id).where(Pin.message_id == m.id)) is not None
+def _message_out(ctx: ToolContext, m: Any, me: Any) -> MessageOut:
+    """A message's row as lists show it (``m``: a row of ``messages``)."""
     return {
         "message_id": m.id,
         "channel_id": m.channel_id,
         "author_id": m.author_id,
-        "author": m.author.handle,
+        "author": ctx.sql.scalar(USER_HANDLE, id=m.author_id),
         "text": m.text,
         "posted_at": m.created_at.isoformat(timespec="minutes"),
         "version": m.version,
@@ -425,12 +636,12 @@ def _message_out(ctx: ToolContext, m: Message, me: User) -> MessageOut:
         "reply_count": m.reply_count,
         "last_reply_at": _stamp(m.last_reply_at),
         "reactions": _reactions(ctx, m, me),
-        "mentions": [names[u] for u in mentioned],
-        "pinned": pinned,
+        "mentions": ctx.sql.scalars(MENTIONED, message_id=m.id, version=m.version),
+        "pinned": ctx.sql.first(PIN_OF, message_id=m.id) is not None,
     }
 
 
-def _history_out(ctx: ToolContext, m: Message, me: User) -> HistoryMessage:
+def _history_out(ctx: ToolContext, m: Any, me: Any) -> HistoryMessage:
     return {
         **_message_out(ctx, m, me),
         "history": [
@@ -440,62 +651,60 @@ def _history_out(ctx: ToolContext, m: Message, me: User) -> HistoryMessage:
                 "text": v.text,
                 "at": v.created_at.isoformat(timespec="minutes"),
             }
-            for v in m.versions
+            for v in ctx.sql.all(VERSIONS, message_id=m.id)
         ],
     }
 
 
-def _pins(ctx: ToolContext, ch: Channel) -> list[PinOut]:
-    out: list[PinOut] = []
-    names = _handles(ctx, [p.pinned_by for p in ch.pins])
-    for p in ch.pins:
-        m = ctx.db.get_one(Message, p.message_id)
-        out.append(
-            {
-                "message_id": m.id,
-                "author": m.author.handle,
-                "preview": preview(m.text),
-                "pinned_by": names[p.pinned_by],
-                "pinned_at": p.pinned_at.isoformat(timespec="minutes"),
-            }
-        )
-    return out
+def _pins(ctx: ToolContext, channel_id: str) -> list[PinOut]:
+    return [
+        {
+            "message_id": p.message_id,
+            "author": p.author,
+            "preview": preview(p.text),
+            "pinned_by": p.pinned_by,
+            "pinned_at": p.pinned_at.isoformat(timespec="minutes"),
+        }
+        for p in ctx.sql.all(PINS, channel_id=channel_id)
+    ]
 
 
-def _members(ctx: ToolContext, ch: Channel) -> list[MemberOut]:
-    rows = ctx.db.execute(
-        select(User.id, User.handle, User.name)
-        .join(ChannelMember, ChannelMember.user_id == User.id)
-        .where(ChannelMember.channel_id == ch.id)
-        .order_by(User.handle, User.id)
-    )
-    return [{"user_id": uid, "handle": handle, "name": name} for uid, handle, name in rows]
+def _members(ctx: ToolContext, channel_id: str) -> list[MemberOut]:
+    return [
+        {"user_id": u.id, "handle": u.handle, "name": u.name}
+        for u in ctx.sql.all(MEMBERS, channel_id=channel_id)
+    ]
 
 
-def _append_version(ctx: ToolContext, m: Message, kind: str, text: str) -> None:
+def _insert_mentions(ctx: ToolContext, message_id: str, version: int, people: list[Any]) -> None:
+    rows = [{"message_id": message_id, "version": version, "user_id": u.id} for u in people]
+    ctx.sql.insert_many(Mention, rows)
+
+
+def _append_version(ctx: ToolContext, m: Any, kind: str, text: str, **changes: Any) -> Any:
+    """Give message ``m`` a new version (and set ``changes`` on it); its updated row."""
     number = m.version + 1
-    ctx.db.add(
-        MessageVersion(
-            id=next_id(ctx, MessageVersion.id, "ver", 5),
-            message_id=m.id,
-            number=number,
-            kind=kind,
-            text=text,
-            created_at=_now(ctx),
-        )
+    m = ctx.sql.update(Message, m, version=number, text=text, **changes)
+    ctx.sql.insert(
+        MessageVersion,
+        id=next_id(ctx, MessageVersion.id, "ver", 5),
+        message_id=m.id,
+        number=number,
+        kind=kind,
+        text=text,
+        created_at=_now(ctx),
     )
-    m.version = number
-    m.text = text
-    ctx.db.flush()
+    return m
 
 
-def _new_message(
-    ctx: ToolContext, ch: Channel, me: User, text: str, root: Message | None
-) -> Message:
+def _new_message(ctx: ToolContext, ch: Any, me: Any, text: str, root: Any | None) -> Any:
+    """Post ``text`` in ``ch`` (in the thread of ``root``): version 1 and its mentions; its row."""
     people = _mentions(ctx, ch, text)
     now = _now(ctx)
-    m = Message(
-        id=next_id(ctx, Message.id, "msg", 5),
+    message_id = next_id(ctx, Message.id, "msg", 5)
+    ctx.sql.insert(
+        Message,
+        id=message_id,
         channel_id=ch.id,
         author_id=me.id,
         thread_root_id=root.id if root is not None else None,
@@ -508,23 +717,17 @@ def _new_message(
         last_reply_at=None,
         reaction_count=0,
     )
-    ctx.db.add(m)
-    ctx.db.flush()
-    ctx.db.add(
-        MessageVersion(
-            id=next_id(ctx, MessageVersion.id, "ver", 5),
-            message_id=m.id,
-            number=1,
-            kind="posted",
-            text=text,
-            created_at=now,
-        )
+    ctx.sql.insert(
+        MessageVersion,
+        id=next_id(ctx, MessageVersion.id, "ver", 5),
+        message_id=message_id,
+        number=1,
+        kind="posted",
+        text=text,
+        created_at=now,
     )
-    for user in people:
-        ctx.db.add(Mention(message_id=m.id, version=1, user_id=user.id))
-    ctx.db.flush()
-    ctx.db.refresh(m)
-    return m
+    _insert_mentions(ctx, message_id, 1, people)
+    return ctx.sql.one(MESSAGE, id=message_id)
 
 
 def _emoji(value: str) -> str:
@@ -619,12 +822,6 @@ def list_channels(
     """
     me = _me(ctx)
     text = (query or "").strip().lower()
-    stmt = (
-        select(Workspace, WorkspaceMember.role)
-        .join(WorkspaceMember, WorkspaceMember.workspace_id == Workspace.id)
-        .where(WorkspaceMember.user_id == me.id)
-        .order_by(Workspace.id)
-    )
     if workspace_id is not None:
         if _seat(ctx, workspace_id.id, me.id) is None:
             raise _denied(
@@ -632,24 +829,19 @@ def list_channels(
                 f"you are not a member of {workspace_id.id}; leave out workspace_id to see "
                 "your workspaces.",
             )
-        stmt = stmt.where(Workspace.id == workspace_id.id)
+        workspaces = ctx.sql.all(MY_WORKSPACE, me=me.id, workspace_id=workspace_id.id)
+    else:
+        workspaces = ctx.sql.all(MY_WORKSPACES, me=me.id)
     out: list[WorkspaceOut] = []
-    for ws, role in ctx.db.execute(stmt).all():
+    for ws in workspaces:
         channels: list[ChannelBrief] = []
-        for ch in ctx.db.scalars(
-            select(Channel).where(Channel.workspace_id == ws.id).order_by(Channel.name, Channel.id)
-        ):
+        for ch in ctx.sql.all(WORKSPACE_CHANNELS, workspace_id=ws.id):
             member = _in_channel(ctx, ch.id, me.id)
             if ch.is_private and not member:
                 continue
             if text and text not in ch.name.lower() and text not in ch.topic.lower():
                 continue
-            count, last = ctx.db.execute(
-                select(func.count(Message.id), func.max(Message.created_at)).where(
-                    Message.channel_id == ch.id, Message.thread_root_id.is_(None)
-                )
-            ).one()
-            members = ctx.db.scalar(select(func.count()).where(ChannelMember.channel_id == ch.id))
+            top = ctx.sql.one(TOP_LEVEL_STATS, channel_id=ch.id)
             channels.append(
                 {
                     "channel_id": ch.id,
@@ -658,19 +850,13 @@ def list_channels(
                     "is_private": ch.is_private,
                     "archived": ch.archived,
                     "is_member": member,
-                    "member_count": members or 0,
-                    "message_count": count or 0,
-                    "last_message_at": _stamp(last),
+                    "member_count": ctx.sql.scalar(MEMBER_COUNT, channel_id=ch.id),
+                    "message_count": top.messages,
+                    "last_message_at": _stamp(top.latest),
                 }
             )
         people: list[PersonOut] = []
-        for seat in ctx.db.scalars(
-            select(WorkspaceMember)
-            .join(User, User.id == WorkspaceMember.user_id)
-            .where(WorkspaceMember.workspace_id == ws.id)
-            .order_by(User.handle, User.id)
-        ):
-            u = seat.user
+        for u in ctx.sql.all(PEOPLE, workspace_id=ws.id):
             if text and not any(text in f.lower() for f in (u.name, u.handle, u.title)):
                 continue
             people.append(
@@ -679,8 +865,8 @@ def list_channels(
                     "handle": u.handle,
                     "name": u.name,
                     "title": u.title,
-                    "role": seat.role,
-                    "active": seat.active,
+                    "role": u.role,
+                    "active": u.active,
                 }
             )
         out.append(
@@ -688,7 +874,7 @@ def list_channels(
                 "workspace_id": ws.id,
                 "name": ws.name,
                 "domain": ws.domain,
-                "my_role": role,
+                "my_role": ws.role,
                 "channels": channels,
                 "people": people,
             }
@@ -727,11 +913,8 @@ def read_channel(ctx: ToolContext, channel_id: ChannelRow, limit: Limit = 20) ->
     ch = channel_id
     me = _me(ctx)
     _require_read(ctx, ch, me)
-    top = select(Message).where(Message.channel_id == ch.id, Message.thread_root_id.is_(None))
-    total = ctx.db.scalar(select(func.count()).select_from(top.subquery())) or 0
-    messages = ctx.db.scalars(
-        top.order_by(Message.created_at.desc(), Message.id.desc()).limit(limit)
-    )
+    total = ctx.sql.one(TOP_LEVEL_STATS, channel_id=ch.id).messages
+    messages = ctx.sql.all(LATEST_TOP_LEVEL, channel_id=ch.id, limit=limit)
     return {
         "channel_id": ch.id,
         "workspace_id": ch.workspace_id,
@@ -740,8 +923,8 @@ def read_channel(ctx: ToolContext, channel_id: ChannelRow, limit: Limit = 20) ->
         "is_private": ch.is_private,
         "archived": ch.archived,
         "is_member": _in_channel(ctx, ch.id, me.id),
-        "members": _members(ctx, ch),
-        "pins": _pins(ctx, ch),
+        "members": _members(ctx, ch.id),
+        "pins": _pins(ctx, ch.id),
         "total_messages": total,
         "messages": [_message_out(ctx, m, me) for m in messages],
     }
@@ -775,14 +958,10 @@ def get_thread(ctx: ToolContext, message_id: MessageRow) -> ThreadOut:
     me = _me(ctx)
     root = message_id
     if root.thread_root_id is not None:
-        root = ctx.db.get_one(Message, root.thread_root_id)
-    ch = root.channel
+        root = ctx.sql.one(MESSAGE, id=root.thread_root_id)
+    ch = ctx.sql.one(CHANNEL, id=root.channel_id)
     _require_read(ctx, ch, me)
-    replies = ctx.db.scalars(
-        select(Message)
-        .where(Message.thread_root_id == root.id)
-        .order_by(Message.created_at, Message.id)
-    )
+    replies = ctx.sql.all(THREAD_REPLIES, root_id=root.id)
     return {
         "channel_id": ch.id,
         "channel_name": ch.name,
@@ -839,43 +1018,34 @@ def search_messages(
                 f"{workspace_id.id}; pass workspace_id {channel_id.workspace_id!r} or leave it "
                 "out."
             )
-    mine = select(WorkspaceMember.workspace_id).where(WorkspaceMember.user_id == me.id)
-    member_of = select(ChannelMember.channel_id).where(ChannelMember.user_id == me.id)
-    stmt = (
-        select(Message, Channel)
-        .join(Channel, Channel.id == Message.channel_id)
-        .where(
-            Message.deleted.is_(False),
-            Channel.workspace_id.in_(mine),
-            or_(Channel.is_private.is_(False), Channel.id.in_(member_of)),
-        )
-    )
-    if workspace_id is not None:
-        stmt = stmt.where(Channel.workspace_id == workspace_id.id)
-    if channel_id is not None:
-        stmt = stmt.where(Channel.id == channel_id.id)
-    if author_id is not None:
-        stmt = stmt.where(Message.author_id == author_id.id)
     text = (query or "").strip().lower()
+    params: dict[str, Any] = {"me": me.id}
+    if workspace_id is not None:
+        params["workspace_id"] = workspace_id.id
+    if channel_id is not None:
+        params["channel_id"] = channel_id.id
+    if author_id is not None:
+        params["author_id"] = author_id.id
     if text:
-        stmt = stmt.where(contains(text, Message.text))
-    if mentions_me:
-        stmt = stmt.where(
-            select(Mention.user_id)
-            .where(
-                Mention.message_id == Message.id,
-                Mention.version == Message.version,
-                Mention.user_id == me.id,
-            )
-            .exists()
-        )
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    hits = ctx.db.execute(stmt.order_by(Message.created_at.desc(), Message.id.desc()).limit(limit))
+        params["pattern"] = search_pattern(text)
+    count, page = _messages_matching(
+        workspace_id is not None,
+        channel_id is not None,
+        author_id is not None,
+        bool(text),
+        mentions_me,
+    )
+    total = ctx.sql.scalar(count, **params)
+    hits = ctx.sql.all(page, limit=limit, **params)
     return {
         "total": total,
         "messages": [
-            {**_message_out(ctx, m, me), "workspace_id": ch.workspace_id, "channel_name": ch.name}
-            for m, ch in hits.all()
+            {
+                **_message_out(ctx, m, me),
+                "workspace_id": m.workspace_id,
+                "channel_name": m.channel_name,
+            }
+            for m in hits
         ],
     }
 
@@ -933,13 +1103,14 @@ def reply_in_thread(ctx: ToolContext, message_id: MessageRow, text: Text) -> Rep
     me = _me(ctx)
     root = message_id
     if root.thread_root_id is not None:
-        root = ctx.db.get_one(Message, root.thread_root_id)
-    _require_write(ctx, root.channel, me, "reply")
+        root = ctx.sql.one(MESSAGE, id=root.thread_root_id)
+    ch = ctx.sql.one(CHANNEL, id=root.channel_id)
+    _require_write(ctx, ch, me, "reply")
     _require_live(root, "reply to")
-    reply = _new_message(ctx, root.channel, me, _clean(text), root)
-    root.reply_count += 1
-    root.last_reply_at = reply.created_at
-    ctx.db.flush()
+    reply = _new_message(ctx, ch, me, _clean(text), root)
+    root = ctx.sql.update(
+        Message, root, reply_count=root.reply_count + 1, last_reply_at=reply.created_at
+    )
     return {**_message_out(ctx, reply, me), "thread_reply_count": root.reply_count}
 
 
@@ -966,12 +1137,13 @@ def edit_message(ctx: ToolContext, message_id: MessageRow, text: Text) -> Histor
     """
     me = _me(ctx)
     m = message_id
-    ch = m.channel
+    ch = ctx.sql.one(CHANNEL, id=m.channel_id)
     _require_read(ctx, ch, me)
     if m.author_id != me.id:
+        author = ctx.sql.scalar(USER_HANDLE, id=m.author_id)
         raise _broken(
             "not_author",
-            f"{m.id} was written by @{m.author.handle}, and only its author can edit it. "
+            f"{m.id} was written by @{author}, and only its author can edit it. "
             f"Post a correction or reply in its thread instead.",
         )
     _require_live(m, "edit")
@@ -992,12 +1164,8 @@ def edit_message(ctx: ToolContext, message_id: MessageRow, text: Text) -> Histor
             f"{m.id} already has {m.version} versions, the most kept. Post a new message instead.",
         )
     people = _mentions(ctx, ch, body)
-    _append_version(ctx, m, "edited", body)
-    m.edited_at = _now(ctx)
-    for user in people:
-        ctx.db.add(Mention(message_id=m.id, version=m.version, user_id=user.id))
-    ctx.db.flush()
-    ctx.db.refresh(m)
+    m = _append_version(ctx, m, "edited", body, edited_at=_now(ctx))
+    _insert_mentions(ctx, m.id, m.version, people)
     return _history_out(ctx, m, me)
 
 
@@ -1022,14 +1190,15 @@ def delete_message(ctx: ToolContext, message_id: MessageRow) -> HistoryMessage:
     """
     me = _me(ctx)
     m = message_id
-    ch = m.channel
+    ch = ctx.sql.one(CHANNEL, id=m.channel_id)
     _require_read(ctx, ch, me)
     _require_live(m, "delete")
     seat = _seat(ctx, ch.workspace_id, me.id)
     if m.author_id != me.id and (seat is None or seat.role not in ("owner", "admin")):
+        author = ctx.sql.scalar(USER_HANDLE, id=m.author_id)
         raise _broken(
             "not_author",
-            f"{m.id} was written by @{m.author.handle}; you may delete only your own messages "
+            f"{m.id} was written by @{author}; you may delete only your own messages "
             "here (your role in this workspace is "
             f"{seat.role if seat else 'none'}). Ask its author or a workspace admin.",
         )
@@ -1038,7 +1207,7 @@ def delete_message(ctx: ToolContext, message_id: MessageRow) -> HistoryMessage:
             "channel_archived",
             f"{_label(ch)} is archived and read-only, so its messages cannot be deleted.",
         )
-    if ctx.db.scalar(select(Pin.id).where(Pin.message_id == m.id)) is not None:
+    if ctx.sql.first(PIN_OF, message_id=m.id) is not None:
         raise _broken(
             "message_pinned",
             f"{m.id} is pinned in {_label(ch)}; nothing was deleted. Unpin it first, then "
@@ -1046,10 +1215,7 @@ def delete_message(ctx: ToolContext, message_id: MessageRow) -> HistoryMessage:
         )
     if m.version >= MAX_VERSIONS:
         raise _broken("edit_limit", f"{m.id} already has {m.version} versions, the most kept.")
-    _append_version(ctx, m, "deleted", "")
-    m.deleted = True
-    ctx.db.flush()
-    ctx.db.refresh(m)
+    m = _append_version(ctx, m, "deleted", "", deleted=True)
     return _history_out(ctx, m, me)
 
 
@@ -1080,39 +1246,33 @@ def react(
     me = _me(ctx)
     m = message_id
     name = _emoji(emoji)
-    _require_write(ctx, m.channel, me, "react")
+    _require_write(ctx, ctx.sql.one(CHANNEL, id=m.channel_id), me, "react")
     _require_live(m, "react to")
-    mine = ctx.db.scalar(
-        select(Reaction).where(
-            Reaction.message_id == m.id, Reaction.user_id == me.id, Reaction.emoji == name
-        )
-    )
+    mine = ctx.sql.scalar(MY_REACTION, message_id=m.id, user_id=me.id, emoji=name)
     if remove:
         if mine is None:
             raise _broken(
                 "no_reaction",
                 f"you have no :{name}: reaction on {m.id}, so there is nothing to remove.",
             )
-        ctx.db.delete(mine)
-        m.reaction_count -= 1
+        m = ctx.sql.update(Message, m, reaction_count=m.reaction_count - 1)
+        ctx.sql.run(DELETE_REACTION, id=mine)
     else:
         if mine is not None:
             raise Conflict(
                 f"Rule 'already_reacted' failed: you already reacted to {m.id} with :{name}:; "
                 "nothing changed."
             )
-        ctx.db.add(
-            Reaction(
-                id=next_id(ctx, Reaction.id, "rxn", 5),
-                message_id=m.id,
-                user_id=me.id,
-                emoji=name,
-                created_at=_now(ctx),
-            )
+        reaction_id = next_id(ctx, Reaction.id, "rxn", 5)
+        m = ctx.sql.update(Message, m, reaction_count=m.reaction_count + 1)
+        ctx.sql.insert(
+            Reaction,
+            id=reaction_id,
+            message_id=m.id,
+            user_id=me.id,
+            emoji=name,
+            created_at=_now(ctx),
         )
-        m.reaction_count += 1
-    ctx.db.flush()
-    ctx.db.refresh(m)
     return {
         "message_id": m.id,
         "channel_id": m.channel_id,
@@ -1143,49 +1303,42 @@ def pin_message(ctx: ToolContext, message_id: MessageRow, unpin: bool = False) -
     """
     me = _me(ctx)
     m = message_id
-    ch = m.channel
+    ch = ctx.sql.one(CHANNEL, id=m.channel_id)
     _require_write(ctx, ch, me, "unpin messages" if unpin else "pin messages")
-    pin = ctx.db.scalar(select(Pin).where(Pin.message_id == m.id))
+    pin = ctx.sql.scalar(PIN_OF, message_id=m.id)
     if unpin:
         if pin is None:
             raise _broken("not_pinned", f"{m.id} is not pinned in {_label(ch)}; nothing to unpin.")
-        ctx.db.delete(pin)
+        ctx.sql.run(DELETE_PIN, id=pin)
     else:
         _require_live(m, "pin")
         if pin is not None:
             raise Conflict(
                 f"Rule 'already_pinned' failed: {m.id} is already pinned in {_label(ch)}."
             )
-        count = ctx.db.scalar(select(func.count()).where(Pin.channel_id == ch.id)) or 0
+        count = ctx.sql.scalar(PIN_COUNT, channel_id=ch.id)
         if count >= MAX_PINS:
-            oldest = ctx.db.scalar(
-                select(Pin.message_id)
-                .where(Pin.channel_id == ch.id)
-                .order_by(Pin.pinned_at, Pin.id)
-                .limit(1)
-            )
+            oldest = ctx.sql.scalar(OLDEST_PIN, channel_id=ch.id)
             raise _broken(
                 "pin_limit",
                 f"{_label(ch)} already has {count} pinned messages, the most allowed; nothing "
                 f"was pinned. Unpin one first (the oldest pin is {oldest}).",
             )
-        ctx.db.add(
-            Pin(
-                id=next_id(ctx, Pin.id, "pin", 4),
-                channel_id=ch.id,
-                message_id=m.id,
-                pinned_by=me.id,
-                pinned_at=_now(ctx),
-            )
+        ctx.sql.insert(
+            Pin,
+            id=next_id(ctx, Pin.id, "pin", 4),
+            channel_id=ch.id,
+            message_id=m.id,
+            pinned_by=me.id,
+            pinned_at=_now(ctx),
         )
-    ctx.db.flush()
-    ctx.db.refresh(ch)
+    pins = _pins(ctx, ch.id)
     return {
         "message_id": m.id,
         "channel_id": ch.id,
         "pinned": not unpin,
-        "pin_count": len(ch.pins),
-        "pins": _pins(ctx, ch),
+        "pin_count": len(pins),
+        "pins": pins,
     }
 
 
@@ -1244,11 +1397,10 @@ def add_channel_member(ctx: ToolContext, channel_id: ChannelRow, user_id: UserRo
             f"only members of {_label(ch)} can add people to it, and you are not one. Join "
             f"it first by adding yourself ({me.id}), then add {user.name}.",
         )
-    ctx.db.add(
-        ChannelMember(channel_id=ch.id, user_id=user.id, joined_at=_now(ctx), added_by=me.id)
+    ctx.sql.insert(
+        ChannelMember, channel_id=ch.id, user_id=user.id, joined_at=_now(ctx), added_by=me.id
     )
-    ctx.db.flush()
-    members = _members(ctx, ch)
+    members = _members(ctx, ch.id)
     return {
         "channel_id": ch.id,
         "name": ch.name,
@@ -1270,13 +1422,7 @@ def add_channel_member(ctx: ToolContext, channel_id: ChannelRow, user_id: UserRo
 )
 def _workspaces(ctx: ToolContext) -> list[dict[str, Any]]:
     me = _me(ctx)
-    rows = ctx.db.scalars(
-        select(Workspace)
-        .join(WorkspaceMember, WorkspaceMember.workspace_id == Workspace.id)
-        .where(WorkspaceMember.user_id == me.id)
-        .order_by(Workspace.id)
-    )
-    return [{"workspace_id": w.id, "name": w.name} for w in rows]
+    return [{"workspace_id": w.id, "name": w.name} for w in ctx.sql.all(MY_WORKSPACES, me=me.id)]
 
 
 @server.entity(
@@ -1290,25 +1436,15 @@ def _channels(ctx: ToolContext) -> list[dict[str, Any]]:
     """Channels visible to me, each with someone who could be added to it (``user_id``)."""
     me = _me(ctx)
     out = []
-    for ch in ctx.db.scalars(select(Channel).order_by(Channel.id)):
+    for ch in ctx.sql.all(CHANNELS):
         if not _readable(ctx, ch, me):
             continue
         member = _in_channel(ctx, ch.id, me.id)
-        inside = {m.user_id for m in ch.members}
         candidate = None
         if not ch.archived and not member and not ch.is_private:
             candidate = me.id
         elif not ch.archived and member:
-            candidate = ctx.db.scalar(
-                select(WorkspaceMember.user_id)
-                .where(
-                    WorkspaceMember.workspace_id == ch.workspace_id,
-                    WorkspaceMember.active.is_(True),
-                    WorkspaceMember.user_id.not_in(sorted(inside)),
-                )
-                .order_by(func.substr(WorkspaceMember.user_id, -2), WorkspaceMember.user_id)
-                .limit(1)
-            )
+            candidate = ctx.sql.scalar(ADDABLE, workspace_id=ch.workspace_id, channel_id=ch.id)
         out.append(
             {
                 "channel_id": ch.id,
@@ -1333,32 +1469,20 @@ def _channels(ctx: ToolContext) -> list[dict[str, Any]]:
 def _messages(ctx: ToolContext) -> list[dict[str, Any]]:
     """Messages that still exist in channels I can read, with an emoji I have not used on it."""
     me = _me(ctx)
-    readable = [
-        c.id for c in ctx.db.scalars(select(Channel).order_by(Channel.id)) if _readable(ctx, c, me)
-    ]
-    pinned = set(ctx.db.scalars(select(Pin.message_id).order_by(Pin.message_id)))
+    readable = [c.id for c in ctx.sql.all(CHANNELS) if _readable(ctx, c, me)]
+    pinned = set(ctx.sql.scalars(PINNED_IDS))
     used: dict[str, set[str]] = {}
-    for mid, emoji in ctx.db.execute(
-        select(Reaction.message_id, Reaction.emoji)
-        .where(Reaction.user_id == me.id)
-        .order_by(Reaction.id)
-    ):
-        used.setdefault(mid, set()).add(emoji)
+    for r in ctx.sql.all(MY_EMOJI, me=me.id):
+        used.setdefault(r.message_id, set()).add(r.emoji)
     out = []
-    rows = ctx.db.execute(
-        select(Message, Channel.workspace_id)
-        .join(Channel, Channel.id == Message.channel_id)
-        .where(Message.deleted.is_(False), Message.channel_id.in_(readable))
-        .order_by(Message.id)
-    )
-    for m, wid in rows:
+    for m in ctx.sql.all(LIVE_MESSAGES, channel_ids=readable):
         n = int(m.id.rsplit("_", 1)[1])
         free = [e for e in FAVOURITES if e not in used.get(m.id, set())]
         out.append(
             {
                 "message_id": m.id,
                 "channel_id": m.channel_id,
-                "workspace_id": wid,
+                "workspace_id": m.workspace_id,
                 "author_id": m.author_id,
                 "mine": m.author_id == me.id,
                 "pinned": m.id in pinned,
@@ -1379,22 +1503,17 @@ def _messages(ctx: ToolContext) -> list[dict[str, Any]]:
 def _users(ctx: ToolContext) -> list[dict[str, Any]]:
     """Active people of my workspaces (someone in two workspaces is listed under the first)."""
     me = _me(ctx)
-    mine = select(WorkspaceMember.workspace_id).where(WorkspaceMember.user_id == me.id)
     seen: set[str] = set()
     out = []
-    for seat in ctx.db.scalars(
-        select(WorkspaceMember)
-        .where(WorkspaceMember.workspace_id.in_(mine), WorkspaceMember.active.is_(True))
-        .order_by(WorkspaceMember.user_id, WorkspaceMember.workspace_id)
-    ):
+    for seat in ctx.sql.all(ACTIVE_PEOPLE, me=me.id):
         if seat.user_id in seen:
             continue
         seen.add(seat.user_id)
         out.append(
             {
                 "user_id": seat.user_id,
-                "handle": seat.user.handle,
-                "name": seat.user.name,
+                "handle": seat.handle,
+                "name": seat.name,
                 "workspace_id": seat.workspace_id,
                 "me": seat.user_id == me.id,
             }
