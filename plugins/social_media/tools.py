@@ -13,11 +13,12 @@ what would be allowed instead. A refused call changes nothing.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import bindparam, delete, func, or_, select
 
 from prove_gym.server import (
     Conflict,
@@ -25,12 +26,15 @@ from prove_gym.server import (
     InvalidArgument,
     PermissionDenied,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     ToolError,
     TypedDict,
     contains,
     next_id,
+    search_pattern,
 )
 
 from .models import (
@@ -69,12 +73,13 @@ server = Server(
     "per post. Refused calls name the rule that failed and change nothing.",
 )
 
-UserRow = Annotated[User, Entity("user")]
-PostRow = Annotated[Post, Entity("post")]
-FollowedRow = Annotated[User, Entity("followed_user")]
-RequesterRow = Annotated[User, Entity("requester")]
-BlockedRow = Annotated[User, Entity("blocked_user")]
-LikedPostRow = Annotated[Post, Entity("liked_post")]
+# Rows: the core looks the id up before the tool runs (not_found hints: see the entities below).
+UserRow = Annotated[Record[User], Entity("user")]
+PostRow = Annotated[Record[Post], Entity("post")]
+FollowedRow = Annotated[Record[User], Entity("followed_user")]
+RequesterRow = Annotated[Record[User], Entity("requester")]
+BlockedRow = Annotated[Record[User], Entity("blocked_user")]
+LikedPostRow = Annotated[Record[Post], Entity("liked_post")]
 PostText = Annotated[str, Field(min_length=1, max_length=MAX_POST)]
 CommentText = Annotated[str, Field(min_length=1, max_length=MAX_COMMENT)]
 SearchText = Annotated[str, Field(max_length=200)]
@@ -252,6 +257,212 @@ class BlockResult(TypedDict):
     my_follower_count: int
 
 
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+# Rows are named tuples typed as the ORM types them; a row a tool changes is written with
+# ctx.sql.update, which (as the ORM did) writes only the columns whose value differs.
+users_t, posts_t, comments_t = User.__table__, Post.__table__, Comment.__table__
+likes_t, follows_t = Like.__table__, Follow.__table__
+requests_t, blocks_t = FollowRequest.__table__, Block.__table__
+
+ME = Query(  # the signed-in person (the single Me row names them)
+    select(users_t).select_from(Me.__table__.join(users_t, User.id == Me.user_id)).where(Me.id == 1)
+)
+USER = Query(select(users_t).where(User.id == bindparam("id")))
+OTHER_USERS = Query(select(users_t).where(User.id != bindparam("me")).order_by(User.id))
+PRIVACY = Query(select(User.id, User.is_private).order_by(User.id))
+
+# one row of a pair (its primary key), to ask whether it exists
+BLOCK = Query(
+    select(blocks_t).where(
+        Block.blocker_id == bindparam("blocker"), Block.blocked_id == bindparam("blocked")
+    )
+)
+FOLLOW = Query(
+    select(follows_t).where(
+        Follow.follower_id == bindparam("follower"), Follow.followee_id == bindparam("followee")
+    )
+)
+REQUEST = Query(
+    select(requests_t).where(
+        FollowRequest.requester_id == bindparam("requester"),
+        FollowRequest.target_id == bindparam("target"),
+    )
+)
+LIKE = Query(
+    select(likes_t).where(
+        Like.post_id == bindparam("post_id"), Like.user_id == bindparam("user_id")
+    )
+)
+BLOCKED_BY = Query(  # whom ``me`` blocked
+    select(Block.blocked_id).where(Block.blocker_id == bindparam("me")).order_by(Block.blocked_id)
+)
+BLOCKERS_OF = Query(  # who blocked ``me``
+    select(Block.blocker_id).where(Block.blocked_id == bindparam("me")).order_by(Block.blocker_id)
+)
+_FOLLOWED_BY_ME = select(Follow.followee_id).where(Follow.follower_id == bindparam("me"))
+_REQUESTED_BY_ME = select(FollowRequest.target_id).where(
+    FollowRequest.requester_id == bindparam("me")
+)
+FOLLOWED = Query(_FOLLOWED_BY_ME.order_by(Follow.followee_id))
+PENDING_REQUESTS = Query(  # requests waiting for ``me`` to answer
+    select(func.count()).select_from(requests_t).where(FollowRequest.target_id == bindparam("me"))
+)
+
+# posts with their author's handle
+_POSTS = select(posts_t, User.handle.label("author")).select_from(
+    posts_t.join(users_t, User.id == Post.author_id)
+)
+_NEWEST_FIRST = (Post.created_at.desc(), Post.id.desc())
+POST = Query(_POSTS.where(Post.id == bindparam("id")))
+POSTS_BY = Query(
+    _POSTS.where(Post.author_id == bindparam("author_id"))
+    .order_by(*_NEWEST_FIRST)
+    .limit(bindparam("limit"))
+)
+POSTS_OF = Query(  # the posts of ``authors``, by id
+    _POSTS.where(Post.author_id.in_(bindparam("authors", expanding=True))).order_by(Post.id)
+)
+# mine and those of the people I follow, but nobody's in a block with me (``pair``)
+_IN_FEED = (
+    or_(Post.author_id == bindparam("me"), Post.author_id.in_(_FOLLOWED_BY_ME)),
+    Post.author_id.not_in(bindparam("pair", expanding=True)),
+)
+FEED_TOTAL = Query(select(func.count()).select_from(posts_t).where(*_IN_FEED))
+FEED = Query(_POSTS.where(*_IN_FEED).order_by(*_NEWEST_FIRST).limit(bindparam("limit")))
+LIKED_AMONG = Query(  # which of the posts ``ids`` ``user_id`` liked
+    select(Like.post_id)
+    .where(Like.user_id == bindparam("user_id"), Like.post_id.in_(bindparam("ids", expanding=True)))
+    .order_by(Like.post_id)
+)
+LIKED_IDS = Query(
+    select(Like.post_id).where(Like.user_id == bindparam("user_id")).order_by(Like.post_id)
+)
+LIKED_POSTS = Query(
+    _POSTS.join(likes_t, Like.post_id == Post.id)
+    .where(Like.user_id == bindparam("user_id"))
+    .order_by(Post.id)
+)
+# a post's comments with their author's handle, in Post.comments' order
+COMMENTS_OF = Query(
+    select(comments_t, User.handle)
+    .select_from(comments_t.join(users_t, User.id == Comment.author_id))
+    .where(Comment.post_id == bindparam("post_id"))
+    .order_by(Comment.created_at, Comment.id)
+)
+# a post's likes with the liker's handle, newest first (Post.likes' order, reversed)
+LIKES_OF = Query(
+    select(likes_t, User.handle)
+    .select_from(likes_t.join(users_t, User.id == Like.user_id))
+    .where(Like.post_id == bindparam("post_id"))
+    .order_by(Like.created_at.desc(), Like.user_id.desc())
+)
+
+# the people in my lists (entities)
+FOLLOWED_OR_REQUESTED = Query(
+    select(users_t)
+    .where(or_(User.id.in_(_FOLLOWED_BY_ME), User.id.in_(_REQUESTED_BY_ME)))
+    .order_by(User.id)
+)
+REQUESTERS = Query(
+    select(users_t)
+    .select_from(users_t.join(requests_t, FollowRequest.requester_id == User.id))
+    .where(FollowRequest.target_id == bindparam("me"))
+    .order_by(User.id)
+)
+BLOCKED_USERS = Query(
+    select(users_t)
+    .select_from(users_t.join(blocks_t, Block.blocked_id == User.id))
+    .where(Block.blocker_id == bindparam("me"))
+    .order_by(User.id)
+)
+
+DELETE_FOLLOW = Query(
+    delete(Follow).where(
+        Follow.follower_id == bindparam("follower"), Follow.followee_id == bindparam("followee")
+    )
+)
+DELETE_REQUEST = Query(
+    delete(FollowRequest).where(
+        FollowRequest.requester_id == bindparam("requester"),
+        FollowRequest.target_id == bindparam("target"),
+    )
+)
+DELETE_REQUESTS_BETWEEN = Query(  # either way between ``me`` and ``other``
+    delete(FollowRequest).where(
+        or_(
+            (FollowRequest.requester_id == bindparam("me"))
+            & (FollowRequest.target_id == bindparam("other")),
+            (FollowRequest.requester_id == bindparam("other"))
+            & (FollowRequest.target_id == bindparam("me")),
+        )
+    )
+)
+DELETE_LIKE = Query(
+    delete(Like).where(Like.post_id == bindparam("post_id"), Like.user_id == bindparam("user_id"))
+)
+DELETE_BLOCK = Query(
+    delete(Block).where(
+        Block.blocker_id == bindparam("blocker"), Block.blocked_id == bindparam("blocked")
+    )
+)
+
+# list_connections: per list, the model, the column of the listed person and of the owner
+_LISTS: dict[str, tuple[Any, Any, Any]] = {
+    "followers": (Follow, Follow.follower_id, Follow.followee_id),
+    "following": (Follow, Follow.followee_id, Follow.follower_id),
+    "requests_received": (FollowRequest, FollowRequest.requester_id, FollowRequest.target_id),
+    "requests_sent": (FollowRequest, FollowRequest.target_id, FollowRequest.requester_id),
+    "blocked": (Block, Block.blocked_id, Block.blocker_id),
+}
+
+
+@functools.cache
+def _users_matching(by_text: bool) -> tuple[Query, Query]:
+    """How many people but me match, and the first ``limit`` of them by handle: search_users'."""
+    conditions: list[Any] = [User.id != bindparam("me")]
+    if by_text:
+        conditions.append(
+            contains(bindparam("pattern"), User.handle, User.name, User.bio, User.location)
+        )
+    count = Query(select(func.count()).select_from(users_t).where(*conditions))
+    page = Query(
+        select(users_t).where(*conditions).order_by(User.handle, User.id).limit(bindparam("limit"))
+    )
+    return count, page
+
+
+@functools.cache
+def _posts_matching(by_author: bool, by_text: bool) -> tuple[Query, Query]:
+    """How many posts of ``authors`` match, and the newest ``limit`` of them: search_posts'."""
+    conditions: list[Any] = [Post.author_id.in_(bindparam("authors", expanding=True))]
+    if by_author:
+        conditions.append(Post.author_id == bindparam("author_id"))
+    if by_text:
+        conditions.append(contains(bindparam("pattern"), Post.text))
+    count = Query(select(func.count()).select_from(posts_t).where(*conditions))
+    page = Query(_POSTS.where(*conditions).order_by(*_NEWEST_FIRST).limit(bindparam("limit")))
+    return count, page
+
+
+@functools.cache
+def _connections(list_name: str) -> tuple[Query, Query]:
+    """How many people are in ``owner_id``'s list, and the newest ``limit`` connections (each
+    person with ``since``): list_connections'."""
+    model, other, owner = _LISTS[list_name]
+    since = model.created_at
+    joined = users_t.join(model.__table__, User.id == other)
+    count = Query(select(func.count()).select_from(joined).where(owner == bindparam("owner_id")))
+    page = Query(
+        select(User.id, User.handle, User.name, User.is_private, since.label("since"))
+        .select_from(joined)
+        .where(owner == bindparam("owner_id"))
+        .order_by(since.desc(), User.id)
+        .limit(bindparam("limit"))
+    )
+    return count, page
+
+
 # ----------------------------------------------------------------- helpers
 def _broken(rule: str, detail: str) -> PreconditionFailed:
     """The error for a failed business rule: it names the rule, then says what to do."""
@@ -274,28 +485,28 @@ def _now(ctx: ToolContext) -> dt.datetime:
     return ctx.now.replace(second=0, microsecond=0)
 
 
-def _me(ctx: ToolContext) -> User:
-    me = ctx.db.get_one(Me, 1)
-    return ctx.db.get_one(User, me.user_id)
+def _me(ctx: ToolContext) -> Any:
+    """My row of the users table."""
+    return ctx.sql.one(ME)
 
 
-def _who(u: User) -> str:
+def _who(u: Any) -> str:
     return f"@{u.handle} ({u.id})"
 
 
 def _blocks(ctx: ToolContext, blocker: str, blocked: str) -> bool:
-    return ctx.db.get(Block, (blocker, blocked)) is not None
+    return ctx.sql.first(BLOCK, blocker=blocker, blocked=blocked) is not None
 
 
 def _follows(ctx: ToolContext, follower: str, followee: str) -> bool:
-    return ctx.db.get(Follow, (follower, followee)) is not None
+    return ctx.sql.first(FOLLOW, follower=follower, followee=followee) is not None
 
 
 def _requested(ctx: ToolContext, requester: str, target: str) -> bool:
-    return ctx.db.get(FollowRequest, (requester, target)) is not None
+    return ctx.sql.first(REQUEST, requester=requester, target=target) is not None
 
 
-def _relation(ctx: ToolContext, me: User, other: User) -> str:
+def _relation(ctx: ToolContext, me: Any, other: Any) -> str:
     """My side of the relation: i_blocked, blocked_me, i_follow, i_requested or no_relation."""
     if _blocks(ctx, me.id, other.id):
         return "i_blocked"
@@ -308,7 +519,7 @@ def _relation(ctx: ToolContext, me: User, other: User) -> str:
     return "no_relation"
 
 
-def _hidden_because(ctx: ToolContext, me: User, author: User) -> str | None:
+def _hidden_because(ctx: ToolContext, me: Any, author: Any) -> str | None:
     """Why ``me`` cannot see ``author``'s posts (a rule name), or None when they can."""
     if author.id == me.id:
         return None
@@ -321,7 +532,7 @@ def _hidden_because(ctx: ToolContext, me: User, author: User) -> str | None:
     return None
 
 
-def _visibility_error(rule: str, author: User, doing: str) -> ToolError:
+def _visibility_error(rule: str, author: Any, doing: str) -> ToolError:
     if rule == "blocked":
         return _denied(
             "blocked",
@@ -342,31 +553,27 @@ def _visibility_error(rule: str, author: User, doing: str) -> ToolError:
     )
 
 
-def _require_visible(ctx: ToolContext, me: User, author: User, doing: str) -> None:
+def _require_visible(ctx: ToolContext, me: Any, author: Any, doing: str) -> None:
     rule = _hidden_because(ctx, me, author)
     if rule is not None:
         raise _visibility_error(rule, author, doing)
 
 
-def _visible_authors(ctx: ToolContext, me: User) -> list[str]:
+def _visible_authors(ctx: ToolContext, me: Any) -> list[str]:
     """Ids of everyone whose posts ``me`` may see, sorted."""
-    blocked = set(ctx.db.scalars(select(Block.blocked_id).where(Block.blocker_id == me.id))) | set(
-        ctx.db.scalars(select(Block.blocker_id).where(Block.blocked_id == me.id))
-    )
-    followed = set(ctx.db.scalars(select(Follow.followee_id).where(Follow.follower_id == me.id)))
+    blocked = _block_pair_ids(ctx, me)
+    followed = set(ctx.sql.scalars(FOLLOWED, me=me.id))
     out = []
-    for uid, private in ctx.db.execute(select(User.id, User.is_private).order_by(User.id)):
+    for uid, private in ctx.sql.all(PRIVACY):
         ctx.spend(1, "people", hint="narrow the search")
         if uid == me.id or (uid not in blocked and (not private or uid in followed)):
             out.append(uid)
     return out
 
 
-def _block_pair_ids(ctx: ToolContext, me: User) -> set[str]:
+def _block_pair_ids(ctx: ToolContext, me: Any) -> set[str]:
     """Everyone in a block with ``me``, either way."""
-    return set(ctx.db.scalars(select(Block.blocked_id).where(Block.blocker_id == me.id))) | set(
-        ctx.db.scalars(select(Block.blocker_id).where(Block.blocked_id == me.id))
-    )
+    return set(ctx.sql.scalars(BLOCKED_BY, me=me.id)) | set(ctx.sql.scalars(BLOCKERS_OF, me=me.id))
 
 
 def _clean(text: str, what: str) -> str:
@@ -376,32 +583,29 @@ def _clean(text: str, what: str) -> str:
     return body
 
 
-def _posts_out(ctx: ToolContext, posts: list[Post], me: User) -> list[PostOut]:
+def _post_out(p: Any, author: str, liked: bool) -> PostOut:
+    """A post row as results show it; ``author``: its author's handle."""
+    return {
+        "post_id": p.id,
+        "author_id": p.author_id,
+        "author": author,
+        "text": p.text,
+        "posted_at": _stamp(p.created_at),
+        "like_count": p.like_count,
+        "comment_count": p.comment_count,
+        "comments_enabled": p.comments_enabled,
+        "liked_by_me": liked,
+    }
+
+
+def _posts_out(ctx: ToolContext, posts: list[Any], me: Any) -> list[PostOut]:
+    """Rows of ``_POSTS`` (a post with its author's handle), saying which ones I liked."""
     ids = [p.id for p in posts]
-    liked = (
-        set(
-            ctx.db.scalars(select(Like.post_id).where(Like.user_id == me.id, Like.post_id.in_(ids)))
-        )
-        if ids
-        else set()
-    )
-    return [
-        {
-            "post_id": p.id,
-            "author_id": p.author_id,
-            "author": p.author.handle,
-            "text": p.text,
-            "posted_at": _stamp(p.created_at),
-            "like_count": p.like_count,
-            "comment_count": p.comment_count,
-            "comments_enabled": p.comments_enabled,
-            "liked_by_me": p.id in liked,
-        }
-        for p in posts
-    ]
+    liked = set(ctx.sql.scalars(LIKED_AMONG, user_id=me.id, ids=ids)) if ids else set()
+    return [_post_out(p, p.author, p.id in liked) for p in posts]
 
 
-def _brief(ctx: ToolContext, me: User, u: User) -> UserBrief:
+def _brief(ctx: ToolContext, me: Any, u: Any) -> UserBrief:
     return {
         "user_id": u.id,
         "handle": u.handle,
@@ -416,20 +620,38 @@ def _brief(ctx: ToolContext, me: User, u: User) -> UserBrief:
     }
 
 
-def _unfollow(ctx: ToolContext, follower: User, followee: User) -> bool:
-    row = ctx.db.get(Follow, (follower.id, followee.id))
-    if row is None:
-        return False
-    ctx.db.delete(row)
-    follower.following_count -= 1
-    followee.follower_count -= 1
-    return True
+def _count_follow(ctx: ToolContext, follower: Any, followee: Any, step: int) -> tuple[Any, Any]:
+    """Move both people's counts by ``step`` (a follow added or removed): their new rows.
+
+    Written in id order, as the ORM flushed them.
+    """
+    changes = {
+        follower.id: {"following_count": follower.following_count + step},
+        followee.id: {"follower_count": followee.follower_count + step},
+    }
+    new = {
+        u.id: ctx.sql.update(User, u, **changes[u.id])
+        for u in sorted((follower, followee), key=lambda u: u.id)
+    }
+    return new[follower.id], new[followee.id]
 
 
-def _add_follow(ctx: ToolContext, follower: User, followee: User) -> None:
-    ctx.db.add(Follow(follower_id=follower.id, followee_id=followee.id, created_at=_now(ctx)))
-    follower.following_count += 1
-    followee.follower_count += 1
+def _unfollow(ctx: ToolContext, follower: Any, followee: Any) -> tuple[Any, Any] | None:
+    """Remove the follow, if there is one: both people's new rows (``None``: there was none).
+
+    As the ORM flushed it: both counts, then the follow's delete.
+    """
+    if not _follows(ctx, follower.id, followee.id):
+        return None
+    follower, followee = _count_follow(ctx, follower, followee, -1)
+    ctx.sql.run(DELETE_FOLLOW, follower=follower.id, followee=followee.id)
+    return follower, followee
+
+
+def _add_follow(ctx: ToolContext, follower: Any, followee: Any) -> tuple[Any, Any]:
+    """Add the follow: both people's new rows (the follow written first, as the ORM did)."""
+    ctx.sql.insert(Follow, follower_id=follower.id, followee_id=followee.id, created_at=_now(ctx))
+    return _count_follow(ctx, follower, followee, +1)
 
 
 # -------------------------------------------------------- example values
@@ -481,12 +703,13 @@ def search_users(ctx: ToolContext, query: SearchText | None = None, limit: Limit
         "is_private": true, "relation": "i_follow", "follows_me": false, ...}]}.
     """
     me = _me(ctx)
-    stmt = select(User).where(User.id != me.id)
     text = (query or "").strip()
+    count, page = _users_matching(bool(text))
+    params: dict[str, Any] = {"me": me.id}
     if text:
-        stmt = stmt.where(contains(text, User.handle, User.name, User.bio, User.location))
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    people = ctx.db.scalars(stmt.order_by(User.handle, User.id).limit(limit)).all()
+        params["pattern"] = search_pattern(text)
+    total = ctx.sql.scalar(count, **params) or 0
+    people = ctx.sql.all(page, **params, limit=limit)
     return {
         "me": {"id": me.id, "handle": me.handle, "name": me.name, "is_private": me.is_private},
         "total": total,
@@ -522,16 +745,9 @@ def get_profile(ctx: ToolContext, user_id: UserRow | None = None, limit: Limit =
     me = _me(ctx)
     u = user_id if user_id is not None else me
     hidden = _hidden_because(ctx, me, u)
-    posts: list[Post] = []
+    posts: list[Any] = []
     if hidden is None:
-        posts = list(
-            ctx.db.scalars(
-                select(Post)
-                .where(Post.author_id == u.id)
-                .order_by(Post.created_at.desc(), Post.id.desc())
-                .limit(limit)
-            )
-        )
+        posts = ctx.sql.all(POSTS_BY, author_id=u.id, limit=limit)
     is_me = u.id == me.id
     return {
         "user_id": u.id,
@@ -579,15 +795,10 @@ def get_feed(ctx: ToolContext, limit: Limit = 20) -> FeedOut:
         "comments_enabled": true, "liked_by_me": false}]}.
     """
     me = _me(ctx)
-    followed = select(Follow.followee_id).where(Follow.follower_id == me.id)
     pair = sorted(_block_pair_ids(ctx, me))
-    stmt = select(Post).where(
-        or_(Post.author_id == me.id, Post.author_id.in_(followed)),
-        Post.author_id.not_in(pair),
-    )
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    posts = ctx.db.scalars(stmt.order_by(Post.created_at.desc(), Post.id.desc()).limit(limit))
-    return {"total": total, "posts": _posts_out(ctx, list(posts), me)}
+    total = ctx.sql.scalar(FEED_TOTAL, me=me.id, pair=pair) or 0
+    posts = ctx.sql.all(FEED, me=me.id, pair=pair, limit=limit)
+    return {"total": total, "posts": _posts_out(ctx, posts, me)}
 
 
 @server.tool(
@@ -617,29 +828,28 @@ def get_post(ctx: ToolContext, post_id: PostRow) -> PostDetail:
     """
     me = _me(ctx)
     p = post_id
-    _require_visible(ctx, me, p.author, "see")
+    author = ctx.sql.one(USER, id=p.author_id)
+    _require_visible(ctx, me, author, "see")
     pair = _block_pair_ids(ctx, me)
-    shown = [c for c in p.comments if c.author_id not in pair]
-    likers = sorted(
-        (x for x in p.likes if x.user_id not in pair),
-        key=lambda x: (x.created_at, x.user_id),
-        reverse=True,
-    )
+    comments = ctx.sql.all(COMMENTS_OF, post_id=p.id)
+    shown = [c for c in comments if c.author_id not in pair]
+    likers = [x for x in ctx.sql.all(LIKES_OF, post_id=p.id) if x.user_id not in pair]
+    liked = ctx.sql.first(LIKE, post_id=p.id, user_id=me.id) is not None
     return {
-        **_posts_out(ctx, [p], me)[0],
+        **_post_out(p, author.handle, liked),
         "comments": [
             {
                 "comment_id": c.id,
                 "user_id": c.author_id,
-                "handle": c.author.handle,
+                "handle": c.handle,
                 "text": c.text,
                 "commented_at": _stamp(c.created_at),
             }
             for c in shown[:MAX_LISTED]
         ],
-        "hidden_comments": len(p.comments) - len(shown),
+        "hidden_comments": len(comments) - len(shown),
         "liked_by": [
-            {"user_id": x.user_id, "handle": x.user.handle, "liked_at": _stamp(x.created_at)}
+            {"user_id": x.user_id, "handle": x.handle, "liked_at": _stamp(x.created_at)}
             for x in likers[:MAX_LISTED]
         ],
     }
@@ -679,15 +889,16 @@ def search_posts(
     me = _me(ctx)
     if author_id is not None:
         _require_visible(ctx, me, author_id, "see")
-    stmt = select(Post).where(Post.author_id.in_(_visible_authors(ctx, me)))
+    params: dict[str, Any] = {"authors": _visible_authors(ctx, me)}
     if author_id is not None:
-        stmt = stmt.where(Post.author_id == author_id.id)
+        params["author_id"] = author_id.id
     text = (query or "").strip()
     if text:
-        stmt = stmt.where(contains(text, Post.text))
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    posts = ctx.db.scalars(stmt.order_by(Post.created_at.desc(), Post.id.desc()).limit(limit))
-    return {"total": total, "posts": _posts_out(ctx, list(posts), me)}
+        params["pattern"] = search_pattern(text)
+    count, page = _posts_matching(author_id is not None, bool(text))
+    total = ctx.sql.scalar(count, **params) or 0
+    posts = ctx.sql.all(page, **params, limit=limit)
+    return {"total": total, "posts": _posts_out(ctx, posts, me)}
 
 
 @server.tool(
@@ -734,22 +945,9 @@ def list_connections(
         rule = _hidden_because(ctx, me, u)
         if rule is not None:
             raise _visibility_error(rule, u, f"see the {list_name} list of")
-    other: Any
-    if list_name == "followers":
-        other, since, where = Follow.follower_id, Follow.created_at, Follow.followee_id == u.id
-    elif list_name == "following":
-        other, since, where = Follow.followee_id, Follow.created_at, Follow.follower_id == u.id
-    elif list_name == "requests_received":
-        other, since = FollowRequest.requester_id, FollowRequest.created_at
-        where = FollowRequest.target_id == u.id
-    elif list_name == "requests_sent":
-        other, since = FollowRequest.target_id, FollowRequest.created_at
-        where = FollowRequest.requester_id == u.id
-    else:
-        other, since, where = Block.blocked_id, Block.created_at, Block.blocker_id == u.id
-    stmt = select(User, since).join(User, User.id == other).where(where)
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    found = ctx.db.execute(stmt.order_by(since.desc(), User.id).limit(limit)).all()
+    count, page = _connections(list_name)
+    total = ctx.sql.scalar(count, owner_id=u.id) or 0
+    found = ctx.sql.all(page, owner_id=u.id, limit=limit)
     return {
         "owner_id": u.id,
         "owner_handle": u.handle,
@@ -761,9 +959,9 @@ def list_connections(
                 "handle": x.handle,
                 "name": x.name,
                 "is_private": x.is_private,
-                "since": _stamp(at),
+                "since": _stamp(x.since),
             }
-            for x, at in found
+            for x in found
         ],
     }
 
@@ -788,8 +986,12 @@ def create_post(ctx: ToolContext, text: PostText) -> PostOut:
     """
     me = _me(ctx)
     body = _clean(text, "text")
-    p = Post(
-        id=next_id(ctx, Post.id, "post", 5),
+    post_id = next_id(ctx, Post.id, "post", 5)
+    # as the ORM flushed them: my post count, then the post
+    me = ctx.sql.update(User, me, post_count=me.post_count + 1)
+    ctx.sql.insert(
+        Post,
+        id=post_id,
         author_id=me.id,
         text=body,
         created_at=_now(ctx),
@@ -797,11 +999,7 @@ def create_post(ctx: ToolContext, text: PostText) -> PostOut:
         like_count=0,
         comment_count=0,
     )
-    ctx.db.add(p)
-    me.post_count += 1
-    ctx.db.flush()
-    ctx.db.refresh(p)
-    return _posts_out(ctx, [p], me)[0]
+    return _posts_out(ctx, [ctx.sql.one(POST, id=post_id)], me)[0]
 
 
 @server.tool(
@@ -824,28 +1022,24 @@ def comment_on_post(ctx: ToolContext, post_id: PostRow, text: CommentText) -> Co
     me = _me(ctx)
     p = post_id
     body = _clean(text, "text")
-    _require_visible(ctx, me, p.author, "comment on")
+    author = ctx.sql.one(USER, id=p.author_id)
+    _require_visible(ctx, me, author, "comment on")
     if not p.comments_enabled:
         raise _broken(
             "comments_off",
-            f"{_who(p.author)} turned comments off on {p.id} (comments 'closed'); nothing "
+            f"{_who(author)} turned comments off on {p.id} (comments 'closed'); nothing "
             "was posted. Pick a post whose comments are 'open', or like it instead.",
         )
-    c = Comment(
-        id=next_id(ctx, Comment.id, "cmt", 5),
-        post_id=p.id,
-        author_id=me.id,
-        text=body,
-        created_at=_now(ctx),
-    )
-    ctx.db.add(c)
-    p.comment_count += 1
-    ctx.db.flush()
+    comment_id = next_id(ctx, Comment.id, "cmt", 5)
+    at = _now(ctx)
+    # as the ORM flushed them: the post's count, then the comment
+    p = ctx.sql.update(Post, p, comment_count=p.comment_count + 1)
+    ctx.sql.insert(Comment, id=comment_id, post_id=p.id, author_id=me.id, text=body, created_at=at)
     return {
-        "comment_id": c.id,
+        "comment_id": comment_id,
         "post_id": p.id,
-        "text": c.text,
-        "commented_at": _stamp(c.created_at),
+        "text": body,
+        "commented_at": _stamp(at),
         "comment_count": p.comment_count,
     }
 
@@ -867,16 +1061,16 @@ def like_post(ctx: ToolContext, post_id: PostRow) -> LikeResult:
     """
     me = _me(ctx)
     p = post_id
-    _require_visible(ctx, me, p.author, "like")
-    if ctx.db.get(Like, (p.id, me.id)) is not None:
+    _require_visible(ctx, me, ctx.sql.one(USER, id=p.author_id), "like")
+    if ctx.sql.first(LIKE, post_id=p.id, user_id=me.id) is not None:
         raise _conflict(
             "already_liked",
             f"you already like {p.id} (status 'liked_by_me'); a person likes a post at most "
             "once, so nothing changed. Pick a post whose status is 'not_liked_by_me'.",
         )
-    ctx.db.add(Like(post_id=p.id, user_id=me.id, created_at=_now(ctx)))
-    p.like_count += 1
-    ctx.db.flush()
+    # as the ORM flushed them: the post's count, then the like
+    p = ctx.sql.update(Post, p, like_count=p.like_count + 1)
+    ctx.sql.insert(Like, post_id=p.id, user_id=me.id, created_at=_now(ctx))
     return {
         "post_id": p.id,
         "author_id": p.author_id,
@@ -902,16 +1096,15 @@ def unlike_post(ctx: ToolContext, post_id: LikedPostRow) -> LikeResult:
     """
     me = _me(ctx)
     p = post_id
-    like = ctx.db.get(Like, (p.id, me.id))
-    if like is None:
+    if ctx.sql.first(LIKE, post_id=p.id, user_id=me.id) is None:
         raise _broken(
             "not_liked",
             f"you have not liked {p.id} (status 'not_liked_by_me'), so there is no like to "
             "remove; nothing changed. Pick a post whose status is 'liked_by_me'.",
         )
-    ctx.db.delete(like)
-    p.like_count -= 1
-    ctx.db.flush()
+    # as the ORM flushed them: the post's count, then the like's delete
+    p = ctx.sql.update(Post, p, like_count=p.like_count - 1)
+    ctx.sql.run(DELETE_LIKE, post_id=p.id, user_id=me.id)
     return {
         "post_id": p.id,
         "author_id": p.author_id,
@@ -960,12 +1153,11 @@ def follow_user(ctx: ToolContext, user_id: UserRow) -> FollowResult:
             "nothing changed. Wait for them to answer it.",
         )
     if u.is_private:
-        ctx.db.add(FollowRequest(requester_id=me.id, target_id=u.id, created_at=_now(ctx)))
+        ctx.sql.insert(FollowRequest, requester_id=me.id, target_id=u.id, created_at=_now(ctx))
         status = "requested"
     else:
-        _add_follow(ctx, me, u)
+        me, u = _add_follow(ctx, me, u)
         status = "following"
-    ctx.db.flush()
     return {
         "user_id": u.id,
         "handle": u.handle,
@@ -997,20 +1189,20 @@ def unfollow_user(ctx: ToolContext, user_id: FollowedRow) -> FollowResult:
     """
     me = _me(ctx)
     u = user_id
-    if _unfollow(ctx, me, u):
+    unfollowed = _unfollow(ctx, me, u)
+    if unfollowed is not None:
+        me, u = unfollowed
         status = "unfollowed"
     else:
-        request = ctx.db.get(FollowRequest, (me.id, u.id))
-        if request is None:
+        if not _requested(ctx, me.id, u.id):
             raise _broken(
                 "not_following",
                 f"you do not follow {_who(u)} and have no pending request to them (relation "
                 f"'{_relation(ctx, me, u)}'); nothing changed. Pick someone with relation "
                 "'i_follow' or 'i_requested'.",
             )
-        ctx.db.delete(request)
+        ctx.sql.run(DELETE_REQUEST, requester=me.id, target=u.id)
         status = "request_cancelled"
-    ctx.db.flush()
     return {
         "user_id": u.id,
         "handle": u.handle,
@@ -1047,8 +1239,7 @@ def respond_to_follow_request(
     """
     me = _me(ctx)
     u = user_id
-    request = ctx.db.get(FollowRequest, (u.id, me.id))
-    if request is None:
+    if not _requested(ctx, u.id, me.id):
         state = "they already follow you" if _follows(ctx, u.id, me.id) else "no request"
         raise _broken(
             "no_follow_request",
@@ -1056,13 +1247,11 @@ def respond_to_follow_request(
             "'no_request'); nothing changed. Pick someone from your received follow requests "
             "(request 'pending_request').",
         )
-    ctx.db.delete(request)
+    # as the ORM flushed them: the follow and both counts (approved), then the request's delete
     if decision == "approve":
-        _add_follow(ctx, u, me)
-    ctx.db.flush()
-    pending = ctx.db.scalar(
-        select(func.count()).select_from(FollowRequest).where(FollowRequest.target_id == me.id)
-    )
+        u, me = _add_follow(ctx, u, me)
+    ctx.sql.run(DELETE_REQUEST, requester=u.id, target=me.id)
+    pending = ctx.sql.scalar(PENDING_REQUESTS, me=me.id)
     return {
         "user_id": u.id,
         "handle": u.handle,
@@ -1102,26 +1291,24 @@ def block_user(ctx: ToolContext, user_id: UserRow) -> BlockResult:
             "already_blocked",
             f"you already blocked {_who(u)} (relation 'i_blocked'); nothing changed.",
         )
+    # as the ORM wrote them: my follow of them, theirs of me (each: both counts, then the
+    # follow), the requests either way, then the block
     mine = _unfollow(ctx, me, u)
+    if mine is not None:
+        me, u = mine
     theirs = _unfollow(ctx, u, me)
-    cancelled = ctx.db.execute(
-        delete(FollowRequest).where(
-            or_(
-                (FollowRequest.requester_id == me.id) & (FollowRequest.target_id == u.id),
-                (FollowRequest.requester_id == u.id) & (FollowRequest.target_id == me.id),
-            )
-        )
-    )
-    ctx.db.add(Block(blocker_id=me.id, blocked_id=u.id, created_at=_now(ctx)))
-    ctx.db.flush()
+    if theirs is not None:
+        u, me = theirs
+    cancelled = ctx.sql.run(DELETE_REQUESTS_BETWEEN, me=me.id, other=u.id)
+    ctx.sql.insert(Block, blocker_id=me.id, blocked_id=u.id, created_at=_now(ctx))
     return {
         "user_id": u.id,
         "handle": u.handle,
         "blocked": True,
         "relation": _relation(ctx, me, u),
-        "i_unfollowed_them": mine,
-        "they_unfollowed_me": theirs,
-        "requests_cancelled": int(getattr(cancelled, "rowcount", 0) or 0),
+        "i_unfollowed_them": mine is not None,
+        "they_unfollowed_me": theirs is not None,
+        "requests_cancelled": cancelled,
         "my_following_count": me.following_count,
         "my_follower_count": me.follower_count,
     }
@@ -1145,15 +1332,13 @@ def unblock_user(ctx: ToolContext, user_id: BlockedRow) -> BlockResult:
     """
     me = _me(ctx)
     u = user_id
-    row = ctx.db.get(Block, (me.id, u.id))
-    if row is None:
+    if not _blocks(ctx, me.id, u.id):
         raise _broken(
             "not_blocked",
             f"you have not blocked {_who(u)} (relation '{_relation(ctx, me, u)}'); nothing "
             "changed. Pick someone with relation 'i_blocked'.",
         )
-    ctx.db.delete(row)
-    ctx.db.flush()
+    ctx.sql.run(DELETE_BLOCK, blocker=me.id, blocked=u.id)
     return {
         "user_id": u.id,
         "handle": u.handle,
@@ -1179,7 +1364,7 @@ def _users(ctx: ToolContext) -> list[dict[str, Any]]:
     """Everyone but me, with my relation to them and whether they asked to follow me."""
     me = _me(ctx)
     out = []
-    for u in ctx.db.scalars(select(User).where(User.id != me.id).order_by(User.id)):
+    for u in ctx.sql.all(OTHER_USERS, me=me.id):
         out.append(
             {
                 "user_id": u.id,
@@ -1203,16 +1388,14 @@ def _users(ctx: ToolContext) -> list[dict[str, Any]]:
 def _posts(ctx: ToolContext) -> list[dict[str, Any]]:
     """Posts I may see, with their author and whether I liked them."""
     me = _me(ctx)
-    liked = set(ctx.db.scalars(select(Like.post_id).where(Like.user_id == me.id)))
+    liked = set(ctx.sql.scalars(LIKED_IDS, user_id=me.id))
     out = []
-    for p in ctx.db.scalars(
-        select(Post).where(Post.author_id.in_(_visible_authors(ctx, me))).order_by(Post.id)
-    ):
+    for p in ctx.sql.all(POSTS_OF, authors=_visible_authors(ctx, me)):
         out.append(
             {
                 "post_id": p.id,
                 "user_id": p.author_id,
-                "author": p.author.handle,
+                "author": p.author,
                 "preview": preview(p.text, 60),
                 "like": "liked_by_me" if p.id in liked else "not_liked_by_me",
                 "comments": "open" if p.comments_enabled else "closed",
@@ -1231,13 +1414,9 @@ def _posts(ctx: ToolContext) -> list[dict[str, Any]]:
 def _followed(ctx: ToolContext) -> list[dict[str, Any]]:
     """People I follow or have a pending follow request to."""
     me = _me(ctx)
-    followed = select(Follow.followee_id).where(Follow.follower_id == me.id)
-    requested = select(FollowRequest.target_id).where(FollowRequest.requester_id == me.id)
     return [
         {"user_id": u.id, "handle": u.handle, "name": u.name, "relation": _relation(ctx, me, u)}
-        for u in ctx.db.scalars(
-            select(User).where(or_(User.id.in_(followed), User.id.in_(requested))).order_by(User.id)
-        )
+        for u in ctx.sql.all(FOLLOWED_OR_REQUESTED, me=me.id)
     ]
 
 
@@ -1253,12 +1432,7 @@ def _requesters(ctx: ToolContext) -> list[dict[str, Any]]:
     me = _me(ctx)
     return [
         {"user_id": u.id, "handle": u.handle, "name": u.name, "request": "pending_request"}
-        for u in ctx.db.scalars(
-            select(User)
-            .join(FollowRequest, FollowRequest.requester_id == User.id)
-            .where(FollowRequest.target_id == me.id)
-            .order_by(User.id)
-        )
+        for u in ctx.sql.all(REQUESTERS, me=me.id)
     ]
 
 
@@ -1274,12 +1448,7 @@ def _blocked(ctx: ToolContext) -> list[dict[str, Any]]:
     me = _me(ctx)
     return [
         {"user_id": u.id, "handle": u.handle, "name": u.name, "relation": "i_blocked"}
-        for u in ctx.db.scalars(
-            select(User)
-            .join(Block, Block.blocked_id == User.id)
-            .where(Block.blocker_id == me.id)
-            .order_by(User.id)
-        )
+        for u in ctx.sql.all(BLOCKED_USERS, me=me.id)
     ]
 
 
@@ -1294,11 +1463,6 @@ def _liked(ctx: ToolContext) -> list[dict[str, Any]]:
     """Posts I liked (whether or not I may still see them)."""
     me = _me(ctx)
     return [
-        {"post_id": p.id, "user_id": p.author_id, "author": p.author.handle, "like": "liked_by_me"}
-        for p in ctx.db.scalars(
-            select(Post)
-            .join(Like, Like.post_id == Post.id)
-            .where(Like.user_id == me.id)
-            .order_by(Post.id)
-        )
+        {"post_id": p.id, "user_id": p.author_id, "author": p.author, "like": "liked_by_me"}
+        for p in ctx.sql.all(LIKED_POSTS, user_id=me.id)
     ]
