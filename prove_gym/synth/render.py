@@ -248,11 +248,13 @@ def noun_phrase_slot(
         if not reads(before):
             return None
     if omission:
-        # "some end date" then a preposition, a conjunction or punctuation; not a noun,
-        # another value ("add some first name {last_name}") or "a month"
-        following = rest.split()[0].lower() if rest.split() else ""
-        word = following[:1].isalnum() or following.startswith("{")
-        if word and following not in NOUN_PHRASE_AFTER:
+        after = rest.split()
+        following = after[0].lower() if after else ""
+        if (
+            following
+            and following[0].isalnum()
+            and following not in NOUN_PHRASE_AFTER | DETERMINERS
+        ):
             return None
     return " ".join(before) + (" " if before else "") + slot + rest
 
