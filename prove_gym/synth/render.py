@@ -155,132 +155,6 @@ def usable_phrasings(spec: ToolSpec, args: Mapping[str, Any] | None = None) -> l
     return safe or fits
 
 
-def _word_set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-# Where a noun phrase ("the same event", "one of my events", "some end date") reads as
-# English in place of a slot: after the phrasing's opening verb, or after one of these.
-PREPOSITIONS = _word_set(
-    "about after against as at before between by for from in into near of on onto over "
-    "per than through to toward towards under until via with within without"
-)
-NOUN_PHRASE_AFTER = PREPOSITIONS | _word_set(
-    "am are be been can could did do does had has have i'm is may me must should us was "
-    "were will would and but if or so that then which"
-)
-DETERMINERS = _word_set("a an its my our the their this your")
-# The first words of a reference or an omission: "the same user", "that user", "one of my
-# users", "some end date".
-_REFERRING = _word_set("the that one some")
-
-
-def noun_phrase_slot(
-    phrasing: str,
-    name: str,
-    noun: str | None = None,
-    *,
-    labels: bool = True,
-    omission: bool = False,
-) -> str | None:
-    """``phrasing`` with ``{name}`` where a noun phrase can fill it, or None where none can.
-
-    A reference ("the same order") or an omission ("one of my orders", "some end date")
-    brings its own determiner and noun, so the words that named the value go: the
-    entity's ``noun`` ("order {order_id}", "the {label_id} label"), a determiner ("my {order_id}"), and (with
-    ``labels``) a label the phrasing put before the slot ("to trip {itinerary_id}", "the
-    ticket {booking_id}"). None when what stays before it is not a preposition, an auxiliary
-    or the phrasing's opening verb ("sell {quantity} {symbol}", "Could you {action}"),
-    when the slot is glued to text ("{duration_minutes}-minute", "'{text}'"), and for
-    an ``omission`` also when a noun follows it ("the {position} door", "the
-    {recurring_id} bill"), before "'s" (not "one of my customers's cart"), and where the
-    user says who they are ("I'm {customer_id}": not "I'm one of my customers").
-
-    >>> noun_phrase_slot("Where is my order {order_id}?", "order_id", "order")
-    'Where is {order_id}?'
-    >>> noun_phrase_slot("Add flight {flight_id} to trip {itinerary_id}", "itinerary_id")
-    'Add flight {flight_id} to {itinerary_id}'
-    >>> noun_phrase_slot("Sell {quantity} {symbol}", "symbol") is None
-    True
-    """
-    slot = "{" + name + "}"
-    start = phrasing.find(slot)
-    if start < 0:
-        return None
-    end = start + len(slot)
-    rest = phrasing[end:]
-    if noun and rest[: len(noun) + 1].lower() == " " + noun.lower():
-        after_noun = rest[len(noun) + 1 : len(noun) + 2]
-        if not after_noun or not (after_noun.isalnum() or after_noun == "_"):
-            rest = rest[len(noun) + 1 :]  # "the {label_id} label": the reference names it
-    if (start and phrasing[start - 1] != " ") or not (
-        rest[:1] in ("", " ", ",", ".", "?", "!", ":", ";", ")")
-        or (not omission and rest.startswith("'s "))
-    ):
-        return None
-    before = phrasing[:start].split()
-    if noun and before and before[-1].lower() == noun.lower():
-        before.pop()
-    while before and before[-1].lower() in DETERMINERS:
-        before.pop()
-
-    def reads(words_before: list[str]) -> bool:
-        if not words_before:
-            return True
-        last = words_before[-1]
-        if last.startswith("{") or last.endswith(("'", '"')):
-            return False
-        if omission and (last.endswith(":") or last.lower() in ("i'm", "am")):
-            return False
-        # the phrasing's opening verb: "Cancel {order_id}", "Please cancel {order_id}"
-        verb = 1 + (words_before[0].lower() == "please")
-        if len(words_before) == verb and last.lower() != "please":
-            return True
-        return last.endswith((",", ":", ";")) or last.lower() in NOUN_PHRASE_AFTER
-
-    if not reads(before):
-        # a label after a determiner or a preposition: "to trip {x}", "the ticket {x}"
-        if not labels or len(before) < 2 or before[-2].lower() not in DETERMINERS | PREPOSITIONS:
-            return None
-        before.pop()
-        while before and before[-1].lower() in DETERMINERS:
-            before.pop()
-        if not reads(before):
-            return None
-    if omission:
-        after = rest.split()
-        following = after[0].lower() if after else ""
-        if (
-            following
-            and following[0].isalnum()
-            and following not in NOUN_PHRASE_AFTER | DETERMINERS
-        ):
-            return None
-    return " ".join(before) + (" " if before else "") + slot + rest
-
-
-def _left_out(spec: ToolSpec, phrasing: str, name: str) -> str | None:
-    """``phrasing`` ready to leave ``{name}`` out ("one of my events", "some end date").
-
-    None when that cannot read as English there (:func:`noun_phrase_slot`).
-    """
-    entity = spec.entity_params.get(name)
-    if entity is not None:
-        noun = words(entity.name).split()[-1]
-        return noun_phrase_slot(phrasing, name, noun, omission=True)
-    return noun_phrase_slot(phrasing, name, labels=False, omission=True)
-
-
-def can_leave_out(spec: ToolSpec, args: Mapping[str, Any], name: str) -> bool:
-    """Whether a clarify turn can leave ``name`` out of a request for this call: some
-    phrasing has no slot for it, or has one where "one of my events" / "some end date"
-    reads as English."""
-    phrasings = usable_phrasings(spec, args)
-    return any(
-        "{" + name + "}" not in ph or _left_out(spec, ph, name) is not None for ph in phrasings
-    )
-
-
 def _mentions(step: DoneStep, kind: str, *, produced: bool = True) -> set[str]:
     """Identifiers of ``kind`` a step names in its arguments (and, by default, its result)."""
     out: set[str] = set()
@@ -427,27 +301,28 @@ class Renderer:
                 refs[param] = ref
         usable = usable_phrasings(spec, args)
         fits = [ph for ph in usable if omit is None or omit not in SLOT.findall(ph)]
-        if omit is not None and not fits:
-            fits = [ph for ph in usable if _left_out(spec, ph, omit) is not None]
         if planned in fits:
             phrasing = planned
         elif fits:
             phrasing = self.rng.choice(fits)
         else:
             phrasing = self.rng.choice(usable) if usable else f"{words(spec.name).capitalize()}"
-        for name in sorted(refs):
-            if "{" + name + "}" not in phrasing:
-                continue
-            # a reference brings its own article and noun: not "my the first order", not
-            # "guest of event that event", not "the same label label"
+        for name in refs:
+            # "guest of event {event_id}" + "that event" must not read "event that event"
             noun = words(spec.entity_params[name].name).split()[-1]
-            fitted = noun_phrase_slot(phrasing, name, noun)
-            if fitted is None:
-                del refs[name]  # no noun phrase reads there ("sell 10 {symbol}"): say it
-            else:
-                phrasing = fitted
-        if omit is not None and "{" + omit + "}" in phrasing:
-            phrasing = _left_out(spec, phrasing, omit) or phrasing
+            phrasing = re.sub(
+                rf"\b(?:the |an? )?{re.escape(noun)}\s+(?=\{{{name}\}})",
+                "",
+                phrasing,
+                flags=re.IGNORECASE,
+            )
+            # a reference brings its own article and noun: not "the the same label label"
+            phrasing = re.sub(
+                rf"\b(?:the|an?)\s+(?=\{{{name}\}})", "", phrasing, flags=re.IGNORECASE
+            )
+            phrasing = re.sub(
+                rf"(?<=\{{{name}\}})\s+{re.escape(noun)}\b", "", phrasing, flags=re.IGNORECASE
+            )
         phrasing = _fix_articles(phrasing, args)
         keep: list[str] = []
 
@@ -501,11 +376,7 @@ class Renderer:
             parts = [f"{value} as the {label}" for label, value in pairs]
             return f"Use {_and(parts)}."
         (label, value), rest = pairs[0], pairs[1:]
-        # "the author usr_003", but "the author should be that user", not "the author that user"
-        parts = [f"the {label} should be {value}"] + [
-            f"the {lb} should be {v}" if v.split(" ", 1)[0] in _REFERRING else f"the {lb} {v}"
-            for lb, v in rest
-        ]
+        parts = [f"the {label} should be {value}"] + [f"the {lb} {v}" for lb, v in rest]
         text = _and(parts)
         return text[0].upper() + text[1:] + "."
 
