@@ -10,26 +10,30 @@ book first (:func:`_plan`), then executed (:func:`_execute`).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Literal
+from types import SimpleNamespace
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
-from sqlalchemy import func, or_, select
-from sqlalchemy.orm import aliased
+from sqlalchemy import bindparam, func, or_, select, update
 
 from prove_gym.server import (
     Entity,
     InvalidArgument,
     PermissionDenied,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
+    search_pattern,
 )
 
 from .models import (
@@ -73,11 +77,11 @@ server = Server(
 )
 
 # Rows: the core looks the id up before the tool runs (not_found hints: see the entities below).
-PortfolioRow = Annotated[Portfolio, Entity("portfolio")]
-OrderRow = Annotated[Order, Entity("order")]
+PortfolioRow = Annotated[Record[Portfolio], Entity("portfolio")]
+OrderRow = Annotated[Record[Order], Entity("order")]
 # Symbols are matched in upper case, so "aapl" finds AAPL.
 SymbolRow = Annotated[
-    Instrument,
+    Record[Instrument],
     Entity("instrument"),
     StringConstraints(strip_whitespace=True, to_upper=True, max_length=12),
 ]
@@ -287,71 +291,253 @@ class CancelOut(OrderOut):
     released_buying_power: Decimal
 
 
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+instruments_t, portfolios_t, positions_t = (
+    Instrument.__table__,
+    Portfolio.__table__,
+    Position.__table__,
+)
+orders_t, trades_t = Order.__table__, Trade.__table__
+INSTRUMENT = Query(select(instruments_t).where(Instrument.symbol == bindparam("symbol")))
+PORTFOLIO = Query(select(portfolios_t).where(Portfolio.id == bindparam("id")))
+ORDER = Query(select(orders_t).where(Order.id == bindparam("id")))
+POSITION = Query(
+    select(positions_t).where(
+        Position.portfolio_id == bindparam("portfolio_id"), Position.symbol == bindparam("symbol")
+    )
+)
+SET_POSITION = Query(  # a fill always moves the quantity: the row always changes
+    update(Position)
+    .where(
+        Position.portfolio_id == bindparam("portfolio_id"), Position.symbol == bindparam("symbol")
+    )
+    .values(
+        quantity=bindparam("quantity"),
+        cost_basis=bindparam("cost_basis"),
+        realized_pnl=bindparam("realized_pnl"),
+    )
+)
+# a portfolio's non-zero positions with their instrument's prices
+HOLDINGS = Query(
+    select(positions_t, Instrument.last_price, Instrument.prev_close, Instrument.halted)
+    .select_from(positions_t.join(instruments_t, Instrument.symbol == Position.symbol))
+    .where(Position.portfolio_id == bindparam("portfolio_id"), Position.quantity != 0)
+    .order_by(Position.symbol)
+)
+REALIZED = Query(
+    select(Position.realized_pnl)
+    .where(Position.portfolio_id == bindparam("portfolio_id"))
+    .order_by(Position.symbol)
+)
+OPEN_ORDERS = Query(
+    select(orders_t)
+    .where(Order.portfolio_id == bindparam("portfolio_id"), Order.status.in_(OPEN_STATUSES))
+    .order_by(Order.seq)
+)
+# one side of an instrument's book in matching order: best price first, then arrival
+BOOK = {
+    side: Query(
+        select(orders_t)
+        .where(
+            Order.symbol == bindparam("symbol"),
+            Order.side == side,
+            Order.status.in_(OPEN_STATUSES),
+        )
+        .order_by(best, Order.seq)
+    )
+    for side, best in (("buy", Order.limit_price.desc()), ("sell", Order.limit_price.asc()))
+}
+LAST_SEQ = Query(select(func.max(Order.seq)))
+TRADES_OF_ORDER = Query(
+    select(trades_t)
+    .where(
+        or_(
+            Trade.buy_order_id == bindparam("order_id"),
+            Trade.sell_order_id == bindparam("order_id"),
+        )
+    )
+    .order_by(Trade.executed_at, Trade.id)
+)
+# trades with the portfolio and side of their buy and sell orders
+buy_t, sell_t = orders_t.alias("buy"), orders_t.alias("sell")
+_TRADES_WITH_ORDERS = select(
+    trades_t,
+    buy_t.c.portfolio_id.label("buy_portfolio_id"),
+    buy_t.c.side.label("buy_side"),
+    sell_t.c.portfolio_id.label("sell_portfolio_id"),
+    sell_t.c.side.label("sell_side"),
+).select_from(
+    trades_t.join(buy_t, buy_t.c.id == Trade.buy_order_id).join(
+        sell_t, sell_t.c.id == Trade.sell_order_id
+    )
+)
+BARS = Query(
+    select(Bar.__table__)
+    .where(Bar.symbol == bindparam("symbol"))
+    .order_by(Bar.day.desc())
+    .limit(bindparam("days"))
+)
+PORTFOLIOS_MATCHING = Query(
+    select(portfolios_t)
+    .where(
+        contains(
+            bindparam("pattern"), Portfolio.owner, Portfolio.email, Portfolio.name, Portfolio.id
+        )
+    )
+    .order_by(Portfolio.owner, Portfolio.id)
+    .limit(bindparam("limit"))
+)
+ACTIVE_PORTFOLIOS = Query(
+    select(portfolios_t).where(Portfolio.status == "active").order_by(Portfolio.id)
+)
+TRADABLE_INSTRUMENTS = Query(
+    select(instruments_t).where(Instrument.halted.is_(False)).order_by(Instrument.symbol)
+)
+# open orders of active portfolios, with what the entity listing needs of the others
+OPEN_PORTFOLIO_ORDERS = Query(
+    select(orders_t, Instrument.halted, Instrument.prev_close, Portfolio.owner)
+    .select_from(
+        orders_t.join(instruments_t, Instrument.symbol == Order.symbol).join(
+            portfolios_t, Portfolio.id == Order.portfolio_id
+        )
+    )
+    .where(Order.status.in_(OPEN_STATUSES), Portfolio.status == "active")
+    .order_by(Order.id)
+)
+RECENT_TRADES = Query(
+    _TRADES_WITH_ORDERS.where(Trade.executed_at >= bindparam("since")).order_by(Trade.id)
+)
+INSTRUMENT_NAMES = Query(select(Instrument.name).order_by(Instrument.symbol))
+OWNERS = Query(select(Portfolio.owner).order_by(Portfolio.id))
+LAST_PRICES = Query(select(Instrument.last_price).order_by(Instrument.symbol))
+NEWEST_OPEN = Query(
+    select(orders_t)
+    .where(Order.portfolio_id.is_not(None), Order.status.in_(OPEN_STATUSES))
+    .order_by(Order.seq.desc())
+    .limit(1)
+)
+PREV_CLOSE = Query(select(Instrument.prev_close).where(Instrument.symbol == bindparam("symbol")))
+
+
+@functools.cache
+def _instruments_query(matching: bool, by_kind: bool) -> Query:
+    """Instruments by symbol, with the filters asked for: search_instruments' statement."""
+    stmt = select(instruments_t)
+    if matching:
+        stmt = stmt.where(
+            contains(bindparam("pattern"), Instrument.symbol, Instrument.name, Instrument.sector)
+        )
+    if by_kind:
+        stmt = stmt.where(Instrument.kind == bindparam("kind"))
+    return Query(stmt.order_by(Instrument.symbol).limit(bindparam("limit")))
+
+
+@functools.cache
+def _orders_query(status: str, by_symbol: bool) -> Query:
+    """A portfolio's orders, newest first: list_orders' statement. ``status`` is "open" (open
+    or partially filled), "all", or "one" (the status given as a parameter)."""
+    stmt = select(orders_t).where(Order.portfolio_id == bindparam("portfolio_id"))
+    if status == "open":
+        stmt = stmt.where(Order.status.in_(OPEN_STATUSES))
+    elif status == "one":
+        stmt = stmt.where(Order.status == bindparam("status"))
+    if by_symbol:
+        stmt = stmt.where(Order.symbol == bindparam("symbol"))
+    stmt = stmt.order_by(Order.created_at.desc(), Order.id.desc())
+    return Query(stmt.limit(bindparam("limit")))
+
+
+@functools.cache
+def _trades_query(by_symbol: bool) -> Query:
+    """A portfolio's trades, newest first: list_trades' statement."""
+    stmt = _TRADES_WITH_ORDERS.where(
+        or_(
+            buy_t.c.portfolio_id == bindparam("portfolio_id"),
+            sell_t.c.portfolio_id == bindparam("portfolio_id"),
+        )
+    )
+    if by_symbol:
+        stmt = stmt.where(Trade.symbol == bindparam("symbol"))
+    stmt = stmt.order_by(Trade.executed_at.desc(), Trade.id.desc())
+    return Query(stmt.limit(bindparam("limit")))
+
+
 # ----------------------------------------------------------------- helpers
 def _pct(new: Decimal, old: Decimal) -> Decimal:
     return (Decimal(100) * (new - old) / old).quantize(CENT) if old else Decimal("0.00")
 
 
+# An order row's remaining shares, whether it rests, and what it holds: Order's properties.
+def _remaining(order: Any) -> int:
+    return order.quantity - order.filled_quantity
+
+
+def _is_open(order: Any) -> bool:
+    return order.status in OPEN_STATUSES
+
+
+def _holds(order: Any) -> Decimal:
+    """Buying power the order holds while it rests (``Order.held``)."""
+    if not _is_open(order) or order.limit_price is None:
+        return Decimal("0.00")
+    return min(_remaining(order), order.reserve_quantity) * order.limit_price
+
+
 def _quantity(ctx: ToolContext, portfolio_id: str, symbol: str) -> int:
-    pos = ctx.db.get(Position, (portfolio_id, symbol))
+    pos = ctx.sql.first(POSITION, portfolio_id=portfolio_id, symbol=symbol)
     return pos.quantity if pos is not None else 0
 
 
-def _open_orders(ctx: ToolContext, portfolio_id: str) -> list[Order]:
-    stmt = (
-        select(Order)
-        .where(Order.portfolio_id == portfolio_id, Order.status.in_(OPEN_STATUSES))
-        .order_by(Order.seq)
-    )
-    return list(ctx.db.scalars(stmt))
+def _open_orders(ctx: ToolContext, portfolio_id: str) -> list[Any]:
+    return ctx.sql.all(OPEN_ORDERS, portfolio_id=portfolio_id)
+
+
+def _others(ctx: ToolContext, portfolio_id: str, exclude: Any | None) -> list[Any]:
+    """The portfolio's open orders but ``exclude`` (an order being changed)."""
+    skip = exclude.id if exclude is not None else None
+    return [o for o in _open_orders(ctx, portfolio_id) if o.id != skip]
 
 
 def _committed(
-    ctx: ToolContext, portfolio_id: str, symbol: str, side: str, exclude: Order | None = None
+    ctx: ToolContext, portfolio_id: str, symbol: str, side: str, exclude: Any | None = None
 ) -> int:
     """Shares of ``symbol`` the portfolio already offers on ``side`` in other open orders."""
     return sum(
-        o.remaining
-        for o in _open_orders(ctx, portfolio_id)
-        if o.symbol == symbol and o.side == side and o is not exclude
+        _remaining(o)
+        for o in _others(ctx, portfolio_id, exclude)
+        if o.symbol == symbol and o.side == side
     )
 
 
-def _held(ctx: ToolContext, portfolio_id: str, exclude: Order | None = None) -> Decimal:
-    return sum(
-        (o.held for o in _open_orders(ctx, portfolio_id) if o is not exclude), Decimal("0.00")
-    )
+def _held(ctx: ToolContext, portfolio_id: str, exclude: Any | None = None) -> Decimal:
+    return sum((_holds(o) for o in _others(ctx, portfolio_id, exclude)), Decimal("0.00"))
 
 
-def _holdings(ctx: ToolContext, portfolio_id: str) -> list[tuple[Position, Instrument]]:
-    stmt = (
-        select(Position, Instrument)
-        .join(Instrument, Instrument.symbol == Position.symbol)
-        .where(Position.portfolio_id == portfolio_id, Position.quantity != 0)
-        .order_by(Position.symbol)
-    )
-    return [(pos, ins) for pos, ins in ctx.db.execute(stmt).all()]
+def _holdings(ctx: ToolContext, portfolio_id: str) -> list[Any]:
+    """Non-zero positions by symbol, each with its instrument's last_price, prev_close, halted."""
+    return ctx.sql.all(HOLDINGS, portfolio_id=portfolio_id)
 
 
-def _power(ctx: ToolContext, portfolio: Portfolio, exclude: Order | None = None) -> Decimal:
-    holdings = [(pos.quantity, ins.last_price) for pos, ins in _holdings(ctx, portfolio.id)]
+def _power(ctx: ToolContext, portfolio: Any, exclude: Any | None = None) -> Decimal:
+    holdings = [(h.quantity, h.last_price) for h in _holdings(ctx, portfolio.id)]
     return buying_power(portfolio.kind, portfolio.cash, holdings, _held(ctx, portfolio.id, exclude))
 
 
-def _power_text(ctx: ToolContext, portfolio: Portfolio, exclude: Order | None = None) -> str:
+def _power_text(ctx: ToolContext, portfolio: Any, exclude: Any | None = None) -> str:
     held = _held(ctx, portfolio.id, exclude)
     if portfolio.kind == "cash":
         return f"cash {portfolio.cash} less {held} held for open orders"
     holdings = _holdings(ctx, portfolio.id)
-    equity = portfolio.cash + sum((p.quantity * i.last_price for p, i in holdings), Decimal(0))
-    gross = sum((abs(p.quantity) * i.last_price for p, i in holdings), Decimal(0))
+    equity = portfolio.cash + sum((h.quantity * h.last_price for h in holdings), Decimal(0))
+    gross = sum((abs(h.quantity) * h.last_price for h in holdings), Decimal(0))
     return (
         f"{MARGIN_MULTIPLIER} x equity {money(equity)} less positions worth {money(gross)} "
         f"less {held} held for open orders"
     )
 
 
-def _writable(portfolio: Portfolio) -> None:
+def _writable(portfolio: Any) -> None:
     if portfolio.status == "closed":
         raise RuleBroken(
             "portfolio_closed",
@@ -360,7 +546,7 @@ def _writable(portfolio: Portfolio) -> None:
         )
 
 
-def _tradable(ins: Instrument) -> None:
+def _tradable(ins: Any) -> None:
     if ins.halted:
         raise RuleBroken(
             "trading_halted",
@@ -369,7 +555,7 @@ def _tradable(ins: Instrument) -> None:
         )
 
 
-def _in_band(ins: Instrument, limit_price: Decimal) -> None:
+def _in_band(ins: Any, limit_price: Decimal) -> None:
     low, high = price_band(ins.prev_close)
     if not low <= limit_price <= high:
         raise RuleBroken(
@@ -380,7 +566,7 @@ def _in_band(ins: Instrument, limit_price: Decimal) -> None:
         )
 
 
-def _own(order: Order) -> str:
+def _own(order: Any) -> str:
     if order.portfolio_id is None:
         raise PermissionDenied(
             f"Order {order.id} belongs to another market participant, not to one of your "
@@ -394,13 +580,13 @@ def _own(order: Order) -> str:
 class _Plan:
     """How an order would execute: all rules already checked, nothing changed yet."""
 
-    fills: list[tuple[Order, int, Decimal]]
+    fills: list[tuple[Any, int, Decimal]]  # (resting order row, shares, price)
     rest: int
     reserve: int
 
 
 def _segments(
-    plan_fills: list[tuple[Order, int, Decimal]], rest: int, limit: Decimal | None
+    plan_fills: list[tuple[Any, int, Decimal]], rest: int, limit: Decimal | None
 ) -> list[tuple[int, Decimal]]:
     out = [(q, p) for _, q, p in plan_fills]
     if rest and limit is not None:
@@ -436,12 +622,12 @@ def _affordable(segments: list[tuple[int, Decimal]], closing: int, power: Decima
 
 def _plan(
     ctx: ToolContext,
-    portfolio: Portfolio,
-    ins: Instrument,
+    portfolio: Any,
+    ins: Any,
     side: str,
     quantity: int,
     limit_price: Decimal | None,
-    exclude: Order | None = None,
+    exclude: Any | None = None,
 ) -> _Plan:
     """Match against the book and check every rule; raises ``RuleBroken``, changes nothing.
 
@@ -450,13 +636,8 @@ def _plan(
     """
     buying = side == "buy"
     other = "sell" if buying else "buy"
-    price_order = Order.limit_price.asc() if buying else Order.limit_price.desc()
-    book = ctx.db.scalars(
-        select(Order)
-        .where(Order.symbol == ins.symbol, Order.side == other, Order.status.in_(OPEN_STATUSES))
-        .order_by(price_order, Order.seq)
-    )
-    fills: list[tuple[Order, int, Decimal]] = []
+    book = ctx.sql.all(BOOK[other], symbol=ins.symbol)
+    fills: list[tuple[Any, int, Decimal]] = []
     left = quantity
     for resting in book:
         if left == 0:
@@ -473,7 +654,7 @@ def _plan(
                 f"the same portfolio at {resting.limit_price}. Cancel {resting.id} first "
                 "(cancel_order), or choose a limit price that does not reach it.",
             )
-        take = min(left, resting.remaining)
+        take = min(left, _remaining(resting))
         fills.append((resting, take, resting.limit_price))
         left -= take
     if limit_price is None and not fills:
@@ -544,36 +725,60 @@ def _plan(
     return _Plan(fills=fills, rest=rest, reserve=min(rest, opening))
 
 
-def _position(ctx: ToolContext, portfolio_id: str, symbol: str) -> Position:
-    pos = ctx.db.get(Position, (portfolio_id, symbol))
+def _fill_order(ctx: ToolContext, order: Any, qty: int, price: Decimal) -> Any:
+    """The order row with a fill of ``qty`` shares at ``price`` counted (and written)."""
+    filled = order.filled_quantity + qty
+    return ctx.sql.update(
+        Order,
+        order,
+        filled_quantity=filled,
+        filled_value=order.filled_value + qty * price,
+        status="filled" if filled == order.quantity else "partially_filled",
+        updated_at=ctx.now,
+    )
+
+
+def _book_fill(
+    ctx: ToolContext, portfolio_id: str, symbol: str, side: str, qty: int, price: Decimal
+) -> None:
+    """Book one execution into a portfolio's cash and its position in ``symbol``."""
+    row = ctx.sql.one(PORTFOLIO, id=portfolio_id)
+    pos = ctx.sql.first(POSITION, portfolio_id=portfolio_id, symbol=symbol)
+    # apply_fill, the rule the sampler books its history with, works on model instances:
+    # these two carry the row's values (they belong to no session)
+    portfolio = Portfolio(cash=row.cash)
     if pos is None:
-        pos = Position(
-            portfolio_id=portfolio_id,
-            symbol=symbol,
-            quantity=0,
-            cost_basis=Decimal("0.00"),
-            realized_pnl=Decimal("0.00"),
+        position = Position(quantity=0, cost_basis=Decimal("0.00"), realized_pnl=Decimal("0.00"))
+    else:
+        position = Position(
+            quantity=pos.quantity, cost_basis=pos.cost_basis, realized_pnl=pos.realized_pnl
         )
-        ctx.db.add(pos)
-    return pos
+    apply_fill(portfolio, position, side, qty, price)
+    ctx.sql.update(Portfolio, row, cash=portfolio.cash)
+    books = {
+        "portfolio_id": portfolio_id,
+        "symbol": symbol,
+        "quantity": position.quantity,
+        "cost_basis": position.cost_basis,
+        "realized_pnl": position.realized_pnl,
+    }
+    if pos is None:
+        ctx.sql.insert(Position, **books)
+    else:
+        ctx.sql.run(SET_POSITION, **books)
 
 
-def _book_fill(ctx: ToolContext, order: Order, qty: int, price: Decimal) -> None:
-    order.filled_quantity += qty
-    order.filled_value = order.filled_value + qty * price
-    order.status = "filled" if order.filled_quantity == order.quantity else "partially_filled"
-    order.updated_at = ctx.now
-    if order.portfolio_id is not None:
-        portfolio = ctx.db.get_one(Portfolio, order.portfolio_id)
-        apply_fill(portfolio, _position(ctx, portfolio.id, order.symbol), order.side, qty, price)
+def _execute(ctx: ToolContext, order: Any, plan: _Plan, ins: Any) -> tuple[Any, list[Any]]:
+    """Apply a checked plan: trades at the resting prices, then rest or cancel the remainder.
 
-
-def _execute(ctx: ToolContext, order: Order, plan: _Plan, ins: Instrument) -> list[Trade]:
-    """Apply a checked plan: trades at the resting prices, then rest or cancel the remainder."""
+    The order's row as it ends, and the trades made (in the order made).
+    """
     trades = []
+    # each fill writes in the order the ORM flushed it: the two orders, the trade, the
+    # instrument, then each side's portfolio and position (the resting order's first)
     for resting, qty, price in plan.fills:
         buy, sell = (order, resting) if order.side == "buy" else (resting, order)
-        trade = Trade(
+        trade = SimpleNamespace(
             id=next_id(ctx, Trade.id, "trd", 5),
             symbol=ins.symbol,
             buy_order_id=buy.id,
@@ -583,33 +788,39 @@ def _execute(ctx: ToolContext, order: Order, plan: _Plan, ins: Instrument) -> li
             aggressor=order.side,
             executed_at=ctx.now,
         )
-        ctx.db.add(trade)
-        _book_fill(ctx, resting, qty, price)
-        _book_fill(ctx, order, qty, price)
-        ins.last_price = price
-        ins.high = max(ins.high, price)
-        ins.low = min(ins.low, price)
-        ins.volume += qty
-        ctx.db.flush()
+        resting = _fill_order(ctx, resting, qty, price)
+        order = _fill_order(ctx, order, qty, price)
+        ctx.sql.insert(Trade, **vars(trade))
+        ins = ctx.sql.update(
+            Instrument,
+            ins,
+            last_price=price,
+            high=max(ins.high, price),
+            low=min(ins.low, price),
+            volume=ins.volume + qty,
+        )
+        for o in (resting, order):
+            if o.portfolio_id is not None:
+                _book_fill(ctx, o.portfolio_id, o.symbol, o.side, qty, price)
         trades.append(trade)
-    order.reserve_quantity = plan.reserve
-    order.updated_at = ctx.now
     if order.filled_quantity == order.quantity:
-        order.status = "filled"
+        end = {"status": "filled"}
     elif order.order_type == "market":
-        order.status = "cancelled"
-        order.cancel_reason = "market order remainder cancelled: no more resting orders"
+        end = {
+            "status": "cancelled",
+            "cancel_reason": "market order remainder cancelled: no more resting orders",
+        }
     else:
-        order.status = "partially_filled" if order.filled_quantity else "open"
-    ctx.db.flush()
-    return trades
+        end = {"status": "partially_filled" if order.filled_quantity else "open"}
+    order = ctx.sql.update(Order, order, reserve_quantity=plan.reserve, updated_at=ctx.now, **end)
+    return order, trades
 
 
 def _next_seq(ctx: ToolContext) -> int:
-    return (ctx.db.scalar(select(func.max(Order.seq))) or 0) + 1
+    return (ctx.sql.scalar(LAST_SEQ) or 0) + 1
 
 
-def _order_record(order: Order) -> OrderOut:
+def _order_record(order: Any) -> OrderOut:
     assert order.portfolio_id is not None
     avg = (
         (order.filled_value / order.filled_quantity).quantize(Decimal("0.0001"))
@@ -624,24 +835,25 @@ def _order_record(order: Order) -> OrderOut:
         "order_type": order.order_type,
         "quantity": order.quantity,
         "filled_quantity": order.filled_quantity,
-        "remaining_quantity": order.remaining if order.is_open else 0,
+        "remaining_quantity": _remaining(order) if _is_open(order) else 0,
         "limit_price": order.limit_price,
         "average_fill_price": avg,
         "status": order.status,
         "cancel_reason": order.cancel_reason or None,
-        "held_buying_power": money(order.held),
+        "held_buying_power": money(_holds(order)),
         "created_at": order.created_at.isoformat(timespec="minutes"),
         "updated_at": order.updated_at.isoformat(timespec="minutes"),
     }
 
 
-def _trade_record(trade: Trade, order: Order) -> TradeOut:
-    maker = trade.aggressor != order.side
+def _trade_record(trade: Any, order_id: str, side: str) -> TradeOut:
+    """A trade as the order ``order_id`` (on ``side``) took part in it."""
+    maker = trade.aggressor != side
     return {
         "trade_id": trade.id,
-        "order_id": order.id,
+        "order_id": order_id,
         "symbol": trade.symbol,
-        "side": order.side,
+        "side": side,
         "quantity": trade.quantity,
         "price": trade.price,
         "value": trade.quantity * trade.price,
@@ -650,21 +862,19 @@ def _trade_record(trade: Trade, order: Order) -> TradeOut:
     }
 
 
-def _trades_of(ctx: ToolContext, order: Order) -> list[TradeOut]:
-    stmt = (
-        select(Trade)
-        .where(or_(Trade.buy_order_id == order.id, Trade.sell_order_id == order.id))
-        .order_by(Trade.executed_at, Trade.id)
-    )
-    return [_trade_record(t, order) for t in ctx.db.scalars(stmt)]
+def _trades_of(ctx: ToolContext, order: Any) -> list[TradeOut]:
+    return [
+        _trade_record(t, order.id, order.side)
+        for t in ctx.sql.all(TRADES_OF_ORDER, order_id=order.id)
+    ]
 
 
-def _execution(ctx: ToolContext, order: Order, trades: list[Trade]) -> ExecutionOut:
+def _execution(ctx: ToolContext, order: Any, trades: list[Any]) -> ExecutionOut:
     assert order.portfolio_id is not None
-    portfolio = ctx.db.get_one(Portfolio, order.portfolio_id)
+    portfolio = ctx.sql.one(PORTFOLIO, id=order.portfolio_id)
     return {
         **_order_record(order),
-        "trades": [_trade_record(t, order) for t in trades],
+        "trades": [_trade_record(t, order.id, order.side) for t in trades],
         "position_quantity": _quantity(ctx, portfolio.id, order.symbol),
         "cash": portfolio.cash,
         "buying_power": _power(ctx, portfolio),
@@ -673,8 +883,8 @@ def _execution(ctx: ToolContext, order: Order, trades: list[Trade]) -> Execution
 
 def _submit(
     ctx: ToolContext,
-    portfolio: Portfolio,
-    ins: Instrument,
+    portfolio: Any,
+    ins: Any,
     side: str,
     quantity: int,
     limit_price: Decimal | None,
@@ -684,8 +894,10 @@ def _submit(
     if limit_price is not None:
         _in_band(ins, limit_price)
     plan = _plan(ctx, portfolio, ins, side, quantity, limit_price)
-    order = Order(
-        id=next_id(ctx, Order.id, "ord", 5),
+    order_id = next_id(ctx, Order.id, "ord", 5)
+    ctx.sql.insert(
+        Order,
+        id=order_id,
         portfolio_id=portfolio.id,
         participant=portfolio.owner,
         symbol=ins.symbol,
@@ -702,36 +914,29 @@ def _submit(
         created_at=ctx.now,
         updated_at=ctx.now,
     )
-    ctx.db.add(order)
-    ctx.db.flush()
-    return _execution(ctx, order, _execute(ctx, order, plan, ins))
+    order, trades = _execute(ctx, ctx.sql.one(ORDER, id=order_id), plan, ins)
+    return _execution(ctx, order, trades)
 
 
 # -------------------------------------------------------- example values
 def _some_query(ctx: ToolContext, rng: random.Random) -> str:
-    names = list(ctx.db.scalars(select(Instrument.name).order_by(Instrument.symbol)))
+    names = ctx.sql.scalars(INSTRUMENT_NAMES)
     return rng.choice(names).split()[0]
 
 
 def _some_owner(ctx: ToolContext, rng: random.Random) -> str:
-    owners = list(ctx.db.scalars(select(Portfolio.owner).order_by(Portfolio.id)))
+    owners = ctx.sql.scalars(OWNERS)
     return rng.choice(owners).split()[-1]
 
 
 def _some_price(ctx: ToolContext, rng: random.Random) -> Decimal:
-    prices = list(ctx.db.scalars(select(Instrument.last_price).order_by(Instrument.symbol)))
+    prices = ctx.sql.scalars(LAST_PRICES)
     return rng.choice(prices)
 
 
-def _newest_open(ctx: ToolContext) -> Order | None:
+def _newest_open(ctx: ToolContext) -> Any | None:
     """The open portfolio order placed or changed last (the one a conversation just made)."""
-    stmt = (
-        select(Order)
-        .where(Order.portfolio_id.is_not(None), Order.status.in_(OPEN_STATUSES))
-        .order_by(Order.seq.desc())
-        .limit(1)
-    )
-    return ctx.db.scalar(stmt)
+    return ctx.sql.first(NEWEST_OPEN)
 
 
 def _new_limit(ctx: ToolContext, rng: random.Random) -> Decimal:
@@ -739,7 +944,7 @@ def _new_limit(ctx: ToolContext, rng: random.Random) -> Decimal:
     order = _newest_open(ctx)
     if order is None or order.limit_price is None:
         return _some_price(ctx, rng)
-    return _changed_price(ctx.db.get_one(Instrument, order.symbol), order)
+    return _changed_price(ctx.sql.scalar(PREV_CLOSE, symbol=order.symbol), order)
 
 
 def _new_quantity(ctx: ToolContext, rng: random.Random) -> int:
@@ -748,15 +953,16 @@ def _new_quantity(ctx: ToolContext, rng: random.Random) -> int:
     return rng.choice(QUANTITIES) if order is None else _smaller(order)
 
 
-def _changed_price(ins: Instrument, order: Order) -> Decimal:
+def _changed_price(prev_close: Decimal, order: Any) -> Decimal:
+    """A price one cent further from the market than ``order``'s, within the band."""
     assert order.limit_price is not None
-    low, high = price_band(ins.prev_close)
+    low, high = price_band(prev_close)
     step = -CENT if order.side == "buy" else CENT
     return min(max(order.limit_price + step, low), high)
 
 
-def _smaller(order: Order) -> int:
-    return order.filled_quantity + max(1, order.remaining // 2)
+def _smaller(order: Any) -> int:
+    return order.filled_quantity + max(1, _remaining(order) // 2)
 
 
 QUANTITIES = [1, 5, 10, 20, 25, 50, 100]
@@ -786,13 +992,13 @@ def search_instruments(
         Instruments by symbol, e.g. [{"symbol": "AAPL", "name": "Apple Inc.",
         "last_price": "187.25", "change_pct": "-0.42", "shortable": true, "halted": false, ...}].
     """
-    stmt = select(Instrument)
+    params: dict[str, Any] = {"limit": limit}
     text = query.strip()
     if text:
-        stmt = stmt.where(contains(text, Instrument.symbol, Instrument.name, Instrument.sector))
+        params["pattern"] = search_pattern(text)
     if kind is not None:
-        stmt = stmt.where(Instrument.kind == kind)
-    rows = ctx.db.scalars(stmt.order_by(Instrument.symbol).limit(limit))
+        params["kind"] = kind
+    rows = ctx.sql.all(_instruments_query("pattern" in params, "kind" in params), **params)
     return [
         {
             "symbol": i.symbol,
@@ -811,19 +1017,13 @@ def search_instruments(
 
 def _touch(ctx: ToolContext, symbol: str, side: str) -> tuple[Decimal | None, int]:
     """Best price on one side of the book and the shares resting at it."""
-    best = Order.limit_price.desc() if side == "buy" else Order.limit_price.asc()
-    stmt = (
-        select(Order)
-        .where(Order.symbol == symbol, Order.side == side, Order.status.in_(OPEN_STATUSES))
-        .order_by(best, Order.seq)
-    )
     price: Decimal | None = None
     size = 0
-    for o in ctx.db.scalars(stmt):
+    for o in ctx.sql.all(BOOK[side], symbol=symbol):
         if price is not None and o.limit_price != price:
             break
         price = o.limit_price
-        size += o.remaining
+        size += _remaining(o)
     return price, size
 
 
@@ -895,20 +1095,15 @@ def get_order_book(
     """
     ins = symbol
     sides: dict[str, list[LevelOut]] = {}
-    for side, order in (("buy", Order.limit_price.desc()), ("sell", Order.limit_price.asc())):
+    for side in ("buy", "sell"):
         levels: list[LevelOut] = []
-        stmt = (
-            select(Order)
-            .where(Order.symbol == ins.symbol, Order.side == side, Order.status.in_(OPEN_STATUSES))
-            .order_by(order, Order.seq)
-        )
-        for o in ctx.db.scalars(stmt):
+        for o in ctx.sql.all(BOOK[side], symbol=ins.symbol):
             assert o.limit_price is not None
             if levels and levels[-1]["price"] == o.limit_price:
-                levels[-1]["quantity"] += o.remaining
+                levels[-1]["quantity"] += _remaining(o)
                 levels[-1]["orders"] += 1
             elif len(levels) < depth:
-                levels.append({"price": o.limit_price, "quantity": o.remaining, "orders": 1})
+                levels.append({"price": o.limit_price, "quantity": _remaining(o), "orders": 1})
             else:
                 break
         sides[side] = levels
@@ -947,8 +1142,7 @@ def get_daily_bars(
         {"symbol": "MSFT", "bars": [{"date": "2026-03-02", "open": "402.10", "high": "405.80",
         "low": "399.55", "close": "404.12", "volume": 18234411}, ...], "change_pct": "3.18", ...}.
     """
-    stmt = select(Bar).where(Bar.symbol == symbol.symbol).order_by(Bar.day.desc()).limit(days)
-    bars = list(reversed(list(ctx.db.scalars(stmt))))
+    bars = list(reversed(ctx.sql.all(BARS, symbol=symbol.symbol, days=days)))
     if not bars:
         raise PreconditionFailed(f"{symbol.symbol} has no daily bars yet.")
     return {
@@ -993,12 +1187,7 @@ def find_portfolios(
     text = query.strip()
     if not text:
         raise InvalidArgument("query must not be empty: give an owner's name, email or an id.")
-    stmt = (
-        select(Portfolio)
-        .where(contains(text, Portfolio.owner, Portfolio.email, Portfolio.name, Portfolio.id))
-        .order_by(Portfolio.owner, Portfolio.id)
-        .limit(limit)
-    )
+    rows = ctx.sql.all(PORTFOLIOS_MATCHING, pattern=search_pattern(text), limit=limit)
     return [
         {
             "portfolio_id": p.id,
@@ -1009,7 +1198,7 @@ def find_portfolios(
             "status": p.status,
             "cash": p.cash,
         }
-        for p in ctx.db.scalars(stmt)
+        for p in rows
     ]
 
 
@@ -1037,10 +1226,10 @@ def get_portfolio(ctx: ToolContext, portfolio_id: PortfolioRow) -> PortfolioOut:
     open_orders = _open_orders(ctx, p.id)
     positions: list[PositionOut] = []
     long_value = short_value = unrealized = Decimal("0.00")
-    for pos, ins in _holdings(ctx, p.id):
-        value = pos.quantity * ins.last_price
+    for pos in _holdings(ctx, p.id):
+        value = pos.quantity * pos.last_price
         offered = sum(
-            o.remaining for o in open_orders if o.symbol == pos.symbol and o.side == "sell"
+            _remaining(o) for o in open_orders if o.symbol == pos.symbol and o.side == "sell"
         )
         if pos.quantity > 0:
             long_value += value
@@ -1054,21 +1243,14 @@ def get_portfolio(ctx: ToolContext, portfolio_id: PortfolioRow) -> PortfolioOut:
                 "direction": "long" if pos.quantity > 0 else "short",
                 "average_price": (pos.cost_basis / pos.quantity).quantize(Decimal("0.0001")),
                 "cost_basis": pos.cost_basis,
-                "last_price": ins.last_price,
+                "last_price": pos.last_price,
                 "market_value": value,
                 "unrealized_pnl": value - pos.cost_basis,
                 "realized_pnl": pos.realized_pnl,
                 "available_to_sell": max(0, pos.quantity - offered),
             }
         )
-    realized = sum(
-        ctx.db.scalars(
-            select(Position.realized_pnl)
-            .where(Position.portfolio_id == p.id)
-            .order_by(Position.symbol)
-        ),
-        Decimal("0.00"),
-    )
+    realized = sum(ctx.sql.scalars(REALIZED, portfolio_id=p.id), Decimal("0.00"))
     return {
         "portfolio_id": p.id,
         "name": p.name,
@@ -1118,18 +1300,16 @@ def list_orders(
         "symbol": "AAPL", "side": "buy", "order_type": "limit", "quantity": 50,
         "filled_quantity": 20, "limit_price": "185.00", "status": "partially_filled", ...}]}.
     """
-    stmt = select(Order).where(Order.portfolio_id == portfolio_id.id)
-    if status == "open":
-        stmt = stmt.where(Order.status.in_(OPEN_STATUSES))
-    elif status != "all":
-        stmt = stmt.where(Order.status == status)
+    params: dict[str, Any] = {"portfolio_id": portfolio_id.id, "limit": limit}
+    if status not in ("open", "all"):
+        params["status"] = status
     if symbol is not None:
-        stmt = stmt.where(Order.symbol == symbol.symbol)
-    stmt = stmt.order_by(Order.created_at.desc(), Order.id.desc()).limit(limit)
+        params["symbol"] = symbol.symbol
+    stmt = _orders_query(status if status in ("open", "all") else "one", "symbol" in params)
     return {
         "portfolio_id": portfolio_id.id,
         "status": status,
-        "orders": [_order_record(o) for o in ctx.db.scalars(stmt)],
+        "orders": [_order_record(o) for o in ctx.sql.all(stmt, **params)],
     }
 
 
@@ -1178,20 +1358,15 @@ def list_trades(
         "ord_01234", "symbol": "AAPL", "side": "buy", "quantity": 20, "price": "184.95",
         "value": "3699.00", "liquidity": "taker", "executed_at": "2026-03-04T10:15"}]}.
     """
-    buy, sell = aliased(Order), aliased(Order)
-    stmt = (
-        select(Trade, buy, sell)
-        .join(buy, buy.id == Trade.buy_order_id)
-        .join(sell, sell.id == Trade.sell_order_id)
-        .where(or_(buy.portfolio_id == portfolio_id.id, sell.portfolio_id == portfolio_id.id))
-    )
+    params: dict[str, Any] = {"portfolio_id": portfolio_id.id, "limit": limit}
     if symbol is not None:
-        stmt = stmt.where(Trade.symbol == symbol.symbol)
-    stmt = stmt.order_by(Trade.executed_at.desc(), Trade.id.desc()).limit(limit)
+        params["symbol"] = symbol.symbol
     out = []
-    for trade, b, s in ctx.db.execute(stmt).all():
-        mine = b if b.portfolio_id == portfolio_id.id else s
-        out.append(_trade_record(trade, mine))
+    for t in ctx.sql.all(_trades_query("symbol" in params), **params):
+        if t.buy_portfolio_id == portfolio_id.id:  # the portfolio's order is the buy
+            out.append(_trade_record(t, t.buy_order_id, t.buy_side))
+        else:
+            out.append(_trade_record(t, t.sell_order_id, t.sell_side))
     return {"portfolio_id": portfolio_id.id, "trades": out}
 
 
@@ -1303,15 +1478,15 @@ def replace_order(
     """
     order = order_id
     limit_price = limit_price.quantize(CENT)
-    portfolio = ctx.db.get_one(Portfolio, _own(order))
-    if not order.is_open:
+    portfolio = ctx.sql.one(PORTFOLIO, id=_own(order))
+    if not _is_open(order):
         raise RuleBroken(
             "order_not_open",
             f"order {order.id} is {order.status}; only open or partially filled orders can be "
             "changed. Place a new limit order instead.",
         )
     _writable(portfolio)
-    ins = ctx.db.get_one(Instrument, order.symbol)
+    ins = ctx.sql.one(INSTRUMENT, symbol=order.symbol)
     _tradable(ins)
     if quantity <= order.filled_quantity:
         raise RuleBroken(
@@ -1329,12 +1504,11 @@ def replace_order(
     plan = _plan(
         ctx, portfolio, ins, order.side, quantity - order.filled_quantity, limit_price, order
     )
+    change: dict[str, Any] = {"quantity": quantity, "limit_price": limit_price}
     if limit_price != order.limit_price or quantity > order.quantity:
-        order.seq = _next_seq(ctx)
-    order.quantity = quantity
-    order.limit_price = limit_price
-    ctx.db.flush()
-    return _execution(ctx, order, _execute(ctx, order, plan, ins))
+        change["seq"] = _next_seq(ctx)  # to the back of the queue
+    order, trades = _execute(ctx, ctx.sql.update(Order, order, **change), plan, ins)
+    return _execution(ctx, order, trades)
 
 
 @server.tool(
@@ -1357,25 +1531,25 @@ def cancel_order(ctx: ToolContext, order_id: OrderRow) -> CancelOut:
     """
     order = order_id
     _own(order)
-    if not order.is_open:
+    if not _is_open(order):
         raise RuleBroken(
             "order_not_open",
             f"order {order.id} is already {order.status}; only open or partially filled orders "
             "can be cancelled (list_orders shows the open ones).",
         )
-    released = money(order.held)
-    order.status = "cancelled"
-    order.cancel_reason = "cancelled by owner"
-    order.updated_at = ctx.now
-    ctx.db.flush()
+    released = money(_holds(order))
+    order = ctx.sql.update(
+        Order, order, status="cancelled", cancel_reason="cancelled by owner", updated_at=ctx.now
+    )
     return {**_order_record(order), "released_buying_power": released}
 
 
 # --------------------------------------------------------------- entities
 # What exists and is worth asking about, for grounding synthesized requests. Fields named
 # like tool parameters (quantity, limit_price, symbol) give values that the rules allow.
-def _quote_price(ctx: ToolContext, ins: Instrument) -> Decimal:
-    """A limit price near the market that the price band allows."""
+def _quote_price(ctx: ToolContext, ins: Any) -> Decimal:
+    """A limit price near the market that the price band allows (``ins``: a row with the
+    instrument's prev_close and last_price)."""
     low, high = price_band(ins.prev_close)
     return min(max(ins.last_price, low), high)
 
@@ -1390,18 +1564,17 @@ def _quote_price(ctx: ToolContext, ins: Instrument) -> Decimal:
 def _portfolios(ctx: ToolContext) -> list[dict]:
     """Active portfolios, each with a tradable symbol it holds and a quantity it can afford."""
     out = []
-    stmt = select(Portfolio).where(Portfolio.status == "active").order_by(Portfolio.id)
-    for p in ctx.db.scalars(stmt):
+    for p in ctx.sql.all(ACTIVE_PORTFOLIOS):
         power = _power(ctx, p)
         holdings = [
-            (pos, ins)
-            for pos, ins in _holdings(ctx, p.id)
-            if pos.quantity > _committed(ctx, p.id, pos.symbol, "sell") and not ins.halted
+            h
+            for h in _holdings(ctx, p.id)
+            if h.quantity > _committed(ctx, p.id, h.symbol, "sell") and not h.halted
         ]
         if not holdings:
             continue
-        pos, ins = max(holdings, key=lambda h: (h[0].quantity * h[1].last_price, h[0].symbol))
-        price = _quote_price(ctx, ins) * Decimal("1.05")
+        pos = max(holdings, key=lambda h: (h.quantity * h.last_price, h.symbol))
+        price = _quote_price(ctx, pos) * Decimal("1.05")
         available = pos.quantity - _committed(ctx, p.id, pos.symbol, "sell")
         quantity = min(available, int(power / 2 / price), 10)
         if quantity < 1:
@@ -1429,7 +1602,6 @@ def _portfolios(ctx: ToolContext) -> list[dict]:
 )
 def _instruments(ctx: ToolContext) -> list[dict]:
     """Instruments open for trading, with a limit price near the market."""
-    stmt = select(Instrument).where(Instrument.halted.is_(False)).order_by(Instrument.symbol)
     return [
         {
             "symbol": i.symbol,
@@ -1437,7 +1609,7 @@ def _instruments(ctx: ToolContext) -> list[dict]:
             "query": i.name.split()[0],
             "limit_price": _quote_price(ctx, i),
         }
-        for i in ctx.db.scalars(stmt)
+        for i in ctx.sql.all(TRADABLE_INSTRUMENTS)
     ]
 
 
@@ -1451,26 +1623,19 @@ def _instruments(ctx: ToolContext) -> list[dict]:
 def _orders(ctx: ToolContext) -> list[dict]:
     """Open orders of portfolios, with a change that keeps them resting (fewer shares, a
     price one cent further from the market)."""
-    stmt = (
-        select(Order, Instrument, Portfolio)
-        .join(Instrument, Instrument.symbol == Order.symbol)
-        .join(Portfolio, Portfolio.id == Order.portfolio_id)
-        .where(Order.status.in_(OPEN_STATUSES), Portfolio.status == "active")
-        .order_by(Order.id)
-    )
     out = []
-    for o, ins, p in ctx.db.execute(stmt).all():
-        if ins.halted or o.limit_price is None:
+    for o in ctx.sql.all(OPEN_PORTFOLIO_ORDERS):
+        if o.halted or o.limit_price is None:
             continue
         out.append(
             {
                 "order_id": o.id,
-                "portfolio_id": p.id,
-                "owner": p.owner,
+                "portfolio_id": o.portfolio_id,
+                "owner": o.owner,
                 "symbol": o.symbol,
                 "side": o.side,
                 "quantity": _smaller(o),
-                "limit_price": _changed_price(ins, o),
+                "limit_price": _changed_price(o.prev_close, o),
             }
         )
     return out
@@ -1479,24 +1644,19 @@ def _orders(ctx: ToolContext) -> list[dict]:
 @server.entity("trade", key="trade_id")
 def _trades(ctx: ToolContext) -> list[dict]:
     """Trades of portfolios in the last 30 days."""
-    buy, sell = aliased(Order), aliased(Order)
-    stmt = (
-        select(Trade, buy, sell)
-        .join(buy, buy.id == Trade.buy_order_id)
-        .join(sell, sell.id == Trade.sell_order_id)
-        .where(Trade.executed_at >= ctx.now - dt.timedelta(days=30))
-        .order_by(Trade.id)
-    )
     out = []
-    for t, b, s in ctx.db.execute(stmt).all():
-        mine = b if b.portfolio_id is not None else s
-        if mine.portfolio_id is None:
+    for t in ctx.sql.all(RECENT_TRADES, since=ctx.now - dt.timedelta(days=30)):
+        if t.buy_portfolio_id is not None:  # the portfolio's order is the buy
+            order_id, portfolio_id = t.buy_order_id, t.buy_portfolio_id
+        elif t.sell_portfolio_id is not None:
+            order_id, portfolio_id = t.sell_order_id, t.sell_portfolio_id
+        else:
             continue
         out.append(
             {
                 "trade_id": t.id,
-                "order_id": mine.id,
-                "portfolio_id": mine.portfolio_id,
+                "order_id": order_id,
+                "portfolio_id": portfolio_id,
                 "symbol": t.symbol,
             }
         )
