@@ -12,6 +12,7 @@ A refused call changes nothing: the session rolls the whole call back.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from collections.abc import Sequence
 from decimal import Decimal
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, delete, func, select
 
 from prove_gym.server import (
     Conflict,
@@ -27,11 +28,14 @@ from prove_gym.server import (
     InvalidArgument,
     PermissionDenied,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
+    search_pattern,
 )
 
 from .models import (
@@ -115,13 +119,13 @@ server = Server(
     "nothing. Rules: " + " ".join(f"{name}: {text}" for name, text in RULES.items()),
 )
 
-CustomerRow = Annotated[Customer, Entity("customer")]
-ProductRow = Annotated[Product, Entity("product")]
-VariantRow = Annotated[Variant, Entity("variant")]
-AddressRow = Annotated[Address, Entity("address")]
-CouponRow = Annotated[Coupon, Entity("coupon")]
-OrderRow = Annotated[Order, Entity("order")]
-ReturnRow = Annotated[ReturnRequest, Entity("return")]
+CustomerRow = Annotated[Record[Customer], Entity("customer")]
+ProductRow = Annotated[Record[Product], Entity("product")]
+VariantRow = Annotated[Record[Variant], Entity("variant")]
+AddressRow = Annotated[Record[Address], Entity("address")]
+CouponRow = Annotated[Record[Coupon], Entity("coupon")]
+OrderRow = Annotated[Record[Order], Entity("order")]
+ReturnRow = Annotated[Record[ReturnRequest], Entity("return")]
 VariantIds = Annotated[list[VariantRow], Field(min_length=1, max_length=20)]
 SearchText = Annotated[str, Field(max_length=200)]
 Limit = Annotated[int, Field(ge=1, le=50)]
@@ -405,6 +409,195 @@ class RefundResult(TypedDict):
     lines: list[ReturnLineOut]
 
 
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+# Rows are named tuples typed as the ORM types them; a row a tool changes is written with
+# ctx.sql.update, which (as the ORM did) writes only the columns whose value differs.
+# Writes keep the ORM's order (the change log's bytes record which table was written
+# first): the ORM wrote a variant's new stock when the tool read the next variant, and the
+# last one in its final flush, after the cart's, the order's and the return's rows.
+customers_t, addresses_t, products_t = Customer.__table__, Address.__table__, Product.__table__
+variants_t, coupons_t, carts_t = Variant.__table__, Coupon.__table__, Cart.__table__
+orders_t, lines_t, returns_t = Order.__table__, OrderLine.__table__, ReturnRequest.__table__
+
+CUSTOMERS = Query(select(customers_t).order_by(Customer.id))
+CUSTOMER_NAMES = Query(select(Customer.name).order_by(Customer.id))
+DEFAULT_ADDRESS = Query(
+    select(Address.id)
+    .where(Address.customer_id == bindparam("customer_id"), Address.is_default.is_(True))
+    .order_by(Address.id)
+)
+CART_UNITS = Query(
+    select(func.sum(CartItem.quantity)).where(CartItem.customer_id == bindparam("customer_id"))
+)
+ORDER_COUNT = Query(select(func.count()).where(Order.customer_id == bindparam("customer_id")))
+
+ADDRESS = Query(select(addresses_t).where(Address.id == bindparam("id")))
+ADDRESSES = Query(  # a customer's, the default first (Customer.addresses' order)
+    select(addresses_t)
+    .where(Address.customer_id == bindparam("customer_id"))
+    .order_by(Address.is_default.desc(), Address.id)
+)
+ALL_ADDRESSES = Query(select(addresses_t).order_by(Address.id))
+
+PRODUCTS = Query(select(products_t).order_by(Product.id))
+PRODUCT_NAME = Query(select(Product.name).where(Product.id == bindparam("id")))
+PRODUCT_WORDS = Query(select(Product.name, Product.brand).order_by(Product.id))
+VARIANT_STOCK = Query(select(Variant.id, Variant.stock).where(Variant.id == bindparam("id")))
+VARIANTS_OF = Query(  # a product's variants (Product.variants' order)
+    select(variants_t).where(Variant.product_id == bindparam("product_id")).order_by(Variant.id)
+)
+VARIANTS_OF_PRODUCTS = Query(
+    select(variants_t)
+    .where(Variant.product_id.in_(bindparam("product_ids", expanding=True)))
+    .order_by(Variant.id)
+)
+VARIANTS = Query(  # every variant with its product's category
+    select(variants_t, Product.category)
+    .join(products_t, Product.id == Variant.product_id)
+    .order_by(Variant.id)
+)
+
+COUPON = Query(select(coupons_t).where(Coupon.code == bindparam("code")))
+COUPONS = Query(select(coupons_t).order_by(Coupon.code))
+CATEGORY_COUPONS = Query(  # a category's, and the store-wide ones
+    select(coupons_t)
+    .where((Coupon.category == bindparam("category")) | Coupon.category.is_(None))
+    .order_by(Coupon.code)
+)
+ACTIVE_CATEGORY_COUPONS = Query(
+    select(Coupon.code, Coupon.category)
+    .where(
+        Coupon.category.is_not(None),
+        Coupon.starts_at <= bindparam("now"),
+        Coupon.expires_at > bindparam("now"),
+    )
+    .order_by(Coupon.code)
+)
+USED_ON = Query(  # the live order of a customer that used a coupon
+    select(Order.id)
+    .where(
+        Order.customer_id == bindparam("customer_id"),
+        Order.coupon_code == bindparam("code"),
+        Order.status != "cancelled",
+    )
+    .order_by(Order.id)
+    .limit(1)
+)
+
+CART = Query(select(carts_t).where(Cart.customer_id == bindparam("customer_id")))
+CART_COUPON = Query(select(Cart.coupon_code).where(Cart.customer_id == bindparam("customer_id")))
+CART_ITEMS = Query(  # a cart's items with their variant and product (Cart.items' order)
+    select(
+        CartItem.id,
+        CartItem.variant_id,
+        CartItem.quantity,
+        Variant.product_id,
+        Variant.label,
+        Variant.price,
+        Variant.stock,
+        Product.name,
+        Product.category,
+    )
+    .join(variants_t, Variant.id == CartItem.variant_id)
+    .join(products_t, Product.id == Variant.product_id)
+    .where(CartItem.customer_id == bindparam("customer_id"))
+    .order_by(CartItem.id)
+)
+CART_ITEM = Query(
+    select(CartItem.id, CartItem.quantity).where(
+        CartItem.customer_id == bindparam("customer_id"),
+        CartItem.variant_id == bindparam("variant_id"),
+    )
+)
+DELETE_CART_ITEM = Query(delete(CartItem).where(CartItem.id == bindparam("id")))
+
+ORDER = Query(select(orders_t).where(Order.id == bindparam("id")))
+ORDERS = Query(select(orders_t).order_by(Order.id))
+ORDER_UNITS = Query(
+    select(func.sum(OrderLine.quantity)).where(OrderLine.order_id == bindparam("order_id"))
+)
+ORDER_LINES = Query(  # an order's lines (Order.lines' order)
+    select(lines_t).where(OrderLine.order_id == bindparam("order_id")).order_by(OrderLine.id)
+)
+ORDERED_VARIANTS = Query(select(OrderLine.order_id, OrderLine.variant_id).order_by(OrderLine.id))
+
+RETURN = Query(select(returns_t).where(ReturnRequest.id == bindparam("id")))
+ORDER_RETURNS = Query(
+    select(returns_t)
+    .where(ReturnRequest.order_id == bindparam("order_id"))
+    .order_by(ReturnRequest.id)
+)
+OPEN_RETURNS = Query(
+    select(returns_t).where(ReturnRequest.status == "requested").order_by(ReturnRequest.id)
+)
+RETURN_LINES = Query(  # a return's lines (ReturnRequest.lines' order)
+    select(ReturnLine.variant_id, ReturnLine.quantity, ReturnLine.amount)
+    .where(ReturnLine.return_id == bindparam("return_id"))
+    .order_by(ReturnLine.id)
+)
+
+
+@functools.cache
+def _products_matching(by_text: bool, by_category: bool) -> Query:
+    """Products by name, optionally matching a text and a category: search_products'."""
+    stmt = select(products_t)
+    if by_text:
+        stmt = stmt.where(
+            contains(
+                bindparam("pattern"), Product.name, Product.brand, Product.description, Product.id
+            )
+        )
+    if by_category:
+        stmt = stmt.where(Product.category == bindparam("category"))
+    return Query(stmt.order_by(Product.name, Product.id))
+
+
+@functools.cache
+def _customers_matching(by_text: bool) -> tuple[Query, Query]:
+    """How many customers match a text, and the first ``limit`` by name: search_customers'."""
+    stmt = select(customers_t)
+    if by_text:
+        stmt = stmt.where(
+            contains(
+                bindparam("pattern"), Customer.name, Customer.email, Customer.phone, Customer.id
+            )
+        )
+    count = Query(select(func.count()).select_from(stmt.subquery()))
+    rows = Query(stmt.order_by(Customer.name, Customer.id).limit(bindparam("limit")))
+    return count, rows
+
+
+@functools.cache
+def _orders_matching(by_status: bool) -> tuple[Query, Query]:
+    """How many of a customer's orders match, and the newest ``limit``: list_orders'."""
+    stmt = select(orders_t).where(Order.customer_id == bindparam("customer_id"))
+    if by_status:
+        stmt = stmt.where(Order.status == bindparam("status"))
+    count = Query(select(func.count()).select_from(stmt.subquery()))
+    rows = Query(stmt.order_by(Order.placed_at.desc(), Order.id.desc()).limit(bindparam("limit")))
+    return count, rows
+
+
+@functools.cache
+def _returns_matching(by_customer: bool, by_order: bool, by_status: bool) -> tuple[Query, Query]:
+    """How many returns match, and the newest ``limit``: list_returns'."""
+    stmt = select(returns_t)
+    if by_customer:
+        stmt = stmt.where(ReturnRequest.customer_id == bindparam("customer_id"))
+    if by_order:
+        stmt = stmt.where(ReturnRequest.order_id == bindparam("order_id"))
+    if by_status:
+        stmt = stmt.where(ReturnRequest.status == bindparam("status"))
+    count = Query(select(func.count()).select_from(stmt.subquery()))
+    rows = Query(
+        stmt.order_by(ReturnRequest.created_at.desc(), ReturnRequest.id.desc()).limit(
+            bindparam("limit")
+        )
+    )
+    return count, rows
+
+
 # ----------------------------------------------------------------- helpers
 def _broken(rule: str, detail: str) -> PreconditionFailed:
     """The error for a failed business rule: it names the rule, then says what to do."""
@@ -438,11 +631,11 @@ def _text(value: str, name: str) -> str:
     return text
 
 
-def _variant_name(v: Variant) -> str:
-    return f"{v.product.name} ({v.label})"
+def _variant_name(ctx: ToolContext, v: Any) -> str:
+    return f"{ctx.sql.scalar(PRODUCT_NAME, id=v.product_id)} ({v.label})"
 
 
-def _variant_out(v: Variant) -> VariantOut:
+def _variant_out(v: Any) -> VariantOut:
     return {
         "variant_id": v.id,
         "sku": v.sku,
@@ -453,8 +646,9 @@ def _variant_out(v: Variant) -> VariantOut:
     }
 
 
-def _summary(p: Product) -> ProductSummary:
-    prices = [v.price for v in p.variants]
+def _summary(p: Any, variants: Sequence[Any]) -> ProductSummary:
+    """A product with its ``variants`` (by id)."""
+    prices = [v.price for v in variants]
     return {
         "product_id": p.id,
         "name": p.name,
@@ -462,49 +656,42 @@ def _summary(p: Product) -> ProductSummary:
         "category": p.category,
         "price_from": min(prices, default=ZERO),
         "price_to": max(prices, default=ZERO),
-        "in_stock": any(v.stock > 0 for v in p.variants),
-        "variant_ids": [v.id for v in p.variants],
+        "in_stock": any(v.stock > 0 for v in variants),
+        "variant_ids": [v.id for v in variants],
     }
 
 
-def _cart(ctx: ToolContext, customer_id: str) -> Cart:
-    cart = ctx.db.get(Cart, customer_id)
+def _cart(ctx: ToolContext, customer_id: str) -> Any:
+    cart = ctx.sql.first(CART, customer_id=customer_id)
     if cart is None:  # every sampled customer has one; a guard for hand-made states
-        cart = Cart(customer_id=customer_id, coupon_code=None, updated_at=_now(ctx))
-        ctx.db.add(cart)
-        ctx.db.flush()
+        ctx.sql.insert(Cart, customer_id=customer_id, coupon_code=None, updated_at=_now(ctx))
+        cart = ctx.sql.one(CART, customer_id=customer_id)
     return cart
 
 
-def _items(ctx: ToolContext, customer_id: str) -> list[CartItem]:
-    return list(
-        ctx.db.scalars(
-            select(CartItem).where(CartItem.customer_id == customer_id).order_by(CartItem.id)
-        )
-    )
+def _items(ctx: ToolContext, customer_id: str) -> list[Any]:
+    """The cart's items, each with its variant's ``product_id``, ``label``, ``price`` and
+    ``stock`` and its product's ``name`` and ``category``."""
+    return ctx.sql.all(CART_ITEMS, customer_id=customer_id)
 
 
-def _lines_of(items: Sequence[CartItem]) -> list[tuple[str, Decimal]]:
+def _item_name(i: Any) -> str:
+    """A cart item's variant as an order line names it: "<product> (<label>)"."""
+    return f"{i.name} ({i.label})"
+
+
+def _lines_of(items: Sequence[Any]) -> list[tuple[str, Decimal]]:
     """(category, line total) of cart items: what coupons are computed on."""
-    return [(i.variant.product.category, i.variant.price * i.quantity) for i in items]
+    return [(i.category, i.price * i.quantity) for i in items]
 
 
-def _used_on(ctx: ToolContext, coupon: Coupon, customer_id: str) -> str | None:
+def _used_on(ctx: ToolContext, coupon: Any, customer_id: str) -> str | None:
     """The live (not cancelled) order of ``customer_id`` that used ``coupon``, if any."""
-    return ctx.db.scalar(
-        select(Order.id)
-        .where(
-            Order.customer_id == customer_id,
-            Order.coupon_code == coupon.code,
-            Order.status != "cancelled",
-        )
-        .order_by(Order.id)
-        .limit(1)
-    )
+    return ctx.sql.scalar(USED_ON, customer_id=customer_id, code=coupon.code)
 
 
 def _coupon_problem(
-    ctx: ToolContext, coupon: Coupon, customer_id: str, items: Sequence[CartItem]
+    ctx: ToolContext, coupon: Any, customer_id: str, items: Sequence[Any]
 ) -> tuple[str, str] | None:
     """The rule ``coupon`` breaks on this customer's cart and why, or None when it applies."""
     now = _now(ctx)
@@ -537,15 +724,15 @@ def _coupon_problem(
     return None
 
 
-def _revalidate(ctx: ToolContext, cart: Cart) -> str | None:
+def _revalidate(ctx: ToolContext, cart: Any) -> str | None:
     """Drop the cart's coupon when the cart no longer qualifies; says why, or None."""
     if cart.coupon_code is None:
         return None
-    coupon = ctx.db.get_one(Coupon, cart.coupon_code)
+    coupon = ctx.sql.one(COUPON, code=cart.coupon_code)
     problem = _coupon_problem(ctx, coupon, cart.customer_id, _items(ctx, cart.customer_id))
     if problem is None:
         return None
-    cart.coupon_code = None
+    ctx.sql.update(Cart, cart, coupon_code=None)
     return f"{coupon.code} was removed from the cart: {problem[1]} (rule '{problem[0]}')"
 
 
@@ -554,25 +741,24 @@ def _cart_out(ctx: ToolContext, customer_id: str) -> CartOut:
     items = _items(ctx, customer_id)
     out: list[CartLineOut] = []
     for i in items:
-        v = i.variant
         out.append(
             {
-                "variant_id": v.id,
-                "product_id": v.product_id,
-                "name": v.product.name,
-                "label": v.label,
-                "category": v.product.category,
+                "variant_id": i.variant_id,
+                "product_id": i.product_id,
+                "name": i.name,
+                "label": i.label,
+                "category": i.category,
                 "quantity": i.quantity,
-                "unit_price": v.price,
-                "line_total": v.price * i.quantity,
-                "stock": v.stock,
-                "enough_stock": v.stock >= i.quantity,
+                "unit_price": i.price,
+                "line_total": i.price * i.quantity,
+                "stock": i.stock,
+                "enough_stock": i.stock >= i.quantity,
             }
         )
     subtotal = sum((line["line_total"] for line in out), ZERO)
     discount = ZERO
     if cart.coupon_code is not None:
-        discount = coupon_discount(ctx.db.get_one(Coupon, cart.coupon_code), _lines_of(items))
+        discount = coupon_discount(ctx.sql.one(COUPON, code=cart.coupon_code), _lines_of(items))
     merchandise = subtotal - discount
     options = {m: shipping_cost(m, merchandise) for m in SHIPPING_RATES}
     return {
@@ -588,7 +774,7 @@ def _cart_out(ctx: ToolContext, customer_id: str) -> CartOut:
     }
 
 
-def _address_out(a: Address) -> AddressOut:
+def _address_out(a: Any) -> AddressOut:
     return {
         "address_id": a.id,
         "customer_id": a.customer_id,
@@ -602,14 +788,8 @@ def _address_out(a: Address) -> AddressOut:
     }
 
 
-def _addresses(ctx: ToolContext, customer_id: str) -> list[Address]:
-    return list(
-        ctx.db.scalars(
-            select(Address)
-            .where(Address.customer_id == customer_id)
-            .order_by(Address.is_default.desc(), Address.id)
-        )
-    )
+def _addresses(ctx: ToolContext, customer_id: str) -> list[Any]:
+    return ctx.sql.all(ADDRESSES, customer_id=customer_id)
 
 
 def _address_list(ctx: ToolContext, customer_id: str) -> AddressList:
@@ -622,13 +802,13 @@ def _address_list(ctx: ToolContext, customer_id: str) -> AddressList:
     }
 
 
-def _return_by(o: Order) -> dt.datetime | None:
+def _return_by(o: Any) -> dt.datetime | None:
     if o.status != "delivered" or o.delivered_at is None:
         return None
     return o.delivered_at + dt.timedelta(days=RETURN_WINDOW_DAYS)
 
 
-def _window(ctx: ToolContext, o: Order) -> str:
+def _window(ctx: ToolContext, o: Any) -> str:
     """ "open", "closed", "not_delivered" or "cancelled": can items of ``o`` be returned now?"""
     if o.status == "cancelled":
         return "cancelled"
@@ -638,8 +818,8 @@ def _window(ctx: ToolContext, o: Order) -> str:
     return "open" if _now(ctx) <= end else "closed"
 
 
-def _order_summary(ctx: ToolContext, o: Order) -> OrderSummary:
-    units = ctx.db.scalar(select(func.sum(OrderLine.quantity)).where(OrderLine.order_id == o.id))
+def _order_summary(ctx: ToolContext, o: Any) -> OrderSummary:
+    units = ctx.sql.scalar(ORDER_UNITS, order_id=o.id)
     end = _return_by(o)
     return {
         "order_id": o.id,
@@ -654,7 +834,14 @@ def _order_summary(ctx: ToolContext, o: Order) -> OrderSummary:
     }
 
 
-def _return_out(r: ReturnRequest) -> ReturnOut:
+def _return_lines(ctx: ToolContext, return_id: str) -> list[ReturnLineOut]:
+    return [
+        {"variant_id": x.variant_id, "quantity": x.quantity, "amount": x.amount}
+        for x in ctx.sql.all(RETURN_LINES, return_id=return_id)
+    ]
+
+
+def _return_out(ctx: ToolContext, r: Any) -> ReturnOut:
     return {
         "return_id": r.id,
         "order_id": r.order_id,
@@ -664,17 +851,12 @@ def _return_out(r: ReturnRequest) -> ReturnOut:
         "amount": r.amount,
         "created_at": r.created_at.isoformat(timespec="minutes"),
         "refunded_at": _stamp(r.refunded_at),
-        "lines": [
-            {"variant_id": x.variant_id, "quantity": x.quantity, "amount": x.amount}
-            for x in r.lines
-        ],
+        "lines": _return_lines(ctx, r.id),
     }
 
 
-def _order_detail(ctx: ToolContext, o: Order) -> OrderDetail:
-    returns = ctx.db.scalars(
-        select(ReturnRequest).where(ReturnRequest.order_id == o.id).order_by(ReturnRequest.id)
-    )
+def _order_detail(ctx: ToolContext, o: Any) -> OrderDetail:
+    returns = ctx.sql.all(ORDER_RETURNS, order_id=o.id)
     return {
         **_order_summary(ctx, o),
         "shipping_method": o.shipping_method,
@@ -682,7 +864,7 @@ def _order_detail(ctx: ToolContext, o: Order) -> OrderDetail:
         "coupon_code": o.coupon_code,
         "discount": o.discount,
         "shipping": o.shipping,
-        "address": _address_out(o.address),
+        "address": _address_out(ctx.sql.one(ADDRESS, id=o.address_id)),
         "tracking_number": o.tracking_number,
         "shipped_at": _stamp(o.shipped_at),
         "delivered_at": _stamp(o.delivered_at),
@@ -702,13 +884,13 @@ def _order_detail(ctx: ToolContext, o: Order) -> OrderDetail:
                 "returned": line.returned,
                 "returnable": line.quantity - line.returned if _window(ctx, o) == "open" else 0,
             }
-            for line in o.lines
+            for line in ctx.sql.all(ORDER_LINES, order_id=o.id)
         ],
-        "returns": [_return_out(r) for r in returns],
+        "returns": [_return_out(ctx, r) for r in returns],
     }
 
 
-def _coupon_status(ctx: ToolContext, c: Coupon) -> str:
+def _coupon_status(ctx: ToolContext, c: Any) -> str:
     now = _now(ctx)
     if c.starts_at > now:
         return "not_started"
@@ -716,7 +898,7 @@ def _coupon_status(ctx: ToolContext, c: Coupon) -> str:
 
 
 def _coupon_out(
-    ctx: ToolContext, c: Coupon, customer_id: str | None, items: Sequence[CartItem]
+    ctx: ToolContext, c: Any, customer_id: str | None, items: Sequence[Any]
 ) -> CouponOut:
     used: bool | None = None
     applies: bool | None = None
@@ -746,7 +928,7 @@ def _coupon_out(
     }
 
 
-def _mine(ctx: ToolContext, customer: Customer, address: Address, doing: str) -> None:
+def _mine(ctx: ToolContext, customer: Any, address: Any, doing: str) -> None:
     if address.customer_id == customer.id:
         return
     if _addresses(ctx, customer.id):
@@ -766,10 +948,15 @@ def _mine(ctx: ToolContext, customer: Customer, address: Address, doing: str) ->
     )
 
 
+def _take(ctx: ToolContext, item: Any) -> None:
+    """Take a checked-out cart item's units from its variant's stock and it from the cart."""
+    ctx.sql.update_by_key(Variant, item.variant_id, stock=item.stock - item.quantity)
+    ctx.sql.run(DELETE_CART_ITEM, id=item.id)
+
+
 def _restock(ctx: ToolContext, variant_id: str, units: int) -> int:
-    v = ctx.db.get_one(Variant, variant_id)
-    v.stock += units
-    return v.stock
+    v = ctx.sql.one(VARIANT_STOCK, id=variant_id)
+    return ctx.sql.update(Variant, v, stock=v.stock + units).stock
 
 
 # -------------------------------------------------------- example values
@@ -790,7 +977,7 @@ SUFFIXES = frozenset({"Pro", "Plus", "Lite", "Max", "II", "Set"})
 
 def _product_word(ctx: ToolContext, rng: random.Random) -> str:
     """A word a shopper would search for: one of a product's item words, not its brand."""
-    rows = list(ctx.db.execute(select(Product.name, Product.brand).order_by(Product.id)))
+    rows = ctx.sql.all(PRODUCT_WORDS)
     name, brand = rows[rng.randrange(len(rows))]
     words = [
         w
@@ -801,7 +988,7 @@ def _product_word(ctx: ToolContext, rng: random.Random) -> str:
 
 
 def _customer_word(ctx: ToolContext, rng: random.Random) -> str:
-    names = list(ctx.db.scalars(select(Customer.name).order_by(Customer.id)))
+    names = ctx.sql.scalars(CUSTOMER_NAMES)
     return rng.choice(names).split()[-1]
 
 
@@ -850,26 +1037,27 @@ def search_products(
         "in_stock": true, "variant_ids": ["var_00101", "var_00102"]}, ...]}; total counts
         every match.
     """
-    stmt = select(Product)
     text = (query or "").strip()
+    params: dict[str, Any] = {}
     if text:
-        stmt = stmt.where(
-            contains(text, Product.name, Product.brand, Product.description, Product.id)
-        )
+        params["pattern"] = search_pattern(text)
     if category is not None:
-        stmt = stmt.where(Product.category == category)
+        params["category"] = category
     low, high = min_price, max_price
     if low is not None and high is not None and low > high:
         raise InvalidArgument(
             f"min_price {low} is above max_price {high}; give the lower bound as min_price."
         )
-    products = list(ctx.db.scalars(stmt.order_by(Product.name, Product.id)))
+    products = ctx.sql.all(_products_matching(bool(text), category is not None), **params)
     ctx.spend(len(products), "products", hint="add words to query or pick a category")
-    found: list[tuple[Product, Decimal]] = []
+    variants: dict[str, list[Any]] = {p.id: [] for p in products}
+    for v in ctx.sql.all(VARIANTS_OF_PRODUCTS, product_ids=list(variants)):
+        variants[v.product_id].append(v)
+    found: list[tuple[Any, Decimal]] = []
     for p in products:
         prices = [
             v.price
-            for v in p.variants
+            for v in variants[p.id]
             if (low is None or v.price >= low)
             and (high is None or v.price <= high)
             and (not in_stock_only or v.stock > 0)
@@ -880,7 +1068,10 @@ def search_products(
         found.sort(key=lambda pair: (pair[1], pair[0].name, pair[0].id))
     elif sort == "price_high_to_low":
         found.sort(key=lambda pair: (-pair[1], pair[0].name, pair[0].id))
-    return {"total": len(found), "products": [_summary(p) for p, _ in found[:limit]]}
+    return {
+        "total": len(found),
+        "products": [_summary(p, variants[p.id]) for p, _ in found[:limit]],
+    }
 
 
 @server.tool(
@@ -904,7 +1095,8 @@ def get_product(ctx: ToolContext, product_id: ProductRow) -> ProductDetail:
         "out_of_stock".
     """
     p = product_id
-    summary = _summary(p)
+    variants = ctx.sql.all(VARIANTS_OF, product_id=p.id)
+    summary = _summary(p, variants)
     return {
         "product_id": p.id,
         "name": p.name,
@@ -913,7 +1105,7 @@ def get_product(ctx: ToolContext, product_id: ProductRow) -> ProductDetail:
         "description": p.description,
         "price_from": summary["price_from"],
         "price_to": summary["price_to"],
-        "variants": [_variant_out(v) for v in p.variants],
+        "variants": [_variant_out(v) for v in variants],
     }
 
 
@@ -929,29 +1121,30 @@ def list_categories(ctx: ToolContext) -> CategoryList:
         "in_stock_products": 10, "price_from": "19.99", "price_to": "449.99", "coupons":
         ["KITCHEN10"]}, ...]}; coupons lists active coupons for that category only.
     """
-    now = _now(ctx)
+    variants: dict[str, list[Any]] = {}
+    for v in ctx.sql.all(VARIANTS):
+        variants.setdefault(v.product_id, []).append(v)
+    products: dict[str, list[str]] = {slug: [] for slug in CATEGORIES}
+    for p in ctx.sql.all(PRODUCTS):
+        products.setdefault(p.category, []).append(p.id)
+    codes: dict[str, list[str]] = {slug: [] for slug in CATEGORIES}
+    for c in ctx.sql.all(ACTIVE_CATEGORY_COUPONS, now=_now(ctx)):
+        codes.setdefault(c.category, []).append(c.code)
     out: list[CategoryOut] = []
     for slug, name in CATEGORIES.items():
-        products = list(
-            ctx.db.scalars(select(Product).where(Product.category == slug).order_by(Product.id))
-        )
-        prices = [v.price for p in products for v in p.variants]
-        codes = ctx.db.scalars(
-            select(Coupon.code)
-            .where(Coupon.category == slug, Coupon.starts_at <= now, Coupon.expires_at > now)
-            .order_by(Coupon.code)
-        )
+        ids = products[slug]
+        prices = [v.price for pid in ids for v in variants.get(pid, [])]
         out.append(
             {
                 "category": slug,
                 "name": name,
-                "products": len(products),
+                "products": len(ids),
                 "in_stock_products": sum(
-                    1 for p in products if any(v.stock > 0 for v in p.variants)
+                    1 for pid in ids if any(v.stock > 0 for v in variants.get(pid, []))
                 ),
                 "price_from": min(prices, default=None),
                 "price_to": max(prices, default=None),
-                "coupons": list(codes),
+                "coupons": codes[slug],
             }
         )
     return {"categories": out}
@@ -991,7 +1184,7 @@ def check_availability(
             {
                 "variant_id": v.id,
                 "product_id": v.product_id,
-                "name": v.product.name,
+                "name": ctx.sql.scalar(PRODUCT_NAME, id=v.product_id),
                 "label": v.label,
                 "price": v.price,
                 "stock": v.stock,
@@ -1021,22 +1214,15 @@ def search_customers(ctx: ToolContext, query: SearchText, limit: Limit = 10) -> 
         "cart_units": 3, "orders": 5, ...}]}.
     """
     text = query.strip()
-    stmt = select(Customer)
-    if text:
-        stmt = stmt.where(
-            contains(text, Customer.name, Customer.email, Customer.phone, Customer.id)
-        )
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = ctx.db.scalars(stmt.order_by(Customer.name, Customer.id).limit(limit))
+    params: dict[str, Any] = {"pattern": search_pattern(text)} if text else {}
+    count, matching = _customers_matching(bool(text))
+    total = ctx.sql.scalar(count, **params) or 0
+    rows = ctx.sql.all(matching, limit=limit, **params)
     out: list[CustomerOut] = []
     for c in rows:
-        default = ctx.db.scalar(
-            select(Address.id).where(Address.customer_id == c.id, Address.is_default.is_(True))
-        )
-        units = ctx.db.scalar(
-            select(func.sum(CartItem.quantity)).where(CartItem.customer_id == c.id)
-        )
-        orders = ctx.db.scalar(select(func.count()).where(Order.customer_id == c.id))
+        default = ctx.sql.scalar(DEFAULT_ADDRESS, customer_id=c.id)
+        units = ctx.sql.scalar(CART_UNITS, customer_id=c.id)
+        orders = ctx.sql.scalar(ORDER_COUNT, customer_id=c.id)
         out.append(
             {
                 "customer_id": c.id,
@@ -1103,10 +1289,10 @@ def list_coupons(
         "2026-03-20T23:59", "status": "active", "used_by_customer": false,
         "applies_to_cart": true, "discount_on_cart": "19.50", "why_not": null}, ...]}.
     """
-    stmt = select(Coupon)
     if category is not None:
-        stmt = stmt.where((Coupon.category == category) | Coupon.category.is_(None))
-    coupons = list(ctx.db.scalars(stmt.order_by(Coupon.code)))
+        coupons = ctx.sql.all(CATEGORY_COUPONS, category=category)
+    else:
+        coupons = ctx.sql.all(COUPONS)
     if not include_expired:
         coupons = [c for c in coupons if _coupon_status(ctx, c) == "active"]
     cid = customer_id.id if customer_id is not None else None
@@ -1162,11 +1348,12 @@ def list_orders(
         "144.47", "refunded": "0.00", "return_window": "open", "return_by": "2026-04-06"},
         ...]}; return_window is "open", "closed", "not_delivered" or "cancelled".
     """
-    stmt = select(Order).where(Order.customer_id == customer_id.id)
+    params: dict[str, Any] = {"customer_id": customer_id.id}
     if status is not None:
-        stmt = stmt.where(Order.status == status)
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = ctx.db.scalars(stmt.order_by(Order.placed_at.desc(), Order.id.desc()).limit(limit))
+        params["status"] = status
+    count, matching = _orders_matching(status is not None)
+    total = ctx.sql.scalar(count, **params) or 0
+    rows = ctx.sql.all(matching, limit=limit, **params)
     return {
         "customer_id": customer_id.id,
         "total": total,
@@ -1223,18 +1410,19 @@ def list_returns(
         "status": "requested", "reason": "wrong_size", "amount": "117.39", "lines":
         [{"variant_id": "var_00117", "quantity": 1, "amount": "117.39"}], ...}]}.
     """
-    stmt = select(ReturnRequest)
+    params: dict[str, Any] = {}
     if customer_id is not None:
-        stmt = stmt.where(ReturnRequest.customer_id == customer_id.id)
+        params["customer_id"] = customer_id.id
     if order_id is not None:
-        stmt = stmt.where(ReturnRequest.order_id == order_id.id)
+        params["order_id"] = order_id.id
     if status is not None:
-        stmt = stmt.where(ReturnRequest.status == status)
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = ctx.db.scalars(
-        stmt.order_by(ReturnRequest.created_at.desc(), ReturnRequest.id.desc()).limit(limit)
+        params["status"] = status
+    count, matching = _returns_matching(
+        customer_id is not None, order_id is not None, status is not None
     )
-    return {"total": total, "returns": [_return_out(r) for r in rows]}
+    total = ctx.sql.scalar(count, **params) or 0
+    rows = ctx.sql.all(matching, limit=limit, **params)
+    return {"total": total, "returns": [_return_out(ctx, r) for r in rows]}
 
 
 @server.tool(
@@ -1267,13 +1455,11 @@ def add_to_cart(
     if v.stock <= 0:
         raise _broken(
             "out_of_stock",
-            f"{v.id} ({_variant_name(v)}) is out_of_stock. Nothing was added; offer another "
-            f"variant of {v.product_id} (get_product shows which are in stock).",
+            f"{v.id} ({_variant_name(ctx, v)}) is out_of_stock. Nothing was added; offer "
+            f"another variant of {v.product_id} (get_product shows which are in stock).",
         )
     cart = _cart(ctx, c.id)
-    item = ctx.db.scalar(
-        select(CartItem).where(CartItem.customer_id == c.id, CartItem.variant_id == v.id)
-    )
+    item = ctx.sql.first(CART_ITEM, customer_id=c.id, variant_id=v.id)
     have = item.quantity if item is not None else 0
     want = have + quantity
     if want > MAX_PER_ITEM:
@@ -1285,23 +1471,22 @@ def add_to_cart(
     if want > v.stock:
         raise _broken(
             "insufficient_stock",
-            f"{v.id} ({_variant_name(v)}) has {v.stock} in stock and {c.id}'s cart already "
-            f"holds {have}, so at most {max(0, v.stock - have)} more can be added. Nothing was "
-            "added.",
+            f"{v.id} ({_variant_name(ctx, v)}) has {v.stock} in stock and {c.id}'s cart "
+            f"already holds {have}, so at most {max(0, v.stock - have)} more can be added. "
+            "Nothing was added.",
         )
+    ctx.sql.update(Cart, cart, updated_at=_now(ctx))  # the ORM flushed the cart first
     if item is None:
-        item = CartItem(
+        ctx.sql.insert(
+            CartItem,
             id=next_id(ctx, CartItem.id, "cit", 5),
             customer_id=c.id,
             variant_id=v.id,
             quantity=quantity,
             added_at=_now(ctx),
         )
-        ctx.db.add(item)
     else:
-        item.quantity = want
-    cart.updated_at = _now(ctx)
-    ctx.db.flush()
+        ctx.sql.update(CartItem, item, quantity=want)
     return {
         "customer_id": c.id,
         "variant_id": v.id,
@@ -1311,16 +1496,14 @@ def add_to_cart(
     }
 
 
-def _cart_item(ctx: ToolContext, c: Customer, v: Variant) -> CartItem:
-    item = ctx.db.scalar(
-        select(CartItem).where(CartItem.customer_id == c.id, CartItem.variant_id == v.id)
-    )
+def _cart_item(ctx: ToolContext, c: Any, v: Any) -> Any:
+    item = ctx.sql.first(CART_ITEM, customer_id=c.id, variant_id=v.id)
     if item is None:
         raise _broken(
             "not_in_cart",
-            f"{v.id} ({_variant_name(v)}) is not in {c.id}'s cart. Add it with add_to_cart "
-            f"(customer_id='{c.id}', variant_id='{v.id}') instead, or check the cart with "
-            "get_cart.",
+            f"{v.id} ({_variant_name(ctx, v)}) is not in {c.id}'s cart. Add it with "
+            f"add_to_cart (customer_id='{c.id}', variant_id='{v.id}') instead, or check the "
+            "cart with get_cart.",
         )
     return item
 
@@ -1360,18 +1543,15 @@ def update_cart_item(
     if quantity > v.stock:
         raise _broken(
             "insufficient_stock",
-            f"{v.id} ({_variant_name(v)}) has {v.stock} in stock; set at most {v.stock} (0 "
-            "takes it out). Nothing was changed.",
+            f"{v.id} ({_variant_name(ctx, v)}) has {v.stock} in stock; set at most {v.stock} "
+            "(0 takes it out). Nothing was changed.",
         )
     if quantity == 0:
-        ctx.db.delete(item)
+        ctx.sql.run(DELETE_CART_ITEM, id=item.id)
     else:
-        item.quantity = quantity
-    cart = _cart(ctx, c.id)
-    cart.updated_at = _now(ctx)
-    ctx.db.flush()
+        ctx.sql.update(CartItem, item, quantity=quantity)
+    cart = ctx.sql.update(Cart, _cart(ctx, c.id), updated_at=_now(ctx))
     dropped = _revalidate(ctx, cart)
-    ctx.db.flush()
     return {
         "customer_id": c.id,
         "variant_id": v.id,
@@ -1405,12 +1585,9 @@ def remove_from_cart(
         "coupon_removed": "SAVE15 was removed from the cart: ...", "cart": {...}}.
     """
     c, v = customer_id, variant_id
-    ctx.db.delete(_cart_item(ctx, c, v))
-    cart = _cart(ctx, c.id)
-    cart.updated_at = _now(ctx)
-    ctx.db.flush()
+    ctx.sql.run(DELETE_CART_ITEM, id=_cart_item(ctx, c, v).id)
+    cart = ctx.sql.update(Cart, _cart(ctx, c.id), updated_at=_now(ctx))
     dropped = _revalidate(ctx, cart)
-    ctx.db.flush()
     return {
         "customer_id": c.id,
         "variant_id": v.id,
@@ -1420,7 +1597,7 @@ def remove_from_cart(
     }
 
 
-def _coupon_hint(rule: str, c: Customer, coupon: Coupon) -> str:
+def _coupon_hint(rule: str, c: Any, coupon: Any) -> str:
     """What to do next when ``coupon`` does not apply to ``c``'s cart."""
     if rule == "cart_empty":
         return f"Add items with add_to_cart (customer_id='{c.id}') first."
@@ -1486,9 +1663,7 @@ def apply_coupon(ctx: ToolContext, customer_id: CustomerRow, code: CouponRow) ->
     if problem is not None:
         rule, why = problem
         raise _broken(rule, f"{why}. Nothing was applied. {_coupon_hint(rule, c, coupon)}")
-    cart.coupon_code = coupon.code
-    cart.updated_at = _now(ctx)
-    ctx.db.flush()
+    ctx.sql.update(Cart, cart, coupon_code=coupon.code, updated_at=_now(ctx))
     return _cart_out(ctx, c.id)
 
 
@@ -1518,9 +1693,7 @@ def remove_coupon(ctx: ToolContext, customer_id: CustomerRow) -> CouponRemoved:
             "apply_coupon if the customer has a code.",
         )
     code = cart.coupon_code
-    cart.coupon_code = None
-    cart.updated_at = _now(ctx)
-    ctx.db.flush()
+    ctx.sql.update(Cart, cart, coupon_code=None, updated_at=_now(ctx))
     return {
         "customer_id": customer_id.id,
         "removed_code": code,
@@ -1588,10 +1761,12 @@ def add_address(
             )
     default = make_default or not mine
     if default:
-        for a in mine:
-            a.is_default = False
-    address = Address(
-        id=next_id(ctx, Address.id, "adr", 4),
+        for a in sorted(mine, key=lambda a: a.id):  # the ORM wrote rows by key
+            ctx.sql.update(Address, a, is_default=False)
+    address_id = next_id(ctx, Address.id, "adr", 4)
+    ctx.sql.insert(
+        Address,
+        id=address_id,
         customer_id=c.id,
         label=label,
         recipient=who,
@@ -1602,9 +1777,7 @@ def add_address(
         is_default=default,
         created_at=_now(ctx),
     )
-    ctx.db.add(address)
-    ctx.db.flush()
-    return _address_out(address)
+    return _address_out(ctx.sql.one(ADDRESS, id=address_id))
 
 
 @server.tool(
@@ -1637,11 +1810,12 @@ def set_default_address(
             f"{address.id} is already {c.id}'s default address; nothing to change.",
         )
     previous = None
-    for a in _addresses(ctx, c.id):
+    mine = _addresses(ctx, c.id)
+    for a in mine:
         if a.is_default:
             previous = a.id
-        a.is_default = a.id == address.id
-    ctx.db.flush()
+    for a in sorted(mine, key=lambda a: a.id):  # the ORM wrote rows by key
+        ctx.sql.update(Address, a, is_default=a.id == address.id)
     return {**_address_list(ctx, c.id), "previous_default_id": previous}
 
 
@@ -1687,17 +1861,16 @@ def checkout(
         )
     _mine(ctx, c, address, "receive this order")
     for i in items:
-        v = i.variant
-        if i.quantity > v.stock:
+        if i.quantity > i.stock:
             raise _broken(
                 "insufficient_stock",
-                f"the cart holds {i.quantity} of {v.id} ({_variant_name(v)}) but it has "
-                f"{v.stock} left in stock. Nothing was ordered; lower it with "
-                f"update_cart_item (customer_id='{c.id}', variant_id='{v.id}', quantity="
-                f"{v.stock}) and check out again.",
+                f"the cart holds {i.quantity} of {i.variant_id} ({_item_name(i)}) but it has "
+                f"{i.stock} left in stock. Nothing was ordered; lower it with "
+                f"update_cart_item (customer_id='{c.id}', variant_id='{i.variant_id}', "
+                f"quantity={i.stock}) and check out again.",
             )
     lines = _lines_of(items)
-    coupon = ctx.db.get(Coupon, cart.coupon_code) if cart.coupon_code is not None else None
+    coupon = ctx.sql.first(COUPON, code=cart.coupon_code) if cart.coupon_code is not None else None
     if coupon is not None:
         problem = _coupon_problem(ctx, coupon, c.id, items)
         if problem is not None:  # carts drop coupons they stop qualifying for: a guard only
@@ -1714,8 +1887,10 @@ def checkout(
     shares = allocate(discount, eligible)
     shipping = shipping_cost(shipping_method, subtotal - discount)
     now = _now(ctx)
-    order = Order(
-        id=next_id(ctx, Order.id, "ord", 5),
+    order_id = next_id(ctx, Order.id, "ord", 5)
+    ctx.sql.insert(
+        Order,
+        id=order_id,
         customer_id=c.id,
         address_id=address.id,
         status="placed",
@@ -1729,33 +1904,26 @@ def checkout(
         tracking_number=None,
         placed_at=now,
     )
-    ctx.db.add(order)
-    ctx.db.flush()
     for i, share in zip(items, shares, strict=True):
-        v = i.variant
-        ctx.db.add(
-            OrderLine(
-                id=next_id(ctx, OrderLine.id, "oln", 6),
-                order_id=order.id,
-                variant_id=v.id,
-                product_id=v.product_id,
-                name=_variant_name(v),
-                category=v.product.category,
-                quantity=i.quantity,
-                unit_price=v.price,
-                line_total=v.price * i.quantity,
-                discount=share,
-                returned=0,
-            )
+        ctx.sql.insert(
+            OrderLine,
+            id=next_id(ctx, OrderLine.id, "oln", 6),
+            order_id=order_id,
+            variant_id=i.variant_id,
+            product_id=i.product_id,
+            name=_item_name(i),
+            category=i.category,
+            quantity=i.quantity,
+            unit_price=i.price,
+            line_total=i.price * i.quantity,
+            discount=share,
+            returned=0,
         )
-        ctx.db.flush()
-        v.stock -= i.quantity
-        ctx.db.delete(i)
-    cart.coupon_code = None
-    cart.updated_at = now
-    ctx.db.flush()
-    ctx.db.refresh(order)
-    return _order_detail(ctx, order)
+        if i is not items[-1]:
+            _take(ctx, i)
+    ctx.sql.update(Cart, cart, coupon_code=None, updated_at=now)
+    _take(ctx, items[-1])  # after the cart, as the ORM's final flush did
+    return _order_detail(ctx, ctx.sql.one(ORDER, id=order_id))
 
 
 @server.tool(
@@ -1796,12 +1964,20 @@ def cancel_order(ctx: ToolContext, order_id: OrderRow, reason: CancelReason) -> 
                 "open."
             )
         raise _broken("order_not_cancellable", detail + " Nothing was changed.")
+    lines = ctx.sql.all(ORDER_LINES, order_id=o.id)
     restocked: dict[str, int] = {}
-    for line in o.lines:
+    for line in lines[:-1]:
         restocked[line.variant_id] = _restock(ctx, line.variant_id, line.quantity)
-    o.status, o.cancelled_at, o.cancel_reason = "cancelled", _now(ctx), reason
-    o.refunded = o.total
-    ctx.db.flush()
+    o = ctx.sql.update(
+        Order,
+        o,
+        status="cancelled",
+        cancelled_at=_now(ctx),
+        cancel_reason=reason,
+        refunded=o.total,
+    )
+    for line in lines[-1:]:  # written after the order, as the ORM's final flush did
+        restocked[line.variant_id] = _restock(ctx, line.variant_id, line.quantity)
     return {
         "order": _order_detail(ctx, o),
         "refund_amount": o.total,
@@ -1848,11 +2024,10 @@ def update_order_status(
         )
     now = _now(ctx)
     if status == "shipped":
-        o.status, o.shipped_at = "shipped", now
-        o.tracking_number = f"1Z{o.id.rsplit('_', 1)[1]}{now:%m%d%H%M}"
+        tracking = f"1Z{o.id.rsplit('_', 1)[1]}{now:%m%d%H%M}"
+        o = ctx.sql.update(Order, o, status="shipped", shipped_at=now, tracking_number=tracking)
     else:
-        o.status, o.delivered_at = "delivered", now
-    ctx.db.flush()
+        o = ctx.sql.update(Order, o, status="delivered", delivered_at=now)
     end = _return_by(o)
     return {
         "order_id": o.id,
@@ -1930,7 +2105,7 @@ def request_return(
             f"closed on {_day(end)} ({RETURN_WINDOW_DAYS} days after delivery). Nothing was "
             "done; only orders whose return_window is 'open' take returns.",
         )
-    by_variant = {line.variant_id: line for line in o.lines}
+    by_variant = {line.variant_id: line for line in ctx.sql.all(ORDER_LINES, order_id=o.id)}
     missing = [i for i in ids if i not in by_variant]
     if missing:
         raise _broken(
@@ -1938,7 +2113,7 @@ def request_return(
             f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not in order {o.id}; "
             f"its variants are {', '.join(sorted(by_variant))} (get_order shows its lines).",
         )
-    wanted: list[tuple[OrderLine, int]] = []
+    wanted: list[tuple[Any, int]] = []
     for k, vid in enumerate(ids):
         line = by_variant[vid]
         left = line.quantity - line.returned
@@ -1950,8 +2125,10 @@ def request_return(
                 f"already on a return, so at most {left} can be returned. Nothing was done.",
             )
         wanted.append((line, units))
-    ret = ReturnRequest(
-        id=next_id(ctx, ReturnRequest.id, "ret", 4),
+    return_id = next_id(ctx, ReturnRequest.id, "ret", 4)
+    ctx.sql.insert(
+        ReturnRequest,
+        id=return_id,
         order_id=o.id,
         customer_id=o.customer_id,
         status="requested",
@@ -1960,28 +2137,22 @@ def request_return(
         created_at=_now(ctx),
         refunded_at=None,
     )
-    ctx.db.add(ret)
-    ctx.db.flush()
     total = ZERO
     for line, units in wanted:
         amount = refund_for(line.line_total - line.discount, line.quantity, line.returned, units)
-        line.returned += units
+        ctx.sql.update(OrderLine, line, returned=line.returned + units)
         total += amount
-        ctx.db.add(
-            ReturnLine(
-                id=next_id(ctx, ReturnLine.id, "rtl", 5),
-                return_id=ret.id,
-                order_line_id=line.id,
-                variant_id=line.variant_id,
-                quantity=units,
-                amount=amount,
-            )
+        ctx.sql.insert(
+            ReturnLine,
+            id=next_id(ctx, ReturnLine.id, "rtl", 5),
+            return_id=return_id,
+            order_line_id=line.id,
+            variant_id=line.variant_id,
+            quantity=units,
+            amount=amount,
         )
-        ctx.db.flush()
-    ret.amount = total
-    ctx.db.flush()
-    ctx.db.refresh(ret)
-    return _return_out(ret)
+    ret = ctx.sql.update(ReturnRequest, ctx.sql.one(RETURN, id=return_id), amount=total)
+    return _return_out(ctx, ret)
 
 
 @server.tool(
@@ -2009,19 +2180,21 @@ def process_refund(ctx: ToolContext, return_id: ReturnRow) -> RefundResult:
             f"return {ret.id} was already refunded ({ret.amount}) on {_stamp(ret.refunded_at)}; "
             "a return is refunded once.",
         )
-    order = ctx.db.get_one(Order, ret.order_id)
+    order = ctx.sql.one(ORDER, id=ret.order_id)
     if order.refunded + ret.amount > order.total:  # the shares make this impossible: a guard
         raise _broken(
             "return_exceeds_purchase",
             f"refunding {ret.amount} would take order {order.id}'s refunds past its total "
             f"{order.total}. Nothing was refunded.",
         )
+    lines = ctx.sql.all(RETURN_LINES, return_id=ret.id)
     restocked: dict[str, int] = {}
-    for line in ret.lines:
+    for line in lines[:-1]:
         restocked[line.variant_id] = _restock(ctx, line.variant_id, line.quantity)
-    order.refunded += ret.amount
-    ret.status, ret.refunded_at = "refunded", _now(ctx)
-    ctx.db.flush()
+    order = ctx.sql.update(Order, order, refunded=order.refunded + ret.amount)
+    ret = ctx.sql.update(ReturnRequest, ret, status="refunded", refunded_at=_now(ctx))
+    for line in lines[-1:]:  # written after the order and the return, as the ORM's final flush
+        restocked[line.variant_id] = _restock(ctx, line.variant_id, line.quantity)
     return {
         "return_id": ret.id,
         "order_id": order.id,
@@ -2030,7 +2203,7 @@ def process_refund(ctx: ToolContext, return_id: ReturnRow) -> RefundResult:
         "order_total": order.total,
         "order_refunded": order.refunded,
         "restocked": dict(sorted(restocked.items())),
-        "lines": _return_out(ret)["lines"],
+        "lines": _return_lines(ctx, ret.id),
     }
 
 
@@ -2053,8 +2226,8 @@ def _customers(ctx: ToolContext) -> list[dict[str, Any]]:
     for others one they already used, or one their cart does not qualify for yet), and an
     address to save (for some, one they have saved already)."""
     out = []
-    coupons = list(ctx.db.scalars(select(Coupon).order_by(Coupon.code)))
-    for c in ctx.db.scalars(select(Customer).order_by(Customer.id)):
+    coupons = ctx.sql.all(COUPONS)
+    for c in ctx.sql.all(CUSTOMERS):
         n = int(c.id.rsplit("_", 1)[1])
         items = _items(ctx, c.id)
         saved = _addresses(ctx, c.id)
@@ -2082,7 +2255,7 @@ def _customers(ctx: ToolContext) -> list[dict[str, Any]]:
         if items:
             record["variant_ids"] = [i.variant_id for i in items]
             problems = {k.code: _coupon_problem(ctx, k, c.id, items) for k in coupons}
-            held = _cart(ctx, c.id).coupon_code
+            held = ctx.sql.scalar(CART_COUPON, customer_id=c.id)
             pools: dict[str, list[str]] = {"fits": [], "used": [], "short": [], "dated": []}
             for code, problem in problems.items():
                 rule = problem[0] if problem is not None else ""
@@ -2112,7 +2285,7 @@ def _customers(ctx: ToolContext) -> list[dict[str, Any]]:
     "'prd_0042').",
 )
 def _products(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(Product).order_by(Product.id))
+    rows = ctx.sql.all(PRODUCTS)
     return [
         {
             "product_id": p.id,
@@ -2132,12 +2305,12 @@ def _products(ctx: ToolContext) -> list[dict[str, Any]]:
 )
 def _variants(ctx: ToolContext) -> list[dict[str, Any]]:
     """Every variant, sold-out ones too (customers ask about them)."""
-    rows = ctx.db.scalars(select(Variant).order_by(Variant.id))
+    rows = ctx.sql.all(VARIANTS)
     return [
         {
             "variant_id": v.id,
             "product_id": v.product_id,
-            "category": v.product.category,
+            "category": v.category,
             "availability": availability(v.stock),
         }
         for v in rows
@@ -2152,7 +2325,7 @@ def _variants(ctx: ToolContext) -> list[dict[str, Any]]:
     "'adr_0007').",
 )
 def _address_records(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(Address).order_by(Address.id))
+    rows = ctx.sql.all(ALL_ADDRESSES)
     return [
         {
             "address_id": a.id,
@@ -2177,15 +2350,17 @@ NEXT_STATUS = {"placed": "shipped", "shipped": "delivered"}
 def _orders(ctx: ToolContext) -> list[dict[str, Any]]:
     """Orders with their state (order_status, return_window), the status they can move to
     next and the variants they contain."""
-    rows = ctx.db.scalars(select(Order).order_by(Order.id))
+    variants: dict[str, list[str]] = {}
+    for line in ctx.sql.all(ORDERED_VARIANTS):
+        variants.setdefault(line.order_id, []).append(line.variant_id)
     out = []
-    for o in rows:
+    for o in ctx.sql.all(ORDERS):
         record: dict[str, Any] = {
             "order_id": o.id,
             "customer_id": o.customer_id,
             "order_status": o.status,
             "return_window": _window(ctx, o),
-            "variant_ids": [line.variant_id for line in o.lines],
+            "variant_ids": variants.get(o.id, []),
         }
         if o.status in NEXT_STATUS:
             record["status"] = NEXT_STATUS[o.status]
@@ -2202,9 +2377,7 @@ def _orders(ctx: ToolContext) -> list[dict[str, Any]]:
 )
 def _returns(ctx: ToolContext) -> list[dict[str, Any]]:
     """Returns still waiting for their refund."""
-    rows = ctx.db.scalars(
-        select(ReturnRequest).where(ReturnRequest.status == "requested").order_by(ReturnRequest.id)
-    )
+    rows = ctx.sql.all(OPEN_RETURNS)
     return [
         {
             "return_id": r.id,
@@ -2223,7 +2396,7 @@ def _returns(ctx: ToolContext) -> list[dict[str, Any]]:
     not_found="Call list_coupons to see the coupon codes (upper case, such as 'SAVE15').",
 )
 def _coupons(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(Coupon).order_by(Coupon.code))
+    rows = ctx.sql.all(COUPONS)
     out = []
     for c in rows:
         record: dict[str, Any] = {"code": c.code, "coupon_status": _coupon_status(ctx, c)}
