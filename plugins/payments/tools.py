@@ -16,25 +16,30 @@ other arguments is refused.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from decimal import Decimal
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 
 from prove_gym.server import (
     Conflict,
     Entity,
     InvalidArgument,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
     parse_date,
+    search_pattern,
 )
 
 from .models import (
@@ -85,10 +90,11 @@ server = Server(
     "without charging or paying twice; a key reused with other arguments is refused.",
 )
 
-MerchantRow = Annotated[Merchant, Entity("merchant")]
-InvoiceRow = Annotated[Invoice, Entity("invoice")]
-ChargeRow = Annotated[Charge, Entity("charge")]
-EndpointRow = Annotated[WebhookEndpoint, Entity("webhook_endpoint")]
+# Rows: the core looks the id up before the tool runs (not_found hints: see the entities below).
+MerchantRow = Annotated[Record[Merchant], Entity("merchant")]
+InvoiceRow = Annotated[Record[Invoice], Entity("invoice")]
+ChargeRow = Annotated[Record[Charge], Entity("charge")]
+EndpointRow = Annotated[Record[WebhookEndpoint], Entity("webhook_endpoint")]
 CustomerEmail = Annotated[
     str, Entity("customer"), Field(max_length=120, pattern=r"^\s*[^@\s]+@[^@\s]+\.[^@\s]+\s*$")
 ]
@@ -324,6 +330,211 @@ class EventList(TypedDict):
     events: list[EventOut]
 
 
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+# Rows are named tuples typed as the ORM types them (Money as Decimal, dates, datetimes).
+merchants_t, customers_t, invoices_t = Merchant.__table__, Customer.__table__, Invoice.__table__
+charges_t, refunds_t, payouts_t = Charge.__table__, Refund.__table__, Payout.__table__
+endpoints_t, events_t = WebhookEndpoint.__table__, Event.__table__
+deliveries_t, keys_t = WebhookDelivery.__table__, IdempotencyKey.__table__
+MERCHANT = Query(select(merchants_t).where(Merchant.id == bindparam("id")))
+MERCHANTS = Query(select(merchants_t).order_by(Merchant.id))
+MERCHANT_NAMES = Query(select(Merchant.name).order_by(Merchant.id))
+# find_merchant's: by name, at most ``limit``, all of them or those matching a text
+MERCHANTS_BY_NAME = Query(
+    select(merchants_t).order_by(Merchant.name, Merchant.id).limit(bindparam("limit"))
+)
+MERCHANTS_MATCHING = Query(
+    select(merchants_t)
+    .where(
+        contains(
+            bindparam("pattern"),
+            Merchant.name,
+            Merchant.email,
+            Merchant.invoice_prefix,
+            Merchant.id,
+        )
+    )
+    .order_by(Merchant.name, Merchant.id)
+    .limit(bindparam("limit"))
+)
+# a merchant's totals: sum() keeps the Money type (a Decimal, or None for no rows)
+CHARGED = Query(
+    select(func.sum(Charge.amount)).where(
+        Charge.merchant_id == bindparam("merchant_id"), Charge.status == "succeeded"
+    )
+)
+REFUNDED = Query(
+    select(func.sum(Refund.amount)).where(Refund.merchant_id == bindparam("merchant_id"))
+)
+PAID_OUT = Query(
+    select(func.sum(Payout.amount)).where(Payout.merchant_id == bindparam("merchant_id"))
+)
+OPEN_AMOUNTS = Query(
+    select(Invoice.amount_due, Invoice.amount_paid)
+    .where(Invoice.merchant_id == bindparam("merchant_id"), Invoice.status == "open")
+    .order_by(Invoice.id)
+)
+CUSTOMER = Query(select(customers_t).where(Customer.id == bindparam("id")))
+CUSTOMER_BY_EMAIL = Query(
+    select(customers_t).where(
+        Customer.merchant_id == bindparam("merchant_id"), Customer.email == bindparam("email")
+    )
+)
+CUSTOMERS = Query(select(customers_t).order_by(Customer.merchant_id, Customer.id))
+INVOICE = Query(select(invoices_t).where(Invoice.id == bindparam("id")))
+INVOICE_NUMBERS = Query(
+    select(Invoice.number).where(Invoice.merchant_id == bindparam("merchant_id"))
+)
+# open invoices with their customer's email, name and card (for the entity listing)
+OPEN_INVOICES = Query(
+    select(
+        Invoice.id,
+        Invoice.number,
+        Invoice.merchant_id,
+        Invoice.status,
+        Invoice.amount_due,
+        Customer.email,
+        Customer.name,
+        Customer.card_brand,
+        Customer.card_exp_month,
+        Customer.card_exp_year,
+    )
+    .join(customers_t, Customer.id == Invoice.customer_id)
+    .where(Invoice.status == "open")
+    .order_by(Invoice.id)
+)
+CHARGE = Query(select(charges_t).where(Charge.id == bindparam("id")))
+# Invoice.charges and Charge.refunds: the relationships order by id
+CHARGES_OF = Query(
+    select(charges_t).where(Charge.invoice_id == bindparam("invoice_id")).order_by(Charge.id)
+)
+REFUNDS_OF = Query(
+    select(refunds_t)
+    .where(Refund.charge_id.in_(bindparam("charge_ids", expanding=True)))
+    .order_by(Refund.id)
+)
+REFUND_COUNT = Query(
+    select(func.count()).select_from(refunds_t).where(Refund.charge_id == bindparam("charge_id"))
+)
+# succeeded charges still refundable in full from the merchant's balance (the entity listing)
+REFUNDABLE_CHARGES = Query(
+    select(Charge.id, Charge.invoice_id, Charge.merchant_id, Charge.amount, Charge.amount_refunded)
+    .join(merchants_t, Merchant.id == Charge.merchant_id)
+    .where(
+        Charge.status == "succeeded",
+        Charge.amount > Charge.amount_refunded,
+        Charge.amount - Charge.amount_refunded <= Merchant.balance,
+        Charge.created_at >= bindparam("oldest"),
+    )
+    .order_by(Charge.id)
+)
+REFUND = Query(select(refunds_t).where(Refund.id == bindparam("id")))
+REFUNDS = Query(select(Refund.id, Refund.charge_id, Refund.merchant_id).order_by(Refund.id))
+PAYOUT = Query(select(payouts_t).where(Payout.id == bindparam("id")))
+PAYOUTS = Query(select(Payout.id, Payout.merchant_id, Payout.status).order_by(Payout.id))
+IDEMPOTENCY_KEY = Query(
+    select(keys_t).where(
+        IdempotencyKey.merchant_id == bindparam("merchant_id"),
+        IdempotencyKey.key == bindparam("key"),
+    )
+)
+# Merchant.endpoints: the relationship orders by id
+ENDPOINTS_OF = Query(
+    select(endpoints_t)
+    .where(WebhookEndpoint.merchant_id == bindparam("merchant_id"))
+    .order_by(WebhookEndpoint.id)
+)
+ENABLED_ENDPOINTS_OF = Query(
+    select(endpoints_t)
+    .where(
+        WebhookEndpoint.merchant_id == bindparam("merchant_id"),
+        WebhookEndpoint.status == "enabled",
+    )
+    .order_by(WebhookEndpoint.id)
+)
+ENDPOINTS = Query(
+    select(
+        WebhookEndpoint.id, WebhookEndpoint.merchant_id, WebhookEndpoint.url, WebhookEndpoint.status
+    ).order_by(WebhookEndpoint.id)
+)
+LAST_SEQ = Query(select(func.max(Event.seq)))
+EVENTS_SINCE = Query(
+    select(Event.id, Event.merchant_id, Event.type, Event.invoice_id)
+    .where(Event.created_at >= bindparam("since"))
+    .order_by(Event.seq)
+)
+# Event.deliveries: the relationship orders by id
+DELIVERIES_OF = Query(
+    select(deliveries_t)
+    .where(WebhookDelivery.event_id.in_(bindparam("event_ids", expanding=True)))
+    .order_by(WebhookDelivery.id)
+)
+
+
+@functools.cache
+def _invoices_matching(status: str | None, by_text: bool) -> tuple[Query, Query]:
+    """How many of a merchant's invoices match, and the newest ``limit`` of them, each with
+    its customer's name and email and what its charges refunded: list_invoices'."""
+    joined = invoices_t.join(customers_t, Customer.id == Invoice.customer_id)
+    where = [Invoice.merchant_id == bindparam("merchant_id")]
+    if status == "overdue":
+        where += [Invoice.status == "open", Invoice.due_date < bindparam("today")]
+    elif status is not None:
+        where.append(Invoice.status == status)
+    if by_text:
+        where.append(
+            contains(
+                bindparam("pattern"),
+                Customer.name,
+                Customer.email,
+                Invoice.number,
+                Invoice.description,
+            )
+        )
+    refunded = (  # None for an invoice without charges
+        select(func.sum(Charge.amount_refunded))
+        .where(Charge.invoice_id == Invoice.id)
+        .scalar_subquery()
+    )
+    count = Query(select(func.count()).select_from(joined).where(*where))
+    rows = Query(
+        select(
+            invoices_t,
+            Customer.name.label("customer_name"),
+            Customer.email.label("customer_email"),
+            refunded.label("amount_refunded"),
+        )
+        .select_from(joined)
+        .where(*where)
+        .order_by(Invoice.created_at.desc(), Invoice.id.desc())
+        .limit(bindparam("limit"))
+    )
+    return count, rows
+
+
+@functools.cache
+def _events_matching(
+    by_type: bool, by_invoice: bool, by_endpoint: bool, by_delivery: bool
+) -> tuple[Query, Query]:
+    """How many of a merchant's events match, and the newest ``limit`` of them: list_events'."""
+    stmt = select(events_t).where(Event.merchant_id == bindparam("merchant_id"))
+    if by_type:
+        stmt = stmt.where(Event.type == bindparam("type"))
+    if by_invoice:
+        stmt = stmt.where(Event.invoice_id == bindparam("invoice_id"))
+    if by_endpoint or by_delivery:
+        sent = select(WebhookDelivery.event_id)
+        if by_endpoint:
+            sent = sent.where(WebhookDelivery.endpoint_id == bindparam("endpoint_id"))
+        if by_delivery:
+            sent = sent.where(WebhookDelivery.status == bindparam("delivery_status"))
+        stmt = stmt.where(Event.id.in_(sent))
+    count = Query(select(func.count()).select_from(stmt.subquery()))
+    rows = Query(stmt.order_by(Event.seq.desc()).limit(bindparam("limit")))
+    return count, rows
+
+
 # ----------------------------------------------------------------- helpers
 def _broken(rule: str, detail: str) -> PreconditionFailed:
     """The error for a failed business rule: it names the rule, then says what to do."""
@@ -345,19 +556,19 @@ def _text(value: str, name: str) -> str:
     return text
 
 
-def _merchant(ctx: ToolContext, merchant_id: str) -> Merchant:
-    return ctx.db.get_one(Merchant, merchant_id)
+def _merchant(ctx: ToolContext, merchant_id: str) -> Any:
+    return ctx.sql.one(MERCHANT, id=merchant_id)
 
 
-def _bank(m: Merchant) -> str:
+def _bank(m: Any) -> str:
     return f"{m.bank_name} ****{m.bank_last4}"
 
 
-def _events_of(endpoint: WebhookEndpoint) -> list[str]:
+def _events_of(endpoint: Any) -> list[str]:
     return ["*"] if endpoint.events == "*" else endpoint.events.split()
 
 
-def _card(customer: Customer) -> str | None:
+def _card(customer: Any) -> str | None:
     if customer.card_brand is None:
         return None
     return (
@@ -366,7 +577,7 @@ def _card(customer: Customer) -> str | None:
     )
 
 
-def _card_status(customer: Customer, today: dt.date) -> str:
+def _card_status(customer: Any, today: dt.date) -> str:
     if customer.card_brand is None or customer.card_exp_month is None:
         return "none"
     assert customer.card_exp_year is not None
@@ -377,22 +588,24 @@ def _card_status(customer: Customer, today: dt.date) -> str:
     )
 
 
-def _refunded(inv: Invoice) -> Decimal:
-    return sum((c.amount_refunded for c in inv.charges), ZERO)
+def _refunded(invoice_charges: list[Any]) -> Decimal:
+    return sum((c.amount_refunded for c in invoice_charges), ZERO)
 
 
-def _summary(ctx: ToolContext, inv: Invoice) -> InvoiceSummary:
+def _summary(
+    ctx: ToolContext, inv: Any, customer_name: str, customer_email: str, refunded: Decimal
+) -> InvoiceSummary:
     return {
         "invoice_id": inv.id,
         "number": inv.number,
         "merchant_id": inv.merchant_id,
-        "customer_name": inv.customer.name,
-        "customer_email": inv.customer.email,
+        "customer_name": customer_name,
+        "customer_email": customer_email,
         "description": inv.description,
         "currency": inv.currency,
         "amount_due": inv.amount_due,
         "amount_paid": inv.amount_paid,
-        "amount_refunded": _refunded(inv),
+        "amount_refunded": refunded,
         "amount_remaining": inv.amount_due - inv.amount_paid if inv.status == "open" else ZERO,
         "status": inv.status,
         "overdue": inv.status == "open" and inv.due_date < ctx.now.date(),
@@ -401,7 +614,7 @@ def _summary(ctx: ToolContext, inv: Invoice) -> InvoiceSummary:
     }
 
 
-def _charge_out(c: Charge) -> ChargeOut:
+def _charge_out(c: Any, charge_refunds: list[Any]) -> ChargeOut:
     return {
         "charge_id": c.id,
         "amount": c.amount,
@@ -420,29 +633,33 @@ def _charge_out(c: Charge) -> ChargeOut:
                 "created_at": r.created_at.isoformat(timespec="minutes"),
                 "idempotency_key": r.idempotency_key,
             }
-            for r in c.refunds
+            for r in charge_refunds
         ],
     }
 
 
-def _detail(ctx: ToolContext, inv: Invoice) -> InvoiceDetail:
-    cust = inv.customer
+def _detail(ctx: ToolContext, inv: Any) -> InvoiceDetail:
+    cust = ctx.sql.one(CUSTOMER, id=inv.customer_id)
+    invoice_charges = ctx.sql.all(CHARGES_OF, invoice_id=inv.id)
+    by_charge: dict[str, list[Any]] = {c.id: [] for c in invoice_charges}
+    for r in ctx.sql.all(REFUNDS_OF, charge_ids=list(by_charge)):
+        by_charge[r.charge_id].append(r)
     return {
-        **_summary(ctx, inv),
+        **_summary(ctx, inv, cust.name, cust.email, _refunded(invoice_charges)),
         "customer": {
             "customer_email": cust.email,
             "name": cust.name,
             "card": _card(cust),
             "card_status": _card_status(cust, ctx.now.date()),
         },
-        "charges": [_charge_out(c) for c in inv.charges],
+        "charges": [_charge_out(c, by_charge[c.id]) for c in invoice_charges],
         "paid_at": _stamp(inv.paid_at),
         "voided_at": _stamp(inv.voided_at),
         "idempotency_key": inv.idempotency_key,
     }
 
 
-def _endpoint_brief(e: WebhookEndpoint) -> EndpointBrief:
+def _endpoint_brief(e: Any) -> EndpointBrief:
     return {
         "endpoint_id": e.id,
         "url": e.url,
@@ -461,7 +678,7 @@ def _replayed(
     """
     if key is None:
         return None
-    used = ctx.db.get(IdempotencyKey, (merchant_id, key))
+    used = ctx.sql.first(IDEMPOTENCY_KEY, merchant_id=merchant_id, key=key)
     if used is None:
         return None
     if used.tool != tool or used.fingerprint != fingerprint(tool, params):
@@ -483,21 +700,20 @@ def _remember(
     object_id: str,
 ) -> None:
     if key is not None:
-        ctx.db.add(
-            IdempotencyKey(
-                merchant_id=merchant_id,
-                key=key,
-                tool=tool,
-                fingerprint=fingerprint(tool, params),
-                object_id=object_id,
-                created_at=ctx.now,
-            )
+        ctx.sql.insert(
+            IdempotencyKey,
+            merchant_id=merchant_id,
+            key=key,
+            tool=tool,
+            fingerprint=fingerprint(tool, params),
+            object_id=object_id,
+            created_at=ctx.now,
         )
 
 
 def _emit(
     ctx: ToolContext,
-    merchant: Merchant,
+    merchant: Any,
     type_: str,
     object_id: str,
     summary: str,
@@ -506,9 +722,11 @@ def _emit(
     amount: Decimal | None = None,
 ) -> str:
     """Append an event and deliver it to every enabled endpoint that subscribes to it."""
-    seq = (ctx.db.scalar(select(func.max(Event.seq))) or 0) + 1
-    event = Event(
-        id=f"evt_{seq:05d}",
+    seq = (ctx.sql.scalar(LAST_SEQ) or 0) + 1
+    event_id = f"evt_{seq:05d}"
+    ctx.sql.insert(
+        Event,
+        id=event_id,
         seq=seq,
         merchant_id=merchant.id,
         type=type_,
@@ -518,27 +736,18 @@ def _emit(
         summary=summary[:200],
         created_at=ctx.now,
     )
-    ctx.db.add(event)
-    ctx.db.flush()
-    endpoints = ctx.db.scalars(
-        select(WebhookEndpoint)
-        .where(WebhookEndpoint.merchant_id == merchant.id, WebhookEndpoint.status == "enabled")
-        .order_by(WebhookEndpoint.id)
-    )
-    for ep in list(endpoints):
+    for ep in ctx.sql.all(ENABLED_ENDPOINTS_OF, merchant_id=merchant.id):
         if receives(ep, type_, seq):
-            ctx.db.add(
-                WebhookDelivery(
-                    id=next_id(ctx, WebhookDelivery.id, "whd", 6),
-                    event_id=event.id,
-                    endpoint_id=ep.id,
-                    status=delivery_status(ep.response_code),
-                    response_code=ep.response_code,
-                    attempted_at=ctx.now,
-                )
+            ctx.sql.insert(
+                WebhookDelivery,
+                id=next_id(ctx, WebhookDelivery.id, "whd", 6),
+                event_id=event_id,
+                endpoint_id=ep.id,
+                status=delivery_status(ep.response_code),
+                response_code=ep.response_code,
+                attempted_at=ctx.now,
             )
-            ctx.db.flush()
-    return event.id
+    return event_id
 
 
 # -------------------------------------------------------- example values
@@ -551,7 +760,7 @@ def _new_key(ctx: ToolContext, rng: random.Random) -> str:
 
 
 def _merchant_word(ctx: ToolContext, rng: random.Random) -> str:
-    names = list(ctx.db.scalars(select(Merchant.name).order_by(Merchant.id)))
+    names = ctx.sql.scalars(MERCHANT_NAMES)
     words = [w for w in rng.choice(names).split() if len(w) > 3 and w[0].isupper()]
     return words[0] if words else names[0]
 
@@ -595,30 +804,19 @@ def find_merchant(
         "balance": "1840.50", "payouts": "enabled", "bank_account": "Chase ****6789",
         "open_invoices": 3, "webhook_endpoints": [{"endpoint_id": "we_0003", ...}], ...}].
     """
-    stmt = select(Merchant)
     text = (query or "").strip()
     if text:
-        stmt = stmt.where(
-            contains(text, Merchant.name, Merchant.email, Merchant.invoice_prefix, Merchant.id)
-        )
-    merchants = list(ctx.db.scalars(stmt.order_by(Merchant.name, Merchant.id).limit(limit)))
+        found = ctx.sql.all(MERCHANTS_MATCHING, pattern=search_pattern(text), limit=limit)
+    else:
+        found = ctx.sql.all(MERCHANTS_BY_NAME, limit=limit)
     out: list[MerchantOut] = []
-    for m in merchants:
-        charged = ctx.db.scalar(
-            select(func.sum(Charge.amount)).where(
-                Charge.merchant_id == m.id, Charge.status == "succeeded"
-            )
-        )
-        refunded = ctx.db.scalar(select(func.sum(Refund.amount)).where(Refund.merchant_id == m.id))
-        paid_out = ctx.db.scalar(select(func.sum(Payout.amount)).where(Payout.merchant_id == m.id))
-        open_invoices = list(
-            ctx.db.scalars(
-                select(Invoice)
-                .where(Invoice.merchant_id == m.id, Invoice.status == "open")
-                .order_by(Invoice.id)
-            )
-        )
+    for m in found:
+        charged = ctx.sql.scalar(CHARGED, merchant_id=m.id)
+        refunded = ctx.sql.scalar(REFUNDED, merchant_id=m.id)
+        paid_out = ctx.sql.scalar(PAID_OUT, merchant_id=m.id)
+        open_invoices = ctx.sql.all(OPEN_AMOUNTS, merchant_id=m.id)
         outstanding = sum((i.amount_due - i.amount_paid for i in open_invoices), ZERO)
+        webhook_endpoints = ctx.sql.all(ENDPOINTS_OF, merchant_id=m.id)
         out.append(
             {
                 "merchant_id": m.id,
@@ -636,7 +834,7 @@ def find_merchant(
                 "bank_account": _bank(m),
                 "open_invoices": len(open_invoices),
                 "amount_outstanding": outstanding,
-                "webhook_endpoints": [_endpoint_brief(e) for e in m.endpoints],
+                "webhook_endpoints": [_endpoint_brief(e) for e in webhook_endpoints],
             }
         )
     return out
@@ -674,27 +872,23 @@ def list_invoices(
         "overdue": true, "due_date": "2026-02-14", ...}]}; total counts every match.
     """
     m = merchant_id
-    stmt = (
-        select(Invoice)
-        .join(Customer, Customer.id == Invoice.customer_id)
-        .where(Invoice.merchant_id == m.id)
-    )
-    if status == "overdue":
-        stmt = stmt.where(Invoice.status == "open", Invoice.due_date < ctx.now.date())
-    elif status is not None:
-        stmt = stmt.where(Invoice.status == status)
     text = (search or "").strip()
+    count, matching = _invoices_matching(status, bool(text))
+    params: dict[str, Any] = {"merchant_id": m.id}
+    if status == "overdue":
+        params["today"] = ctx.now.date()
     if text:
-        stmt = stmt.where(
-            contains(text, Customer.name, Customer.email, Invoice.number, Invoice.description)
-        )
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = ctx.db.scalars(stmt.order_by(Invoice.created_at.desc(), Invoice.id.desc()).limit(limit))
+        params["pattern"] = search_pattern(text)
+    total = ctx.sql.scalar(count, **params) or 0
+    rows = ctx.sql.all(matching, **params, limit=limit)
     return {
         "merchant_id": m.id,
         "currency": m.currency,
         "total": total,
-        "invoices": [_summary(ctx, inv) for inv in rows],
+        "invoices": [
+            _summary(ctx, inv, inv.customer_name, inv.customer_email, inv.amount_refunded or ZERO)
+            for inv in rows
+        ],
     }
 
 
@@ -788,7 +982,7 @@ def create_invoice(
     }
     earlier = _replayed(ctx, m.id, idempotency_key, "create_invoice", params)
     if earlier is not None:
-        inv = ctx.db.get_one(Invoice, earlier)
+        inv = ctx.sql.one(INVOICE, id=earlier)
         return {**_detail(ctx, inv), "idempotent_replay": True, "event_ids": []}
     due = due or today + dt.timedelta(days=30)
     if not today <= due <= today + dt.timedelta(days=365):
@@ -796,32 +990,35 @@ def create_invoice(
             f"due_date must be between today ({today.isoformat()}) and a year from now, "
             f"got {due.isoformat()}."
         )
-    customer = ctx.db.scalar(
-        select(Customer).where(Customer.merchant_id == m.id, Customer.email == email)
-    )
-    if customer is None:
+    customer = ctx.sql.first(CUSTOMER_BY_EMAIL, merchant_id=m.id, email=email)
+    if customer is not None:
+        customer_id = customer.id
+    else:
         if not name:
             raise InvalidArgument(
                 f"{email} is not a customer of {m.name} ({m.id}) yet. To bill a new customer, "
                 "pass customer_name with their full name (ask the user for it); or check the "
                 "email with list_invoices."
             )
-        customer = Customer(
-            id=next_id(ctx, Customer.id, "cus", 4),
+        customer_id = next_id(ctx, Customer.id, "cus", 4)
+        ctx.sql.insert(
+            Customer,
+            id=customer_id,
             merchant_id=m.id,
             name=name,
             email=email,
             created_at=ctx.now,
         )
-        ctx.db.add(customer)
-        ctx.db.flush()
-    numbers = ctx.db.scalars(select(Invoice.number).where(Invoice.merchant_id == m.id))
+    numbers = ctx.sql.scalars(INVOICE_NUMBERS, merchant_id=m.id)
     last = max((int(n.rsplit("-", 1)[1]) for n in numbers), default=0)
-    inv = Invoice(
-        id=next_id(ctx, Invoice.id, "inv", 5),
-        number=f"{m.invoice_prefix}-{last + 1:04d}",
+    inv_id = next_id(ctx, Invoice.id, "inv", 5)
+    number = f"{m.invoice_prefix}-{last + 1:04d}"
+    ctx.sql.insert(
+        Invoice,
+        id=inv_id,
+        number=number,
         merchant_id=m.id,
-        customer_id=customer.id,
+        customer_id=customer_id,
         description=what,
         currency=m.currency,
         amount_due=money,
@@ -831,27 +1028,24 @@ def create_invoice(
         created_at=ctx.now,
         idempotency_key=idempotency_key,
     )
-    ctx.db.add(inv)
-    ctx.db.flush()
-    _remember(ctx, m.id, idempotency_key, "create_invoice", params, inv.id)
+    _remember(ctx, m.id, idempotency_key, "create_invoice", params, inv_id)
     event = _emit(
         ctx,
         m,
         "invoice.created",
-        inv.id,
-        f"Invoice {inv.number} for {money} {m.currency} sent to {email}",
-        invoice_id=inv.id,
+        inv_id,
+        f"Invoice {number} for {money} {m.currency} sent to {email}",
+        invoice_id=inv_id,
         amount=money,
     )
-    ctx.db.refresh(inv)
+    inv = ctx.sql.one(INVOICE, id=inv_id)  # the invoice as stored
     return {**_detail(ctx, inv), "idempotent_replay": False, "event_ids": [event]}
 
 
 def _charge_result(
-    ctx: ToolContext, charge: Charge, *, replay: bool, events: list[str]
+    charge: Any, inv: Any, m: Any, *, replay: bool, events: list[str]
 ) -> ChargeResult:
-    inv = charge.invoice
-    m = _merchant(ctx, charge.merchant_id)
+    """``charge`` with its invoice ``inv`` and merchant ``m`` as they are after the call."""
     return {
         "charge_id": charge.id,
         "invoice_id": inv.id,
@@ -922,7 +1116,14 @@ def charge_invoice(
     params = {"invoice_id": inv.id, "amount": money}
     earlier = _replayed(ctx, m.id, idempotency_key, "charge_invoice", params)
     if earlier is not None:
-        return _charge_result(ctx, ctx.db.get_one(Charge, earlier), replay=True, events=[])
+        charge = ctx.sql.one(CHARGE, id=earlier)
+        return _charge_result(
+            charge,
+            ctx.sql.one(INVOICE, id=charge.invoice_id),
+            _merchant(ctx, charge.merchant_id),
+            replay=True,
+            events=[],
+        )
     if inv.status == "paid":
         raise _broken(
             "invoice_not_open",
@@ -946,7 +1147,7 @@ def charge_invoice(
             f"({inv.amount_paid} of {inv.amount_due} paid); charge {remaining} or less, or "
             "leave amount out to charge everything due.",
         )
-    cust = inv.customer
+    cust = ctx.sql.one(CUSTOMER, id=inv.customer_id)
     if cust.card_brand is None or cust.card_exp_month is None or cust.card_exp_year is None:
         raise _broken(
             "no_payment_method",
@@ -960,7 +1161,7 @@ def charge_invoice(
             "charged; ask the customer to update their card, then charge again.",
         )
     failed = cust.card_decline_code is not None
-    charge = Charge(
+    charge = SimpleNamespace(
         id=next_id(ctx, Charge.id, "ch", 5),
         invoice_id=inv.id,
         merchant_id=m.id,
@@ -974,8 +1175,7 @@ def charge_invoice(
         created_at=ctx.now,
         idempotency_key=idempotency_key,
     )
-    ctx.db.add(charge)
-    ctx.db.flush()
+    ctx.sql.insert(Charge, **vars(charge))
     _remember(ctx, m.id, idempotency_key, "charge_invoice", params, charge.id)
     card = f"{charge.card_brand} ending {charge.card_last4}"
     events = []
@@ -992,8 +1192,9 @@ def charge_invoice(
             )
         )
     else:
-        inv.amount_paid = inv.amount_paid + money
-        m.balance = m.balance + money
+        # the merchant before the invoice: the order the ORM flushed them in
+        m = ctx.sql.update(Merchant, m, balance=m.balance + money)
+        inv = ctx.sql.update(Invoice, inv, amount_paid=inv.amount_paid + money)
         events.append(
             _emit(
                 ctx,
@@ -1006,7 +1207,7 @@ def charge_invoice(
             )
         )
         if inv.amount_paid == inv.amount_due:
-            inv.status, inv.paid_at = "paid", ctx.now
+            inv = ctx.sql.update(Invoice, inv, status="paid", paid_at=ctx.now)
             events.append(
                 _emit(
                     ctx,
@@ -1018,16 +1219,13 @@ def charge_invoice(
                     amount=inv.amount_due,
                 )
             )
-    ctx.db.flush()
-    ctx.db.refresh(charge)
-    return _charge_result(ctx, charge, replay=False, events=events)
+    return _charge_result(charge, inv, m, replay=False, events=events)
 
 
 def _refund_result(
-    ctx: ToolContext, refund: Refund, *, replay: bool, events: list[str]
+    refund: Any, charge: Any, m: Any, *, replay: bool, events: list[str]
 ) -> RefundResult:
-    charge = ctx.db.get_one(Charge, refund.charge_id)
-    m = _merchant(ctx, refund.merchant_id)
+    """``refund`` with its charge and merchant ``m`` as they are after the call."""
     return {
         "refund_id": refund.id,
         "charge_id": charge.id,
@@ -1088,7 +1286,14 @@ def refund_charge(
     params = {"charge_id": charge.id, "amount": money, "reason": reason}
     earlier = _replayed(ctx, m.id, idempotency_key, "refund_charge", params)
     if earlier is not None:
-        return _refund_result(ctx, ctx.db.get_one(Refund, earlier), replay=True, events=[])
+        refund = ctx.sql.one(REFUND, id=earlier)
+        return _refund_result(
+            refund,
+            ctx.sql.one(CHARGE, id=refund.charge_id),
+            _merchant(ctx, refund.merchant_id),
+            replay=True,
+            events=[],
+        )
     if charge.status != "succeeded":
         raise _broken(
             "charge_failed",
@@ -1098,10 +1303,11 @@ def refund_charge(
         )
     refundable = charge.amount - charge.amount_refunded
     if refundable <= 0:
+        refund_count = ctx.sql.scalar(REFUND_COUNT, charge_id=charge.id)
         raise _broken(
             "refund_exceeds_captured",
             f"charge {charge.id} captured {charge.amount} {m.currency} and all of it has "
-            f"already been refunded ({len(charge.refunds)} refunds); 0.00 is left to refund.",
+            f"already been refunded ({refund_count} refunds); 0.00 is left to refund.",
         )
     money = money if money is not None else refundable
     if money > refundable:
@@ -1125,7 +1331,7 @@ def refund_charge(
             f"{money} to refund (refunds are paid from the balance; recent payouts emptied "
             "it). Refund at most the balance now, or wait for new payments to come in.",
         )
-    refund = Refund(
+    refund = SimpleNamespace(
         id=next_id(ctx, Refund.id, "re", 5),
         charge_id=charge.id,
         invoice_id=charge.invoice_id,
@@ -1135,10 +1341,10 @@ def refund_charge(
         created_at=ctx.now,
         idempotency_key=idempotency_key,
     )
-    ctx.db.add(refund)
-    charge.amount_refunded = charge.amount_refunded + money
-    m.balance = m.balance - money
-    ctx.db.flush()
+    # the charge, the merchant, then the refund: the order the ORM flushed them in
+    charge = ctx.sql.update(Charge, charge, amount_refunded=charge.amount_refunded + money)
+    m = ctx.sql.update(Merchant, m, balance=m.balance - money)
+    ctx.sql.insert(Refund, **vars(refund))
     _remember(ctx, m.id, idempotency_key, "refund_charge", params, refund.id)
     event = _emit(
         ctx,
@@ -1149,7 +1355,7 @@ def refund_charge(
         invoice_id=charge.invoice_id,
         amount=money,
     )
-    return _refund_result(ctx, refund, replay=False, events=[event])
+    return _refund_result(refund, charge, m, replay=False, events=[event])
 
 
 @server.tool(
@@ -1184,10 +1390,13 @@ def void_invoice(ctx: ToolContext, invoice_id: InvoiceRow) -> InvoiceVoided:
                 else ""
             ),
         )
-    held = inv.amount_paid - _refunded(inv)
+    invoice_charges = ctx.sql.all(CHARGES_OF, invoice_id=inv.id)
+    held = inv.amount_paid - _refunded(invoice_charges)
     if held > 0:
         refundable = [
-            c.id for c in inv.charges if c.status == "succeeded" and c.amount > c.amount_refunded
+            c.id
+            for c in invoice_charges
+            if c.status == "succeeded" and c.amount > c.amount_refunded
         ]
         raise _broken(
             "invoice_has_payments",
@@ -1195,18 +1404,15 @@ def void_invoice(ctx: ToolContext, invoice_id: InvoiceRow) -> InvoiceVoided:
             f"(charges {', '.join(refundable)}). Refund them with refund_charge first, or "
             "collect the rest with charge_invoice.",
         )
-    inv.status, inv.voided_at = "void", ctx.now
-    ctx.db.flush()
+    inv = ctx.sql.update(Invoice, inv, status="void", voided_at=ctx.now)
     event = _emit(
         ctx, m, "invoice.voided", inv.id, f"Invoice {inv.number} voided", invoice_id=inv.id
     )
     return {**_detail(ctx, inv), "event_ids": [event]}
 
 
-def _payout_result(
-    ctx: ToolContext, payout: Payout, *, replay: bool, events: list[str]
-) -> PayoutResult:
-    m = _merchant(ctx, payout.merchant_id)
+def _payout_result(payout: Any, m: Any, *, replay: bool, events: list[str]) -> PayoutResult:
+    """``payout`` with its merchant ``m`` as it is after the call."""
     return {
         "payout_id": payout.id,
         "merchant_id": m.id,
@@ -1264,7 +1470,8 @@ def create_payout(
     params = {"merchant_id": m.id, "amount": money, "description": note}
     earlier = _replayed(ctx, m.id, idempotency_key, "create_payout", params)
     if earlier is not None:
-        return _payout_result(ctx, ctx.db.get_one(Payout, earlier), replay=True, events=[])
+        payout = ctx.sql.one(PAYOUT, id=earlier)
+        return _payout_result(payout, _merchant(ctx, payout.merchant_id), replay=True, events=[])
     if m.payouts != "enabled":
         raise _broken(
             "payouts_paused",
@@ -1279,7 +1486,7 @@ def create_payout(
             f"least 1.00 and at most the balance, so {money} cannot be paid out. Pay out "
             "the balance or less.",
         )
-    payout = Payout(
+    payout = SimpleNamespace(
         id=next_id(ctx, Payout.id, "po", 5),
         merchant_id=m.id,
         amount=money,
@@ -1290,9 +1497,9 @@ def create_payout(
         created_at=ctx.now,
         idempotency_key=idempotency_key,
     )
-    ctx.db.add(payout)
-    m.balance = m.balance - money
-    ctx.db.flush()
+    # the merchant, then the payout: the order the ORM flushed them in
+    m = ctx.sql.update(Merchant, m, balance=m.balance - money)
+    ctx.sql.insert(Payout, **vars(payout))
     _remember(ctx, m.id, idempotency_key, "create_payout", params, payout.id)
     event = _emit(
         ctx,
@@ -1302,7 +1509,7 @@ def create_payout(
         f"Payout of {money} {m.currency} to {_bank(m)}",
         amount=money,
     )
-    return _payout_result(ctx, payout, replay=False, events=[event])
+    return _payout_result(payout, m, replay=False, events=[event])
 
 
 @server.tool(
@@ -1355,7 +1562,7 @@ def create_webhook_endpoint(
             f"{link!r} is not an https:// URL; webhook endpoints must use https. Ask the "
             "merchant for the https address of their endpoint.",
         )
-    mine = [e for e in m.endpoints if e.status == "enabled"]
+    mine = ctx.sql.all(ENABLED_ENDPOINTS_OF, merchant_id=m.id)
     taken = [e for e in mine if e.url.rstrip("/") == link.rstrip("/")]
     if taken:
         raise Conflict(
@@ -1370,8 +1577,8 @@ def create_webhook_endpoint(
             f"({', '.join(e.id for e in mine)}), the most allowed.",
         )
     chosen = "*" if "*" in events else " ".join(t for t in EVENT_TYPES if t in set(events))
-    seq = (ctx.db.scalar(select(func.max(Event.seq))) or 0) + 1
-    endpoint = WebhookEndpoint(
+    seq = (ctx.sql.scalar(LAST_SEQ) or 0) + 1
+    endpoint = SimpleNamespace(
         id=next_id(ctx, WebhookEndpoint.id, "we", 4),
         merchant_id=m.id,
         url=link,
@@ -1383,8 +1590,7 @@ def create_webhook_endpoint(
         last_seq=None,
         created_at=ctx.now,
     )
-    ctx.db.add(endpoint)
-    ctx.db.flush()
+    ctx.sql.insert(WebhookEndpoint, **vars(endpoint))
     return {
         **_endpoint_brief(endpoint),
         "merchant_id": m.id,
@@ -1435,21 +1641,27 @@ def list_events(
                 f"{name} {row.id} belongs to merchant {row.merchant_id}, not {m.id}; pass "
                 f"merchant_id {row.merchant_id!r} or another {name}."
             )
-    stmt = select(Event).where(Event.merchant_id == m.id)
+    params: dict[str, Any] = {"merchant_id": m.id}
     if type is not None:
-        stmt = stmt.where(Event.type == type)
+        params["type"] = type
     if invoice_id is not None:
-        stmt = stmt.where(Event.invoice_id == invoice_id.id)
-    if endpoint_id is not None or delivery_status is not None:
-        sent = select(WebhookDelivery.event_id)
-        if endpoint_id is not None:
-            sent = sent.where(WebhookDelivery.endpoint_id == endpoint_id.id)
-        if delivery_status is not None:
-            sent = sent.where(WebhookDelivery.status == delivery_status)
-        stmt = stmt.where(Event.id.in_(sent))
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    urls = {e.id: e.url for e in m.endpoints}
-    events = ctx.db.scalars(stmt.order_by(Event.seq.desc()).limit(limit))
+        params["invoice_id"] = invoice_id.id
+    if endpoint_id is not None:
+        params["endpoint_id"] = endpoint_id.id
+    if delivery_status is not None:
+        params["delivery_status"] = delivery_status
+    count, matching = _events_matching(
+        type is not None,
+        invoice_id is not None,
+        endpoint_id is not None,
+        delivery_status is not None,
+    )
+    total = ctx.sql.scalar(count, **params) or 0
+    urls = {e.id: e.url for e in ctx.sql.all(ENDPOINTS_OF, merchant_id=m.id)}
+    found = ctx.sql.all(matching, **params, limit=limit)
+    sent: dict[str, list[Any]] = {e.id: [] for e in found}
+    for d in ctx.sql.all(DELIVERIES_OF, event_ids=list(sent)):
+        sent[d.event_id].append(d)
     return {
         "merchant_id": m.id,
         "total": total,
@@ -1470,10 +1682,10 @@ def list_events(
                         "response_code": d.response_code,
                         "attempted_at": d.attempted_at.isoformat(timespec="minutes"),
                     }
-                    for d in e.deliveries
+                    for d in sent[e.id]
                 ],
             }
-            for e in events
+            for e in found
         ],
     }
 
@@ -1488,11 +1700,15 @@ def list_events(
 )
 def _merchants(ctx: ToolContext) -> list[dict[str, Any]]:
     """Every merchant, with a webhook URL it has not registered yet."""
+    used: dict[str, set[str]] = {}
+    for e in ctx.sql.all(ENDPOINTS):
+        used.setdefault(e.merchant_id, set()).add(e.url)
     out = []
-    for m in ctx.db.scalars(select(Merchant).order_by(Merchant.id)):
-        used = {e.url for e in m.endpoints}
+    for m in ctx.sql.all(MERCHANTS):
         url = next(
-            u for n in range(1, 50) if (u := f"https://api.{m.website}/webhooks/v{n}") not in used
+            u
+            for n in range(1, 50)
+            if (u := f"https://api.{m.website}/webhooks/v{n}") not in used.get(m.id, set())
         )
         out.append(
             {
@@ -1512,7 +1728,7 @@ def _merchants(ctx: ToolContext) -> list[dict[str, Any]]:
 def _customers(ctx: ToolContext) -> list[dict[str, Any]]:
     """Customers by email, with their merchant (an email is unique within a merchant)."""
     today = ctx.now.date()
-    rows = ctx.db.scalars(select(Customer).order_by(Customer.merchant_id, Customer.id))
+    rows = ctx.sql.all(CUSTOMERS)
     return [
         {
             "customer_email": c.email,
@@ -1535,16 +1751,16 @@ def _customers(ctx: ToolContext) -> list[dict[str, Any]]:
 def _invoices(ctx: ToolContext) -> list[dict[str, Any]]:
     """Open invoices: what can still be charged, voided or chased (the others are history)."""
     today = ctx.now.date()
-    rows = ctx.db.scalars(select(Invoice).where(Invoice.status == "open").order_by(Invoice.id))
+    rows = ctx.sql.all(OPEN_INVOICES)  # each with its customer's email, name and card
     return [
         {
             "invoice_id": inv.id,
             "number": inv.number,
             "merchant_id": inv.merchant_id,
-            "customer_email": inv.customer.email,
-            "search": inv.customer.name,
+            "customer_email": inv.email,
+            "search": inv.name,
             "status": inv.status,
-            "card_status": _card_status(inv.customer, today),
+            "card_status": _card_status(inv, today),
             "amount_due": inv.amount_due,
         }
         for inv in rows
@@ -1560,17 +1776,7 @@ def _invoices(ctx: ToolContext) -> list[dict[str, Any]]:
 def _charges(ctx: ToolContext) -> list[dict[str, Any]]:
     """Succeeded charges that can still be refunded in full from the merchant's balance."""
     oldest = ctx.now - dt.timedelta(days=REFUND_WINDOW_DAYS)
-    rows = ctx.db.scalars(
-        select(Charge)
-        .join(Merchant, Merchant.id == Charge.merchant_id)
-        .where(
-            Charge.status == "succeeded",
-            Charge.amount > Charge.amount_refunded,
-            Charge.amount - Charge.amount_refunded <= Merchant.balance,
-            Charge.created_at >= oldest,
-        )
-        .order_by(Charge.id)
-    )
+    rows = ctx.sql.all(REFUNDABLE_CHARGES, oldest=oldest)
     return [
         {
             "charge_id": c.id,
@@ -1584,7 +1790,7 @@ def _charges(ctx: ToolContext) -> list[dict[str, Any]]:
 
 @server.entity("refund", key="refund_id")
 def _refunds(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(Refund).order_by(Refund.id))
+    rows = ctx.sql.all(REFUNDS)
     return [
         {"refund_id": r.id, "charge_id": r.charge_id, "merchant_id": r.merchant_id} for r in rows
     ]
@@ -1592,7 +1798,7 @@ def _refunds(ctx: ToolContext) -> list[dict[str, Any]]:
 
 @server.entity("payout", key="payout_id")
 def _payouts(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(Payout).order_by(Payout.id))
+    rows = ctx.sql.all(PAYOUTS)
     return [{"payout_id": p.id, "merchant_id": p.merchant_id, "status": p.status} for p in rows]
 
 
@@ -1603,16 +1809,14 @@ def _payouts(ctx: ToolContext) -> list[dict[str, Any]]:
     not_found="Call find_merchant to see a merchant's webhook endpoints (ids such as 'we_0003').",
 )
 def _endpoints(ctx: ToolContext) -> list[dict[str, Any]]:
-    rows = ctx.db.scalars(select(WebhookEndpoint).order_by(WebhookEndpoint.id))
+    rows = ctx.sql.all(ENDPOINTS)
     return [{"endpoint_id": e.id, "merchant_id": e.merchant_id, "status": e.status} for e in rows]
 
 
 @server.entity("event", key="event_id")
 def _events(ctx: ToolContext) -> list[dict[str, Any]]:
     """Events of the last 30 days (what merchants ask about)."""
-    rows = ctx.db.scalars(
-        select(Event).where(Event.created_at >= ctx.now - dt.timedelta(days=30)).order_by(Event.seq)
-    )
+    rows = ctx.sql.all(EVENTS_SINCE, since=ctx.now - dt.timedelta(days=30))
     return [
         {"event_id": e.id, "merchant_id": e.merchant_id, "type": e.type, "invoice_id": e.invoice_id}
         for e in rows
