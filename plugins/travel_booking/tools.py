@@ -14,25 +14,29 @@ is a line of the itinerary's ledger written in the same transaction as the booki
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import func, or_, select
+from sqlalchemy import bindparam, delete, func, or_, select
 
 from prove_gym.server import (
     Conflict,
     Entity,
     InvalidArgument,
     PreconditionFailed,
+    Query,
+    Record,
     Server,
     ToolContext,
     TypedDict,
     contains,
     next_id,
     parse_date,
+    search_pattern,
     stable_int,
 )
 
@@ -99,13 +103,14 @@ server = Server(
     "the rule that failed and change nothing.",
 )
 
-FlightRow = Annotated[Flight, Entity("flight")]
-TravellerRow = Annotated[Traveller, Entity("traveller")]
-ItineraryRow = Annotated[Itinerary, Entity("itinerary")]
-FlightBookingRow = Annotated[FlightBooking, Entity("flight_booking")]
-HotelRow = Annotated[Hotel, Entity("hotel")]
-RoomRow = Annotated[Room, Entity("room")]
-HotelBookingRow = Annotated[HotelBooking, Entity("hotel_booking")]
+# Rows: the core looks the id up before the tool runs (not_found hints: see the entities below).
+FlightRow = Annotated[Record[Flight], Entity("flight")]
+TravellerRow = Annotated[Record[Traveller], Entity("traveller")]
+ItineraryRow = Annotated[Record[Itinerary], Entity("itinerary")]
+FlightBookingRow = Annotated[Record[FlightBooking], Entity("flight_booking")]
+HotelRow = Annotated[Record[Hotel], Entity("hotel")]
+RoomRow = Annotated[Record[Room], Entity("room")]
+HotelBookingRow = Annotated[Record[HotelBooking], Entity("hotel_booking")]
 
 Cabin = Literal["economy", "premium_economy", "business"]
 FareClass = Literal["basic", "standard", "flex"]
@@ -416,6 +421,233 @@ class ItineraryCancelled(TypedDict):
     total_paid: Decimal
 
 
+# -------------------------------------------------------------- statements
+# The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+# Rows are named tuples typed as the ORM types them; lists are ordered as the models'
+# relationships order them (Flight.fares by Fare.id, Itinerary.flights by FlightBooking.id, ...).
+flights_t, fares_t, travellers_t = Flight.__table__, Fare.__table__, Traveller.__table__
+hotels_t, room_types_t, rooms_t = Hotel.__table__, RoomType.__table__, Room.__table__
+itineraries_t, flight_bookings_t = Itinerary.__table__, FlightBooking.__table__
+hotel_bookings_t = HotelBooking.__table__
+FLIGHT = Query(select(flights_t).where(Flight.id == bindparam("id")))
+FARES = Query(select(fares_t).where(Fare.flight_id == bindparam("flight_id")).order_by(Fare.id))
+BOOKED_SEATS = Query(
+    select(FlightBooking.seat).where(
+        FlightBooking.flight_id == bindparam("flight_id"), FlightBooking.status == "confirmed"
+    )
+)
+BOOKING_ON_FLIGHT = Query(  # a traveller's confirmed booking on a flight
+    select(FlightBooking.id)
+    .where(
+        FlightBooking.traveller_id == bindparam("traveller_id"),
+        FlightBooking.flight_id == bindparam("flight_id"),
+        FlightBooking.status == "confirmed",
+    )
+    .order_by(FlightBooking.id)
+)
+OPEN_FLIGHTS = Query(
+    select(flights_t).where(Flight.departs_at >= bindparam("since")).order_by(Flight.id)
+)
+OTHER_FLIGHTS_OF_ROUTE = Query(
+    select(flights_t)
+    .where(
+        Flight.origin == bindparam("origin"),
+        Flight.destination == bindparam("destination"),
+        Flight.id != bindparam("flight_id"),
+        Flight.departs_at >= bindparam("since"),
+    )
+    .order_by(Flight.departs_at, Flight.id)
+)
+# a flight booking with what its result shows of its flight and traveller
+_FLIGHT_BOOKING = (
+    select(
+        flight_bookings_t,
+        Flight.number,
+        Flight.origin,
+        Flight.destination,
+        Flight.departs_at,
+        Traveller.first_name,
+        Traveller.last_name,
+    )
+    .join(flights_t, Flight.id == FlightBooking.flight_id)
+    .join(travellers_t, Traveller.id == FlightBooking.traveller_id)
+)
+FLIGHT_BOOKING = Query(_FLIGHT_BOOKING.where(FlightBooking.id == bindparam("id")))
+FLIGHT_BOOKINGS_OF = Query(
+    _FLIGHT_BOOKING.where(FlightBooking.itinerary_id == bindparam("itinerary_id")).order_by(
+        FlightBooking.id
+    )
+)
+UPCOMING_WITHOUT_LOYALTY = Query(  # a traveller's bookings that add_loyalty_number updates
+    select(FlightBooking.id)
+    .join(flights_t, Flight.id == FlightBooking.flight_id)
+    .where(
+        FlightBooking.traveller_id == bindparam("traveller_id"),
+        FlightBooking.status == "confirmed",
+        FlightBooking.loyalty_number.is_(None),
+        Flight.airline == bindparam("airline"),
+        Flight.departs_at > bindparam("now"),
+    )
+    .order_by(FlightBooking.id)
+)
+OPEN_BOOKINGS = Query(  # confirmed bookings of flights departing from ``since``
+    select(flight_bookings_t, Traveller.passport_expiry)
+    .join(flights_t, Flight.id == FlightBooking.flight_id)
+    .join(travellers_t, Traveller.id == FlightBooking.traveller_id)
+    .where(FlightBooking.status == "confirmed", Flight.departs_at >= bindparam("since"))
+    .order_by(FlightBooking.id)
+)
+HOTEL = Query(select(hotels_t).where(Hotel.id == bindparam("id")))
+HOTELS = Query(select(hotels_t).order_by(Hotel.id))
+HOTELS_IN_CITY = Query(
+    select(hotels_t).where(contains(bindparam("pattern"), Hotel.city)).order_by(Hotel.id)
+)
+HOTEL_CITIES = Query(select(Hotel.city).order_by(Hotel.city))
+ROOM_TYPE = Query(select(room_types_t).where(RoomType.id == bindparam("id")))
+ROOM_TYPES_OF = Query(
+    select(room_types_t).where(RoomType.hotel_id == bindparam("hotel_id")).order_by(RoomType.id)
+)
+ROOMS_OF_TYPE = Query(
+    select(rooms_t).where(Room.room_type_id == bindparam("room_type_id")).order_by(Room.id)
+)
+ROOMS_WITH_CAPACITY = Query(
+    select(Room.id, Room.hotel_id, Room.room_type_id, RoomType.max_guests)
+    .join(room_types_t, RoomType.id == Room.room_type_id)
+    .order_by(Room.id)
+)
+RATES = Query(
+    select(RoomRate.night, RoomRate.rate)
+    .where(
+        RoomRate.room_type_id == bindparam("room_type_id"),
+        RoomRate.night >= bindparam("first"),
+        RoomRate.night <= bindparam("last"),
+    )
+    .order_by(RoomRate.night)
+)
+RATED_NIGHTS_FROM = Query(
+    select(RoomRate.room_type_id, RoomRate.night).where(RoomRate.night >= bindparam("since"))
+)
+TAKEN_ROOMS = Query(  # rooms among ``room_ids`` taken on a night from ``first`` to ``last``
+    select(RoomNight.room_id).where(
+        RoomNight.room_id.in_(bindparam("room_ids", expanding=True)),
+        RoomNight.night >= bindparam("first"),
+        RoomNight.night <= bindparam("last"),
+    )
+)
+TAKEN_NIGHTS = Query(
+    select(RoomNight.night)
+    .where(
+        RoomNight.room_id == bindparam("room_id"),
+        RoomNight.night >= bindparam("first"),
+        RoomNight.night <= bindparam("last"),
+    )
+    .order_by(RoomNight.night)
+)
+TAKEN_NIGHTS_FROM = Query(
+    select(RoomNight.room_id, RoomNight.night).where(RoomNight.night >= bindparam("since"))
+)
+FREE_NIGHTS = Query(  # the room nights a hotel booking holds
+    delete(RoomNight).where(RoomNight.hotel_booking_id == bindparam("hotel_booking_id"))
+)
+# a hotel booking with what its result shows of its hotel, room and room type
+_HOTEL_BOOKING = (
+    select(
+        hotel_bookings_t,
+        Hotel.name.label("hotel_name"),
+        Room.number.label("room_number"),
+        RoomType.name.label("room_type"),
+    )
+    .join(hotels_t, Hotel.id == HotelBooking.hotel_id)
+    .join(rooms_t, Room.id == HotelBooking.room_id)
+    .join(room_types_t, RoomType.id == Room.room_type_id)
+)
+HOTEL_BOOKING = Query(_HOTEL_BOOKING.where(HotelBooking.id == bindparam("id")))
+HOTEL_BOOKINGS_OF = Query(
+    _HOTEL_BOOKING.where(HotelBooking.itinerary_id == bindparam("itinerary_id")).order_by(
+        HotelBooking.id
+    )
+)
+UPCOMING_STAYS = Query(
+    select(HotelBooking.id, HotelBooking.itinerary_id, HotelBooking.hotel_id)
+    .where(HotelBooking.status == "confirmed", HotelBooking.check_in > bindparam("after"))
+    .order_by(HotelBooking.id)
+)
+TRAVELLER = Query(select(travellers_t).where(Traveller.id == bindparam("id")))
+TRAVELLERS = Query(select(travellers_t).order_by(Traveller.id))
+TRAVELLER_BY_EMAIL = Query(select(travellers_t).where(Traveller.email == bindparam("email")))
+TRAVELLER_LAST_NAMES = Query(select(Traveller.last_name).order_by(Traveller.id))
+LOYALTY_OF = Query(
+    select(LoyaltyAccount.airline, LoyaltyAccount.number)
+    .where(LoyaltyAccount.traveller_id == bindparam("traveller_id"))
+    .order_by(LoyaltyAccount.id)
+)
+LOYALTY_AIRLINES = Query(select(LoyaltyAccount.traveller_id, LoyaltyAccount.airline))
+ITINERARY = Query(select(itineraries_t).where(Itinerary.id == bindparam("id")))
+LEDGER = Query(
+    select(Transaction.__table__)
+    .where(Transaction.itinerary_id == bindparam("itinerary_id"))
+    .order_by(Transaction.id)
+)
+BOOKABLE_ITINERARIES = Query(  # active, led by a traveller whose passport is valid to ``until``
+    select(Itinerary.id, Itinerary.traveller_id, Itinerary.name)
+    .join(travellers_t, Traveller.id == Itinerary.traveller_id)
+    .where(Itinerary.status == "active", Traveller.passport_expiry >= bindparam("until"))
+    .order_by(Itinerary.id)
+)
+
+
+@functools.cache
+def _flights_of_route(by_day: bool) -> tuple[Query, Query]:
+    """How many flights between airports match, and the first ``limit`` by departure: those
+    of one day (``start`` to ``end``) or every one from ``since``. search_flights'."""
+    stmt = select(flights_t).where(
+        Flight.origin.in_(bindparam("origins", expanding=True)),
+        Flight.destination.in_(bindparam("destinations", expanding=True)),
+    )
+    if by_day:
+        stmt = stmt.where(
+            Flight.departs_at >= bindparam("start"), Flight.departs_at < bindparam("end")
+        )
+    else:
+        stmt = stmt.where(Flight.departs_at >= bindparam("since"))
+    count = Query(select(func.count()).select_from(stmt.subquery()))
+    rows = Query(stmt.order_by(Flight.departs_at, Flight.id).limit(bindparam("limit")))
+    return count, rows
+
+
+@functools.cache
+def _travellers_matching(by_text: bool) -> Query:
+    """Travellers by name, at most ``limit``, optionally matching a text: find_travellers'."""
+    stmt = select(travellers_t)
+    if by_text:
+        full = Traveller.first_name + " " + Traveller.last_name
+        stmt = stmt.where(contains(bindparam("pattern"), full, Traveller.email, Traveller.id))
+    return Query(
+        stmt.order_by(Traveller.last_name, Traveller.first_name, Traveller.id).limit(
+            bindparam("limit")
+        )
+    )
+
+
+@functools.cache
+def _itineraries_of(by_status: bool) -> tuple[Query, Query]:
+    """How many itineraries a traveller leads or flies on match (optionally of one
+    ``status``), and the newest ``limit`` of them: list_itineraries'."""
+    flies = select(FlightBooking.itinerary_id).where(
+        FlightBooking.traveller_id == bindparam("traveller_id")
+    )
+    stmt = select(itineraries_t).where(
+        or_(Itinerary.traveller_id == bindparam("traveller_id"), Itinerary.id.in_(flies))
+    )
+    if by_status:
+        stmt = stmt.where(Itinerary.status == bindparam("status"))
+    count = Query(select(func.count()).select_from(stmt.subquery()))
+    rows = Query(
+        stmt.order_by(Itinerary.created_at.desc(), Itinerary.id.desc()).limit(bindparam("limit"))
+    )
+    return count, rows
+
+
 # ----------------------------------------------------------------- helpers
 def _broken(rule: str, detail: str) -> PreconditionFailed:
     """The error for a failed business rule: it names the rule, then says what to do."""
@@ -430,7 +662,8 @@ def _stamp(value: dt.datetime | None) -> str | None:
     return value.isoformat(timespec="minutes") if value is not None else None
 
 
-def _name(t: Traveller) -> str:
+def _name(t: Any) -> str:
+    """A traveller's name (any row with their ``first_name`` and ``last_name``)."""
     return f"{t.first_name} {t.last_name}"
 
 
@@ -456,26 +689,20 @@ def _airports(text: str, name: str) -> list[str]:
 
 
 def _booked_seats(ctx: ToolContext, flight_id: str) -> set[str]:
-    return set(
-        ctx.db.scalars(
-            select(FlightBooking.seat).where(
-                FlightBooking.flight_id == flight_id, FlightBooking.status == "confirmed"
-            )
-        )
-    )
+    return set(ctx.sql.scalars(BOOKED_SEATS, flight_id=flight_id))
 
 
-def _free_seats(ctx: ToolContext, flight: Flight, cabin: str) -> list[str]:
-    """Free seats of a cabin in seat-map order."""
+def _free_seats(ctx: ToolContext, flight: Any, cabin: str) -> list[str]:
+    """Free seats of a cabin in seat-map order (``flight``: a row of ``flights``)."""
     gone = set(flight.occupied.split()) | _booked_seats(ctx, flight.id)
     return [s for s in seat_map(flight.aircraft, cabin) if s not in gone]
 
 
-def _open(ctx: ToolContext, flight: Flight) -> bool:
+def _open(ctx: ToolContext, flight: Any) -> bool:
     return flight.departs_at - ctx.now >= CUTOFF
 
 
-def _require_open(ctx: ToolContext, flight: Flight, what: str) -> None:
+def _require_open(ctx: ToolContext, flight: Any, what: str) -> None:
     if not _open(ctx, flight):
         when = "has departed" if flight.departs_at <= ctx.now else "departs in under 2 hours"
         raise _broken(
@@ -486,11 +713,13 @@ def _require_open(ctx: ToolContext, flight: Flight, what: str) -> None:
         )
 
 
-def _fare(flight: Flight, cabin: str, fare_class: str) -> Fare:
-    for fare in flight.fares:
+def _fare(ctx: ToolContext, flight: Any, cabin: str, fare_class: str) -> Any:
+    """The flight's fare of a cabin and fare class (a row of ``fares``)."""
+    offers = ctx.sql.all(FARES, flight_id=flight.id)
+    for fare in offers:
         if fare.cabin == cabin and fare.fare_class == fare_class:
             return fare
-    offered = ", ".join(f"{f.cabin} {f.fare_class}" for f in flight.fares)
+    offered = ", ".join(f"{f.cabin} {f.fare_class}" for f in offers)
     raise _broken(
         "fare_not_offered",
         f"flight {flight.number} ({flight.id}, {flight.aircraft}) sells no {fare_class} fare in "
@@ -498,7 +727,7 @@ def _fare(flight: Flight, cabin: str, fare_class: str) -> Fare:
     )
 
 
-def _check_passport(t: Traveller, flight: Flight) -> None:
+def _check_passport(t: Any, flight: Any) -> None:
     intl = is_international(flight.origin, flight.destination)
     if not passport_valid_for(t.passport_expiry, flight.departs_at.date(), intl):
         need = flight.departs_at.date() + dt.timedelta(days=PASSPORT_MARGIN_DAYS if intl else 0)
@@ -511,7 +740,7 @@ def _check_passport(t: Traveller, flight: Flight) -> None:
         )
 
 
-def _check_seat(ctx: ToolContext, flight: Flight, cabin: str, seat: str) -> None:
+def _check_seat(ctx: ToolContext, flight: Any, cabin: str, seat: str) -> None:
     free = _free_seats(ctx, flight, cabin)
     if not free:
         raise _broken(
@@ -535,16 +764,8 @@ def _check_seat(ctx: ToolContext, flight: Flight, cabin: str, seat: str) -> None
         )
 
 
-def _check_not_on(ctx: ToolContext, t: Traveller, flight: Flight) -> None:
-    other = ctx.db.scalar(
-        select(FlightBooking.id)
-        .where(
-            FlightBooking.traveller_id == t.id,
-            FlightBooking.flight_id == flight.id,
-            FlightBooking.status == "confirmed",
-        )
-        .order_by(FlightBooking.id)
-    )
+def _check_not_on(ctx: ToolContext, t: Any, flight: Any) -> None:
+    other = ctx.sql.scalar(BOOKING_ON_FLIGHT, traveller_id=t.id, flight_id=flight.id)
     if other is not None:
         raise _taken(
             "already_on_flight",
@@ -557,7 +778,7 @@ def _seat(text: str) -> str:
     return text.strip().upper()
 
 
-def _active(itin: Itinerary) -> None:
+def _active(itin: Any) -> None:
     if itin.status != "active":
         raise _broken(
             "itinerary_cancelled",
@@ -566,7 +787,7 @@ def _active(itin: Itinerary) -> None:
         )
 
 
-def _confirmed(booking: FlightBooking | HotelBooking, booking_id: str) -> None:
+def _confirmed(booking: Any, booking_id: str) -> None:
     if booking.status != "confirmed":
         raise _broken(
             "booking_cancelled",
@@ -577,7 +798,7 @@ def _confirmed(booking: FlightBooking | HotelBooking, booking_id: str) -> None:
 
 def _txn(
     ctx: ToolContext,
-    itin: Itinerary,
+    itinerary_id: str,
     kind: str,
     amount: Decimal,
     memo: str,
@@ -585,9 +806,12 @@ def _txn(
     flight: str | None = None,
     hotel: str | None = None,
 ) -> str:
-    txn = Transaction(
-        id=next_id(ctx, Transaction.id, "txn", 5),
-        itinerary_id=itin.id,
+    """Write a line of an itinerary's ledger; its id."""
+    txn_id = next_id(ctx, Transaction.id, "txn", 5)
+    ctx.sql.insert(
+        Transaction,
+        id=txn_id,
+        itinerary_id=itinerary_id,
         flight_booking_id=flight,
         hotel_booking_id=hotel,
         kind=kind,
@@ -595,17 +819,18 @@ def _txn(
         memo=memo[:200],
         created_at=ctx.now,
     )
-    ctx.db.add(txn)
-    ctx.db.flush()
-    return txn.id
+    return txn_id
 
 
-def _summary(ctx: ToolContext, f: Flight, cabin: str | None = None) -> FlightSummary:
+def _summary(
+    ctx: ToolContext, f: Any, offers: list[Any], cabin: str | None = None
+) -> FlightSummary:
+    """A flight (a row of ``flights``) with its fares (``offers``, rows of ``fares``)."""
     cabins: list[CabinBrief] = []
     for c in LAYOUTS[f.aircraft]:
         if cabin is not None and c != cabin:
             continue
-        prices = [x.base + x.taxes for x in f.fares if x.cabin == c]
+        prices = [x.base + x.taxes for x in offers if x.cabin == c]
         cabins.append(
             {
                 "cabin": c,
@@ -629,20 +854,20 @@ def _summary(ctx: ToolContext, f: Flight, cabin: str | None = None) -> FlightSum
     }
 
 
-def _flight_booking_out(ctx: ToolContext, b: FlightBooking) -> FlightBookingOut:
-    f = b.flight
-    live = b.status == "confirmed" and _open(ctx, f)
+def _flight_booking_out(ctx: ToolContext, b: Any) -> FlightBookingOut:
+    """``b``: a row of FLIGHT_BOOKING (the booking with its flight's and traveller's columns)."""
+    live = b.status == "confirmed" and _open(ctx, b)
     fee = change_fee(b.fare_class, b.cabin)
     return {
         "flight_booking_id": b.id,
         "itinerary_id": b.itinerary_id,
         "traveller_id": b.traveller_id,
-        "traveller_name": _name(b.traveller),
-        "flight_id": f.id,
-        "number": f.number,
-        "origin": f.origin,
-        "destination": f.destination,
-        "departs_at": f.departs_at.isoformat(timespec="minutes"),
+        "traveller_name": _name(b),
+        "flight_id": b.flight_id,
+        "number": b.number,
+        "origin": b.origin,
+        "destination": b.destination,
+        "departs_at": b.departs_at.isoformat(timespec="minutes"),
         "cabin": b.cabin,
         "fare_class": b.fare_class,
         "seat": b.seat,
@@ -660,21 +885,22 @@ def _flight_booking_out(ctx: ToolContext, b: FlightBooking) -> FlightBookingOut:
     }
 
 
-def _stay_started(ctx: ToolContext, b: HotelBooking) -> bool:
+def _stay_started(ctx: ToolContext, b: Any) -> bool:
     return ctx.now >= dt.datetime.combine(b.check_in, dt.time(15, 0))
 
 
-def _hotel_booking_out(ctx: ToolContext, b: HotelBooking) -> HotelBookingOut:
+def _hotel_booking_out(ctx: ToolContext, b: Any) -> HotelBookingOut:
+    """``b``: a row of HOTEL_BOOKING (the booking with its hotel's, room's and type's names)."""
     live = b.status == "confirmed" and not _stay_started(ctx, b)
     free_until = free_cancel_until(b.check_in) if b.rate_plan == "flexible" else None
     return {
         "hotel_booking_id": b.id,
         "itinerary_id": b.itinerary_id,
         "hotel_id": b.hotel_id,
-        "hotel_name": b.hotel.name,
+        "hotel_name": b.hotel_name,
         "room_id": b.room_id,
-        "room_number": b.room.number,
-        "room_type": b.room.room_type.name,
+        "room_number": b.room_number,
+        "room_type": b.room_type,
         "check_in": b.check_in.isoformat(),
         "check_out": b.check_out.isoformat(),
         "nights": (b.check_out - b.check_in).days,
@@ -693,10 +919,21 @@ def _hotel_booking_out(ctx: ToolContext, b: HotelBooking) -> HotelBookingOut:
     }
 
 
-def _itinerary_summary(ctx: ToolContext, itin: Itinerary) -> ItinerarySummary:
-    lead = ctx.db.get_one(Traveller, itin.traveller_id)
-    flights = [b for b in itin.flights if b.status == "confirmed"]
-    departures = sorted(b.flight.departs_at for b in flights)
+def _bookings(ctx: ToolContext, itinerary_id: str) -> tuple[list[Any], list[Any]]:
+    """An itinerary's flight bookings (FLIGHT_BOOKING rows) and hotel bookings
+    (HOTEL_BOOKING rows), each by id."""
+    return (
+        ctx.sql.all(FLIGHT_BOOKINGS_OF, itinerary_id=itinerary_id),
+        ctx.sql.all(HOTEL_BOOKINGS_OF, itinerary_id=itinerary_id),
+    )
+
+
+def _itinerary_summary(
+    ctx: ToolContext, itin: Any, flights: list[Any], hotels: list[Any]
+) -> ItinerarySummary:
+    lead = ctx.sql.one(TRAVELLER, id=itin.traveller_id)
+    confirmed = [b for b in flights if b.status == "confirmed"]
+    departures = sorted(b.departs_at for b in confirmed)
     return {
         "itinerary_id": itin.id,
         "name": itin.name,
@@ -704,22 +941,23 @@ def _itinerary_summary(ctx: ToolContext, itin: Itinerary) -> ItinerarySummary:
         "lead_traveller_name": _name(lead),
         "status": itin.status,
         "total_paid": itin.total_paid,
-        "confirmed_flights": len(flights),
-        "confirmed_hotels": sum(1 for h in itin.hotels if h.status == "confirmed"),
+        "confirmed_flights": len(confirmed),
+        "confirmed_hotels": sum(1 for h in hotels if h.status == "confirmed"),
         "first_departure": _stamp(departures[0]) if departures else None,
         "created_at": itin.created_at.isoformat(timespec="minutes"),
     }
 
 
-def _itinerary_detail(ctx: ToolContext, itin: Itinerary) -> ItineraryDetail:
-    flights = [_flight_booking_out(ctx, b) for b in itin.flights]
-    hotels = [_hotel_booking_out(ctx, b) for b in itin.hotels]
-    cancellable = itin.status == "active" and _blocker(ctx, itin) is None
+def _itinerary_detail(ctx: ToolContext, itin: Any) -> ItineraryDetail:
+    booked_flights, booked_hotels = _bookings(ctx, itin.id)
+    flights = [_flight_booking_out(ctx, b) for b in booked_flights]
+    hotels = [_hotel_booking_out(ctx, b) for b in booked_hotels]
+    cancellable = itin.status == "active" and _blocker(ctx, booked_flights, booked_hotels) is None
     refunds = [f["refund_if_cancelled"] for f in flights] + [
         h["refund_if_cancelled"] for h in hotels
     ]
     return {
-        **_itinerary_summary(ctx, itin),
+        **_itinerary_summary(ctx, itin, booked_flights, booked_hotels),
         "currency": CURRENCY,
         "flights": flights,
         "hotels": hotels,
@@ -732,7 +970,7 @@ def _itinerary_detail(ctx: ToolContext, itin: Itinerary) -> ItineraryDetail:
                 "memo": t.memo,
                 "created_at": t.created_at.isoformat(timespec="minutes"),
             }
-            for t in itin.ledger
+            for t in ctx.sql.all(LEDGER, itinerary_id=itin.id)
         ],
         "refund_if_cancelled": sum((r for r in refunds if r is not None), ZERO)
         if cancellable
@@ -740,21 +978,22 @@ def _itinerary_detail(ctx: ToolContext, itin: Itinerary) -> ItineraryDetail:
     }
 
 
-def _blocker(ctx: ToolContext, itin: Itinerary) -> str | None:
-    """Why the itinerary cannot be cancelled as a whole, or ``None``."""
-    for b in itin.flights:
-        if b.status == "confirmed" and not _open(ctx, b.flight):
+def _blocker(ctx: ToolContext, flights: list[Any], hotels: list[Any]) -> str | None:
+    """Why an itinerary with these bookings (FLIGHT_BOOKING and HOTEL_BOOKING rows) cannot
+    be cancelled as a whole, or ``None``."""
+    for b in flights:
+        if b.status == "confirmed" and not _open(ctx, b):
             return (
-                f"flight booking {b.id} (flight {b.flight.number} on "
-                f"{_stamp(b.flight.departs_at)}) has departed or closes within 2 hours"
+                f"flight booking {b.id} (flight {b.number} on "
+                f"{_stamp(b.departs_at)}) has departed or closes within 2 hours"
             )
-    for h in itin.hotels:
+    for h in hotels:
         if h.status == "confirmed" and _stay_started(ctx, h):
-            return f"hotel booking {h.id} at {h.hotel.name} started on {h.check_in.isoformat()}"
+            return f"hotel booking {h.id} at {h.hotel_name} started on {h.check_in.isoformat()}"
     return None
 
 
-def _traveller_out(t: Traveller) -> TravellerOut:
+def _traveller_out(ctx: ToolContext, t: Any) -> TravellerOut:
     return {
         "traveller_id": t.id,
         "name": _name(t),
@@ -765,7 +1004,7 @@ def _traveller_out(t: Traveller) -> TravellerOut:
         "passport_expiry": t.passport_expiry.isoformat(),
         "loyalty": [
             {"airline": a.airline, "airline_name": AIRLINES[a.airline], "number": a.number}
-            for a in t.loyalty
+            for a in ctx.sql.all(LOYALTY_OF, traveller_id=t.id)
         ],
     }
 
@@ -789,38 +1028,23 @@ def _stay(ctx: ToolContext, check_in: str, check_out: str) -> list[dt.date]:
 
 
 def _rates(ctx: ToolContext, room_type_id: str, nights: list[dt.date]) -> dict[dt.date, Decimal]:
-    found = ctx.db.execute(
-        select(RoomRate.night, RoomRate.rate)
-        .where(
-            RoomRate.room_type_id == room_type_id,
-            RoomRate.night >= nights[0],
-            RoomRate.night <= nights[-1],
-        )
-        .order_by(RoomRate.night)
-    )
-    return {night: rate for night, rate in found}
+    found = ctx.sql.all(RATES, room_type_id=room_type_id, first=nights[0], last=nights[-1])
+    return {r.night: r.rate for r in found}
 
 
 def _taken_nights(ctx: ToolContext, room_ids: list[str], nights: list[dt.date]) -> set[str]:
     """Rooms among ``room_ids`` that are taken on any of ``nights``."""
-    return set(
-        ctx.db.scalars(
-            select(RoomNight.room_id).where(
-                RoomNight.room_id.in_(room_ids),
-                RoomNight.night >= nights[0],
-                RoomNight.night <= nights[-1],
-            )
-        )
-    )
+    return set(ctx.sql.scalars(TAKEN_ROOMS, room_ids=room_ids, first=nights[0], last=nights[-1]))
 
 
-def _room_types(ctx: ToolContext, hotel: Hotel, nights: list[dt.date]) -> list[RoomTypeOut]:
+def _room_types(ctx: ToolContext, hotel_id: str, nights: list[dt.date]) -> list[RoomTypeOut]:
     out: list[RoomTypeOut] = []
-    for rt in hotel.room_types:
+    for rt in ctx.sql.all(ROOM_TYPES_OF, hotel_id=hotel_id):
         rates = _rates(ctx, rt.id, nights)
         on_sale = len(rates) == len(nights)
-        busy = _taken_nights(ctx, [r.id for r in rt.rooms], nights)
-        free = [r for r in rt.rooms if r.id not in busy] if on_sale else []
+        its_rooms = ctx.sql.all(ROOMS_OF_TYPE, room_type_id=rt.id)
+        busy = _taken_nights(ctx, [r.id for r in its_rooms], nights)
+        free = [r for r in its_rooms if r.id not in busy] if on_sale else []
         out.append(
             {
                 "room_type": rt.name,
@@ -845,11 +1069,11 @@ def _room_types(ctx: ToolContext, hotel: Hotel, nights: list[dt.date]) -> list[R
 
 
 def _check_change(
-    ctx: ToolContext, b: FlightBooking, new: Flight
-) -> tuple[Fare, tuple[Decimal, Decimal, Decimal]]:
-    """Every rule of moving ``b`` to ``new`` (seat aside): the new fare and its cost."""
+    ctx: ToolContext, b: Any, old: Any, new: Any
+) -> tuple[Any, tuple[Decimal, Decimal, Decimal]]:
+    """Every rule of moving ``b`` from flight ``old`` to ``new`` (seat aside): the new fare
+    (a row of ``fares``) and its cost."""
     _confirmed(b, b.id)
-    old = b.flight
     if change_fee(b.fare_class, b.cabin) is None:
         raise _broken(
             "fare_not_changeable",
@@ -872,15 +1096,17 @@ def _check_change(
             "for another route cancel and book anew.",
         )
     _require_open(ctx, new, "booked")
-    fare = _fare(new, b.cabin, b.fare_class)
-    _check_passport(b.traveller, new)
-    _check_not_on(ctx, b.traveller, new)
+    fare = _fare(ctx, new, b.cabin, b.fare_class)
+    traveller = ctx.sql.one(TRAVELLER, id=b.traveller_id)
+    _check_passport(traveller, new)
+    _check_not_on(ctx, traveller, new)
     cost = change_cost(b.fare_class, b.cabin, b.base_fare + b.taxes, fare.base + fare.taxes)
     return fare, cost
 
 
-def _cancel_flight(ctx: ToolContext, b: FlightBooking) -> Cancelled:
-    itin = b.itinerary
+def _cancel_flight(ctx: ToolContext, b: Any) -> Cancelled:
+    """Cancel a confirmed flight booking (a row with the columns of ``flight_bookings``)."""
+    itin = ctx.sql.one(ITINERARY, id=b.itinerary_id)
     paid = b.amount_paid
     refund = flight_refund(b.fare_class, b.base_fare, b.taxes)
     rule = (
@@ -888,16 +1114,18 @@ def _cancel_flight(ctx: ToolContext, b: FlightBooking) -> Cancelled:
         if FARE_RULES[b.fare_class]["refundable"]
         else f"{b.fare_class} fare: only the taxes are refunded"
     )
-    b.status, b.cancelled_at = "cancelled", ctx.now
+    changes: dict[str, Any] = {"status": "cancelled", "cancelled_at": ctx.now}
+    if refund > 0:
+        changes["refunded"] = b.refunded + refund
+        changes["amount_paid"] = b.amount_paid - refund
+        itin = ctx.sql.update(Itinerary, itin, total_paid=itin.total_paid - refund)
+    b = ctx.sql.update(FlightBooking, b, **changes)
     ids = []
     if refund > 0:
-        b.refunded = b.refunded + refund
-        b.amount_paid = b.amount_paid - refund
-        itin.total_paid = itin.total_paid - refund
         ids.append(
             _txn(
                 ctx,
-                itin,
+                itin.id,
                 "refund",
                 refund,
                 f"Refund of ticket {b.id} ({b.fare_class} fare)",
@@ -917,8 +1145,10 @@ def _cancel_flight(ctx: ToolContext, b: FlightBooking) -> Cancelled:
     }
 
 
-def _cancel_hotel(ctx: ToolContext, b: HotelBooking) -> Cancelled:
-    itin = b.itinerary
+def _cancel_hotel(ctx: ToolContext, b: Any) -> Cancelled:
+    """Cancel a confirmed hotel booking (a row with the columns of ``hotel_bookings``) and
+    free its room nights."""
+    itin = ctx.sql.one(ITINERARY, id=b.itinerary_id)
     paid = b.amount_paid
     refund = hotel_refund(b.rate_plan, b.total, b.first_night, b.check_in, ctx.now)
     if b.rate_plan == "non_refundable":
@@ -927,29 +1157,25 @@ def _cancel_hotel(ctx: ToolContext, b: HotelBooking) -> Cancelled:
         rule = "flexible rate cancelled 48 hours or more before check-in: refunded in full"
     else:
         rule = "flexible rate cancelled within 48 hours of check-in: the first night is kept"
-    for night in list(
-        ctx.db.scalars(
-            select(RoomNight).where(RoomNight.hotel_booking_id == b.id).order_by(RoomNight.night)
-        )
-    ):
-        ctx.db.delete(night)
-    b.status, b.cancelled_at = "cancelled", ctx.now
+    changes: dict[str, Any] = {"status": "cancelled", "cancelled_at": ctx.now}
+    if refund > 0:
+        changes["refunded"] = b.refunded + refund
+        changes["amount_paid"] = b.amount_paid - refund
+        itin = ctx.sql.update(Itinerary, itin, total_paid=itin.total_paid - refund)
+    ctx.sql.run(FREE_NIGHTS, hotel_booking_id=b.id)
+    b = ctx.sql.update(HotelBooking, b, **changes)
     ids = []
     if refund > 0:
-        b.refunded = b.refunded + refund
-        b.amount_paid = b.amount_paid - refund
-        itin.total_paid = itin.total_paid - refund
         ids.append(
             _txn(
                 ctx,
-                itin,
+                itin.id,
                 "refund",
                 refund,
                 f"Refund of hotel booking {b.id} ({b.rate_plan} rate)",
                 hotel=b.id,
             )
         )
-    ctx.db.flush()
     return {
         "booking_id": b.id,
         "itinerary_id": itin.id,
@@ -981,12 +1207,12 @@ def _passport_no(ctx: ToolContext, rng: random.Random) -> str:
 
 
 def _city(ctx: ToolContext, rng: random.Random) -> str:
-    cities = sorted(set(ctx.db.scalars(select(Hotel.city).order_by(Hotel.city))))
+    cities = sorted(set(ctx.sql.scalars(HOTEL_CITIES)))
     return rng.choice(cities)
 
 
 def _traveller_word(ctx: ToolContext, rng: random.Random) -> str:
-    names = list(ctx.db.scalars(select(Traveller.last_name).order_by(Traveller.id)))
+    names = ctx.sql.scalars(TRAVELLER_LAST_NAMES)
     return rng.choice(names)
 
 
@@ -1038,20 +1264,20 @@ def search_flights(
         "cabins": [{"cabin": "economy", "seats_left": 23, "lowest_total": "121.48"}], ...}]}.
     """
     origins, destinations = _airports(origin, "origin"), _airports(destination, "destination")
-    stmt = select(Flight).where(Flight.origin.in_(origins), Flight.destination.in_(destinations))
     day = parse_date(date, "date") if date is not None else None
+    route: dict[str, Any] = {"origins": origins, "destinations": destinations}
     if day is not None:
         start = dt.datetime.combine(day, dt.time())
-        stmt = stmt.where(Flight.departs_at >= start, Flight.departs_at < start + dt.timedelta(1))
+        route.update(start=start, end=start + dt.timedelta(1))
     else:
-        stmt = stmt.where(Flight.departs_at >= ctx.now)
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    flights = ctx.db.scalars(stmt.order_by(Flight.departs_at, Flight.id).limit(limit))
+        route.update(since=ctx.now)
+    count, matching = _flights_of_route(day is not None)
+    total = ctx.sql.scalar(count, **route) or 0
     out = []
-    for f in flights:
+    for f in ctx.sql.all(matching, **route, limit=limit):
         if cabin is not None and cabin not in LAYOUTS[f.aircraft]:
             continue
-        out.append(_summary(ctx, f, cabin))
+        out.append(_summary(ctx, f, ctx.sql.all(FARES, flight_id=f.id), cabin))
     return {
         "origin": origins,
         "destination": destinations,
@@ -1078,6 +1304,7 @@ def get_flight(ctx: ToolContext, flight_id: FlightRow) -> FlightDetail:
         "refundable": false, "refund_if_cancelled": "32.49"}, ...], "currency": "EUR"}.
     """
     f = flight_id
+    offers = ctx.sql.all(FARES, flight_id=f.id)
     fares: list[FareOut] = [
         {
             "cabin": x.cabin,
@@ -1090,9 +1317,9 @@ def get_flight(ctx: ToolContext, flight_id: FlightRow) -> FlightDetail:
             "refundable": bool(FARE_RULES[x.fare_class]["refundable"]),
             "refund_if_cancelled": flight_refund(x.fare_class, x.base, x.taxes),
         }
-        for x in f.fares
+        for x in offers
     ]
-    return {**_summary(ctx, f), "fares": fares, "currency": CURRENCY}
+    return {**_summary(ctx, f, offers), "fares": fares, "currency": CURRENCY}
 
 
 @server.tool(
@@ -1163,12 +1390,9 @@ def search_hotels(
     """
     nights = _stay(ctx, check_in, check_out)
     text = " ".join(city.split())
-    hotels = list(
-        ctx.db.scalars(select(Hotel).where(contains(text, Hotel.city)).order_by(Hotel.id))
-    )
     out: list[HotelBrief] = []
-    for h in hotels:
-        fitting = [t for t in _room_types(ctx, h, nights) if t["max_guests"] >= guests]
+    for h in ctx.sql.all(HOTELS_IN_CITY, pattern=search_pattern(text)):
+        fitting = [t for t in _room_types(ctx, h.id, nights) if t["max_guests"] >= guests]
         totals = [t["total_flexible"] for t in fitting if t["rooms_available"]]
         out.append(
             {
@@ -1235,7 +1459,7 @@ def get_hotel_availability(
         "check_out": (nights[-1] + dt.timedelta(days=1)).isoformat(),
         "nights": len(nights),
         "currency": CURRENCY,
-        "room_types": _room_types(ctx, h, nights),
+        "room_types": _room_types(ctx, h.id, nights),
     }
 
 
@@ -1261,15 +1485,13 @@ def find_travellers(
         "passport_number": "CA1234567", "passport_expiry": "2029-03-31", "loyalty":
         [{"airline": "TP", "number": "TP123456789"}], ...}].
     """
-    stmt = select(Traveller)
     text = " ".join((query or "").split())
+    matching = _travellers_matching(bool(text))
     if text:
-        full = Traveller.first_name + " " + Traveller.last_name
-        stmt = stmt.where(contains(text, full, Traveller.email, Traveller.id))
-    rows = ctx.db.scalars(
-        stmt.order_by(Traveller.last_name, Traveller.first_name, Traveller.id).limit(limit)
-    )
-    return [_traveller_out(t) for t in rows]
+        rows = ctx.sql.all(matching, pattern=search_pattern(text), limit=limit)
+    else:
+        rows = ctx.sql.all(matching, limit=limit)
+    return [_traveller_out(ctx, t) for t in rows]
 
 
 @server.tool(
@@ -1295,18 +1517,16 @@ def list_itineraries(
         "confirmed_flights": 2, "confirmed_hotels": 1, ...}]}.
     """
     t = traveller_id
-    flies = select(FlightBooking.itinerary_id).where(FlightBooking.traveller_id == t.id)
-    stmt = select(Itinerary).where(or_(Itinerary.traveller_id == t.id, Itinerary.id.in_(flies)))
+    which: dict[str, Any] = {"traveller_id": t.id}
     if status is not None:
-        stmt = stmt.where(Itinerary.status == status)
-    total = ctx.db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = ctx.db.scalars(
-        stmt.order_by(Itinerary.created_at.desc(), Itinerary.id.desc()).limit(limit)
-    )
+        which["status"] = status
+    count, matching = _itineraries_of(status is not None)
+    total = ctx.sql.scalar(count, **which) or 0
+    rows = ctx.sql.all(matching, **which, limit=limit)
     return {
         "traveller_id": t.id,
         "total": total,
-        "itineraries": [_itinerary_summary(ctx, i) for i in rows],
+        "itineraries": [_itinerary_summary(ctx, i, *_bookings(ctx, i.id)) for i in rows],
     }
 
 
@@ -1355,7 +1575,8 @@ def quote_flight_change(
         "seats_left": 12, ...}.
     """
     b, new = flight_booking_id, new_flight_id
-    fare, (fee, extra, residual) = _check_change(ctx, b, new)
+    old = ctx.sql.one(FLIGHT, id=b.flight_id)
+    fare, (fee, extra, residual) = _check_change(ctx, b, old, new)
     return {
         "flight_booking_id": b.id,
         "from_flight_id": b.flight_id,
@@ -1430,15 +1651,17 @@ def create_traveller(
             f"passport_expiry {expiry.isoformat()} is not in the future; an expired passport "
             "cannot be recorded. Ask the traveller for their current passport."
         )
-    other = ctx.db.scalar(select(Traveller).where(Traveller.email == mail))
+    other = ctx.sql.first(TRAVELLER_BY_EMAIL, email=mail)
     if other is not None:
         raise _taken(
             "email_taken",
             f"{mail} already belongs to {_name(other)} ({other.id}); nothing was created. Use "
             "that traveller, or ask for another email.",
         )
-    t = Traveller(
-        id=next_id(ctx, Traveller.id, "trv", 4),
+    traveller_id = next_id(ctx, Traveller.id, "trv", 4)
+    ctx.sql.insert(
+        Traveller,
+        id=traveller_id,
         first_name=_one_line(first_name, "first_name"),
         last_name=_one_line(last_name, "last_name"),
         email=mail,
@@ -1448,9 +1671,7 @@ def create_traveller(
         passport_expiry=expiry,
         created_at=ctx.now,
     )
-    ctx.db.add(t)
-    ctx.db.flush()
-    return _traveller_out(t)
+    return _traveller_out(ctx, ctx.sql.one(TRAVELLER, id=traveller_id))
 
 
 @server.tool(
@@ -1486,10 +1707,10 @@ def update_passport(
         raise InvalidArgument(
             f"passport_expiry {expiry.isoformat()} is not in the future; record a valid passport."
         )
-    t.passport_number = passport_number.strip().upper()
-    t.passport_expiry = expiry
-    ctx.db.flush()
-    return _traveller_out(t)
+    t = ctx.sql.update(
+        Traveller, t, passport_number=passport_number.strip().upper(), passport_expiry=expiry
+    )
+    return _traveller_out(ctx, t)
 
 
 @server.tool(
@@ -1527,40 +1748,28 @@ def add_loyalty_number(
             f"a {AIRLINES[airline]} loyalty number starts with {airline}, such as "
             f"{airline}123456789; got {code!r}."
         )
-    mine = next((a for a in t.loyalty if a.airline == airline), None)
+    mine = next(
+        (a for a in ctx.sql.all(LOYALTY_OF, traveller_id=t.id) if a.airline == airline), None
+    )
     if mine is not None:
         raise _taken(
             "loyalty_already_registered",
             f"{_name(t)} ({t.id}) already has {AIRLINES[airline]} number {mine.number}; "
             "nothing was added. A traveller keeps one number per airline.",
         )
-    ctx.db.add(
-        LoyaltyAccount(
-            id=next_id(ctx, LoyaltyAccount.id, "loy", 4),
-            traveller_id=t.id,
-            airline=airline,
-            number=code,
-        )
+    ctx.sql.insert(
+        LoyaltyAccount,
+        id=next_id(ctx, LoyaltyAccount.id, "loy", 4),
+        traveller_id=t.id,
+        airline=airline,
+        number=code,
     )
-    upcoming = ctx.db.scalars(
-        select(FlightBooking)
-        .join(Flight, Flight.id == FlightBooking.flight_id)
-        .where(
-            FlightBooking.traveller_id == t.id,
-            FlightBooking.status == "confirmed",
-            FlightBooking.loyalty_number.is_(None),
-            Flight.airline == airline,
-            Flight.departs_at > ctx.now,
-        )
-        .order_by(FlightBooking.id)
+    updated = ctx.sql.scalars(
+        UPCOMING_WITHOUT_LOYALTY, traveller_id=t.id, airline=airline, now=ctx.now
     )
-    updated = []
-    for b in list(upcoming):
-        b.loyalty_number = code
-        updated.append(b.id)
-    ctx.db.flush()
-    ctx.db.refresh(t)
-    return {**_traveller_out(t), "bookings_updated": updated}
+    for booking_id in updated:
+        ctx.sql.update_by_key(FlightBooking, booking_id, loyalty_number=code)
+    return {**_traveller_out(ctx, t), "bookings_updated": updated}
 
 
 @server.tool(
@@ -1585,8 +1794,10 @@ def create_itinerary(
         {"itinerary_id": "itn_0036", "name": "Lisbon offsite", "status": "active",
         "total_paid": "0.00", "flights": [], "hotels": [], ...}.
     """
-    itin = Itinerary(
-        id=next_id(ctx, Itinerary.id, "itn", 4),
+    itinerary_id = next_id(ctx, Itinerary.id, "itn", 4)
+    ctx.sql.insert(
+        Itinerary,
+        id=itinerary_id,
         traveller_id=traveller_id.id,
         name=_one_line(name, "name"),
         status="active",
@@ -1594,10 +1805,7 @@ def create_itinerary(
         created_at=ctx.now,
         cancelled_at=None,
     )
-    ctx.db.add(itin)
-    ctx.db.flush()
-    ctx.db.refresh(itin)
-    return _itinerary_detail(ctx, itin)
+    return _itinerary_detail(ctx, ctx.sql.one(ITINERARY, id=itinerary_id))
 
 
 @server.tool(
@@ -1641,14 +1849,17 @@ def book_flight(
     place = _seat(seat)
     _active(itin)
     _require_open(ctx, f, "booked")
-    fare = _fare(f, cabin, fare_class)
+    fare = _fare(ctx, f, cabin, fare_class)
     _check_passport(t, f)
     _check_not_on(ctx, t, f)
     _check_seat(ctx, f, cabin, place)
-    card = next((a.number for a in t.loyalty if a.airline == f.airline), None)
+    cards = ctx.sql.all(LOYALTY_OF, traveller_id=t.id)
+    card = next((a.number for a in cards if a.airline == f.airline), None)
     amount = fare.base + fare.taxes
-    b = FlightBooking(
-        id=next_id(ctx, FlightBooking.id, "fb", 5),
+    booking_id = next_id(ctx, FlightBooking.id, "fb", 5)
+    ctx.sql.insert(
+        FlightBooking,
+        id=booking_id,
         itinerary_id=itin.id,
         traveller_id=t.id,
         flight_id=f.id,
@@ -1665,21 +1876,18 @@ def book_flight(
         booked_at=ctx.now,
         cancelled_at=None,
     )
-    ctx.db.add(b)
-    ctx.db.flush()
-    itin.total_paid = itin.total_paid + amount
+    itin = ctx.sql.update(Itinerary, itin, total_paid=itin.total_paid + amount)
     txn = _txn(
         ctx,
-        itin,
+        itin.id,
         "charge",
         amount,
         f"Ticket {f.number} {f.origin}-{f.destination} {f.departs_at:%Y-%m-%d}, {cabin} "
         f"{fare_class}, seat {place}",
-        flight=b.id,
+        flight=booking_id,
     )
-    ctx.db.refresh(b)
     return {
-        **_flight_booking_out(ctx, b),
+        **_flight_booking_out(ctx, ctx.sql.one(FLIGHT_BOOKING, id=booking_id)),
         "itinerary_total_paid": itin.total_paid,
         "transaction_ids": [txn],
     }
@@ -1710,13 +1918,13 @@ def change_seat(
     b = flight_booking_id
     place = _seat(seat)
     _confirmed(b, b.id)
-    _require_open(ctx, b.flight, "changed")
+    flight = ctx.sql.one(FLIGHT, id=b.flight_id)
+    _require_open(ctx, flight, "changed")
     if place == b.seat:
         raise InvalidArgument(f"booking {b.id} already has seat {place}; pick another seat.")
-    _check_seat(ctx, b.flight, b.cabin, place)
-    b.seat = place
-    ctx.db.flush()
-    return _flight_booking_out(ctx, b)
+    _check_seat(ctx, flight, b.cabin, place)
+    ctx.sql.update(FlightBooking, b, seat=place)
+    return _flight_booking_out(ctx, ctx.sql.one(FLIGHT_BOOKING, id=b.id))
 
 
 @server.tool(
@@ -1752,31 +1960,38 @@ def change_flight(
     """
     b, new = flight_booking_id, new_flight_id
     place = _seat(new_seat)
-    fare, (fee, extra, residual) = _check_change(ctx, b, new)
+    old = ctx.sql.one(FLIGHT, id=b.flight_id)
+    fare, (fee, extra, residual) = _check_change(ctx, b, old, new)
     _check_seat(ctx, new, b.cabin, place)
-    itin, old = b.itinerary, b.flight
+    itin = ctx.sql.one(ITINERARY, id=b.itinerary_id)
     route = f"{old.number} {old.departs_at:%Y-%m-%d %H:%M} to {new.number} {new.departs_at:%Y-%m-%d %H:%M}"
-    b.flight_id, b.seat = new.id, place
-    b.base_fare, b.taxes = fare.base, fare.taxes
-    b.changes += 1
-    b.amount_paid = b.amount_paid + fee + extra - residual
-    b.refunded = b.refunded + residual
-    itin.total_paid = itin.total_paid + fee + extra - residual
+    itin = ctx.sql.update(Itinerary, itin, total_paid=itin.total_paid + fee + extra - residual)
+    ctx.sql.update(
+        FlightBooking,
+        b,
+        flight_id=new.id,
+        seat=place,
+        base_fare=fare.base,
+        taxes=fare.taxes,
+        changes=b.changes + 1,
+        amount_paid=b.amount_paid + fee + extra - residual,
+        refunded=b.refunded + residual,
+    )
     ids = []
     if fee > 0:
-        ids.append(_txn(ctx, itin, "change_fee", fee, f"Change fee: {route}", flight=b.id))
+        ids.append(_txn(ctx, itin.id, "change_fee", fee, f"Change fee: {route}", flight=b.id))
     if extra > 0:
         ids.append(
-            _txn(ctx, itin, "fare_difference", extra, f"Fare difference: {route}", flight=b.id)
+            _txn(ctx, itin.id, "fare_difference", extra, f"Fare difference: {route}", flight=b.id)
         )
     if residual > 0:
         ids.append(
-            _txn(ctx, itin, "refund", residual, f"Fare difference refunded: {route}", flight=b.id)
+            _txn(
+                ctx, itin.id, "refund", residual, f"Fare difference refunded: {route}", flight=b.id
+            )
         )
-    ctx.db.flush()
-    ctx.db.refresh(b)
     return {
-        **_flight_booking_out(ctx, b),
+        **_flight_booking_out(ctx, ctx.sql.one(FLIGHT_BOOKING, id=b.id)),
         "change_fee_charged": fee,
         "fare_difference_charged": extra,
         "residual_refunded": residual,
@@ -1807,7 +2022,7 @@ def cancel_flight_booking(ctx: ToolContext, flight_booking_id: FlightBookingRow)
     """
     b = flight_booking_id
     _confirmed(b, b.id)
-    _require_open(ctx, b.flight, "cancelled")
+    _require_open(ctx, ctx.sql.one(FLIGHT, id=b.flight_id), "cancelled")
     return _cancel_flight(ctx, b)
 
 
@@ -1859,26 +2074,16 @@ def book_hotel(
             f"room {room.id} has no rate for {', '.join(missing[:5])}; those nights are not on "
             "sale yet. Choose earlier dates.",
         )
-    rt = room.room_type
+    rt = ctx.sql.one(ROOM_TYPE, id=room.room_type_id)
     if guests > rt.max_guests:
         raise _broken(
             "room_capacity",
             f"room {room.id} ({rt.name}) sleeps at most {rt.max_guests}, not {guests}. Pick a "
             "larger room type or book two rooms.",
         )
-    busy = sorted(
-        ctx.db.scalars(
-            select(RoomNight.night)
-            .where(
-                RoomNight.room_id == room.id,
-                RoomNight.night >= nights[0],
-                RoomNight.night <= nights[-1],
-            )
-            .order_by(RoomNight.night)
-        )
-    )
+    busy = ctx.sql.scalars(TAKEN_NIGHTS, room_id=room.id, first=nights[0], last=nights[-1])
     if busy:
-        siblings = [r.id for r in rt.rooms if r.id != room.id]
+        siblings = [r.id for r in ctx.sql.all(ROOMS_OF_TYPE, room_type_id=rt.id) if r.id != room.id]
         taken = _taken_nights(ctx, siblings, nights) if siblings else set()
         free = [r for r in siblings if r not in taken]
         hint = (
@@ -1893,9 +2098,11 @@ def book_hotel(
         )
     prices = [night_price(rates[n], rate_plan) for n in nights]
     total = sum(prices, ZERO)
-    hotel = ctx.db.get_one(Hotel, room.hotel_id)
-    b = HotelBooking(
-        id=next_id(ctx, HotelBooking.id, "hb", 5),
+    hotel = ctx.sql.one(HOTEL, id=room.hotel_id)
+    booking_id = next_id(ctx, HotelBooking.id, "hb", 5)
+    ctx.sql.insert(
+        HotelBooking,
+        id=booking_id,
         itinerary_id=itin.id,
         hotel_id=hotel.id,
         room_id=room.id,
@@ -1911,23 +2118,22 @@ def book_hotel(
         booked_at=ctx.now,
         cancelled_at=None,
     )
-    ctx.db.add(b)
-    ctx.db.flush()
-    for n in nights:
-        ctx.db.add(RoomNight(room_id=room.id, night=n, hotel_booking_id=b.id))
-    itin.total_paid = itin.total_paid + total
+    itin = ctx.sql.update(Itinerary, itin, total_paid=itin.total_paid + total)
+    ctx.sql.insert_many(
+        RoomNight,
+        [{"room_id": room.id, "night": n, "hotel_booking_id": booking_id} for n in nights],
+    )
     txn = _txn(
         ctx,
-        itin,
+        itin.id,
         "charge",
         total,
         f"{hotel.name}, room {room.number}, {len(nights)} nights from {nights[0].isoformat()} "
         f"({rate_plan})",
-        hotel=b.id,
+        hotel=booking_id,
     )
-    ctx.db.refresh(b)
     return {
-        **_hotel_booking_out(ctx, b),
+        **_hotel_booking_out(ctx, ctx.sql.one(HOTEL_BOOKING, id=booking_id)),
         "nightly_prices": [
             {"night": n.isoformat(), "rate": p} for n, p in zip(nights, prices, strict=True)
         ],
@@ -1992,7 +2198,8 @@ def cancel_itinerary(ctx: ToolContext, itinerary_id: ItineraryRow) -> ItineraryC
     """
     itin = itinerary_id
     _active(itin)
-    why = _blocker(ctx, itin)
+    flights, hotels = _bookings(ctx, itin.id)
+    why = _blocker(ctx, flights, hotels)
     if why is not None:
         raise _broken(
             "travel_started",
@@ -2000,14 +2207,14 @@ def cancel_itinerary(ctx: ToolContext, itinerary_id: ItineraryRow) -> ItineraryC
             "cancelled; cancel its other bookings one by one instead.",
         )
     done: list[Cancelled] = []
-    for b in list(itin.flights):
+    for b in flights:
         if b.status == "confirmed":
             done.append(_cancel_flight(ctx, b))
-    for h in list(itin.hotels):
+    for h in hotels:
         if h.status == "confirmed":
             done.append(_cancel_hotel(ctx, h))
-    itin.status, itin.cancelled_at = "cancelled", ctx.now
-    ctx.db.flush()
+    itin = ctx.sql.one(ITINERARY, id=itin.id)  # with the refunds taken off its total_paid
+    itin = ctx.sql.update(Itinerary, itin, status="cancelled", cancelled_at=ctx.now)
     return {
         "itinerary_id": itin.id,
         "status": itin.status,
@@ -2033,17 +2240,15 @@ def _pick(options: list[str], *key: object) -> str:
 def _flights(ctx: ToolContext) -> list[dict[str, Any]]:
     """Flights still open for booking, each with a cabin, fare class and seat that are free."""
     out = []
-    rows = ctx.db.scalars(
-        select(Flight).where(Flight.departs_at >= ctx.now + CUTOFF).order_by(Flight.id)
-    )
-    for f in rows:
+    for f in ctx.sql.all(OPEN_FLIGHTS, since=ctx.now + CUTOFF):
         for cabin in ("economy", "premium_economy", "business"):
             if cabin not in LAYOUTS[f.aircraft]:
                 continue
             free = _free_seats(ctx, f, cabin)
             if not free:
                 continue
-            classes = sorted({x.fare_class for x in f.fares if x.cabin == cabin})
+            offers = ctx.sql.all(FARES, flight_id=f.id)
+            classes = sorted({x.fare_class for x in offers if x.cabin == cabin})
             out.append(
                 {
                     "flight_id": f.id,
@@ -2068,9 +2273,12 @@ def _flights(ctx: ToolContext) -> list[dict[str, Any]]:
 )
 def _travellers(ctx: ToolContext) -> list[dict[str, Any]]:
     """Every traveller, with an airline they have no loyalty number with yet."""
+    airlines: dict[str, set[str]] = {}
+    for traveller_id, airline in ctx.sql.all(LOYALTY_AIRLINES):
+        airlines.setdefault(traveller_id, set()).add(airline)
     out = []
-    for t in ctx.db.scalars(select(Traveller).order_by(Traveller.id)):
-        have = {a.airline for a in t.loyalty}
+    for t in ctx.sql.all(TRAVELLERS):
+        have = airlines.get(t.id, set())
         free = [a for a in sorted(AIRLINES) if a not in have]
         airline = _pick(free, t.id, "airline") if free else None
         out.append(
@@ -2095,12 +2303,7 @@ def _travellers(ctx: ToolContext) -> list[dict[str, Any]]:
 def _itineraries(ctx: ToolContext) -> list[dict[str, Any]]:
     """Active itineraries whose lead traveller's passport allows any trip (new bookings fit)."""
     fine = ctx.now.date() + dt.timedelta(days=PASSPORT_MARGIN_DAYS + 40)
-    rows = ctx.db.execute(
-        select(Itinerary.id, Itinerary.traveller_id, Itinerary.name)
-        .join(Traveller, Traveller.id == Itinerary.traveller_id)
-        .where(Itinerary.status == "active", Traveller.passport_expiry >= fine)
-        .order_by(Itinerary.id)
-    )
+    rows = ctx.sql.all(BOOKABLE_ITINERARIES, until=fine)
     return [{"itinerary_id": i, "traveller_id": t, "name": n} for i, t, n in rows]
 
 
@@ -2114,14 +2317,8 @@ def _flight_bookings(ctx: ToolContext) -> list[dict[str, Any]]:
     """Confirmed bookings of flights still open, with a free seat to move to and, for a
     changeable fare, another flight of the route it can move to."""
     out = []
-    rows = ctx.db.scalars(
-        select(FlightBooking)
-        .join(Flight, Flight.id == FlightBooking.flight_id)
-        .where(FlightBooking.status == "confirmed", Flight.departs_at >= ctx.now + CUTOFF)
-        .order_by(FlightBooking.id)
-    )
-    for b in rows:
-        f = b.flight
+    for b in ctx.sql.all(OPEN_BOOKINGS, since=ctx.now + CUTOFF):
+        f = ctx.sql.one(FLIGHT, id=b.flight_id)
         free = [s for s in _free_seats(ctx, f, b.cabin) if s != b.seat]
         record: dict[str, Any] = {
             "flight_booking_id": b.id,
@@ -2130,23 +2327,23 @@ def _flight_bookings(ctx: ToolContext) -> list[dict[str, Any]]:
             "seat": _pick(free, b.id, "seat") if free else None,
         }
         if change_fee(b.fare_class, b.cabin) is not None:
-            options = ctx.db.scalars(
-                select(Flight)
-                .where(
-                    Flight.origin == f.origin,
-                    Flight.destination == f.destination,
-                    Flight.id != f.id,
-                    Flight.departs_at >= ctx.now + CUTOFF,
-                )
-                .order_by(Flight.departs_at, Flight.id)
+            options = ctx.sql.all(
+                OTHER_FLIGHTS_OF_ROUTE,
+                origin=f.origin,
+                destination=f.destination,
+                flight_id=f.id,
+                since=ctx.now + CUTOFF,
             )
             intl = is_international(f.origin, f.destination)
             for new in options:
                 seats = _free_seats(ctx, new, b.cabin) if b.cabin in LAYOUTS[new.aircraft] else []
                 if (
                     seats
-                    and any(x.cabin == b.cabin and x.fare_class == b.fare_class for x in new.fares)
-                    and passport_valid_for(b.traveller.passport_expiry, new.departs_at.date(), intl)
+                    and any(
+                        x.cabin == b.cabin and x.fare_class == b.fare_class
+                        for x in ctx.sql.all(FARES, flight_id=new.id)
+                    )
+                    and passport_valid_for(b.passport_expiry, new.departs_at.date(), intl)
                     and not _booked_by(ctx, b.traveller_id, new.id)
                 ):
                     record["new_flight_id"] = new.id
@@ -2157,18 +2354,8 @@ def _flight_bookings(ctx: ToolContext) -> list[dict[str, Any]]:
 
 
 def _booked_by(ctx: ToolContext, traveller_id: str, flight_id: str) -> bool:
-    return (
-        ctx.db.scalar(
-            select(func.count())
-            .select_from(FlightBooking)
-            .where(
-                FlightBooking.traveller_id == traveller_id,
-                FlightBooking.flight_id == flight_id,
-                FlightBooking.status == "confirmed",
-            )
-        )
-        or 0
-    ) > 0
+    booking = ctx.sql.scalar(BOOKING_ON_FLIGHT, traveller_id=traveller_id, flight_id=flight_id)
+    return booking is not None
 
 
 @server.entity(
@@ -2188,7 +2375,7 @@ def _hotels(ctx: ToolContext) -> list[dict[str, Any]]:
             "check_in": start.isoformat(),
             "check_out": (start + dt.timedelta(days=3)).isoformat(),
         }
-        for h in ctx.db.scalars(select(Hotel).order_by(Hotel.id))
+        for h in ctx.sql.all(HOTELS)
     ]
 
 
@@ -2203,22 +2390,17 @@ def _rooms(ctx: ToolContext) -> list[dict[str, Any]]:
     """Rooms with a stay (2-4 nights, 3-30 days ahead) that is free and on sale."""
     today = ctx.now.date()
     busy: dict[str, set[dt.date]] = {}
-    for room_id, night in ctx.db.execute(
-        select(RoomNight.room_id, RoomNight.night).where(RoomNight.night >= today)
-    ):
+    for room_id, night in ctx.sql.all(TAKEN_NIGHTS_FROM, since=today):
         busy.setdefault(room_id, set()).add(night)
     on_sale: dict[str, set[dt.date]] = {}
-    for type_id, night in ctx.db.execute(
-        select(RoomRate.room_type_id, RoomRate.night).where(RoomRate.night >= today)
-    ):
+    for type_id, night in ctx.sql.all(RATED_NIGHTS_FROM, since=today):
         on_sale.setdefault(type_id, set()).add(night)
     out = []
-    for room in ctx.db.scalars(select(Room).order_by(Room.id)):
-        rt = ctx.db.get_one(RoomType, room.room_type_id)
+    for room in ctx.sql.all(ROOMS_WITH_CAPACITY):
         length = 2 + stable_int(room.id, "len") % 3
         for offset in range(3 + stable_int(room.id, "start") % 20, 31):
             nights = [today + dt.timedelta(days=offset + n) for n in range(length)]
-            if all(n in on_sale.get(rt.id, set()) for n in nights) and not any(
+            if all(n in on_sale.get(room.room_type_id, set()) for n in nights) and not any(
                 n in busy.get(room.id, set()) for n in nights
             ):
                 out.append(
@@ -2227,7 +2409,7 @@ def _rooms(ctx: ToolContext) -> list[dict[str, Any]]:
                         "hotel_id": room.hotel_id,
                         "check_in": nights[0].isoformat(),
                         "check_out": (nights[-1] + dt.timedelta(days=1)).isoformat(),
-                        "guests": min(2, rt.max_guests),
+                        "guests": min(2, room.max_guests),
                     }
                 )
                 break
@@ -2243,9 +2425,5 @@ def _rooms(ctx: ToolContext) -> list[dict[str, Any]]:
 def _hotel_bookings(ctx: ToolContext) -> list[dict[str, Any]]:
     """Confirmed hotel bookings whose stay has not started (they can still be cancelled)."""
     start = (ctx.now - dt.timedelta(hours=15)).date()
-    rows = ctx.db.execute(
-        select(HotelBooking.id, HotelBooking.itinerary_id, HotelBooking.hotel_id)
-        .where(HotelBooking.status == "confirmed", HotelBooking.check_in > start)
-        .order_by(HotelBooking.id)
-    )
+    rows = ctx.sql.all(UPCOMING_STAYS, after=start)
     return [{"hotel_booking_id": i, "itinerary_id": it, "hotel_id": h} for i, it, h in rows]
