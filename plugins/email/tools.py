@@ -1668,7 +1668,6 @@ def create_label(
     phrasings=[
         "Label message {message_id} with {label_id}",
         "Put label {label_id} on email {message_id}",
-        "Take label {label_id} off message {message_id} (remove: {remove})",
     ],
 )
 def label_message(

@@ -65,6 +65,7 @@ from prove_gym.synth.render import (
     SLOT,
     RenderedTurn,
     Renderer,
+    can_leave_out,
     foreign_requests,
     usable_phrasings,
 )
@@ -77,7 +78,7 @@ from prove_gym.synth.validate import (
 )
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/5"
+GENERATOR = "prove_gym.synth/6"
 """Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
 ``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
 of ``final_state_hash`` unless a call changed their state (see
@@ -85,7 +86,8 @@ of ``final_state_hash`` unless a call changed their state (see
 states too; /4 shows failed calls the gold recovers from (steps with ``expect_error``) and
 records each gold result's outcome (``meta.outcomes``: success / partial / failure); /5 gives
 up calls that fail on the state (a failed attempt last in its turn, ``give_up`` in
-``meta.recoveries``)."""
+``meta.recoveries``); /6 puts references and omissions only where a noun phrase reads
+("where is my the first order" and "sell 10 the same instrument" are gone)."""
 
 GIVE_UP_KINDS = frozenset({"precondition_failed", "conflict"})
 """Error kinds of a call the gold may give up: the state, not the arguments, says no."""
@@ -773,6 +775,8 @@ class Conversation:
                     continue
                 if any(p.name not in slots for slots in fitting):
                     ranked[0].append((i, p.name))
+                elif not can_leave_out(step.tool, step.args, p.name):
+                    continue  # "a free some duration minutes-minute slot" is no request
                 elif p.entity is not None:
                     ranked[1].append((i, p.name))
                 else:

@@ -155,6 +155,189 @@ def usable_phrasings(spec: ToolSpec, args: Mapping[str, Any] | None = None) -> l
     return safe or fits
 
 
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Where a noun phrase ("the same event", "one of my events", "some end date") reads as
+# English in place of a slot: after the phrasing's opening verb, or after one of these.
+PREPOSITIONS = _word_set(
+    "about after against as at before between by for from in into near of on onto over "
+    "per than through to toward towards under until via with within without"
+)
+NOUN_PHRASE_AFTER = PREPOSITIONS | _word_set(
+    "am are be been can could did do does had has have i'm is may me must should us was "
+    "were will would and but if or so that then which"
+)
+DETERMINERS = _word_set("a an its my our the their this your")
+# The first words of a reference or an omission: "the same user", "that user", "one of my
+# users", "some end date".
+_REFERRING = _word_set("the that one some")
+
+
+def noun_phrase_slot(
+    phrasing: str,
+    name: str,
+    noun: str | None = None,
+    *,
+    labels: bool = True,
+    omission: bool = False,
+) -> str | None:
+    """``phrasing`` with ``{name}`` where a noun phrase can fill it, or None where none can.
+
+    A reference ("the same order") or an omission ("one of my orders", "some end date")
+    brings its own determiner and noun, so the words that named the value go: the
+    entity's ``noun`` ("order {order_id}", "the {label_id} label"), a determiner ("my {order_id}"), and (with
+    ``labels``) a label the phrasing put before the slot ("to trip {itinerary_id}", "the
+    ticket {booking_id}"). None when what stays before it is not a preposition, an auxiliary
+    or the phrasing's opening verb ("sell {quantity} {symbol}", "Could you {action}"),
+    when the slot is glued to text ("{duration_minutes}-minute", "'{text}'"), and for
+    an ``omission`` also when a noun follows it ("the {position} door", "the
+    {recurring_id} bill"), before "'s" (not "one of my customers's cart"), and where the
+    user says who they are ("I'm {customer_id}": not "I'm one of my customers").
+
+    >>> noun_phrase_slot("Where is my order {order_id}?", "order_id", "order")
+    'Where is {order_id}?'
+    >>> noun_phrase_slot("Add flight {flight_id} to trip {itinerary_id}", "itinerary_id")
+    'Add flight {flight_id} to {itinerary_id}'
+    >>> noun_phrase_slot("Sell {quantity} {symbol}", "symbol") is None
+    True
+    """
+    slot = "{" + name + "}"
+    start = phrasing.find(slot)
+    if start < 0:
+        return None
+    end = start + len(slot)
+    rest = phrasing[end:]
+    if noun and rest[: len(noun) + 1].lower() == " " + noun.lower():
+        after_noun = rest[len(noun) + 1 : len(noun) + 2]
+        if not after_noun or not (after_noun.isalnum() or after_noun == "_"):
+            rest = rest[len(noun) + 1 :]  # "the {label_id} label": the reference names it
+    if (start and phrasing[start - 1] != " ") or not (
+        rest[:1] in ("", " ", ",", ".", "?", "!", ":", ";", ")")
+        or (not omission and rest.startswith("'s "))
+    ):
+        return None
+    before = phrasing[:start].split()
+    if noun and before and before[-1].lower() == noun.lower():
+        before.pop()
+    while before and before[-1].lower() in DETERMINERS:
+        before.pop()
+
+    def reads(words_before: list[str]) -> bool:
+        if not words_before:
+            return True
+        last = words_before[-1]
+        if last.startswith("{") or last.endswith(("'", '"')):
+            return False
+        if omission and (last.endswith(":") or last.lower() in ("i'm", "am")):
+            return False
+        # the phrasing's opening verb: "Cancel {order_id}", "Please cancel {order_id}"
+        verb = 1 + (words_before[0].lower() == "please")
+        if len(words_before) == verb and last.lower() != "please":
+            return True
+        return last.endswith((",", ":", ";")) or last.lower() in NOUN_PHRASE_AFTER
+
+    if not reads(before):
+        # a label after a determiner or a preposition: "to trip {x}", "the ticket {x}"
+        if not labels or len(before) < 2 or before[-2].lower() not in DETERMINERS | PREPOSITIONS:
+            return None
+        before.pop()
+        while before and before[-1].lower() in DETERMINERS:
+            before.pop()
+        if not reads(before):
+            return None
+    if omission:
+        # "some end date" then a preposition, a conjunction or punctuation; not a noun,
+        # another value ("add some first name {last_name}") or "a month"
+        following = rest.split()[0].lower() if rest.split() else ""
+        word = following[:1].isalnum() or following.startswith("{")
+        if word and following not in NOUN_PHRASE_AFTER:
+            return None
+    return " ".join(before) + (" " if before else "") + slot + rest
+
+
+# Units a phrasing writes after a number ("{speed_kph} km/h", "{minutes_before} minutes",
+# "{position}%", "a {duration_minutes}-minute slot"): a measure a user can leave unsaid.
+UNITS = _word_set(
+    "% c days degrees f h hour hours k kelvin km km/h kph min mins minute minutes mph percent "
+    "seconds"
+)
+# The preposition that leads to a measure and goes with it: "change the speed [to 80 km/h]".
+_MEASURE_LEAD = _word_set("at by for to")
+
+
+def without_measure(phrasing: str, name: str) -> str | None:
+    """``phrasing`` with the measure ``{name}`` and its unit left unsaid, or None where the
+    slot is not followed by a unit.
+
+    Someone who leaves a number out of a request drops its unit and the preposition
+    leading to it too: they do not say "some speed kph km/h".
+
+    >>> without_measure("Drive at {speed_kph} km/h", "speed_kph")
+    'Drive'
+    >>> without_measure("Remind me {minutes_before} minutes before {event_id}", "minutes_before")
+    'Remind me before {event_id}'
+    >>> without_measure("Find me a free {duration_minutes}-minute slot on {date}", "duration_minutes")
+    'Find me a free slot on {date}'
+    >>> without_measure("Set {blind_id} to {position}%", "position")
+    'Set {blind_id}'
+    >>> without_measure("Open the {position} door", "position") is None
+    True
+    """
+    slot = "{" + name + "}"
+    start = phrasing.find(slot)
+    if start < 0 or (start and phrasing[start - 1] != " "):
+        return None
+    end = start + len(slot)
+    rest = phrasing[end:]
+    if rest.startswith("%"):
+        rest = rest[1:]
+    elif rest.startswith("-") and rest[1:].split(" ", 1)[0].lower() in UNITS:
+        rest = rest[1:].split(" ", 1)[1] if " " in rest[1:] else ""
+        return phrasing[:start] + rest  # "a {n}-minute slot": an adjective, no preposition
+    elif rest.startswith(" ") and rest[1:].split(" ", 1)[0].rstrip(",.?!)").lower() in UNITS:
+        unit = rest[1:].split(" ", 1)[0].rstrip(",.?!)")
+        rest = rest[1 + len(unit) :]
+    else:
+        return None
+    before = phrasing[:start].rstrip()
+    lead = before.rsplit(" ", 1)
+    if len(lead) == 2 and lead[1].lower() in _MEASURE_LEAD:
+        before = lead[0]
+    if not before or before.lower() == "please":
+        return None  # nothing of the request would be left
+    return before + rest
+
+
+def _left_out(spec: ToolSpec, phrasing: str, name: str) -> str | None:
+    """``phrasing`` ready to leave ``{name}`` out ("one of my events", "some end date"), or
+    with a measure left unsaid (:func:`without_measure`: no slot left for it).
+
+    None when that cannot read as English there (:func:`noun_phrase_slot`).
+    """
+    entity = spec.entity_params.get(name)
+    if entity is not None:
+        noun = words(entity.name).split()[-1]
+        return noun_phrase_slot(phrasing, name, noun, omission=True)
+    type_ = spec.input_schema().get("properties", {}).get(name, {}).get("type")
+    if type_ in ("integer", "number"):
+        unsaid = without_measure(phrasing, name)
+        if unsaid is not None:
+            return unsaid
+    return noun_phrase_slot(phrasing, name, labels=False, omission=True)
+
+
+def can_leave_out(spec: ToolSpec, args: Mapping[str, Any], name: str) -> bool:
+    """Whether a clarify turn can leave ``name`` out of a request for this call: some
+    phrasing has no slot for it, or has one where "one of my events" / "some end date"
+    reads as English."""
+    phrasings = usable_phrasings(spec, args)
+    return any(
+        "{" + name + "}" not in ph or _left_out(spec, ph, name) is not None for ph in phrasings
+    )
+
+
 def _mentions(step: DoneStep, kind: str, *, produced: bool = True) -> set[str]:
     """Identifiers of ``kind`` a step names in its arguments (and, by default, its result)."""
     out: set[str] = set()
@@ -301,28 +484,27 @@ class Renderer:
                 refs[param] = ref
         usable = usable_phrasings(spec, args)
         fits = [ph for ph in usable if omit is None or omit not in SLOT.findall(ph)]
+        if omit is not None and not fits:
+            fits = [ph for ph in usable if _left_out(spec, ph, omit) is not None]
         if planned in fits:
             phrasing = planned
         elif fits:
             phrasing = self.rng.choice(fits)
         else:
             phrasing = self.rng.choice(usable) if usable else f"{words(spec.name).capitalize()}"
-        for name in refs:
-            # "guest of event {event_id}" + "that event" must not read "event that event"
+        for name in sorted(refs):
+            if "{" + name + "}" not in phrasing:
+                continue
+            # a reference brings its own article and noun: not "my the first order", not
+            # "guest of event that event", not "the same label label"
             noun = words(spec.entity_params[name].name).split()[-1]
-            phrasing = re.sub(
-                rf"\b(?:the |an? )?{re.escape(noun)}\s+(?=\{{{name}\}})",
-                "",
-                phrasing,
-                flags=re.IGNORECASE,
-            )
-            # a reference brings its own article and noun: not "the the same label label"
-            phrasing = re.sub(
-                rf"\b(?:the|an?)\s+(?=\{{{name}\}})", "", phrasing, flags=re.IGNORECASE
-            )
-            phrasing = re.sub(
-                rf"(?<=\{{{name}\}})\s+{re.escape(noun)}\b", "", phrasing, flags=re.IGNORECASE
-            )
+            fitted = noun_phrase_slot(phrasing, name, noun)
+            if fitted is None:
+                del refs[name]  # no noun phrase reads there ("sell 10 {symbol}"): say it
+            else:
+                phrasing = fitted
+        if omit is not None and "{" + omit + "}" in phrasing:
+            phrasing = _left_out(spec, phrasing, omit) or phrasing
         phrasing = _fix_articles(phrasing, args)
         keep: list[str] = []
 
@@ -376,7 +558,11 @@ class Renderer:
             parts = [f"{value} as the {label}" for label, value in pairs]
             return f"Use {_and(parts)}."
         (label, value), rest = pairs[0], pairs[1:]
-        parts = [f"the {label} should be {value}"] + [f"the {lb} {v}" for lb, v in rest]
+        # "the author usr_003", but "the author should be that user", not "the author that user"
+        parts = [f"the {label} should be {value}"] + [
+            f"the {lb} should be {v}" if v.split(" ", 1)[0] in _REFERRING else f"the {lb} {v}"
+            for lb, v in rest
+        ]
         text = _and(parts)
         return text[0].upper() + text[1:] + "."
 

@@ -37,7 +37,7 @@ from prove_gym.server.result import ToolResult
 from prove_gym.server.session import Session
 from prove_gym.server.state import combine_hashes
 from prove_gym.synth.chains import is_secret_kind, is_secret_param
-from prove_gym.synth.render import literal_values
+from prove_gym.synth.render import DETERMINERS, NOUN_PHRASE_AFTER, literal_values
 from prove_gym.task import GoldStep, Task
 from prove_gym.workspace import offered_tools
 
@@ -190,7 +190,36 @@ _RESIDUE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("doubled_word", re.compile(r"\b(?!that\b)([A-Za-z]{2,}) \1\b", re.IGNORECASE)),
     ("space_before_punctuation", re.compile(r"\w [,.;:!?](?:\s|$)")),
     ("double_space", re.compile(r"\S  +\S")),
+    # "where is my the first order", "open the some position door"
+    (
+        "determiner_before_reference",
+        re.compile(r"\b(?:the|an?|my|your|our|its|their|this) (?:the|an?|that|some|one of my) "),
+    ),
 )
+# The references a turn makes to earlier results ("the same order", "the second channel
+# from that list", "one of my events"): each must stand where a noun phrase reads.
+_REFERENCE = re.compile(
+    r"\b(?:the same|the new|one of my|the (?:first|second|third|fourth|fifth)) ", re.IGNORECASE
+)
+# What may end the text before a clause's opening verb: a connector, an opener, a stop.
+_CLAUSE_OPENERS = frozenset({"and", "then", "now", "next", "also", "please"})
+
+
+def _reference_out_of_place(text: str) -> bool:
+    """A reference after a word it cannot follow: "add flight fl_1 to trip the new
+    itinerary", "sell 10 the same instrument", "show me project one of my projects"."""
+    for match in _REFERENCE.finditer(text):
+        before = text[: match.start()].split()
+        if not before or before[-1].endswith((".", "?", "!", ":", ";", ",")):
+            continue
+        word = before[-1].lower()
+        if word in NOUN_PHRASE_AFTER or word in DETERMINERS:
+            continue  # a determiner before it is its own residue kind
+        ahead = before[-2] if len(before) > 1 else ""  # else the word opens its clause
+        opens = not ahead or ahead.endswith((".", "?", "!", ":", ";", ","))
+        if not opens and ahead.lower() not in _CLAUSE_OPENERS:
+            return True
+    return False
 
 
 def text_residue(text: str) -> str | None:
@@ -206,6 +235,8 @@ def text_residue(text: str) -> str | None:
     for kind, pattern in _RESIDUE:
         if pattern.search(text):
             return kind
+    if _reference_out_of_place(text):
+        return "reference_out_of_place"
     return None
 
 

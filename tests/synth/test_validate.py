@@ -188,6 +188,25 @@ def test_the_text_check_catches_residue_and_values_nobody_said() -> None:
     assert text_residue("Invite {email} to it.") == "unfilled_slot"
     assert text_residue("Set it to None.") == "none_literal"
     assert text_residue("  ") == "empty_turn"
+    # a reference or an omission where no noun phrase reads
+    for text in [
+        "Where is my the first order in those results?",
+        "Open the some position door.",
+        "Add flight fl_0312 to trip the new itinerary.",
+        "Market order in pf_1: sell 10 the same instrument right now.",
+        "Then put email the same message in the archive folder.",
+        "Show me project one of my projects.",
+        "The query should be Quarterly and the participant email the same user.",
+    ]:
+        assert text_residue(text) in {"determiner_before_reference", "reference_out_of_place"}
+    for text in [
+        "Where is the first order in those results?",
+        "Now I'm the same user; place a bid.",
+        "Then cancel the same order. And then show me one of my projects.",
+        "Remind me 10 minutes before the same event, and invite the second user from that list.",
+        "The channel should be the same channel.",
+    ]:
+        assert text_residue(text) is None, text
     task = Task.from_json(
         {
             "id": "t",

@@ -1,0 +1,176 @@
+"""Rendering: references and omissions stand only where a noun phrase reads as English."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import prove_gym
+from prove_gym.synth.render import (
+    SLOT,
+    UNITS,
+    _left_out,
+    can_leave_out,
+    noun_phrase_slot,
+    plural,
+    without_measure,
+    words,
+)
+from prove_gym.synth.validate import text_residue
+
+SPECS = [
+    spec
+    for name in sorted(prove_gym.get_registry().servers)
+    for spec in prove_gym.get_registry().get_server(name).tools.values()
+]
+
+
+def _fill(phrasing: str, name: str, phrase: str) -> str:
+    """Every other slot as a plain literal, ``{name}`` as ``phrase``."""
+
+    def one(m: re.Match[str]) -> str:
+        return phrase if m.group(1) == name else f"v{len(m.group(1))}"
+
+    text = SLOT.sub(one, phrasing)
+    return text[0].upper() + text[1:] + ("" if text.endswith(("?", ".", "!")) else ".")
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.qualified_name)
+def test_wherever_the_renderer_puts_a_reference_the_text_check_passes_it(spec) -> None:
+    """The renderer and the checker agree: a reference the renderer writes is never
+    rejected as residue, for every slot of every phrasing of every tool."""
+    for phrasing in spec.phrasings:
+        for name, entity in spec.entity_params.items():
+            noun = words(entity.name).split()[-1]
+            fitted = noun_phrase_slot(phrasing, name, noun)
+            if fitted is None:
+                continue
+            for ref in (f"the same {noun}", f"the first {noun} in those results"):
+                text = _fill(fitted, name, ref)
+                assert text_residue(text) is None, (phrasing, text, text_residue(text))
+            if can_leave_out(spec, {p.name: 1 for p in spec.params}, name):
+                left = noun_phrase_slot(phrasing, name, noun, omission=True)
+                if left is not None:
+                    text = _fill(left, name, f"one of my {plural(noun)}")
+                    assert text_residue(text) is None, (phrasing, text)
+
+
+@pytest.mark.parametrize(
+    ("phrasing", "name", "noun", "expected"),
+    [
+        ("Where is my order {order_id}?", "order_id", "order", "Where is {order_id}?"),
+        (
+            "Add flight {flight_id} to trip {itinerary_id}",
+            "itinerary_id",
+            "itinerary",
+            "Add flight {flight_id} to {itinerary_id}",
+        ),
+        ("Show me project {project_id}", "project_id", "project", "Show me {project_id}"),
+        ("Put email {message_id} in the {folder} folder", "message_id", "message", None),
+        ("Cancel the ticket {booking_id}", "booking_id", "booking", "Cancel {booking_id}"),
+        ("Sell {quantity} {symbol} now", "symbol", "instrument", None),
+        ("Record that {email} {response} {event_id}", "event_id", "event", None),
+        ("Start following {user_id}", "user_id", "user", None),
+        ("Clear {customer_id}'s cart", "customer_id", "customer", "Clear {customer_id}'s cart"),
+    ],
+)
+def test_a_reference_replaces_the_words_that_named_the_value(phrasing, name, noun, expected):
+    assert noun_phrase_slot(phrasing, name, noun) == expected
+
+
+def test_a_value_is_left_out_only_where_some_value_reads() -> None:
+    # "a free some duration minutes-minute slot", "Could you some action", "the some
+    # position door", "Drive at some speed kph km/h" are no requests
+    for phrasing, name in [
+        ("Find me a free {duration_minutes}-minute slot on {date}", "duration_minutes"),
+        ("Could you {action} all the doors?", "action"),
+        ("Open the {position} door", "position"),
+        ("Drive at {speed_kph} km/h", "speed_kph"),
+        ("Post '{text}'", "text"),
+        ("Find the customer {query}", "query"),
+        ("Please {action} the car", "action"),
+        ("Add {first_name} {last_name} as a contact", "first_name"),
+        ("Cap it at {monthly_limit} a month", "monthly_limit"),
+    ]:
+        assert noun_phrase_slot(phrasing, name, labels=False, omission=True) is None
+    assert (
+        noun_phrase_slot(
+            "List my events from {start_date} to {end_date}",
+            "start_date",
+            labels=False,
+            omission=True,
+        )
+        == "List my events from {start_date} to {end_date}"
+    )
+    for phrasing in [
+        "Clear {customer_id}'s cart",  # not "one of my customers's cart"
+        "I'm customer {customer_id}, my passcode is {passcode}",  # not "I'm one of my customers"
+        "Post the {customer_id} bill that is due",
+    ]:
+        assert noun_phrase_slot(phrasing, "customer_id", "customer", omission=True) is None
+    assert (
+        noun_phrase_slot("Please cancel order {order_id}", "order_id", "order", omission=True)
+        == "Please cancel {order_id}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("phrasing", "name", "expected"),
+    [
+        ("Drive at {speed_kph} km/h", "speed_kph", "Drive"),
+        ("Change the speed to {speed_kph} km/h", "speed_kph", "Change the speed"),
+        (
+            "Remind me {minutes_before} minutes before {event_id}",
+            "minutes_before",
+            "Remind me before {event_id}",
+        ),
+        (
+            "Find me a free {duration_minutes}-minute slot on {date}",
+            "duration_minutes",
+            "Find me a free slot on {date}",
+        ),
+        (
+            "When am I free for {duration_minutes} minutes on {date}?",
+            "duration_minutes",
+            "When am I free on {date}?",
+        ),
+        ("Open blind {blind_id} to {position}%", "position", "Open blind {blind_id}"),
+        (
+            "Open the {position} window {open_percent} percent",
+            "open_percent",
+            "Open the {position} window",
+        ),
+        (
+            "Make light {light_id} warmer, {kelvin} K please",
+            "kelvin",
+            "Make light {light_id} warmer, please",
+        ),
+        ("Open the {position} door", "position", None),  # no unit: not a measure
+        ("Please {action} the car", "action", None),
+        ("{limit} minutes", "limit", None),  # nothing of the request would be left
+    ],
+)
+def test_a_measure_left_out_takes_its_unit_and_preposition_with_it(phrasing, name, expected):
+    assert without_measure(phrasing, name) == expected
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.qualified_name)
+def test_no_omission_leaves_a_unit_or_a_slot_behind(spec) -> None:
+    """Wherever a clarify turn may leave a number out, what it says reads: the slot is
+    gone with its unit, or stands where "some <value>" reads; the checker passes it."""
+    props = spec.input_schema().get("properties", {})
+    for phrasing in spec.phrasings:
+        for name in SLOT.findall(phrasing):
+            if name in spec.entity_params or props.get(name, {}).get("type") not in (
+                "integer",
+                "number",
+            ):
+                continue
+            left = _left_out(spec, phrasing, name)
+            if left is None:
+                continue
+            text = _fill(left, name, f"some {words(name)}")
+            after = text.split(f"some {words(name)}", 1)[-1].split()
+            assert not after or after[0].strip(",.?!").lower() not in UNITS, (phrasing, text)
+            assert text_residue(text) is None, (phrasing, text, text_residue(text))
