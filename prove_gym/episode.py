@@ -22,6 +22,7 @@ True
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 from collections.abc import Mapping, Sequence
@@ -116,12 +117,38 @@ _CACHE_MAX = 4096
 def _offer_key(task: Task, workspace: Workspace) -> tuple[Any, ...]:
     """What the offered tool definitions depend on: the registry that defines them, their
     qualified names in offering order and the task's schema overrides."""
-    overrides = task.schema_overrides
     return (
         workspace.registry,
+        workspace.registry.generation,
         tuple(spec.qualified_name for spec in workspace.offered.values()),
-        json.dumps(overrides, sort_keys=True, default=str) if overrides else "",
+        _overrides_key(task.schema_overrides),
     )
+
+
+# Overrides seen, by the tools they override: a copy of each, and its canonical JSON.
+_OVERRIDES: dict[tuple[str, ...], list[tuple[dict[str, Any], str]]] = {}
+
+
+def _overrides_key(overrides: dict[str, dict[str, Any]]) -> str:
+    """The overrides as canonical JSON, without encoding them again on every reset.
+
+    Encoding a task's stripped schemas is most of a reset's cost; comparing them with a
+    copy kept from the first time is a tenth of it. A copy, not the task's own dicts: an
+    override edited in place is then a new key.
+    """
+    if not overrides:
+        return ""
+    names = tuple(sorted(overrides))
+    seen = _OVERRIDES.setdefault(names, [])
+    for kept, key in seen:
+        if kept == overrides:
+            return key
+    key = json.dumps(overrides, sort_keys=True, default=str)
+    if len(seen) >= 8 or len(_OVERRIDES) >= _CACHE_MAX:
+        _OVERRIDES.clear()  # bounded; a trainer's task mix refills it at once
+        seen = _OVERRIDES.setdefault(names, [])
+    seen.append((copy.deepcopy(overrides), key))
+    return key
 
 
 def _bounded_put(cache: dict[tuple[Any, ...], Any], key: tuple[Any, ...], value: Any) -> None:

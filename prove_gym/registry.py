@@ -47,6 +47,8 @@ class Registry:
         self._components: dict[str, RewardComponent] | None = None
         self._tasks: dict[str, list[Task]] = {}
         self._lock = threading.RLock()
+        # Bumped by every register(): what callers cached from this registry is stale.
+        self.generation = 0
         from prove_gym.env import builtin_plugin
 
         self.register(builtin_plugin, name="prove_gym.builtin")
@@ -63,6 +65,7 @@ class Registry:
         with self._lock:
             self.pm.register(plugin, name=name)
             self.pm.check_pending()
+            self.generation += 1
             self._servers = None
             self._formats = None
             self._components = None

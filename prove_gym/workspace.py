@@ -77,6 +77,15 @@ def offered_tools(task: Task, registry: Registry | None = None) -> dict[str, Too
         ValueError: Two offered tools share a name.
     """
     registry = registry or get_registry()
+    key = (
+        registry,
+        registry.generation,
+        tuple(task.servers) if task.tools is None else None,
+        None if task.tools is None else tuple(task.tools),
+    )
+    cached = _OFFERED.get(key)
+    if cached is not None:  # most resets offer a tool set seen before
+        return dict(cached)
     if task.tools is None:
         specs = [t for s in task.servers for t in registry.get_server(s).visible_tools()]
     else:
@@ -90,7 +99,15 @@ def offered_tools(task: Task, registry: Registry | None = None) -> dict[str, Too
                 f"({other} and {spec.qualified_name})"
             )
         offered[spec.name] = spec
-    return offered
+    if len(_OFFERED) >= _OFFERED_MAX:
+        _OFFERED.clear()  # bounded; a trainer's task mix refills it at once
+    _OFFERED[key] = offered
+    return dict(offered)
+
+
+# offered_tools' answers by (registry, its generation, servers or tool names)
+_OFFERED: dict[tuple[Any, ...], dict[str, ToolSpec]] = {}
+_OFFERED_MAX = 4096
 
 
 def offered_parameters(task: Task, spec: ToolSpec) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from prove_gym.episode import Episode, EpisodeCaps
 from prove_gym.eval import OraclePolicy
 from prove_gym.reward import RewardComponent, RewardConfig, ScoringContext
 from prove_gym.task import Task
+from prove_gym.workspace import offered_tools
 
 TASKS = {t.id: t for t in get_registry().tasks("calendar")}
 hermes = HermesFormat()
@@ -253,3 +254,20 @@ def test_the_cached_system_message_is_the_one_rendered_for_these_tools(
                 episode_instructions(variant, registry),
             )
             assert episode.messages[:2] == expected
+
+
+def test_an_override_edited_in_place_gets_its_own_tool_definitions() -> None:
+    """The tools are cached by the overrides' content, not by the task's dict: editing
+    the dict in place between episodes changes what the next episode offers."""
+    registry = get_registry()
+    task = registry.tasks("calendar")[0]
+    first = next(iter(offered_tools(task, registry).values()))
+    overrides = {first.qualified_name: {"type": "object", "properties": {}}}
+    variant = task.model_copy(update={"schema_overrides": overrides})
+    with Episode(variant) as episode:
+        assert episode.tools[0]["function"]["parameters"] == {"type": "object", "properties": {}}
+    overrides[first.qualified_name]["properties"]["note"] = {"type": "string"}
+    with Episode(variant) as episode:
+        assert episode.tools[0]["function"]["parameters"]["properties"] == {
+            "note": {"type": "string"}
+        }

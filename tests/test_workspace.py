@@ -103,3 +103,28 @@ def test_a_write_to_a_distractor_server_changes_the_hash_and_undoing_it_restores
         assert ws.state_hash() != own
         assert ws.call("set_window", {"position": position, "open_percent": percent}).result.ok
         assert ws.state_hash() == own  # rows, not history, decide
+
+
+def test_offered_tools_are_the_callers_own_and_follow_the_registry() -> None:
+    """offered_tools caches its answer per registry and generation: a caller may edit
+    what it gets, and a registry another plugin joined answers afresh."""
+    from prove_gym import Registry, hookimpl
+    from prove_gym.workspace import offered_tools
+
+    registry = Registry()
+    task = Task(id="t", servers=["calendar"], tools=["calendar.get_event"], turns=[{"user": "hi"}])
+    first = offered_tools(task, registry)
+    first.clear()
+    assert list(offered_tools(task, registry)) == ["get_event"]
+    everything = offered_tools(task.model_copy(update={"tools": None}), registry)
+    assert list(everything) == [t.name for t in registry.get_server("calendar").visible_tools()]
+
+    class Empty:
+        @hookimpl
+        def prove_gym_servers(self) -> list:
+            return []
+
+    before = registry.generation
+    registry.register(Empty(), name="late")
+    assert registry.generation == before + 1
+    assert offered_tools(task, registry)["get_event"] is registry.get_tool("calendar.get_event")
