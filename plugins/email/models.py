@@ -492,7 +492,7 @@ def _store(
 
 
 def receive(
-    db: OrmSession,
+    room: Mailroom,
     *,
     mailbox: Mailbox,
     thread: Thread | None,
@@ -508,11 +508,10 @@ def receive(
     files: list[File] = [],  # noqa: B006 - never mutated
     folder: str = "inbox",
     is_read: bool = False,
-    room: Mailroom | None = None,
 ) -> Message:
     """Mail from outside the company arriving in ``mailbox`` (sampled history only)."""
     return _store(
-        room or Mailroom(db),
+        room,
         mailbox_id=mailbox.id,
         thread=thread,
         direction="received",
@@ -532,7 +531,7 @@ def receive(
 
 
 def send(
-    db: OrmSession,
+    room: Mailroom,
     *,
     mailbox: Mailbox,
     thread: Thread | None,
@@ -545,14 +544,12 @@ def send(
     in_reply_to: str | None = None,
     files: list[File] = [],  # noqa: B006 - never mutated
     draft_id: str | None = None,
-    room: Mailroom | None = None,
 ) -> tuple[Message, list[Message]]:
     """Send from ``mailbox``: file it in Sent, count it on the contacts it went to (adding
     new ones), and deliver a copy to the inbox of every company mailbox it names.
 
     Returns the sent message and the delivered copies (in address order).
     """
-    room = room or Mailroom(db)
     sent = _store(
         room,
         mailbox_id=mailbox.id,

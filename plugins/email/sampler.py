@@ -510,7 +510,7 @@ class _Sampler:
                 name, address, _ = who[0]
                 cc = [p[1] for p in who[1:]]
                 last = receive(
-                    self.room.db,
+                    self.room,
                     mailbox=mailbox,
                     thread=thread,
                     kind=kind,
@@ -523,11 +523,10 @@ class _Sampler:
                     at=at,
                     in_reply_to=reply_to,
                     files=files,
-                    room=self.room,
                 )
             else:
                 last, _ = send(
-                    self.room.db,
+                    self.room,
                     mailbox=mailbox,
                     thread=thread,
                     kind=kind,
@@ -538,7 +537,6 @@ class _Sampler:
                     at=at,
                     in_reply_to=reply_to,
                     files=files,
-                    room=self.room,
                 )
             thread = self.room.thread(last.thread_id)
             incoming = not incoming
@@ -560,7 +558,7 @@ class _Sampler:
             me, them = sides[turn % 2], sides[(turn + 1) % 2]
             text = self._fill(rng.choice(topic.opening if turn == 0 else topic.replies), slots)
             sent, copies = send(
-                self.room.db,
+                self.room,
                 mailbox=me,
                 thread=threads.get(me.id),
                 kind="new" if turn == 0 else "reply",
@@ -571,7 +569,6 @@ class _Sampler:
                 at=at,
                 in_reply_to=last.get(me.id),
                 files=self._files(topic, slots) if turn == 0 else [],
-                room=self.room,
             )
             for m in (sent, *copies):
                 threads[m.mailbox_id] = self.room.thread(m.thread_id)
@@ -586,7 +583,7 @@ class _Sampler:
         rng = self.rng
         for address, name, subject in rng.sample(NEWSLETTERS, rng.randint(2, 4)):
             receive(
-                self.room.db,
+                self.room,
                 mailbox=mailbox,
                 thread=None,
                 kind="new",
@@ -598,11 +595,10 @@ class _Sampler:
                 body=f"{subject}.\n\nRead the full issue on our website.\n\nUnsubscribe: "
                 f"https://{address.split('@')[1]}/unsubscribe",
                 at=self._when(self.now - dt.timedelta(days=10)),
-                room=self.room,
             )
         for address, name, subject in rng.sample(SPAM, rng.randint(1, 3)):
             receive(
-                self.room.db,
+                self.room,
                 mailbox=mailbox,
                 thread=None,
                 kind="new",
@@ -614,7 +610,6 @@ class _Sampler:
                 body=f"{subject}! Click the link below to claim it within 24 hours.",
                 at=self._when(self.now - dt.timedelta(days=20)),
                 folder="spam",
-                room=self.room,
             )
 
     def _file_and_flag(self) -> None:

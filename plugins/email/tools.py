@@ -1457,7 +1457,7 @@ def send_draft(ctx: ToolContext, draft_id: DraftRow) -> SentOut:
     thread = room.thread(d.thread_id) if d.thread_id is not None else None
     files = [(a.filename, a.mime_type, a.size_bytes) for a in ctx.sql.all(DRAFT_FILES, ids=[d.id])]
     sent, copies = send(
-        ctx.db,  # not used: the room does every read and write
+        room,
         mailbox=mailbox,
         thread=thread,
         kind=d.kind,
@@ -1469,7 +1469,6 @@ def send_draft(ctx: ToolContext, draft_id: DraftRow) -> SentOut:
         in_reply_to=d.in_reply_to,
         files=files,
         draft_id=d.id,
-        room=room,
     )
     ctx.sql.update(Draft, d, status="sent", sent_message_id=sent.id, updated_at=ctx.now)
     return {
