@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, NamedTuple, TypeVar
 
 from pydantic import Field
-from sqlalchemy import bindparam, delete, func, select, update
+from sqlalchemy import bindparam, delete, func, literal, select, update
 
 from prove_gym.server import (
     Conflict,
@@ -243,8 +243,8 @@ class NodeRow(NamedTuple):
 
 
 class Entry(NamedTuple):
-    """A node as the cached tree holds it, for listings and walks: its content only when the
-    tree was loaded with it (``None`` otherwise; :meth:`Fs.full` reads it)."""
+    """A node as a call reads it, for paths, listings and walks: its content only when it was
+    read with it (``None`` otherwise; :meth:`Fs.full` reads it)."""
 
     id: str
     parent_id: str | None
@@ -277,10 +277,65 @@ class Loc:
 
 # -------------------------------------------------------------- statements
 # The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
+# A call reads what it touches: a path one level at a time (the (parent_id, name) index),
+# a node's ancestors for its path, and the subtree a walk or listing needs, never more.
 _COLUMNS = [Node.__table__.c[name] for name in Entry._fields if name != "content"]
-# The whole tree, once per call (the tools sort children by name: no ORDER BY needed).
-TREE = Query(select(*_COLUMNS))
-TREE_WITH_CONTENT = Query(select(*_COLUMNS, Node.content))
+ROOT = Query(select(*_COLUMNS).where(Node.parent_id.is_(None)))
+# With its content: the last name of a path is often the file a tool reads.
+CHILD = Query(
+    select(*_COLUMNS, Node.content).where(
+        Node.parent_id == bindparam("parent_id"), Node.name == bindparam("name")
+    )
+)
+# The tools list entries by (name.lower(), name), with Python's lower(): SQLite's folds ASCII
+# only, so :meth:`Fs.children` sorts again (the same order unless a name is not ASCII).
+CHILDREN = Query(
+    select(*_COLUMNS)
+    .where(Node.parent_id == bindparam("parent_id"))
+    .order_by(func.lower(Node.name), Node.name)
+)
+
+
+def _ancestors() -> Query:
+    """A node (``id``) and its ancestors up to the root, the node first."""
+    up = select(*_COLUMNS, literal(0).label("height")).where(Node.id == bindparam("id"))
+    chain = up.cte("chain", recursive=True)
+    parent = Node.__table__.alias("parent")
+    chain = chain.union_all(
+        select(*(parent.c[c.key] for c in _COLUMNS), chain.c.height + 1).where(
+            parent.c.id == chain.c.parent_id
+        )
+    )
+    return Query(select(*(chain.c[c.key] for c in _COLUMNS)).order_by(chain.c.height))
+
+
+def _subtree(*, content: bool) -> Query:
+    """The nodes under ``id`` (itself at depth 0) down to ``max_depth`` levels, with depth."""
+    top = select(Node.id, literal(0).label("depth")).where(Node.id == bindparam("id"))
+    under = top.cte("under", recursive=True)
+    kid = Node.__table__.alias("kid")
+    under = under.union_all(
+        select(kid.c.id, under.c.depth + 1).where(
+            kid.c.parent_id == under.c.id, under.c.depth < bindparam("max_depth")
+        )
+    )
+    columns = [*_COLUMNS, Node.content] if content else _COLUMNS
+    return Query(
+        select(*columns, under.c.depth)
+        .join_from(Node.__table__, under, Node.id == under.c.id)
+        .order_by(under.c.depth, Node.parent_id, func.lower(Node.name), Node.name)
+    )
+
+
+ANCESTORS = _ancestors()
+SUBTREE = _subtree(content=False)
+SUBTREE_WITH_CONTENT = _subtree(content=True)
+# The root's subtree is the whole table (see Fs.preload).
+TREE = Query(select(*_COLUMNS).order_by(Node.parent_id, func.lower(Node.name), Node.name))
+TREE_WITH_CONTENT = Query(
+    select(*_COLUMNS, Node.content).order_by(Node.parent_id, func.lower(Node.name), Node.name)
+)
+ALL_LEVELS = MAX_NODES  # no tree is deeper than it has nodes: max_depth for a whole subtree
 NODE = Query(select(Node.__table__).where(Node.id == bindparam("id")))
 USAGE = Query(select(func.count(), func.coalesce(func.sum(Node.size), 0)))
 LAST_NODE_ID = Query(select(func.max(Node.id)))
@@ -355,7 +410,12 @@ def _as_line(text: str) -> str:
 
 
 class Fs:
-    """The tree and session as the tools see them (one per call)."""
+    """The tree and session as the tools see them (one per call).
+
+    Nodes are read as the call needs them and kept until the tree changes (:meth:`changed`):
+    a path resolves one level at a time, a node's path comes from its ancestors (read in one
+    statement), and walks and listings read the subtree under their top in one statement.
+    """
 
     def __init__(self, ctx: ToolContext) -> None:
         self.ctx = ctx
@@ -365,29 +425,48 @@ class Fs:
             raise PreconditionFailed("The shell session is missing.")
         self.shell = shell
         self.user = shell.user
-        self._rows: dict[str, Entry] | None = None
-        self._kids: dict[str | None, list[Entry]] = {}
+        self._root: Entry | None = None
+        self._rows: dict[str, Entry] = {}  # the nodes read so far, by id
+        self._names: dict[tuple[str | None, str], Entry] = {}  # the same, by parent and name
+        self._kids: dict[str, list[Entry]] = {}  # the entries of the nodes listed, sorted
         self._paths: dict[str, str] = {}
-        self._with_content = False
-        self._names: dict[tuple[str | None, str], Entry] = {}
-        self._root_id = ""
+        self._whole: dict[str, bool] = {}  # nodes read with all under them: with content?
 
     # ---------------------------------------------------------- structure
     def full(self, node: AnyNode) -> NodeRow:
-        """The whole row of a node, content included (the cached tree leaves it out)."""
+        """The whole row of a node, content included (listings and walks leave it out)."""
         if isinstance(node, NodeRow):
             return node
+        if node.content is not None:  # read with it
+            return NodeRow(**node._asdict())
         return NodeRow._make(self.sql.one(NODE, id=node.id))
 
+    def _keep(self, rows: list[Any]) -> list[Entry]:
+        """Rows read as entries, remembered for this call."""
+        entries = [Entry(*r) for r in rows]
+        for e in entries:
+            self._rows[e.id] = e
+            self._names[e.parent_id, e.name] = e
+            if e.parent_id is None:
+                self._root = e
+        return entries
+
     def entry(self, node_id: str) -> Entry:
-        self.load()
-        assert self._rows is not None
-        return self._rows[node_id]
+        """The node ``node_id`` (read with its ancestors, which its path needs)."""
+        found = self._rows.get(node_id)
+        if found is None:
+            chain = self._keep(self.sql.all(ANCESTORS, id=node_id))
+            if not chain:
+                raise KeyError(node_id)
+            found = chain[0]
+        return found
 
     @property
     def root(self) -> Entry:
-        self.load()
-        return self.entry(self._root_id)
+        if self._root is None:
+            self._keep([self.sql.one(ROOT)])
+            assert self._root is not None
+        return self._root
 
     @property
     def cwd(self) -> Entry:
@@ -401,18 +480,10 @@ class Fs:
         return self.entry(node.parent_id) if node.parent_id is not None else None
 
     def path(self, node: AnyNode) -> str:
-        self.load()
-        return self._row_path(node.id)
-
-    def _row_path(self, node_id: str) -> str:
-        found = self._paths.get(node_id)
-        if found is not None:
-            return found
-        assert self._rows is not None
         chain: list[Entry] = []  # up to the first ancestor whose path is known (no recursion)
-        current: str | None = node_id
+        current: str | None = node.id
         while current is not None and current not in self._paths:
-            row = self._rows[current]
+            row = self.entry(current)
             chain.append(row)
             current = row.parent_id
         base = self._paths[current] if current is not None else ""
@@ -421,44 +492,62 @@ class Fs:
             self._paths[row.id] = base
         return base
 
-    def load(self, *, content: bool = False) -> None:
-        """Read the whole tree once (with file contents if asked) for walks and listings."""
-        if self._rows is not None and (self._with_content or not content):
-            return
-        rows = [Entry(*r) for r in self.sql.all(TREE_WITH_CONTENT if content else TREE)]
-        self._rows = {r.id: r for r in rows}
-        self._names = {(r.parent_id, r.name): r for r in rows}
-        kids: dict[str | None, list[Entry]] = {}
-        for r in rows:
-            kids.setdefault(r.parent_id, []).append(r)
-            if r.parent_id is None:
-                self._root_id = r.id
-        for group in kids.values():
+    def preload(self, top: AnyNode, max_depth: int | None = None, *, content: bool = False) -> None:
+        """Read the nodes under ``top`` (``max_depth`` levels; all without one) in one
+        statement, with file contents if asked, for the walks and listings that follow."""
+        known = self._whole.get(top.id)
+        if known is not None and (known or not content):
+            return  # read already, whole
+        if top.parent_id is None:  # the root's subtree is the whole table: a scan, no recursion
+            entries = listed = self._keep(self.sql.all(TREE_WITH_CONTENT if content else TREE))
+            whole = True
+        else:
+            depth = ALL_LEVELS if max_depth is None else min(max_depth, ALL_LEVELS)
+            rows = self.sql.all(
+                SUBTREE_WITH_CONTENT if content else SUBTREE, id=top.id, max_depth=depth
+            )
+            entries = self._keep([r[:-1] for r in rows])
+            listed = [e for e, r in zip(entries, rows, strict=True) if r.depth < depth]
+            whole = max_depth is None
+        kids: dict[str, list[Entry]] = {e.id: [] for e in listed if e.is_dir}  # entries read
+        for e in entries:
+            if e.parent_id in kids:
+                kids[e.parent_id].append(e)
+        for node_id, group in kids.items():
             group.sort(key=_sort_key)
-        self._kids = kids
-        self._paths = {}
-        self._with_content = content
+            self._kids[node_id] = group
+        if whole:
+            self._whole.update((e.id, content) for e in listed)
 
     def changed(self) -> None:
-        """Forget the cached tree after a change to it."""
-        self._rows = None
+        """Forget the nodes read after a change to the tree."""
+        self._root = None
+        self._rows = {}
+        self._names = {}
         self._kids = {}
         self._paths = {}
+        self._whole = {}
 
     def children(self, node: AnyNode) -> list[Entry]:
-        self.load()
-        return list(self._kids.get(node.id, []))
+        kids = self._kids.get(node.id)
+        if kids is None:
+            # sorted again: Python's lower() folds more than SQLite's (see CHILDREN)
+            kids = sorted(self._keep(self.sql.all(CHILDREN, parent_id=node.id)), key=_sort_key)
+            self._kids[node.id] = kids
+        return list(kids)
 
     def child(self, parent: AnyNode, name: str) -> Entry | None:
-        self.load()
-        return self._names.get((parent.id, name))
+        known = self._names.get((parent.id, name))
+        if known is not None or parent.id in self._kids:  # read already (listed: all of them)
+            return known
+        found = self.sql.first(CHILD, parent_id=parent.id, name=name)
+        return None if found is None else self._keep([found])[0]
 
     def walk(
         self, top: AnyNode, max_depth: int | None = None, *, content: bool = False
     ) -> tuple[list[tuple[Entry, int]], list[str]]:
         """Pre-order (entry, depth) under ``top`` (itself at depth 0) and the unreadable dirs."""
-        self.load(content=content)
-        assert self._rows is not None
+        self.preload(top, max_depth, content=content)
         out: list[tuple[Entry, int]] = []
         denied: list[str] = []
 
@@ -477,8 +566,7 @@ class Fs:
 
     def subtree(self, top: AnyNode, *, content: bool = False) -> list[Entry]:
         """Every node under ``top`` (itself first), ignoring permissions."""
-        self.load(content=content)
-        assert self._rows is not None
+        self.preload(top, content=content)
         out = [self._rows[top.id]]
         for node in out:
             self.ctx.spend(1, "entries", hint="give a smaller directory")
@@ -584,6 +672,7 @@ class Fs:
                     return Loc(full, current, part, None, slash)
                 raise self.missing(cmd, full, current, part)
             parent, current = current, nxt
+            self._paths[current.id] = "/" + "/".join(parts[: i + 1])  # the path walked so far
         if slash and not current.is_dir:
             raise PreconditionFailed(f"{cmd}: {full}/: Not a directory.")
         return Loc(full, parent, current.name, self.full(current), slash)
@@ -1001,6 +1090,7 @@ def tree(
     """
     fs = Fs(ctx)
     top, where = fs.directory(path, "tree")
+    fs.preload(top, max_depth)
     lines = [where]
     counts: Counter[str] = Counter()
     denied: list[str] = []
