@@ -772,7 +772,10 @@ def sample_filesystem(ctx: SampleContext) -> None:
     photos: list[Node] = []
     for y in (now.year - 3, now.year - 2, now.year - 1):
         year_dir = t.dir(pics, str(y))
-        events = [*rng.sample(TRIP_PLACES, 1 + ctx.size), rng.choice(FAMILY_EVENTS)]
+        events = [
+            *rng.sample(TRIP_PLACES, min(1 + ctx.size, len(TRIP_PLACES))),
+            rng.choice(FAMILY_EVENTS),
+        ]
         for ev in events:
             ev_dir = t.dir(year_dir, ev)
             start = dt.datetime(y, rng.randint(1, 12), rng.randint(1, 28), rng.randint(8, 18))

@@ -287,6 +287,15 @@ def test_sampled_homes_are_realistic_and_consistent(seed: int) -> None:
     assert who["cwd"] == who["home"] == f"/home/{who['user']}"
 
 
+
+def test_a_large_size_samples_a_larger_consistent_home() -> None:
+    """Sizes past the trip places there are (12) sample too: each year's photo folders are
+    every place, not a crash."""
+    small, large = FS.session(seed=3, size=1), FS.session(seed=3, size=12)
+    assert tree_violations(large) == []
+    assert len(large.list_entities("file")) > 3 * len(small.list_entities("file"))
+
+
 # ------------------------------------------------------------ behaviour
 @pytest.fixture
 def session() -> Session:
