@@ -18,7 +18,7 @@ from prove_gym.server.sql import record_by_key
 from prove_gym.server.state import (
     StateTemplate,
     canonical_state_hash,
-    changed_tables,
+    change_log,
     schema_layout,
 )
 from prove_gym.server.tool import ParamSpec, ToolContext, ToolSpec
@@ -53,6 +53,10 @@ class Session:
         # statement, trigger or rollback-ed write alike) when the state was last exactly the
         # template's; None once a snapshot other than the template's was restored.
         self._pristine: int | None = self.raw_connection.total_changes
+        # The last state hash computed outside a transaction, and SQLite's count of changes
+        # then: asked again with no row changed since (not even one written and rolled back)
+        # and no other state restored, it is the answer.
+        self._last_hash: tuple[int, str] | None = None
 
     # ------------------------------------------------------------ properties
     @property
@@ -219,14 +223,22 @@ class Session:
         """Canonical SHA-256 of the current state (tables by name, rows by primary key)."""
         raw = self.raw_connection
         metadata = self.server.base.metadata
-        if self._pristine is not None and raw.total_changes == self._pristine:
+        changes = raw.total_changes
+        if self._pristine is not None and changes == self._pristine:
             return self.template.canonical_hash(metadata)
-        changed = changed_tables(raw, self.template.log_key)
-        if changed is None:  # restored bytes without this template's change log: read all
-            return canonical_state_hash(raw, metadata)
-        return canonical_state_hash(
-            raw, metadata, base=self.template.hash_base(metadata), changed=changed
-        )
+        if self._last_hash is not None and self._last_hash[0] == changes:
+            return self._last_hash[1]
+        log = change_log(raw, metadata, self.template.log_key)
+        if log is None:  # restored bytes without this template's change log: read all
+            value = canonical_state_hash(raw, metadata)
+        else:  # only the rows written since the template are read again
+            base = self.template.hash_base(metadata)
+            value = canonical_state_hash(
+                raw, metadata, base=base, changed=log.tables, rows=log.rows
+            )
+        if not raw.in_transaction:  # else a rollback could undo what was hashed, uncounted
+            self._last_hash = (changes, value)
+        return value
 
     @property
     def raw_connection(self) -> Any:
@@ -260,6 +272,7 @@ class Session:
             self._ctx._sql = None  # it was bound to the connection just closed
             self._layout = layout
         self._pristine = self.raw_connection.total_changes if own else None
+        self._last_hash = None  # another state, and SQLite counts no change for it
 
     def reset(self) -> None:
         """Return to the initial state of the template, in microseconds."""

@@ -5,29 +5,62 @@ are counted in millions. So each (server, seed, size) is sampled once into an
 in-memory SQLite database, serialised to bytes (the *template*), and every
 session deserialises its own private copy, which costs tens of microseconds.
 
-The canonical hash of a state is one SHA-256 over every table in name order. A
-template keeps each table's canonical bytes and the hasher's state before each
-table, and its database logs which tables were written since (triggers filling
-:data:`CHANGE_LOG`), so the hash of a session's state re-reads only the tables
-written to and gives exactly the value a full pass gives.
+The canonical hash of a state is one SHA-256 over every table in name order, each table
+as the compact JSON ``[name, rows]``, rows by primary key (:func:`canonical_state_hash`).
+It runs at the end of every episode, so it is computed incrementally, row by row:
+
+- The template keeps a :class:`HashBase`: each table's canonical bytes and the hasher's
+  state before each table. The first time a table is found written in some copy, it
+  also keeps that table row by row (:class:`TableRows`: each row's primary key and where
+  its JSON starts in the table's bytes, in the order SQLite's ``ORDER BY`` gives).
+- Triggers in the state's own database log every row written since the template: its
+  primary key (before and after, for an update) in :data:`ROW_LOG`; the few tables no
+  key orders exactly (no primary key, a nullable or collated one) by name in
+  :data:`CHANGE_LOG`. The log travels inside the bytes of every copy, snapshot and
+  restore, and a rolled back write takes its log entries with it.
+- A copy's hash re-reads only the logged rows, splices them into the template's rows
+  (a row deleted, changed, or inserted at its place by key), and feeds SHA-256 from the
+  state before the first table written, the runs of rows between those written as slices
+  of the template's bytes: the value is exactly the one a full pass gives.
+- A session answers from its template's hash while no row changed, and remembers its last
+  hash until SQLite counts another change (``Session.state_hash``).
+
+Whatever the splice cannot vouch for is read again in full: a table of
+:data:`CHANGE_LOG`, a table more than half of whose rows were written, one whose key
+values are not all of one kind (a text key set to a number), one whose row count
+disagrees (``INSERT OR REPLACE`` deletes a row clashing on another unique column without
+firing its delete trigger); and a state without this template's log (another template's
+bytes restored) is hashed from scratch.
 """
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import hashlib
+import itertools
 import json
+import operator
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sqlalchemy import MetaData
+    from sqlalchemy import MetaData, Table
 
 CHANGE_LOG = "_prove_changed_tables"
-"""The table, in every sampled state, naming the tables written since the template
-(filled by triggers; not part of the state: no hash, task or tool sees it)."""
+"""The table, in every sampled state, naming the tables written since the template that
+:data:`ROW_LOG` does not log row by row (filled by triggers; not part of the state: no
+hash, task or tool sees it)."""
+
+ROW_LOG = "_prove_changed_rows"
+"""The table, in every sampled state, holding the primary key of every row written since
+the template (``name``, then the key's columns ``k0``, ``k1``...; a shorter key is padded
+with 0). Filled by triggers; not part of the state."""
+
+Key = tuple[Any, ...]
+"""A row's primary key, its values as SQLite stores them."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +115,10 @@ class StateTemplate:
     @property
     def log_key(self) -> int:
         """Which template a copy's change log is relative to (its ``PRAGMA user_version``)."""
-        return template_key(self.server, self.seed, self.size)
+        cached = self.__dict__.get("_log_key")
+        if cached is None:
+            cached = self.__dict__["_log_key"] = template_key(self.server, self.seed, self.size)
+        return cached
 
     def hash_base(self, metadata: MetaData) -> HashBase:
         """Each table's canonical bytes and hasher prefix, computed once per template."""
@@ -90,7 +126,7 @@ class StateTemplate:
         if cached is None:
             conn = self.connect()
             try:
-                cached = HashBase.of(conn, metadata)
+                cached = HashBase.of(conn, metadata, source=self.data)
             finally:
                 conn.close()
             self.__dict__["_hash_base"] = cached  # frozen: a cache, not a field
@@ -106,15 +142,19 @@ class HashBase:
         chunks: Each table's canonical bytes (its name and rows as compact JSON).
         prefixes: The SHA-256 state before each table was fed in (copied, never updated).
         hexdigest: The hash of the whole state.
+        source: The state's serialised bytes, read again for :meth:`table_rows`.
     """
 
     names: tuple[str, ...]
     chunks: tuple[bytes, ...]
     prefixes: tuple[Any, ...] = field(repr=False)
     hexdigest: str
+    source: bytes | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def of(cls, conn: sqlite3.Connection, metadata: MetaData) -> HashBase:
+    def of(
+        cls, conn: sqlite3.Connection, metadata: MetaData, *, source: bytes | None = None
+    ) -> HashBase:
         names = tuple(sorted(metadata.tables))
         chunks = tuple(_table_chunk(conn, metadata, name) for name in names)
         digest = hashlib.sha256()
@@ -122,7 +162,153 @@ class HashBase:
         for chunk in chunks:
             prefixes.append(digest.copy())
             digest.update(chunk)
-        return cls(names, chunks, tuple(prefixes), digest.hexdigest())
+        return cls(names, chunks, tuple(prefixes), digest.hexdigest(), source)
+
+    def table_rows(self, metadata: MetaData, name: str) -> TableRows | None:
+        """Table ``name`` of this state row by row, built on first use (from :attr:`source`),
+        or ``None`` where rows cannot be spliced into it (see :meth:`TableRows.of`)."""
+        cache: dict[str, TableRows | None] = self.__dict__.setdefault("_table_rows", {})
+        if name in cache:
+            return cache[name]
+        rows = None
+        if self.source is not None and _row_key(metadata.tables[name]) is not None:
+            conn = sqlite3.connect(":memory:")
+            try:
+                conn.deserialize(self.source)
+                chunk = self.chunks[self.names.index(name)]
+                rows = TableRows.of(conn, metadata, name, chunk)
+            finally:
+                conn.close()
+        cache[name] = rows  # frozen: a cache, not a field; building twice in a race is harmless
+        return rows
+
+
+@dataclass(frozen=True)
+class TableRows:
+    """One table of a template row by row: what splicing a few rows written into it needs.
+
+    Attributes:
+        name: The table.
+        chunk: Its canonical bytes, ``["name",[row,row,...]]``.
+        starts: Where each row starts in ``chunk``; then one more, as if a last comma
+            followed the last row (so row ``i`` is ``chunk[starts[i]:starts[i + 1] - 1]``).
+        keys: Each row's primary key (the value itself for a one-column key, else a tuple),
+            in canonical (``ORDER BY`` primary key) order.
+        key_at: Where the primary key's columns are in a row.
+        kinds: The :data:`_KIND` of every value of each key column.
+        count_check: Whether a spliced table must be counted (see :meth:`of`).
+    """
+
+    name: str
+    chunk: bytes = field(repr=False)
+    starts: list[int] = field(repr=False)
+    keys: list[Any] = field(repr=False)
+    key_at: tuple[int, ...]
+    kinds: tuple[int, ...]
+    count_check: bool
+
+    @classmethod
+    def of(
+        cls, conn: sqlite3.Connection, metadata: MetaData, name: str, chunk: bytes
+    ) -> TableRows | None:
+        """Read table ``name`` of ``conn`` (whose canonical bytes are ``chunk``) row by row.
+
+        ``None`` unless the table has rows, the parts give back ``chunk`` exactly and each
+        key column holds values of one :data:`_KIND` that Python orders strictly as SQLite
+        did: then a row of the same kinds spliced in lands where ``ORDER BY`` puts it. A
+        table with another unique column is counted after each splice: an ``INSERT OR
+        REPLACE`` or ``UPDATE OR REPLACE`` clashing on it deletes the other row without
+        firing its delete trigger (SQLite's ``recursive_triggers`` is off).
+        """
+        table = metadata.tables[name]
+        pk = _row_key(table)
+        if pk is None:
+            return None
+        columns = [c.name for c in table.columns]
+        key_at = tuple(columns.index(c) for c in pk)
+        fetched = conn.execute(_select_sql(metadata, name)).fetchall()
+        head = json.dumps([name, []], separators=(",", ":"))[:-2]
+        rows = [_encode_row(row) for row in fetched]
+        if (head + ",".join(rows) + "]]").encode() != chunk:
+            return None
+        starts = [len(head)]
+        for row in rows:  # ASCII (ensure_ascii): as many bytes as characters
+            starts.append(starts[-1] + len(row) + 1)
+        kinds: list[int] = []
+        for at in key_at:
+            found = {_KIND.get(type(row[at]), -1) for row in fetched}
+            if len(found) != 1 or -1 in found:  # an empty table is read again in full
+                return None
+            kinds.append(found.pop())
+        key_of = operator.itemgetter(*key_at)
+        keys = [key_of(row) for row in fetched]
+        if any(not a < b for a, b in itertools.pairwise(keys)):
+            return None
+        indexes = conn.execute(f'PRAGMA index_list("{name}")').fetchall()
+        count_check = any(unique and origin != "pk" for _, _, unique, origin, _ in indexes)
+        return cls(name, chunk, starts, keys, key_at, tuple(kinds), count_check)
+
+    def spliced(
+        self, conn: sqlite3.Connection, metadata: MetaData, logged: Collection[Key]
+    ) -> list[bytes | memoryview] | None:
+        """This table's canonical bytes in ``conn``, whose rows differ from these at most at
+        the ``logged`` keys (:data:`ROW_LOG`): those rows are read again, the runs of rows
+        between them are slices of :attr:`chunk` (not copied). In pieces, to feed a hash
+        in turn; ``None`` where the table must be read in full: a key of another kind than
+        the template's (a text key set to a number...), or a row count that does not add up.
+        """
+        fresh: dict[Any, bytes] = {}
+        for row in conn.execute(_fetch_logged_sql(metadata, self.name), (self.name,)):
+            values = tuple(row[at] for at in self.key_at)
+            if not self._orderable(values):
+                return None
+            fresh[values if len(values) > 1 else values[0]] = _encode_row(row).encode()
+        keys = self.keys
+        # What changes at each position of the template's rows: a fresh row goes in before
+        # the row there (0), the row there is dropped (1); fresh rows at one position by key.
+        events: list[tuple[int, int, Any, bytes]] = []
+        for values in logged:
+            if not self._orderable(values):
+                return None
+            key = values if len(values) > 1 else values[0]
+            at = bisect.bisect_left(keys, key)
+            if at < len(keys) and keys[at] == key:
+                events.append((at, 1, key, b""))
+        for key, encoded in fresh.items():
+            events.append((bisect.bisect_left(keys, key), 0, key, encoded))
+        events.sort(key=lambda e: e[:3])
+        view, starts = memoryview(self.chunk), self.starts
+        rows: list[bytes | memoryview] = []  # runs of the template's rows, and fresh rows
+        count = 0
+        done = 0  # the template's rows before this one are in rows (or dropped)
+        for at, drop, _, encoded in events:
+            if at > done:
+                rows.append(view[starts[done] : starts[at] - 1])
+                count += at - done
+                done = at
+            if drop:
+                done = at + 1
+            else:
+                rows.append(encoded)
+                count += 1
+        if done < len(keys):
+            rows.append(view[starts[done] : starts[-1] - 1])
+            count += len(keys) - done
+        counted = f'SELECT count(*) FROM "{self.name}"'
+        if self.count_check and conn.execute(counted).fetchone()[0] != count:
+            return None
+        pieces: list[bytes | memoryview] = [view[: starts[0]]]  # ["name",[
+        for k, run in enumerate(rows):
+            if k:
+                pieces.append(b",")
+            pieces.append(run)
+        pieces.append(b"]]")
+        return pieces
+
+    def _orderable(self, values: Key) -> bool:
+        """Whether Python orders this key among the template's as SQLite would: each value
+        of its column's :data:`_KIND`."""
+        return all(_KIND.get(type(v)) == kind for v, kind in zip(values, self.kinds, strict=True))
 
 
 def _json_default(value: object) -> object:
@@ -131,37 +317,110 @@ def _json_default(value: object) -> object:
     raise TypeError(f"unhashable column value {value!r}")
 
 
+def _row_encoder() -> Callable[[Any], str]:
+    """One row's canonical text, as :func:`json.dumps` writes it inside the table's list
+    (ASCII: ``ensure_ascii`` escapes the rest). Made once, with the C encoder that
+    ``json.dumps`` itself uses where there is one: ``JSONEncoder.encode`` builds it anew
+    at each call, which costs most of a short row's time."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython has the C encoder
+        return json.JSONEncoder(separators=(",", ":"), default=_json_default).encode
+    encode = make(
+        None,
+        _json_default,
+        json.encoder.encode_basestring_ascii,
+        None,
+        ":",
+        ",",
+        False,
+        False,
+        True,
+    )
+    return lambda row: "".join(encode(row, 0))
+
+
+_encode_row = _row_encoder()
+
+_KIND = {int: 1, float: 1, str: 2, bytes: 3}
+"""Python orders two values of one kind as SQLite's ``ORDER BY`` (binary collation) does:
+numbers by value (integers and reals alike), text by code point (UTF-8's byte order),
+blobs bytewise. (SQLite puts NULL, then numbers, then text, then blobs.)"""
+
+
+def _row_key(table: Table) -> tuple[str, ...] | None:
+    """The columns a table's written rows are logged by (its primary key), or ``None``:
+    no primary key, or one SQLite may order otherwise than Python (a nullable
+    or collated column), and the table is logged by name in :data:`CHANGE_LOG`."""
+    pk = list(table.primary_key.columns)
+    if not pk or any(c.nullable or getattr(c.type, "collation", None) for c in pk):
+        return None
+    return tuple(c.name for c in pk)
+
+
+def _log_width(metadata: MetaData) -> int:
+    """How many key columns :data:`ROW_LOG` has: the widest logged primary key's."""
+    return max((len(k) for t in metadata.tables.values() if (k := _row_key(t))), default=1)
+
+
 def canonical_state_hash(
     conn: sqlite3.Connection,
     metadata: MetaData,
     *,
     base: HashBase | None = None,
     changed: Collection[str] | None = None,
+    rows: Mapping[str, Collection[Key]] | None = None,
 ) -> str:
     """SHA-256 of every row of every table, tables by name, rows by primary key.
 
     Values are read as SQLite stores them (int, float, text, blob), so the
     hash is the same on any machine for the same state. Given the ``base`` of
     the state this one started from and the tables ``changed`` since, only those
-    tables are read again; the value is the same as without them.
+    tables are read again; given also ``rows`` (the keys of the rows written since,
+    by table, as :func:`change_log` reads them from :data:`ROW_LOG`), only those rows
+    of their tables. The value is the same as without them.
     """
     if base is None or changed is None:
         digest = hashlib.sha256()
         for name in sorted(metadata.tables):
             digest.update(_table_chunk(conn, metadata, name))
         return digest.hexdigest()
-    dirty = [k for k, name in enumerate(base.names) if name in changed]
+    rows = rows or {}
+    dirty = [k for k, name in enumerate(base.names) if name in changed or name in rows]
     if not dirty:
         return base.hexdigest
     digest = base.prefixes[dirty[0]].copy()
     for k in range(dirty[0], len(base.names)):
         name = base.names[k]
-        digest.update(_table_chunk(conn, metadata, name) if name in changed else base.chunks[k])
+        pieces = None
+        if name in rows and name not in changed:
+            pieces = _spliced(conn, metadata, base, name, rows[name])
+        if pieces is not None:
+            for piece in pieces:
+                digest.update(piece)
+        elif name in changed or name in rows:
+            digest.update(_table_chunk(conn, metadata, name))
+        else:
+            digest.update(base.chunks[k])
     return digest.hexdigest()
 
 
-def _table_chunk(conn: sqlite3.Connection, metadata: MetaData, name: str) -> bytes:
-    """One table's canonical bytes: ``[name, rows]`` as compact JSON, rows by primary key."""
+SPLICE_SHARE = 0.5
+"""Above this share of a table's rows written, it is cheaper to read the table again."""
+
+
+def _spliced(
+    conn: sqlite3.Connection, metadata: MetaData, base: HashBase, name: str, logged: Collection[Key]
+) -> list[bytes | memoryview] | None:
+    """Table ``name``'s canonical bytes in pieces (:meth:`TableRows.spliced`), or ``None``
+    where it is to be read in full."""
+    table = base.table_rows(metadata, name)
+    if table is None or len(logged) > SPLICE_SHARE * len(table.keys) + 8:
+        return None
+    return table.spliced(conn, metadata, logged)
+
+
+def _select_sql(metadata: MetaData, name: str) -> str:
+    """``SELECT`` of every row of a table in canonical order (cached in the metadata)."""
     queries: dict[str, str] = metadata.info.setdefault("prove_gym.hash_queries", {})
     sql = queries.get(name)
     if sql is None:
@@ -170,7 +429,30 @@ def _table_chunk(conn: sqlite3.Connection, metadata: MetaData, name: str) -> byt
         columns = ", ".join(f'"{c.name}"' for c in table.columns)
         order_by = ", ".join(f'"{c}"' for c in order)
         sql = queries[name] = f'SELECT {columns} FROM "{name}" ORDER BY {order_by}'
-    rows = conn.execute(sql).fetchall()
+    return sql
+
+
+def _fetch_logged_sql(metadata: MetaData, name: str) -> str:
+    """``SELECT`` of the rows of a table whose key :data:`ROW_LOG` holds (table name as
+    the one parameter): the log's few rows first, each row then found by its key."""
+    queries: dict[str, str] = metadata.info.setdefault("prove_gym.logged_queries", {})
+    sql = queries.get(name)
+    if sql is None:
+        table = metadata.tables[name]
+        pk = _row_key(table)
+        assert pk is not None
+        columns = ", ".join(f't."{c.name}"' for c in table.columns)
+        match = " AND ".join(f't."{c}" = l.k{i}' for i, c in enumerate(pk))
+        sql = queries[name] = (
+            f'SELECT {columns} FROM "{ROW_LOG}" AS l CROSS JOIN "{name}" AS t '
+            f"WHERE l.name = ? AND {match}"
+        )
+    return sql
+
+
+def _table_chunk(conn: sqlite3.Connection, metadata: MetaData, name: str) -> bytes:
+    """One table's canonical bytes: ``[name, rows]`` as compact JSON, rows by primary key."""
+    rows = conn.execute(_select_sql(metadata, name)).fetchall()
     return json.dumps([name, rows], separators=(",", ":"), default=_json_default).encode()
 
 
@@ -196,33 +478,92 @@ def template_key(server: str, seed: int, size: int) -> int:
 
 
 def create_change_log(conn: sqlite3.Connection, metadata: MetaData) -> None:
-    """Create the empty :data:`CHANGE_LOG` table, with the state's own tables (before any
-    row): its root page is then the same in every state of the server, so they all share
-    one :func:`schema_layout`."""
-    if CHANGE_LOG in metadata.tables:
-        raise ValueError(f"{CHANGE_LOG!r} is reserved for prove_gym's change log")
+    """Create the empty :data:`CHANGE_LOG` and :data:`ROW_LOG` tables, with the state's own
+    tables (before any row): their root pages are then the same in every state of the
+    server, so they all share one :func:`schema_layout`."""
+    for reserved in (CHANGE_LOG, ROW_LOG):
+        if reserved in metadata.tables:
+            raise ValueError(f"{reserved!r} is reserved for prove_gym's change log")
     conn.execute(f'CREATE TABLE "{CHANGE_LOG}" (name TEXT PRIMARY KEY) WITHOUT ROWID')
+    keys = [f"k{i}" for i in range(_log_width(metadata))]
+    # Key columns without a type keep each value as stored (integer, text...) for the join.
+    columns = ", ".join(f"{k} NOT NULL" for k in keys)
+    conn.execute(
+        f'CREATE TABLE "{ROW_LOG}" (name TEXT NOT NULL, {columns}, '
+        f"PRIMARY KEY (name, {', '.join(keys)})) WITHOUT ROWID"
+    )
 
 
 def install_change_log(conn: sqlite3.Connection, metadata: MetaData, key: int) -> None:
-    """Add the triggers that name each table written to in :data:`CHANGE_LOG`.
+    """Add the triggers that log each row written in :data:`ROW_LOG` (by its primary key:
+    an update logs the key it had and the key it has) or, for a table without a key that
+    orders it exactly, the table's name in :data:`CHANGE_LOG`.
 
     Run on a freshly sampled state before it is serialised (after
     :func:`create_change_log`): the log is empty in the template and travels inside every
-    copy, snapshot and restore of it, and a rolled back write leaves no mark. Any write
-    marks its table, through the ORM, Core or raw SQL alike; a table marked but changed
-    back is simply read again. ``key`` (:func:`template_key`) goes in ``PRAGMA
-    user_version``: another template's bytes restored into a session are then
-    recognised, and hashed in full.
+    copy, snapshot and restore of it, and a rolled back write leaves no mark. Any write is
+    logged, through the ORM, Core or raw SQL alike; a row logged but changed back is
+    simply read again. ``key`` (:func:`template_key`) goes in ``PRAGMA user_version``:
+    another template's bytes restored into a session are then recognised, and hashed in
+    full.
     """
     conn.execute(f"PRAGMA user_version = {int(key)}")
+    width = _log_width(metadata)
     for name in sorted(metadata.tables):
         quoted = name.replace("'", "''")
+        pk = _row_key(metadata.tables[name])
         for op in ("INSERT", "UPDATE", "DELETE"):
+            if pk is None:
+                body = f"INSERT OR IGNORE INTO \"{CHANGE_LOG}\" VALUES ('{quoted}')"
+            else:
+                pad = ", 0" * (width - len(pk))
+                ages = {"INSERT": ["NEW"], "UPDATE": ["OLD", "NEW"], "DELETE": ["OLD"]}[op]
+                values = ", ".join(
+                    "('{}', {}{})".format(quoted, ", ".join(f'{age}."{c}"' for c in pk), pad)
+                    for age in ages
+                )
+                body = f'INSERT OR IGNORE INTO "{ROW_LOG}" VALUES {values}'
             conn.execute(
                 f'CREATE TRIGGER "{CHANGE_LOG}_{name}_{op.lower()}" AFTER {op} ON "{name}" '
-                f"BEGIN INSERT OR IGNORE INTO \"{CHANGE_LOG}\" VALUES ('{quoted}'); END"
+                f"BEGIN {body}; END"
             )
+
+
+@dataclass(frozen=True)
+class ChangeLog:
+    """What a state's log says was written since its template.
+
+    Attributes:
+        tables: Tables logged by name (:data:`CHANGE_LOG`): read again in full.
+        rows: The keys of the rows written, by table (:data:`ROW_LOG`).
+    """
+
+    tables: frozenset[str]
+    rows: dict[str, set[Key]]
+
+
+def change_log(conn: sqlite3.Connection, metadata: MetaData, key: int) -> ChangeLog | None:
+    """The log of the rows written since template ``key``, or ``None`` for a state without
+    its log (another template's, or bytes that did not come from ``Server.sample``)."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] != key:
+        return None
+    try:
+        tables = conn.execute(f'SELECT name FROM "{CHANGE_LOG}"').fetchall()
+        logged = conn.execute(f'SELECT * FROM "{ROW_LOG}"').fetchall()
+    except sqlite3.OperationalError:
+        return None
+    widths: dict[str, int] = metadata.info.get("prove_gym.key_widths") or {}
+    if not widths:  # each row-logged table's key width, cached in the metadata
+        widths = metadata.info["prove_gym.key_widths"] = {
+            name: len(pk) for name, t in metadata.tables.items() if (pk := _row_key(t))
+        }
+    rows: dict[str, set[Key]] = {}
+    for name, *values in logged:
+        width = widths.get(name)
+        if width is None:  # not this schema's log
+            return None
+        rows.setdefault(name, set()).add(tuple(values[:width]))
+    return ChangeLog(frozenset(r[0] for r in tables), rows)
 
 
 def changed_tables(conn: sqlite3.Connection, key: int) -> frozenset[str] | None:
@@ -230,7 +571,9 @@ def changed_tables(conn: sqlite3.Connection, key: int) -> frozenset[str] | None:
     if conn.execute("PRAGMA user_version").fetchone()[0] != key:
         return None
     try:
-        rows = conn.execute(f'SELECT name FROM "{CHANGE_LOG}"').fetchall()
+        rows = conn.execute(
+            f'SELECT name FROM "{CHANGE_LOG}" UNION SELECT DISTINCT name FROM "{ROW_LOG}"'
+        ).fetchall()
     except sqlite3.OperationalError:  # bytes that did not come from Server.sample
         return None
     return frozenset(r[0] for r in rows)

@@ -320,7 +320,7 @@ def test_the_cached_state_hash_always_equals_the_hash_computed_afresh(
     calendar: Server, task_index: int, actions: list[tuple[str, int]]
 ) -> None:
     """A session answers an unchanged template state from its template's cached hash and
-    re-reads only the tables its change log names; after any mix of writes, failed writes,
+    re-reads only the rows its change log names; after any mix of writes, failed writes,
     raw writes kept or rolled back, restores (of its own snapshots or another seed's state)
     and resets it must still equal a full hash."""
     from prove_gym import get_registry
