@@ -265,6 +265,18 @@ def _city(ctx: SampleContext) -> _Map:
     return _Map(ctx, area, cols, rows, districts, postcode)
 
 
+STREET_PREFIXES = ("North", "South", "East", "West", "Old", "New")
+
+
+def _street_words(rng: Random, n: int) -> list[str]:
+    """``n`` different street names' first words: the plain words while they last (every
+    town of size 4 or less), then ones such as "North Maple" for a larger town's grid."""
+    if n <= len(STREET_WORDS):
+        return rng.sample(STREET_WORDS, n)
+    more = [f"{p} {w}" for p in STREET_PREFIXES for w in STREET_WORDS]
+    return rng.sample(STREET_WORDS, len(STREET_WORDS)) + rng.sample(more, n - len(STREET_WORDS))
+
+
 def _graph(m: _Map) -> None:
     rng = m.ctx.rng
     xs, ys = [0], [0]
@@ -280,7 +292,7 @@ def _graph(m: _Map) -> None:
             lat, lon = to_microdegrees(m.area, x, y)
             x, y = to_metres(m.area, lat, lon)
             m.nodes.append(Node(id=f"nd_{len(m.nodes) + 1:04d}", x=x, y=y, lat_e6=lat, lon_e6=lon))
-    words = rng.sample(STREET_WORDS, m.rows + m.cols)
+    words = _street_words(rng, m.rows + m.cols)
     arterial_row = m.rows // 2 - 1 + rng.randint(0, 1)
     arterial_col = m.cols // 2 - 1 + rng.randint(0, 1)
     expressway = m.rows - 1

@@ -774,3 +774,18 @@ TestConformance = conformance_suite(
     ],
     invariants=rule_violations,
 )
+
+
+def test_a_town_past_size_4_still_names_every_street_once() -> None:
+    """A larger grid has more streets than plain street words (45): size 5 and above used
+    to raise ValueError while sampling; their extra streets are "North Maple" and the like."""
+    with MAPS.session(seed=2, size=5) as session:
+        names = column(session, "SELECT name FROM streets ORDER BY id")
+        assert len(names) > 45
+        assert len(set(names)) == len(names)
+        origin, dest = column(session, "SELECT id FROM addresses ORDER BY id")[:2]
+        route = session.call(
+            "get_route",
+            {"origin_address_id": origin, "destination_address_id": dest, "mode": "walk"},
+        )
+        assert route.ok, route.message
