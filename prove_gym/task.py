@@ -39,6 +39,8 @@ from pydantic import (
     model_validator,
 )
 
+from prove_gym.server.state import MAX_STATE_SIZE
+
 TurnKind = Literal["normal", "clarify", "abstain"]
 """``normal``: the gold steps should be called. ``clarify``: a required value is
 missing, the right move is to ask (no call). ``abstain``: no offered tool can
@@ -160,7 +162,7 @@ class Task(BaseModel):
     id: str
     servers: list[str] = Field(min_length=1)
     seed: int = 0
-    size: int | None = None
+    size: int | None = Field(default=None, ge=1, le=MAX_STATE_SIZE)
     tools: list[str] | None = None
     schema_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)
     tool_schemas: list[dict[str, Any]] | None = None

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session as OrmSession
 from sqlalchemy.pool import NullPool
 
 from prove_gym.server.state import (
+    MAX_STATE_SIZE,
     StateTemplate,
     create_change_log,
     install_change_log,
@@ -453,8 +454,8 @@ class Server:
     def sample(self, seed: int = 0, size: int | None = None) -> StateTemplate:
         """Build a state from scratch with the sampler (slow; :meth:`template` caches it)."""
         size = self.default_size if size is None else size
-        if size < 1:
-            raise ValueError(f"size must be >= 1, got {size}")
+        if not 1 <= size <= MAX_STATE_SIZE:
+            raise ValueError(f"size must be from 1 to {MAX_STATE_SIZE}, got {size}")
         now = self.now_for(seed)
         conn = self.connect()
         try:

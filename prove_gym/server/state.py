@@ -49,6 +49,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sqlalchemy import MetaData, Table
 
+MAX_STATE_SIZE = 16
+"""The largest state size a server samples (the default is 1). Sampling grows with the
+size (travel_booking's size 16 is 12 MB and about 40 s of CPU); a task or a command asking
+for more is refused before anything is sampled."""
+
 CHANGE_LOG = "_prove_changed_tables"
 """The table, in every sampled state, naming the tables written since the template that
 :data:`ROW_LOG` does not log row by row (filled by triggers; not part of the state: no

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prove_gym.server.base import stable_int
+from prove_gym.server.state import MAX_STATE_SIZE
 
 BLOCK_SEED_BASE = 100_000
 """Block states' seeds start here; the shared pool's are below it."""
@@ -161,8 +162,16 @@ class SynthConfig:
             raise ValueError(f"dedup must be 'calls' or 'values', got {self.dedup!r}")
         if not 1 <= self.distractors[0] <= self.distractors[1]:
             raise ValueError(f"distractors must be 1 <= lo <= hi, got {self.distractors}")
-        if self.block_states < 0 or not self.sizes or min(self.sizes) < 1:
-            raise ValueError("block_states must be >= 0 and sizes a non-empty tuple of sizes >= 1")
+        sizes = (*self.sizes, *([self.size] if self.size is not None else []))
+        if (
+            self.block_states < 0
+            or not self.sizes
+            or not all(1 <= s <= MAX_STATE_SIZE for s in sizes)
+        ):
+            raise ValueError(
+                "block_states must be >= 0 and sizes a non-empty tuple of sizes from 1 to "
+                f"{MAX_STATE_SIZE}"
+            )
         for name in ("n", "state_seeds", "max_attempts", "block_size", "workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")

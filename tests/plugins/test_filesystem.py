@@ -287,7 +287,6 @@ def test_sampled_homes_are_realistic_and_consistent(seed: int) -> None:
     assert who["cwd"] == who["home"] == f"/home/{who['user']}"
 
 
-
 def test_a_large_size_samples_a_larger_consistent_home() -> None:
     """Sizes past the trip places there are (12) sample too: each year's photo folders are
     every place, not a crash."""
