@@ -111,6 +111,15 @@ def _lower_first(text: str) -> str:
     return text[0].lower() + text[1:]
 
 
+def _starts_a_sentence(spec: ToolSpec, name: str, refs: Mapping[str, str]) -> bool:
+    """Whether a phrasing that opens with ``{name}`` opens with a word to capitalise: a
+    reference ("that traveller renewed ...") or a choice ("{action} the follow request"),
+    not an identifier, a path or a command ("ls -l ...") the user types as it is."""
+    if name in refs:
+        return True
+    return bool(enum_choices(spec.input_schema().get("properties", {}).get(name, {})))
+
+
 def plural(noun: str) -> str:
     """The plural of a (last) English noun: ``category`` -> ``categories``, ``box`` -> ``boxes``.
 
@@ -521,6 +530,11 @@ class Renderer:
             return render_value(args[name])
 
         text = SLOT.sub(fill, phrasing)
+        opening = SLOT.match(phrasing)
+        if opening is not None and (
+            opening.group(1) == omit or _starts_a_sentence(spec, opening.group(1), refs)
+        ):  # "Approve the request", "That traveller ...", "One of my couriers ..."
+            text = text[:1].upper() + text[1:]
         slots = set(SLOT.findall(phrasing))
         extras: list[tuple[str, str]] = []
         for name, value in args.items():

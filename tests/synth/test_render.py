@@ -174,3 +174,20 @@ def test_no_omission_leaves_a_unit_or_a_slot_behind(spec) -> None:
             after = text.split(f"some {words(name)}", 1)[-1].split()
             assert not after or after[0].strip(",.?!").lower() not in UNITS, (phrasing, text)
             assert text_residue(text) is None, (phrasing, text, text_residue(text))
+
+
+def test_every_sentence_starts_with_a_capital_unless_it_is_typed_as_written(dataset) -> None:
+    """A request that opens with a reference or a choice is capitalised ("That traveller
+    renewed ...", "Approve the follow request ..."); only what the user types as it is (a
+    shell command a phrasing starts with: "ls -l", "popd"; an identifier) stays lower-case."""
+    typed = {
+        ph.split()[0]
+        for spec in SPECS
+        for ph in spec.phrasings
+        if ph[:1].islower() and not ph.startswith("{")
+    }
+    for task in dataset.tasks:
+        for turn in task.turns:
+            # a word, not an identifier ("cus_0083 wants ...": typed as it is)
+            for m in re.finditer(r"(?:^|[.!?] )([a-z][a-z'-]*)(?![\w/])", turn.user):
+                assert m.group(1) in typed, (task.server, turn.user)
