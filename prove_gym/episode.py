@@ -115,14 +115,10 @@ _CACHE_MAX = 4096
 
 
 def _offer_key(task: Task, workspace: Workspace) -> tuple[Any, ...]:
-    """What the offered tool definitions depend on: the registry that defines them, their
-    qualified names in offering order and the task's schema overrides."""
-    return (
-        workspace.registry,
-        workspace.registry.generation,
-        tuple(spec.qualified_name for spec in workspace.offered.values()),
-        _overrides_key(task.schema_overrides),
-    )
+    """What the offered tool definitions depend on: the registry that defines them, the
+    task's tool names or servers (:func:`~prove_gym.workspace.offer_key`) and its schema
+    overrides."""
+    return (*workspace.offer_key, _overrides_key(task.schema_overrides))
 
 
 # Overrides seen, by the tools they override: a copy of each, and its canonical JSON.

@@ -77,15 +77,25 @@ def offered_tools(task: Task, registry: Registry | None = None) -> dict[str, Too
         ValueError: Two offered tools share a name.
     """
     registry = registry or get_registry()
-    key = (
-        registry,
-        registry.generation,
-        tuple(task.servers) if task.tools is None else None,
-        None if task.tools is None else tuple(task.tools),
-    )
+    return dict(_offer(task, registry, offer_key(task, registry))[0])
+
+
+def offer_key(task: Task, registry: Registry) -> tuple[Any, ...]:
+    """What a task's offered tools are a function of: the registry (and its generation:
+    :meth:`Registry.register` bumps it) and the task's tool names, or its servers."""
+    if task.tools is None:
+        return (registry, registry.generation, tuple(task.servers), None)
+    return (registry, registry.generation, None, tuple(task.tools))
+
+
+def _offer(
+    task: Task, registry: Registry, key: tuple[Any, ...]
+) -> tuple[dict[str, ToolSpec], tuple[str, ...]]:
+    """The offered tools (the cache's own dict: copy it before handing it out) and the
+    servers they belong to, in offering order; built once per :func:`offer_key`."""
     cached = _OFFERED.get(key)
     if cached is not None:  # most resets offer a tool set seen before
-        return dict(cached)
+        return cached
     if task.tools is None:
         specs = [t for s in task.servers for t in registry.get_server(s).visible_tools()]
     else:
@@ -99,14 +109,15 @@ def offered_tools(task: Task, registry: Registry | None = None) -> dict[str, Too
                 f"({other} and {spec.qualified_name})"
             )
         offered[spec.name] = spec
+    found = offered, tuple(dict.fromkeys(spec.server_name for spec in specs))
     if len(_OFFERED) >= _OFFERED_MAX:
         _OFFERED.clear()  # bounded; a trainer's task mix refills it at once
-    _OFFERED[key] = offered
-    return dict(offered)
+    _OFFERED[key] = found
+    return found
 
 
-# offered_tools' answers by (registry, its generation, servers or tool names)
-_OFFERED: dict[tuple[Any, ...], dict[str, ToolSpec]] = {}
+# _offer's answers by offer_key
+_OFFERED: dict[tuple[Any, ...], tuple[dict[str, ToolSpec], tuple[str, ...]]] = {}
 _OFFERED_MAX = 4096
 
 
@@ -155,12 +166,14 @@ class Workspace:
     sessions: dict[str, Session] = field(init=False)
     offered: dict[str, ToolSpec] = field(init=False)
     servers: tuple[str, ...] = field(init=False)
+    offer_key: tuple[Any, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         task = self.task
-        self.offered = offered_tools(task, self.registry)
-        specs = self.offered.values()
-        self.servers = tuple(dict.fromkeys([*task.servers, *(t.server_name for t in specs)]))
+        self.offer_key = offer_key(task, self.registry)
+        offered, servers = _offer(task, self.registry, self.offer_key)
+        self.offered = dict(offered)
+        self.servers = tuple(dict.fromkeys([*task.servers, *servers]))
         self.sessions = {}
         for name in task.servers:
             self.session(name)
