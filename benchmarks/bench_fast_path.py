@@ -8,8 +8,10 @@ For each server, in one process and with the same data:
   roll back, format. Floor: raw ``sqlite3`` running exactly the SQL statements that call ran
   (recorded by SQLite's trace callback, values inlined), fetching every row, committing for
   a write, on its own copy of the same state.
-- ``reset``: median ``env.reset(options={"task": ...})``. Floor: a fresh ``copy.deepcopy``
-  of the same state held as plain dicts (every row of every table).
+- ``reset``: median ``env.reset(options={"task": ...})``, after an episode that changed no
+  row (its database is taken back as it is) and after one that wrote (the template's bytes
+  are copied in again). Floor: a fresh ``copy.deepcopy`` of the same state held as plain
+  dicts (every row of every table).
 - ``state hash after a write``: median ``Workspace.state_hash()`` once the write above ran
   (the canonical hash, computed: the same state restored, untimed, before each, so no
   earlier answer is remembered); ``state hash, state untouched``: the same on a
@@ -208,9 +210,20 @@ def bench(
         data = ws.sessions[task.server].snapshot()
         untouched = median_us(ws.state_hash, n)
     dicts = state_as_dicts(data)
+    copied = median_us(lambda: copy.deepcopy(dicts), n)
+    # after an episode that changed no row, the database is taken back as it is
     reset = median_us(lambda: env.reset(options={"task": task}), n)
-    rows.append(("reset", reset, median_us(lambda: copy.deepcopy(dicts), n), "deepcopy of dicts"))
+    rows.append(("reset after a read-only episode", reset, copied, "deepcopy of dicts"))
     written = picked.get("write")
+    if written is not None:  # after an episode that wrote: the template's bytes copied in
+
+        def wrote(p: Picked = written) -> None:
+            env.reset(options={"task": p.task})
+            for message in (*p.script, p.text):
+                env.step(message)
+
+        again = median_us(lambda: env.reset(options={"task": written.task}), n, wrote)
+        rows.append(("reset after a write", again, copied, "deepcopy of dicts"))
     if written is not None:  # the end of an episode that wrote: the canonical hash, computed
         with Workspace(written.task) as ws:
             for step in (*written.before, written.step):

@@ -252,8 +252,9 @@ class Server:
         self._template_cache_size = template_cache_size
         self._lock = threading.Lock()
         self._engine: Engine | None = None
-        # closed sessions' databases, each with the schema layout it holds (open_state)
-        self._idle: list[tuple[str, Connection, OrmSession]] = []
+        # closed sessions' databases, each with the schema layout it holds and the template
+        # it still holds exactly, if it does (open_state)
+        self._idle: list[tuple[str, Connection, OrmSession, StateTemplate | None]] = []
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, version={self.version!r}, tools={len(self.visible_tools())})"
@@ -423,30 +424,36 @@ class Server:
 
         A closed session's database is used again when one of the same schema layout is
         idle (:meth:`release_state`; :attr:`StateTemplate.layout` says why only then):
-        refilling it from the template's bytes is most of what a fresh one costs less.
+        refilling it from the template's bytes is most of what a fresh one costs less. One
+        that still holds exactly this template (its session changed no row: a read-only
+        episode) is taken first, as it is: nothing to copy.
         """
         layout = template.layout
         idle = None
         with self._lock:
-            for k in range(len(self._idle) - 1, -1, -1):
-                if self._idle[k][0] == layout:
-                    idle = self._idle.pop(k)
-                    break
+            fits = [k for k, held in enumerate(self._idle) if held[0] == layout]
+            same = [k for k in fits if self._idle[k][3] is template]
+            if same or fits:
+                idle = self._idle.pop((same or fits)[-1])
         if idle is None:
             conn = self.connect(template)
             return conn, OrmSession(bind=conn, expire_on_commit=False)
-        _, conn, db = idle
-        conn.connection.dbapi_connection.deserialize(template.data)  # type: ignore[union-attr]
+        _, conn, db, holds = idle
+        if holds is not template:
+            conn.connection.dbapi_connection.deserialize(template.data)  # type: ignore[union-attr]
         return conn, db
 
-    def release_state(self, conn: Connection, db: OrmSession, layout: str) -> None:
+    def release_state(
+        self, conn: Connection, db: OrmSession, layout: str, holds: StateTemplate | None = None
+    ) -> None:
         """Take back what :meth:`open_state` gave once its session closed, holding a state of
-        ``layout``: kept for the next session (up to :data:`IDLE_STATES`), else closed."""
+        ``layout`` (exactly ``holds``'s, if given): kept for the next session (up to
+        :data:`IDLE_STATES`), else closed."""
         db.rollback()
         db.expunge_all()
         with self._lock:
             if len(self._idle) < IDLE_STATES:
-                self._idle.append((layout, conn, db))
+                self._idle.append((layout, conn, db, holds))
                 return
         db.close()
         conn.close()

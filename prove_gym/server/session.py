@@ -282,14 +282,27 @@ class Session:
         """Give the in-memory database back to the server (a later session refills it from
         its own template) and end this session. Safe to call twice."""
         if not self.closed:
+            raw = self.raw_connection
+            # no row changed since the template (not even one rolled back): the next session
+            # of this template can take the database as it is
+            pristine = self._pristine is not None and raw.total_changes == self._pristine
+            holds = None
+            if pristine and not raw.in_transaction and _cookie(raw) == self.template.cookie:
+                holds = self.template  # (SQLite counts no change for DDL: hence the cookie)
             self.closed = True
-            self.server.release_state(self._conn, self._db, self._layout)
+            self.server.release_state(self._conn, self._db, self._layout, holds)
 
     def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _cookie(raw: Any) -> int:
+    """The database's schema cookie: any schema change since it was loaded moves it."""
+    value: int = raw.execute("PRAGMA schema_version").fetchone()[0]
+    return value
 
 
 def _usable(db: OrmSession) -> bool:

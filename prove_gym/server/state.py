@@ -118,6 +118,20 @@ class StateTemplate:
         return cached
 
     @property
+    def cookie(self) -> int:
+        """The state's schema cookie (``PRAGMA schema_version``) as sampled."""
+        cached = self.__dict__.get("_cookie")
+        if cached is None:
+            conn = self.connect()
+            try:
+                cached = self.__dict__["_cookie"] = conn.execute(
+                    "PRAGMA schema_version"
+                ).fetchone()[0]
+            finally:
+                conn.close()
+        return int(cached)
+
+    @property
     def log_key(self) -> int:
         """Which template a copy's change log is relative to (its ``PRAGMA user_version``)."""
         cached = self.__dict__.get("_log_key")

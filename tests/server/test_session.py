@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Integer, String
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from prove_gym import Entity, ErrorKind, SampleContext, Server, ToolContext
+from prove_gym import Entity, ErrorKind, SampleContext, Server, Session, ToolContext
 
 
 def test_two_sessions_from_one_seed_start_identical_and_diverge_independently(
@@ -410,6 +410,48 @@ def test_a_closed_sessions_database_serves_the_next_session_from_its_own_templat
     for s in many:
         s.close()
     assert len(calendar._idle) == IDLE_STATES  # bounded: the rest are really closed
+
+
+def test_a_database_left_as_its_template_is_taken_as_it_is_and_any_other_is_refilled(
+    calendar: Server,
+) -> None:
+    """A session that changed no row leaves its database holding its template exactly: the
+    next session of that template takes it without copying the bytes again. A write, even
+    one refused and rolled back, or a schema change, makes the next session refill it."""
+    template = calendar.template(seed=31)
+    clean = template.canonical_hash(calendar.base.metadata)
+    new_event = {"calendar_id": "cal_01", "title": "Stays?", "start": "2026-05-01T10:00"}
+
+    def next_session_after(play) -> Session:
+        first = calendar.session(seed=31)
+        play(first)
+        raw = first.raw_connection
+        first.close()
+        second = calendar.session(seed=31)
+        assert second.raw_connection is raw
+        return second
+
+    def read(s: Session) -> None:
+        assert s.call("list_calendars", {}).ok
+
+    def write(s: Session) -> None:
+        assert s.call("create_event", new_event).ok
+
+    def refused(s: Session) -> None:  # rolled back: SQLite still counts the change
+        assert not s.call("create_event", {**new_event, "end": "2026-04-01T10:00"}).ok
+
+    def ddl(s: Session) -> None:  # SQLite counts no change for it
+        s.raw_connection.execute("CREATE TABLE scratch (x INTEGER)")
+
+    for play in (read, write, refused, ddl):
+        second = next_session_after(play)
+        assert second.state_hash() == clean, play.__name__
+        assert second.call("search_events", {"query": "Stays?"}).content == [], play.__name__
+        tables = second.raw_connection.execute(
+            "SELECT name FROM sqlite_master WHERE name = 'scratch'"
+        ).fetchall()
+        assert tables == [], play.__name__
+        second.close()
 
 
 def test_every_state_of_a_server_shares_one_schema_layout(calendar: Server) -> None:
