@@ -202,8 +202,9 @@ def noun_phrase_slot(
     or the phrasing's opening verb ("sell {quantity} {symbol}", "Could you {action}"),
     when the slot is glued to text ("{duration_minutes}-minute", "'{text}'"), and for
     an ``omission`` also when a noun follows it ("the {position} door", "the
-    {recurring_id} bill"), before "'s" (not "one of my customers's cart"), and where the
-    user says who they are ("I'm {customer_id}": not "I'm one of my customers").
+    {recurring_id} bill"), before "'s" (not "one of my customers's cart"), where the
+    user says who they are ("I'm {customer_id}": not "I'm one of my customers"), and after
+    "is" ("my passcode is {passcode}": not "my passcode is some passcode").
 
     >>> noun_phrase_slot("Where is my order {order_id}?", "order_id", "order")
     'Where is {order_id}?'
@@ -239,7 +240,7 @@ def noun_phrase_slot(
         last = words_before[-1]
         if last.startswith("{") or last.endswith(("'", '"')):
             return False
-        if omission and (last.endswith(":") or last.lower() in ("i'm", "am")):
+        if omission and (last.endswith(":") or last.lower() in ("i'm", "am", "is", "are")):
             return False
         # the phrasing's opening verb: "Cancel {order_id}", "Please cancel {order_id}"
         verb = 1 + (words_before[0].lower() == "please")

@@ -92,6 +92,8 @@ def test_a_value_is_left_out_only_where_some_value_reads() -> None:
         ("Please {action} the car", "action"),
         ("Add {first_name} {last_name} as a contact", "first_name"),
         ("Cap it at {monthly_limit} a month", "monthly_limit"),
+        ("I'm customer {customer_id}, my passcode is {passcode}", "passcode"),
+        ("Please cancel {order_id}, the reason is {reason}", "reason"),
     ]:
         assert noun_phrase_slot(phrasing, name, labels=False, omission=True) is None
     assert (
