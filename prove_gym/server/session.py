@@ -224,7 +224,7 @@ class Session:
         raw = self.raw_connection
         metadata = self.server.base.metadata
         changes = raw.total_changes
-        if self._pristine is not None and changes == self._pristine:
+        if self._as_template(changes):
             return self.template.canonical_hash(metadata)
         if self._last_hash is not None and self._last_hash[0] == changes:
             return self._last_hash[1]
@@ -239,6 +239,11 @@ class Session:
         if not raw.in_transaction:  # else a rollback could undo what was hashed, uncounted
             self._last_hash = (changes, value)
         return value
+
+    def _as_template(self, changes: int) -> bool:
+        """Whether no row changed (not even one written and rolled back) since the state was
+        exactly the template's, SQLite having counted ``changes`` in all."""
+        return self._pristine is not None and changes == self._pristine
 
     @property
     def raw_connection(self) -> Any:
@@ -283,11 +288,13 @@ class Session:
         its own template) and end this session. Safe to call twice."""
         if not self.closed:
             raw = self.raw_connection
-            # no row changed since the template (not even one rolled back): the next session
-            # of this template can take the database as it is
-            pristine = self._pristine is not None and raw.total_changes == self._pristine
+            # the template's state still: the next session of it can take the database as it is
             holds = None
-            if pristine and not raw.in_transaction and _cookie(raw) == self.template.cookie:
+            if (
+                self._as_template(raw.total_changes)
+                and not raw.in_transaction
+                and _cookie(raw) == self.template.cookie
+            ):
                 holds = self.template  # (SQLite counts no change for DDL: hence the cookie)
             self.closed = True
             self.server.release_state(self._conn, self._db, self._layout, holds)
