@@ -117,7 +117,7 @@ def bench_server(server: Server, n_sessions: int) -> list[tuple[str, str, str, s
 
         def bare(ss: Session = sess, sp: ToolSpec = spec, kw: dict = kwargs) -> None:
             sp.fn(ss._ctx, **kw)
-            ss.db.rollback()
+            ss.rollback()
 
         base = p50_ms(bare, 300, restore)
         rows.append(

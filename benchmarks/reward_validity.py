@@ -67,7 +67,7 @@ from typing import Any
 
 from prove_gym.registry import Registry, get_registry
 from prove_gym.reward import RewardConfig, score
-from prove_gym.server.tool import ToolContext, ToolSpec
+from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.grounding import enum_choices
 from prove_gym.task import Task, load_tasks
 from prove_gym.workspace import CallRecord, Workspace, gold_replay
@@ -241,7 +241,7 @@ def _fill_required(
 ) -> dict[str, Any] | None:
     """Values for a tool's required parameters (existing ids, examples, enum members), or ``None``."""
     session = ws.session(spec.server_name)
-    ctx = ToolContext(db=session.db, now=session.now, seed=session.seed, server=session.server)
+    ctx = session.context()
     properties = spec.input_schema().get("properties", {})
     arguments: dict[str, Any] = {}
     for param in spec.params:

@@ -33,11 +33,11 @@ THIRD_PARTY = {
     "prove_weather_demo/__init__.py": '''
         from __future__ import annotations
 
-        from sqlalchemy import Float, String
+        from sqlalchemy import Float, String, bindparam, select
         from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
         from prove_gym import Entity, NotFound, SampleContext, Server, Task, ToolContext, hookimpl
-        from prove_gym.server import TypedDict
+        from prove_gym.server import Query, TypedDict
         from typing import Annotated
 
 
@@ -58,6 +58,8 @@ THIRD_PARTY = {
 
 
         server = Server("weather", version="0.0.1", base=Base, sampler=sample, description="Weather.")
+        CITY = Query(select(City.name, City.temp_c).where(City.id == bindparam("id")))
+        CITY_IDS = Query(select(City.id).order_by(City.id))
 
 
         class Weather(TypedDict):
@@ -72,7 +74,7 @@ THIRD_PARTY = {
             Args:
                 city_id: The city, such as "c1".
             """
-            city = ctx.db.get(City, city_id)
+            city = ctx.sql.first(CITY, id=city_id)
             if city is None:
                 raise NotFound(f"No city {city_id!r}.")
             return {"city": city.name, "temp_c": city.temp_c}
@@ -80,7 +82,7 @@ THIRD_PARTY = {
 
         @server.entity("city", key="city_id")
         def cities(ctx: ToolContext) -> list[dict]:
-            return [{"city_id": c.id} for c in ctx.db.query(City)]
+            return [{"city_id": c} for c in ctx.sql.scalars(CITY_IDS)]
 
 
         @hookimpl

@@ -134,7 +134,7 @@ class EntitySource:
         key: The record field holding the id that ``Entity(kind)`` parameters take.
         fn: Lists existing entities worth asking about, as records (for grounding).
         model: The mapped class whose primary key is the id: parameters typed
-            ``Annotated[Model, Entity(kind)]`` are resolved to rows by the core.
+            ``Annotated[Record[Model], Entity(kind)]`` are resolved to rows by the core.
         not_found: What the model should do when an id does not exist, such as
             "Call list_accounts with the customer's id to see their accounts."
         label: How the kind reads in messages (default: the kind with spaces).
@@ -254,7 +254,7 @@ class Server:
         self._engine: Engine | None = None
         # closed sessions' databases, each with the schema layout it holds and the template
         # it still holds exactly, if it does (open_state)
-        self._idle: list[tuple[str, Connection, OrmSession, StateTemplate | None]] = []
+        self._idle: list[tuple[str, Connection, StateTemplate | None]] = []
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, version={self.version!r}, tools={len(self.visible_tools())})"
@@ -328,9 +328,9 @@ class Server:
         parameters take; other fields whose names match tool parameters can fill
         those too.
 
-        With ``model``, a tool parameter typed ``Annotated[Model, Entity(kind)]``
-        (or ``Model | None``, ``list[Model]``) shows the model the id's type and
-        receives the row: the core looks it up before the tool runs and answers
+        With ``model``, a tool parameter typed ``Annotated[Record[Model], Entity(kind)]``
+        (or ``Record[Model] | None``, ``list[Record[Model]]``) shows the model the id's
+        type and receives the row (read with one compiled statement): the core looks it up before the tool runs and answers
         ``not_found`` with ``"No <label> with id '<id>'. <not_found>"`` when it
         does not exist, so no tool writes that lookup again.
 
@@ -419,8 +419,8 @@ class Server:
             conn.connection.dbapi_connection.deserialize(template.data)  # type: ignore[union-attr]
         return conn
 
-    def open_state(self, template: StateTemplate) -> tuple[Connection, OrmSession]:
-        """A connection holding a private copy of ``template``, and its ORM session.
+    def open_state(self, template: StateTemplate) -> Connection:
+        """A connection holding a private copy of ``template``.
 
         A closed session's database is used again when one of the same schema layout is
         idle (:meth:`release_state`; :attr:`StateTemplate.layout` says why only then):
@@ -432,30 +432,29 @@ class Server:
         idle = None
         with self._lock:
             fits = [k for k, held in enumerate(self._idle) if held[0] == layout]
-            same = [k for k in fits if self._idle[k][3] is template]
+            same = [k for k in fits if self._idle[k][2] is template]
             if same or fits:
                 idle = self._idle.pop((same or fits)[-1])
         if idle is None:
-            conn = self.connect(template)
-            return conn, OrmSession(bind=conn, expire_on_commit=False)
-        _, conn, db, holds = idle
+            return self.connect(template)
+        _, conn, holds = idle
         if holds is not template:
             conn.connection.dbapi_connection.deserialize(template.data)  # type: ignore[union-attr]
-        return conn, db
+        return conn
 
     def release_state(
-        self, conn: Connection, db: OrmSession, layout: str, holds: StateTemplate | None = None
+        self, conn: Connection, layout: str, holds: StateTemplate | None = None
     ) -> None:
-        """Take back what :meth:`open_state` gave once its session closed, holding a state of
-        ``layout`` (exactly ``holds``'s, if given): kept for the next session (up to
-        :data:`IDLE_STATES`), else closed."""
-        db.rollback()
-        db.expunge_all()
+        """Take back what :meth:`open_state` gave once its session closed (no transaction
+        open), holding a state of ``layout`` (exactly ``holds``'s, if given): kept for the
+        next session (up to :data:`IDLE_STATES`), else closed."""
+        raw = conn.connection.dbapi_connection
+        if raw is not None and raw.in_transaction:
+            raw.rollback()
         with self._lock:
             if len(self._idle) < IDLE_STATES:
-                self._idle.append((layout, conn, db, holds))
+                self._idle.append((layout, conn, holds))
                 return
-        db.close()
         conn.close()
 
     def sample(self, seed: int = 0, size: int | None = None) -> StateTemplate:

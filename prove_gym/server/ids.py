@@ -22,8 +22,6 @@ def next_id(ctx: ToolContext, column: Any, prefix: str, width: int) -> str:
     >>> next_id(ctx, Event.id, "evt", 4)  # doctest: +SKIP
     'evt_0301'
     """
-    if ctx.db.new or ctx.db.dirty:  # rows a tool added through the ORM count (autoflush)
-        ctx.db.flush()
     last = _largest(ctx, column, prefix, width)
     n = int(str(last).rsplit("_", 1)[1]) + 1 if last else 1
     return f"{prefix}_{n:0{width}d}"

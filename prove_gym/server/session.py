@@ -8,13 +8,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pydantic
-from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session as OrmSession
 
 from prove_gym.server.budget import SQL_TICK, WorkBudget
 from prove_gym.server.errors import ErrorKind, NotFound, ToolError
 from prove_gym.server.result import ToolResult, to_jsonable
-from prove_gym.server.sql import record_by_key
+from prove_gym.server.sql import Sql, record_by_key
 from prove_gym.server.state import (
     StateTemplate,
     canonical_state_hash,
@@ -45,10 +44,13 @@ class Session:
     def __init__(self, server: Server, template: StateTemplate) -> None:
         self.server = server
         self.template = template
-        self._conn, self._db = server.open_state(template)
-        self._layout = template.layout  # the schema layout the connection holds
-        self._ctx = ToolContext(db=self._db, now=template.now, seed=template.seed, server=server)
+        self._conn = server.open_state(template)
         self.closed = False
+        self._db: OrmSession | None = None  # made on first use of :attr:`db` (tests)
+        self._layout = template.layout  # the schema layout the connection holds
+        self._ctx = ToolContext(
+            sql=Sql(self.raw_connection), now=template.now, seed=template.seed, server=server
+        )
         # SQLite's count of rows ever inserted, updated or deleted on this connection (by any
         # statement, trigger or rollback-ed write alike) when the state was last exactly the
         # template's; None once a snapshot other than the template's was restored.
@@ -74,9 +76,22 @@ class Session:
 
     @property
     def db(self) -> OrmSession:
-        """The ORM session, for tests and samplers that inspect state directly."""
+        """An ORM session on this state, for tests that inspect or arrange it with the models.
+
+        Tools never see it (they run on ``ctx.sql``). What is written through it counts
+        once committed; :meth:`call`, :meth:`reset` and :meth:`restore` roll back what is not.
+        """
         self._check_open()
+        if self._db is None:
+            self._db = OrmSession(bind=self._conn, expire_on_commit=False)
         return self._db
+
+    def context(self) -> ToolContext:
+        """A :class:`ToolContext` on this state, as a tool gets one: for calling an entity
+        lister or an example source directly (tests, grounding). It sees the current state;
+        roll back anything it writes with :meth:`rollback`."""
+        self._check_open()
+        return ToolContext(sql=self._ctx.sql, now=self.now, seed=self.seed, server=self.server)
 
     # ------------------------------------------------------------------ calls
     def call(self, name: str, arguments: Any = None, *, allow_hidden: bool = False) -> ToolResult:
@@ -112,7 +127,8 @@ class Session:
         return self._execute(spec, kwargs)
 
     def _execute(self, spec: ToolSpec, kwargs: dict[str, Any]) -> ToolResult:
-        db = self._db
+        if self._db is not None:  # what a test left uncommitted in :attr:`db` is not the tool's
+            self._end_orm()
         budget = self._ctx.budget = WorkBudget()
         budget.start(spec.name)
         raw = self.raw_connection
@@ -124,49 +140,46 @@ class Session:
                 content = to_jsonable(spec.fn(self._ctx, **kwargs))
             finally:  # commit and rollback are never interrupted
                 raw.set_progress_handler(None, 0)
-            if spec.writes:
-                db.commit()
-                if raw.in_transaction:  # written through ctx.sql alone: the ORM began nothing
+            if raw.in_transaction:  # SQLite begins a transaction only at a write
+                if spec.writes:
                     raw.commit()
-            elif raw.in_transaction or not _usable(db):
-                self._rollback()
-            # else a read that wrote nothing: SQLite holds no transaction (it begins one only
-            # at a write), so there is nothing to roll back, and the ORM's transaction stays
-            # open for the next call (ending and beginning it is a third of a trivial call).
-            # What the tool left unflushed is dropped with its objects just below.
-            #
-            # The next call reads rows afresh: an object left over from this one (kept or not,
-            # as the garbage collector happens to decide) would list its collections in the
-            # order they were changed in, not in their relationship's order_by.
-            db.expunge_all()
+                else:  # a read tool never changes state
+                    raw.rollback()
             return ToolResult.success(content)
         except ToolError as exc:
-            self._rollback()
+            self.rollback()
             return ToolResult.failure(exc.kind, exc.message)
-        except (OperationalError, sqlite3.OperationalError) as exc:
-            self._rollback()
+        except sqlite3.OperationalError as exc:
+            self.rollback()
             if budget.exceeded is None:
                 return self._internal(spec, exc)
             error = budget.interrupted()
             return ToolResult.failure(error.kind, error.message)
-        except (IntegrityError, sqlite3.IntegrityError) as exc:
-            self._rollback()
-            reason = exc.orig if isinstance(exc, IntegrityError) else exc
+        except sqlite3.IntegrityError as exc:
+            self.rollback()
             return ToolResult.failure(
                 ErrorKind.CONFLICT,
                 f"{spec.name} would break a uniqueness or reference rule "
-                f"({str(reason).strip()}); nothing was changed.",
+                f"({str(exc).strip()}); nothing was changed.",
             )
         except Exception as exc:  # a bug in the tool: report it, keep the state intact
-            self._rollback()
+            self.rollback()
             return self._internal(spec, exc)
 
-    def _rollback(self) -> None:
-        """Undo the call: the ORM's transaction, and what ``ctx.sql`` wrote outside it."""
-        self._db.rollback()
+    def rollback(self) -> None:
+        """Undo what was written and not committed (a tool's failed call does this itself)."""
+        self._check_open()
+        if self._db is not None:
+            self._end_orm()
         raw = self.raw_connection
         if raw.in_transaction:
             raw.rollback()
+
+    def _end_orm(self) -> None:
+        """Roll back and forget what :attr:`db` holds: the next use reads rows afresh."""
+        assert self._db is not None
+        self._db.rollback()
+        self._db.expunge_all()
 
     @staticmethod
     def _internal(spec: ToolSpec, exc: BaseException) -> ToolResult:
@@ -190,12 +203,9 @@ class Session:
             )
         ids = value if isinstance(value, list) else [value]
         rows: list[Any] = []
-        by_key = record_by_key(param.row) if param.record else None
+        by_key = record_by_key(param.row)
         for one in ids:
-            if by_key is not None:
-                row = self._ctx.sql.first(by_key, key=one)
-            else:
-                row = self._db.get(param.row, one)
+            row = self._ctx.sql.first(by_key, key=one)
             if row is None:
                 raise NotFound(source.missing(one))
             rows.append(row)
@@ -216,7 +226,7 @@ class Session:
         try:
             return [to_jsonable(r) for r in source.fn(self._ctx)]
         finally:
-            self._db.rollback()
+            self.rollback()
 
     # ------------------------------------------------------------------ state
     def state_hash(self) -> str:
@@ -262,19 +272,19 @@ class Session:
 
     def restore(self, data: bytes) -> None:
         """Replace the state with a :meth:`snapshot` (or a template's bytes)."""
-        self._db.rollback()
-        self._db.expunge_all()
+        self.rollback()
         raw = self.raw_connection
         raw.deserialize(data)
         own = data is self.template.data
         layout = self.template.layout if own else schema_layout(raw)
         if layout != self._layout:  # its cached statements may point at other pages
-            self._db.close()
+            if self._db is not None:
+                self._db.close()
+                self._db = None
             self._conn.close()
             self._conn = self.server.connect()
             self.raw_connection.deserialize(data)
-            self._db = self._ctx.db = OrmSession(bind=self._conn, expire_on_commit=False)
-            self._ctx._sql = None  # it was bound to the connection just closed
+            self._ctx.sql = Sql(self.raw_connection)  # the old one's connection is closed
             self._layout = layout
         self._pristine = self.raw_connection.total_changes if own else None
         self._last_hash = None  # another state, and SQLite counts no change for it
@@ -296,8 +306,10 @@ class Session:
                 and _cookie(raw) == self.template.cookie
             ):
                 holds = self.template  # (SQLite counts no change for DDL: hence the cookie)
+            if self._db is not None:
+                self._db.close()
             self.closed = True
-            self.server.release_state(self._conn, self._db, self._layout, holds)
+            self.server.release_state(self._conn, self._layout, holds)
 
     def __enter__(self) -> Session:
         return self
@@ -310,13 +322,6 @@ def _cookie(raw: Any) -> int:
     """The database's schema cookie: any schema change since it was loaded moves it."""
     value: int = raw.execute("PRAGMA schema_version").fetchone()[0]
     return value
-
-
-def _usable(db: OrmSession) -> bool:
-    """Whether the ORM session's transaction (if any) can still run statements: not one a
-    failed flush left waiting for a rollback (a tool may catch that failure and return)."""
-    transaction = db.get_transaction()
-    return transaction is None or transaction.is_active
 
 
 MAX_DEPTH = 16

@@ -34,8 +34,6 @@ from prove_gym.server.budget import WorkBudget
 if TYPE_CHECKING:
     import datetime as dt
 
-    from sqlalchemy.orm import Session as OrmSession
-
     from prove_gym.server.base import Server
     from prove_gym.server.sql import Sql
 
@@ -43,13 +41,13 @@ M = TypeVar("M")
 
 
 class Record(Generic[M]):
-    """An entity parameter resolved to its table row, read without the ORM.
+    """An entity parameter resolved to its table row before the tool runs.
 
     ``Annotated[Record[Event], Entity("event")]`` reaches the tool as the row of
     ``Event``'s table (a named tuple: ``event.title``, every column typed as the ORM
-    types it) found with one compiled statement, instead of an ``Event`` object;
-    an unknown id answers ``not_found`` just the same. Use it with ``ctx.sql``
-    (:mod:`prove_gym.server.sql`), where the tool's other reads and writes go.
+    types it), found with one compiled statement; an unknown id answers ``not_found``
+    with the entity's declared hint, so no tool writes that lookup again. The tool's
+    other reads and writes go through ``ctx.sql`` (:mod:`prove_gym.server.sql`).
     Only a type marker: no value is ever a ``Record``.
     """
 
@@ -80,9 +78,9 @@ class ToolContext:
     """What a tool sees besides its arguments.
 
     Attributes:
-        db: The SQLAlchemy ORM session bound to this session's private database.
-        sql: The same database without the ORM: compiled statements run on SQLite
-            directly, at a small fraction of the ORM's cost (:mod:`prove_gym.server.sql`).
+        sql: This session's private database: compiled statements run on SQLite
+            directly (:mod:`prove_gym.server.sql`). The session commits a write tool's
+            changes once it returns, and rolls back any call that fails.
         now: The fixed "current time" of this state, derived from the seed.
         seed: The seed the state was sampled from.
         server: The server the tool belongs to.
@@ -90,23 +88,11 @@ class ToolContext:
             :meth:`spend` where a tool's work grows with its arguments or the state.
     """
 
-    db: OrmSession
+    sql: Sql
     now: dt.datetime
     seed: int
     server: Server
     budget: WorkBudget = field(default_factory=WorkBudget)
-    _sql: Sql | None = field(default=None, init=False, repr=False)
-
-    @property
-    def sql(self) -> Sql:
-        """The state's SQLite connection for compiled statements (see ``Attributes``)."""
-        sql = self._sql
-        if sql is None:
-            from prove_gym.server.sql import Sql
-
-            raw = self.db.get_bind().connection.dbapi_connection  # type: ignore[union-attr]
-            sql = self._sql = Sql(raw)  # type: ignore[arg-type]
-        return sql
 
     def spend(self, n: int = 1, what: str = "entries", *, hint: str = "") -> None:
         """Spend ``n`` units of this call's work budget (entries visited, lines scanned).
@@ -129,10 +115,9 @@ class ParamSpec:
         description: From the docstring's ``Args:``.
         entity: The entity kind it refers to, if any.
         normalise: How the reward compares its values.
-        row: The mapped class an entity parameter is resolved to before the tool runs
-            (``Annotated[Account, Entity("account")]``); ``None`` passes the id as sent.
-        record: The parameter takes the row of ``row``'s table, not an ORM object
-            (``Annotated[Record[Account], Entity("account")]``).
+        row: The mapped class whose table row an entity parameter is resolved to before
+            the tool runs (``Annotated[Record[Account], Entity("account")]``); ``None``
+            passes the id as sent.
     """
 
     name: str
@@ -142,7 +127,6 @@ class ParamSpec:
     entity: Entity | None
     normalise: Normalisation | None = None
     row: type | None = None
-    record: bool = False
 
 
 @dataclass(slots=True)
@@ -343,20 +327,24 @@ def build_tool_spec(
         annotation = hints[p.name]
         entity = _find_entity(annotation)
         row = _row_class(annotation)
-        record = row is not None and _takes_record(annotation)
         if row is not None:
+            if not _takes_record(annotation):
+                raise TypeError(
+                    f"tool {tool_name!r}: parameter {p.name!r} takes a {row.__name__} object; "
+                    f"tools get rows, not ORM objects: annotate it "
+                    f'Annotated[Record[{row.__name__}], Entity("<kind>")]'
+                )
             if entity is None:
                 raise TypeError(
                     f"tool {tool_name!r}: parameter {p.name!r} takes a {row.__name__} row; "
-                    f'mark it Annotated[{row.__name__}, Entity("<kind>")] so the core resolves it'
+                    f'mark it Annotated[Record[{row.__name__}], Entity("<kind>")] so the core '
+                    "resolves it"
                 )
             annotation = _id_annotation(annotation, row)
         required = p.default is inspect.Parameter.empty
         desc = arg_docs.get(p.name, "")
         params.append(
-            ParamSpec(
-                p.name, annotation, required, desc, entity, normalise.get(p.name), row, record
-            )
+            ParamSpec(p.name, annotation, required, desc, entity, normalise.get(p.name), row)
         )
         default = ... if required else p.default
         fields[p.name] = (_cap_strings(annotation), Field(default, description=desc or None))
@@ -520,10 +508,16 @@ def _row_class(annotation: Any) -> type | None:
 
 
 def _takes_record(annotation: Any) -> bool:
-    """Whether a row annotation asks for ``Record[...]`` rows rather than ORM objects."""
+    """Whether every mapped class in a row annotation is wrapped in ``Record[...]``."""
     if typing.get_origin(annotation) is Record:
         return True
-    return any(_takes_record(a) for a in typing.get_args(annotation) if not isinstance(a, Entity))
+    if isinstance(annotation, type) and hasattr(annotation, "__mapper__"):
+        return False
+    return all(
+        _takes_record(a)
+        for a in typing.get_args(annotation)
+        if not isinstance(a, Entity) and _row_class(a) is not None
+    )
 
 
 def _id_annotation(annotation: Any, row: type) -> Any:

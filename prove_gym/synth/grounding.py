@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prove_gym.server.session import Session
-from prove_gym.server.tool import ParamSpec, ToolContext, ToolSpec
+from prove_gym.server.tool import ParamSpec, ToolSpec
 from prove_gym.synth.chains import PlannedStep, is_secret_kind
 
 _NO = object()
@@ -372,7 +372,6 @@ class Grounder:
         self.server = session.server
         self.index = index
         self.rng = rng
-        self._ctx: ToolContext | None = None
         self._keys = {kind: src.key for kind, src in self.server.entities.items()}
 
     def _agreeing(
@@ -406,13 +405,6 @@ class Grounder:
                 for f in fields
             )
         ]
-
-    def _tool_context(self) -> ToolContext:
-        if self._ctx is None:
-            self._ctx = ToolContext(
-                db=self.session.db, now=self.session.now, seed=self.session.seed, server=self.server
-            )
-        return self._ctx
 
     def produced(self, spec: ToolSpec, content: Any) -> dict[str, list[Any]]:
         """Identifiers of the kinds ``spec`` declares it returns, found in ``content``."""
@@ -658,9 +650,9 @@ class Grounder:
     def _example(self, source: Any) -> Any:
         if callable(source):
             try:
-                return source(self._tool_context(), self.rng)
+                return source(self.session.context(), self.rng)
             finally:
-                self.session.db.rollback()
+                self.session.rollback()
         values = list(source)
         return self.rng.choice(values) if values else _NO
 

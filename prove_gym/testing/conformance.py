@@ -67,7 +67,7 @@ from prove_gym.server.errors import ErrorKind
 from prove_gym.server.result import ToolResult
 from prove_gym.server.session import Session
 from prove_gym.server.state import canonical_state_hash
-from prove_gym.server.tool import ToolContext, ToolSpec
+from prove_gym.server.tool import ToolSpec
 from prove_gym.task import Task, Turn
 from prove_gym.testing.strategies import fuzz_arguments, hostile_action_cases, hostile_cases
 
@@ -427,8 +427,8 @@ class CallChecker:
                     Finding(
                         "read_wrote",
                         f"read tool {tool} changed the state ({self.server.name}, arguments "
-                        f"{shown}): most likely it writes without writes=True (a "
-                        "ctx.db.commit() or a write through the raw connection in a read)",
+                        f"{shown}): most likely it writes without writes=True (the session "
+                        "rolls a read back, unless the tool commits itself through ctx.sql.raw)",
                     )
                 )
             else:
@@ -437,9 +437,9 @@ class CallChecker:
                         "partial_write",
                         f"{'write' if spec.writes else 'read'} tool {tool} failed with "
                         f"{result.error_kind} but the state hash changed ({self.server.name}, "
-                        f"arguments {shown}): a commit before the failure? Never call "
-                        "ctx.db.commit(); the session commits once the tool returns and "
-                        "rolls the whole call back when it raises",
+                        f"arguments {shown}): a commit before the failure? Never commit in "
+                        "a tool (ctx.sql.raw.commit()); the session commits once the tool "
+                        "returns and rolls the whole call back when it raises",
                     )
                 )
             self._before = self.session.snapshot()
@@ -486,7 +486,7 @@ class CallChecker:
 
     def _call_examples(self, example: Callable[..., Any]) -> list[Any]:
         session = self.session
-        ctx = ToolContext(db=session.db, now=session.now, seed=session.seed, server=self.server)
+        ctx = session.context()
         values = []
         for i in range(3):
             try:
@@ -494,7 +494,7 @@ class CallChecker:
             except Exception:
                 break
             finally:
-                session.db.rollback()
+                session.rollback()
         return values
 
     def _changed(self) -> bool:

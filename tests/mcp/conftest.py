@@ -14,12 +14,12 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import String
+from sqlalchemy import String, bindparam, func, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from prove_gym import SampleContext, Server, ToolContext
 from prove_gym.mcp import STATE_HASH_TOOL
-from prove_gym.server import NotFound, ToolResult
+from prove_gym.server import NotFound, Query, ToolResult
 
 SEED = 7
 
@@ -118,6 +118,8 @@ def _sample_notes(ctx: SampleContext) -> None:
 
 
 notes = Server("notes", version="1.0", base=NotesBase, sampler=_sample_notes)
+_COUNT = Query(select(func.count()).select_from(Note))
+_NOTE = Query(select(Note.id, Note.text).where(Note.id == bindparam("id")))
 
 
 @notes.tool(writes=True, phrasings=["Write a note saying {text}"])
@@ -127,9 +129,9 @@ def add_note(ctx: ToolContext, text: str) -> dict:
     Args:
         text: What the note says, such as "buy milk".
     """
-    note = Note(id=f"note_{ctx.db.query(Note).count() + 1}", text=text)
-    ctx.db.add(note)
-    return {"note_id": note.id, "text": text}
+    note_id = f"note_{ctx.sql.scalar(_COUNT) + 1}"
+    ctx.sql.insert(Note, id=note_id, text=text)
+    return {"note_id": note_id, "text": text}
 
 
 @notes.tool(phrasings=["Read note {note_id}"])
@@ -139,7 +141,7 @@ def get_note(ctx: ToolContext, note_id: str) -> dict:
     Args:
         note_id: The note, such as "note_1".
     """
-    note = ctx.db.get(Note, note_id)
+    note = ctx.sql.first(_NOTE, id=note_id)
     if note is None:
         raise NotFound(f"No note {note_id!r}; notes are numbered note_1, note_2, ...")
     return {"note_id": note.id, "text": note.text}
@@ -148,7 +150,7 @@ def get_note(ctx: ToolContext, note_id: str) -> dict:
 @notes.tool(hidden=True)
 def count_notes(ctx: ToolContext) -> dict:
     """How many notes exist (a hidden helper)."""
-    return {"count": ctx.db.query(Note).count()}
+    return {"count": ctx.sql.scalar(_COUNT)}
 
 
 @pytest.fixture(scope="session")

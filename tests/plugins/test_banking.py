@@ -17,7 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from pydantic import TypeAdapter
 
 import prove_gym
-from prove_gym import ErrorKind, Session, ToolContext
+from prove_gym import ErrorKind, Session
 from prove_gym.testing import junk_arguments
 from prove_gym.testing.conformance import conformance_suite
 from prove_gym.testing.sql import rows
@@ -703,7 +703,7 @@ def test_entity_sources_list_entities_that_exist(bank: Session) -> None:
 
 
 def test_example_values_fit_their_parameters(bank: Session) -> None:
-    ctx = ToolContext(db=bank.db, now=bank.now, seed=bank.seed, server=BANKING)
+    ctx = bank.context()
     rng = random.Random(0)
     for tool in BANKING.visible_tools():
         fields = tool.args_model.model_fields

@@ -25,7 +25,7 @@ from prove_plugins.email.models import (
 from pydantic import TypeAdapter
 
 import prove_gym
-from prove_gym import ErrorKind, Session, ToolContext
+from prove_gym import ErrorKind, Session
 from prove_gym.testing.conformance import conformance_suite
 from prove_gym.testing.sql import count, one, rows
 
@@ -696,7 +696,7 @@ def test_entity_sources_list_entities_that_exist(mail: Session) -> None:
 
 
 def test_example_values_fit_their_parameters(mail: Session) -> None:
-    ctx = ToolContext(db=mail.db, now=mail.now, seed=mail.seed, server=EMAIL)
+    ctx = mail.context()
     rng = random.Random(0)
     for tool in EMAIL.visible_tools():
         fields = tool.args_model.model_fields

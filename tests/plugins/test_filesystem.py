@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import prove_gym
-from prove_gym import ErrorKind, Session, ToolContext
+from prove_gym import ErrorKind, Session
 from prove_gym.server import compile_glob
 from prove_gym.testing.conformance import conformance_suite
 
@@ -256,11 +256,11 @@ def test_free_form_required_parameters_have_examples() -> None:
 def test_example_values_and_entity_records_ground_calls_that_succeed() -> None:
     session = FS.session(seed=5)
     rng = random.Random(0)
-    ctx = ToolContext(db=session.db, now=session.now, seed=session.seed, server=FS)
+    ctx = session.context()
     for tool, param in [("mkdir", "path"), ("touch", "path"), ("write_file", "path")]:
         for _ in range(3):
             value = FS.tools[tool].examples[param](ctx, rng)
-            session.db.rollback()
+            session.rollback()
             args = {param: value, "content": "hello"} if tool == "write_file" else {param: value}
             result = session.call(tool, args)
             assert result.ok or result.error_kind == ErrorKind.CONFLICT, result.message

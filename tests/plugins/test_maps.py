@@ -15,7 +15,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from pydantic import TypeAdapter
 
 import prove_gym
-from prove_gym import ErrorKind, Session, ToolContext
+from prove_gym import ErrorKind, Session
 from prove_gym.server import ToolResult
 from prove_gym.testing.conformance import conformance_suite
 from prove_gym.testing.sql import count, one, rows
@@ -712,7 +712,7 @@ def test_entity_records_give_writes_the_rules_allow() -> None:
 
 
 def test_example_values_fit_their_parameters(city: Session) -> None:
-    ctx = ToolContext(db=city.db, now=city.now, seed=city.seed, server=MAPS)
+    ctx = city.context()
     rng = random.Random(0)
     for tool in MAPS.visible_tools():
         fields = tool.args_model.model_fields
@@ -723,7 +723,7 @@ def test_example_values_fit_their_parameters(city: Session) -> None:
         free = [p.name for p in tool.params if p.required and p.entity is None]
         literal = {n for n in free if "enum" in tool.input_schema()["properties"][n]}
         assert set(free) - literal <= set(tool.examples), tool.name
-    city.db.rollback()
+    city.rollback()
 
 
 def test_every_rule_is_enforced_somewhere_and_documented() -> None:

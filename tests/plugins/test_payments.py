@@ -18,7 +18,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from pydantic import TypeAdapter
 
 import prove_gym
-from prove_gym import ErrorKind, Session, ToolContext
+from prove_gym import ErrorKind, Session
 from prove_gym.testing.conformance import conformance_suite
 from prove_gym.testing.sql import one, rows
 
@@ -1036,7 +1036,7 @@ def test_entity_sources_list_entities_that_exist(pay: Session) -> None:
 
 
 def test_example_values_fit_their_parameters(pay: Session) -> None:
-    ctx = ToolContext(db=pay.db, now=pay.now, seed=pay.seed, server=PAYMENTS)
+    ctx = pay.context()
     rng = random.Random(0)
     for tool in PAYMENTS.visible_tools():
         fields = tool.args_model.model_fields

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
 import prove_gym
-from prove_gym import ErrorKind, Session, ToolContext
+from prove_gym import ErrorKind, Session
 from prove_gym.testing.conformance import conformance_suite
 from prove_gym.testing.sql import one, rows
 
@@ -592,7 +592,7 @@ def test_entity_sources_list_entities_the_employee_can_act_on(shop: Session) -> 
 
 
 def test_example_values_fit_their_parameters(shop: Session) -> None:
-    ctx = ToolContext(db=shop.db, now=shop.now, seed=shop.seed, server=RETAIL)
+    ctx = shop.context()
     rng = random.Random(0)
     for tool in RETAIL.visible_tools():
         fields = tool.args_model.model_fields

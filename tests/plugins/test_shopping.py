@@ -19,7 +19,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from pydantic import TypeAdapter
 
 import prove_gym
-from prove_gym import ErrorKind, Session, ToolContext
+from prove_gym import ErrorKind, Session
 from prove_gym.testing.conformance import conformance_suite
 from prove_gym.testing.sql import count, one, rows
 
@@ -971,7 +971,7 @@ def test_entity_sources_list_entities_that_exist(shop: Session) -> None:
 
 
 def test_example_values_fit_their_parameters(shop: Session) -> None:
-    ctx = ToolContext(db=shop.db, now=shop.now, seed=shop.seed, server=SHOP)
+    ctx = shop.context()
     rng = random.Random(0)
     for tool in SHOP.visible_tools():
         fields = tool.args_model.model_fields

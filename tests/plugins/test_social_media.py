@@ -16,7 +16,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from pydantic import TypeAdapter
 
 import prove_gym
-from prove_gym import ErrorKind, Session, ToolContext
+from prove_gym import ErrorKind, Session
 from prove_gym.testing.conformance import conformance_suite
 from prove_gym.testing.sql import count, one, rows
 
@@ -684,7 +684,7 @@ def test_entity_sources_list_what_exists_and_i_may_see(social: Session) -> None:
 
 
 def test_example_values_fit_their_parameters(social: Session) -> None:
-    ctx = ToolContext(db=social.db, now=social.now, seed=social.seed, server=SOCIAL)
+    ctx = social.context()
     rng = random.Random(0)
     for tool in SOCIAL.visible_tools():
         fields = tool.args_model.model_fields

@@ -17,7 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from pydantic import TypeAdapter
 
 import prove_gym
-from prove_gym import ErrorKind, Session, ToolContext
+from prove_gym import ErrorKind, Session
 from prove_gym.testing.conformance import conformance_suite
 from prove_gym.testing.sql import count, one, rows
 
@@ -815,7 +815,7 @@ def test_entity_sources_list_entities_that_exist_and_i_can_see(chat: Session) ->
 
 
 def test_example_values_fit_their_parameters(chat: Session) -> None:
-    ctx = ToolContext(db=chat.db, now=chat.now, seed=chat.seed, server=CHAT)
+    ctx = chat.context()
     rng = random.Random(0)
     for tool in CHAT.visible_tools():
         fields = tool.args_model.model_fields

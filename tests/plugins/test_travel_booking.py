@@ -27,7 +27,7 @@ from prove_plugins.travel_booking.models import (
 from pydantic import TypeAdapter
 
 import prove_gym
-from prove_gym import ErrorKind, Session, ToolContext
+from prove_gym import ErrorKind, Session
 from prove_gym.testing.conformance import conformance_suite
 from prove_gym.testing.sql import count, one, rows
 
@@ -1257,7 +1257,7 @@ def test_entity_records_ground_calls_that_succeed(trip: Session) -> None:
 
 
 def test_example_values_fit_their_parameters(trip: Session) -> None:
-    ctx = ToolContext(db=trip.db, now=trip.now, seed=trip.seed, server=TRAVEL)
+    ctx = trip.context()
     rng = random.Random(0)
     for tool in TRAVEL.visible_tools():
         fields = tool.args_model.model_fields

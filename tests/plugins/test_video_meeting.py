@@ -18,7 +18,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from pydantic import TypeAdapter
 
 import prove_gym
-from prove_gym import ErrorKind, Session, ToolContext
+from prove_gym import ErrorKind, Session
 from prove_gym.testing.conformance import conformance_suite
 from prove_gym.testing.sql import count, one, rows
 
@@ -736,7 +736,7 @@ def test_entity_sources_list_entities_that_exist(vm: Session) -> None:
 
 
 def test_example_values_fit_their_parameters(vm: Session) -> None:
-    ctx = ToolContext(db=vm.db, now=vm.now, seed=vm.seed, server=VM)
+    ctx = vm.context()
     rng = random.Random(0)
     for tool in VM.visible_tools():
         fields = tool.args_model.model_fields

@@ -9,7 +9,7 @@ from sqlalchemy import Integer, String, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from prove_gym import ErrorKind, SampleContext, Server, ToolContext
-from prove_gym.server import WorkLimitExceeded
+from prove_gym.server import Query, WorkLimitExceeded
 from prove_gym.server.budget import MAX_UNITS, WorkBudget
 
 
@@ -27,14 +27,21 @@ def _sample(ctx: SampleContext) -> None:
     ctx.db.add(Item(id=1, name="first"))
 
 
+_COUNT_TO_A_BILLION = Query(
+    text(
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+        "WHERE x < 1000000000) SELECT count(*) FROM c"
+    )
+)
+
+
 def _server() -> Server:
     server = Server("budgeted", version="0", base=_Base, sampler=_sample)
 
     @server.tool(writes=True)
     def walk_forever(ctx: ToolContext) -> dict[str, int]:
         """Add an item, then visit entries without end."""
-        ctx.db.add(Item(id=2, name="half-done"))
-        ctx.db.flush()
+        ctx.sql.insert(Item, id=2, name="half-done")
         n = 0
         while True:
             ctx.spend(1, "entries", hint="give a smaller folder")
@@ -43,15 +50,8 @@ def _server() -> Server:
     @server.tool(writes=True)
     def query_forever(ctx: ToolContext) -> dict[str, int]:
         """Add an item, then run a query that counts to a billion."""
-        ctx.db.add(Item(id=3, name="half-done"))
-        ctx.db.flush()
-        count = ctx.db.execute(
-            text(
-                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
-                "WHERE x < 1000000000) SELECT count(*) FROM c"
-            )
-        ).scalar_one()
-        return {"count": count}
+        ctx.sql.insert(Item, id=3, name="half-done")
+        return {"count": ctx.sql.scalar(_COUNT_TO_A_BILLION)}
 
     @server.tool(writes=True)
     def add_item(ctx: ToolContext, name: str) -> dict[str, int]:
@@ -61,7 +61,7 @@ def _server() -> Server:
             name: Its name, such as "second".
         """
         ctx.spend(MAX_UNITS, "entries")
-        ctx.db.add(Item(id=4, name=name))
+        ctx.sql.insert(Item, id=4, name=name)
         return {"id": 4}
 
     return server

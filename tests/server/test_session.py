@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Annotated
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Integer, String
+from sqlalchemy import Integer, String, bindparam, delete, select, update
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from prove_gym import Entity, ErrorKind, SampleContext, Server, Session, ToolContext
+from prove_gym.server import Query, Record
 
 
 def test_two_sessions_from_one_seed_start_identical_and_diverge_independently(
@@ -148,15 +150,13 @@ def test_a_bug_in_a_tool_is_reported_not_raised_and_rolled_back() -> None:
     @server.tool(writes=True)
     def rename_then_crash(ctx: ToolContext, name: str) -> None:
         """Renames row 1, then hits a bug."""
-        ctx.db.get(Row, 1).name = name
-        ctx.db.flush()
+        ctx.sql.run(_RENAME, id=1, name=name)
         raise ZeroDivisionError("boom")
 
     @server.tool
     def sneaky_read(ctx: ToolContext) -> str:
         """Declared read-only, but writes."""
-        ctx.db.get(Row, 1).name = "changed"
-        ctx.db.flush()
+        ctx.sql.run(_RENAME, id=1, name="changed")
         return "ok"
 
     session = server.session(seed=0)
@@ -169,7 +169,11 @@ def test_a_bug_in_a_tool_is_reported_not_raised_and_rolled_back() -> None:
     assert session.state_hash() == before, "a read tool's writes must never be committed"
 
 
-def test_changes_a_read_leaves_unflushed_never_reach_a_later_write() -> None:
+_RENAME = Query(update(_Row).where(_Row.id == bindparam("id")).values(name=bindparam("name")))
+_NAMES = Query(select(_Row.name).order_by(_Row.id))
+
+
+def test_changes_a_read_makes_never_reach_a_later_write() -> None:
     def sample(ctx: SampleContext) -> None:
         ctx.db.add_all([_Row(id=1, name="a"), _Row(id=2, name="b")])
 
@@ -177,17 +181,16 @@ def test_changes_a_read_leaves_unflushed_never_reach_a_later_write() -> None:
 
     @server.tool
     def careless_read(ctx: ToolContext) -> str:
-        """Declared read-only, but changes, deletes and adds rows (never flushed)."""
-        first, second = ctx.db.get(_Row, 1), ctx.db.get(_Row, 2)
-        first.name = "changed"
-        ctx.db.delete(second)
-        ctx.db.add(_Row(id=3, name="new"))
+        """Declared read-only, but changes, deletes and adds rows."""
+        ctx.sql.run(_RENAME, id=1, name="changed")
+        ctx.sql.run(Query(delete(_Row).where(_Row.id == 2)))
+        ctx.sql.insert(_Row, id=3, name="new")
         return "ok"
 
     @server.tool(writes=True)
     def add_row(ctx: ToolContext, name: str) -> str:
         """Adds a row."""
-        ctx.db.add(_Row(id=4, name=name))
+        ctx.sql.insert(_Row, id=4, name=name)
         return "ok"
 
     session, expected = server.session(seed=0), server.session(seed=0)
@@ -197,29 +200,29 @@ def test_changes_a_read_leaves_unflushed_never_reach_a_later_write() -> None:
     assert session.state_hash() == expected.state_hash()
 
 
-def test_a_read_that_swallows_a_failed_flush_leaves_the_next_call_working() -> None:
+def test_a_tool_that_swallows_a_failed_write_leaves_the_next_call_working() -> None:
     server = Server(
         "swallowing", version="0", base=_Base, sampler=lambda ctx: ctx.db.add(_Row(id=1, name="a"))
     )
 
-    @server.tool
-    def swallowing_read(ctx: ToolContext) -> str:
-        """Declared read-only; a row it cannot store fails its flush, and it carries on."""
-        ctx.db.add(_Row(id=2, name=object()))  # no SQLite type: refused before any write
+    @server.tool(writes=True)
+    def swallowing_write(ctx: ToolContext) -> str:
+        """Adds a row, then one whose key is taken; catches the failure and carries on."""
+        ctx.sql.insert(_Row, id=2, name="b")
         try:
-            ctx.db.flush()
-        except Exception as exc:
+            ctx.sql.insert(_Row, id=1, name="again")
+        except sqlite3.IntegrityError as exc:
             return type(exc).__name__
-        return "flushed"
+        return "inserted"
 
     @server.tool
     def names(ctx: ToolContext) -> list[str]:
         """The rows' names."""
-        return [r.name for r in ctx.db.query(_Row).order_by(_Row.id)]
+        return list(ctx.sql.scalars(_NAMES))
 
     session = server.session(seed=0)
-    assert session.call("swallowing_read", {}).content == "ProgrammingError"
-    assert session.call("names", {}).content == ["a"]
+    assert session.call("swallowing_write", {}).content == "IntegrityError"
+    assert session.call("names", {}).content == ["a", "b"]  # what it wrote before stands
 
 
 def test_list_entities_reads_real_state_and_never_writes(calendar: Server) -> None:
@@ -282,7 +285,7 @@ def _notes(ctx: ToolContext) -> list[dict]:
 
 
 @_NOTES.tool(phrasings=["Show {note_id}", "Open {note_id}"])
-def show(ctx: ToolContext, note_id: Annotated[_Note | None, Entity("note")] = None) -> str:
+def show(ctx: ToolContext, note_id: Annotated[Record[_Note] | None, Entity("note")] = None) -> str:
     """Show a note, or say there is none.
 
     Args:
@@ -298,6 +301,23 @@ def test_a_row_parameter_may_be_optional() -> None:
     assert session.call("show", {"note_id": "n_1"}).content == "n_1"
     missing = session.call("show", {"note_id": "n_2"})
     assert missing.message == "No note with id 'n_2'. Call list_notes."
+
+
+@pytest.mark.parametrize("annotation", [_Note, _Note | None, list[_Note]])
+def test_a_tool_taking_orm_objects_is_refused_with_the_record_form(annotation: object) -> None:
+    server = Server("objects", version="1", base=_NotesBase, sampler=_sample_notes)
+
+    def peek(ctx: ToolContext, note_id: str) -> str:
+        """Peek at a note.
+
+        Args:
+            note_id: The note, such as "n_1".
+        """
+        return "n"
+
+    peek.__annotations__["note_id"] = Annotated[annotation, Entity("note")]
+    with pytest.raises(TypeError, match=r"Annotated\[Record\[_Note\], Entity"):
+        server.tool(peek)
 
 
 _ACTIONS = st.lists(

@@ -89,10 +89,7 @@ def _toy() -> Server:
     @server.tool(writes=True)
     def add_item(ctx: ToolContext, code: str) -> int:
         """Adds an item."""
-        item = _Item(code=code, note=None)
-        ctx.db.add(item)
-        ctx.db.flush()
-        return item.id
+        return ctx.sql.insert(_Item, code=code, note=None)
 
     return server
 

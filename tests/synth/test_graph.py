@@ -6,11 +6,12 @@ import json
 from typing import Annotated
 
 import pytest
-from sqlalchemy import String, func, select
+from sqlalchemy import String, bindparam, func, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 import prove_gym
 from prove_gym import Entity, SampleContext, Server, ToolContext
+from prove_gym.server import Query
 from prove_gym.synth.graph import STATE, apply_refinement, build_graph, refine_graph
 from prove_gym.synth.llm import LLMClient
 
@@ -33,6 +34,9 @@ def notes_server(name: str = "notes") -> Server:
             ctx.db.add(Note(id=f"n_{i}", text=ctx.fake.word()))
 
     server = Server(name, version="1", base=Base, sampler=sample)
+    count = Query(select(func.count()).select_from(Note))
+    by_id = Query(select(Note.text).where(Note.id == bindparam("id")))
+    every = Query(select(Note.id, Note.text).order_by(Note.id))
 
     @server.tool(writes=True, returns="note", phrasings=["Write {text}"], examples={"text": ["hi"]})
     def add_note(ctx: ToolContext, text: str) -> dict:
@@ -41,8 +45,8 @@ def notes_server(name: str = "notes") -> Server:
         Args:
             text: The text, such as "buy milk".
         """
-        n = ctx.db.scalar(select(func.count()).select_from(Note)) + 1
-        ctx.db.add(Note(id=f"n_{n}", text=text))
+        n = ctx.sql.scalar(count) + 1
+        ctx.sql.insert(Note, id=f"n_{n}", text=text)
         return {"note_id": f"n_{n}"}
 
     @server.tool(returns="note", phrasings=["Show {note_id}"])
@@ -52,13 +56,12 @@ def notes_server(name: str = "notes") -> Server:
         Args:
             note_id: The note, such as "n_1".
         """
-        note = ctx.db.get(Note, note_id)
-        return {"note_id": note_id, "text": note.text if note else None}
+        return {"note_id": note_id, "text": ctx.sql.scalar(by_id, id=note_id)}
 
     @server.tool(phrasings=["How many notes?"])
     def count_notes(ctx: ToolContext) -> dict:
         """Count the notes."""
-        return {"count": ctx.db.scalar(select(func.count()).select_from(Note))}
+        return {"count": ctx.sql.scalar(count)}
 
     @server.tool(writes=True, phrasings=["Lock everything"])
     def lock_all(ctx: ToolContext) -> dict:
@@ -67,7 +70,7 @@ def notes_server(name: str = "notes") -> Server:
 
     @server.entity("note", key="note_id")
     def notes(ctx: ToolContext) -> list[dict]:
-        return [{"note_id": n.id, "text": n.text} for n in ctx.db.scalars(select(Note))]
+        return [{"note_id": n.id, "text": n.text} for n in ctx.sql.all(every)]
 
     return server
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import Field
-from sqlalchemy import String, select
+from sqlalchemy import String, bindparam, select, update
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from prove_gym import Registry, Task, gold_replay, hookimpl
@@ -15,6 +15,8 @@ from prove_gym.server import (
     Entity,
     NotFound,
     PreconditionFailed,
+    Query,
+    Record,
     SampleContext,
     Server,
     Session,
@@ -73,8 +75,23 @@ class NoteOut(TypedDict):
     tag: str
 
 
-def out(note: Note) -> NoteOut:
+NoteRow = Annotated[Record[Note], Entity("note")]
+NOTE_TAGS = Query(select(Note.id, Note.tag).order_by(Note.id))
+NOTES = Note.__table__
+TAG_NOTES = Query(select(NOTES).where(Note.tag == bindparam("tag")).order_by(Note.id))
+RETITLE = Query(update(Note).where(Note.id == bindparam("id")).values(title=bindparam("title")))
+
+
+def out(note: Any) -> NoteOut:
     return {"note_id": note.id, "title": note.title, "tag": note.tag}
+
+
+def _listing(tag: str | None) -> Query:
+    query = select(NOTES).order_by(Note.id).limit(bindparam("limit"))
+    return Query(query if tag is None else query.where(Note.tag == bindparam("tag")))
+
+
+LISTINGS = {tag: _listing(tag) for tag in (None, *TAGS)}
 
 
 def notes_server(name: str = "notes", sampler: Any = sample_notes) -> Server:
@@ -83,10 +100,10 @@ def notes_server(name: str = "notes", sampler: Any = sample_notes) -> Server:
 
     @server.entity("note", key="note_id", model=Note, not_found="Call list_notes to see them.")
     def notes(ctx: ToolContext) -> list[dict[str, Any]]:
-        return [{"note_id": n.id, "tag": n.tag} for n in ctx.db.scalars(select(Note))]
+        return [{"note_id": n.id, "tag": n.tag} for n in ctx.sql.all(NOTE_TAGS)]
 
     @server.tool(returns="note", phrasings=["Show me note {note_id}", "What is {note_id}?"])
-    def get_note(ctx: ToolContext, note_id: Annotated[Note, Entity("note")]) -> NoteOut:
+    def get_note(ctx: ToolContext, note_id: NoteRow) -> NoteOut:
         """Read one note.
 
         Args:
@@ -106,10 +123,9 @@ def notes_server(name: str = "notes", sampler: Any = sample_notes) -> Server:
             tag: Only notes with this tag, such as "work".
             limit: At most this many notes, such as 10.
         """
-        query = select(Note).order_by(Note.id).limit(limit)
-        if tag is not None:
-            query = query.where(Note.tag == tag)
-        return [out(n) for n in ctx.db.scalars(query)]
+        if tag is None:
+            return [out(n) for n in ctx.sql.all(LISTINGS[None], limit=limit)]
+        return [out(n) for n in ctx.sql.all(LISTINGS[tag], tag=tag, limit=limit)]
 
     @server.tool(
         writes=True,
@@ -128,10 +144,9 @@ def notes_server(name: str = "notes", sampler: Any = sample_notes) -> Server:
             title: What the note says, such as "Groceries".
             tag: Its tag, such as "home".
         """
-        note = Note(id=next_id(ctx, Note.id, "note", 3), title=title, tag=tag)
-        ctx.db.add(note)
-        ctx.db.flush()
-        return out(note)
+        note_id = next_id(ctx, Note.id, "note", 3)
+        ctx.sql.insert(Note, id=note_id, title=title, tag=tag)
+        return {"note_id": note_id, "title": title, "tag": tag}
 
     @server.tool(
         writes=True,
@@ -140,7 +155,7 @@ def notes_server(name: str = "notes", sampler: Any = sample_notes) -> Server:
     )
     def retag_note(
         ctx: ToolContext,
-        note_id: Annotated[Note, Entity("note")],
+        note_id: NoteRow,
         tag: Literal["home", "work", "ideas"],
     ) -> NoteOut:
         """Change a note's tag.
@@ -151,8 +166,7 @@ def notes_server(name: str = "notes", sampler: Any = sample_notes) -> Server:
         """
         if note_id.tag == tag:
             raise PreconditionFailed(f"{note_id.id} is already tagged {tag}.")
-        note_id.tag = tag
-        return out(note_id)
+        return out(ctx.sql.update(Note, note_id, tag=tag))
 
     return server
 
@@ -256,14 +270,14 @@ def test_a_read_tool_that_commits_is_named_with_the_likely_cause() -> None:
     server = notes_server()
 
     @server.tool(returns="note", phrasings=["Peek at {note_id}", "Open {note_id}"])
-    def peek_note(ctx: ToolContext, note_id: Annotated[Note, Entity("note")]) -> NoteOut:
+    def peek_note(ctx: ToolContext, note_id: NoteRow) -> NoteOut:
         """Read a note, and (wrongly) mark it as read.
 
         Args:
             note_id: The note, such as "note_001".
         """
-        note_id.title = note_id.title + " (read)"
-        ctx.db.commit()
+        ctx.sql.run(RETITLE, id=note_id.id, title=note_id.title + " (read)")
+        ctx.sql.raw.commit()
         return out(note_id)
 
     with pytest.raises(
@@ -277,14 +291,14 @@ def test_a_write_that_commits_part_of_its_work_before_failing_is_named() -> None
     server = notes_server()
 
     @server.tool(writes=True, returns="note", phrasings=["Archive {note_id}", "Drop {note_id}"])
-    def archive_note(ctx: ToolContext, note_id: Annotated[Note, Entity("note")]) -> NoteOut:
+    def archive_note(ctx: ToolContext, note_id: NoteRow) -> NoteOut:
         """Archive a note.
 
         Args:
             note_id: The note, such as "note_001".
         """
-        note_id.tag = "archived"
-        ctx.db.commit()
+        ctx.sql.update(Note, note_id, tag="archived")
+        ctx.sql.raw.commit()
         raise NotFound("No archive to move it to. Call list_archives first.")
 
     with pytest.raises(
@@ -299,7 +313,7 @@ def test_a_result_its_output_schema_does_not_allow_is_named() -> None:
     server = notes_server()
 
     @server.tool(returns="note", phrasings=["Summarise {note_id}", "Sum up {note_id}"])
-    def summarise_note(ctx: ToolContext, note_id: Annotated[Note, Entity("note")]) -> NoteOut:
+    def summarise_note(ctx: ToolContext, note_id: NoteRow) -> NoteOut:
         """Summarise a note.
 
         Args:
@@ -326,7 +340,7 @@ def test_an_untyped_return_is_named() -> None:
         Args:
             tag: The tag, such as "work".
         """
-        return {"count": len(list(ctx.db.scalars(select(Note).where(Note.tag == tag))))}
+        return {"count": len(ctx.sql.all(TAG_NOTES, tag=tag))}
 
     check_tool_contract(server, "count_notes")
     with pytest.raises(AssertionError, match=r"notes\.count_notes: untyped return: annotate it"):
@@ -351,7 +365,7 @@ def test_a_phrasing_whose_slot_the_renderer_cannot_fill_is_named() -> None:
     server = notes_server()
 
     @server.tool(returns="note", phrasings=["Open {note_id}", "Open the note {note id}"])
-    def open_note(ctx: ToolContext, note_id: Annotated[Note, Entity("note")]) -> NoteOut:
+    def open_note(ctx: ToolContext, note_id: NoteRow) -> NoteOut:
         """Open a note.
 
         Args:
