@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from sqlalchemy import Table, create_engine, inspect
+from sqlalchemy import MetaData, Table, create_engine, inspect
 from sqlalchemy.orm import DeclarativeBase, Mapper
 from sqlalchemy.orm import Session as OrmSession
 from sqlalchemy.pool import NullPool
+from sqlalchemy.schema import CreateIndex, CreateTable
 
 from prove_gym.server.state import (
     MAX_STATE_SIZE,
@@ -101,6 +102,19 @@ class SampleContext:
 
 
 Sampler = Callable[[SampleContext], None]
+
+
+def create_schema(conn: Connection, metadata: MetaData) -> None:
+    """Create ``metadata``'s tables, then each table's indexes by name: the same statements
+    in the same order in every process, hence the same database bytes.
+
+    (``MetaData.create_all`` visits a table's indexes in the order of a Python set, which
+    follows memory addresses: the schema's pages came out in another order per process.)
+    """
+    for table in metadata.sorted_tables:
+        conn.execute(CreateTable(table))
+        for index in sorted(table.indexes, key=lambda i: str(i.name)):
+            conn.execute(CreateIndex(index))
 
 
 _InsertPlan = tuple[Table, list[tuple[str, str, Any]]]
@@ -465,7 +479,7 @@ class Server:
         now = self.now_for(seed)
         conn = self.connect()
         try:
-            self.base.metadata.create_all(conn)
+            create_schema(conn, self.base.metadata)
             create_change_log(conn.connection.dbapi_connection, self.base.metadata)  # type: ignore[arg-type]
             with OrmSession(bind=conn, expire_on_commit=False) as db:
                 key = stable_int("sample", self.name, seed, size)

@@ -36,6 +36,7 @@ belong in ``benchmarks/fuzz_servers.py``, not in the test suite.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import os
@@ -653,7 +654,8 @@ def check_sampler_determinism(
     seeds: Sequence[int] = (0, 1),
     registry: Registry | None = None,
 ) -> None:
-    """Same (seed, size), same state hash, here and in two fresh processes; seeds differ.
+    """Same (seed, size), same state hash and database bytes, here and in two fresh
+    processes; seeds differ.
 
     The first seed is sampled at every size (default: 1, the server's default size and
     twice that), the others at the default size. The fresh processes run with
@@ -679,7 +681,8 @@ def check_sampler_determinism(
         runs.append((hash_seed, proc))
     try:
         here = {pair: _state_hash(server, *pair) for pair in pairs}  # while they run
-        same = [seed for seed in others if here[(seed, default)] == here[(first, default)]]
+        rows = {pair: value.split()[0] for pair, value in here.items()}
+        same = [seed for seed in others if rows[(seed, default)] == rows[(first, default)]]
         assert not same, (
             f"{server.name}: seeds {first} and {same[0]} give the same state: the sampler "
             "draws nothing from ctx.rng and ctx.fake"
@@ -692,12 +695,19 @@ def check_sampler_determinism(
             )
             theirs = json.loads(out.strip().splitlines()[-1])
             for seed, size in pairs:
-                assert theirs[f"{seed}/{size}"] == here[(seed, size)], (
+                rows_there, bytes_there = theirs[f"{seed}/{size}"].split()
+                assert rows_there == rows[(seed, size)], (
                     f"{server.name}: seed {seed}, size {size} gives another state in a fresh "
                     f"process (PYTHONHASHSEED={hash_seed}) than in this one: the sampler "
                     "depends on something besides ctx.rng, ctx.fake and ctx.now (iteration "
                     "over a set of strings, the wall clock, unseeded randomness, state kept "
                     "between samples)"
+                )
+                assert bytes_there == here[(seed, size)].split()[1], (
+                    f"{server.name}: seed {seed}, size {size} gives the same rows but other "
+                    f"database bytes in a fresh process (PYTHONHASHSEED={hash_seed}): rows or "
+                    "tables were written in another order (the order of a set, of a dict "
+                    "built from one, or of ctx.insert batches)"
                 )
     finally:
         for _, proc in runs:
@@ -707,18 +717,21 @@ def check_sampler_determinism(
 
 
 def _state_hash(server: Server, seed: int, size: int) -> str:
+    """The state's canonical hash, then the SHA-256 of its database bytes."""
     with server.session(seed=seed, size=size) as session:
-        return session.state_hash()
+        data = session.template.data
+        return f"{session.state_hash()} {hashlib.sha256(data).hexdigest()}"
 
 
 _HASHES = """
-import json, sys
+import hashlib, json, sys
 
 def hashes(server):
     out = {}
     for seed, size in json.loads(sys.argv[1]):
         with server.session(seed=seed, size=size) as session:
-            out[f"{seed}/{size}"] = session.state_hash()
+            data = hashlib.sha256(session.template.data).hexdigest()
+            out[f"{seed}/{size}"] = f"{session.state_hash()} {data}"
     print(json.dumps(out))
 """
 
