@@ -20,9 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import ROUND_FLOOR, Decimal
 from random import Random
-from typing import Any, cast
-
-from sqlalchemy import Table, insert
+from typing import Any
 
 from prove_gym.server import SampleContext
 
@@ -432,7 +430,7 @@ def sample_budget(ctx: SampleContext) -> None:
     for row in book.txns:
         row["recurring_id"] = rec_ids[row["recurring"]] if row["recurring"] is not None else None
     db.flush()
-    _insert_rows(db, book)
+    _insert_rows(ctx, book)
 
 
 def _accounts(rng: Random, size: int) -> list[_Acc]:
@@ -764,7 +762,7 @@ def _cover_overspending(rng: Random, book: _Book, day: dt.date, cats: list[_Cat]
         book.move(day, src, cat.id, need, memo="Cover overspending")
 
 
-def _insert_rows(db: Any, book: _Book) -> None:
+def _insert_rows(ctx: SampleContext, book: _Book) -> None:
     """Chronological ids, bulk inserts, then the stored totals summed from the rows."""
     txn_rows = []
     for n, row in enumerate(book.txns):  # replayed in date order
@@ -812,13 +810,11 @@ def _insert_rows(db: Any, book: _Book) -> None:
         {"month": m, "income": income[m], "spent": outgo[m]}
         for m in sorted(set(income) | set(outgo))
     ]
-    # Core inserts (not the ORM bulk path, which splits batches wherever a None appears).
-    conn = db.connection()
+    # Off the ORM (its bulk path splits batches wherever a None appears).
     for model, rows in (
         (Transaction, txn_rows),
         (EnvelopeTransfer, move_rows),
         (CategoryMonth, cm_rows),
         (Month, month_rows),
     ):
-        if rows:
-            conn.execute(insert(cast(Table, model.__table__)), rows)
+        ctx.insert(rows, into=model)

@@ -13,6 +13,7 @@ active order.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from decimal import Decimal
 from random import Random
 from typing import Any
@@ -460,6 +461,82 @@ def sample_food_delivery(ctx: SampleContext) -> None:
     _Builder(ctx).build()
 
 
+# The menu and the order history are built as plain objects (their fields named as the
+# columns) and inserted as rows: a mapped object costs the ORM ~30 µs to build and every
+# attribute read goes through a descriptor, and a state has thousands of these.
+@dataclass(slots=True)
+class _Item:
+    id: str
+    restaurant_id: str
+    category: str
+    name: str
+    description: str
+    price: Decimal
+    available: bool
+    position: int
+
+
+@dataclass(slots=True)
+class _Group:
+    id: str
+    item_id: str
+    name: str
+    required: bool
+    max_choices: int
+    position: int
+
+
+@dataclass(slots=True)
+class _Option:
+    id: str
+    group_id: str
+    item_id: str
+    name: str
+    price_delta: Decimal
+    position: int
+
+
+@dataclass(slots=True)
+class _Order:
+    id: str
+    customer_id: str
+    restaurant_id: str
+    courier_id: str | None
+    status: str
+    delivery_address: str
+    zone: str
+    note: str
+    subtotal: Decimal
+    delivery_fee: Decimal
+    tip: Decimal
+    total: Decimal
+    refunded: Decimal
+    cancel_reason: str | None
+    placed_at: dt.datetime
+    estimated_delivery_at: dt.datetime
+
+
+@dataclass(slots=True)
+class _Line:
+    id: str
+    order_id: str
+    item_id: str
+    name: str
+    options: str
+    quantity: int
+    unit_price: Decimal
+    line_total: Decimal
+
+
+@dataclass(slots=True)
+class _Event:
+    id: str
+    order_id: str
+    status: str
+    at: dt.datetime
+    note: str
+
+
 def _weighted(rng: Random, choices: list[tuple[Any, int]]) -> Any:
     return rng.choices([c for c, _ in choices], weights=[w for _, w in choices])[0]
 
@@ -468,14 +545,17 @@ class _Builder:
     def __init__(self, ctx: SampleContext) -> None:
         self.ctx, self.rng, self.fake, self.now = ctx, ctx.rng, ctx.fake, ctx.now
         self.restaurants: list[Restaurant] = []
-        self.items: dict[str, list[MenuItem]] = {}
-        self.groups: dict[str, list[tuple[OptionGroup, list[Option]]]] = {}
+        self.items: dict[str, list[_Item]] = {}
+        self.groups: dict[str, list[tuple[_Group, list[_Option]]]] = {}
         self.fees: dict[str, dict[str, Decimal]] = {}
         self.customers: list[Customer] = []
         self.couriers: list[Courier] = []
         self.counts = {"itm": 0, "grp": 0, "opt": 0}
-        self.rows: list[object] = []
-        """Every row, inserted at the end (:meth:`SampleContext.insert`) once final."""
+        self.orders: list[_Order] = []
+        self.lines: list[_Line] = []
+        self.events: list[_Event] = []  # in the order made (ids follow time order)
+        self.ratings: list[dict[str, Any]] = []  # rows of the ratings table
+        self.cart_lines: list[CartLine] = []
 
     def _id(self, prefix: str, width: int) -> str:
         self.counts[prefix] = self.counts.get(prefix, 0) + 1
@@ -489,21 +569,29 @@ class _Builder:
             self.add_customer()
         for n in range(24 * size):
             self.add_courier(n)
-        self.rows.extend(self.restaurants)
-        for r in self.restaurants:
-            for zone, fee in sorted(self.fees[r.id].items()):
-                self.rows.append(DeliveryZone(restaurant_id=r.id, zone=zone, fee=fee))
-        for r in self.restaurants:
-            self.rows.extend(self.items[r.id])
-        for item_groups in self.groups.values():
-            for group, options in item_groups:
-                self.rows.append(group)
-                self.rows.extend(options)
-        self.rows.extend(self.customers)
-        self.rows.extend(self.couriers)
         self.add_orders(320 * size)
         self.add_carts(15 * size)
-        self.ctx.insert(self.rows)
+        self.write()
+
+    def write(self) -> None:
+        """Insert every row, each table's once final, tables in the order ``ctx.insert``
+        writes them (parents first)."""
+        zones = [
+            DeliveryZone(restaurant_id=r.id, zone=zone, fee=fee)
+            for r in self.restaurants
+            for zone, fee in sorted(self.fees[r.id].items())
+        ]
+        self.ctx.insert([*self.couriers, *self.customers, *self.restaurants, *zones])
+        insert = self.ctx.insert
+        insert([i for r in self.restaurants for i in self.items[r.id]], into=MenuItem)
+        insert(self.orders, into=Order)
+        insert(self.cart_lines)
+        groups = [g for item_groups in self.groups.values() for g in item_groups]
+        insert([group for group, _ in groups], into=OptionGroup)
+        insert(self.lines, into=OrderLine)
+        insert(self.ratings, into=Rating)
+        insert(self.events, into=TrackingEvent)
+        insert([o for _, options in groups for o in options], into=Option)
 
     # ------------------------------------------------------------ the catalogue
     def add_restaurant(self, n: int) -> None:
@@ -545,7 +633,7 @@ class _Builder:
         self.fees[rid] = {zone: own}
         for z in reach:
             self.fees[rid][z] = own + Decimal(rng.choice(["1.50", "2.00", "2.50", "3.00"]))
-        items: list[MenuItem] = []
+        items: list[_Item] = []
         position = 0
         for category, kind, dishes in MENUS[cuisine]:
             for dish, description, price in dishes:
@@ -553,7 +641,7 @@ class _Builder:
                     continue  # not every restaurant serves the whole menu
                 position += 1
                 markup = Decimal(rng.choice(["0.00", "0.00", "0.50", "1.00", "-0.50"]))
-                item = MenuItem(
+                item = _Item(
                     id=self._id("itm", 4),
                     restaurant_id=rid,
                     category=category,
@@ -567,10 +655,10 @@ class _Builder:
                 self.groups[item.id] = self.make_groups(item, kind)
         self.items[rid] = items
 
-    def make_groups(self, item: MenuItem, kind: str) -> list[tuple[OptionGroup, list[Option]]]:
+    def make_groups(self, item: _Item, kind: str) -> list[tuple[_Group, list[_Option]]]:
         out = []
         for g_pos, (gname, required, max_choices, options) in enumerate(GROUPS[kind], start=1):
-            group = OptionGroup(
+            group = _Group(
                 id=self._id("grp", 4),
                 item_id=item.id,
                 name=gname,
@@ -579,7 +667,7 @@ class _Builder:
                 position=g_pos,
             )
             opts = [
-                Option(
+                _Option(
                     id=self._id("opt", 4),
                     group_id=group.id,
                     item_id=item.id,
@@ -626,9 +714,9 @@ class _Builder:
         )
 
     # ------------------------------------------------------------ choosing food
-    def pick_options(self, item: MenuItem) -> list[Option]:
+    def pick_options(self, item: _Item) -> list[_Option]:
         """A valid choice: one option of each required group, some optional add-ons."""
-        chosen: list[Option] = []
+        chosen: list[_Option] = []
         for group, options in self.groups[item.id]:
             if group.required:
                 chosen.append(self.rng.choice(options))
@@ -639,17 +727,17 @@ class _Builder:
 
     def pick_food(
         self, restaurant: Restaurant, minimum: Decimal
-    ) -> list[tuple[MenuItem, list[Option], int]]:
+    ) -> list[tuple[_Item, list[_Option], int]]:
         """Lines of available items until the subtotal reaches ``minimum``."""
         menu = [i for i in self.items[restaurant.id] if i.available]
-        lines: list[tuple[MenuItem, list[Option], int]] = []
+        lines: list[tuple[_Item, list[_Option], int]] = []
         subtotal = ZERO
         while subtotal < minimum or (len(lines) < 3 and self.rng.random() < 0.4):
             item = self.rng.choice(menu)
             options = self.pick_options(item)
             quantity = _weighted(self.rng, [(1, 70), (2, 25), (3, 5)])
             lines.append((item, options, quantity))
-            subtotal += unit_price(item, options) * quantity
+            subtotal += _unit_price(item, options) * quantity
         return lines
 
     # ------------------------------------------------------------ history
@@ -693,10 +781,8 @@ class _Builder:
             )
         plans.sort(key=lambda p: (p["placed"], p["customer"].id))
         busy: set[str] = set()
-        orders: list[Order] = []
-        lines: list[OrderLine] = []
-        events: list[tuple[dt.datetime, int, TrackingEvent]] = []
-        ratings: list[Rating] = []
+        orders, lines, ratings = self.orders, self.lines, self.ratings
+        events: list[tuple[dt.datetime, int, _Event]] = []
         for n, plan in enumerate(plans, start=1):
             order, order_lines, history = self.make_order(n, plan, busy)
             if order is None:
@@ -711,17 +797,17 @@ class _Builder:
                 if made < now and order.courier_id is not None:
                     stars = _weighted(rng, [(5, 45), (4, 30), (3, 12), (2, 8), (1, 5)])
                     ratings.append(
-                        Rating(
-                            id=f"rat_{len(ratings) + 1:04d}",
-                            order_id=order.id,
-                            customer_id=order.customer_id,
-                            restaurant_id=order.restaurant_id,
-                            courier_id=order.courier_id,
-                            food_stars=stars,
-                            delivery_stars=max(1, min(5, stars + rng.choice([-1, 0, 0, 1]))),
-                            comment=rng.choice(COMMENTS[stars]) if rng.random() < 0.6 else "",
-                            created_at=made,
-                        )
+                        {
+                            "id": f"rat_{len(ratings) + 1:04d}",
+                            "order_id": order.id,
+                            "customer_id": order.customer_id,
+                            "restaurant_id": order.restaurant_id,
+                            "courier_id": order.courier_id,
+                            "food_stars": stars,
+                            "delivery_stars": max(1, min(5, stars + rng.choice([-1, 0, 0, 1]))),
+                            "comment": rng.choice(COMMENTS[stars]) if rng.random() < 0.6 else "",
+                            "created_at": made,
+                        }
                     )
         for n, (_, _, ev) in enumerate(sorted(events, key=lambda e: (e[0], e[1])), start=1):
             ev.id = f"trk_{n:06d}"
@@ -730,10 +816,7 @@ class _Builder:
         for courier in self.couriers:
             if courier.id in busy:
                 courier.status = "on_delivery"
-        self.rows.extend(orders)
-        self.rows.extend(lines)
-        self.rows.extend(ev for _, _, ev in events)
-        self.rows.extend(ratings)
+        self.events.extend(ev for _, _, ev in events)
 
     def open_time(self, restaurant: Restaurant, days_ago: int) -> dt.datetime | None:
         day = (self.now - dt.timedelta(days=days_ago)).date()
@@ -744,7 +827,7 @@ class _Builder:
 
     def make_order(
         self, n: int, plan: dict[str, Any], busy: set[str]
-    ) -> tuple[Order | None, list[OrderLine], list[TrackingEvent]]:
+    ) -> tuple[_Order | None, list[_Line], list[_Event]]:
         rng, now = self.rng, self.now
         customer: Customer = plan["customer"]
         restaurant: Restaurant = plan["restaurant"]
@@ -754,9 +837,9 @@ class _Builder:
         food = self.pick_food(restaurant, restaurant.minimum_order)
         order_lines = []
         for item, options, quantity in food:
-            price = unit_price(item, options)
+            price = _unit_price(item, options)
             order_lines.append(
-                OrderLine(
+                _Line(
                     id="",
                     order_id=oid,
                     item_id=item.id,
@@ -809,7 +892,7 @@ class _Builder:
                 cut = path.index("picked_up")
                 path, times = path[:cut], times[:cut]
         status = path[-1]
-        order = Order(
+        order = _Order(
             id=oid,
             customer_id=customer.id,
             restaurant_id=restaurant.id,
@@ -832,11 +915,12 @@ class _Builder:
             reason = _weighted(
                 rng, [(r, w) for r, w in zip(CANCEL_REASONS, [55, 10, 25, 10], strict=True)]
             )
-            order.status = path[-2]  # the refund depends on where it was cancelled
-            order.refunded = cancel_refund(order, reason)
-            order.status, order.cancel_reason = "cancelled", reason
+            # the refund depends on where it was cancelled
+            was = Order(status=path[-2], subtotal=order.subtotal, total=order.total)
+            order.refunded = cancel_refund(was, reason)
+            order.cancel_reason = reason
         history = [
-            TrackingEvent(id="", order_id=oid, status=s, at=t, note=NOTES[s])
+            _Event(id="", order_id=oid, status=s, at=t, note=NOTES[s])
             for s, t in zip(path, times, strict=True)
         ]
         return order, order_lines, history
@@ -867,10 +951,10 @@ class _Builder:
                     item_id=item.id,
                     option_ids=key[1],
                     quantity=quantity,
-                    unit_price=unit_price(item, chosen),
+                    unit_price=_unit_price(item, chosen),
                     added_at=self.now - dt.timedelta(minutes=rng.randint(2, 600)),
                 )
-            self.rows.extend(merged.values())
+            self.cart_lines.extend(merged.values())
 
 
 NOTES = {
@@ -884,6 +968,11 @@ NOTES = {
 
 
 def unit_price(item: MenuItem, options: list[Option]) -> Decimal:
+    return item.price + sum((o.price_delta for o in options), ZERO)
+
+
+def _unit_price(item: _Item, options: list[_Option]) -> Decimal:
+    """:func:`unit_price` of the sampler's plain menu objects."""
     return item.price + sum((o.price_delta for o in options), ZERO)
 
 

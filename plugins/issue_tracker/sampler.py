@@ -13,8 +13,6 @@ import datetime as dt
 import random
 from dataclasses import dataclass, field
 
-from sqlalchemy import insert
-
 from prove_gym.server import SampleContext
 
 from .models import (
@@ -721,4 +719,4 @@ def sample_issue_tracker(ctx: SampleContext) -> None:
         (Comment, comments),
         (IssueLabel, issue_labels),
     ):
-        db.execute(insert(model), records)
+        ctx.insert(records, into=model)

@@ -17,9 +17,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
 from random import Random
-from typing import Any, cast
-
-from sqlalchemy import Table, insert
+from typing import Any
 
 from prove_gym.server import SampleContext
 
@@ -169,7 +167,7 @@ def sample_payments(ctx: SampleContext) -> None:
     for i in range(12 * ctx.size):
         platform.add_merchant(f"mer_{i + 1:03d}")
     platform.replay()
-    platform.write(ctx.db)
+    platform.write(ctx)
 
 
 @dataclass
@@ -655,7 +653,7 @@ class _Platform:
             )
 
     # ------------------------------------------------------------------ writing
-    def write(self, db: Any) -> None:
+    def write(self, ctx: SampleContext) -> None:
         """Number the events in time order, work out the deliveries, insert everything."""
         events = sorted(self.rows["events"], key=lambda e: (e["created_at"], e["order"]))
         for seq, e in enumerate(events, start=1):
@@ -687,11 +685,11 @@ class _Platform:
         for n, d in enumerate(deliveries, start=1):
             d["id"] = f"whd_{n:06d}"
             del d["seq"]
+        db = ctx.db
         db.add_all(self.merchants)
         db.add_all(self.customers)
         db.add_all(ep for ep, _, _ in made)
         db.flush()
-        conn = db.connection()
         for model, rows in (
             (Invoice, self.rows["invoices"]),
             (Charge, self.rows["charges"]),
@@ -701,9 +699,7 @@ class _Platform:
             (WebhookDelivery, deliveries),
             (IdempotencyKey, self.rows["idempotency_keys"]),
         ):
-            if rows:
-                # Core inserts: a declarative class's __table__ is a Table (typed as FromClause).
-                conn.execute(insert(cast(Table, model.__table__)), rows)
+            ctx.insert(rows, into=model)
 
 
 def _weighted(rng: Random, choices: list[tuple[Any, int]]) -> Any:

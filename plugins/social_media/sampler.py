@@ -14,8 +14,6 @@ import datetime as dt
 from random import Random
 from typing import Any
 
-from sqlalchemy import insert
-
 from prove_gym.server import SampleContext
 
 from .models import Block, Comment, Follow, FollowRequest, Like, Me, Post, User
@@ -273,34 +271,33 @@ class _Network:
         for a, b in self.follows:
             by_user[a]["following_count"] += 1
             by_user[b]["follower_count"] += 1
-        db = self.ctx.db
-        db.execute(insert(User), self.users)
-        db.execute(insert(Me), [{"id": 1, "user_id": me}])
-        db.execute(insert(Post), posts)
+        self.ctx.insert(self.users, into=User)
+        self.ctx.insert([{"id": 1, "user_id": me}], into=Me)
+        self.ctx.insert(posts, into=Post)
         if comments:
-            db.execute(insert(Comment), comments)
+            self.ctx.insert(comments, into=Comment)
         if likes:
-            db.execute(insert(Like), likes)
-        db.execute(
-            insert(Follow),
+            self.ctx.insert(likes, into=Like)
+        self.ctx.insert(
             [
                 {"follower_id": a, "followee_id": b, "created_at": at}
                 for (a, b), at in sorted(self.follows.items())
             ],
+            into=Follow,
         )
-        db.execute(
-            insert(FollowRequest),
+        self.ctx.insert(
             [
                 {"requester_id": a, "target_id": b, "created_at": at}
                 for (a, b), at in sorted(self.requests.items())
             ],
+            into=FollowRequest,
         )
-        db.execute(
-            insert(Block),
+        self.ctx.insert(
             [
                 {"blocker_id": a, "blocked_id": b, "created_at": at}
                 for (a, b), at in sorted(self.blocks.items())
             ],
+            into=Block,
         )
 
     def after(self, at: dt.datetime, max_minutes: int) -> dt.datetime:

@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
-from sqlalchemy import insert
-
 from prove_gym.server import SampleContext
 
 from .models import (
@@ -508,13 +506,12 @@ class _Chat:
 
     # ------------------------------------------------------------ write
     def write(self) -> None:
-        db = self.ctx.db
-        db.execute(insert(User), self.users)
-        db.execute(insert(Me), [{"id": 1, "user_id": "usr_001"}])
-        db.execute(insert(Workspace), self.rows["workspaces"])
-        db.execute(insert(WorkspaceMember), self.rows["workspace_members"])
-        db.execute(insert(Channel), self.rows["channels"])
-        db.execute(insert(ChannelMember), self.rows["channel_members"])
+        self.ctx.insert(self.users, into=User)
+        self.ctx.insert([{"id": 1, "user_id": "usr_001"}], into=Me)
+        self.ctx.insert(self.rows["workspaces"], into=Workspace)
+        self.ctx.insert(self.rows["workspace_members"], into=WorkspaceMember)
+        self.ctx.insert(self.rows["channels"], into=Channel)
+        self.ctx.insert(self.rows["channel_members"], into=ChannelMember)
         by_handle = {u["handle"]: u["id"] for u in self.users}
         ordered = sorted(self.messages, key=lambda m: (m.at, m.order))
         for n, m in enumerate(ordered, 1):
@@ -553,10 +550,9 @@ class _Chat:
             reactions.extend((at_, m.id, uid, emoji) for uid, emoji, at_ in m.reactions)
             if m.pinned is not None:
                 pins.append((m.pinned[1], m.id, m.channel, m.pinned[0]))
-        db.execute(insert(Message), messages)
+        self.ctx.insert(messages, into=Message)
         versions.sort()
-        db.execute(
-            insert(MessageVersion),
+        self.ctx.insert(
             [
                 {
                     "id": f"ver_{n:05d}",
@@ -568,13 +564,13 @@ class _Chat:
                 }
                 for n, (at, mid, number, kind, text) in enumerate(versions, 1)
             ],
+            into=MessageVersion,
         )
         if mentions:
-            db.execute(insert(Mention), mentions)
+            self.ctx.insert(mentions, into=Mention)
         unique = sorted(reactions)
         if unique:
-            db.execute(
-                insert(Reaction),
+            self.ctx.insert(
                 [
                     {
                         "id": f"rxn_{n:05d}",
@@ -585,11 +581,11 @@ class _Chat:
                     }
                     for n, (at, mid, uid, emoji) in enumerate(unique, 1)
                 ],
+                into=Reaction,
             )
         pins.sort()
         if pins:
-            db.execute(
-                insert(Pin),
+            self.ctx.insert(
                 [
                     {
                         "id": f"pin_{n:04d}",
@@ -600,6 +596,7 @@ class _Chat:
                     }
                     for n, (at, mid, cid, by) in enumerate(pins, 1)
                 ],
+                into=Pin,
             )
 
 

@@ -17,6 +17,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
 from random import Random
+from typing import Any
 
 from prove_gym.server import SampleContext
 
@@ -182,7 +183,21 @@ class _Draft:
     cancel_reason: str = ""
     reserve_quantity: int = 0
     updated_at: dt.datetime | None = None
-    row: Order | None = None
+    id: str = ""
+    """The order's id once numbered."""
+
+
+@dataclass(slots=True)
+class _Bar:
+    """A daily bar (a plain object, inserted as a row: there are thousands a state)."""
+
+    symbol: str
+    day: dt.date
+    open: Decimal
+    high: Decimal
+    low: Decimal
+    close: Decimal
+    volume: int
 
 
 @dataclass
@@ -201,12 +216,20 @@ class _Market:
 
     ctx: SampleContext
     instruments: dict[str, Instrument] = field(default_factory=dict)
-    bars: dict[str, list[Bar]] = field(default_factory=dict)
+    bars: dict[str, list[_Bar]] = field(default_factory=dict)
     days: list[dt.date] = field(default_factory=list)
     portfolios: list[Portfolio] = field(default_factory=list)
     positions: dict[tuple[str, str], Position] = field(default_factory=dict)
     orders: list[_Draft] = field(default_factory=list)
     trades: list[_TradeDraft] = field(default_factory=list)
+    # per portfolio id: its positions by symbol and its own orders (in ``orders`` order)
+    positions_of: dict[str, dict[str, Position]] = field(default_factory=dict)
+    orders_of: dict[str, list[_Draft]] = field(default_factory=dict)
+
+    def add(self, order: _Draft) -> None:
+        self.orders.append(order)
+        if order.portfolio is not None:
+            self.orders_of.setdefault(order.portfolio.id, []).append(order)
 
     def position(self, portfolio: Portfolio, symbol: str) -> Position:
         key = (portfolio.id, symbol)
@@ -218,21 +241,19 @@ class _Market:
                 cost_basis=Decimal("0.00"),
                 realized_pnl=Decimal("0.00"),
             )
+            self.positions_of.setdefault(portfolio.id, {})[symbol] = self.positions[key]
         return self.positions[key]
 
     def holdings(
         self, portfolio: Portfolio, marks: dict[str, Decimal]
     ) -> list[tuple[int, Decimal]]:
-        return [
-            (pos.quantity, marks[sym])
-            for (pid, sym), pos in sorted(self.positions.items())
-            if pid == portfolio.id and pos.quantity
-        ]
+        own = self.positions_of.get(portfolio.id, {})
+        return [(pos.quantity, marks[sym]) for sym, pos in sorted(own.items()) if pos.quantity]
 
     def held(self, portfolio: Portfolio) -> Decimal:
         total = Decimal("0.00")
-        for d in self.orders:
-            if d.portfolio is portfolio and d.status in ("open", "partially_filled"):
+        for d in self.orders_of.get(portfolio.id, []):
+            if d.status in ("open", "partially_filled"):
                 assert d.limit_price is not None
                 total += min(d.quantity - d.filled, d.reserve_quantity) * d.limit_price
         return total
@@ -269,7 +290,7 @@ class _Market:
             status="filled",
             updated_at=at,
         )
-        self.orders.append(theirs)
+        self.add(theirs)
         ours.filled += qty
         ours.filled_value += qty * price
         ours.updated_at = at
@@ -317,9 +338,7 @@ def _instruments(m: _Market) -> None:
             high = _px(max(open_, close) * (1 + abs(Decimal(str(rng.gauss(0, vol / 2))))))
             low = _px(min(open_, close) * (1 - abs(Decimal(str(rng.gauss(0, vol / 2))))))
             volume = int(base_volume * rng.uniform(0.5, 1.8))
-            bars.append(
-                Bar(symbol=sym, day=d, open=open_, high=high, low=low, close=close, volume=volume)
-            )
+            bars.append(_Bar(sym, d, open_, high, low, close, volume))
         today_open = _px(close * _factor(rng, vol / 3))
         last = _px(today_open * _factor(rng, vol / 2))
         band_low, band_high = price_band(close)
@@ -482,7 +501,7 @@ def _trade_once(
         created_at=at,
         updated_at=at,
     )
-    m.orders.append(order)
+    m.add(order)
     who = rng.choice(PARTICIPANTS)
     if roll < 0.8 or limit is None:
         fill_at = min(at + dt.timedelta(minutes=rng.randint(1, 90)), _close(at)) if maker else at
@@ -506,8 +525,8 @@ def _trade_once(
 def _close_out(m: _Market, p: Portfolio) -> None:
     """Sell every long and buy back every short on the last history day; no more orders."""
     rng, di = m.ctx.rng, len(m.days) - 1
-    for (pid, sym), pos in sorted(m.positions.items()):
-        if pid != p.id or pos.quantity == 0:
+    for sym, pos in sorted(m.positions_of.get(p.id, {}).items()):
+        if pos.quantity == 0:
             continue
         bar = m.bars[sym][di]
         side = "sell" if pos.quantity > 0 else "buy"
@@ -521,7 +540,7 @@ def _close_out(m: _Market, p: Portfolio) -> None:
             limit_price=None,
             created_at=dt.datetime.combine(m.days[di], dt.time(16, 0)),
         )
-        m.orders.append(order)
+        m.add(order)
         m.trade(
             order,
             order.quantity,
@@ -560,7 +579,7 @@ def _book(m: _Market) -> None:
                     qty = rng.choice(LOT_SIZES) * (5 if small else 1)
                     if rng.random() < 0.15:
                         qty = rng.randint(5, 99)
-                    m.orders.append(
+                    m.add(
                         _Draft(
                             portfolio=None,
                             participant=rng.choice(PARTICIPANTS),
@@ -599,9 +618,7 @@ def _resting(
         if price > price_band(m.instruments[sym].prev_close)[1]:
             return
         qty = rng.choice([available, max(1, available // 2)])
-        m.orders.append(
-            _Draft(p, p.owner, sym, "sell", "limit", qty, price, created, updated_at=created)
-        )
+        m.add(_Draft(p, p.owner, sym, "sell", "limit", qty, price, created, updated_at=created))
         return
     sym = rng.choice(tradable)
     bid, ask, tick = ladders[sym]
@@ -615,7 +632,7 @@ def _resting(
         return
     order = _Draft(p, p.owner, sym, "buy", "limit", qty, price, created, updated_at=created)
     order.reserve_quantity = qty - min(qty, closing)
-    m.orders.append(order)
+    m.add(order)
     if price >= bid - tick and qty > 1 and rng.random() < 0.6:
         # partly filled earlier: a participant's market sell reached it at the best bid
         end = min(_close(created), now)
@@ -636,11 +653,8 @@ def _committed(m: _Market, p: Portfolio, sym: str, side: str) -> int:
     """Shares of ``sym`` that ``p`` already offers in open orders on ``side``."""
     return sum(
         d.quantity - d.filled
-        for d in m.orders
-        if d.portfolio is p
-        and d.symbol == sym
-        and d.side == side
-        and d.status in ("open", "partially_filled")
+        for d in m.orders_of.get(p.id, [])
+        if d.symbol == sym and d.side == side and d.status in ("open", "partially_filled")
     )
 
 
@@ -648,45 +662,64 @@ def _committed(m: _Market, p: Portfolio, sym: str, side: str) -> int:
 def _number(m: _Market) -> None:
     """Ids and time priority in the order things happened; then every row is inserted."""
     ordered = sorted(enumerate(m.orders), key=lambda pair: (pair[1].created_at, pair[0]))
+    orders: list[dict[str, Any]] = []
     for seq, (_, d) in enumerate(ordered, start=1):
-        d.row = Order(
-            id=f"ord_{seq:05d}",
-            portfolio_id=d.portfolio.id if d.portfolio is not None else None,
-            participant=d.participant,
-            symbol=d.symbol,
-            side=d.side,
-            order_type=d.order_type,
-            quantity=d.quantity,
-            filled_quantity=d.filled,
-            filled_value=d.filled_value,
-            limit_price=d.limit_price,
-            status="filled" if d.filled == d.quantity else d.status,
-            cancel_reason=d.cancel_reason,
-            seq=seq,
-            reserve_quantity=d.reserve_quantity,
-            created_at=d.created_at,
-            updated_at=d.updated_at or d.created_at,
+        d.id = f"ord_{seq:05d}"
+        orders.append(
+            {
+                "id": d.id,
+                "portfolio_id": d.portfolio.id if d.portfolio is not None else None,
+                "participant": d.participant,
+                "symbol": d.symbol,
+                "side": d.side,
+                "order_type": d.order_type,
+                "quantity": d.quantity,
+                "filled_quantity": d.filled,
+                "filled_value": d.filled_value,
+                "limit_price": d.limit_price,
+                "status": "filled" if d.filled == d.quantity else d.status,
+                "cancel_reason": d.cancel_reason,
+                "seq": seq,
+                "reserve_quantity": d.reserve_quantity,
+                "created_at": d.created_at,
+                "updated_at": d.updated_at or d.created_at,
+            }
         )
     trades = sorted(enumerate(m.trades), key=lambda pair: (pair[1].at, pair[0]))
-    rows: list[object] = [
-        *m.instruments.values(),
-        *(b for sym in sorted(m.bars) for b in m.bars[sym]),
-        *m.portfolios,
-        *(d.row for _, d in ordered if d.row is not None),
-        *(pos for _, pos in sorted(m.positions.items())),
-    ]
-    for n, (_, t) in enumerate(trades, start=1):
-        assert t.buy.row is not None and t.sell.row is not None
-        rows.append(
-            Trade(
-                id=f"trd_{n:05d}",
-                symbol=t.buy.symbol,
-                buy_order_id=t.buy.row.id,
-                sell_order_id=t.sell.row.id,
-                price=t.price,
-                quantity=t.quantity,
-                aggressor=t.aggressor,
-                executed_at=t.at,
-            )
-        )
-    m.ctx.insert(rows)
+    # Bars, orders and trades (the bulk) go in as plain rows; the tables in the order
+    # ctx.insert writes them (parents first).
+    m.ctx.insert([*m.instruments.values(), *m.portfolios])
+    m.ctx.insert(
+        [
+            {
+                "symbol": b.symbol,
+                "day": b.day,
+                "open": b.open,
+                "high": b.high,
+                "low": b.low,
+                "close": b.close,
+                "volume": b.volume,
+            }
+            for sym in sorted(m.bars)
+            for b in m.bars[sym]
+        ],
+        into=Bar,
+    )
+    m.ctx.insert(orders, into=Order)
+    m.ctx.insert([pos for _, pos in sorted(m.positions.items())])
+    m.ctx.insert(
+        [
+            {
+                "id": f"trd_{n:05d}",
+                "symbol": t.buy.symbol,
+                "buy_order_id": t.buy.id,
+                "sell_order_id": t.sell.id,
+                "price": t.price,
+                "quantity": t.quantity,
+                "aggressor": t.aggressor,
+                "executed_at": t.at,
+            }
+            for n, (_, t) in enumerate(trades, start=1)
+        ],
+        into=Trade,
+    )

@@ -16,9 +16,8 @@ import datetime as dt
 import unicodedata
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cache
 from typing import Any
-
-from sqlalchemy import insert
 
 from prove_gym.server import SampleContext
 
@@ -84,6 +83,8 @@ TRIP_PURPOSES = [
     "city break",
     "board meeting",
 ]
+CABIN_FACTOR = {"economy": Decimal(1), "premium_economy": Decimal("1.6"), "business": Decimal(3)}
+CLASS_FACTOR = {"flex": Decimal("2.1"), "standard": Decimal("1.35"), "basic": Decimal(1)}
 
 
 def sample_travel_booking(ctx: SampleContext) -> None:
@@ -105,28 +106,73 @@ class _Action:
     data: dict[str, Any] = field(default_factory=dict)
 
 
+# Flights, hotels, room types and rooms are planned as plain objects (their fields named as
+# the columns) and inserted as rows: a mapped object costs the ORM ~30 µs to build and every
+# attribute read goes through a descriptor, and there are hundreds of flights a state.
+@dataclass(slots=True)
+class _Flight:
+    id: str
+    number: str
+    airline: str
+    origin: str
+    destination: str
+    departs_at: dt.datetime
+    arrives_at: dt.datetime
+    aircraft: str
+    occupied: str
+
+
+@dataclass(slots=True)
+class _Hotel:
+    id: str
+    name: str
+    city: str
+    address: str
+    stars: int
+
+
+@dataclass(slots=True)
+class _RoomType:
+    id: str
+    hotel_id: str
+    name: str
+    beds: str
+    max_guests: int
+
+
+@dataclass(slots=True)
+class _Room:
+    id: str
+    hotel_id: str
+    room_type_id: str
+    number: str
+
+
 class _Agency:
     def __init__(self, ctx: SampleContext) -> None:
         self.rng, self.fake, self.now = ctx.rng, ctx.fake, ctx.now
         self.today = ctx.now.date()
-        self.flights: list[Flight] = []
-        self.fares: list[Fare] = []
-        self.by_route: dict[tuple[str, str], list[Flight]] = {}
+        self.flights: list[_Flight] = []
+        self.fares: list[dict[str, Any]] = []  # rows of the fares table
+        self.by_route: dict[tuple[str, str], list[_Flight]] = {}
         self.taken: dict[str, set[str]] = {}
-        self.fare_of: dict[tuple[str, str, str], Fare] = {}
-        self.hotels: list[Hotel] = []
-        self.room_types: list[RoomType] = []
-        self.rooms: list[Room] = []
+        self.fare_of: dict[tuple[str, str, str], tuple[Decimal, Decimal]] = {}  # base, taxes
+        self.hotels: list[_Hotel] = []
+        self.room_types: list[_RoomType] = []
+        self.rooms: list[_Room] = []
         self.rates: dict[tuple[str, dt.date], Decimal] = {}
         self.nights: dict[tuple[str, dt.date], str | None] = {}
         self.travellers: list[Traveller] = []
         self.loyalty: list[LoyaltyAccount] = []
+        self.rooms_of: dict[str, list[_Room]] = {}  # by hotel id, in id order
+        self.room_type: dict[str, _RoomType] = {}  # by id
         self.actions: list[_Action] = []
         self.itineraries: list[Itinerary] = []
         self.flight_bookings: list[FlightBooking] = []
         self.hotel_bookings: list[HotelBooking] = []
         self.ledger: list[Transaction] = []
         self.aboard: set[tuple[str, str]] = set()
+        self.cards: dict[tuple[str, str], str] = {}  # (traveller id, airline) -> number
 
     # ------------------------------------------------------------ flights
     def add_flights(self, pairs: int) -> None:
@@ -160,7 +206,7 @@ class _Agency:
                         continue
                     n += 1
                     departs = dt.datetime.combine(date, dt.time(hour, minute))
-                    flight = Flight(
+                    flight = _Flight(
                         id=f"fl_{n:04d}",
                         number=number,
                         airline=airline,
@@ -177,46 +223,41 @@ class _Agency:
                     self._sell(flight, day)
         self.flights.sort(key=lambda f: f.id)
 
-    def _fares(self, flight: Flight, cheapest: Decimal, taxes: Decimal, day: int) -> None:
+    def _fares(self, flight: _Flight, cheapest: Decimal, taxes: Decimal, day: int) -> None:
         rng = self.rng
         demand = Decimal(1) + Decimal(max(0, 14 - day)) / 28 + Decimal(rng.randint(0, 20)) / 100
         if flight.departs_at.weekday() in (4, 6):
             demand += Decimal("0.15")
+        base_economy = (cheapest * demand).quantize(Decimal(1))
+        flight_id, fares, fare_of = flight.id, self.fares, self.fare_of
         for cabin in LAYOUTS[flight.aircraft]:
-            factor: dict[str, Decimal] = {
-                "economy": Decimal(1),
-                "premium_economy": Decimal("1.6"),
-                "business": Decimal(3),
-            }
-            base_economy = (cheapest * demand).quantize(Decimal(1))
-            base = (base_economy * factor[cabin]).quantize(Decimal(1))
+            base = (base_economy * CABIN_FACTOR[cabin]).quantize(Decimal(1))
             classes = ["flex", "standard"] if cabin == "business" else ["flex", "standard", "basic"]
+            cabin_taxes = (taxes + (Decimal("12.40") if cabin == "business" else ZERO)).quantize(
+                CENT
+            )
             for fare_class in classes:
-                mult: dict[str, Decimal] = {
-                    "flex": Decimal("2.1"),
-                    "standard": Decimal("1.35"),
-                    "basic": Decimal(1),
-                }
-                price = (base * mult[fare_class]).quantize(Decimal(1)) - Decimal("0.01")
-                cabin_taxes = taxes + (Decimal("12.40") if cabin == "business" else ZERO)
-                fare = Fare(
-                    id=f"fare_{len(self.fares) + 1:05d}",
-                    flight_id=flight.id,
-                    cabin=cabin,
-                    fare_class=fare_class,
-                    base=price.quantize(CENT),
-                    taxes=cabin_taxes.quantize(CENT),
+                price = (base * CLASS_FACTOR[fare_class]).quantize(Decimal(1)) - Decimal("0.01")
+                fare_base = price.quantize(CENT)
+                fares.append(
+                    {
+                        "id": f"fare_{len(fares) + 1:05d}",
+                        "flight_id": flight_id,
+                        "cabin": cabin,
+                        "fare_class": fare_class,
+                        "base": fare_base,
+                        "taxes": cabin_taxes,
+                    }
                 )
-                self.fares.append(fare)
-                self.fare_of[(flight.id, cabin, fare_class)] = fare
+                fare_of[(flight_id, cabin, fare_class)] = (fare_base, cabin_taxes)
 
-    def _sell(self, flight: Flight, day: int) -> None:
+    def _sell(self, flight: _Flight, day: int) -> None:
         """Seats sold to other passengers: fuller for sooner flights, some cabins sold out."""
         rng = self.rng
         load = 0.9 if day <= 0 else max(0.2, 0.85 - 0.02 * day)
         sold: set[str] = set()
         for cabin in LAYOUTS[flight.aircraft]:
-            seats = seat_map(flight.aircraft, cabin)
+            seats = _seats(flight.aircraft, cabin)
             share = 1.0 if rng.random() < 0.06 else min(1.0, load + rng.uniform(-0.15, 0.1))
             sold.update(rng.sample(seats, int(len(seats) * share)))
         self.taken[flight.id] = sold
@@ -226,6 +267,8 @@ class _Agency:
         rng, fake = self.rng, self.fake
         names: set[str] = set()
         cities = sorted({city for city, _ in AIRPORTS.values()})
+        nights = [self.today + dt.timedelta(days=day) for day in RATE_DAYS]
+        weekend = [Decimal("1.15") if n.weekday() in (4, 5) else Decimal(1) for n in nights]
         n_room = 0
         for city in cities:
             count = per_city + (1 if rng.random() < 0.3 else 0)
@@ -236,7 +279,7 @@ class _Agency:
                     name = pattern.format(city=city, surname=_ascii(fake.last_name()))
                 names.add(name)
                 stars = rng.choice([3, 3, 4, 4, 4, 5])
-                hotel = Hotel(
+                hotel = _Hotel(
                     id=f"htl_{len(self.hotels) + 1:03d}",
                     name=name,
                     city=city,
@@ -253,7 +296,7 @@ class _Agency:
                 for name_, beds, guests, factor in sorted(
                     rng.sample(ROOM_TYPES, 3), key=lambda t: t[3]
                 ):
-                    rt = RoomType(
+                    rt = _RoomType(
                         id=f"rt_{len(self.room_types) + 1:04d}",
                         hotel_id=hotel.id,
                         name=name_,
@@ -265,24 +308,27 @@ class _Agency:
                     for k in range(rng.randint(2, 3)):
                         n_room += 1
                         self.rooms.append(
-                            Room(
+                            _Room(
                                 id=f"rm_{n_room:04d}",
                                 hotel_id=hotel.id,
                                 room_type_id=rt.id,
                                 number=f"{floor}{k + 1:02d}",
                             )
                         )
-                    for day in RATE_DAYS:
-                        night = self.today + dt.timedelta(days=day)
-                        weekend = Decimal("1.15") if night.weekday() in (4, 5) else Decimal(1)
+                    price = base * factor
+                    for night, uplift in zip(nights, weekend, strict=True):
                         wobble = Decimal(rng.randint(95, 110)) / 100
-                        rate = (base * factor * weekend * wobble).quantize(Decimal(1))
+                        rate = (price * uplift * wobble).quantize(Decimal(1))
                         self.rates[(rt.id, night)] = rate.quantize(CENT)
-        # guests who booked elsewhere: about a quarter of the room nights
         for room in self.rooms:
-            for day in RATE_DAYS:
-                if rng.random() < 0.25:
-                    self.nights[(room.id, self.today + dt.timedelta(days=day))] = None
+            self.rooms_of.setdefault(room.hotel_id, []).append(room)
+        self.room_type = {rt.id: rt for rt in self.room_types}
+        # guests who booked elsewhere: about a quarter of the room nights
+        random = rng.random
+        for room in self.rooms:
+            for night in nights:
+                if random() < 0.25:
+                    self.nights[(room.id, night)] = None
 
     # ------------------------------------------------------------ travellers
     def add_travellers(self, count: int) -> None:
@@ -389,6 +435,7 @@ class _Agency:
                     self.actions.append(_Action(at, order, "cancel_one", trip))
 
     def replay(self) -> None:
+        self.cards = {(a.traveller_id, a.airline): a.number for a in self.loyalty}
         for act in sorted(self.actions, key=lambda a: (a.at, a.order, a.kind)):
             getattr(self, f"_do_{act.kind}")(act)
 
@@ -421,28 +468,27 @@ class _Agency:
         )
         self.itineraries.append(itin)
         trip["itinerary"], trip["bookings"] = itin, []
-        cards = {(a.traveller_id, a.airline): a.number for a in self.loyalty}
+        cards = self.cards
         for flight in trip["flights"]:
             cabin = trip["cabin"] if trip["cabin"] in LAYOUTS[flight.aircraft] else "economy"
             fare_class = trip["fare_class"]
             if cabin == "business" and fare_class == "basic":
                 fare_class = "standard"
-            fare = self.fare_of[(flight.id, cabin, fare_class)]
+            fare_base, fare_taxes = self.fare_of[(flight.id, cabin, fare_class)]
             intl = is_international(flight.origin, flight.destination)
             for person in trip["party"]:
                 if not passport_valid_for(person.passport_expiry, flight.departs_at.date(), intl):
                     continue
                 if flight.departs_at - at < CUTOFF or (person.id, flight.id) in self.aboard:
                     continue
-                free = [
-                    s for s in seat_map(flight.aircraft, cabin) if s not in self.taken[flight.id]
-                ]
+                taken = self.taken[flight.id]
+                free = [s for s in _seats(flight.aircraft, cabin) if s not in taken]
                 if not free:
                     continue
                 seat = rng.choice(free)
                 self.taken[flight.id].add(seat)
                 self.aboard.add((person.id, flight.id))
-                amount = fare.base + fare.taxes
+                amount = fare_base + fare_taxes
                 booking = FlightBooking(
                     id=f"fb_{len(self.flight_bookings) + 1:05d}",
                     itinerary_id=itin.id,
@@ -451,8 +497,8 @@ class _Agency:
                     cabin=cabin,
                     fare_class=fare_class,
                     seat=seat,
-                    base_fare=fare.base,
-                    taxes=fare.taxes,
+                    base_fare=fare_base,
+                    taxes=fare_taxes,
                     loyalty_number=cards.get((person.id, flight.airline)),
                     changes=0,
                     amount_paid=amount,
@@ -461,7 +507,6 @@ class _Agency:
                     booked_at=at,
                     cancelled_at=None,
                 )
-                booking.flight = flight
                 self.flight_bookings.append(booking)
                 trip["bookings"].append(booking)
                 itin.total_paid += amount
@@ -483,14 +528,14 @@ class _Agency:
         nights = [check_in + dt.timedelta(days=d) for d in range((check_out - check_in).days)]
         guests = len(trip["party"])
         hotels = [h for h in self.hotels if h.city == trip["city"]]
+        rates, booked, room_type = self.rates, self.nights, self.room_type
         rooms = [
             r
             for h in hotels
-            for r in self.rooms
-            if r.hotel_id == h.id
-            and self._type(r).max_guests >= guests
-            and all((r.room_type_id, n) in self.rates for n in nights)
-            and all((r.id, n) not in self.nights for n in nights)
+            for r in self.rooms_of.get(h.id, [])
+            if room_type[r.room_type_id].max_guests >= guests
+            and all((r.room_type_id, n) in rates for n in nights)
+            and all((r.id, n) not in booked for n in nights)
         ]
         if not rooms or not nights:
             return
@@ -530,9 +575,6 @@ class _Agency:
             f"{check_in.isoformat()} ({plan})",
             hotel=booking.id,
         )
-
-    def _type(self, room: Room) -> RoomType:
-        return next(t for t in self.room_types if t.id == room.room_type_id)
 
     def _cancel(
         self, booking: FlightBooking | HotelBooking, itin: Itinerary, at: dt.datetime
@@ -579,29 +621,43 @@ class _Agency:
                 booked.setdefault(b.flight_id, set()).add(b.seat)
         for flight in self.flights:
             taken = self.taken[flight.id] - booked.get(flight.id, set())
-            order = [
-                s for cabin in LAYOUTS[flight.aircraft] for s in seat_map(flight.aircraft, cabin)
-            ]
-            flight.occupied = " ".join(s for s in order if s in taken)
-        ctx.insert([*self.flights, *self.fares, *self.hotels, *self.room_types, *self.rooms])
-        conn = ctx.db.connection()  # the two largest tables: plain rows, no objects
-        conn.execute(
-            insert(RoomRate),
+            order = _seat_order(flight.aircraft)
+            flight.occupied = " ".join([s for s in order if s in taken])
+        # plain rows, no objects; tables in the order ctx.insert writes them (parents first)
+        ctx.insert(self.flights, into=Flight)
+        ctx.insert(self.hotels, into=Hotel)
+        ctx.insert(self.fares, into=Fare)
+        ctx.insert(self.room_types, into=RoomType)
+        ctx.insert(self.rooms, into=Room)
+        ctx.insert(
             [
                 {"room_type_id": rt, "night": night, "rate": rate}
                 for (rt, night), rate in sorted(self.rates.items())
             ],
+            into=RoomRate,
         )
         ctx.insert([*self.travellers, *self.loyalty, *self.itineraries])
         ctx.insert([*self.flight_bookings, *self.hotel_bookings])
-        conn.execute(
-            insert(RoomNight),
+        ctx.insert(
             [
                 {"room_id": room, "night": night, "hotel_booking_id": booking}
                 for (room, night), booking in sorted(self.nights.items())
             ],
+            into=RoomNight,
         )
         ctx.insert(self.ledger)
+
+
+@cache
+def _seats(aircraft: str, cabin: str) -> list[str]:
+    """``seat_map``, built once per aircraft and cabin (callers never change the list)."""
+    return seat_map(aircraft, cabin)
+
+
+@cache
+def _seat_order(aircraft: str) -> list[str]:
+    """Every seat of an aircraft, cabin by cabin as ``LAYOUTS`` lists them."""
+    return [s for cabin in LAYOUTS[aircraft] for s in _seats(aircraft, cabin)]
 
 
 def _ascii(text: str) -> str:

@@ -32,6 +32,7 @@ uses one or the other for a table, not both.
 from __future__ import annotations
 
 import functools
+import operator
 import sqlite3
 import threading
 from collections import namedtuple
@@ -136,7 +137,8 @@ class Query:
         return [make([p(v) if p else v for p, v in zip(process, r, strict=True)]) for r in raw]
 
 
-def _bind_processor(type_: TypeEngine[Any]) -> Callable[[Any], Any] | None:
+def bind_processor(type_: TypeEngine[Any]) -> Callable[[Any], Any] | None:
+    """How SQLAlchemy turns a value of ``type_`` into what SQLite stores (None: as it is)."""
     return type_.dialect_impl(DIALECT).bind_processor(DIALECT)
 
 
@@ -160,7 +162,7 @@ def _compile(statement: ClauseElement) -> _Compiled:
                 default=param.effective_value,
                 required=param.required,
                 expanding=param.expanding,
-                process=_bind_processor(param.type),
+                process=bind_processor(param.type),
             )
         )
     row: type | None = None
@@ -201,7 +203,7 @@ def _insert_plan(table: Table, keys: tuple[str, ...]) -> _InsertPlan:
     )
     stmt = insert(table).values({k: None for k in columns})
     compiled = stmt.compile(dialect=DIALECT, column_keys=list(columns))
-    process = tuple(_bind_processor(table.c[k].type) for k in columns)
+    process = tuple(bind_processor(table.c[k].type) for k in columns)
     return _InsertPlan(str(compiled), columns, process)
 
 
@@ -286,17 +288,52 @@ class Sql:
         cursor = self.raw.execute(plan.sql, _insert_values(table, plan, values))
         return cursor.lastrowid or 0
 
-    def insert_many(self, model: Any, rows: Iterable[Mapping[str, Any]], /) -> int:
-        """Insert rows, each with the same keys, into ``model``'s table; how many."""
+    def insert_many(self, model: Any, rows: Iterable[Any], /) -> int:
+        """Insert rows into ``model``'s table, in the order given, with one ``executemany``;
+        how many.
+
+        A row is a mapping of column values, or an object whose attributes are named as the
+        columns (a slots dataclass: a sampler builds thousands at a tenth of a mapped
+        object's cost). Every row gives the columns the first one gives; the others take
+        their declared scalar ``default`` (as the ORM does) or the table's own. Values are
+        bound as the ORM binds them: the database holds what ``add_all`` and a flush write.
+        """
         table = _table(model)
-        rows = list(rows)
+        rows = rows if isinstance(rows, list) else list(rows)
         if not rows:
             return 0
-        keys = tuple(sorted(rows[0]))
-        if any(tuple(sorted(r)) != keys for r in rows):
-            raise TypeError(f"insert_many into {table.name!r}: every row needs the keys {keys}")
-        plan = _insert_plan(table, keys)
-        self.raw.executemany(plan.sql, [_insert_values(table, plan, r) for r in rows])
+        first = rows[0]
+        by_name = isinstance(first, Mapping)
+        if by_name:
+            keys = tuple(first)
+        else:
+            keys = tuple(c.key for c in table.columns if hasattr(first, c.key))
+        plan = _insert_plan(table, tuple(sorted(keys)))
+        given = [k for k in plan.columns if k in keys]
+        read = (operator.itemgetter if by_name else operator.attrgetter)(*given)
+        slots = [
+            (given.index(k) if k in keys else -1, table.c[k].default, process)
+            for k, process in zip(plan.columns, plan.process, strict=True)
+        ]
+        if by_name:
+            expected = set(keys)
+            wrong = next((r for r in rows if r.keys() != expected), None)
+            if wrong is not None:
+                raise TypeError(
+                    f"insert_many into {table.name!r}: every row needs the keys "
+                    f"{tuple(sorted(keys))}, got {tuple(sorted(wrong))}"
+                )
+        values = []
+        for row in rows:
+            got = read(row)
+            if len(given) == 1:
+                got = (got,)
+            bound = []
+            for i, default, process in slots:
+                value = got[i] if i >= 0 else default.arg  # type: ignore[union-attr]
+                bound.append(value if process is None else process(value))
+            values.append(bound)
+        self.raw.executemany(plan.sql, values)
         return len(rows)
 
 
