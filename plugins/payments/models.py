@@ -22,7 +22,7 @@ import datetime as dt
 import hashlib
 import json
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Date, DateTime, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -266,7 +266,16 @@ def subscribes(events: str, event_type: str) -> bool:
     return events == "*" or event_type in events.split()
 
 
-def receives(endpoint: WebhookEndpoint, event_type: str, seq: int) -> bool:
+class Subscription(Protocol):
+    """What decides which events an endpoint receives (a ``WebhookEndpoint``, or a
+    sampler's plain row of one)."""
+
+    events: str
+    first_seq: int
+    last_seq: int | None
+
+
+def receives(endpoint: Subscription, event_type: str, seq: int) -> bool:
     """Whether event number ``seq`` of type ``event_type`` is delivered to ``endpoint``."""
     in_window = endpoint.first_seq <= seq and (
         endpoint.last_seq is None or seq <= endpoint.last_seq
