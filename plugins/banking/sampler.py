@@ -136,7 +136,7 @@ class _Ledger:
 
 
 # Customers, accounts, cards, beneficiaries and standing orders are built as plain objects
-# (attributes named as the columns) and inserted with core: a mapped object costs the ORM
+# (attributes named as the columns) and inserted with ctx.insert: a mapped object costs the ORM
 # ~30 µs to build and its flush more to write. ``eq=False``: compared by identity, as mapped
 # objects are.
 @dataclass(slots=True, eq=False)

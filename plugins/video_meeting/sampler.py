@@ -106,7 +106,7 @@ TALK: dict[str, list[str]] = {
 }
 
 
-# Rows are built as plain objects (attributes named as the columns) and inserted with core,
+# Rows are built as plain objects (attributes named as the columns) and inserted with ctx.insert,
 # a table at a time in the order the ORM used to flush them: a mapped object costs the ORM
 # ~30 µs to build and a flush more to write. ``eq=False``: compared by identity, as mapped
 # objects are.
