@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session as OrmSession
 from sqlalchemy.pool import NullPool
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-from prove_gym.server.sql import DIALECT, Sql, bind_processor
+from prove_gym.server.sql import Sql
 from prove_gym.server.state import (
     MAX_STATE_SIZE,
     StateTemplate,
@@ -89,30 +89,25 @@ class SampleContext:
 
         Either way the database holds what ``add_all`` and a flush would have written.
         """
-        raw = cast(sqlite3.Connection, self.db.connection().connection.dbapi_connection)
+        sql = Sql(cast(sqlite3.Connection, self.db.connection().connection.dbapi_connection))
         if into is not None:
-            Sql(raw).insert_many(into, rows)
+            sql.insert_many(into, rows)
             return
-        batches: dict[Table, tuple[str, list[list[Any]]]] = {}
+        batches: dict[Table, list[dict[str, Any]]] = {}
         for row in rows:
-            table, sql, columns = _insert_plan(type(row))
+            table, columns = _insert_plan(type(row))
             values = row.__dict__
-            batch = batches.get(table)
-            if batch is None:
-                batch = batches[table] = (sql, [])
-            bound = []
-            for attr, default, process in columns:
-                value = values.get(attr)
-                if value is None:
-                    value = default
-                bound.append(value if process is None else process(value))
-            batch[1].append(bound)
+            batches.setdefault(table, []).append(
+                {
+                    key: default if (value := values.get(attr)) is None else value
+                    for attr, key, default in columns
+                }
+            )
         if not batches:
             return
         order = next(iter(batches)).metadata.sorted_tables
         for table in sorted(batches, key=order.index):
-            sql, values = batches[table]
-            raw.executemany(sql, values)
+            sql.insert_many(table, batches[table])
 
 
 Sampler = Callable[[SampleContext], None]
@@ -131,18 +126,16 @@ def create_schema(conn: Connection, metadata: MetaData) -> None:
             conn.execute(CreateIndex(index))
 
 
-_InsertPlan = tuple[Table, str, list[tuple[str, Any, Callable[[Any], Any] | None]]]
+_InsertPlan = tuple[Table, list[tuple[str, str, Any]]]
 _insert_plans: dict[type, _InsertPlan] = {}
 
 
 def _insert_plan(model: type) -> _InsertPlan:
-    """A mapped class's table, the INSERT of all its columns, and per column (attribute,
-    scalar default, bind processor): what SQLAlchemy would bind, without its per-row work."""
+    """A mapped class's table and, per column, (attribute, column key, scalar default)."""
     plan = _insert_plans.get(model)
     if plan is None:
         mapper: Mapper[Any] = inspect(model)
-        table = cast(Table, mapper.local_table)
-        by_key = {}
+        columns = []
         for prop in mapper.column_attrs:
             column = prop.columns[0]
             default = column.default
@@ -150,15 +143,8 @@ def _insert_plan(model: type) -> _InsertPlan:
                 raise TypeError(
                     f"{model.__name__}.{prop.key}: only scalar defaults can be inserted"
                 )
-            by_key[column.key] = (
-                prop.key,
-                getattr(default, "arg", None),
-                bind_processor(column.type),
-            )
-        compiled = table.insert().compile(dialect=DIALECT, column_keys=list(by_key))
-        order = compiled.positiontup or []
-        plan = (table, str(compiled), [by_key[key] for key in order])
-        _insert_plans[model] = plan
+            columns.append((prop.key, column.key, getattr(default, "arg", None)))
+        plan = _insert_plans[model] = (cast(Table, mapper.local_table), columns)
     return plan
 
 
@@ -367,9 +353,9 @@ class Server:
 
         With ``model``, a tool parameter typed ``Annotated[Record[Model], Entity(kind)]``
         (or ``Record[Model] | None``, ``list[Record[Model]]``) shows the model the id's
-        type and receives the row (read with one compiled statement): the core looks it up before the tool runs and answers
-        ``not_found`` with ``"No <label> with id '<id>'. <not_found>"`` when it
-        does not exist, so no tool writes that lookup again.
+        type and receives the row: the core reads it with one statement before the tool
+        runs and answers ``not_found`` with ``"No <label> with id '<id>'. <not_found>"``
+        when it does not exist, so no tool writes that lookup again.
 
         >>> @server.entity("event", key="event_id", model=Event,
         ...                not_found="Call search_events to find the event's id.")

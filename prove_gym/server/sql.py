@@ -137,8 +137,7 @@ class Query:
         return [make([p(v) if p else v for p, v in zip(process, r, strict=True)]) for r in raw]
 
 
-def bind_processor(type_: TypeEngine[Any]) -> Callable[[Any], Any] | None:
-    """How SQLAlchemy turns a value of ``type_`` into what SQLite stores (None: as it is)."""
+def _bind_processor(type_: TypeEngine[Any]) -> Callable[[Any], Any] | None:
     return type_.dialect_impl(DIALECT).bind_processor(DIALECT)
 
 
@@ -162,7 +161,7 @@ def _compile(statement: ClauseElement) -> _Compiled:
                 default=param.effective_value,
                 required=param.required,
                 expanding=param.expanding,
-                process=bind_processor(param.type),
+                process=_bind_processor(param.type),
             )
         )
     row: type | None = None
@@ -203,7 +202,7 @@ def _insert_plan(table: Table, keys: tuple[str, ...]) -> _InsertPlan:
     )
     stmt = insert(table).values({k: None for k in columns})
     compiled = stmt.compile(dialect=DIALECT, column_keys=list(columns))
-    process = tuple(bind_processor(table.c[k].type) for k in columns)
+    process = tuple(_bind_processor(table.c[k].type) for k in columns)
     return _InsertPlan(str(compiled), columns, process)
 
 
