@@ -680,9 +680,8 @@ def check_sampler_determinism(
         )
         runs.append((hash_seed, proc))
     try:
-        here = {pair: _state_hash(server, *pair) for pair in pairs}  # while they run
-        rows = {pair: value.split()[0] for pair, value in here.items()}
-        same = [seed for seed in others if rows[(seed, default)] == rows[(first, default)]]
+        here = {pair: _hashes(server, *pair) for pair in pairs}  # while they run
+        same = [seed for seed in others if here[(seed, default)][0] == here[(first, default)][0]]
         assert not same, (
             f"{server.name}: seeds {first} and {same[0]} give the same state: the sampler "
             "draws nothing from ctx.rng and ctx.fake"
@@ -695,15 +694,16 @@ def check_sampler_determinism(
             )
             theirs = json.loads(out.strip().splitlines()[-1])
             for seed, size in pairs:
-                rows_there, bytes_there = theirs[f"{seed}/{size}"].split()
-                assert rows_there == rows[(seed, size)], (
+                rows, data = here[(seed, size)]
+                rows_there, data_there = theirs[f"{seed}/{size}"]
+                assert rows_there == rows, (
                     f"{server.name}: seed {seed}, size {size} gives another state in a fresh "
                     f"process (PYTHONHASHSEED={hash_seed}) than in this one: the sampler "
                     "depends on something besides ctx.rng, ctx.fake and ctx.now (iteration "
                     "over a set of strings, the wall clock, unseeded randomness, state kept "
                     "between samples)"
                 )
-                assert bytes_there == here[(seed, size)].split()[1], (
+                assert data_there == data, (
                     f"{server.name}: seed {seed}, size {size} gives the same rows but other "
                     f"database bytes in a fresh process (PYTHONHASHSEED={hash_seed}): rows or "
                     "tables were written in another order (the order of a set, of a dict "
@@ -716,11 +716,10 @@ def check_sampler_determinism(
                 proc.communicate()
 
 
-def _state_hash(server: Server, seed: int, size: int) -> str:
-    """The state's canonical hash, then the SHA-256 of its database bytes."""
+def _hashes(server: Server, seed: int, size: int) -> tuple[str, str]:
+    """The state's canonical hash, and the SHA-256 of its database bytes."""
     with server.session(seed=seed, size=size) as session:
-        data = session.template.data
-        return f"{session.state_hash()} {hashlib.sha256(data).hexdigest()}"
+        return session.state_hash(), hashlib.sha256(session.template.data).hexdigest()
 
 
 _HASHES = """
@@ -731,7 +730,7 @@ def hashes(server):
     for seed, size in json.loads(sys.argv[1]):
         with server.session(seed=seed, size=size) as session:
             data = hashlib.sha256(session.template.data).hexdigest()
-            out[f"{seed}/{size}"] = f"{session.state_hash()} {data}"
+            out[f"{seed}/{size}"] = [session.state_hash(), data]
     print(json.dumps(out))
 """
 
