@@ -31,6 +31,7 @@ from sqlalchemy import (
     Boolean,
     DateTime,
     ForeignKey,
+    Index,
     Integer,
     String,
     Text,
@@ -169,6 +170,11 @@ class Message(Base):
     """A sent or received message: its content is sealed, only its filing changes."""
 
     __tablename__ = "messages"
+    __table_args__ = (
+        # covers list_mailboxes' counts per folder: the rows themselves (bodies, addresses)
+        # are never read to count them
+        Index("ix_messages_mailbox_folder_read", "mailbox_id", "folder", "is_read"),
+    )
     id: Mapped[str] = mapped_column(String(16), primary_key=True)
     mailbox_id: Mapped[str] = mapped_column(ForeignKey("mailboxes.id"), index=True)
     thread_id: Mapped[str] = mapped_column(ForeignKey("threads.id"), index=True)
