@@ -23,7 +23,7 @@ from types import SimpleNamespace
 from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import Field
-from sqlalchemy import and_, bindparam, delete, func, or_, select, update
+from sqlalchemy import and_, bindparam, case, delete, func, or_, select, update
 
 from prove_gym.server import (
     Conflict,
@@ -450,8 +450,7 @@ def _budget_query(by_group: bool, include_archived: bool) -> Query:
 class _Search:
     """search_transactions' statements for one combination of filters."""
 
-    count: Query  # how many match
-    total: Query  # the sum of the amounts of one kind (``of_kind``) that match
+    totals: Query  # how many match (``matches``), the sums of their ``expenses`` and ``income``
     page: Query  # the newest ``limit``, each with its category's name
 
 
@@ -495,15 +494,21 @@ def _search_queries(
         )
         .limit(bindparam("limit"))
     )
-    return _Search(
-        count=Query(select(func.count()).select_from(transactions_t).where(*where)),
-        total=Query(
-            select(func.sum(Transaction.amount)).where(
-                *where, Transaction.kind == bindparam("of_kind")
-            )
-        ),
-        page=Query(page),
+
+    def total(kind: str) -> Any:  # the sum of the amounts of one kind (NULL where none)
+        return func.sum(case((Transaction.kind == kind, Transaction.amount)))
+
+    # the count and both sums in one pass over the matches
+    totals = (
+        select(
+            func.count().label("matches"),
+            total("expense").label("expenses"),
+            total("income").label("income"),
+        )
+        .select_from(transactions_t)
+        .where(*where)
     )
+    return _Search(totals=Query(totals), page=Query(page))
 
 
 @functools.cache
@@ -1072,17 +1077,12 @@ def search_transactions(
         by_kind="kind" in params,
         matching="pattern" in params,
     )
-    count = ctx.sql.scalar(search.count, **params) or 0
-
-    def total(of_kind: str) -> Decimal:
-        value = ctx.sql.scalar(search.total, **params, of_kind=of_kind)
-        return value if value is not None else ZERO
-
+    totals = ctx.sql.one(search.totals, **params)
     rows = ctx.sql.all(search.page, **params, limit=limit)
     return {
-        "count": count,
-        "expenses_total": total("expense"),
-        "income_total": total("income"),
+        "count": totals.matches,
+        "expenses_total": totals.expenses if totals.expenses is not None else ZERO,
+        "income_total": totals.income if totals.income is not None else ZERO,
         "transactions": [_transaction_out(t) for t in rows],
     }
 

@@ -14,6 +14,7 @@ from sqlalchemy import (
     Date,
     DateTime,
     ForeignKey,
+    Index,
     Integer,
     String,
     Text,
@@ -125,6 +126,8 @@ class IssueLabel(Base):
 
 class Issue(Base):
     __tablename__ = "issues"
+    # a project's issues by status: its open-issue and per-status counts read the index alone
+    __table_args__ = (Index("ix_issues_project_status", "project_id", "status"),)
     id: Mapped[str] = mapped_column(String(16), primary_key=True)
     key: Mapped[str] = mapped_column(String(20), unique=True)
     project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"))
