@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Protocol
 
-from sqlalchemy import Boolean, Date, DateTime, ForeignKey, Integer, String
+from sqlalchemy import Boolean, Date, DateTime, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from prove_gym.server import Money
@@ -113,6 +114,8 @@ class Order(Base):
     """An order of a portfolio, or of another market participant (``portfolio_id`` is None)."""
 
     __tablename__ = "orders"
+    # one side of an instrument's book: its open orders found without reading the others
+    __table_args__ = (Index("ix_orders_book", "symbol", "side", "status", "limit_price", "seq"),)
     id: Mapped[str] = mapped_column(String(16), primary_key=True)
     portfolio_id: Mapped[str | None] = mapped_column(
         ForeignKey("portfolios.id"), nullable=True, index=True
@@ -212,9 +215,22 @@ def buying_power(
     return max(MARGIN_MULTIPLIER * equity - gross - held, Decimal("0.00"))
 
 
-def apply_fill(
-    portfolio: Portfolio, position: Position, side: str, qty: int, price: Decimal
-) -> None:
+class Cash(Protocol):
+    """What :func:`apply_fill` books a fill's value into: a :class:`Portfolio`, or any object
+    with its ``cash`` (the tools book into plain objects holding a row's values)."""
+
+    cash: Decimal
+
+
+class Holding(Protocol):
+    """What :func:`apply_fill` books a fill's shares into: a :class:`Position`, or alike."""
+
+    quantity: int
+    cost_basis: Decimal
+    realized_pnl: Decimal
+
+
+def apply_fill(portfolio: Cash, position: Holding, side: str, qty: int, price: Decimal) -> None:
     """Book one execution of ``qty`` shares at ``price`` into cash and the position.
 
     Average cost: shares that close a position release their proportional share of the

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import random
+from collections import namedtuple
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -19,11 +20,12 @@ from types import SimpleNamespace
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
-from sqlalchemy import bindparam, func, or_, select, update
+from sqlalchemy import bindparam, func, or_, select, type_coerce, update
 
 from prove_gym.server import (
     Entity,
     InvalidArgument,
+    Money,
     PermissionDenied,
     PreconditionFailed,
     Query,
@@ -301,7 +303,6 @@ instruments_t, portfolios_t, positions_t = (
 orders_t, trades_t = Order.__table__, Trade.__table__
 INSTRUMENT = Query(select(instruments_t).where(Instrument.symbol == bindparam("symbol")))
 PORTFOLIO = Query(select(portfolios_t).where(Portfolio.id == bindparam("id")))
-ORDER = Query(select(orders_t).where(Order.id == bindparam("id")))
 POSITION = Query(
     select(positions_t).where(
         Position.portfolio_id == bindparam("portfolio_id"), Position.symbol == bindparam("symbol")
@@ -317,6 +318,12 @@ SET_POSITION = Query(  # a fill always moves the quantity: the row always change
         cost_basis=bindparam("cost_basis"),
         realized_pnl=bindparam("realized_pnl"),
     )
+)
+# a fill's value booked into the cash of a resting order's portfolio, without reading it
+ADD_CASH = Query(
+    update(Portfolio)
+    .where(Portfolio.id == bindparam("id"))
+    .values(cash=Portfolio.cash + bindparam("amount"))
 )
 # a portfolio's non-zero positions with their instrument's prices
 HOLDINGS = Query(
@@ -335,6 +342,41 @@ OPEN_ORDERS = Query(
     .where(Order.portfolio_id == bindparam("portfolio_id"), Order.status.in_(OPEN_STATUSES))
     .order_by(Order.seq)
 )
+# what buying_power needs of the positions: (quantity, last price), non-zero ones
+POSITION_VALUES = Query(
+    select(Position.quantity, Instrument.last_price)
+    .select_from(positions_t.join(instruments_t, Instrument.symbol == Position.symbol))
+    .where(Position.portfolio_id == bindparam("portfolio_id"), Position.quantity != 0)
+    .order_by(Position.symbol)
+)
+_remaining_shares = Order.quantity - Order.filled_quantity
+# A portfolio's open orders but the one being changed (``skip``; "" when none, no id is
+# empty), summed in SQL: the shares offered of one symbol on one side, and the buying
+# power held (Order.held: the reserved part of the rest at the limit price, none without).
+OFFERED = Query(
+    select(func.coalesce(func.sum(_remaining_shares), 0)).where(
+        Order.portfolio_id == bindparam("portfolio_id"),
+        Order.status.in_(OPEN_STATUSES),
+        Order.id != bindparam("skip"),
+        Order.symbol == bindparam("symbol"),
+        Order.side == bindparam("side"),
+    )
+)
+HELD = Query(
+    select(
+        type_coerce(
+            func.coalesce(
+                func.sum(func.min(_remaining_shares, Order.reserve_quantity) * Order.limit_price),
+                0,
+            ),
+            Money(),
+        )
+    ).where(
+        Order.portfolio_id == bindparam("portfolio_id"),
+        Order.status.in_(OPEN_STATUSES),
+        Order.id != bindparam("skip"),
+    )
+)
 # one side of an instrument's book in matching order: best price first, then arrival
 BOOK = {
     side: Query(
@@ -349,6 +391,8 @@ BOOK = {
     for side, best in (("buy", Order.limit_price.desc()), ("sell", Order.limit_price.asc()))
 }
 LAST_SEQ = Query(select(func.max(Order.seq)))
+# an orders row as the statements above read it (the fields of select(orders_t))
+_OrderRow = namedtuple("_OrderRow", [c.key for c in orders_t.columns])  # type: ignore[misc]
 TRADES_OF_ORDER = Query(
     select(trades_t)
     .where(
@@ -449,6 +493,46 @@ def _orders_query(status: str, by_symbol: bool) -> Query:
 
 
 @functools.cache
+def _reachable_query(side: str, priced: bool) -> Query:
+    """The resting orders on ``side`` an incoming order of ``quantity`` shares trades against,
+    in matching order (as BOOK): those within its ``limit_price`` when ``priced``, and of
+    those only while shares are left, i.e. the ones with fewer than ``quantity`` shares
+    resting ahead of them. With the columns a fill reads and writes."""
+    best = Order.limit_price.desc() if side == "buy" else Order.limit_price.asc()
+    # shares resting ahead of each order: a running sum over the orders before it
+    ahead = func.sum(_remaining_shares).over(order_by=(best, Order.seq), rows=(None, -1))
+    stmt = select(
+        Order.id,
+        Order.portfolio_id,
+        Order.side,
+        Order.quantity,
+        Order.filled_quantity,
+        Order.filled_value,
+        Order.limit_price,
+        Order.status,
+        Order.updated_at,
+        Order.seq,
+        func.coalesce(ahead, 0).label("ahead"),
+    ).where(
+        Order.symbol == bindparam("symbol"),
+        Order.side == side,
+        Order.status.in_(OPEN_STATUSES),
+    )
+    if priced:  # resting buys at the limit or higher, resting sells at it or lower
+        reach = bindparam("limit_price", type_=Money())
+        stmt = stmt.where(
+            Order.limit_price >= reach if side == "buy" else Order.limit_price <= reach
+        )
+    book = stmt.subquery()
+    first = book.c.limit_price.desc() if side == "buy" else book.c.limit_price.asc()
+    return Query(
+        select(*(c for c in book.c if c.key != "ahead"))
+        .where(book.c.ahead < bindparam("quantity"))
+        .order_by(first, book.c.seq)
+    )
+
+
+@functools.cache
 def _trades_query(by_symbol: bool) -> Query:
     """A portfolio's trades, newest first: list_trades' statement."""
     stmt = _TRADES_WITH_ORDERS.where(
@@ -484,34 +568,30 @@ def _holds(order: Any) -> Decimal:
     return min(_remaining(order), order.reserve_quantity) * order.limit_price
 
 
-def _quantity(ctx: ToolContext, portfolio_id: str, symbol: str) -> int:
-    pos = ctx.sql.first(POSITION, portfolio_id=portfolio_id, symbol=symbol)
-    return pos.quantity if pos is not None else 0
-
-
 def _open_orders(ctx: ToolContext, portfolio_id: str) -> list[Any]:
     return ctx.sql.all(OPEN_ORDERS, portfolio_id=portfolio_id)
 
 
-def _others(ctx: ToolContext, portfolio_id: str, exclude: Any | None) -> list[Any]:
-    """The portfolio's open orders but ``exclude`` (an order being changed)."""
-    skip = exclude.id if exclude is not None else None
-    return [o for o in _open_orders(ctx, portfolio_id) if o.id != skip]
+def _skip(exclude: Any | None) -> str:
+    """The ``skip`` parameter of OFFERED and HELD: the order being changed, or none."""
+    return exclude.id if exclude is not None else ""
 
 
 def _committed(
     ctx: ToolContext, portfolio_id: str, symbol: str, side: str, exclude: Any | None = None
 ) -> int:
     """Shares of ``symbol`` the portfolio already offers on ``side`` in other open orders."""
-    return sum(
-        _remaining(o)
-        for o in _others(ctx, portfolio_id, exclude)
-        if o.symbol == symbol and o.side == side
+    return int(
+        ctx.sql.scalar(
+            OFFERED, portfolio_id=portfolio_id, symbol=symbol, side=side, skip=_skip(exclude)
+        )
     )
 
 
 def _held(ctx: ToolContext, portfolio_id: str, exclude: Any | None = None) -> Decimal:
-    return sum((_holds(o) for o in _others(ctx, portfolio_id, exclude)), Decimal("0.00"))
+    """Buying power the portfolio's other open orders hold (``Order.held`` summed)."""
+    held: Decimal = ctx.sql.scalar(HELD, portfolio_id=portfolio_id, skip=_skip(exclude))
+    return held
 
 
 def _holdings(ctx: ToolContext, portfolio_id: str) -> list[Any]:
@@ -520,7 +600,15 @@ def _holdings(ctx: ToolContext, portfolio_id: str) -> list[Any]:
 
 
 def _power(ctx: ToolContext, portfolio: Any, exclude: Any | None = None) -> Decimal:
-    holdings = [(h.quantity, h.last_price) for h in _holdings(ctx, portfolio.id)]
+    # only a margin portfolio's buying power depends on its positions
+    holdings: list[tuple[int, Decimal]] = (
+        [
+            (h.quantity, h.last_price)
+            for h in ctx.sql.all(POSITION_VALUES, portfolio_id=portfolio.id)
+        ]
+        if portfolio.kind == "margin"
+        else []
+    )
     return buying_power(portfolio.kind, portfolio.cash, holdings, _held(ctx, portfolio.id, exclude))
 
 
@@ -583,6 +671,31 @@ class _Plan:
     fills: list[tuple[Any, int, Decimal]]  # (resting order row, shares, price)
     rest: int
     reserve: int
+    position: Any | None  # the portfolio's position row in the symbol, if it has one
+
+
+@dataclass(slots=True)
+class _Books:
+    """Cash and one position's books, as :func:`apply_fill` books fills into them (the
+    values of a portfolio's and a position's rows, or a cash change from zero)."""
+
+    cash: Decimal
+    quantity: int
+    cost_basis: Decimal
+    realized_pnl: Decimal
+
+    @classmethod
+    def of(cls, cash: Decimal, position: Any | None) -> _Books:
+        if position is None:
+            return cls(cash, 0, Decimal("0.00"), Decimal("0.00"))
+        return cls(cash, position.quantity, position.cost_basis, position.realized_pnl)
+
+    def position_values(self) -> dict[str, Any]:
+        return {
+            "quantity": self.quantity,
+            "cost_basis": self.cost_basis,
+            "realized_pnl": self.realized_pnl,
+        }
 
 
 def _segments(
@@ -636,17 +749,15 @@ def _plan(
     """
     buying = side == "buy"
     other = "sell" if buying else "buy"
-    book = ctx.sql.all(BOOK[other], symbol=ins.symbol)
+    # only the orders it reaches: within its limit, while shares are left (walking the book)
+    params: dict[str, Any] = {"symbol": ins.symbol, "quantity": quantity}
+    if limit_price is not None:
+        params["limit_price"] = limit_price
+    book = ctx.sql.all(_reachable_query(other, limit_price is not None), **params)
     fills: list[tuple[Any, int, Decimal]] = []
     left = quantity
     for resting in book:
-        if left == 0:
-            break
         assert resting.limit_price is not None
-        if limit_price is not None and (
-            resting.limit_price > limit_price if buying else resting.limit_price < limit_price
-        ):
-            break
         if resting.portfolio_id == portfolio.id:
             raise RuleBroken(
                 "no_self_trade",
@@ -665,8 +776,11 @@ def _plan(
         )
     rest = left if limit_price is not None else 0
     total = quantity - left + rest
-    held = _quantity(ctx, portfolio.id, ins.symbol)
-    offered = _committed(ctx, portfolio.id, ins.symbol, side, exclude)
+    position = ctx.sql.first(POSITION, portfolio_id=portfolio.id, symbol=ins.symbol)
+    held = position.quantity if position is not None else 0
+    # shares offered in other orders only count against shares that close a position
+    closes = held < 0 if buying else held > 0
+    offered = _committed(ctx, portfolio.id, ins.symbol, side, exclude) if closes else 0
     coverable = max(0, held - offered) if not buying else max(0, -held - offered)
     closing = min(total, coverable)
     opening = total - closing
@@ -722,11 +836,11 @@ def _plan(
                 f"{side} at most {fit} shares; lower the quantity, or cancel an open order to "
                 "release what it holds.",
             )
-    return _Plan(fills=fills, rest=rest, reserve=min(rest, opening))
+    return _Plan(fills=fills, rest=rest, reserve=min(rest, opening), position=position)
 
 
 def _fill_order(ctx: ToolContext, order: Any, qty: int, price: Decimal) -> Any:
-    """The order row with a fill of ``qty`` shares at ``price`` counted (and written)."""
+    """The resting order row with a fill of ``qty`` shares at ``price`` counted (and written)."""
     filled = order.filled_quantity + qty
     return ctx.sql.update(
         Order,
@@ -738,44 +852,52 @@ def _fill_order(ctx: ToolContext, order: Any, qty: int, price: Decimal) -> Any:
     )
 
 
-def _book_fill(
+def _book_resting(
     ctx: ToolContext, portfolio_id: str, symbol: str, side: str, qty: int, price: Decimal
 ) -> None:
-    """Book one execution into a portfolio's cash and its position in ``symbol``."""
-    row = ctx.sql.one(PORTFOLIO, id=portfolio_id)
+    """Book one execution of a resting order into its portfolio's cash and position."""
     pos = ctx.sql.first(POSITION, portfolio_id=portfolio_id, symbol=symbol)
-    # apply_fill, the rule the sampler books its history with, works on model instances:
-    # these two carry the row's values (they belong to no session)
-    portfolio = Portfolio(cash=row.cash)
+    books = _Books.of(Decimal("0.00"), pos)  # cash from zero: the change to add
+    apply_fill(books, books, side, qty, price)
+    ctx.sql.run(ADD_CASH, id=portfolio_id, amount=books.cash)
+    _write_position(ctx, portfolio_id, symbol, pos, books)
+
+
+def _write_position(
+    ctx: ToolContext, portfolio_id: str, symbol: str, pos: Any | None, books: _Books
+) -> None:
+    """Write a position's books after fills (a fill always moves the quantity)."""
     if pos is None:
-        position = Position(quantity=0, cost_basis=Decimal("0.00"), realized_pnl=Decimal("0.00"))
-    else:
-        position = Position(
-            quantity=pos.quantity, cost_basis=pos.cost_basis, realized_pnl=pos.realized_pnl
+        ctx.sql.insert(
+            Position, portfolio_id=portfolio_id, symbol=symbol, **books.position_values()
         )
-    apply_fill(portfolio, position, side, qty, price)
-    ctx.sql.update(Portfolio, row, cash=portfolio.cash)
-    books = {
-        "portfolio_id": portfolio_id,
-        "symbol": symbol,
-        "quantity": position.quantity,
-        "cost_basis": position.cost_basis,
-        "realized_pnl": position.realized_pnl,
-    }
-    if pos is None:
-        ctx.sql.insert(Position, **books)
     else:
-        ctx.sql.run(SET_POSITION, **books)
+        ctx.sql.run(
+            SET_POSITION, portfolio_id=portfolio_id, symbol=symbol, **books.position_values()
+        )
 
 
-def _execute(ctx: ToolContext, order: Any, plan: _Plan, ins: Any) -> tuple[Any, list[Any]]:
+def _execute(
+    ctx: ToolContext,
+    order: Any,
+    plan: _Plan,
+    ins: Any,
+    portfolio: Any,
+    change: dict[str, Any] | None = None,
+) -> tuple[Any, list[Any], Any, int]:
     """Apply a checked plan: trades at the resting prices, then rest or cancel the remainder.
 
-    The order's row as it ends, and the trades made (in the order made).
+    ``order`` is the incoming order's row (of ``portfolio``), ``change`` what a replace sets
+    in it. The order's row as it ends, the trades made (in the order made), the portfolio's
+    row and its position's quantity after them.
     """
+    change = dict(change or {})
+    books = _Books.of(portfolio.cash, plan.position)
     trades = []
-    # each fill writes in the order the ORM flushed it: the two orders, the trade, the
-    # instrument, then each side's portfolio and position (the resting order's first)
+    filled, value = order.filled_quantity, order.filled_value
+    # Per fill: the resting order, the trade, the resting order's portfolio books. What
+    # belongs to the incoming order (its row, the instrument, its portfolio's books) is
+    # written once after the last fill, with what all of them made.
     for resting, qty, price in plan.fills:
         buy, sell = (order, resting) if order.side == "buy" else (resting, order)
         trade = SimpleNamespace(
@@ -789,31 +911,38 @@ def _execute(ctx: ToolContext, order: Any, plan: _Plan, ins: Any) -> tuple[Any, 
             executed_at=ctx.now,
         )
         resting = _fill_order(ctx, resting, qty, price)
-        order = _fill_order(ctx, order, qty, price)
         ctx.sql.insert(Trade, **vars(trade))
-        ins = ctx.sql.update(
+        if resting.portfolio_id is not None:
+            _book_resting(ctx, resting.portfolio_id, ins.symbol, resting.side, qty, price)
+        apply_fill(books, books, order.side, qty, price)
+        filled += qty
+        value += qty * price
+        trades.append(trade)
+    if plan.fills:
+        change.update(filled_quantity=filled, filled_value=value)
+    if filled == change.get("quantity", order.quantity):
+        change["status"] = "filled"
+    elif order.order_type == "market":
+        change["status"] = "cancelled"
+        change["cancel_reason"] = "market order remainder cancelled: no more resting orders"
+    else:
+        change["status"] = "partially_filled" if filled else "open"
+    order = ctx.sql.update(
+        Order, order, reserve_quantity=plan.reserve, updated_at=ctx.now, **change
+    )
+    if plan.fills:
+        prices = [price for _, _, price in plan.fills]
+        ctx.sql.update(
             Instrument,
             ins,
-            last_price=price,
-            high=max(ins.high, price),
-            low=min(ins.low, price),
-            volume=ins.volume + qty,
+            last_price=prices[-1],
+            high=max(ins.high, *prices),
+            low=min(ins.low, *prices),
+            volume=ins.volume + sum(qty for _, qty, _ in plan.fills),
         )
-        for o in (resting, order):
-            if o.portfolio_id is not None:
-                _book_fill(ctx, o.portfolio_id, o.symbol, o.side, qty, price)
-        trades.append(trade)
-    if order.filled_quantity == order.quantity:
-        end = {"status": "filled"}
-    elif order.order_type == "market":
-        end = {
-            "status": "cancelled",
-            "cancel_reason": "market order remainder cancelled: no more resting orders",
-        }
-    else:
-        end = {"status": "partially_filled" if order.filled_quantity else "open"}
-    order = ctx.sql.update(Order, order, reserve_quantity=plan.reserve, updated_at=ctx.now, **end)
-    return order, trades
+        portfolio = ctx.sql.update(Portfolio, portfolio, cash=books.cash)
+        _write_position(ctx, portfolio.id, ins.symbol, plan.position, books)
+    return order, trades, portfolio, books.quantity
 
 
 def _next_seq(ctx: ToolContext) -> int:
@@ -869,13 +998,14 @@ def _trades_of(ctx: ToolContext, order: Any) -> list[TradeOut]:
     ]
 
 
-def _execution(ctx: ToolContext, order: Any, trades: list[Any]) -> ExecutionOut:
-    assert order.portfolio_id is not None
-    portfolio = ctx.sql.one(PORTFOLIO, id=order.portfolio_id)
+def _execution(
+    ctx: ToolContext, order: Any, trades: list[Any], portfolio: Any, position_quantity: int
+) -> ExecutionOut:
+    """What an order did: ``portfolio`` (its row) and ``position_quantity`` as they are now."""
     return {
         **_order_record(order),
         "trades": [_trade_record(t, order.id, order.side) for t in trades],
-        "position_quantity": _quantity(ctx, portfolio.id, order.symbol),
+        "position_quantity": position_quantity,
         "cash": portfolio.cash,
         "buying_power": _power(ctx, portfolio),
     }
@@ -894,28 +1024,28 @@ def _submit(
     if limit_price is not None:
         _in_band(ins, limit_price)
     plan = _plan(ctx, portfolio, ins, side, quantity, limit_price)
-    order_id = next_id(ctx, Order.id, "ord", 5)
-    ctx.sql.insert(
-        Order,
-        id=order_id,
-        portfolio_id=portfolio.id,
-        participant=portfolio.owner,
-        symbol=ins.symbol,
-        side=side,
-        order_type="market" if limit_price is None else "limit",
-        quantity=quantity,
-        filled_quantity=0,
-        filled_value=Decimal("0.00"),
-        limit_price=limit_price,
-        status="open",
-        cancel_reason="",
-        seq=_next_seq(ctx),
-        reserve_quantity=0,
-        created_at=ctx.now,
-        updated_at=ctx.now,
-    )
-    order, trades = _execute(ctx, ctx.sql.one(ORDER, id=order_id), plan, ins)
-    return _execution(ctx, order, trades)
+    new = {
+        "id": next_id(ctx, Order.id, "ord", 5),
+        "portfolio_id": portfolio.id,
+        "participant": portfolio.owner,
+        "symbol": ins.symbol,
+        "side": side,
+        "order_type": "market" if limit_price is None else "limit",
+        "quantity": quantity,
+        "filled_quantity": 0,
+        "filled_value": Decimal("0.00"),
+        "limit_price": limit_price,  # None, or already whole cents: it reads back the same
+        "status": "open",
+        "cancel_reason": "",
+        "seq": _next_seq(ctx),
+        "reserve_quantity": 0,
+        "created_at": ctx.now,
+        "updated_at": ctx.now,
+    }
+    ctx.sql.insert(Order, **new)
+    order = _OrderRow(**new)  # the row as it reads back: not read again
+    order, trades, portfolio, quantity = _execute(ctx, order, plan, ins, portfolio)
+    return _execution(ctx, order, trades, portfolio, quantity)
 
 
 # -------------------------------------------------------- example values
@@ -1507,8 +1637,8 @@ def replace_order(
     change: dict[str, Any] = {"quantity": quantity, "limit_price": limit_price}
     if limit_price != order.limit_price or quantity > order.quantity:
         change["seq"] = _next_seq(ctx)  # to the back of the queue
-    order, trades = _execute(ctx, ctx.sql.update(Order, order, **change), plan, ins)
-    return _execution(ctx, order, trades)
+    order, trades, portfolio, position_quantity = _execute(ctx, order, plan, ins, portfolio, change)
+    return _execution(ctx, order, trades, portfolio, position_quantity)
 
 
 @server.tool(
