@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from sqlalchemy import Boolean, Date, DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy import Boolean, Date, DateTime, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from prove_gym.server import Money
@@ -220,7 +220,7 @@ class Activity(Base):
     kind: Mapped[str] = mapped_column(String(10))
     subject: Mapped[str] = mapped_column(String(200))
     record_type: Mapped[str] = mapped_column(String(10))
-    record_id: Mapped[str] = mapped_column(String(16), index=True)
+    record_id: Mapped[str] = mapped_column(String(16))
     owner_id: Mapped[str] = mapped_column(ForeignKey("owners.id"))
     due_date: Mapped[dt.date] = mapped_column(Date)
     completed: Mapped[bool] = mapped_column(Boolean, default=False)
@@ -229,13 +229,26 @@ class Activity(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime)
 
 
+# a record's activities read in get_deal's order (open first, then the latest due): no sort
+Index(
+    "ix_activities_record",
+    Activity.record_id,
+    Activity.record_type,
+    Activity.completed,
+    Activity.due_date.desc(),
+    Activity.id,
+)
+
+
 class Note(Base):
     """A free-text note attached to one record."""
 
     __tablename__ = "notes"
+    # a record's latest notes (read backwards: newest first), unsorted
+    __table_args__ = (Index("ix_notes_record", "record_id", "record_type", "created_at", "id"),)
     id: Mapped[str] = mapped_column(String(16), primary_key=True)
     record_type: Mapped[str] = mapped_column(String(10))
-    record_id: Mapped[str] = mapped_column(String(16), index=True)
+    record_id: Mapped[str] = mapped_column(String(16))
     author_id: Mapped[str] = mapped_column(ForeignKey("owners.id"))
     body: Mapped[str] = mapped_column(Text)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime)

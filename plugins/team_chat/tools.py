@@ -21,6 +21,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 from sqlalchemy import bindparam, delete, func, or_, select
+from sqlalchemy.sql.elements import BindParameter
 
 from prove_gym.server import (
     Conflict,
@@ -383,25 +384,42 @@ LIVE_MESSAGES = Query(  # the messages not deleted in some channels, with their 
     )
     .order_by(Message.id)
 )
-VERSIONS = Query(  # Message.versions
-    select(
-        MessageVersion.number, MessageVersion.kind, MessageVersion.text, MessageVersion.created_at
+# What a message shows besides its row, read for a list of messages (``ids``) at once: one
+# statement each however many messages a list or a thread has, grouped by message in Python
+# (each ordered by message first, then as the relationship orders one message's).
+_IDS: BindParameter[str] = bindparam("ids", expanding=True)
+EXTRAS_OF = Query(  # each message's author's handle, and its pin (None: not pinned)
+    select(Message.id, User.handle, Pin.id.label("pin_id"))
+    .select_from(
+        messages_t.outerjoin(users_t, User.id == Message.author_id).outerjoin(
+            pins_t, Pin.message_id == Message.id
+        )
     )
-    .where(MessageVersion.message_id == bindparam("message_id"))
-    .order_by(MessageVersion.number)
+    .where(Message.id.in_(_IDS))
 )
-MENTIONED = Query(  # the handles one version of a message @mentions (Message.mentions' order)
-    select(User.handle)
+VERSIONS_OF = Query(  # Message.versions
+    select(
+        MessageVersion.message_id,
+        MessageVersion.number,
+        MessageVersion.kind,
+        MessageVersion.text,
+        MessageVersion.created_at,
+    )
+    .where(MessageVersion.message_id.in_(_IDS))
+    .order_by(MessageVersion.message_id, MessageVersion.number)
+)
+MENTIONED_OF = Query(  # the handles each version @mentions (Message.mentions' order)
+    select(Mention.message_id, Mention.version, User.handle)
     .join(Mention, Mention.user_id == User.id)
-    .where(Mention.message_id == bindparam("message_id"), Mention.version == bindparam("version"))
-    .order_by(Mention.user_id)
+    .where(Mention.message_id.in_(_IDS))
+    .order_by(Mention.message_id, Mention.version, Mention.user_id)
 )
 
-REACTIONS = Query(  # Message.reactions with who reacted: by emoji, then time
-    select(Reaction.emoji, Reaction.user_id, User.handle)
+REACTIONS_OF = Query(  # Message.reactions with who reacted: by emoji, then time
+    select(Reaction.message_id, Reaction.emoji, Reaction.user_id, User.handle)
     .join(User, User.id == Reaction.user_id)
-    .where(Reaction.message_id == bindparam("message_id"))
-    .order_by(Reaction.emoji, Reaction.created_at, Reaction.id)
+    .where(Reaction.message_id.in_(_IDS))
+    .order_by(Reaction.message_id, Reaction.emoji, Reaction.created_at, Reaction.id)
 )
 MY_REACTION = Query(
     select(Reaction.id).where(
@@ -530,8 +548,10 @@ def _readable(ctx: ToolContext, ch: Any, me: Any) -> bool:
     return not ch.is_private or _in_channel(ctx, ch.id, me.id)
 
 
-def _require_read(ctx: ToolContext, ch: Any, me: Any) -> None:
-    if _seat(ctx, ch.workspace_id, me.id) is None:
+def _require_read(ctx: ToolContext, ch: Any, me: Any) -> Any:
+    """Refuse unless ``me`` may read channel ``ch``; my seat in its workspace."""
+    seat = _seat(ctx, ch.workspace_id, me.id)
+    if seat is None:
         raise _denied(
             "not_in_workspace",
             f"you are not in the workspace of {ch.id}; only channels of your own workspaces "
@@ -543,6 +563,7 @@ def _require_read(ctx: ToolContext, ch: Any, me: Any) -> None:
             f"{ch.id} is a private channel and you are not a member, so it cannot be read or "
             "used. Ask one of its members to add you.",
         )
+    return seat
 
 
 def _require_write(ctx: ToolContext, ch: Any, me: Any, doing: str) -> None:
@@ -608,52 +629,85 @@ def _clean(text: str) -> str:
     return body
 
 
-def _reactions(ctx: ToolContext, m: Any, me: Any) -> list[ReactionOut]:
-    if m.deleted:
-        return []
-    out: dict[str, ReactionOut] = {}
-    for r in ctx.sql.all(REACTIONS, message_id=m.id):  # ordered by emoji, then time
-        entry = out.setdefault(r.emoji, {"emoji": r.emoji, "count": 0, "by": [], "mine": False})
+def _reactions_of(ctx: ToolContext, messages: list[Any], me: Any) -> dict[str, list[ReactionOut]]:
+    """The reactions of each message by its id, by emoji; none for a deleted message."""
+    live = [m.id for m in messages if not m.deleted]
+    if not live:
+        return {}
+    out: dict[str, dict[str, ReactionOut]] = {}
+    for r in ctx.sql.all(REACTIONS_OF, ids=live):  # by message, then emoji, then time
+        entry = out.setdefault(r.message_id, {}).setdefault(
+            r.emoji, {"emoji": r.emoji, "count": 0, "by": [], "mine": False}
+        )
         entry["count"] += 1
         entry["by"].append(r.handle)
         entry["mine"] = entry["mine"] or r.user_id == me.id
-    return list(out.values())
+    return {message_id: list(by_emoji.values()) for message_id, by_emoji in out.items()}
+
+
+def _reactions(ctx: ToolContext, m: Any, me: Any) -> list[ReactionOut]:
+    return _reactions_of(ctx, [m], me).get(m.id, [])
+
+
+def _messages_out(ctx: ToolContext, messages: list[Any], me: Any) -> list[MessageOut]:
+    """Messages' rows as lists show them (rows of ``messages``), in the order given."""
+    if not messages:
+        return []
+    ids = [m.id for m in messages]
+    extras = {e.id: e for e in ctx.sql.all(EXTRAS_OF, ids=ids)}
+    reactions = _reactions_of(ctx, messages, me)
+    mentions: dict[tuple[str, int], list[str]] = {}
+    for row in ctx.sql.all(MENTIONED_OF, ids=ids):
+        mentions.setdefault((row.message_id, row.version), []).append(row.handle)
+    return [
+        {
+            "message_id": m.id,
+            "channel_id": m.channel_id,
+            "author_id": m.author_id,
+            "author": extras[m.id].handle,
+            "text": m.text,
+            "posted_at": m.created_at.isoformat(timespec="minutes"),
+            "version": m.version,
+            "edited_at": _stamp(m.edited_at),
+            "deleted": m.deleted,
+            "thread_root_id": m.thread_root_id,
+            "reply_count": m.reply_count,
+            "last_reply_at": _stamp(m.last_reply_at),
+            "reactions": reactions.get(m.id, []),
+            "mentions": mentions.get((m.id, m.version), []),
+            "pinned": extras[m.id].pin_id is not None,
+        }
+        for m in messages
+    ]
 
 
 def _message_out(ctx: ToolContext, m: Any, me: Any) -> MessageOut:
     """A message's row as lists show it (``m``: a row of ``messages``)."""
-    return {
-        "message_id": m.id,
-        "channel_id": m.channel_id,
-        "author_id": m.author_id,
-        "author": ctx.sql.scalar(USER_HANDLE, id=m.author_id),
-        "text": m.text,
-        "posted_at": m.created_at.isoformat(timespec="minutes"),
-        "version": m.version,
-        "edited_at": _stamp(m.edited_at),
-        "deleted": m.deleted,
-        "thread_root_id": m.thread_root_id,
-        "reply_count": m.reply_count,
-        "last_reply_at": _stamp(m.last_reply_at),
-        "reactions": _reactions(ctx, m, me),
-        "mentions": ctx.sql.scalars(MENTIONED, message_id=m.id, version=m.version),
-        "pinned": ctx.sql.first(PIN_OF, message_id=m.id) is not None,
-    }
+    return _messages_out(ctx, [m], me)[0]
 
 
-def _history_out(ctx: ToolContext, m: Any, me: Any) -> HistoryMessage:
-    return {
-        **_message_out(ctx, m, me),
-        "history": [
+def _histories_out(ctx: ToolContext, messages: list[Any], me: Any) -> list[HistoryMessage]:
+    """Messages as lists show them, each with its history (every version, oldest first)."""
+    if not messages:
+        return []
+    history: dict[str, list[VersionOut]] = {}
+    for v in ctx.sql.all(VERSIONS_OF, ids=[m.id for m in messages]):
+        history.setdefault(v.message_id, []).append(
             {
                 "version": v.number,
                 "kind": v.kind,
                 "text": v.text,
                 "at": v.created_at.isoformat(timespec="minutes"),
             }
-            for v in ctx.sql.all(VERSIONS, message_id=m.id)
-        ],
-    }
+        )
+    return [
+        {**out, "history": history.get(m.id, [])}
+        for m, out in zip(messages, _messages_out(ctx, messages, me), strict=True)
+    ]
+
+
+def _history_out(ctx: ToolContext, m: Any, me: Any) -> HistoryMessage:
+    return _histories_out(ctx, [m], me)[0]
 
 
 def _pins(ctx: ToolContext, channel_id: str) -> list[PinOut]:
@@ -926,7 +980,7 @@ def read_channel(ctx: ToolContext, channel_id: ChannelRow, limit: Limit = 20) ->
         "members": _members(ctx, ch.id),
         "pins": _pins(ctx, ch.id),
         "total_messages": total,
-        "messages": [_message_out(ctx, m, me) for m in messages],
+        "messages": _messages_out(ctx, messages, me),
     }
 
 
@@ -962,13 +1016,14 @@ def get_thread(ctx: ToolContext, message_id: MessageRow) -> ThreadOut:
     ch = ctx.sql.one(CHANNEL, id=root.channel_id)
     _require_read(ctx, ch, me)
     replies = ctx.sql.all(THREAD_REPLIES, root_id=root.id)
+    root_out, *replies_out = _histories_out(ctx, [root, *replies], me)
     return {
         "channel_id": ch.id,
         "channel_name": ch.name,
         "thread_root_id": root.id,
         "reply_count": root.reply_count,
-        "root": _history_out(ctx, root, me),
-        "replies": [_history_out(ctx, r, me) for r in replies],
+        "root": root_out,
+        "replies": replies_out,
     }
 
 
@@ -1040,12 +1095,8 @@ def search_messages(
     return {
         "total": total,
         "messages": [
-            {
-                **_message_out(ctx, m, me),
-                "workspace_id": m.workspace_id,
-                "channel_name": m.channel_name,
-            }
-            for m in hits
+            {**out, "workspace_id": m.workspace_id, "channel_name": m.channel_name}
+            for m, out in zip(hits, _messages_out(ctx, hits, me), strict=True)
         ],
     }
 
@@ -1191,9 +1242,8 @@ def delete_message(ctx: ToolContext, message_id: MessageRow) -> HistoryMessage:
     me = _me(ctx)
     m = message_id
     ch = ctx.sql.one(CHANNEL, id=m.channel_id)
-    _require_read(ctx, ch, me)
+    seat = _require_read(ctx, ch, me)
     _require_live(m, "delete")
-    seat = _seat(ctx, ch.workspace_id, me.id)
     if m.author_id != me.id and (seat is None or seat.role not in ("owner", "admin")):
         author = ctx.sql.scalar(USER_HANDLE, id=m.author_id)
         raise _broken(

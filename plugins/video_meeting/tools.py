@@ -240,6 +240,13 @@ _SUMMARIES = select(
     .label("recordings"),
 ).select_from(meetings.join(users, User.id == Meeting.host_id))
 SUMMARY = Query(_SUMMARIES.where(Meeting.id == bindparam("id")))
+# a meeting with its host's name and email, without the counts: _detail counts the
+# participants and recordings it reads anyway instead of a correlated subquery per count
+MEETING_WITH_HOST = Query(
+    select(meetings, User.name.label("host_name"), User.email.label("host_email"))
+    .select_from(meetings.join(users, User.id == Meeting.host_id))
+    .where(Meeting.id == bindparam("id"))
+)
 MEETING = Query(select(meetings).where(Meeting.id == bindparam("id")))
 MEETING_TITLES = Query(select(Meeting.title).order_by(Meeting.id))
 MEETINGS = Query(
@@ -437,6 +444,13 @@ def _host(people: list[Any]) -> Any:
 
 def _summary(m: Any) -> MeetingSummary:
     """A meeting's summary from its ``_SUMMARIES`` row (host and counts included)."""
+    return _summary_counted(m, m.in_meeting, m.waiting, m.invited, m.recordings)
+
+
+def _summary_counted(
+    m: Any, in_meeting: int, waiting: int, invited: int, recordings: int
+) -> MeetingSummary:
+    """A meeting's summary from a row with its host's name and email, and its counts."""
     return {
         "meeting_id": m.id,
         "title": m.title,
@@ -451,10 +465,10 @@ def _summary(m: Any) -> MeetingSummary:
         "allow_recording": m.allow_recording,
         "recording_now": m.recording_started_at is not None,
         "capacity": m.capacity,
-        "in_meeting": m.in_meeting,
-        "waiting": m.waiting,
-        "invited": m.invited,
-        "recordings": m.recordings,
+        "in_meeting": in_meeting,
+        "waiting": waiting,
+        "invited": invited,
+        "recordings": recordings,
     }
 
 
@@ -463,18 +477,18 @@ def _people_order(p: Any) -> tuple[int, int, str, str]:
 
 
 def _detail(ctx: ToolContext, meeting_id: str) -> MeetingDetail:
-    m = ctx.sql.one(SUMMARY, id=meeting_id)
+    m = ctx.sql.one(MEETING_WITH_HOST, id=meeting_id)
     people = ctx.sql.all(PEOPLE, meeting_id=meeting_id)
+    files = ctx.sql.all(RECORDINGS, meeting_id=meeting_id)
     waiting = sorted((p for p in people if p.status == "waiting"), key=_people_order)
     others = sorted((p for p in people if p.status != "waiting"), key=_people_order)
+    counts = (_count(people, "in_meeting"), len(waiting), _count(people, "invited"), len(files))
     return {
-        **_summary(m),
+        **_summary_counted(m, *counts),
         "recorded_minutes": recording_seconds(m, ctx.now) // 60,
         "waiting_room_queue": [_participant(p) for p in waiting],
         "participants": [_participant(p) for p in others],
-        "recording_files": [
-            _recording(r, r.line_count) for r in ctx.sql.all(RECORDINGS, meeting_id=meeting_id)
-        ],
+        "recording_files": [_recording(r, r.line_count) for r in files],
     }
 
 
