@@ -389,6 +389,21 @@ RATING = Query(
         Rating.restaurant_id == bindparam("restaurant_id")
     )
 )
+# the same for several restaurants at once (search_restaurants' page), by restaurant
+FEES_OF = Query(
+    select(DeliveryZone.restaurant_id, DeliveryZone.zone, DeliveryZone.fee)
+    .where(DeliveryZone.restaurant_id.in_(bindparam("restaurant_ids", expanding=True)))
+    .order_by(DeliveryZone.restaurant_id, DeliveryZone.zone)
+)
+RATINGS_OF = Query(  # a restaurant with no rating has no row
+    select(
+        Rating.restaurant_id,
+        func.count(Rating.id).label("count"),
+        func.sum(Rating.food_stars).label("stars"),
+    )
+    .where(Rating.restaurant_id.in_(bindparam("restaurant_ids", expanding=True)))
+    .group_by(Rating.restaurant_id)
+)
 # a restaurant's menu items in menu order, for its categories
 MENU_CATEGORIES = Query(
     select(MenuItem.category, MenuItem.available)
@@ -611,14 +626,39 @@ def _fees(ctx: ToolContext, restaurant_id: str) -> dict[str, Decimal]:
 
 def _rating(ctx: ToolContext, restaurant_id: str) -> tuple[Decimal | None, int]:
     count, total = ctx.sql.one(RATING, restaurant_id=restaurant_id)
+    return _average(count, total)
+
+
+def _average(count: int | None, total: int | None) -> tuple[Decimal | None, int]:
+    """The average food stars of ``count`` ratings summing to ``total``, and the count."""
     if not count:
         return None, 0
-    return (Decimal(int(total)) / Decimal(int(count))).quantize(Decimal("0.1")), int(count)
+    return (Decimal(int(total or 0)) / Decimal(int(count))).quantize(Decimal("0.1")), int(count)
+
+
+def _briefs(ctx: ToolContext, rows: list[Any]) -> list[RestaurantBrief]:
+    """``_brief`` of each restaurant, their fees and ratings read in one statement each."""
+    if not rows:
+        return []
+    ids = [r.id for r in rows]
+    fees: dict[str, dict[str, Decimal]] = {}
+    for z in ctx.sql.all(FEES_OF, restaurant_ids=ids):
+        fees.setdefault(z.restaurant_id, {})[z.zone] = z.fee
+    ratings = {
+        g.restaurant_id: _average(g.count, g.stars)
+        for g in ctx.sql.all(RATINGS_OF, restaurant_ids=ids)
+    }
+    return [_brief_of(ctx, r, fees.get(r.id, {}), ratings.get(r.id, (None, 0))) for r in rows]
 
 
 def _brief(ctx: ToolContext, r: Any) -> RestaurantBrief:
-    fees = _fees(ctx, r.id)
-    rating, count = _rating(ctx, r.id)
+    return _brief_of(ctx, r, _fees(ctx, r.id), _rating(ctx, r.id))
+
+
+def _brief_of(
+    ctx: ToolContext, r: Any, fees: dict[str, Decimal], rated: tuple[Decimal | None, int]
+) -> RestaurantBrief:
+    rating, count = rated
     return {
         "restaurant_id": r.id,
         "name": r.name,
@@ -933,7 +973,7 @@ def search_restaurants(
     ctx.spend(len(found), "restaurants", hint="filter by cuisine or zone")
     if open_now is not None:
         found = [r for r in found if is_open(r, ctx.now) == open_now]
-    return {"total": len(found), "restaurants": [_brief(ctx, r) for r in found[:limit]]}
+    return {"total": len(found), "restaurants": _briefs(ctx, found[:limit])}
 
 
 @server.tool(

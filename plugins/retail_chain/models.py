@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from sqlalchemy import Boolean, Date, DateTime, ForeignKey, Integer, String
+from sqlalchemy import Boolean, Date, DateTime, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from prove_gym.server import Money
@@ -154,8 +154,10 @@ class RestockOrder(Base):
 
 class Sale(Base):
     __tablename__ = "sales"
+    # a store's sales by time: list_sales' count, totals and newest first
+    __table_args__ = (Index("ix_sales_store_id_created_at", "store_id", "created_at"),)
     id: Mapped[str] = mapped_column(String(16), primary_key=True)
-    store_id: Mapped[str] = mapped_column(ForeignKey("stores.id"), index=True)
+    store_id: Mapped[str] = mapped_column(ForeignKey("stores.id"))
     employee_id: Mapped[str] = mapped_column(ForeignKey("employees.id"))
     total: Mapped[Decimal] = mapped_column(Money())
     items: Mapped[int] = mapped_column(Integer)

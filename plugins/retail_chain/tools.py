@@ -404,8 +404,9 @@ OPEN_ORDERS_OF = Query(
     .order_by(RestockOrder.id)
 )
 SALE = Query(select(sales).where(Sale.id == bindparam("id")))
-SALE_LINES = Query(
+SALE_LINES = Query(  # the lines of several sales, by line id (so by line id in each)
     select(
+        SaleLine.sale_id,
         SaleLine.product_id,
         Product.name,
         SaleLine.quantity,
@@ -413,7 +414,7 @@ SALE_LINES = Query(
         SaleLine.line_total,
     )
     .join(products, Product.id == SaleLine.product_id)
-    .where(SaleLine.sale_id == bindparam("sale_id"))
+    .where(SaleLine.sale_id.in_(bindparam("sale_ids", expanding=True)))
     .order_by(SaleLine.id)
 )
 RECENT_SALES = Query(
@@ -500,31 +501,31 @@ def _shipped_transfers(direction: str) -> Query:
 
 
 @functools.cache
-def _sales_since(by_product: bool) -> tuple[Query, Query, Query]:
-    """How many of a store's sales since ``since`` match, their lines' count, units and
-    revenue, and the newest ``limit`` of them: list_sales'."""
-    stmt = select(sales).where(
-        Sale.store_id == bindparam("store_id"), Sale.created_at >= bindparam("since")
-    )
-    line_stmt = (
-        select(
-            func.count(SaleLine.id).label("lines"),
-            func.sum(SaleLine.quantity).label("units"),
-            func.sum(SaleLine.line_total).label("revenue"),
-        )
-        .join(sales, Sale.id == SaleLine.sale_id)
-        .where(Sale.store_id == bindparam("store_id"), Sale.created_at >= bindparam("since"))
-    )
+def _sales_since(by_product: bool) -> tuple[Query, Query]:
+    """How many of a store's sales since ``since`` match with their lines' units and
+    revenue (one row), and the newest ``limit`` of them: list_sales'."""
+    in_store = (Sale.store_id == bindparam("store_id"), Sale.created_at >= bindparam("since"))
+    matching = select(sales).where(*in_store)
+    line_conditions = [*in_store]
     if by_product:
-        stmt = stmt.where(
+        matching = matching.where(
             Sale.id.in_(
                 select(SaleLine.sale_id).where(SaleLine.product_id == bindparam("product_id"))
             )
         )
-        line_stmt = line_stmt.where(SaleLine.product_id == bindparam("product_id"))
-    count = Query(select(func.count()).select_from(stmt.subquery()))
-    rows = Query(stmt.order_by(Sale.created_at.desc(), Sale.id.desc()).limit(bindparam("limit")))
-    return count, Query(line_stmt), rows
+        line_conditions.append(SaleLine.product_id == bindparam("product_id"))
+    count = select(func.count()).select_from(matching.subquery()).scalar_subquery()
+    totals = (
+        select(
+            count.label("count"),  # uncorrelated: SQLite runs it once
+            func.sum(SaleLine.quantity).label("units"),
+            func.sum(SaleLine.line_total).label("revenue"),
+        )
+        .join(sales, Sale.id == SaleLine.sale_id)
+        .where(*line_conditions)
+    )
+    rows = matching.order_by(Sale.created_at.desc(), Sale.id.desc()).limit(bindparam("limit"))
+    return Query(totals), Query(rows)
 
 
 # ----------------------------------------------------------------- helpers
@@ -658,18 +659,23 @@ def _sale_out(s: Any, lines: list[LineOut]) -> SaleOut:
     }
 
 
-def _lines(ctx: ToolContext, sale_id: str) -> list[LineOut]:
-    """A sale's lines, by line id."""
-    return [
-        {
-            "product_id": ln.product_id,
-            "name": ln.name,
-            "quantity": ln.quantity,
-            "unit_price": ln.unit_price,
-            "line_total": ln.line_total,
-        }
-        for ln in ctx.sql.all(SALE_LINES, sale_id=sale_id)
-    ]
+def _line_out(ln: Any) -> LineOut:
+    return {
+        "product_id": ln.product_id,
+        "name": ln.name,
+        "quantity": ln.quantity,
+        "unit_price": ln.unit_price,
+        "line_total": ln.line_total,
+    }
+
+
+def _lines_of(ctx: ToolContext, sale_ids: list[str]) -> dict[str, list[LineOut]]:
+    """The lines of each of ``sale_ids``, by line id, read in one statement."""
+    out: dict[str, list[LineOut]] = {}
+    if sale_ids:
+        for ln in ctx.sql.all(SALE_LINES, sale_ids=sale_ids):
+            out.setdefault(ln.sale_id, []).append(_line_out(ln))
+    return out
 
 
 # -------------------------------------------------------- example values
@@ -1336,10 +1342,10 @@ def list_sales(
     params: dict[str, Any] = {"store_id": store.id, "since": since}
     if product_id is not None:
         params["product_id"] = product_id.id
-    count_q, totals_q, rows_q = _sales_since(product_id is not None)
-    count = ctx.sql.scalar(count_q, **params) or 0
-    _, units, revenue = ctx.sql.one(totals_q, **params)
+    totals_q, rows_q = _sales_since(product_id is not None)
+    count, units, revenue = ctx.sql.one(totals_q, **params)
     rows = ctx.sql.all(rows_q, limit=limit, **params)
+    lines = _lines_of(ctx, [s.id for s in rows])
     return {
         "store_id": store.id,
         "store_name": store.name,
@@ -1347,7 +1353,7 @@ def list_sales(
         "count": count,
         "units": int(units or 0),
         "revenue": Decimal(revenue) if revenue is not None else ZERO,
-        "sales": [_sale_out(s, _lines(ctx, s.id)) for s in rows],
+        "sales": [_sale_out(s, lines.get(s.id, [])) for s in rows],
     }
 
 

@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import bindparam, delete, func, or_, select
+from sqlalchemy import and_, bindparam, case, delete, func, or_, select, type_coerce
 
 from prove_gym.server import (
     Conflict,
     Entity,
     InvalidArgument,
+    Money,
     PreconditionFailed,
     Query,
     Record,
@@ -503,6 +504,74 @@ HOTELS_IN_CITY = Query(
     select(hotels_t).where(contains(bindparam("pattern"), Hotel.city)).order_by(Hotel.id)
 )
 HOTEL_CITIES = Query(select(Hotel.city).order_by(Hotel.city))
+# per room type sleeping ``guests`` in a hotel: its nights rated from ``first`` to ``last``,
+# their rates' sum (the flexible total: rates are whole cents) and its rooms free every night
+_RATED_NIGHTS = (
+    select(func.count())
+    .where(
+        RoomRate.room_type_id == RoomType.id,
+        RoomRate.night >= bindparam("first"),
+        RoomRate.night <= bindparam("last"),
+    )
+    .scalar_subquery()
+)
+_STAY_RATES = (
+    select(func.sum(RoomRate.rate))
+    .where(
+        RoomRate.room_type_id == RoomType.id,
+        RoomRate.night >= bindparam("first"),
+        RoomRate.night <= bindparam("last"),
+    )
+    .scalar_subquery()
+)
+_FREE_ROOMS = (
+    select(func.count())
+    .where(
+        Room.room_type_id == RoomType.id,
+        ~select(RoomNight.room_id)
+        .where(
+            RoomNight.room_id == Room.id,
+            RoomNight.night >= bindparam("first"),
+            RoomNight.night <= bindparam("last"),
+        )
+        .exists(),
+    )
+    .scalar_subquery()
+)
+# the city's hotels, each once per room type of it sleeping ``guests`` (once with NULLs if none)
+_FITTING_TYPES = (
+    select(
+        hotels_t,
+        _RATED_NIGHTS.label("rated"),
+        _STAY_RATES.label("total"),
+        _FREE_ROOMS.label("free"),
+    )
+    .select_from(
+        hotels_t.outerjoin(
+            room_types_t,
+            and_(RoomType.hotel_id == Hotel.id, RoomType.max_guests >= bindparam("guests")),
+        )
+    )
+    .where(contains(bindparam("pattern"), Hotel.city))
+    .subquery()
+)
+_T = _FITTING_TYPES.c
+# a type is on sale when every one of the ``nights`` has a rate; only then are its rooms free
+_ON_SALE = _T.rated == bindparam("nights")
+_LOWEST_TOTAL = type_coerce(func.min(case((and_(_ON_SALE, _T.free > 0), _T.total))), Money())
+HOTEL_OFFERS_IN_CITY = Query(  # search_hotels': cheapest first, those with no free room last
+    select(
+        _T.id,
+        _T.name,
+        _T.city,
+        _T.address,
+        _T.stars,
+        func.coalesce(func.sum(case((_ON_SALE, _T.free), else_=0)), 0).label("rooms_available"),
+        _LOWEST_TOTAL.label("lowest_total"),
+    )
+    .group_by(_T.id)
+    .order_by(_LOWEST_TOTAL.is_(None), _LOWEST_TOTAL, _T.id)
+)
 ROOM_TYPE = Query(select(room_types_t).where(RoomType.id == bindparam("id")))
 ROOM_TYPES_OF = Query(
     select(room_types_t).where(RoomType.hotel_id == bindparam("hotel_id")).order_by(RoomType.id)
@@ -1390,28 +1459,26 @@ def search_hotels(
     """
     nights = _stay(ctx, check_in, check_out)
     text = " ".join(city.split())
-    out: list[HotelBrief] = []
-    for h in ctx.sql.all(HOTELS_IN_CITY, pattern=search_pattern(text)):
-        fitting = [t for t in _room_types(ctx, h.id, nights) if t["max_guests"] >= guests]
-        totals = [t["total_flexible"] for t in fitting if t["rooms_available"]]
-        out.append(
-            {
-                "hotel_id": h.id,
-                "name": h.name,
-                "city": h.city,
-                "stars": h.stars,
-                "address": h.address,
-                "rooms_available": sum(len(t["rooms_available"]) for t in fitting),
-                "lowest_total": min((t for t in totals if t is not None), default=None),
-            }
-        )
-    out.sort(
-        key=lambda h: (
-            h["lowest_total"] is None,
-            h["lowest_total"] or ZERO,
-            h["hotel_id"],
-        )
+    offers = ctx.sql.all(
+        HOTEL_OFFERS_IN_CITY,
+        pattern=search_pattern(text),
+        guests=guests,
+        first=nights[0],
+        last=nights[-1],
+        nights=len(nights),
     )
+    out: list[HotelBrief] = [
+        {
+            "hotel_id": h.id,
+            "name": h.name,
+            "city": h.city,
+            "stars": h.stars,
+            "address": h.address,
+            "rooms_available": h.rooms_available,
+            "lowest_total": h.lowest_total,
+        }
+        for h in offers
+    ]
     return {
         "city": text,
         "check_in": nights[0].isoformat(),
