@@ -506,24 +506,13 @@ HOTELS_IN_CITY = Query(
 HOTEL_CITIES = Query(select(Hotel.city).order_by(Hotel.city))
 # per room type sleeping ``guests`` in a hotel: its nights rated from ``first`` to ``last``,
 # their rates' sum (the flexible total: rates are whole cents) and its rooms free every night
-_RATED_NIGHTS = (
-    select(func.count())
-    .where(
-        RoomRate.room_type_id == RoomType.id,
-        RoomRate.night >= bindparam("first"),
-        RoomRate.night <= bindparam("last"),
-    )
-    .scalar_subquery()
+_STAY_RATE_ROWS = (  # a room type's rates of the nights from ``first`` to ``last``
+    RoomRate.room_type_id == RoomType.id,
+    RoomRate.night >= bindparam("first"),
+    RoomRate.night <= bindparam("last"),
 )
-_STAY_RATES = (
-    select(func.sum(RoomRate.rate))
-    .where(
-        RoomRate.room_type_id == RoomType.id,
-        RoomRate.night >= bindparam("first"),
-        RoomRate.night <= bindparam("last"),
-    )
-    .scalar_subquery()
-)
+_RATED_NIGHTS = select(func.count()).where(*_STAY_RATE_ROWS).scalar_subquery()
+_STAY_RATES = select(func.sum(RoomRate.rate)).where(*_STAY_RATE_ROWS).scalar_subquery()
 _FREE_ROOMS = (
     select(func.count())
     .where(
