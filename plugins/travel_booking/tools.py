@@ -500,9 +500,6 @@ OPEN_BOOKINGS = Query(  # confirmed bookings of flights departing from ``since``
 )
 HOTEL = Query(select(hotels_t).where(Hotel.id == bindparam("id")))
 HOTELS = Query(select(hotels_t).order_by(Hotel.id))
-HOTELS_IN_CITY = Query(
-    select(hotels_t).where(contains(bindparam("pattern"), Hotel.city)).order_by(Hotel.id)
-)
 HOTEL_CITIES = Query(select(Hotel.city).order_by(Hotel.city))
 # per room type sleeping ``guests`` in a hotel: its nights rated from ``first`` to ``last``,
 # their rates' sum (the flexible total: rates are whole cents) and its rooms free every night
