@@ -326,10 +326,10 @@ MEMBER_COUNT = Query(
     select(func.count()).where(ProjectMember.project_id == bindparam("project_id"))
 )
 # a project has at most one active sprint (one_active_sprint)
-ACTIVE_SPRINT = Query(
-    select(Sprint.__table__).where(
-        Sprint.project_id == bindparam("project_id"), Sprint.state == "active"
-    )
+ACTIVE_SPRINT = Query(  # at most one; ordered all the same, so a broken rule stays deterministic
+    select(Sprint.__table__)
+    .where(Sprint.project_id == bindparam("project_id"), Sprint.state == "active")
+    .order_by(Sprint.id)
 )
 SPRINT_NAMED = Query(
     select(Sprint.id).where(
@@ -346,6 +346,7 @@ _OPEN_ISSUE_COUNT = (
 _ACTIVE_SPRINT_ID = (
     select(Sprint.id)
     .where(Sprint.project_id == Project.id, Sprint.state == "active")
+    .order_by(Sprint.id)
     .limit(1)
     .scalar_subquery()
 )
