@@ -24,6 +24,7 @@ import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar, get_args
 
 import pydantic
@@ -168,6 +169,9 @@ class ToolSpec:
     server_name: str = ""
     output_schema: dict[str, Any] | None = None
     _schema: dict[str, Any] | None = field(default=None, repr=False)
+    _entities: Mapping[str, Entity] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def qualified_name(self) -> str:
@@ -180,9 +184,13 @@ class ToolSpec:
         return tuple(p.name for p in self.params if p.required)
 
     @property
-    def entity_params(self) -> dict[str, Entity]:
-        """Parameters that refer to entities, by name."""
-        return {p.name: p.entity for p in self.params if p.entity is not None}
+    def entity_params(self) -> Mapping[str, Entity]:
+        """Parameters that refer to entities, by name (read-only; worked out once)."""
+        if self._entities is None:
+            self._entities = MappingProxyType(
+                {p.name: p.entity for p in self.params if p.entity is not None}
+            )
+        return self._entities
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments object (shared by OpenAI and MCP)."""

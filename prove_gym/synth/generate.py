@@ -66,6 +66,7 @@ from prove_gym.synth.render import (
     RenderedTurn,
     Renderer,
     can_leave_out,
+    fillable_phrasings,
     foreign_requests,
     usable_phrasings,
 )
@@ -158,6 +159,7 @@ class ServerContext:
             for t in other.visible_tools()
             if t.name not in own
         ]
+        self.foreign_phrasings = fillable_phrasings(self.foreign)
 
     def scratch(self, seed: int, size: int) -> Session:
         """A second session of (seed, size) at the initial state, for trial replays."""
@@ -904,7 +906,7 @@ class Conversation:
         tools = self._with_distractors(offered) if self.distract else list(offered)
         if self.irrelevant:
             busy = {q.split(".")[0] for q in tools}
-            foreign = [t for t in sc.foreign if t.server_name not in busy]
+            foreign = [f for f in sc.foreign_phrasings if f[0].server_name not in busy]
             rt = self.renderer.irrelevant(foreign_requests(foreign, rng))
             slots = [k for k in range(len(turns) + 1) if clarify_at is None or k != clarify_at + 1]
             at = rng.choice(slots)
@@ -1025,7 +1027,7 @@ class Conversation:
             self.done, self.calls, self.failures = [], 0, 0
         tools = self._with_distractors(offered) if self.distract else list(offered)
         busy = {q.split(".")[0] for q in tools}
-        foreign = [t for t in sc.foreign if t.server_name not in busy]
+        foreign = [f for f in sc.foreign_phrasings if f[0].server_name not in busy]
         asked = {t.user for t in turns}
         for _ in range(4 * n_turns):
             if len(turns) >= n_turns:

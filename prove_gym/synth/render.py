@@ -633,24 +633,37 @@ class Renderer:
         return RenderedTurn(self.rng.choice(pool))
 
 
-def foreign_requests(specs: Iterable[ToolSpec], rng: random.Random, limit: int = 6) -> list[str]:
-    """Requests written from other servers' phrasings, for tools the task does not offer.
+def fillable_phrasings(specs: Iterable[ToolSpec]) -> list[tuple[ToolSpec, str]]:
+    """The phrasings of ``specs`` that :func:`foreign_requests` can fill, in order.
 
     Only phrasings whose slots can be filled from list ``examples`` (no identifiers,
-    no state-dependent values) qualify, so they name nothing that does not exist.
+    no state-dependent values) qualify, so a request names nothing that does not exist.
+    Worked out once per server (it reads every phrasing of every other server).
     """
-    out: list[str] = []
-    candidates = []
+    out = []
     for spec in specs:
+        entities = spec.entity_params
         for ph in spec.phrasings:
             slots = SLOT.findall(ph)
             if all(
-                s not in spec.entity_params
+                s not in entities
                 and isinstance(spec.examples.get(s), list | tuple)
                 and spec.examples.get(s)
                 for s in slots
             ):
-                candidates.append((spec, ph))
+                out.append((spec, ph))
+    return out
+
+
+def foreign_requests(
+    fillable: Iterable[tuple[ToolSpec, str]], rng: random.Random, limit: int = 6
+) -> list[str]:
+    """Requests written from other servers' phrasings, for tools the task does not offer.
+
+    ``fillable`` is what :func:`fillable_phrasings` returns for those tools.
+    """
+    out: list[str] = []
+    candidates = list(fillable)
     rng.shuffle(candidates)
     for spec, ph in candidates[:limit]:
 
