@@ -722,17 +722,21 @@ class Conversation:
         """Whether i's result or the final state changes without j before i (see above)."""
         executed = self._succeeded()
         original = self._outcome(executed)
-        without = self._outcome([k for k in executed if k != j])
+        # only i's result is compared here: the state without j is never hashed
+        without = self._outcome([k for k in executed if k != j], final_hash=False)
         if without[0].get(i) != original[0][i]:
             return True
         swapped = [i if k == j else j if k == i else k for k in executed]
         exchanged = self._outcome(swapped)
         return exchanged[0].get(i) != original[0][i] or exchanged[1] != original[1]
 
-    def _outcome(self, order: list[int]) -> tuple[dict[int, tuple[Any, ...]], str]:
-        """Results by step and the final state hash of the executed steps run in ``order``."""
-        key = tuple(order)
-        memo: dict[tuple[int, ...], tuple[dict[int, tuple[Any, ...]], str]] = (
+    def _outcome(
+        self, order: list[int], *, final_hash: bool = True
+    ) -> tuple[dict[int, tuple[Any, ...]], str | None]:
+        """Results by step of the executed steps run in ``order``, and the final state's
+        hash (``None`` when ``final_hash`` is false: hashing is most of a replay's cost)."""
+        key = (tuple(order), final_hash)
+        memo: dict[tuple[tuple[int, ...], bool], tuple[dict[int, tuple[Any, ...]], str | None]] = (
             self.__dict__.setdefault("_outcomes", {})
         )
         if key not in memo:
@@ -741,7 +745,7 @@ class Conversation:
             for k in order:
                 r = session.call(self.done[k].name, self.done[k].args)
                 results[k] = (r.ok, r.error_kind, r.content)
-            memo[key] = (results, session.state_hash())
+            memo[key] = (results, session.state_hash() if final_hash else None)
         return memo[key]
 
     def _missing_param(self) -> tuple[int, str] | None:
