@@ -81,7 +81,13 @@ def add_parser(sub: Any) -> None:
         "--block-states",
         type=int,
         default=d.block_states,
-        help="fresh states each block samples for its tasks (0: the seed pool only)",
+        help="fresh states each group of --state-blocks blocks samples (0: the seed pool only)",
+    )
+    g.add_argument(
+        "--state-blocks",
+        type=int,
+        default=d.state_blocks,
+        help="consecutive blocks of a server that share their fresh states (default 4)",
     )
     g.add_argument(
         "--sizes",
@@ -169,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         state_seeds=args.state_seeds,
         block_states=args.block_states,
+        state_blocks=args.state_blocks,
         sizes=args.sizes,
         test_fraction=args.test_fraction,
         size=args.size,
