@@ -221,17 +221,43 @@ def run_block(
     default = sc.server.default_size
     states = [(seed, size or default) for seed, size in cfg.block_state_list(server, block)]
     levels: Counter[str] = Counter()
+    abstentions = 0
     for i in range(cfg.block_size):
         cid = f"{server}-b{block}-{i}"
         weights = level_weights(cfg.info_levels, levels)
-        conv = Conversation(sc, cfg, rng, counts, tries, cid, lessons, states, weights)
+        due = abstention_due(cfg.abstention_rate, abstentions, levels.total())
+        conv = Conversation(sc, cfg, rng, counts, tries, cid, lessons, states, weights, due)
         result = conv.build()
         out.outcomes.append(result)
         if isinstance(result, Candidate):
             counts.update(result.task.meta["chain"])
-            if not result.task.meta["knobs"]["abstention"]:
+            if result.task.meta["knobs"]["abstention"]:
+                abstentions += 1
+            else:
                 levels[result.task.meta["info_level"]] += 1
     return out
+
+
+ABSTENTION_MARGIN = 1.5
+"""How far a block's abstention tasks may run ahead of their share (see :func:`abstention_due`)."""
+
+
+def abstention_due(rate: float, abstentions: int, others: int) -> bool:
+    """Whether a block's next candidate may be a whole abstention task.
+
+    A block draws abstention tasks at ``rate`` per candidate, but most tool-calling
+    candidates are dropped (error rate, duplicates) and abstention tasks almost never
+    are: drawn freely, four are built for every one the collector keeps. So a draw is
+    taken only while the block's abstention candidates stay under ``ABSTENTION_MARGIN``
+    times their share of its candidates so far; the margin keeps the collector from
+    running short of them, which would cost whole blocks.
+
+    >>> abstention_due(0.08, 0, 0)
+    True
+    >>> abstention_due(0.08, 1, 5), abstention_due(0.08, 1, 8)
+    (False, True)
+    """
+    return abstentions < ABSTENTION_MARGIN * rate * (abstentions + others + 1)
 
 
 LEVELS = ("complete", "missing", "minimal")
@@ -275,10 +301,12 @@ class Conversation:
         lessons: Lessons | None = None,
         states: list[tuple[int, int]] | None = None,
         level_weights: list[float] | None = None,
+        abstention_due: bool = True,
     ) -> None:
         self.sc = sc
         self.states = states or []
         self.level_weights = level_weights
+        self.abstention_due = abstention_due
         self.lessons = lessons if lessons is not None else Lessons()
         self.cfg = cfg
         self.rng = rng
@@ -297,9 +325,9 @@ class Conversation:
         self.missing_tool = rng.random() < cfg.missing_tool_rate
         self.distract = rng.random() < cfg.distractor_rate
         self.strip = rng.random() < cfg.strip_enum_rate
-        # tool-calling candidates are dropped far more often (error rate, duplicates), so
-        # this draws more abstention tasks than wanted; the collector holds their kept share
-        self.abstain_only = rng.random() < cfg.abstention_rate
+        # drawn on every candidate (the block's random stream does not depend on it), but
+        # only taken while the block's abstention tasks lag their share (see run_block)
+        self.abstain_only = rng.random() < cfg.abstention_rate and self.abstention_due
         # a distractor server's state is never sampled (it is not in the task's hash), so
         # tasks with distractors draw fresh states like the others
         if fresh is None:

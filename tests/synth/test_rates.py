@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import prove_gym
 from prove_gym.synth import SynthConfig, SynthResult, synthesize
+from prove_gym.synth.config import OWN_STATE_BLOCKS
+from prove_gym.synth.generate import ABSTENTION_MARGIN, abstention_due
 from prove_gym.synth.pipeline import MIX_KINDS, mix_kind, mix_targets, quotas
 
 
@@ -186,3 +191,51 @@ def test_the_new_flags_turn_abstention_tasks_and_block_states_off() -> None:
     result = synthesize(cfg)
     assert not any(t.meta["knobs"]["abstention"] for t in result.tasks)
     assert {t.seed for t in result.tasks} <= set(cfg.seed_pool())
+
+
+@given(
+    state_blocks=st.integers(1, 6),
+    block_states=st.integers(1, 3),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_the_first_blocks_own_their_states_and_later_ones_share_them_in_groups(
+    state_blocks: int, block_states: int, seed: int
+) -> None:
+    cfg = SynthConfig(seed=seed, block_states=block_states, state_blocks=state_blocks)
+    states = [tuple(cfg.block_state_list("calendar", b)) for b in range(40)]
+    assert all(len(s) == block_states for s in states)
+    own = states[:OWN_STATE_BLOCKS]
+    assert len(set(own)) == OWN_STATE_BLOCKS  # seeds are drawn from 10^9: no collisions
+    later = states[OWN_STATE_BLOCKS:]
+    groups = [later[i : i + state_blocks] for i in range(0, len(later), state_blocks)]
+    assert all(len(set(g)) == 1 for g in groups)  # a group shares its states
+    firsts = [g[0] for g in groups]
+    assert len(set(firsts + own)) == len(firsts) + len(own)  # and groups differ
+    # with one block a group, every block samples its own (the rule before state_blocks)
+    one = SynthConfig(seed=seed, block_states=block_states, state_blocks=1)
+    assert [tuple(one.block_state_list("calendar", b)) for b in range(9)] == states[:9]
+
+
+@given(
+    rate=st.floats(0.0, 1.0),
+    others=st.integers(0, 200),
+    order=st.randoms(use_true_random=False),
+)
+def test_a_block_takes_abstention_draws_only_while_they_lag_their_share(
+    rate: float, others: int, order: random.Random
+) -> None:
+    """Whatever order a block's candidates come in, its abstention tasks stay within
+    ``ABSTENTION_MARGIN`` times their share (plus the one that may open the block)."""
+    kinds = ["other"] * others + ["abstain"] * 200
+    order.shuffle(kinds)
+    abstentions = taken = 0
+    for kind in kinds:
+        if kind == "abstain" and abstention_due(rate, abstentions, taken):
+            abstentions += 1
+        elif kind == "other":
+            taken += 1
+    assert abstentions <= ABSTENTION_MARGIN * rate * (abstentions + taken) + 1
+    if rate == 1.0:
+        assert abstentions == 200  # nothing else is wanted: never held back
+    if rate == 0.0:
+        assert abstentions == 0
