@@ -71,8 +71,11 @@ class SynthConfig:
             turn asks for something no offered tool does (out of scope, or this server's
             tool is not offered), so the right answer is no call at all (paper: 1,122 of
             13,517, 8.3%).
-        max_error_rate: Conversations whose executed calls failed more often than this
-            are dropped (paper: 0.30).
+        max_error_rate: Conversations whose gold calls fail more often than this are
+            dropped: the shown failed attempts and given-up calls among all the gold's
+            calls. Arguments the synthesizer drew and the server refused while it
+            searched for ones that work are not in the conversation and do not count
+            (paper: 0.30, on the replayed conversation).
         recovery_rate: Share of the steps that failed before succeeding whose gold keeps
             the failed attempt (a step with ``expect_error``) followed by its recovery:
             the tool the error named, then the call again (*repair*), or the call again
@@ -85,8 +88,9 @@ class SynthConfig:
             error names as a fix) whose gold gives up: the call, its error, then an
             explanation and no further call; the conversation ends with that turn (the
             paper's third way out of a failure). The rest draw other arguments, as
-            before. The failed call counts against ``max_error_rate`` like any other
-            (paper: no rate given; not ours).
+            before. The failed call counts against ``max_error_rate``, so a call is
+            given up only where the gold stays within it (paper: no rate given; not
+            ours).
         dedup_threshold: Jaccard similarity of call-sequence features at or above which a
             task is a near-duplicate of an earlier one and dropped (paper: 0.70).
         dedup: What the features compare: ``"calls"`` (tools, argument names, tool

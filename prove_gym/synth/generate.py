@@ -21,15 +21,16 @@ A candidate goes through the paper's conversation state machine:
    run first (*repair*, "try another tool"). A call that fails on the state as the
    user asked for it, with no fix named, may instead be *given up* (``give_up_rate``):
    the gold shows it failing and the conversation ends with that turn, explained.
-   A step that never succeeds ends the
-   conversation (dropped: ``step_failed``, or ``error_rate`` as soon as the error
-   rate can no longer end at or below ``max_error_rate``). A write that changes
-   nothing is drawn again like a failure, without counting as one
+   A step that never succeeds ends the conversation (dropped: ``step_failed``).
+   A write that changes nothing is drawn again like a failure
    (``noop_write`` when it never does anything);
 4. render the user turns (clarify / abstain turns as the knobs say);
-5. validate: credentials traced, text and gold calls agreeing (no template
-   residue, every gold value said or read earlier), and a replay of the task's
-   JSON on a freshly reset session identical in results and final state.
+5. validate: the gold's error rate (its shown attempts and given-up calls among
+   its calls; arguments drawn and refused while searching are not the gold's)
+   at or below ``max_error_rate``, credentials traced, text and gold calls
+   agreeing (no template residue, every gold value said or read earlier), and a
+   replay of the task's JSON on a freshly reset session identical in results and
+   final state.
 
 A whole abstention task (``abstention_rate``) skips 2-3: every turn asks for
 what no offered tool does, so the gold makes no call.
@@ -472,8 +473,6 @@ class Conversation:
                 return reason
             if step is clarify_target:
                 self.clarify_step = len(self.done) - 1
-        if self.calls and self.failures / self.calls > self.cfg.max_error_rate:
-            return "error_rate"
         return None
 
     def _ground_only(self, step: PlannedStep) -> str | None:
@@ -553,9 +552,6 @@ class Conversation:
             if self._repair(step, g.args, message):
                 self.failed_calls[step][-1] = (*failed[:2], True)
                 return "requeued"
-            # no fix: drop as soon as the error rate cannot end at or below the threshold
-            if self.failures / (self.calls + len(self.queue) + 1) > self.cfg.max_error_rate:
-                return "error_rate"
         return f"noop_write:{step.name}" if noop else f"step_failed:{step.name}"
 
     def _gives_up(self, step: PlannedStep, result: ToolResult) -> bool:
@@ -564,11 +560,14 @@ class Conversation:
         Only a planned step's first call, as the user asked for it, failing on the state
         (``GIVE_UP_KINDS``) with no tool the error names as a fix; never in a clarify
         task or one whose last turn asks for a hidden tool (the give-up ends the
-        conversation). Drawn from the candidate and the step, so candidates without
-        such a failure keep the block's random stream as it was.
+        conversation), and only where the gold's error rate stays within
+        ``max_error_rate`` (a failed call among the calls made before it and itself).
+        Drawn from the candidate and the step, so candidates without such a failure
+        keep the block's random stream as it was.
         """
         if (
             not self.cfg.give_up_rate
+            or 1 / (len(self.done) + 1) > self.cfg.max_error_rate
             or result.error_kind not in GIVE_UP_KINDS
             or self.level == "missing"
             or self.hidden is not None
@@ -823,22 +822,29 @@ class Conversation:
 
         A step with a qualifying failure (:meth:`_recoverable`) is shown recovering with
         probability ``recovery_rate``, drawn from the candidate and the step (not from
-        the block's stream, which stays as it was), unless it is a clarify task's or its
-        repairs are in another turn. The attempt goes before the first repair (a repair
-        runs because the attempt failed), else right before the retry.
+        the block's stream, which stays as it was), unless it is a clarify task's, its
+        repairs are in another turn, or showing it would take the gold's error rate over
+        ``max_error_rate`` (earlier steps' attempts first). The attempt goes before the
+        first repair (a repair runs because the attempt failed), else right before the
+        retry.
         """
         out: dict[int, int] = {}
         if self.level == "missing" or not self.cfg.recovery_rate:
             return out
         done = self.done
+        # the gold's calls and failed calls so far: a shown attempt adds one of each
+        calls = sum(d.executed for d in done)
+        failed = sum(d.given_up for d in done)
+        max_rate = self.cfg.max_error_rate
         for i, d in enumerate(done):
             if not d.executed or d.failed is None:
                 continue
             if any(done[j].segment != d.segment for j in d.repairs):
                 continue
             draw = stable_int("recover", self.cid, i) % 1_000_000 / 1_000_000
-            if draw < self.cfg.recovery_rate:
+            if draw < self.cfg.recovery_rate and (failed + 1) / (calls + 1) <= max_rate:
                 out[i] = min(d.repairs, default=i)
+                calls, failed = calls + 1, failed + 1
         return out
 
     def _assemble(
@@ -1001,6 +1007,10 @@ class Conversation:
                 "recoveries": recoveries or [],
             },
         )
+        # the paper's filter: the share of the gold's calls that fail (an empty result is
+        # no failure); the draws made while searching for arguments are not the gold's
+        if results and sum(not r.ok for r in results) / len(results) > cfg.max_error_rate:
+            return "error_rate"
         # the canonical form: what a reader of the JSON gets (schema key order included)
         task = Task.from_json(task.to_json())
         secrets = untraced_secrets(task, results, sc.registry)

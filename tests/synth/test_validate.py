@@ -99,15 +99,34 @@ def test_a_secret_argument_the_conversation_never_showed_is_flagged(dataset: Syn
     assert any(b.endswith(".passcode") for b in untraced_secrets(hidden, results, registry))
 
 
+def gold_error_rate(task: Task) -> float:
+    """The share of the gold's calls that fail: shown attempts and given-up calls."""
+    steps = [s for turn in task.turns for s in turn.steps]
+    return sum(s.expect_error is not None for s in steps) / len(steps) if steps else 0.0
+
+
+def test_the_error_rate_bound_is_on_the_gold_calls_not_the_search(dataset: SynthResult) -> None:
+    """The paper's filter (PAPER.md 2.5): a replayed conversation whose calls fail more than
+    30% of the time is dropped. Arguments the synthesizer drew and the server refused
+    before it found ones that work are not in the conversation, so they do not count."""
+    bound = dataset.config.max_error_rate
+    assert max(gold_error_rate(t) for t in dataset.tasks) <= bound
+    assert any(gold_error_rate(t) > 0 for t in dataset.tasks)  # recoveries are shown
+    searched = [t for t in dataset.tasks if t.meta["failed_calls"] > bound * t.meta["calls"]]
+    assert searched  # kept, though the search failed more often than the bound
+
+
 def test_conversations_with_too_many_failed_calls_are_dropped() -> None:
     strict = synthesize(
-        SynthConfig(servers=("calendar",), n=6, seed=2, state_seeds=1, max_error_rate=0.0)
+        SynthConfig(servers=("email",), n=30, seed=2, state_seeds=1, max_error_rate=0.0)
     )
-    assert all(t.meta["failed_calls"] == 0 for t in strict.tasks)
-    lenient = synthesize(
-        SynthConfig(servers=("calendar",), n=6, seed=2, state_seeds=1, max_error_rate=1.0)
+    assert strict.tasks
+    assert all(gold_error_rate(t) == 0 for t in strict.tasks)
+    shown = synthesize(
+        SynthConfig(servers=("email",), n=30, seed=2, state_seeds=1, max_error_rate=1.0)
     )
-    assert "error_rate" not in lenient.drops
+    assert "error_rate" not in shown.drops
+    assert any(gold_error_rate(t) > 0.3 for t in shown.tasks)
 
 
 def test_call_features_are_tools_argument_names_bigrams_and_special_turns() -> None:
@@ -157,9 +176,18 @@ def test_no_two_kept_tasks_of_a_server_are_near_duplicates(dataset: SynthResult)
     for task in dataset.tasks:
         if task.meta["knobs"]["missing_tool"] or task.meta["knobs"]["abstention"]:
             continue  # their features include the unanswered request's call or its text
+        # what the pipeline compares: each executed call once (a shown failed attempt is
+        # the same step as its retry; a call given up is the step), and the special turns
+        calls = [
+            s
+            for t in task.turns
+            for k, s in enumerate(t.steps)
+            if not s.attempt or (t.given_up and k == len(t.steps) - 1)
+        ]
         specials = [t.kind for t in task.turns if t.kind != "normal"]
+        specials += ["give_up" for t in task.turns if t.given_up]
         values = dataset.config.dedup == "values"
-        feats = call_features(((s.name, s.arguments) for s in task.steps), specials, values=values)
+        feats = call_features(((s.name, s.arguments) for s in calls), specials, values=values)
         by_server.setdefault(task.server, []).append(feats)
     for sets in by_server.values():
         for a, b in itertools.combinations(sets, 2):
