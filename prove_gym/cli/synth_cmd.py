@@ -144,6 +144,14 @@ def add_parser(sub: Any) -> None:
     )
     g.add_argument("--max-attempts", type=int, default=d.max_attempts)
     g.add_argument("--block-size", type=int, default=d.block_size, help="candidates per work unit")
+    g.add_argument(
+        "--view-lag",
+        type=int,
+        default=d.view_lag,
+        help="a block skips what the collector had kept this many blocks before it "
+        "(full mix kinds, near duplicates); at most this many blocks of a server run at "
+        "once (default 4; raise it for a large cluster)",
+    )
     g = p.add_argument_group("optional LLM (OpenAI-compatible endpoint)")
     g.add_argument(
         "--llm-url", help="base URL, such as http://127.0.0.1:8000/v1: paraphrase user turns"
@@ -196,6 +204,7 @@ def run(args: argparse.Namespace) -> int:
         dedup=args.dedup,
         max_attempts=args.max_attempts,
         block_size=args.block_size,
+        view_lag=args.view_lag,
         workers=args.workers,
         llm_url=args.llm_url,
         llm_model=args.llm_model,

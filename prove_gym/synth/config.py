@@ -99,6 +99,13 @@ class SynthConfig:
         max_attempts: Argument draws per chain step before giving up on the chain.
         block_size: Candidate conversations per unit of work. Output does not depend on
             the number of workers because blocks, not workers, own the randomness.
+        view_lag: A block starts from what the collector had kept ``view_lag`` blocks
+            of its server before it (:class:`~prove_gym.synth.generate.View`): it
+            skips the mix kinds already full and drops a near duplicate of a kept task
+            as soon as its calls have run, before its text and replay are built. So at
+            most ``view_lag`` blocks of one server run at once: raise it for a cluster
+            of many workers (a staler view catches fewer). Output depends on it, never
+            on the workers. Not in the paper.
         workers: Processes to fan out over (1 = in this process).
         llm_url: OpenAI-compatible base URL (``http://host:port/v1``) for paraphrasing
             user turns; ``None`` writes template text only.
@@ -134,6 +141,7 @@ class SynthConfig:
     dedup: str = "calls"
     max_attempts: int = 3
     block_size: int = 32
+    view_lag: int = 4
     workers: int = 1
     llm_url: str | None = None
     llm_model: str | None = None
@@ -185,7 +193,15 @@ class SynthConfig:
                 "block_states must be >= 0 and sizes a non-empty tuple of sizes from 1 to "
                 f"{MAX_STATE_SIZE}"
             )
-        for name in ("n", "state_seeds", "state_blocks", "max_attempts", "block_size", "workers"):
+        for name in (
+            "n",
+            "state_seeds",
+            "state_blocks",
+            "max_attempts",
+            "block_size",
+            "view_lag",
+            "workers",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.llm_url and not self.llm_model:

@@ -72,6 +72,7 @@ from prove_gym.synth.render import (
     usable_phrasings,
 )
 from prove_gym.synth.validate import (
+    DedupIndex,
     StateHasher,
     call_features,
     replay,
@@ -111,6 +112,22 @@ class Candidate:
 
     task: Task
     features: frozenset[str]
+
+
+@dataclass(frozen=True)
+class View:
+    """What the collector had kept of a server when a block starts: the tasks kept and the
+    mix kinds already full, as of ``SynthConfig.view_lag`` blocks before it.
+
+    Both only grow, so a candidate the view rejects the collector would reject too: a
+    block skips the kinds that are full and drops a near duplicate of a kept task
+    before building its text and replaying it. The view is a function of the config,
+    the server and the block (the collector takes blocks in order), so the output still
+    does not depend on where or how many blocks run at once.
+    """
+
+    kept: tuple[frozenset[str], ...] = ()
+    full: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -209,10 +226,20 @@ def server_context(server: str, cfg: SynthConfig, registry: Registry) -> ServerC
 
 
 def run_block(
-    cfg: SynthConfig, server: str, block: int, registry: Registry | None = None
+    cfg: SynthConfig,
+    server: str,
+    block: int,
+    view: View | None = None,
+    *,
+    registry: Registry | None = None,
 ) -> BlockResult:
-    """Generate one block of candidate conversations for ``server`` (deterministic)."""
+    """Generate one block of candidate conversations for ``server`` (deterministic).
+
+    ``view`` is what the collector had kept when the block started (see :class:`View`;
+    none: nothing yet). The result is a function of the arguments alone.
+    """
     registry = registry or get_registry()
+    view = view or View()
     sc = server_context(server, cfg, registry)
     rng = random.Random(stable_int("synth-block", cfg.seed, server, block))
     counts: Counter[str] = Counter()
@@ -221,13 +248,25 @@ def run_block(
     out = BlockResult(server, block)
     default = sc.server.default_size
     states = [(seed, size or default) for seed, size in cfg.block_state_list(server, block)]
+    known = DedupIndex(cfg.dedup_threshold)
+    for feats in view.kept:
+        known.add(feats)
     levels: Counter[str] = Counter()
     abstentions = 0
     for i in range(cfg.block_size):
         cid = f"{server}-b{block}-{i}"
         weights = level_weights(cfg.info_levels, levels)
-        due = abstention_due(cfg.abstention_rate, abstentions, levels.total())
-        conv = Conversation(sc, cfg, rng, counts, tries, cid, lessons, states, weights, due)
+        open_weights = [
+            0.0 if lv in view.full else w for lv, w in zip(LEVELS, weights, strict=True)
+        ]
+        if any(open_weights):  # else every level is full: such candidates end at once
+            weights = open_weights
+        due = "abstention" not in view.full and abstention_due(
+            cfg.abstention_rate, abstentions, levels.total()
+        )
+        conv = Conversation(
+            sc, cfg, rng, counts, tries, cid, lessons, states, weights, due, known, view.full
+        )
         result = conv.build()
         out.outcomes.append(result)
         if isinstance(result, Candidate):
@@ -303,8 +342,12 @@ class Conversation:
         states: list[tuple[int, int]] | None = None,
         level_weights: list[float] | None = None,
         abstention_due: bool = True,
+        known: DedupIndex | None = None,
+        full: frozenset[str] = frozenset(),
     ) -> None:
         self.sc = sc
+        self.known = known
+        self.full = full
         self.states = states or []
         self.level_weights = level_weights
         self.abstention_due = abstention_due
@@ -363,6 +406,9 @@ class Conversation:
     def build(self) -> Candidate | str:
         cfg, rng, sc = self.cfg, self.rng, self.sc
         self._knobs()
+        kind = "abstention" if self.abstain_only else self.level
+        if kind in self.full:
+            return f"share_full:{kind}"  # the collector would drop it: build nothing
         if self.abstain_only:
             return self._abstention()
         target = self._target()
@@ -391,6 +437,8 @@ class Conversation:
         if isinstance(outcome, str):
             return outcome
         self._resegment()
+        if self.known is not None and self.known.near_duplicate(self._features()):
+            return "near_duplicate"  # as the collector would find it: no text, no replay
         state = self.session.snapshot()
         recorded = (state, _HASHER.session_hash(self.session, state))
         built = self._assemble(offered, recorded, recover=True)
@@ -1025,15 +1073,33 @@ class Conversation:
         if reason is not None:
             return reason
         task.final_state_hash = final_hash
-        specials: list[str] = [t.kind for t in task.turns if t.kind != "normal"]
-        specials += ["give_up" for t in task.turns if t.given_up]
         if abstention:
             # nothing is called: what is asked is what tells two of them apart
-            specials += [f"ask:{t.user}" for t in task.turns]
-        feats = call_features(
-            ((d.name, d.args) for d in done), specials, values=cfg.dedup == "values"
-        )
+            asked = ["abstain", *(f"ask:{t.user}" for t in task.turns)]
+            feats = call_features(
+                ((d.name, d.args) for d in done), asked, values=cfg.dedup == "values"
+            )
+        else:
+            feats = self._features()
         return Candidate(task, feats)
+
+    def _features(self) -> frozenset[str]:
+        """The near-duplicate features of a tool-calling candidate, known once it has run.
+
+        Its calls (given-up ones included, a shown attempt being its step's), and its
+        special turns: ``clarify`` for a missing value, ``abstain`` for a hidden tool or
+        an irrelevant request, ``give_up`` for a call given up.
+        """
+        specials = []
+        if self.level == "missing":
+            specials.append("clarify")
+        if self.hidden is not None or self.irrelevant:
+            specials.append("abstain")
+        if any(d.given_up for d in self.done):
+            specials.append("give_up")
+        return call_features(
+            ((d.name, d.args) for d in self.done), specials, values=self.cfg.dedup == "values"
+        )
 
     # ------------------------------------------------------------ abstention
     def _abstention(self) -> Candidate | str:

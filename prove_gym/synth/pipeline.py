@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from prove_gym.registry import Registry, get_registry
 from prove_gym.synth.config import SynthConfig
-from prove_gym.synth.generate import BlockResult, Candidate, run_block
+from prove_gym.synth.generate import BlockResult, Candidate, View, run_block
 from prove_gym.synth.validate import DedupIndex
 from prove_gym.task import Task
 
@@ -131,6 +131,11 @@ class _Collector:
         self.yields: dict[str, list[int]] = {s: [] for s in servers}
         self.targets = {s: mix_targets(cfg, q) for s, q in self.quota.items()}
         self.mix: dict[str, Counter[str]] = {s: Counter() for s in servers}
+        self.kept_features: dict[str, list[frozenset[str]]] = {s: [] for s in servers}
+        # per server, before block k was absorbed: how many tasks were kept, and the mix
+        self.history: dict[str, list[tuple[int, Counter[str]]]] = {
+            s: [(0, Counter())] for s in servers
+        }
 
     def done(self, server: str) -> bool:
         return len(self.kept[server]) >= self.quota[server] or (
@@ -143,6 +148,7 @@ class _Collector:
         while not self.done(server) and (server, self.next[server]) in self.buffer:
             self._absorb(self.buffer.pop((server, self.next[server])), on_task)
             self.next[server] += 1
+            self.history[server].append((len(self.kept[server]), Counter(self.mix[server])))
 
     def _absorb(self, block: BlockResult, on_task: Callable[[int], None]) -> None:
         server = block.server
@@ -169,11 +175,29 @@ class _Collector:
                 continue
             self.mix[server][kind] += 1
             self.dedup[server].add(outcome.features)
+            self.kept_features[server].append(outcome.features)
             self.kept[server].append(self._number(outcome, len(self.kept[server])))
         gained = len(self.kept[server]) - before
         self.yields[server].append(gained)
         if gained:
             on_task(gained)
+
+    def view(self, server: str, block: int) -> View | None:
+        """What ``block`` of ``server`` starts from: the collector as it was before block
+        ``block - view_lag`` was absorbed; ``None`` while that block is not yet absorbed.
+
+        A kind is full only while the collector still drops full kinds (the first half of
+        the server's block budget), as :meth:`_absorb` decides.
+        """
+        at = max(0, block - self.cfg.view_lag)
+        if at > self.next[server]:
+            return None
+        n_kept, mix = self.history[server][at]
+        targets = self.targets[server]
+        full = frozenset(
+            k for k in MIX_KINDS if mix[k] >= targets[k] and block < self.max_blocks[server] // 2
+        )
+        return View(tuple(self.kept_features[server][:n_kept]), full)
 
     def _number(self, cand: Candidate, k: int) -> Task:
         task = cand.task
@@ -246,7 +270,9 @@ def synthesize(
         else:
             for server in servers:
                 while not collector.done(server):
-                    block = run_block(cfg, server, collector.next[server], registry)
+                    at = collector.next[server]
+                    view = collector.view(server, at)
+                    block = run_block(cfg, server, at, view, registry=registry)
                     collector.add(block, bar.update)
     result.seconds = time.perf_counter() - started
     for server in servers:
@@ -267,8 +293,8 @@ class _BlockRunner(Protocol[H]):
     workers call ``run_block`` without a registry, so each loads the installed plugins.
     """
 
-    def submit(self, cfg: SynthConfig, server: str, block: int) -> H:
-        """Start ``run_block(cfg, server, block)``; return its handle at once."""
+    def submit(self, cfg: SynthConfig, server: str, block: int, view: View) -> H:
+        """Start ``run_block(cfg, server, block, view)``; return its handle at once."""
         ...
 
     def wait(self, running: Collection[H]) -> list[tuple[H, BlockResult]]:
@@ -289,8 +315,8 @@ class _ProcessRunner:
     def __init__(self, pool: ProcessPoolExecutor) -> None:
         self.pool = pool
 
-    def submit(self, cfg: SynthConfig, server: str, block: int) -> Future[BlockResult]:
-        return self.pool.submit(run_block, cfg, server, block)
+    def submit(self, cfg: SynthConfig, server: str, block: int, view: View) -> Future[BlockResult]:
+        return self.pool.submit(run_block, cfg, server, block, view)
 
     def wait(
         self, running: Collection[Future[BlockResult]]
@@ -311,8 +337,11 @@ class _RayRunner:
 
         self.remote = ray.remote(run_block)
 
-    def submit(self, cfg: SynthConfig, server: str, block: int) -> ObjectRef[BlockResult]:
-        return self.remote.remote(cfg, server, block)
+    def submit(
+        self, cfg: SynthConfig, server: str, block: int, view: View
+    ) -> ObjectRef[BlockResult]:
+        # Ray's typing stubs count only the leading parameters before a keyword-only one
+        return self.remote.remote(cfg, server, block, view)  # type: ignore[call-arg]
 
     def wait(
         self, running: Collection[ObjectRef[BlockResult]]
@@ -369,9 +398,11 @@ def _run_blocks(
     """Keep up to ``2 * cfg.workers`` blocks in flight on ``runner`` until every server is done.
 
     Each server gets as many blocks as its remaining quota needs at its yield so
-    far; results go to the collector in whatever order they finish (it puts them
-    back in block order). Blocks still in flight at the end, or when something
-    raises, are cancelled.
+    far, and a block starts only once its view is known (``view_lag`` blocks of its
+    server before it absorbed, so at most that many run at once per server); results
+    go to the collector in whatever order they finish (it puts them back in block
+    order). Blocks still in flight at the end, or when something raises, are
+    cancelled.
     """
     submitted = dict.fromkeys(servers, 0)
     running: dict[H, str] = {}
@@ -387,7 +418,10 @@ def _run_blocks(
                     block = max(submitted[server], collector.next[server])
                     if block >= collector.max_blocks[server]:
                         break
-                    running[runner.submit(cfg, server, block)] = server
+                    view = collector.view(server, block)
+                    if view is None:
+                        break  # it starts once block - view_lag is absorbed
+                    running[runner.submit(cfg, server, block, view)] = server
                     submitted[server] = block + 1
             if not running:
                 return  # every server has its quota or used up its blocks

@@ -13,6 +13,8 @@ ray = pytest.importorskip("ray")
 
 ARGS = ["synth", "--servers", "calendar,vehicle", "--n", "8", "--state-seeds", "2"]
 ARGS += ["--block-size", "4", "--seed", "11", "--no-progress"]
+# every block after the first starts from what the collector kept: identity must hold
+ARGS += ["--view-lag", "1"]
 
 
 def digests(folder: Path) -> dict[str, str]:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
+
 import prove_gym
 from prove_gym import Task, gold_replay
 from prove_gym.server.result import ToolResult
 from prove_gym.synth import SynthConfig, SynthResult, synthesize
+from prove_gym.synth.generate import Candidate, View, run_block
+from prove_gym.synth.pipeline import mix_kind
 from prove_gym.synth.validate import (
     DedupIndex,
     StateHasher,
@@ -170,24 +174,28 @@ def test_the_dedup_index_rejects_sets_at_or_above_the_threshold() -> None:
     assert not index.near_duplicate(frozenset({"z"}))
 
 
+def task_features(task: Task, values: bool = False) -> frozenset[str]:
+    """What the pipeline compares, read back from a tool-calling task without a hidden tool:
+    each executed call once (a shown failed attempt is the same step as its retry; a call
+    given up is the step), and the special turns."""
+    calls = [
+        s
+        for t in task.turns
+        for k, s in enumerate(t.steps)
+        if not s.attempt or (t.given_up and k == len(t.steps) - 1)
+    ]
+    specials = [t.kind for t in task.turns if t.kind != "normal"]
+    specials += ["give_up" for t in task.turns if t.given_up]
+    return call_features(((s.name, s.arguments) for s in calls), specials, values=values)
+
+
 def test_no_two_kept_tasks_of_a_server_are_near_duplicates(dataset: SynthResult) -> None:
     threshold = dataset.config.dedup_threshold
     by_server: dict[str, list[frozenset[str]]] = {}
     for task in dataset.tasks:
         if task.meta["knobs"]["missing_tool"] or task.meta["knobs"]["abstention"]:
             continue  # their features include the unanswered request's call or its text
-        # what the pipeline compares: each executed call once (a shown failed attempt is
-        # the same step as its retry; a call given up is the step), and the special turns
-        calls = [
-            s
-            for t in task.turns
-            for k, s in enumerate(t.steps)
-            if not s.attempt or (t.given_up and k == len(t.steps) - 1)
-        ]
-        specials = [t.kind for t in task.turns if t.kind != "normal"]
-        specials += ["give_up" for t in task.turns if t.given_up]
-        values = dataset.config.dedup == "values"
-        feats = call_features(((s.name, s.arguments) for s in calls), specials, values=values)
+        feats = task_features(task, values=dataset.config.dedup == "values")
         by_server.setdefault(task.server, []).append(feats)
     for sets in by_server.values():
         for a, b in itertools.combinations(sets, 2):
@@ -287,3 +295,57 @@ def test_no_gold_value_repeats_a_default_and_no_gold_write_changes_nothing(
                 assert result.ok
                 if registry.get_server(task.server).tools[step.name].writes:
                     assert session.snapshot() != before, (task.id, step.name)
+
+
+# a looser threshold than the paper's, so two blocks of 16 already repeat each other
+VIEW_CFG = SynthConfig(servers=("all",), seed=5, block_size=16, state_seeds=2, dedup_threshold=0.5)
+
+
+@pytest.mark.parametrize("server", ["calendar", "email", "trading"])
+def test_a_candidate_is_compared_by_what_its_task_shows(server: str) -> None:
+    """A block finds near duplicates before a candidate's text exists, from its calls and
+    special turns: the same features as the finished task shows."""
+    candidates = [
+        c
+        for block in range(2)
+        for c in run_block(VIEW_CFG, server, block).candidates
+        if not c.task.meta["knobs"]["missing_tool"] and not c.task.meta["knobs"]["abstention"]
+    ]
+    assert len(candidates) >= 4
+    for c in candidates:
+        assert c.features == task_features(c.task), c.task.id
+
+
+@pytest.mark.parametrize(
+    ("server", "full"),
+    [
+        ("calendar", frozenset()),
+        ("email", frozenset({"complete"})),
+        ("trading", frozenset({"complete", "missing", "minimal"})),
+    ],
+)
+def test_a_block_builds_nothing_its_view_would_drop(server: str, full: frozenset[str]) -> None:
+    """Given what the collector kept (here: block 0's candidates) and the mix kinds already
+    full, a block returns no candidate the collector would drop for either reason; the
+    same block without the view does."""
+    kept = tuple(c.features for c in run_block(VIEW_CFG, server, 0).candidates)
+    known = DedupIndex(VIEW_CFG.dedup_threshold)
+    for feats in kept:
+        known.add(feats)
+
+    def dropped(c: Candidate) -> bool:
+        return mix_kind(c.task) in full or known.near_duplicate(c.features)
+
+    blind = run_block(VIEW_CFG, server, 1)
+    seeing = run_block(VIEW_CFG, server, 1, View(kept, full))
+    assert any(dropped(c) for c in blind.candidates)
+    assert seeing.candidates
+    assert not any(dropped(c) for c in seeing.candidates)
+    # a full level is not drawn while another is open; with all full, only abstention is
+    skipped = [o for o in seeing.outcomes if isinstance(o, str) and o.startswith("share_full:")]
+    if len(full) < 3:
+        assert not skipped
+        assert "near_duplicate" in seeing.outcomes  # found before the text was built
+    else:
+        assert skipped
+        assert {mix_kind(c.task) for c in seeing.candidates} == {"abstention"}
