@@ -87,7 +87,8 @@ def add_parser(sub: Any) -> None:
         "--state-blocks",
         type=int,
         default=d.state_blocks,
-        help="consecutive blocks of a server that share their fresh states (default 4)",
+        help="consecutive blocks of a server that share their fresh states (default 1: "
+        "each its own; 4 takes a third less CPU, with about 420 states in 13.5K tasks)",
     )
     g.add_argument(
         "--sizes",
