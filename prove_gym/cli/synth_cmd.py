@@ -149,9 +149,9 @@ def add_parser(sub: Any) -> None:
         "--view-lag",
         type=int,
         default=d.view_lag,
-        help="a block skips what the collector had kept this many blocks before it "
-        "(full mix kinds, near duplicates); at most this many blocks of a server run at "
-        "once (default 4; raise it for a large cluster)",
+        help="a block skips what the collector had kept (full mix kinds, near duplicates) "
+        "from all blocks of its server but the N-1 right before it; at most N blocks of "
+        "a server run at once (default 4; raise it for a large cluster)",
     )
     g = p.add_argument_group("optional LLM (OpenAI-compatible endpoint)")
     g.add_argument(

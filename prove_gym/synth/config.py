@@ -99,13 +99,14 @@ class SynthConfig:
         max_attempts: Argument draws per chain step before giving up on the chain.
         block_size: Candidate conversations per unit of work. Output does not depend on
             the number of workers because blocks, not workers, own the randomness.
-        view_lag: A block starts from what the collector had kept ``view_lag`` blocks
-            of its server before it (:class:`~prove_gym.synth.generate.View`): it
-            skips the mix kinds already full and drops a near duplicate of a kept task
-            as soon as its calls have run, before its text and replay are built. So at
-            most ``view_lag`` blocks of one server run at once: raise it for a cluster
-            of many workers (a staler view catches fewer). Output depends on it, never
-            on the workers. Not in the paper.
+        view_lag: A block starts from what the collector had kept from every block of
+            its server but the ``view_lag - 1`` right before it
+            (:class:`~prove_gym.synth.generate.View`): it skips the mix kinds already
+            full and drops a near duplicate of a kept task as soon as its calls have
+            run, before its text and replay are built. So at most ``view_lag`` blocks of
+            one server run at once (1: one at a time): raise it for a cluster of many
+            workers (a staler view catches fewer). Output depends on it, never on the
+            workers. Not in the paper.
         workers: Processes to fan out over (1 = in this process).
         llm_url: OpenAI-compatible base URL (``http://host:port/v1``) for paraphrasing
             user turns; ``None`` writes template text only.

@@ -120,7 +120,8 @@ class Candidate:
 @dataclass(frozen=True)
 class View:
     """What the collector had kept of a server when a block starts: the tasks kept and the
-    mix kinds already full, as of ``SynthConfig.view_lag`` blocks before it.
+    mix kinds already full, from every block before it but the ``SynthConfig.view_lag - 1``
+    right before it.
 
     Both only grow, so a candidate the view rejects the collector would reject too: a
     block skips the kinds that are full and drops a near duplicate of a kept task

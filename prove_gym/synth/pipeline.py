@@ -183,13 +183,14 @@ class _Collector:
             on_task(gained)
 
     def view(self, server: str, block: int) -> View | None:
-        """What ``block`` of ``server`` starts from: the collector as it was before block
-        ``block - view_lag`` was absorbed; ``None`` while that block is not yet absorbed.
+        """What ``block`` of ``server`` starts from: the collector as it was once it had
+        absorbed every block of the server but the ``view_lag - 1`` right before this one;
+        ``None`` until then.
 
         A kind is full only while the collector still drops full kinds (the first half of
         the server's block budget), as :meth:`_absorb` decides.
         """
-        at = max(0, block - self.cfg.view_lag)
+        at = max(0, block - self.cfg.view_lag + 1)
         if at > self.next[server]:
             return None
         n_kept, mix = self.history[server][at]
@@ -398,8 +399,9 @@ def _run_blocks(
     """Keep up to ``2 * cfg.workers`` blocks in flight on ``runner`` until every server is done.
 
     Each server gets as many blocks as its remaining quota needs at its yield so
-    far, and a block starts only once its view is known (``view_lag`` blocks of its
-    server before it absorbed, so at most that many run at once per server); results
+    far, and a block starts only once its view is known (all blocks of its server but
+    the ``view_lag - 1`` before it absorbed, so at most ``view_lag`` run at once per
+    server); results
     go to the collector in whatever order they finish (it puts them back in block
     order). Blocks still in flight at the end, or when something raises, are
     cancelled.

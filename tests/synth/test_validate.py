@@ -10,8 +10,8 @@ import prove_gym
 from prove_gym import Task, gold_replay
 from prove_gym.server.result import ToolResult
 from prove_gym.synth import SynthConfig, SynthResult, synthesize
-from prove_gym.synth.generate import Candidate, View, run_block
-from prove_gym.synth.pipeline import mix_kind
+from prove_gym.synth.generate import BlockResult, Candidate, View, run_block
+from prove_gym.synth.pipeline import _Collector, mix_kind
 from prove_gym.synth.validate import (
     DedupIndex,
     StateHasher,
@@ -349,3 +349,37 @@ def test_a_block_builds_nothing_its_view_would_drop(server: str, full: frozenset
     else:
         assert skipped
         assert {mix_kind(c.task) for c in seeing.candidates} == {"abstention"}
+
+
+def test_a_block_sees_every_block_of_its_server_but_the_lag_minus_one_before_it(
+    dataset: SynthResult,
+) -> None:
+    """The view is a function of the block index alone: so it is the same however many
+    blocks run at once, and a block waits until the blocks it must see are absorbed."""
+    cfg = SynthConfig(servers=("calendar",), n=60, view_lag=3)
+    collector = _Collector(cfg, ["calendar"], SynthResult(config=cfg, servers=["calendar"]))
+    tasks = [t for t in dataset.tasks if t.server == "calendar"]
+    blocks = [
+        BlockResult(
+            "calendar",
+            b,
+            [
+                Candidate(t, frozenset({f"f{b}.{i}"}))
+                for i, t in enumerate(tasks[2 * b : 2 * b + 2])
+            ],
+        )
+        for b in range(4)
+    ]
+    for b in range(3):  # the first view_lag blocks start from nothing
+        assert collector.view("calendar", b) == View()
+    assert collector.view("calendar", 3) is None  # it must see block 0, not yet absorbed
+    collector.add(blocks[1], lambda n: None)  # out of order: held back, nothing absorbed
+    assert collector.view("calendar", 3) is None
+    collector.add(blocks[0], lambda n: None)  # now 0 and 1 are absorbed, in order
+    seen = collector.view("calendar", 3)
+    assert seen is not None
+    assert seen.kept == tuple(c.features for c in blocks[0].candidates)  # not block 1's
+    latest = collector.view("calendar", 4)
+    assert latest is not None
+    assert latest.kept == tuple(c.features for b in blocks[:2] for c in b.candidates)
+    assert collector.view("calendar", 5) is None
