@@ -14,6 +14,7 @@ from prove_gym.server.base import (
     SampleContext,
     Sampler,
     Server,
+    Weighted,
     stable_int,
 )
 from prove_gym.server.errors import (
@@ -63,6 +64,7 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "TypedDict",
+    "Weighted",
     "WorkLimitExceeded",
     "canonical_state_hash",
     "compile_glob",

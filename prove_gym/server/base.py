@@ -10,8 +10,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from sqlalchemy import MetaData, Table, create_engine, inspect
 from sqlalchemy.orm import DeclarativeBase, Mapper
@@ -111,6 +112,32 @@ class SampleContext:
 
 
 Sampler = Callable[[SampleContext], None]
+
+_T = TypeVar("_T")
+
+
+class Weighted(Generic[_T]):
+    """Values and their weights for a sampler's draws, the weights added up once.
+
+    ``pick(rng)`` draws as ``rng.choices(values, weights=weights)[0]`` does, from the
+    same single ``rng.random()``, so swapping one for the other keeps a state's bytes;
+    ``choices`` with ``weights`` adds them all up again on every draw.
+
+    >>> import random
+    >>> sizes = Weighted([("S", 1), ("M", 3), ("L", 1)])
+    >>> sizes.pick(random.Random(4)) == random.Random(4).choices(["S", "M", "L"], [1, 3, 1])[0]
+    True
+    """
+
+    __slots__ = ("cum_weights", "values")
+
+    def __init__(self, choices: Iterable[tuple[_T, float]]) -> None:
+        pairs = list(choices)
+        self.values = [value for value, _ in pairs]
+        self.cum_weights = list(accumulate(weight for _, weight in pairs))
+
+    def pick(self, rng: random.Random) -> _T:
+        return rng.choices(self.values, cum_weights=self.cum_weights)[0]
 
 
 def create_schema(conn: Connection, metadata: MetaData) -> None:
