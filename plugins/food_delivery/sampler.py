@@ -15,10 +15,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
-from random import Random
+from operator import attrgetter
 from typing import Any
 
-from prove_gym.server import SampleContext
+from prove_gym.server import SampleContext, Weighted
 
 from .models import (
     CANCEL_REASONS,
@@ -537,8 +537,53 @@ class _Event:
     note: str
 
 
-def _weighted(rng: Random, choices: list[tuple[Any, int]]) -> Any:
-    return rng.choices([c for c, _ in choices], weights=[w for _, w in choices])[0]
+@dataclass(slots=True)
+class _Customer:
+    id: str
+    name: str
+    email: str
+    phone: str
+    address: str
+    zone: str
+    created_at: dt.datetime
+
+
+@dataclass(slots=True)
+class _Courier:
+    id: str
+    name: str
+    phone: str
+    vehicle: str
+    zone: str
+    status: str
+
+
+@dataclass(slots=True)
+class _CartLine:
+    id: str
+    customer_id: str
+    restaurant_id: str
+    item_id: str
+    option_ids: str
+    quantity: int
+    unit_price: Decimal
+    added_at: dt.datetime
+
+
+_Pick = tuple[_Item, list[_Option], int, Decimal]
+"""A line of food chosen: the item, its options, the quantity and the unit price."""
+
+
+OPENING_HOURS = Weighted([((opens, closes), w) for opens, closes, w in HOURS])
+BREAKFAST_OPENING_HOURS = Weighted([((opens, closes), w) for opens, closes, w in BREAKFAST_HOURS])
+VEHICLES = Weighted([("bike", 45), ("scooter", 35), ("car", 20)])
+QUANTITIES = Weighted([(1, 70), (2, 25), (3, 5)])
+UNDER_WAY = Weighted([("placed", 3), ("accepted", 3), ("preparing", 3), ("picked_up", 3)])
+STARS = Weighted([(5, 45), (4, 30), (3, 12), (2, 8), (1, 5)])
+CANCELLATIONS = Weighted(list(zip(CANCEL_REASONS, [55, 10, 25, 10], strict=True)))
+TIPS = [Decimal(tip) for tip in ["0.00", "0.00", "1.00", "2.00", "3.00", "5.00"]]
+ORDER_NOTES = ["", "", "", "Ring the bell twice", "Leave at the door", "No cutlery"]
+BY_ID = attrgetter("id")
 
 
 class _Builder:
@@ -548,14 +593,22 @@ class _Builder:
         self.items: dict[str, list[_Item]] = {}
         self.groups: dict[str, list[tuple[_Group, list[_Option]]]] = {}
         self.fees: dict[str, dict[str, Decimal]] = {}
-        self.customers: list[Customer] = []
-        self.couriers: list[Courier] = []
+        self.customers: list[_Customer] = []
+        self.emails: set[str] = set()  # the customers' emails
+        self.couriers: list[_Courier] = []
         self.counts = {"itm": 0, "grp": 0, "opt": 0}
         self.orders: list[_Order] = []
         self.lines: list[_Line] = []
         self.events: list[_Event] = []  # in the order made (ids follow time order)
         self.ratings: list[dict[str, Any]] = []  # rows of the ratings table
-        self.cart_lines: list[CartLine] = []
+        self.cart_lines: list[_CartLine] = []
+        # once the catalogue is built: the restaurants delivering to each zone, each one's
+        # available items, and the couriers of each zone (all of them, and those available)
+        self.serving: dict[str, list[Restaurant]] = {}
+        self.menus: dict[str, list[_Item]] = {}
+        self.hours: dict[str, tuple[int, int]] = {}  # opening and closing minute of the day
+        self.zone_couriers: dict[str, list[_Courier]] = {}
+        self.available_couriers: dict[str, list[_Courier]] = {}
 
     def _id(self, prefix: str, width: int) -> str:
         self.counts[prefix] = self.counts.get(prefix, 0) + 1
@@ -574,18 +627,22 @@ class _Builder:
         self.write()
 
     def write(self) -> None:
-        """Insert every row, each table's once final, tables in the order ``ctx.insert``
-        writes them (parents first)."""
+        """Insert every row, each table's once final, tables parents first (in the order of
+        the models' ``sorted_tables``). Restaurants stay mapped objects: the shared rules
+        (``is_open``) take them, and there are only a dozen a size."""
         zones = [
-            DeliveryZone(restaurant_id=r.id, zone=zone, fee=fee)
+            {"restaurant_id": r.id, "zone": zone, "fee": fee}
             for r in self.restaurants
             for zone, fee in sorted(self.fees[r.id].items())
         ]
-        self.ctx.insert([*self.couriers, *self.customers, *self.restaurants, *zones])
         insert = self.ctx.insert
+        insert(self.couriers, into=Courier)
+        insert(self.customers, into=Customer)
+        insert(self.restaurants)
+        insert(zones, into=DeliveryZone)
         insert([i for r in self.restaurants for i in self.items[r.id]], into=MenuItem)
         insert(self.orders, into=Order)
-        insert(self.cart_lines)
+        insert(self.cart_lines, into=CartLine)
         groups = [g for item_groups in self.groups.values() for g in item_groups]
         insert([group for group, _ in groups], into=OptionGroup)
         insert(self.lines, into=OrderLine)
@@ -608,8 +665,8 @@ class _Builder:
             if name in taken:
                 name = f"{name} {rng.choice(['II', 'Express', 'Kitchen', 'Corner'])}"
         zone = ZONES[n % len(ZONES)] if n < len(ZONES) else rng.choice(ZONES)
-        hours = BREAKFAST_HOURS if cuisine == "breakfast" else HOURS
-        opens, closes = _weighted(rng, [((o, c), w) for o, c, w in hours])
+        hours = BREAKFAST_OPENING_HOURS if cuisine == "breakfast" else OPENING_HOURS
+        opens, closes = hours.pick(rng)
         closed = rng.choice(["mon", "tue", "sun"]) if rng.random() < 0.3 else ""
         rid = f"rst_{n + 1:03d}"
         restaurant = Restaurant(
@@ -627,6 +684,7 @@ class _Builder:
             created_at=self.now - dt.timedelta(days=rng.randint(200, 1500)),
         )
         self.restaurants.append(restaurant)
+        self.hours[rid] = (minutes(opens), minutes(closes))
         near = list(NEIGHBOURS[zone])
         reach = rng.sample(near, k=rng.randint(1, min(3, len(near))))
         own = Decimal(rng.choice(["0.99", "1.49", "1.99", "2.49"]))
@@ -654,6 +712,7 @@ class _Builder:
                 items.append(item)
                 self.groups[item.id] = self.make_groups(item, kind)
         self.items[rid] = items
+        self.menus[rid] = [item for item in items if item.available]
 
     def make_groups(self, item: _Item, kind: str) -> list[tuple[_Group, list[_Option]]]:
         out = []
@@ -683,13 +742,14 @@ class _Builder:
     def add_customer(self) -> None:
         rng, fake = self.rng, self.fake
         first, last = fake.first_name(), fake.last_name()
-        taken = {c.email for c in self.customers}
+        taken = self.emails
         local = f"{first}.{last}".lower().replace("'", "").replace(" ", "")
         email = f"{local}@{fake.free_email_domain()}"
         while email in taken:
             email = f"{local}{rng.randint(2, 99)}@{fake.free_email_domain()}"
+        taken.add(email)
         self.customers.append(
-            Customer(
+            _Customer(
                 id=f"cus_{len(self.customers) + 1:04d}",
                 name=f"{first} {last}",
                 email=email,
@@ -703,11 +763,11 @@ class _Builder:
     def add_courier(self, n: int) -> None:
         rng, fake = self.rng, self.fake
         self.couriers.append(
-            Courier(
+            _Courier(
                 id=f"cou_{n + 1:03d}",
                 name=f"{fake.first_name()} {fake.last_name()}",
                 phone=f"+1-555-{rng.randrange(100, 999)}-{rng.randrange(1000, 9999)}",
-                vehicle=_weighted(rng, [("bike", 45), ("scooter", 35), ("car", 20)]),
+                vehicle=VEHICLES.pick(rng),
                 zone=ZONES[n % len(ZONES)],
                 status="available" if rng.random() < 0.6 else "off_shift",
             )
@@ -716,37 +776,45 @@ class _Builder:
     # ------------------------------------------------------------ choosing food
     def pick_options(self, item: _Item) -> list[_Option]:
         """A valid choice: one option of each required group, some optional add-ons."""
+        rng = self.rng
         chosen: list[_Option] = []
         for group, options in self.groups[item.id]:
             if group.required:
-                chosen.append(self.rng.choice(options))
-            elif self.rng.random() < 0.3:
-                k = self.rng.randint(1, group.max_choices)
-                chosen.extend(self.rng.sample(options, k=min(k, len(options))))
-        return sorted(chosen, key=lambda o: o.id)
+                chosen.append(rng.choice(options))
+            elif rng.random() < 0.3:
+                k = rng.randint(1, group.max_choices)
+                chosen.extend(rng.sample(options, k=min(k, len(options))))
+        return sorted(chosen, key=BY_ID)
 
-    def pick_food(
-        self, restaurant: Restaurant, minimum: Decimal
-    ) -> list[tuple[_Item, list[_Option], int]]:
+    def pick_food(self, restaurant: Restaurant, minimum: Decimal) -> list[_Pick]:
         """Lines of available items until the subtotal reaches ``minimum``."""
-        menu = [i for i in self.items[restaurant.id] if i.available]
-        lines: list[tuple[_Item, list[_Option], int]] = []
+        rng, menu = self.rng, self.menus[restaurant.id]
+        lines: list[_Pick] = []
         subtotal = ZERO
-        while subtotal < minimum or (len(lines) < 3 and self.rng.random() < 0.4):
-            item = self.rng.choice(menu)
+        while subtotal < minimum or (len(lines) < 3 and rng.random() < 0.4):
+            item = rng.choice(menu)
             options = self.pick_options(item)
-            quantity = _weighted(self.rng, [(1, 70), (2, 25), (3, 5)])
-            lines.append((item, options, quantity))
-            subtotal += _unit_price(item, options) * quantity
+            quantity = QUANTITIES.pick(rng)
+            price = _unit_price(item, options)
+            lines.append((item, options, quantity, price))
+            subtotal += price * quantity
         return lines
 
     # ------------------------------------------------------------ history
     def add_orders(self, count: int) -> None:
         rng, now = self.rng, self.now
+        self.serving = {
+            zone: [r for r in self.restaurants if zone in self.fees[r.id]] for zone in ZONES
+        }
+        for zone in ZONES:  # a courier's status changes only once every order is made
+            self.zone_couriers[zone] = [c for c in self.couriers if c.zone == zone]
+            self.available_couriers[zone] = [
+                c for c in self.zone_couriers[zone] if c.status == "available"
+            ]
         plans: list[dict[str, Any]] = []
         for _ in range(count):
             customer = rng.choice(self.customers)
-            options = [r for r in self.restaurants if customer.zone in self.fees[r.id]]
+            options = self.serving[customer.zone]
             if not options:
                 continue
             restaurant = rng.choice(options)
@@ -761,16 +829,10 @@ class _Builder:
         for _ in range(10 * max(1, self.ctx.size)):
             customer = rng.choice(self.customers)
             placed = now - dt.timedelta(minutes=rng.randint(3, 80))
-            options = [
-                r
-                for r in self.restaurants
-                if customer.zone in self.fees[r.id] and is_open(r, placed)
-            ]
+            options = [r for r in self.serving[customer.zone] if is_open(r, placed)]
             if not options:
                 continue
-            end = _weighted(
-                rng, [("placed", 3), ("accepted", 3), ("preparing", 3), ("picked_up", 3)]
-            )
+            end = UNDER_WAY.pick(rng)
             plans.append(
                 {
                     "customer": customer,
@@ -782,20 +844,19 @@ class _Builder:
         plans.sort(key=lambda p: (p["placed"], p["customer"].id))
         busy: set[str] = set()
         orders, lines, ratings = self.orders, self.lines, self.ratings
-        events: list[tuple[dt.datetime, int, _Event]] = []
+        events: list[_Event] = []
         for n, plan in enumerate(plans, start=1):
             order, order_lines, history = self.make_order(n, plan, busy)
             if order is None:
                 continue
             orders.append(order)
             lines.extend(order_lines)
-            for ev in history:
-                events.append((ev.at, len(events), ev))
+            events.extend(history)
             if order.status == "delivered" and rng.random() < 0.5:
                 delivered = history[-1].at
                 made = delivered + dt.timedelta(minutes=rng.randint(20, 60 * 48))
                 if made < now and order.courier_id is not None:
-                    stars = _weighted(rng, [(5, 45), (4, 30), (3, 12), (2, 8), (1, 5)])
+                    stars = STARS.pick(rng)
                     ratings.append(
                         {
                             "id": f"rat_{len(ratings) + 1:04d}",
@@ -809,18 +870,19 @@ class _Builder:
                             "created_at": made,
                         }
                     )
-        for n, (_, _, ev) in enumerate(sorted(events, key=lambda e: (e[0], e[1])), start=1):
+        # a stable sort: events of the same time keep the order they were made in
+        for n, ev in enumerate(sorted(events, key=attrgetter("at")), start=1):
             ev.id = f"trk_{n:06d}"
         for k, line in enumerate(lines, start=1):
             line.id = f"ol_{k:05d}"
         for courier in self.couriers:
             if courier.id in busy:
                 courier.status = "on_delivery"
-        self.events.extend(ev for _, _, ev in events)
+        self.events.extend(events)
 
     def open_time(self, restaurant: Restaurant, days_ago: int) -> dt.datetime | None:
         day = (self.now - dt.timedelta(days=days_ago)).date()
-        opens, closes = minutes(restaurant.opens_at), minutes(restaurant.closes_at)
+        opens, closes = self.hours[restaurant.id]
         at = opens + self.rng.randrange(max(1, closes - opens - 30))
         when = dt.datetime.combine(day, dt.time(at // 60, at % 60))
         return when if is_open(restaurant, when) and when < self.now else None
@@ -829,15 +891,14 @@ class _Builder:
         self, n: int, plan: dict[str, Any], busy: set[str]
     ) -> tuple[_Order | None, list[_Line], list[_Event]]:
         rng, now = self.rng, self.now
-        customer: Customer = plan["customer"]
+        customer: _Customer = plan["customer"]
         restaurant: Restaurant = plan["restaurant"]
         placed: dt.datetime = plan["placed"]
         end: str = plan["end"]
         oid = f"ord_{n:05d}"
         food = self.pick_food(restaurant, restaurant.minimum_order)
         order_lines = []
-        for item, options, quantity in food:
-            price = _unit_price(item, options)
+        for item, options, quantity, price in food:
             order_lines.append(
                 _Line(
                     id="",
@@ -852,7 +913,7 @@ class _Builder:
             )
         subtotal = sum((line.line_total for line in order_lines), ZERO)
         fee = self.fees[restaurant.id][customer.zone]
-        tip = Decimal(rng.choice(["0.00", "0.00", "1.00", "2.00", "3.00", "5.00"]))
+        tip = rng.choice(TIPS)
         # the path it took: the flow up to where it ended, or up to where it was cancelled
         if end == "cancelled":
             stop = rng.choice(["placed", "accepted", "accepted", "preparing"])
@@ -878,12 +939,10 @@ class _Builder:
             reached & {"accepted", "preparing"} and rng.random() < 0.5 and end != "cancelled"
         ):
             active = path[-1] in ("accepted", "preparing", "picked_up")
-            pool = [
-                c
-                for c in self.couriers
-                if c.zone == restaurant.zone
-                and not (active and (c.id in busy or c.status != "available"))
-            ]
+            if active:
+                pool = [c for c in self.available_couriers[restaurant.zone] if c.id not in busy]
+            else:
+                pool = self.zone_couriers[restaurant.zone]
             if pool:
                 courier_id = rng.choice(pool).id
                 if active:
@@ -900,7 +959,7 @@ class _Builder:
             status=status,
             delivery_address=customer.address,
             zone=customer.zone,
-            note=rng.choice(["", "", "", "Ring the bell twice", "Leave at the door", "No cutlery"]),
+            note=rng.choice(ORDER_NOTES),
             subtotal=subtotal,
             delivery_fee=fee,
             tip=tip,
@@ -912,9 +971,7 @@ class _Builder:
             + dt.timedelta(minutes=restaurant.prep_minutes + TRAVEL_MINUTES),
         )
         if status == "cancelled":
-            reason = _weighted(
-                rng, [(r, w) for r, w in zip(CANCEL_REASONS, [55, 10, 25, 10], strict=True)]
-            )
+            reason = CANCELLATIONS.pick(rng)
             # the refund depends on where it was cancelled
             was = Order(status=path[-2], subtotal=order.subtotal, total=order.total)
             order.refunded = cancel_refund(was, reason)
@@ -931,27 +988,27 @@ class _Builder:
         shoppers = rng.sample(self.customers, k=min(count, len(self.customers)))
         n = 0
         for customer in sorted(shoppers, key=lambda c: c.id):
-            options = [r for r in self.restaurants if customer.zone in self.fees[r.id]]
+            options = self.serving[customer.zone]
             if not options:
                 continue
             restaurant = rng.choice(options)
             # some carts are still short of the minimum order
             target = restaurant.minimum_order if rng.random() < 0.7 else Decimal("0.01")
-            merged: dict[tuple[str, str], CartLine] = {}
-            for item, chosen, quantity in self.pick_food(restaurant, target):
+            merged: dict[tuple[str, str], _CartLine] = {}
+            for item, chosen, quantity, price in self.pick_food(restaurant, target):
                 key = (item.id, " ".join(o.id for o in chosen))
                 if key in merged:
                     merged[key].quantity += quantity
                     continue
                 n += 1
-                merged[key] = CartLine(
+                merged[key] = _CartLine(
                     id=f"cl_{n:04d}",
                     customer_id=customer.id,
                     restaurant_id=restaurant.id,
                     item_id=item.id,
                     option_ids=key[1],
                     quantity=quantity,
-                    unit_price=_unit_price(item, chosen),
+                    unit_price=price,
                     added_at=self.now - dt.timedelta(minutes=rng.randint(2, 600)),
                 )
             self.cart_lines.extend(merged.values())
