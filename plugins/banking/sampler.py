@@ -10,8 +10,10 @@ and every account ends with ``balance == opening_balance + sum(amounts)``.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from operator import itemgetter
 from random import Random
 from typing import Any
 
@@ -69,6 +71,10 @@ BANKS = [
     "RBC Royal Bank",
     "UBS",
 ]
+SPEND_KINDS = tuple(CARD_SPEND)
+UTILITY_ROLES = frozenset(role for _, role in UTILITIES)
+ACCOUNT_FEE = Decimal("4.95")
+INTEREST_PER_MONTH = Decimal("0.035")
 SAVINGS_NAMES = ["Rainy day fund", "Holiday savings", "House deposit", "Emergency fund", "Savings"]
 CHECKING_NAMES = ["Everyday", "Main checking", "Bills", "Joint checking"]
 MONTHS = [
@@ -85,6 +91,25 @@ MONTHS = [
     "November",
     "December",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Day:
+    """One day of the history window (the same for every customer of a state)."""
+
+    midnight: dt.datetime
+    of_month: int
+    rent_memo: str
+
+
+def _history_days(start: dt.datetime) -> list[_Day]:
+    """The days from ``start``'s to ``HISTORY_DAYS`` later, computed once per state."""
+    day0 = start.replace(hour=0, minute=0, second=0, microsecond=0)
+    days = []
+    for d in range(HISTORY_DAYS + 1):
+        day = day0 + dt.timedelta(days=d)
+        days.append(_Day(day, day.day, f"Rent {MONTHS[day.month - 1]} {day.year}"))
+    return days
 
 
 def beneficiary_number(rng: Random, currency: str) -> str:
@@ -120,7 +145,7 @@ class _Ledger:
         transfer: str | None = None,
         card: str | None = None,
     ) -> None:
-        self.balances[account] += amount
+        balance = self.balances[account] = self.balances[account] + amount
         self.rows.append(
             {
                 "account_id": account,
@@ -128,7 +153,7 @@ class _Ledger:
                 "kind": kind,
                 "description": desc,
                 "amount": amount,
-                "balance_after": self.balances[account],
+                "balance_after": balance,
                 "transfer_id": transfer,
                 "card_id": card,
             }
@@ -233,6 +258,9 @@ class _Bank:
         self.rng, self.fake, self.now = ctx.rng, ctx.fake, ctx.now
         self.rates = rates
         self.start = ctx.now - dt.timedelta(days=HISTORY_DAYS)
+        self.days = _history_days(self.start)
+        # every (from, to) currency pair's rate, as cross_rate gives it
+        self.cross = {(a, b): cross_rate(rates[a], rates[b]) for a in rates for b in rates}
         self.customers: list[_Customer] = []
         self.accounts: list[_Account] = []
         self.cards: list[_Card] = []
@@ -310,16 +338,16 @@ class _Bank:
         events = _history(
             rng,
             fake,
-            self.start,
+            self.days,
             self.now,
             (checking, savings, foreign, business),
             benes,
             rent=rent,
             monthly_saving=monthly_saving,
         )
-        events.sort(key=lambda e: e[0])
+        events.sort(key=itemgetter(0))
         for at, kind, payload in events:
-            _apply(ledger, self.rates, at, kind, payload, cards)
+            _apply(ledger, self.cross, at, kind, payload, cards)
         for acc in mine:
             acc.balance = ledger.balances[acc.id]
         self.txn_rows.extend(ledger.rows)
@@ -456,15 +484,14 @@ def _cents(rng: Random, lo: float, hi: float, *, whole: bool = False) -> Decimal
 
 
 def _at(rng: Random, day: dt.datetime, lo: int = 7, hi: int = 22) -> dt.datetime:
-    return day.replace(
-        hour=rng.randint(lo, hi - 1), minute=rng.randrange(60), second=0, microsecond=0
-    )
+    """A time on ``day`` (a midnight) from ``lo`` o'clock to before ``hi``."""
+    return day.replace(hour=rng.randint(lo, hi - 1), minute=rng.randrange(60))
 
 
 def _history(
     rng: Random,
     fake: Any,
-    start: dt.datetime,
+    days: Sequence[_Day],
     now: dt.datetime,
     accounts: tuple[_Account, _Account | None, _Account | None, _Account | None],
     benes: dict[str, _Beneficiary],
@@ -482,13 +509,15 @@ def _history(
 
     employer = fake.company()
     salary = _cents(rng, 2200, 7500, whole=True)
-    bills = [(role, _cents(rng, 35, 180)) for role in benes if role in dict(UTILITIES).values()]
+    bills = [(role, _cents(rng, 35, 180)) for role in benes if role in UTILITY_ROLES]
+    bill_days = {3 + 4 * i: bill for i, bill in enumerate(bills)}  # at most one bill a day
     people = [b for role, b in benes.items() if role.startswith("person")]
     spend_rate = rng.uniform(0.2, 0.5)
-    day0 = start.replace(hour=0, minute=0, second=0, microsecond=0)
-    for d in range(HISTORY_DAYS + 1):
-        day = day0 + dt.timedelta(days=d)
-        if day.day == 25:
+    has_rent = "rent" in benes
+    random = rng.random
+    for day_of in days:
+        day, of_month = day_of.midnight, day_of.of_month
+        if of_month == 25:
             add(
                 _at(rng, day, 6, 8),
                 "credit",
@@ -497,27 +526,28 @@ def _history(
                 desc=f"Salary {employer}",
                 amount=salary,
             )
-        if day.day == 1 and "rent" in benes:
+        if of_month == 1 and has_rent:
             add(
                 _at(rng, day, 8, 10),
                 "payment",
                 account=checking,
                 beneficiary=benes["rent"],
                 amount=rent,
-                memo=f"Rent {MONTHS[day.month - 1]} {day.year}",
+                memo=day_of.rent_memo,
             )
-        for i, (role, amount) in enumerate(bills):
-            if day.day == 3 + 4 * i:
-                add(
-                    _at(rng, day),
-                    "payment",
-                    account=checking,
-                    beneficiary=benes[role],
-                    amount=amount + _cents(rng, 0, 25),
-                    memo=f"{role.title()} bill",
-                )
-        if rng.random() < spend_rate:
-            merchants, lo, hi = CARD_SPEND[rng.choice(list(CARD_SPEND))]
+        bill = bill_days.get(of_month)
+        if bill is not None:
+            role, amount = bill
+            add(
+                _at(rng, day),
+                "payment",
+                account=checking,
+                beneficiary=benes[role],
+                amount=amount + _cents(rng, 0, 25),
+                memo=f"{role.title()} bill",
+            )
+        if random() < spend_rate:
+            merchants, lo, hi = CARD_SPEND[rng.choice(SPEND_KINDS)]
             add(
                 _at(rng, day),
                 "card",
@@ -525,7 +555,7 @@ def _history(
                 merchant=rng.choice(merchants),
                 amount=_cents(rng, lo, hi),
             )
-        if rng.random() < 0.04:
+        if random() < 0.04:
             add(
                 _at(rng, day),
                 "debit",
@@ -534,14 +564,14 @@ def _history(
                 desc="ATM withdrawal",
                 amount=Decimal(20 * rng.randint(2, 15)).quantize(CENT),
             )
-        if day.day == 28:
+        if of_month == 28:
             add(
                 _at(rng, day, 20, 23),
                 "debit",
                 account=checking,
                 kind="fee",
                 desc="Monthly account fee",
-                amount=Decimal("4.95"),
+                amount=ACCOUNT_FEE,
             )
             if savings is not None:
                 add(
@@ -553,7 +583,7 @@ def _history(
                     memo="Monthly savings",
                 )
                 add(_at(rng, day, 23, 24), "interest", account=savings)
-            if foreign is not None and rng.random() < 0.5:
+            if foreign is not None and random() < 0.5:
                 add(
                     _at(rng, day, 9, 18),
                     "transfer",
@@ -562,7 +592,7 @@ def _history(
                     amount=_cents(rng, 100, 900, whole=True),
                     memo=f"Top up {foreign.currency}",
                 )
-        if people and rng.random() < 0.03:
+        if people and random() < 0.03:
             add(
                 _at(rng, day),
                 "payment",
@@ -571,7 +601,7 @@ def _history(
                 amount=_cents(rng, 15, 300),
                 memo=rng.choice(["Dinner", "Concert tickets", "Thanks!", "Shared groceries"]),
             )
-        if foreign is not None and rng.random() < 0.08:
+        if foreign is not None and random() < 0.08:
             merchants, lo, hi = CARD_SPEND[rng.choice(["dining", "transport", "groceries"])]
             add(
                 _at(rng, day),
@@ -580,7 +610,7 @@ def _history(
                 merchant=rng.choice(merchants),
                 amount=_cents(rng, lo, hi),
             )
-        if business is not None and rng.random() < 0.08:
+        if business is not None and random() < 0.08:
             add(
                 _at(rng, day, 9, 17),
                 "credit",
@@ -589,7 +619,7 @@ def _history(
                 desc=f"Invoice payment from {fake.company()}",
                 amount=_cents(rng, 800, 9000),
             )
-        if business is not None and rng.random() < 0.1:
+        if business is not None and random() < 0.1:
             add(
                 _at(rng, day, 9, 17),
                 "debit",
@@ -603,27 +633,27 @@ def _history(
 
 def _apply(
     ledger: _Ledger,
-    rates: dict[str, Decimal],
+    cross: dict[tuple[str, str], Decimal],
     at: dt.datetime,
     kind: str,
     p: dict[str, Any],
     cards: dict[str, _Card],
 ) -> None:
     """Post one event to the ledger; a debit beyond the overdraft limit is declined (dropped)."""
-    if kind == "credit":
-        ledger.post(p["account"].id, at, p["kind"], p["desc"], p["amount"])
-    elif kind == "debit":
-        if ledger.can_debit(p["account"].id, p["amount"]):
-            ledger.post(p["account"].id, at, p["kind"], p["desc"], -p["amount"])
-    elif kind == "card":
+    if kind == "card":  # the most common event first
         acc = p["account"].id
         card = cards.get(acc)
         if card is not None and ledger.can_debit(acc, p["amount"]):
             desc = f"{p['merchant']} (card ending {card.last4})"
             ledger.post(acc, at, "card_purchase", desc, -p["amount"], card=card.id)
+    elif kind == "credit":
+        ledger.post(p["account"].id, at, p["kind"], p["desc"], p["amount"])
+    elif kind == "debit":
+        if ledger.can_debit(p["account"].id, p["amount"]):
+            ledger.post(p["account"].id, at, p["kind"], p["desc"], -p["amount"])
     elif kind == "interest":
         acc = p["account"].id
-        interest = (ledger.balances[acc] * Decimal("0.035") / 12).quantize(Decimal("0.01"))
+        interest = (ledger.balances[acc] * INTEREST_PER_MONTH / 12).quantize(CENT)
         if interest > 0:
             ledger.post(acc, at, "interest", "Interest 3.50% APY", interest)
     elif kind in ("transfer", "payment"):
@@ -631,7 +661,7 @@ def _apply(
         if not ledger.can_debit(src.id, p["amount"]):
             return
         to_cur = p["beneficiary"].currency if kind == "payment" else p["target"].currency
-        rate = cross_rate(rates[src.currency], rates[to_cur])
+        rate = cross[src.currency, to_cur]
         credited = convert(p["amount"], rate)
         tid = f"tmp_{ledger.tag}_{len(ledger.transfers)}"
         ledger.transfers.append(
@@ -677,18 +707,15 @@ def _insert_history(
     ctx: SampleContext, txns: list[dict[str, Any]], transfers: list[dict[str, Any]]
 ) -> None:
     """Give transfers and transactions chronological ids, then bulk-insert them."""
-    transfers.sort(key=lambda t: (t["created_at"], t["from_account_id"]))
+    transfers.sort(key=itemgetter("created_at", "from_account_id"))
     new_ids = {t["id"]: f"trf_{i + 1:05d}" for i, t in enumerate(transfers)}
     for t in transfers:
         t["id"] = new_ids[t["id"]]
-    # Within one timestamp keep the replay order (a transfer's debit before its credit).
-    order = sorted(range(len(txns)), key=lambda i: (txns[i]["posted_at"], i))
-    rows = []
-    for n, i in enumerate(order):
-        row = txns[i]
-        row["id"] = f"txn_{n + 1:05d}"
+    # A stable sort: within one timestamp the replay order stays (a transfer's debit first).
+    rows = sorted(txns, key=itemgetter("posted_at"))
+    for n, row in enumerate(rows, start=1):
+        row["id"] = f"txn_{n:05d}"
         if row["transfer_id"] is not None:
             row["transfer_id"] = new_ids[row["transfer_id"]]
-        rows.append(row)
     ctx.insert(transfers, into=Transfer)
     ctx.insert(rows, into=Transaction)
