@@ -16,8 +16,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
+from operator import attrgetter
 from random import Random
-from typing import Any
 
 from prove_gym.server import SampleContext
 
@@ -165,32 +165,55 @@ PORTFOLIO_NAMES = {
 LOT_SIZES = (100, 100, 100, 200, 200, 300, 400, 500, 800, 1000, 1500, 2500)
 
 
-@dataclass
-class _Draft:
-    """An order before it is numbered (ids and ``seq`` follow ``created_at``)."""
+ZERO = Decimal("0.00")
+ONE = Decimal("1.00")
 
-    portfolio: Portfolio | None
-    participant: str
+
+# Plain rows, their attributes named as the columns: a state has thousands of them, and
+# ``ctx.insert(rows, into=Model)`` writes each table at a tenth of a mapped object's cost.
+@dataclass(slots=True)
+class _Instrument:
     symbol: str
-    side: str
-    order_type: str
-    quantity: int
-    limit_price: Decimal | None
-    created_at: dt.datetime
-    filled: int = 0
-    filled_value: Decimal = Decimal("0.00")
-    status: str = "open"
-    cancel_reason: str = ""
-    reserve_quantity: int = 0
-    updated_at: dt.datetime | None = None
-    id: str = ""
-    """The order's id once numbered."""
+    name: str
+    kind: str
+    sector: str
+    exchange: str
+    shortable: bool
+    halted: bool
+    halt_reason: str
+    prev_close: Decimal
+    open_price: Decimal
+    high: Decimal
+    low: Decimal
+    last_price: Decimal
+    volume: int
+
+
+@dataclass(slots=True)
+class _Portfolio:
+    id: str
+    owner: str
+    email: str
+    name: str
+    kind: str
+    status: str
+    status_reason: str
+    opened_on: dt.date
+    opening_cash: Decimal
+    cash: Decimal
+
+
+@dataclass(slots=True)
+class _Position:
+    portfolio_id: str
+    symbol: str
+    quantity: int = 0
+    cost_basis: Decimal = ZERO
+    realized_pnl: Decimal = ZERO
 
 
 @dataclass(slots=True)
 class _Bar:
-    """A daily bar (a plain object, inserted as a row: there are thousands a state)."""
-
     symbol: str
     day: dt.date
     open: Decimal
@@ -200,7 +223,34 @@ class _Bar:
     volume: int
 
 
-@dataclass
+@dataclass(slots=True)
+class _Draft:
+    """An order before it is numbered (``id`` and ``seq`` follow ``created_at``); the
+    attributes are named as :class:`Order`'s columns."""
+
+    portfolio: _Portfolio | None
+    participant: str
+    symbol: str
+    side: str
+    order_type: str
+    quantity: int
+    limit_price: Decimal | None
+    created_at: dt.datetime
+    filled_quantity: int = 0
+    filled_value: Decimal = ZERO
+    status: str = "open"
+    cancel_reason: str = ""
+    reserve_quantity: int = 0
+    updated_at: dt.datetime | None = None
+    id: str = ""
+    seq: int = 0
+
+    @property
+    def portfolio_id(self) -> str | None:
+        return self.portfolio.id if self.portfolio is not None else None
+
+
+@dataclass(slots=True)
 class _TradeDraft:
     buy: _Draft
     sell: _Draft
@@ -215,50 +265,57 @@ class _Market:
     """Everything sampled so far, in the order it is numbered at the end."""
 
     ctx: SampleContext
-    instruments: dict[str, Instrument] = field(default_factory=dict)
+    instruments: dict[str, _Instrument] = field(default_factory=dict)
     bars: dict[str, list[_Bar]] = field(default_factory=dict)
     days: list[dt.date] = field(default_factory=list)
-    portfolios: list[Portfolio] = field(default_factory=list)
-    positions: dict[tuple[str, str], Position] = field(default_factory=dict)
+    portfolios: list[_Portfolio] = field(default_factory=list)
+    positions: dict[tuple[str, str], _Position] = field(default_factory=dict)
     orders: list[_Draft] = field(default_factory=list)
     trades: list[_TradeDraft] = field(default_factory=list)
     # per portfolio id: its positions by symbol and its own orders (in ``orders`` order)
-    positions_of: dict[str, dict[str, Position]] = field(default_factory=dict)
+    positions_of: dict[str, dict[str, _Position]] = field(default_factory=dict)
     orders_of: dict[str, list[_Draft]] = field(default_factory=dict)
+    # fixed once the instruments are drawn
+    symbols: list[str] = field(default_factory=list)
+    etfs: list[str] = field(default_factory=list)
+    tradable: list[str] = field(default_factory=list)
 
     def add(self, order: _Draft) -> None:
         self.orders.append(order)
         if order.portfolio is not None:
             self.orders_of.setdefault(order.portfolio.id, []).append(order)
 
-    def position(self, portfolio: Portfolio, symbol: str) -> Position:
+    def position(self, portfolio: _Portfolio, symbol: str) -> _Position:
         key = (portfolio.id, symbol)
-        if key not in self.positions:
-            self.positions[key] = Position(
-                portfolio_id=portfolio.id,
-                symbol=symbol,
-                quantity=0,
-                cost_basis=Decimal("0.00"),
-                realized_pnl=Decimal("0.00"),
-            )
-            self.positions_of.setdefault(portfolio.id, {})[symbol] = self.positions[key]
-        return self.positions[key]
+        pos = self.positions.get(key)
+        if pos is None:
+            pos = self.positions[key] = _Position(portfolio.id, symbol)
+            self.positions_of.setdefault(portfolio.id, {})[symbol] = pos
+        return pos
 
     def holdings(
-        self, portfolio: Portfolio, marks: dict[str, Decimal]
+        self, portfolio: _Portfolio, marks: dict[str, Decimal]
     ) -> list[tuple[int, Decimal]]:
         own = self.positions_of.get(portfolio.id, {})
         return [(pos.quantity, marks[sym]) for sym, pos in sorted(own.items()) if pos.quantity]
 
-    def held(self, portfolio: Portfolio) -> Decimal:
-        total = Decimal("0.00")
+    def holdings_on(self, portfolio: _Portfolio, di: int) -> list[tuple[int, Decimal]]:
+        """:meth:`holdings` marked at the close of history day ``di``."""
+        own = self.positions_of.get(portfolio.id, {})
+        bars = self.bars
+        return [
+            (pos.quantity, bars[sym][di].close) for sym, pos in sorted(own.items()) if pos.quantity
+        ]
+
+    def held(self, portfolio: _Portfolio) -> Decimal:
+        total = ZERO
         for d in self.orders_of.get(portfolio.id, []):
             if d.status in ("open", "partially_filled"):
                 assert d.limit_price is not None
-                total += min(d.quantity - d.filled, d.reserve_quantity) * d.limit_price
+                total += min(d.quantity - d.filled_quantity, d.reserve_quantity) * d.limit_price
         return total
 
-    def power(self, portfolio: Portfolio, marks: dict[str, Decimal]) -> Decimal:
+    def power(self, portfolio: _Portfolio, marks: dict[str, Decimal]) -> Decimal:
         return buying_power(
             portfolio.kind, portfolio.cash, self.holdings(portfolio, marks), self.held(portfolio)
         )
@@ -276,6 +333,7 @@ class _Market:
         """Execute ``qty`` of our order against a new participant order, booking the fill."""
         assert ours.portfolio is not None
         other_side = "sell" if ours.side == "buy" else "buy"
+        value = qty * price
         theirs = _Draft(
             portfolio=None,
             participant=counterparty,
@@ -285,16 +343,16 @@ class _Market:
             quantity=qty,
             limit_price=None if we_are_maker else price,
             created_at=at,
-            filled=qty,
-            filled_value=qty * price,
+            filled_quantity=qty,
+            filled_value=value,
             status="filled",
             updated_at=at,
         )
         self.add(theirs)
-        ours.filled += qty
-        ours.filled_value += qty * price
+        ours.filled_quantity += qty
+        ours.filled_value += value
         ours.updated_at = at
-        ours.status = "filled" if ours.filled == ours.quantity else "partially_filled"
+        ours.status = "filled" if ours.filled_quantity == ours.quantity else "partially_filled"
         buy, sell = (ours, theirs) if ours.side == "buy" else (theirs, ours)
         aggressor = other_side if we_are_maker else ours.side
         self.trades.append(_TradeDraft(buy, sell, price, qty, aggressor, at))
@@ -317,6 +375,7 @@ def sample_trading(ctx: SampleContext) -> None:
 # ------------------------------------------------------------ market data
 def _instruments(m: _Market) -> None:
     rng, now = m.ctx.rng, m.ctx.now
+    gauss, uniform = rng.gauss, rng.uniform
     day = now.date()
     while len(m.days) < HISTORY_DAYS:
         day -= dt.timedelta(days=1)
@@ -330,20 +389,22 @@ def _instruments(m: _Market) -> None:
         price = Decimal(rng.randint(lo * 100, hi * 100)).scaleb(-2)
         base_volume = int(rng.uniform(2e6, 4e7) * (100 / (float(price) + 50)) ** 0.5)
         drift = rng.gauss(0.0004, 0.001)
+        third, half = vol / 3, vol / 2
         bars = []
         close = price
         for d in m.days:
-            open_ = _px(close * _factor(rng, vol / 3))
-            close = _px(open_ * _factor(rng, vol, drift))
-            high = _px(max(open_, close) * (1 + abs(Decimal(str(rng.gauss(0, vol / 2))))))
-            low = _px(min(open_, close) * (1 - abs(Decimal(str(rng.gauss(0, vol / 2))))))
-            volume = int(base_volume * rng.uniform(0.5, 1.8))
+            # _factor, inlined: this loop draws most of a state's numbers
+            open_ = _px(close * Decimal(str(round(1 + gauss(0.0, third), 6))))
+            close = _px(open_ * Decimal(str(round(1 + gauss(drift, vol), 6))))
+            high = _px(max(open_, close) * (1 + abs(Decimal(str(gauss(0, half))))))
+            low = _px(min(open_, close) * (1 - abs(Decimal(str(gauss(0, half))))))
+            volume = int(base_volume * uniform(0.5, 1.8))
             bars.append(_Bar(sym, d, open_, high, low, close, volume))
         today_open = _px(close * _factor(rng, vol / 3))
         last = _px(today_open * _factor(rng, vol / 2))
         band_low, band_high = price_band(close)
         last = min(max(last, band_low), band_high)
-        m.instruments[sym] = Instrument(
+        m.instruments[sym] = _Instrument(
             symbol=sym,
             name=name,
             kind=kind,
@@ -360,6 +421,9 @@ def _instruments(m: _Market) -> None:
             volume=int(base_volume * rng.uniform(0.1, 0.9)),
         )
         m.bars[sym] = bars
+    m.symbols = sorted(m.instruments)
+    m.etfs = [s for s in m.symbols if m.instruments[s].kind == "etf"]
+    m.tradable = [s for s in m.symbols if not m.instruments[s].halted]
 
 
 def _factor(rng: Random, vol: float, drift: float = 0.0) -> Decimal:
@@ -368,7 +432,7 @@ def _factor(rng: Random, vol: float, drift: float = 0.0) -> Decimal:
 
 def _px(value: Decimal) -> Decimal:
     """A price to the cent, never below one dollar."""
-    return max(value.quantize(CENT), Decimal("1.00"))
+    return max(value.quantize(CENT), ONE)
 
 
 def _minute(rng: Random, day: dt.date) -> dt.datetime:
@@ -381,25 +445,25 @@ def _close(at: dt.datetime) -> dt.datetime:
     return dt.datetime.combine(at.date(), dt.time(16, 0))
 
 
-def _sessions(m: _Market) -> list[tuple[dt.datetime, dt.datetime]]:
-    """Recent trading sessions (the last three days, and today's so far if it has begun)."""
+def _sessions(m: _Market) -> list[tuple[dt.datetime, int]]:
+    """Recent trading sessions (the last three days, and today's so far if it has begun), as
+    (start, minutes) for :func:`_during`."""
     now = m.ctx.now
     out = [(_minute_of(d, 9, 30), _minute_of(d, 16, 0)) for d in m.days[-3:]]
     opened = _minute_of(now.date(), 9, 30)
     if now.weekday() < 5 and now > opened + dt.timedelta(minutes=2):
         out.append((opened, min(now - dt.timedelta(minutes=1), _close(now))))
-    return out
+    return [(start, int((end - start).total_seconds() // 60)) for start, end in out]
 
 
 def _minute_of(day: dt.date, hour: int, minute: int) -> dt.datetime:
     return dt.datetime.combine(day, dt.time(hour, minute))
 
 
-def _during(rng: Random, windows: list[tuple[dt.datetime, dt.datetime]]) -> dt.datetime:
-    """A minute drawn uniformly from the time the windows cover."""
-    lengths = [int((end - start).total_seconds() // 60) for start, end in windows]
-    pick = rng.randrange(sum(lengths))
-    for (start, _), length in zip(windows, lengths, strict=True):
+def _during(rng: Random, windows: list[tuple[dt.datetime, int]]) -> dt.datetime:
+    """A minute drawn uniformly from the time the (start, minutes) windows cover."""
+    pick = rng.randrange(sum(length for _, length in windows))
+    for start, length in windows:
         if pick < length:
             return start + dt.timedelta(minutes=pick)
         pick -= length
@@ -415,13 +479,13 @@ def _owner(m: _Market, index: int) -> None:
     kinds = ["cash"] if rng.random() < 0.5 else ["margin"]
     if rng.random() < 0.45:
         kinds.append("cash" if kinds[0] == "margin" else rng.choice(["cash", "margin"]))
+    used: set[str] = set()  # names are unique, so the owner's portfolios are these
     for kind in kinds:
-        used = {p.name for p in m.portfolios if p.owner == name}
         options = [n for n in PORTFOLIO_NAMES[kind] if n not in used]
         pid = f"pf_{len(m.portfolios) + 1:04d}"
         start = rng.randrange(0, 40)
         deposit = Decimal(int(rng.lognormvariate(10.3, 0.8)) // 100 * 100 + 2000).quantize(CENT)
-        portfolio = Portfolio(
+        portfolio = _Portfolio(
             id=pid,
             owner=name,
             email=email,
@@ -433,6 +497,7 @@ def _owner(m: _Market, index: int) -> None:
             opening_cash=deposit,
             cash=deposit,
         )
+        used.add(portfolio.name)
         m.portfolios.append(portfolio)
         _history(m, portfolio, start)
 
@@ -450,24 +515,21 @@ def _statuses(m: _Market) -> None:
         _close_out(m, p)
 
 
-def _history(m: _Market, p: Portfolio, start: int) -> None:
+def _history(m: _Market, p: _Portfolio, start: int) -> None:
     """The portfolio's own trades since it was funded, replayed under the live rules."""
     rng = m.ctx.rng
-    symbols = sorted(m.instruments)
-    etfs = [s for s in symbols if m.instruments[s].kind == "etf"]
     ira = "IRA" in p.name
-    pool = etfs if ira and len(etfs) >= 3 else symbols
+    pool = m.etfs if ira and len(m.etfs) >= 3 else m.symbols
     watch = rng.sample(pool, k=min(len(pool), rng.randint(3, 7)))
     n = rng.randint(6, 22)
     days = sorted(rng.sample(range(start, len(m.days)), k=min(n, len(m.days) - start)))
     for di in days:
         day = m.days[di]
-        marks = {s: m.bars[s][di].close for s in symbols}
         sym = rng.choice(watch)
         bar = m.bars[sym][di]
         price = Decimal(rng.randint(int(bar.low * 100), int(bar.high * 100))).scaleb(-2)
         held = _quantity(m, p, sym)
-        bp = buying_power(p.kind, p.cash, m.holdings(p, marks), Decimal("0.00"))
+        bp = buying_power(p.kind, p.cash, m.holdings_on(p, di), ZERO)
         shortable = m.instruments[sym].shortable
         if held > 0 and rng.random() < 0.4:
             side, qty = "sell", rng.choice([held, rng.randint(1, held)])
@@ -483,7 +545,7 @@ def _history(m: _Market, p: Portfolio, start: int) -> None:
 
 
 def _trade_once(
-    m: _Market, p: Portfolio, sym: str, side: str, qty: int, price: Decimal, at: dt.datetime
+    m: _Market, p: _Portfolio, sym: str, side: str, qty: int, price: Decimal, at: dt.datetime
 ) -> None:
     """One order of the portfolio: filled (taker or maker), partly filled, or never filled."""
     rng = m.ctx.rng
@@ -522,7 +584,7 @@ def _trade_once(
     order.updated_at = at + dt.timedelta(minutes=rng.randint(61, 300))
 
 
-def _close_out(m: _Market, p: Portfolio) -> None:
+def _close_out(m: _Market, p: _Portfolio) -> None:
     """Sell every long and buy back every short on the last history day; no more orders."""
     rng, di = m.ctx.rng, len(m.days) - 1
     for sym, pos in sorted(m.positions_of.get(p.id, {}).items()):
@@ -558,6 +620,7 @@ def _book(m: _Market) -> None:
     """Today's resting orders: participants' ladders, then some portfolios' own orders."""
     rng = m.ctx.rng
     sessions = _sessions(m)
+    today = sessions[-1:]
     ladders: dict[str, tuple[Decimal, Decimal, Decimal]] = {}
     for sym, ins in sorted(m.instruments.items()):
         last = ins.last_price
@@ -588,7 +651,7 @@ def _book(m: _Market) -> None:
                             order_type="limit",
                             quantity=qty,
                             limit_price=price,
-                            created_at=_during(rng, sessions[-1:]),
+                            created_at=_during(rng, today),
                         )
                     )
     marks = {s: i.last_price for s, i in m.instruments.items()}
@@ -596,20 +659,24 @@ def _book(m: _Market) -> None:
         if p.status != "active" or rng.random() < 0.55:
             continue
         for _ in range(rng.choice([1, 1, 2])):
-            _resting(m, p, marks, ladders)
+            _resting(m, p, marks, ladders, sessions)
 
 
 def _resting(
     m: _Market,
-    p: Portfolio,
+    p: _Portfolio,
     marks: dict[str, Decimal],
     ladders: dict[str, tuple[Decimal, Decimal, Decimal]],
+    sessions: list[tuple[dt.datetime, int]],
 ) -> None:
     """One good-till-cancelled limit order of ``p`` resting away from (or at) the touch."""
     rng, now = m.ctx.rng, m.ctx.now
-    tradable = [s for s in sorted(m.instruments) if not m.instruments[s].halted]
-    held = [s for s in tradable if _quantity(m, p, s) - _committed(m, p, s, "sell") > 0]
-    created = _during(rng, _sessions(m))
+    tradable = m.tradable
+    # committed shares are never negative: only a long position can have shares to offer
+    held = [
+        s for s in tradable if (q := _quantity(m, p, s)) > 0 and q - _committed(m, p, s, "sell") > 0
+    ]
+    created = _during(rng, sessions)
     if held and rng.random() < 0.45:
         sym = rng.choice(held)
         bid, ask, tick = ladders[sym]
@@ -644,15 +711,15 @@ def _resting(
         )
 
 
-def _quantity(m: _Market, p: Portfolio, sym: str) -> int:
+def _quantity(m: _Market, p: _Portfolio, sym: str) -> int:
     pos = m.positions.get((p.id, sym))
     return pos.quantity if pos is not None else 0
 
 
-def _committed(m: _Market, p: Portfolio, sym: str, side: str) -> int:
+def _committed(m: _Market, p: _Portfolio, sym: str, side: str) -> int:
     """Shares of ``sym`` that ``p`` already offers in open orders on ``side``."""
     return sum(
-        d.quantity - d.filled
+        d.quantity - d.filled_quantity
         for d in m.orders_of.get(p.id, [])
         if d.symbol == sym and d.side == side and d.status in ("open", "partially_filled")
     )
@@ -661,52 +728,22 @@ def _committed(m: _Market, p: Portfolio, sym: str, side: str) -> int:
 # ------------------------------------------------------------------ numbering
 def _number(m: _Market) -> None:
     """Ids and time priority in the order things happened; then every row is inserted."""
-    ordered = sorted(enumerate(m.orders), key=lambda pair: (pair[1].created_at, pair[0]))
-    orders: list[dict[str, Any]] = []
-    for seq, (_, d) in enumerate(ordered, start=1):
+    # a stable sort: orders created at the same time keep the order they were drawn in
+    orders = sorted(m.orders, key=attrgetter("created_at"))
+    for seq, d in enumerate(orders, start=1):
         d.id = f"ord_{seq:05d}"
-        orders.append(
-            {
-                "id": d.id,
-                "portfolio_id": d.portfolio.id if d.portfolio is not None else None,
-                "participant": d.participant,
-                "symbol": d.symbol,
-                "side": d.side,
-                "order_type": d.order_type,
-                "quantity": d.quantity,
-                "filled_quantity": d.filled,
-                "filled_value": d.filled_value,
-                "limit_price": d.limit_price,
-                "status": "filled" if d.filled == d.quantity else d.status,
-                "cancel_reason": d.cancel_reason,
-                "seq": seq,
-                "reserve_quantity": d.reserve_quantity,
-                "created_at": d.created_at,
-                "updated_at": d.updated_at or d.created_at,
-            }
-        )
-    trades = sorted(enumerate(m.trades), key=lambda pair: (pair[1].at, pair[0]))
-    # Bars, orders and trades (the bulk) go in as plain rows; the tables in the order
-    # ctx.insert writes them (parents first).
-    m.ctx.insert([*m.instruments.values(), *m.portfolios])
-    m.ctx.insert(
-        [
-            {
-                "symbol": b.symbol,
-                "day": b.day,
-                "open": b.open,
-                "high": b.high,
-                "low": b.low,
-                "close": b.close,
-                "volume": b.volume,
-            }
-            for sym in sorted(m.bars)
-            for b in m.bars[sym]
-        ],
-        into=Bar,
-    )
+        d.seq = seq
+        if d.filled_quantity == d.quantity:
+            d.status = "filled"
+        if d.updated_at is None:
+            d.updated_at = d.created_at
+    trades = sorted(m.trades, key=attrgetter("at"))
+    # the tables in the order ctx.insert writes mapped objects (parents first)
+    m.ctx.insert(m.instruments.values(), into=Instrument)
+    m.ctx.insert(m.portfolios, into=Portfolio)
+    m.ctx.insert([b for sym in sorted(m.bars) for b in m.bars[sym]], into=Bar)
     m.ctx.insert(orders, into=Order)
-    m.ctx.insert([pos for _, pos in sorted(m.positions.items())])
+    m.ctx.insert([pos for _, pos in sorted(m.positions.items())], into=Position)
     m.ctx.insert(
         [
             {
@@ -719,7 +756,7 @@ def _number(m: _Market) -> None:
                 "aggressor": t.aggressor,
                 "executed_at": t.at,
             }
-            for n, (_, t) in enumerate(trades, start=1)
+            for n, t in enumerate(trades, start=1)
         ],
         into=Trade,
     )
