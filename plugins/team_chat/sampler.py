@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from operator import attrgetter
 from random import Random
 from typing import Any
 
@@ -254,14 +255,14 @@ EDITS = [
     " (edit: typo)",
 ]
 COMMON = ["+1", "eyes", "white_check_mark", "tada", "heart", "joy", "raised_hands", "fire"]
+QUARTERS = ("00", "15", "30", "45")
 PER_WORKSPACE = 20
 """Active people per workspace besides me; two guests and two deactivated accounts join them."""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Msg:
     at: dt.datetime
-    order: int
     channel: str
     author: str
     root: _Msg | None
@@ -273,6 +274,9 @@ class _Msg:
     last_reply: dt.datetime | None = None
     pinned: tuple[str, dt.datetime] | None = None
     id: str = ""
+
+
+_AT = attrgetter("at")
 
 
 def sample_team_chat(ctx: SampleContext) -> None:
@@ -295,7 +299,6 @@ class _Chat:
         }
         self.messages: list[_Msg] = []
         self.handle_of: dict[str, str] = {}
-        self.order = 0
 
     # ------------------------------------------------------------ people
     def person(self) -> str:
@@ -442,15 +445,19 @@ class _Chat:
         rng = self.rng
         span_end = self.now - dt.timedelta(days=70 if archived else 0, hours=1)
         count = rng.randint(16, 30) if not pin_all else 24
+        i_speak = me in speakers
         roots: list[_Msg] = []
+        posted: list[_Msg] = []  # this channel's messages, in the order they are drawn
         for _ in range(count):
             day = span_end - dt.timedelta(days=rng.randint(0, HISTORY_DAYS - 1))
             at = day.replace(hour=rng.randint(8, 18), minute=rng.randint(0, 59))
             if at >= span_end:
                 at = span_end - dt.timedelta(minutes=rng.randint(5, 600))
-            author = me if me in speakers and rng.random() < 0.12 else rng.choice(speakers)
+            author = me if i_speak and rng.random() < 0.12 else rng.choice(speakers)
             text = fill.text(rng.choice(templates), exclude=author)
-            roots.append(self.message(cid, author, None, text, at))
+            root = self.message(cid, author, None, text, at)
+            roots.append(root)
+            posted.append(root)
         for root in roots:
             if rng.random() < 0.35:
                 at = root.at
@@ -458,16 +465,18 @@ class _Chat:
                     at = at + dt.timedelta(minutes=rng.randint(2, 240))
                     if at >= span_end:
                         break
-                    author = me if me in speakers and rng.random() < 0.1 else rng.choice(speakers)
+                    author = me if i_speak and rng.random() < 0.1 else rng.choice(speakers)
                     reply = self.message(
                         cid, author, root, fill.text(rng.choice(REPLIES), exclude=author), at
                     )
+                    posted.append(reply)
                     root.replies += 1
                     root.last_reply = reply.at
-        live = sorted([m for m in self.messages if m.channel == cid], key=lambda m: (m.at, m.order))
+        live = sorted(posted, key=_AT)  # stable: drawn order among equal times
+        two_days = dt.timedelta(days=2)
         for m in live:
             latest = m.last_reply or m.at
-            limit = min(span_end, latest + dt.timedelta(days=2))
+            limit = min(span_end, latest + two_days)
             if rng.random() < 0.1 and latest < limit:
                 at = latest + (limit - latest) * rng.random()
                 at = at.replace(second=0, microsecond=0)
@@ -480,9 +489,10 @@ class _Chat:
                     if rng.random() < 0.8
                     else [rng.choice(EMOJI)]
                 )
+                since = m.versions[-1][2]
                 for emoji in emojis:
                     for uid in rng.sample(speakers, min(len(speakers), rng.randint(1, 4))):
-                        at = m.versions[-1][2] + dt.timedelta(minutes=rng.randint(1, 300))
+                        at = since + dt.timedelta(minutes=rng.randint(1, 300))
                         m.reactions.append((uid, emoji, min(at, span_end)))
         # pins: a few top-level messages; the releases channel is at the limit
         tops = list(roots)
@@ -498,10 +508,9 @@ class _Chat:
                     m.versions.append(("deleted", "", at))
 
     def message(self, cid: str, author: str, root: _Msg | None, text: str, at: dt.datetime) -> _Msg:
-        self.order += 1
         at = at.replace(second=0, microsecond=0)
-        m = _Msg(at, self.order, cid, author, root, [("posted", text, at)])
-        self.messages.append(m)
+        m = _Msg(at, cid, author, root, [("posted", text, at)])
+        self.messages.append(m)  # in the order drawn: sorts by time keep it among equals
         return m
 
     # ------------------------------------------------------------ write
@@ -513,7 +522,7 @@ class _Chat:
         self.ctx.insert(self.rows["channels"], into=Channel)
         self.ctx.insert(self.rows["channel_members"], into=ChannelMember)
         by_handle = {u["handle"]: u["id"] for u in self.users}
-        ordered = sorted(self.messages, key=lambda m: (m.at, m.order))
+        ordered = sorted(self.messages, key=_AT)  # stable: drawn order among equal times
         for n, m in enumerate(ordered, 1):
             m.id = f"msg_{n:05d}"
         messages: list[dict[str, Any]] = []
@@ -605,14 +614,19 @@ class _Filler:
 
     def __init__(self, rng: Random, project: str, handles: dict[str, str], readers: list[str]):
         self.rng, self.project, self.handles, self.readers = rng, project, handles, readers
+        self.mentions: dict[str, list[str]] = {}
+        """Per excluded author: the @mentions of the others who can read (all of them if none)."""
 
     def text(self, template: str, *, exclude: str) -> str:
         rng = self.rng
-        others = [u for u in self.readers if u != exclude] or self.readers
+        mentions = self.mentions.get(exclude)
+        if mentions is None:
+            others = [u for u in self.readers if u != exclude] or self.readers
+            mentions = self.mentions[exclude] = [f"@{self.handles[u]}" for u in others]
         values = {
-            "person": f"@{self.handles[rng.choice(others)]}",
+            "person": rng.choice(mentions),
             "day": rng.choice(DAYS),
-            "time": f"{rng.randint(9, 17)}:{rng.choice(['00', '15', '30', '45'])}",
+            "time": f"{rng.randint(9, 17)}:{rng.choice(QUARTERS)}",
             "n": str(rng.randint(2, 40)),
             "m": str(rng.randint(41, 90)),
             "version": f"{rng.randint(2, 5)}.{rng.randint(0, 14)}.{rng.randint(0, 9)}",
