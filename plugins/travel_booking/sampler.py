@@ -85,6 +85,12 @@ TRIP_PURPOSES = [
 ]
 CABIN_FACTOR = {"economy": Decimal(1), "premium_economy": Decimal("1.6"), "business": Decimal(3)}
 CLASS_FACTOR = {"flex": Decimal("2.1"), "standard": Decimal("1.35"), "basic": Decimal(1)}
+FARE_CLASSES = ("flex", "standard", "basic")
+BUSINESS_CLASSES = ("flex", "standard")
+BUSINESS_TAX = Decimal("12.40")
+WEEKEND_DEMAND = Decimal("0.15")
+WEEKEND_RATE = Decimal("1.15")
+ONE = Decimal(1)
 
 
 def sample_travel_booking(ctx: SampleContext) -> None:
@@ -148,6 +154,91 @@ class _Room:
     number: str
 
 
+# Travellers, bookings and the ledger too (``eq=False``: compared and hashed by identity, as
+# mapped objects are; a trip's party is deduplicated by traveller).
+@dataclass(slots=True, eq=False)
+class _Traveller:
+    id: str
+    first_name: str
+    last_name: str
+    email: str
+    date_of_birth: dt.date
+    nationality: str
+    passport_number: str
+    passport_expiry: dt.date
+    created_at: dt.datetime
+
+
+@dataclass(slots=True, eq=False)
+class _LoyaltyAccount:
+    id: str
+    traveller_id: str
+    airline: str
+    number: str
+
+
+@dataclass(slots=True, eq=False)
+class _Itinerary:
+    id: str
+    traveller_id: str
+    name: str
+    status: str
+    total_paid: Decimal
+    created_at: dt.datetime
+    cancelled_at: dt.datetime | None
+
+
+@dataclass(slots=True, eq=False)
+class _FlightBooking:
+    id: str
+    itinerary_id: str
+    traveller_id: str
+    flight_id: str
+    cabin: str
+    fare_class: str
+    seat: str
+    base_fare: Decimal
+    taxes: Decimal
+    loyalty_number: str | None
+    changes: int
+    amount_paid: Decimal
+    refunded: Decimal
+    status: str
+    booked_at: dt.datetime
+    cancelled_at: dt.datetime | None
+
+
+@dataclass(slots=True, eq=False)
+class _HotelBooking:
+    id: str
+    itinerary_id: str
+    hotel_id: str
+    room_id: str
+    check_in: dt.date
+    check_out: dt.date
+    guests: int
+    rate_plan: str
+    total: Decimal
+    first_night: Decimal
+    amount_paid: Decimal
+    refunded: Decimal
+    status: str
+    booked_at: dt.datetime
+    cancelled_at: dt.datetime | None
+
+
+@dataclass(slots=True, eq=False)
+class _Transaction:
+    id: str
+    itinerary_id: str
+    flight_booking_id: str | None
+    hotel_booking_id: str | None
+    kind: str
+    amount: Decimal
+    memo: str
+    created_at: dt.datetime
+
+
 class _Agency:
     def __init__(self, ctx: SampleContext) -> None:
         self.rng, self.fake, self.now = ctx.rng, ctx.fake, ctx.now
@@ -162,17 +253,21 @@ class _Agency:
         self.rooms: list[_Room] = []
         self.rates: dict[tuple[str, dt.date], Decimal] = {}
         self.nights: dict[tuple[str, dt.date], str | None] = {}
-        self.travellers: list[Traveller] = []
-        self.loyalty: list[LoyaltyAccount] = []
+        self.travellers: list[_Traveller] = []
+        self.loyalty: list[_LoyaltyAccount] = []
         self.rooms_of: dict[str, list[_Room]] = {}  # by hotel id, in id order
         self.room_type: dict[str, _RoomType] = {}  # by id
         self.actions: list[_Action] = []
-        self.itineraries: list[Itinerary] = []
-        self.flight_bookings: list[FlightBooking] = []
-        self.hotel_bookings: list[HotelBooking] = []
-        self.ledger: list[Transaction] = []
+        self.itineraries: list[_Itinerary] = []
+        self.flight_bookings: list[_FlightBooking] = []
+        self.hotel_bookings: list[_HotelBooking] = []
+        self.ledger: list[_Transaction] = []
         self.aboard: set[tuple[str, str]] = set()
         self.cards: dict[tuple[str, str], str] = {}  # (traveller id, airline) -> number
+        # Decimal sums used over and over (computed here, in the context the sampler runs in)
+        self.demand = {day: ONE + Decimal(max(0, 14 - day)) / 28 for day in FLIGHT_DAYS}
+        """A flight's demand by days to departure, before the random part."""
+        self.hundredths = [Decimal(k) / 100 for k in range(111)]
 
     # ------------------------------------------------------------ flights
     def add_flights(self, pairs: int) -> None:
@@ -190,6 +285,10 @@ class _Agency:
             minutes = rng.randrange(70, 185, 5)
             cheapest = Decimal(rng.randrange(39, 149))
             taxes = Decimal(rng.randint(1500, 4800)).scaleb(-2)
+            cabin_taxes = {
+                cabin: (taxes + (BUSINESS_TAX if cabin == "business" else ZERO)).quantize(CENT)
+                for cabin in LAYOUTS[aircraft]
+            }
             slots = [(rng.randint(6, 10), rng.choice([0, 15, 30, 45]), 0.55)]
             slots.append((rng.randint(16, 20), rng.choice([0, 10, 25, 40, 55]), 0.3))
             numbers = []
@@ -219,26 +318,23 @@ class _Agency:
                     )
                     self.flights.append(flight)
                     self.by_route.setdefault((origin, destination), []).append(flight)
-                    self._fares(flight, cheapest, taxes, day)
+                    self._fares(flight, cheapest, cabin_taxes, day)
                     self._sell(flight, day)
         self.flights.sort(key=lambda f: f.id)
 
-    def _fares(self, flight: _Flight, cheapest: Decimal, taxes: Decimal, day: int) -> None:
-        rng = self.rng
-        demand = Decimal(1) + Decimal(max(0, 14 - day)) / 28 + Decimal(rng.randint(0, 20)) / 100
+    def _fares(
+        self, flight: _Flight, cheapest: Decimal, cabin_taxes: dict[str, Decimal], day: int
+    ) -> None:
+        """The flight's fares; ``cabin_taxes`` are the route's taxes per cabin."""
+        demand = self.demand[day] + self.hundredths[self.rng.randint(0, 20)]
         if flight.departs_at.weekday() in (4, 6):
-            demand += Decimal("0.15")
-        base_economy = (cheapest * demand).quantize(Decimal(1))
+            demand += WEEKEND_DEMAND
+        base_economy = (cheapest * demand).quantize(ONE)
         flight_id, fares, fare_of = flight.id, self.fares, self.fare_of
-        for cabin in LAYOUTS[flight.aircraft]:
-            base = (base_economy * CABIN_FACTOR[cabin]).quantize(Decimal(1))
-            classes = ["flex", "standard"] if cabin == "business" else ["flex", "standard", "basic"]
-            cabin_taxes = (taxes + (Decimal("12.40") if cabin == "business" else ZERO)).quantize(
-                CENT
-            )
-            for fare_class in classes:
-                price = (base * CLASS_FACTOR[fare_class]).quantize(Decimal(1)) - Decimal("0.01")
-                fare_base = price.quantize(CENT)
+        for cabin, taxes in cabin_taxes.items():
+            base = (base_economy * CABIN_FACTOR[cabin]).quantize(ONE)
+            for fare_class in BUSINESS_CLASSES if cabin == "business" else FARE_CLASSES:
+                fare_base = ((base * CLASS_FACTOR[fare_class]).quantize(ONE) - CENT).quantize(CENT)
                 fares.append(
                     {
                         "id": f"fare_{len(fares) + 1:05d}",
@@ -246,10 +342,10 @@ class _Agency:
                         "cabin": cabin,
                         "fare_class": fare_class,
                         "base": fare_base,
-                        "taxes": cabin_taxes,
+                        "taxes": taxes,
                     }
                 )
-                fare_of[(flight_id, cabin, fare_class)] = (fare_base, cabin_taxes)
+                fare_of[(flight_id, cabin, fare_class)] = (fare_base, taxes)
 
     def _sell(self, flight: _Flight, day: int) -> None:
         """Seats sold to other passengers: fuller for sooner flights, some cabins sold out."""
@@ -268,8 +364,9 @@ class _Agency:
         names: set[str] = set()
         cities = sorted({city for city, _ in AIRPORTS.values()})
         nights = [self.today + dt.timedelta(days=day) for day in RATE_DAYS]
-        weekend = [Decimal("1.15") if n.weekday() in (4, 5) else Decimal(1) for n in nights]
+        weekend = [n.weekday() in (4, 5) for n in nights]  # Friday and Saturday cost more
         n_room = 0
+        rates, hundredths = self.rates, self.hundredths
         for city in cities:
             count = per_city + (1 if rng.random() < 0.3 else 0)
             for _ in range(count):
@@ -316,10 +413,11 @@ class _Agency:
                             )
                         )
                     price = base * factor
-                    for night, uplift in zip(nights, weekend, strict=True):
-                        wobble = Decimal(rng.randint(95, 110)) / 100
-                        rate = (price * uplift * wobble).quantize(Decimal(1))
-                        self.rates[(rt.id, night)] = rate.quantize(CENT)
+                    prices = (price * ONE, price * WEEKEND_RATE)
+                    for night, is_weekend in zip(nights, weekend, strict=True):
+                        wobble = hundredths[rng.randint(95, 110)]
+                        rate = (prices[is_weekend] * wobble).quantize(ONE)
+                        rates[(rt.id, night)] = rate.quantize(CENT)
         for room in self.rooms:
             self.rooms_of.setdefault(room.hotel_id, []).append(room)
         self.room_type = {rt.id: rt for rt in self.room_types}
@@ -349,7 +447,7 @@ class _Agency:
                 expiry = self.today + dt.timedelta(days=rng.randint(20, 170))
             else:
                 expiry = self.today + dt.timedelta(days=rng.randint(250, 3600))
-            traveller = Traveller(
+            traveller = _Traveller(
                 id=f"trv_{i + 1:04d}",
                 first_name=first,
                 last_name=last,
@@ -368,7 +466,7 @@ class _Agency:
             if rng.random() < 0.45:
                 for airline in sorted(rng.sample(sorted(AIRLINES), rng.randint(1, 2))):
                     self.loyalty.append(
-                        LoyaltyAccount(
+                        _LoyaltyAccount(
                             id=f"loy_{len(self.loyalty) + 1:04d}",
                             traveller_id=traveller.id,
                             airline=airline,
@@ -440,10 +538,10 @@ class _Agency:
             getattr(self, f"_do_{act.kind}")(act)
 
     def _txn(
-        self, itin: Itinerary, at: dt.datetime, kind: str, amount: Decimal, memo: str, **ref: str
+        self, itin: _Itinerary, at: dt.datetime, kind: str, amount: Decimal, memo: str, **ref: str
     ) -> None:
         self.ledger.append(
-            Transaction(
+            _Transaction(
                 id=f"txn_{len(self.ledger) + 1:05d}",
                 itinerary_id=itin.id,
                 flight_booking_id=ref.get("flight"),
@@ -457,7 +555,7 @@ class _Agency:
 
     def _do_trip(self, act: _Action) -> None:
         rng, trip, at = self.rng, act.data, act.at
-        itin = Itinerary(
+        itin = _Itinerary(
             id=f"itn_{len(self.itineraries) + 1:04d}",
             traveller_id=trip["lead"].id,
             name=trip["name"],
@@ -489,7 +587,7 @@ class _Agency:
                 self.taken[flight.id].add(seat)
                 self.aboard.add((person.id, flight.id))
                 amount = fare_base + fare_taxes
-                booking = FlightBooking(
+                booking = _FlightBooking(
                     id=f"fb_{len(self.flight_bookings) + 1:05d}",
                     itinerary_id=itin.id,
                     traveller_id=person.id,
@@ -522,7 +620,7 @@ class _Agency:
         if trip["hotel"]:
             self._book_hotel(trip, itin, at)
 
-    def _book_hotel(self, trip: dict[str, Any], itin: Itinerary, at: dt.datetime) -> None:
+    def _book_hotel(self, trip: dict[str, Any], itin: _Itinerary, at: dt.datetime) -> None:
         rng = self.rng
         check_in, check_out = trip["check_in"], trip["check_out"]
         nights = [check_in + dt.timedelta(days=d) for d in range((check_out - check_in).days)]
@@ -544,7 +642,7 @@ class _Agency:
         prices = [night_price(self.rates[(room.room_type_id, n)], plan) for n in nights]
         total = sum(prices, ZERO)
         hotel = next(h for h in hotels if h.id == room.hotel_id)
-        booking = HotelBooking(
+        booking = _HotelBooking(
             id=f"hb_{len(self.hotel_bookings) + 1:05d}",
             itinerary_id=itin.id,
             hotel_id=hotel.id,
@@ -577,11 +675,11 @@ class _Agency:
         )
 
     def _cancel(
-        self, booking: FlightBooking | HotelBooking, itin: Itinerary, at: dt.datetime
+        self, booking: _FlightBooking | _HotelBooking, itin: _Itinerary, at: dt.datetime
     ) -> None:
         if booking.status != "confirmed":
             return
-        if isinstance(booking, FlightBooking):
+        if isinstance(booking, _FlightBooking):
             refund = flight_refund(booking.fare_class, booking.base_fare, booking.taxes)
             self.taken[booking.flight_id].discard(booking.seat)
             self.aboard.discard((booking.traveller_id, booking.flight_id))
@@ -603,7 +701,7 @@ class _Agency:
             self._txn(itin, at, "refund", refund, memo, **ref)
 
     def _do_cancel_trip(self, act: _Action) -> None:
-        itin: Itinerary = act.data["itinerary"]
+        itin: _Itinerary = act.data["itinerary"]
         for booking in act.data["bookings"]:
             self._cancel(booking, itin, act.at)
         itin.status, itin.cancelled_at = "cancelled", act.at
@@ -636,8 +734,11 @@ class _Agency:
             ],
             into=RoomRate,
         )
-        ctx.insert([*self.travellers, *self.loyalty, *self.itineraries])
-        ctx.insert([*self.flight_bookings, *self.hotel_bookings])
+        ctx.insert(self.travellers, into=Traveller)
+        ctx.insert(self.itineraries, into=Itinerary)
+        ctx.insert(self.loyalty, into=LoyaltyAccount)
+        ctx.insert(self.flight_bookings, into=FlightBooking)
+        ctx.insert(self.hotel_bookings, into=HotelBooking)
         ctx.insert(
             [
                 {"room_id": room, "night": night, "hotel_booking_id": booking}
@@ -645,7 +746,7 @@ class _Agency:
             ],
             into=RoomNight,
         )
-        ctx.insert(self.ledger)
+        ctx.insert(self.ledger, into=Transaction)
 
 
 @cache
