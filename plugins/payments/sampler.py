@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal
+from operator import attrgetter, itemgetter
 from random import Random
 from typing import Any
 
-from prove_gym.server import SampleContext
+from prove_gym.server import SampleContext, Weighted
 
 from .models import (
     CENT,
@@ -159,6 +161,15 @@ MONTHS = [
     "November",
     "December",
 ]
+TLDS = {"US": "com", "GB": "co.uk", "DE": "de", "IE": "ie"}
+DECLINE_CODES = ["insufficient_funds", "insufficient_funds", "do_not_honor", "lost_card"]
+ONE = Decimal(1)
+TWENTY = Decimal(20)
+
+CATEGORY_NAMES = sorted(CATEGORIES)
+COUNTRY = Weighted([((c, cur), w) for c, cur, w in COUNTRIES])
+CARD_BRAND = Weighted([("Visa", 55), ("Mastercard", 30), ("Amex", 15)])
+REFUND_REASON = Weighted([("requested_by_customer", 70), ("duplicate", 15), ("fraudulent", 15)])
 
 
 def sample_payments(ctx: SampleContext) -> None:
@@ -220,15 +231,15 @@ class _Endpoint:
     last_seq: int | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class _Action:
-    """One planned step of a merchant's history, replayed in time order."""
+    """One planned step of a merchant's history, replayed in time order (steps at the same
+    time in the order they were planned)."""
 
     at: dt.datetime
-    order: int
     kind: str
     merchant: _Merchant
-    data: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, Any]
 
 
 class _Platform:
@@ -251,17 +262,28 @@ class _Platform:
             for t in ("invoices", "charges", "refunds", "payouts", "events", "idempotency_keys")
         }
         self.invoice_count: dict[str, int] = {}
+        self.today = ctx.now.date()
+        self.keyed_since = ctx.now - dt.timedelta(days=KEYED_DAYS)
+        days: list[dt.datetime] = []
+        day = self.start.replace(hour=6, minute=0, second=0, microsecond=0)
+        while day < self.now:
+            days.append(day)
+            day += dt.timedelta(days=1)
+        self.weekdays = {wd: [d for d in days if d.weekday() == wd] for wd in range(5)}
+        """The mornings of the history on each weekday (Monday to Friday)."""
+        self.firsts = [d for d in days if d.day == 1]
+        """The mornings of the history on the 1st of a month."""
 
     # ------------------------------------------------------------------ planning
     def add_merchant(self, mid: str) -> None:
         rng, fake = self.rng, self.fake
-        category = rng.choice(sorted(CATEGORIES))
+        category = rng.choice(CATEGORY_NAMES)
         patterns, _ = CATEGORIES[category]
         last, last2 = fake.last_name(), fake.last_name()
         name = rng.choice(patterns).format(last=last, last2=last2, city=rng.choice(CITIES))
         slug = "".join(ch for ch in name.lower() if ch.isalnum())[:40]
-        country, currency = _weighted(rng, [((c, cur), w) for c, cur, w in COUNTRIES])
-        domain = f"{slug}.{'com' if country == 'US' else {'GB': 'co.uk', 'DE': 'de', 'IE': 'ie'}[country]}"
+        country, currency = COUNTRY.pick(rng)
+        domain = f"{slug}.{TLDS[country]}"
         paused = rng.random() < 0.17
         merchant = _Merchant(
             id=mid,
@@ -302,12 +324,12 @@ class _Platform:
     def add_customer(self, merchant: _Merchant) -> None:
         rng, fake = self.rng, self.fake
         name = f"{fake.first_name()} {fake.last_name()}"
-        local = "".join(ch for ch in name.lower().replace(" ", ".") if ch.isalnum() or ch == ".")
+        local = "".join([ch for ch in name.lower().replace(" ", ".") if ch.isalnum() or ch == "."])
         email = f"{local}@{fake.free_email_domain()}"
         taken = self.emails.setdefault(merchant.id, set())
         while email in taken:
             email = f"{local}{rng.randint(2, 99)}@{fake.free_email_domain()}"
-        today = self.now.date()
+        today = self.today
         customer = _Customer(
             id=f"cus_{len(self.customers) + 1:04d}",
             merchant_id=merchant.id,
@@ -316,15 +338,13 @@ class _Platform:
             created_at=_at(rng, self.start - dt.timedelta(days=rng.randint(-150, 400))),
         )
         if rng.random() >= 0.05:
-            customer.card_brand = _weighted(rng, [("Visa", 55), ("Mastercard", 30), ("Amex", 15)])
+            customer.card_brand = CARD_BRAND.pick(rng)
             customer.card_last4 = f"{rng.randrange(10**4):04d}"
             months_ahead = -rng.randint(1, 5) if rng.random() < 0.1 else rng.randint(1, 48)
             year, month = divmod(today.year * 12 + today.month - 1 + months_ahead, 12)
             customer.card_exp_month, customer.card_exp_year = month + 1, year
             if months_ahead > 0 and rng.random() < 0.07:
-                customer.card_decline_code = rng.choice(
-                    ["insufficient_funds", "insufficient_funds", "do_not_honor", "lost_card"]
-                )
+                customer.card_decline_code = rng.choice(DECLINE_CODES)
         self.customers.append(customer)
         taken.add(email)
         start = max(customer.created_at, self.start)
@@ -338,7 +358,7 @@ class _Platform:
 
     def _act(self, at: dt.datetime, kind: str, merchant: _Merchant, **data: Any) -> None:
         if at < self.now:
-            self.actions.append(_Action(at, len(self.actions), kind, merchant, data))
+            self.actions.append(_Action(at, kind, merchant, data))
 
     def plan_invoice(self, merchant: _Merchant, customer: _Customer, at: dt.datetime) -> None:
         rng = self.rng
@@ -391,8 +411,8 @@ class _Platform:
                 decline="card_declined",
                 full=True,
             )
-        if rng.random() < 0.15 and amount >= Decimal(20):
-            part = (amount * Decimal(rng.randint(30, 70)) / 100).quantize(Decimal(1))
+        if rng.random() < 0.15 and amount >= TWENTY:
+            part = (amount * Decimal(rng.randint(30, 70)) / 100).quantize(ONE)
             later = pay + dt.timedelta(days=rng.randint(7, 30))
             charges = [(pay, part, False), (later, amount - part, False)]
         else:
@@ -412,9 +432,7 @@ class _Platform:
             if rng.random() < 0.14:
                 share = 100 if rng.random() < 0.4 else rng.randint(10, 60)
                 refund = (value * share / 100).quantize(CENT)
-                reason = _weighted(
-                    rng, [("requested_by_customer", 70), ("duplicate", 15), ("fraudulent", 15)]
-                )
+                reason = REFUND_REASON.pick(rng)
                 self._act(
                     when + dt.timedelta(days=rng.randint(1, 40), minutes=11),
                     "refund",
@@ -427,11 +445,8 @@ class _Platform:
     def plan_payouts(self, merchant: _Merchant) -> None:
         """Automatic payouts, weekly on one weekday or monthly on the 1st."""
         weekly, weekday = self.rng.random() < 0.7, self.rng.randrange(5)
-        day = self.start.replace(hour=6, minute=0, second=0, microsecond=0)
-        while day < self.now:
-            if (weekly and day.weekday() == weekday) or (not weekly and day.day == 1):
-                self._act(day, "payout", merchant, share=self.rng.randint(60, 90))
-            day += dt.timedelta(days=1)
+        for day in self.weekdays[weekday] if weekly else self.firsts:
+            self._act(day, "payout", merchant, share=self.rng.randint(60, 90))
 
     def add_endpoint(self, merchant: _Merchant) -> None:
         rng = self.rng
@@ -468,8 +483,15 @@ class _Platform:
     # ------------------------------------------------------------------ replay
     def replay(self) -> None:
         """Apply the planned actions in time order, as the live tools would."""
-        for act in sorted(self.actions, key=lambda a: (a.at, a.order)):
-            getattr(self, f"_do_{act.kind}")(act)
+        steps: dict[str, Callable[[_Action], None]] = {
+            "invoice": self._do_invoice,
+            "void": self._do_void,
+            "charge": self._do_charge,
+            "refund": self._do_refund,
+            "payout": self._do_payout,
+        }
+        for act in sorted(self.actions, key=attrgetter("at")):  # stable: planned order on ties
+            steps[act.kind](act)
 
     def _event(
         self,
@@ -491,17 +513,17 @@ class _Platform:
                 "amount": amount,
                 "summary": summary,
                 "created_at": at or act.at,
-                "order": len(self.rows["events"]),
             }
         )
 
     def _key(self, act: _Action, tool: str, params: dict[str, Any], object_id: str) -> str | None:
         """Sometimes record the idempotency key a merchant's integration sent."""
-        if act.at < self.now - dt.timedelta(days=KEYED_DAYS) or self.rng.random() >= 0.3:
+        if act.at < self.keyed_since or self.rng.random() >= 0.3:
             return None
-        key = f"{tool.split('_')[-1][:3]}-{self.rng.getrandbits(40):010x}"
+        kind = tool.split("_")[-1][:3]
+        key = f"{kind}-{self.rng.getrandbits(40):010x}"
         while (act.merchant.id, key) in self.keys:
-            key = f"{tool.split('_')[-1][:3]}-{self.rng.getrandbits(40):010x}"
+            key = f"{kind}-{self.rng.getrandbits(40):010x}"
         self.keys.add((act.merchant.id, key))
         self.rows["idempotency_keys"].append(
             {
@@ -670,10 +692,10 @@ class _Platform:
     def _do_payout(self, act: _Action) -> None:
         m = act.merchant
         paused = self.paused_since.get(m.id)
-        if (paused is not None and act.at >= paused) or m.balance < Decimal(1):
+        if (paused is not None and act.at >= paused) or m.balance < ONE:
             return
         # A rolling reserve stays behind to cover refunds.
-        amount = (m.balance * act.data["share"] / 100).quantize(Decimal(1))
+        amount = (m.balance * act.data["share"] / 100).quantize(ONE)
         if amount < 1:
             return
         pid = f"po_{len(self.rows['payouts']) + 1:05d}"
@@ -705,36 +727,38 @@ class _Platform:
     # ------------------------------------------------------------------ writing
     def write(self, ctx: SampleContext) -> None:
         """Number the events in time order, work out the deliveries, insert everything."""
-        events = sorted(self.rows["events"], key=lambda e: (e["created_at"], e["order"]))
+        # stable: events of the same time stay in the order they were recorded
+        events = sorted(self.rows["events"], key=itemgetter("created_at"))
         for seq, e in enumerate(events, start=1):
             e["seq"], e["id"] = seq, f"evt_{seq:05d}"
-            del e["order"]
         times = [e["created_at"] for e in events]
         by_merchant: dict[str, list[dict[str, Any]]] = {}
         for e in events:
             by_merchant.setdefault(e["merchant_id"], []).append(e)
         made = sorted(self.endpoints, key=lambda x: (x[1], x[0].merchant_id, x[0].url))
-        deliveries: list[dict[str, Any]] = []
+        sent: list[tuple[int, str, dict[str, Any], _Endpoint]] = []  # seq, endpoint id
         for n, (ep, created, disabled) in enumerate(made, start=1):
             ep.id = f"we_{n:04d}"
             ep.first_seq = bisect.bisect_left(times, created) + 1
             ep.last_seq = None if disabled is None else bisect.bisect_left(times, disabled)
-            for e in by_merchant.get(ep.merchant_id, []):
+            mine = by_merchant.get(ep.merchant_id, [])
+            # a merchant's events are in seq order: skip those before the endpoint existed
+            for e in mine[bisect.bisect_left(mine, ep.first_seq, key=itemgetter("seq")) :]:
                 if receives(ep, e["type"], e["seq"]):
-                    deliveries.append(
-                        {
-                            "event_id": e["id"],
-                            "endpoint_id": ep.id,
-                            "status": delivery_status(ep.response_code),
-                            "response_code": ep.response_code,
-                            "attempted_at": e["created_at"] + dt.timedelta(seconds=2),
-                            "seq": e["seq"],
-                        }
-                    )
-        deliveries.sort(key=lambda d: (d["seq"], d["endpoint_id"]))
-        for n, d in enumerate(deliveries, start=1):
-            d["id"] = f"whd_{n:06d}"
-            del d["seq"]
+                    sent.append((e["seq"], ep.id, e, ep))
+        sent.sort(key=itemgetter(0, 1))
+        after = dt.timedelta(seconds=2)
+        deliveries = [
+            {
+                "id": f"whd_{n:06d}",
+                "event_id": e["id"],
+                "endpoint_id": ep.id,
+                "status": delivery_status(ep.response_code),
+                "response_code": ep.response_code,
+                "attempted_at": e["created_at"] + after,
+            }
+            for n, (_, _, e, ep) in enumerate(sent, start=1)
+        ]
         for model, rows in (
             (Customer, self.customers),
             (Merchant, self.merchants),
@@ -748,10 +772,6 @@ class _Platform:
             (IdempotencyKey, self.rows["idempotency_keys"]),
         ):
             ctx.insert(rows, into=model)
-
-
-def _weighted(rng: Random, choices: list[tuple[Any, int]]) -> Any:
-    return rng.choices([c for c, _ in choices], weights=[w for _, w in choices])[0]
 
 
 def _amount(rng: Random, lo: int, hi: int, whole: bool) -> Decimal:
