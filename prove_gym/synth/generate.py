@@ -464,7 +464,8 @@ class Conversation:
         if isinstance(outcome, str):
             return outcome
         self._resegment()
-        if self.known is not None and self.known.near_duplicate(self._features()):
+        self.features = self._features()
+        if self.known is not None and self.known.near_duplicate(self.features):
             return "near_duplicate"  # as the collector would find it: no text, no replay
         state = self.session.snapshot()
         recorded = (state, _HASHER.session_hash(self.session, state))
@@ -629,6 +630,11 @@ class Conversation:
                 return "requeued"
         return f"noop_write:{step.name}" if noop else f"step_failed:{step.name}"
 
+    def _within_error_rate(self, failed: int, calls: int) -> bool:
+        """Whether a gold whose ``calls`` include ``failed`` failing ones is kept
+        (``max_error_rate``)."""
+        return not calls or failed / calls <= self.cfg.max_error_rate
+
     def _gives_up(self, step: PlannedStep, result: ToolResult) -> bool:
         """Whether the gold gives up this failed call (see ``SynthConfig.give_up_rate``).
 
@@ -642,7 +648,7 @@ class Conversation:
         """
         if (
             not self.cfg.give_up_rate
-            or 1 / (len(self.done) + 1) > self.cfg.max_error_rate
+            or not self._within_error_rate(1, len(self.done) + 1)
             or result.error_kind not in GIVE_UP_KINDS
             or self.level == "missing"
             or self.hidden is not None
@@ -910,14 +916,13 @@ class Conversation:
         # the gold's calls and failed calls so far: a shown attempt adds one of each
         calls = sum(d.executed for d in done)
         failed = sum(d.given_up for d in done)
-        max_rate = self.cfg.max_error_rate
         for i, d in enumerate(done):
             if not d.executed or d.failed is None:
                 continue
             if any(done[j].segment != d.segment for j in d.repairs):
                 continue
             draw = stable_int("recover", self.cid, i) % 1_000_000 / 1_000_000
-            if draw < self.cfg.recovery_rate and (failed + 1) / (calls + 1) <= max_rate:
+            if draw < self.cfg.recovery_rate and self._within_error_rate(failed + 1, calls + 1):
                 out[i] = min(d.repairs, default=i)
                 calls, failed = calls + 1, failed + 1
         return out
@@ -1084,7 +1089,7 @@ class Conversation:
         )
         # the paper's filter: the share of the gold's calls that fail (an empty result is
         # no failure); the draws made while searching for arguments are not the gold's
-        if results and sum(not r.ok for r in results) / len(results) > cfg.max_error_rate:
+        if not self._within_error_rate(sum(not r.ok for r in results), len(results)):
             return "error_rate"
         # the canonical form: what a reader of the JSON gets (schema key order included)
         task = Task.from_json(task.to_json())
@@ -1107,7 +1112,7 @@ class Conversation:
                 ((d.name, d.args) for d in done), asked, values=cfg.dedup == "values"
             )
         else:
-            feats = self._features()
+            feats = self.features
         return Candidate(task, feats)
 
     def _features(self) -> frozenset[str]:
