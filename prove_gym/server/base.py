@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session as OrmSession
 from sqlalchemy.pool import NullPool
 from sqlalchemy.schema import CreateIndex, CreateTable
 
+from prove_gym.server.gc_tuning import rare_collections
 from prove_gym.server.sql import Sql
 from prove_gym.server.state import (
     MAX_STATE_SIZE,
@@ -513,29 +514,30 @@ class Server:
         if not 1 <= size <= MAX_STATE_SIZE:
             raise ValueError(f"size must be from 1 to {MAX_STATE_SIZE}, got {size}")
         now = self.now_for(seed)
-        conn = self.connect()
-        try:
-            create_schema(conn, self.base.metadata)
-            create_change_log(conn.connection.dbapi_connection, self.base.metadata)  # type: ignore[arg-type]
-            with OrmSession(bind=conn, expire_on_commit=False) as db:
-                key = stable_int("sample", self.name, seed, size)
-                ctx = SampleContext(
-                    db=db,
-                    rng=random.Random(key),
-                    fake=_seeded_faker(key),
-                    size=size,
-                    now=now,
-                    seed=seed,
-                )
-                self.sampler(ctx)
-                db.commit()
-            raw = cast(sqlite3.Connection, conn.connection.dbapi_connection)
-            install_change_log(raw, self.base.metadata, template_key(self.name, seed, size))
-            raw.commit()
-            data = raw.serialize()
-            layout = schema_layout(raw)
-        finally:
-            conn.close()
+        with rare_collections():  # a sampler allocates tens of thousands of objects
+            conn = self.connect()
+            try:
+                create_schema(conn, self.base.metadata)
+                create_change_log(conn.connection.dbapi_connection, self.base.metadata)  # type: ignore[arg-type]
+                with OrmSession(bind=conn, expire_on_commit=False) as db:
+                    key = stable_int("sample", self.name, seed, size)
+                    ctx = SampleContext(
+                        db=db,
+                        rng=random.Random(key),
+                        fake=_seeded_faker(key),
+                        size=size,
+                        now=now,
+                        seed=seed,
+                    )
+                    self.sampler(ctx)
+                    db.commit()
+                raw = cast(sqlite3.Connection, conn.connection.dbapi_connection)
+                install_change_log(raw, self.base.metadata, template_key(self.name, seed, size))
+                raw.commit()
+                data = raw.serialize()
+                layout = schema_layout(raw)
+            finally:
+                conn.close()
         template = StateTemplate(server=self.name, seed=seed, size=size, now=now, data=data)
         template.__dict__["_layout"] = layout  # what StateTemplate.layout would compute
         return template

@@ -38,17 +38,15 @@ what no offered tool does, so the gold makes no call.
 
 from __future__ import annotations
 
-import gc
 import random
 import re
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from prove_gym.registry import Registry, get_registry
 from prove_gym.server.base import Server, stable_int
+from prove_gym.server.gc_tuning import rare_collections
 from prove_gym.server.result import ToolResult
 from prove_gym.server.session import Session
 from prove_gym.server.tool import ToolSpec
@@ -242,26 +240,8 @@ def run_block(
     ``view`` is what the collector had kept when the block started (see :class:`View`;
     none: nothing yet). The result is a function of the arguments alone.
     """
-    with _rare_collections():
+    with rare_collections():
         return _run_block(cfg, server, block, view or View(), registry or get_registry())
-
-
-@contextmanager
-def _rare_collections() -> Iterator[None]:
-    """Run with a young generation of 20,000 allocations for the cyclic GC (CPython: 700).
-
-    A process that synthesizes keeps thousands of objects alive (states' entity
-    listings, sessions, the tasks kept), and each full collection walks all of them:
-    at the default, full collections were 7% of a run's CPU. Cycles are still
-    collected, in fewer, larger passes; the peak memory of a 6,000-task run was the
-    same. The thresholds are put back afterwards.
-    """
-    before = gc.get_threshold()
-    gc.set_threshold(20_000, *before[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 def _run_block(
