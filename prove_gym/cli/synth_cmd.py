@@ -88,7 +88,7 @@ def add_parser(sub: Any) -> None:
         type=int,
         default=d.state_blocks,
         help="consecutive blocks of a server that share their fresh states (default 1: "
-        "each its own; 4 takes a third less CPU, with about 420 states in 13.5K tasks)",
+        "each its own; 4 takes a third less CPU, with about 400 states in 13.5K tasks)",
     )
     g.add_argument(
         "--sizes",
