@@ -35,8 +35,8 @@ class SynthConfig:
             Not in the paper.
         block_states: Fresh states each block samples for its tasks (seeds >= 100,000
             drawn from ``(seed, server, group)``, sizes from ``sizes``; see
-            ``state_blocks`` for the group), so a large run sees hundreds of distinct
-            initial states while each is still sampled once per process. Only the
+            ``state_blocks`` for the group), so a large run sees a thousand and more
+            distinct initial states while each is still sampled once per process. Only the
             primary server's state is sampled: distractor servers lend their schemas and
             are not in the task's state hash. 0 uses the pool only. Not in the paper.
         state_blocks: Blocks that share the same block states, after a server's first

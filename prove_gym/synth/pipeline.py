@@ -131,7 +131,6 @@ class _Collector:
         self.yields: dict[str, list[int]] = {s: [] for s in servers}
         self.targets = {s: mix_targets(cfg, q) for s, q in self.quota.items()}
         self.mix: dict[str, Counter[str]] = {s: Counter() for s in servers}
-        self.kept_features: dict[str, list[frozenset[str]]] = {s: [] for s in servers}
         # per server, before block k was absorbed: how many tasks were kept, and the mix
         self.history: dict[str, list[tuple[int, Counter[str]]]] = {
             s: [(0, Counter())] for s in servers
@@ -175,7 +174,6 @@ class _Collector:
                 continue
             self.mix[server][kind] += 1
             self.dedup[server].add(outcome.features)
-            self.kept_features[server].append(outcome.features)
             self.kept[server].append(self._number(outcome, len(self.kept[server])))
         gained = len(self.kept[server]) - before
         self.yields[server].append(gained)
@@ -198,7 +196,7 @@ class _Collector:
         full = frozenset(
             k for k in MIX_KINDS if mix[k] >= targets[k] and block < self.max_blocks[server] // 2
         )
-        return View(tuple(self.kept_features[server][:n_kept]), full)
+        return View(self.dedup[server].first(n_kept), full)
 
     def _number(self, cand: Candidate, k: int) -> Task:
         task = cand.task

@@ -331,6 +331,10 @@ class DedupIndex:
                 return True
         return False
 
+    def first(self, n: int) -> tuple[frozenset[str], ...]:
+        """The first ``n`` sets added, in the order they were added."""
+        return tuple(self._sets[:n])
+
     def add(self, feats: frozenset[str]) -> None:
         i = len(self._sets)
         self._sets.append(feats)
