@@ -7,11 +7,13 @@ import hashlib
 import random
 import sqlite3
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
+from types import MethodType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from sqlalchemy import MetaData, Table, create_engine, inspect
@@ -21,7 +23,7 @@ from sqlalchemy.pool import NullPool
 from sqlalchemy.schema import CreateIndex, CreateTable
 
 from prove_gym.server.gc_tuning import rare_collections
-from prove_gym.server.sql import Sql
+from prove_gym.server.sql import DIALECT, Sql
 from prove_gym.server.state import (
     MAX_STATE_SIZE,
     StateTemplate,
@@ -148,10 +150,28 @@ def create_schema(conn: Connection, metadata: MetaData) -> None:
     (``MetaData.create_all`` visits a table's indexes in the order of a Python set, which
     follows memory addresses: the schema's pages came out in another order per process.)
     """
-    for table in metadata.sorted_tables:
-        conn.execute(CreateTable(table))
-        for index in sorted(table.indexes, key=lambda i: str(i.name)):
-            conn.execute(CreateIndex(index))
+    raw = conn.connection.dbapi_connection
+    assert raw is not None
+    for statement in _schema_statements(metadata):
+        raw.execute(statement)
+
+
+_schema_sql: weakref.WeakKeyDictionary[MetaData, tuple[int, tuple[str, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _schema_statements(metadata: MetaData) -> tuple[str, ...]:
+    """:func:`create_schema`'s statements, compiled once per schema (each state runs them)."""
+    cached = _schema_sql.get(metadata)
+    if cached is None or cached[0] != len(metadata.tables):
+        statements = []
+        for table in metadata.sorted_tables:
+            statements.append(str(CreateTable(table).compile(dialect=DIALECT)))
+            for index in sorted(table.indexes, key=lambda i: str(i.name)):
+                statements.append(str(CreateIndex(index).compile(dialect=DIALECT)))
+        cached = _schema_sql[metadata] = (len(metadata.tables), tuple(statements))
+    return cached[1]
 
 
 _InsertPlan = tuple[Table, list[tuple[str, str, Any]]]
@@ -207,12 +227,42 @@ class EntitySource:
 _faker_local = threading.local()
 
 
+def _random_elements(
+    provider: Any,
+    elements: Any = ("a", "b", "c"),
+    length: int | None = None,
+    unique: bool = False,
+    use_weighting: bool | None = None,
+) -> Sequence[Any]:
+    """Faker's ``BaseProvider.random_elements``, with a weighted draw's sums made once.
+
+    Faker's weighted pools (first and last names, name formats) are ordered dicts of
+    thousands of weights, and each ``first_name()`` adds them all up again (``choices``
+    with ``weights``), most of a sampler's time in Faker. Drawing with the cumulative
+    weights, summed once per pool by the same ``accumulate``, takes the same single
+    ``random()`` and gives the same value; every other kind of draw is Faker's own.
+    """
+    weighted = (
+        getattr(provider, "__use_weighting__", True) if use_weighting is None else use_weighting
+    )
+    if unique or length is None or not weighted or type(elements) is not OrderedDict:
+        return type(provider).random_elements(provider, elements, length, unique, use_weighting)
+    cached = elements.__dict__.get("_prove_cumulative")
+    if cached is None or len(cached[0]) != len(elements):
+        cached = (tuple(elements), list(accumulate(elements.values())))
+        elements.__dict__["_prove_cumulative"] = cached
+    keys, cumulative = cached
+    return provider.generator.random.choices(keys, cum_weights=cumulative, k=length)
+
+
 def _seeded_faker(seed: int) -> Faker:
     from faker import Faker
 
     fake = getattr(_faker_local, "fake", None)
     if fake is None:
         fake = _faker_local.fake = Faker("en_US")
+        for provider in fake.get_providers():
+            provider.random_elements = MethodType(_random_elements, provider)
     fake.seed_instance(seed)
     fake.unique.clear()  # unique values must not leak from one sampled state into the next
     return fake
