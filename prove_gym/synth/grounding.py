@@ -299,7 +299,7 @@ class Lessons:
                 for f, fv in rec.items():
                     if f == id_field or isinstance(fv, dict | list | bool) or fv is None:
                         continue
-                    if re.search(rf"(?<![\w-]){re.escape(str(fv))}(?![\w-])", message):
+                    if _names(message, str(fv)):
                         self.avoid.setdefault(key, set()).add((f, str(fv)))
                         others = {str(r.get(f)) for r in index.records(entity.name)}
                         for q in quoted - {str(fv)}:
@@ -310,12 +310,44 @@ class Lessons:
     def fit(self, tool: str, param: str, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """``records`` without those the lessons rule out, preferred ones first if any."""
         key = (tool, param)
-        avoid, prefer = self.avoid.get(key, set()), self.prefer.get(key, set())
-        out = [r for r in records if not any(str(r.get(f)) == v for f, v in avoid)]
-        out = out or list(records)
+        avoid, prefer = self.avoid.get(key), self.prefer.get(key)
+        out = list(records)
+        if avoid:
+            out = [r for r, hit in zip(out, _hits(out, avoid), strict=True) if not hit] or out
         if prefer:
-            out = [r for r in out if any(str(r.get(f)) == v for f, v in prefer)] or out
+            out = [r for r, hit in zip(out, _hits(out, prefer), strict=True) if hit] or out
         return out
+
+
+def _names(message: str, text: str) -> bool:
+    """Whether ``message`` holds ``text`` as a whole token: no word character or ``-`` on
+    either side (the regex ``(?<![\\w-])text(?![\\w-])``, without compiling one per value).
+    """
+    end = len(text)
+    at = message.find(text)
+    while at >= 0:
+        if (at == 0 or not _joins(message[at - 1])) and (
+            at + end == len(message) or not _joins(message[at + end])
+        ):
+            return True
+        at = message.find(text, at + 1)
+    return False
+
+
+def _joins(ch: str) -> bool:
+    """Whether ``ch`` continues a token: a word character (``\\w``) or ``-``."""
+    return ch.isalnum() or ch == "_" or ch == "-"
+
+
+def _hits(records: Sequence[Mapping[str, Any]], pairs: set[tuple[str, str]]) -> list[bool]:
+    """For each record, whether some (field, text) of ``pairs`` is its field, as text."""
+    by_field: dict[str, set[str]] = {}
+    for f, v in pairs:
+        by_field.setdefault(f, set()).add(v)
+    hits = [False] * len(records)
+    for f, texts in by_field.items():
+        hits = [hit or str(r.get(f)) in texts for hit, r in zip(hits, records, strict=True)]
+    return hits
 
 
 @dataclass
@@ -392,17 +424,15 @@ class Grounder:
                 if value is not None and not isinstance(value, dict | list):
                     here.setdefault(f, value)
         context = {**d.context, **here}
-        fields = [f for f in fields if f in context]
-        if not fields:
+        wanted = [(f, str(context[f])) for f in fields if f in context]
+        if not wanted:
             return list(records)
         return [
             r
             for r in records
             if all(
-                r.get(f) is None
-                or isinstance(r.get(f), dict | list)
-                or str(r[f]) == str(context[f])
-                for f in fields
+                (value := r.get(f)) is None or isinstance(value, dict | list) or str(value) == text
+                for f, text in wanted
             )
         ]
 

@@ -14,7 +14,7 @@ import prove_gym
 from prove_gym import Task, Workspace
 from prove_gym.synth import SynthConfig, SynthResult, synthesize
 from prove_gym.synth.chains import is_secret_kind, is_secret_param
-from prove_gym.synth.grounding import coerce, extract_ids, message_hints, plural_names
+from prove_gym.synth.grounding import _names, coerce, extract_ids, message_hints, plural_names
 
 
 @functools.lru_cache(maxsize=64)
@@ -138,3 +138,13 @@ def test_error_messages_suggest_arguments_for_the_tools_they_name() -> None:
         "gear": "park"
     }
     assert message_hints("Nothing about it here.", shift) == {}
+
+
+_TOKEN_TEXT = st.text(st.sampled_from(list("ab1_- .'é²\u0301٣")), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(message=_TOKEN_TEXT | st.text(max_size=12), value=_TOKEN_TEXT | st.text(max_size=3))
+def test_a_value_is_named_as_the_token_regex_finds_it(message: str, value: str) -> None:
+    pattern = rf"(?<![\w-]){re.escape(value)}(?![\w-])"
+    assert _names(message, value) == bool(re.search(pattern, message))
