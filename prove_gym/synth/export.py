@@ -75,16 +75,18 @@ class PromptRenderer:
         return opening_messages(task, self.format, tools, instructions)
 
 
-def openrlhf_row(task: Task, renderer: PromptRenderer) -> dict[str, Any]:
-    """``{"prompt": [system, user], "label": <task JSON>}`` for OpenRLHF's agent mode."""
-    return {"prompt": renderer.messages(task), "label": task.to_json()}
+def openrlhf_row(task: Task, renderer: PromptRenderer, text: str) -> dict[str, Any]:
+    """``{"prompt": [system, user], "label": <task JSON>}`` for OpenRLHF's agent mode
+    (``text``: ``task.to_json()``, made once for every file that carries it)."""
+    return {"prompt": renderer.messages(task), "label": text}
 
 
-def trl_row(task: Task) -> dict[str, Any]:
-    """``{"prompt": [user], "task": <task JSON>, "environment": <primary>}`` for TRL environments."""
+def trl_row(task: Task, text: str) -> dict[str, Any]:
+    """``{"prompt": [user], "task": <task JSON>, "environment": <primary>}`` for TRL environments
+    (``text``: ``task.to_json()``)."""
     return {
         "prompt": [{"role": "user", "content": task.turns[0].user}],
-        "task": task.to_json(),
+        "task": text,
         "environment": task.server,
     }
 
@@ -131,12 +133,16 @@ def write_dataset(
     renderer = PromptRenderer(format, registry)
     for split, suffix in (("train", ""), ("test", ".test")):
         tasks = training_order(result.split(split), result.config.seed)
-        _write_lines(out / f"{split}.jsonl", (t.to_json() for t in tasks))
+        texts = [t.to_json() for t in tasks]
+        _write_lines(out / f"{split}.jsonl", texts)
         _write_lines(
             out / f"openrlhf{suffix}.jsonl",
-            (_dumps(openrlhf_row(t, renderer)) for t in tasks),
+            (_dumps(openrlhf_row(t, renderer, x)) for t, x in zip(tasks, texts, strict=True)),
         )
-        _write_lines(out / f"trl{suffix}.jsonl", (_dumps(trl_row(t)) for t in tasks))
+        _write_lines(
+            out / f"trl{suffix}.jsonl",
+            (_dumps(trl_row(t, x)) for t, x in zip(tasks, texts, strict=True)),
+        )
     report = build_report(result, registry)
     (out / "report.json").write_text(
         json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"

@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections import Counter
@@ -321,10 +322,8 @@ class DedupIndex:
         """True when some kept set is at least ``threshold`` similar to ``feats``."""
         if not feats:
             return any(not s for s in self._sets)
-        shared: Counter[int] = Counter()
-        for f in feats:
-            for i in self._postings.get(f, ()):
-                shared[i] += 1
+        # Counter counts an iterable in C: the postings of common features are long
+        shared = Counter(itertools.chain.from_iterable(self._postings.get(f, ()) for f in feats))
         for i, inter in shared.items():
             union = len(feats) + len(self._sets[i]) - inter
             if inter / union >= self.threshold:
