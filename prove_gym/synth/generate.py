@@ -810,9 +810,10 @@ class Conversation:
         """Whether i's result or the final state changes without j before i (see above)."""
         executed = self._succeeded()
         original = self._outcome(executed)
-        # only i's result is compared here: the state without j is never hashed
-        without = self._outcome([k for k in executed if k != j], final_hash=False)
-        if without[0].get(i) != original[0][i]:
+        # only i's result is compared here: the steps after i are not run, nor is the
+        # state without j hashed
+        without = [k for k in executed if k != j]
+        if self._outcome(without[: without.index(i) + 1], final_hash=False)[0][i] != original[0][i]:
             return True
         swapped = [i if k == j else j if k == i else k for k in executed]
         exchanged = self._outcome(swapped)
