@@ -608,6 +608,13 @@ class Server:
                 self._templates.popitem(last=False)
         return tpl
 
+    def forget(self, seed: int = 0, size: int | None = None) -> None:
+        """Drop the cached state of (seed, size), if any: for a caller that knows it will not
+        come back to it (a later :meth:`template` samples it again, to the same bytes)."""
+        size = self.default_size if size is None else size
+        with self._lock:
+            self._templates.pop((seed, size), None)
+
     def session(self, seed: int = 0, size: int | None = None) -> Session:
         """A new isolated session starting from the (cached) state of ``seed``."""
         from prove_gym.server.session import Session

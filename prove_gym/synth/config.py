@@ -239,14 +239,20 @@ class SynthConfig:
         A server's first :data:`OWN_STATE_BLOCKS` blocks each have their own; after
         them, every ``state_blocks`` consecutive blocks share theirs.
         """
-        group = block
-        if block >= OWN_STATE_BLOCKS:
-            group = OWN_STATE_BLOCKS + (block - OWN_STATE_BLOCKS) // self.state_blocks
-        rng = random.Random(stable_int("synth-states", self.seed, server, group))
+        rng = random.Random(stable_int("synth-states", self.seed, server, self._state_group(block)))
         return [
             (BLOCK_SEED_BASE + rng.randrange(10**9), self.size or rng.choice(self.sizes))
             for _ in range(self.block_states)
         ]
+
+    def last_block_of_states(self, block: int) -> bool:
+        """Whether no later block shares ``block``'s fresh states (:meth:`block_state_list`)."""
+        return self._state_group(block + 1) != self._state_group(block)
+
+    def _state_group(self, block: int) -> int:
+        if block < OWN_STATE_BLOCKS:
+            return block
+        return OWN_STATE_BLOCKS + (block - OWN_STATE_BLOCKS) // self.state_blocks
 
     def is_test_seed(self, seed: int) -> bool:
         """Whether tasks of this state seed belong to the test split."""

@@ -104,6 +104,11 @@ def entity_index(session: Session) -> EntityIndex:
     return index
 
 
+def forget_entity_index(server: str, seed: int, size: int) -> None:
+    """Drop the cached :class:`EntityIndex` of a state no later work will ground in."""
+    _INDEXES.pop((server, seed, size), None)
+
+
 def plural_names(key: str) -> tuple[str, ...]:
     """Field names that hold lists of ``key`` values: ``account_id`` -> accounts, account_ids.
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import prove_gym
 from prove_gym.synth import SynthConfig, SynthResult, synthesize
 from prove_gym.synth.config import OWN_STATE_BLOCKS
-from prove_gym.synth.generate import ABSTENTION_MARGIN, abstention_due
+from prove_gym.synth.generate import ABSTENTION_MARGIN, abstention_due, run_block
 from prove_gym.synth.pipeline import MIX_KINDS, mix_kind, mix_targets, quotas
 
 
@@ -214,6 +214,31 @@ def test_the_first_blocks_own_their_states_and_later_ones_share_them_in_groups(
     # with one block a group, every block samples its own (the rule before state_blocks)
     one = SynthConfig(seed=seed, block_states=block_states, state_blocks=1)
     assert [tuple(one.block_state_list("calendar", b)) for b in range(9)] == states[:9]
+    # a block is the last of its states exactly where the next block's differ
+    for b in range(39):
+        assert cfg.last_block_of_states(b) == (states[b + 1] != states[b])
+
+
+def test_a_block_forgets_its_states_once_no_later_block_shares_them() -> None:
+    """A state is dropped from the process's caches after its last block, and the block
+    that follows gives the same candidates from the state sampled again."""
+    registry = prove_gym.get_registry()
+    server = registry.get_server("calendar")
+    cfg = SynthConfig(servers=("calendar",), state_blocks=2, block_size=3)
+    b = OWN_STATE_BLOCKS  # b and b + 1 share their states
+    ((seed, size),) = cfg.block_state_list("calendar", b)
+    size = size or server.default_size
+    run_block(cfg, "calendar", b, registry=registry)
+    template = server.template(seed, size)
+    assert server.template(seed, size) is template  # kept for the next block
+    second = run_block(cfg, "calendar", b + 1, registry=registry)
+    again = server.template(seed, size)
+    assert again is not template and again.data == template.data  # forgotten; same bytes
+    server.forget(seed, size)
+    rerun = run_block(cfg, "calendar", b + 1, registry=registry)
+    assert [c.task.to_json() for c in rerun.candidates] == [
+        c.task.to_json() for c in second.candidates
+    ]
 
 
 def test_by_default_every_block_samples_states_of_its_own() -> None:
