@@ -7,7 +7,6 @@ import hashlib
 import random
 import sqlite3
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -142,6 +141,10 @@ class Weighted(Generic[_T]):
     def pick(self, rng: random.Random) -> _T:
         return rng.choices(self.values, cum_weights=self.cum_weights)[0]
 
+    def picks(self, rng: random.Random, k: int) -> list[_T]:
+        """``k`` draws with replacement, as ``rng.choices(values, weights, k=k)``."""
+        return rng.choices(self.values, cum_weights=self.cum_weights, k=k)
+
 
 def create_schema(conn: Connection, metadata: MetaData) -> None:
     """Create ``metadata``'s tables, then each table's indexes by name: the same statements
@@ -156,21 +159,17 @@ def create_schema(conn: Connection, metadata: MetaData) -> None:
         raw.execute(statement)
 
 
-_schema_sql: weakref.WeakKeyDictionary[MetaData, tuple[int, tuple[str, ...]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
 def _schema_statements(metadata: MetaData) -> tuple[str, ...]:
-    """:func:`create_schema`'s statements, compiled once per schema (each state runs them)."""
-    cached = _schema_sql.get(metadata)
+    """:func:`create_schema`'s statements, compiled once per schema (each state runs them;
+    cached in the metadata, as the state hash caches its queries)."""
+    cached: tuple[int, tuple[str, ...]] | None = metadata.info.get("prove_gym.schema_sql")
     if cached is None or cached[0] != len(metadata.tables):
         statements = []
         for table in metadata.sorted_tables:
             statements.append(str(CreateTable(table).compile(dialect=DIALECT)))
             for index in sorted(table.indexes, key=lambda i: str(i.name)):
                 statements.append(str(CreateIndex(index).compile(dialect=DIALECT)))
-        cached = _schema_sql[metadata] = (len(metadata.tables), tuple(statements))
+        cached = metadata.info["prove_gym.schema_sql"] = (len(metadata.tables), tuple(statements))
     return cached[1]
 
 
@@ -247,12 +246,10 @@ def _random_elements(
     )
     if unique or length is None or not weighted or type(elements) is not OrderedDict:
         return type(provider).random_elements(provider, elements, length, unique, use_weighting)
-    cached = elements.__dict__.get("_prove_cumulative")
-    if cached is None or len(cached[0]) != len(elements):
-        cached = (tuple(elements), list(accumulate(elements.values())))
-        elements.__dict__["_prove_cumulative"] = cached
-    keys, cumulative = cached
-    return provider.generator.random.choices(keys, cum_weights=cumulative, k=length)
+    pool: Weighted[Any] | None = elements.__dict__.get("_prove_weighted")
+    if pool is None or len(pool.values) != len(elements):
+        pool = elements.__dict__["_prove_weighted"] = Weighted(elements.items())
+    return pool.picks(provider.generator.random, length)
 
 
 def _seeded_faker(seed: int) -> Faker:
