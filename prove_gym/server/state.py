@@ -10,9 +10,9 @@ as the compact JSON ``[name, rows]``, rows by primary key (:func:`canonical_stat
 It runs at the end of every episode, so it is computed incrementally, row by row:
 
 - The template keeps a :class:`HashBase`: each table's canonical bytes and the hasher's
-  state before each table. The first time a table is found written in some copy, it
-  also keeps that table row by row (:class:`TableRows`: each row's primary key and where
-  its JSON starts in the table's bytes, in the order SQLite's ``ORDER BY`` gives).
+  state before each table, and from the same read, each table row by row
+  (:class:`TableRows`: each row's primary key and where its JSON starts in the table's
+  bytes, in the order SQLite's ``ORDER BY`` gives).
 - Triggers in the state's own database log every row written since the template: its
   primary key (before and after, for an update) in :data:`ROW_LOG`; the few tables no
   key orders exactly (no primary key, a nullable or collated one) by name in
@@ -145,7 +145,7 @@ class StateTemplate:
         if cached is None:
             conn = self.connect()
             try:
-                cached = HashBase.of(conn, metadata, source=self.data)
+                cached = HashBase.of(conn, metadata)
             finally:
                 conn.close()
             self.__dict__["_hash_base"] = cached  # frozen: a cache, not a field
@@ -161,45 +161,41 @@ class HashBase:
         chunks: Each table's canonical bytes (its name and rows as compact JSON).
         prefixes: The SHA-256 state before each table was fed in (copied, never updated).
         hexdigest: The hash of the whole state.
-        source: The state's serialised bytes, read again for :meth:`table_rows`.
+        rows: Row by row, each table whose written rows can be spliced into its chunk
+            (:meth:`TableRows.of`); a table not here is read again in full once written.
     """
 
     names: tuple[str, ...]
     chunks: tuple[bytes, ...]
     prefixes: tuple[Any, ...] = field(repr=False)
     hexdigest: str
-    source: bytes | None = field(default=None, repr=False, compare=False)
+    rows: Mapping[str, TableRows] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def of(
-        cls, conn: sqlite3.Connection, metadata: MetaData, *, source: bytes | None = None
-    ) -> HashBase:
+    def of(cls, conn: sqlite3.Connection, metadata: MetaData) -> HashBase:
+        """Read every table of ``conn`` once: its chunk, and its rows where they splice.
+
+        The rows come from the same read as the chunk, so the first write to a table
+        costs no second pass over it (the keys and offsets of a state of a few thousand
+        rows are a few tens of kilobytes).
+        """
         names = tuple(sorted(metadata.tables))
-        chunks = tuple(_table_chunk(conn, metadata, name) for name in names)
+        chunks: list[bytes] = []
+        spliceable: dict[str, TableRows] = {}
+        for name in names:
+            if _row_key(metadata.tables[name]) is None:
+                chunks.append(_table_chunk(conn, metadata, name))
+                continue
+            chunk, rows = TableRows.of(conn, metadata, name)
+            chunks.append(chunk)
+            if rows is not None:
+                spliceable[name] = rows
         digest = hashlib.sha256()
         prefixes = []
         for chunk in chunks:
             prefixes.append(digest.copy())
             digest.update(chunk)
-        return cls(names, chunks, tuple(prefixes), digest.hexdigest(), source)
-
-    def table_rows(self, metadata: MetaData, name: str) -> TableRows | None:
-        """Table ``name`` of this state row by row, built on first use (from :attr:`source`),
-        or ``None`` where rows cannot be spliced into it (see :meth:`TableRows.of`)."""
-        cache: dict[str, TableRows | None] = self.__dict__.setdefault("_table_rows", {})
-        if name in cache:
-            return cache[name]
-        rows = None
-        if self.source is not None and _row_key(metadata.tables[name]) is not None:
-            conn = sqlite3.connect(":memory:")
-            try:
-                conn.deserialize(self.source)
-                chunk = self.chunks[self.names.index(name)]
-                rows = TableRows.of(conn, metadata, name, chunk)
-            finally:
-                conn.close()
-        cache[name] = rows  # frozen: a cache, not a field; building twice in a race is harmless
-        return rows
+        return cls(names, tuple(chunks), tuple(prefixes), digest.hexdigest(), spliceable)
 
 
 @dataclass(frozen=True)
@@ -228,44 +224,44 @@ class TableRows:
 
     @classmethod
     def of(
-        cls, conn: sqlite3.Connection, metadata: MetaData, name: str, chunk: bytes
-    ) -> TableRows | None:
-        """Read table ``name`` of ``conn`` (whose canonical bytes are ``chunk``) row by row.
+        cls, conn: sqlite3.Connection, metadata: MetaData, name: str
+    ) -> tuple[bytes, TableRows | None]:
+        """Read table ``name`` of ``conn`` (a table with a :func:`_row_key`) row by row: its
+        canonical bytes, and the table as rows.
 
-        ``None`` unless the table has rows, the parts give back ``chunk`` exactly and each
-        key column holds values of one :data:`_KIND` that Python orders strictly as SQLite
-        did: then a row of the same kinds spliced in lands where ``ORDER BY`` puts it. A
-        table with another unique column is counted after each splice: an ``INSERT OR
-        REPLACE`` or ``UPDATE OR REPLACE`` clashing on it deletes the other row without
-        firing its delete trigger (SQLite's ``recursive_triggers`` is off).
+        The rows are ``None`` unless the table has rows and each key column holds values of
+        one :data:`_KIND` that Python orders strictly as SQLite did: then a row of the same
+        kinds spliced in lands where ``ORDER BY`` puts it. A table with another unique
+        column is counted after each splice: an ``INSERT OR REPLACE`` or ``UPDATE OR
+        REPLACE`` clashing on it deletes the other row without firing its delete trigger
+        (SQLite's ``recursive_triggers`` is off).
         """
         table = metadata.tables[name]
         pk = _row_key(table)
-        if pk is None:
-            return None
+        assert pk is not None
         columns = [c.name for c in table.columns]
         key_at = tuple(columns.index(c) for c in pk)
         fetched = conn.execute(_select_sql(metadata, name)).fetchall()
         head = json.dumps([name, []], separators=(",", ":"))[:-2]
-        rows = [_encode_row(row) for row in fetched]
-        if (head + ",".join(rows) + "]]").encode() != chunk:
-            return None
-        starts = [len(head)]
-        for row in rows:  # ASCII (ensure_ascii): as many bytes as characters
-            starts.append(starts[-1] + len(row) + 1)
+        rows = _encode_rows(fetched)
+        # the rows joined are exactly json.dumps([name, rows]): the same C encoder, options
+        chunk = (head + ",".join(rows) + "]]").encode()
         kinds: list[int] = []
         for at in key_at:
-            found = {_KIND.get(type(row[at]), -1) for row in fetched}
+            types = set(map(type, map(operator.itemgetter(at), fetched)))
+            found = {_KIND.get(t, -1) for t in types}
             if len(found) != 1 or -1 in found:  # an empty table is read again in full
-                return None
+                return chunk, None
             kinds.append(found.pop())
-        key_of = operator.itemgetter(*key_at)
-        keys = [key_of(row) for row in fetched]
-        if any(not a < b for a, b in itertools.pairwise(keys)):
-            return None
+        keys = list(map(operator.itemgetter(*key_at), fetched))
+        if not all(map(operator.lt, keys, itertools.islice(keys, 1, None))):
+            return chunk, None
+        # ASCII (ensure_ascii): as many bytes as characters; each row and its comma
+        lengths = map(operator.add, map(len, rows), itertools.repeat(1))
+        starts = list(itertools.accumulate(lengths, initial=len(head)))
         indexes = conn.execute(f'PRAGMA index_list("{name}")').fetchall()
         count_check = any(unique and origin != "pk" for _, _, unique, origin, _ in indexes)
-        return cls(name, chunk, starts, keys, key_at, tuple(kinds), count_check)
+        return chunk, cls(name, chunk, starts, keys, key_at, tuple(kinds), count_check)
 
     def spliced(
         self, conn: sqlite3.Connection, metadata: MetaData, logged: Collection[Key]
@@ -336,15 +332,17 @@ def _json_default(value: object) -> object:
     raise TypeError(f"unhashable column value {value!r}")
 
 
-def _row_encoder() -> Callable[[Any], str]:
-    """One row's canonical text, as :func:`json.dumps` writes it inside the table's list
-    (ASCII: ``ensure_ascii`` escapes the rest). Made once, with the C encoder that
-    ``json.dumps`` itself uses where there is one: ``JSONEncoder.encode`` builds it anew
-    at each call, which costs most of a short row's time."""
+def _row_encoder() -> Callable[[Any, int], Any]:
+    """The encoder of one row's canonical text, as :func:`json.dumps` writes it inside
+    the table's list (ASCII: ``ensure_ascii`` escapes the rest): called with the row and
+    0, it gives the text in pieces. Made once, with the C encoder that ``json.dumps``
+    itself uses where there is one: ``JSONEncoder.encode`` builds it anew at each call,
+    which costs most of a short row's time."""
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # pragma: no cover - CPython has the C encoder
-        return json.JSONEncoder(separators=(",", ":"), default=_json_default).encode
-    encode = make(
+        plain = json.JSONEncoder(separators=(",", ":"), default=_json_default).encode
+        return lambda row, _indent: (plain(row),)
+    return make(
         None,
         _json_default,
         json.encoder.encode_basestring_ascii,
@@ -355,10 +353,20 @@ def _row_encoder() -> Callable[[Any], str]:
         False,
         True,
     )
-    return lambda row: "".join(encode(row, 0))
 
 
-_encode_row = _row_encoder()
+_row_pieces = _row_encoder()
+
+
+def _encode_row(row: Any) -> str:
+    """One row's canonical text (see :func:`_row_encoder`)."""
+    return "".join(_row_pieces(row, 0))
+
+
+def _encode_rows(rows: list[Any]) -> list[str]:
+    """Each row's canonical text, the loop in C (no Python frame per row)."""
+    return list(map("".join, map(_row_pieces, rows, itertools.repeat(0))))
+
 
 _KIND = {int: 1, float: 1, str: 2, bytes: 3}
 """Python orders two values of one kind as SQLite's ``ORDER BY`` (binary collation) does:
@@ -432,7 +440,7 @@ def _spliced(
 ) -> list[bytes | memoryview] | None:
     """Table ``name``'s canonical bytes in pieces (:meth:`TableRows.spliced`), or ``None``
     where it is to be read in full."""
-    table = base.table_rows(metadata, name)
+    table = base.rows.get(name)
     if table is None or len(logged) > SPLICE_SHARE * len(table.keys) + 8:
         return None
     return table.spliced(conn, metadata, logged)

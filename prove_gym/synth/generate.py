@@ -378,6 +378,10 @@ class Conversation:
         self.level_weights = level_weights
         self.abstention_due = abstention_due
         self.lessons = lessons if lessons is not None else Lessons()
+        # the final state's (bytes, hash), once the chain has run (see build)
+        self.recorded: tuple[bytes, str] = (b"", "")
+        self._missing_pool: list[tuple[int, str]] | None = None
+        self._snap: tuple[int, bytes] | None = None  # (changes counted, state bytes)
         self.cfg = cfg
         self.rng = rng
         self.counts = counts
@@ -466,8 +470,10 @@ class Conversation:
         self.features = self._features()
         if self.known is not None and self.known.near_duplicate(self.features):
             return "near_duplicate"  # as the collector would find it: no text, no replay
-        state = self.session.snapshot()
-        recorded = (state, _HASHER.session_hash(self.session, state))
+        if self.level == "missing" and not self._missing_params():
+            return "no_missing_value"  # the turn's first call has no value to leave out
+        state = self._state_bytes()
+        recorded = self.recorded = (state, _HASHER.session_hash(self.session, state))
         built = self._assemble(offered, recorded, recover=True)
         if isinstance(built, str) and self.shown and built.startswith(_TEXT_DROPS):
             # the attempt or an unsaid repair disagrees with the text: show the direct calls
@@ -550,6 +556,15 @@ class Conversation:
                 self.clarify_step = len(self.done) - 1
         return None
 
+    def _state_bytes(self) -> bytes:
+        """The session's state serialised (:meth:`Session.snapshot`), taken again only
+        once SQLite has counted a row changed since the last time: reads, and writes
+        that change no row, leave the bytes as they were."""
+        changes = self.session.raw_connection.total_changes
+        if self._snap is None or self._snap[0] != changes:
+            self._snap = (changes, self.session.snapshot())
+        return self._snap[1]
+
     def _ground_only(self, step: PlannedStep) -> str | None:
         """A step of the turn that asks for a hidden tool: arguments for its text, no call."""
         phrasing = self.renderer.plan_phrasing(step.tool)
@@ -588,11 +603,11 @@ class Conversation:
             )
             if g.unresolved:
                 return f"ungroundable:{step.name}.{g.unresolved}"
-            before = self.session.snapshot() if tool.writes else None
+            before = self._state_bytes() if tool.writes else None
             result = self.session.call(step.name, g.args)
             self.calls += 1
             self.trace.append((step.name, g.args, result))
-            if result.ok and before is not None and self.session.snapshot() == before:
+            if result.ok and before is not None and self._state_bytes() == before:
                 # a write that changes nothing (already on, already there) teaches nothing:
                 # draw other arguments; it is not an error, so the error rate is untouched
                 noop = True
@@ -828,7 +843,7 @@ class Conversation:
     def _order_matters(self, j: int, i: int) -> bool:
         """Whether i's result or the final state changes without j before i (see above)."""
         executed = self._succeeded()
-        original = self._outcome(executed)
+        original = self._recorded_outcome()
         # only i's result is compared here: the steps after i are not run, nor is the
         # state without j hashed
         without = [k for k in executed if k != j]
@@ -837,6 +852,23 @@ class Conversation:
         swapped = [i if k == j else j if k == i else k for k in executed]
         exchanged = self._outcome(swapped)
         return exchanged[0].get(i) != original[0][i] or exchanged[1] != original[1]
+
+    def _recorded_outcome(self) -> tuple[dict[int, tuple[Any, ...]], str | None]:
+        """What :meth:`_outcome` gives for the executed steps in their own order, without
+        running them again: their results as recorded, and the hash of the session's state.
+
+        The session also ran calls that are not among them (failed attempts, a call given
+        up, a write that changed nothing, arguments refused while searching), and none of
+        those changed the state: a failed call is rolled back, and a write counts as done
+        only when the bytes changed. So each executed step met the state it would meet
+        after the executed steps before it alone, and the final state is the same.
+        """
+        results = {}
+        for k in self._succeeded():
+            r = self.done[k].result
+            assert r is not None
+            results[k] = (r.ok, r.error_kind, r.content)
+        return results, self.recorded[1]
 
     def _outcome(
         self, order: list[int], *, final_hash: bool = True
@@ -864,8 +896,18 @@ class Conversation:
         not said), then an identifier ("one of my events"), then any other value
         ("some end date").
         """
+        pool = self._missing_params()
+        return self.rng.choice(pool) if pool else None
+
+    def _missing_params(self) -> list[tuple[int, str]]:
+        """The best-ranked (step index, parameter) pairs :meth:`_missing_param` draws from
+        (empty when the turn's first call has no value to leave out); a function of the
+        executed steps, computed once."""
+        if self._missing_pool is not None:
+            return self._missing_pool
         if self.clarify_step is None:
-            return None
+            self._missing_pool = []
+            return []
         segment = self.done[self.clarify_step].segment
         ranked: tuple[list[tuple[int, str]], list[tuple[int, str]], list[tuple[int, str]]] = (
             [],
@@ -895,8 +937,8 @@ class Conversation:
                     ranked[1].append((i, p.name))
                 else:
                     ranked[2].append((i, p.name))
-        pool = ranked[0] or ranked[1] or ranked[2]
-        return self.rng.choice(pool) if pool else None
+        self._missing_pool = ranked[0] or ranked[1] or ranked[2]
+        return self._missing_pool
 
     def _recoveries(self) -> dict[int, int]:
         """The failed attempts the gold shows: recovered step -> the step it goes before.
@@ -1181,7 +1223,7 @@ class Conversation:
             rendered.insert(at, None)
         kind = "missing_tool" if self.hidden is not None else "irrelevant"
         state = self.session.snapshot()
-        recorded = (state, _HASHER.session_hash(self.session, state))
+        recorded = self.recorded = (state, _HASHER.session_hash(self.session, state))
         return self._package(
             turns, rendered, tools, offered, "complete", recorded, [], abstention=kind
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 
@@ -10,7 +11,7 @@ import prove_gym
 from prove_gym import Task, gold_replay
 from prove_gym.server.result import ToolResult
 from prove_gym.synth import SynthConfig, SynthResult, synthesize
-from prove_gym.synth.generate import BlockResult, Candidate, View, run_block
+from prove_gym.synth.generate import BlockResult, Candidate, Conversation, View, run_block
 from prove_gym.synth.pipeline import _Collector, mix_kind
 from prove_gym.synth.validate import (
     DedupIndex,
@@ -383,3 +384,40 @@ def test_a_block_sees_every_block_of_its_server_but_the_lag_minus_one_before_it(
     assert latest is not None
     assert latest.kept == tuple(c.features for b in blocks[:2] for c in b.candidates)
     assert collector.view("calendar", 5) is None
+
+
+ORDER_CFG = SynthConfig(servers=("all",), seed=11, block_size=16, state_seeds=2)
+
+
+@pytest.mark.parametrize("server", ["banking", "vehicle", "video_meeting", "trading"])
+def test_what_a_candidate_reads_from_its_own_run_equals_running_it_again(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two readings a candidate takes from its own session instead of replaying or
+    serialising again: the order check's unreordered run (the executed steps' results as
+    recorded and the final hash), and the state's bytes while SQLite counts no change.
+    Failed attempts, calls given up and writes that changed nothing ran on that session
+    too, so each reading is checked here against what it stands for."""
+    outcomes: list[tuple[str, int]] = []
+    snapshots = 0
+
+    def recorded(self: Conversation) -> tuple[dict[int, tuple[Any, ...]], str | None]:
+        got = real_recorded(self)
+        assert got == self._outcome(self._succeeded()), self.cid
+        outcomes.append((self.cid, self.failures))
+        return got
+
+    def state_bytes(self: Conversation) -> bytes:
+        nonlocal snapshots
+        got = real_bytes(self)
+        assert got == self.session.snapshot(), self.cid
+        snapshots += 1
+        return got
+
+    real_recorded, real_bytes = Conversation._recorded_outcome, Conversation._state_bytes
+    monkeypatch.setattr(Conversation, "_recorded_outcome", recorded)
+    monkeypatch.setattr(Conversation, "_state_bytes", state_bytes)
+    for block in range(3):
+        run_block(ORDER_CFG, server, block)
+    assert outcomes and snapshots
+    assert any(failures for _, failures in outcomes)  # the case that matters was met
