@@ -70,8 +70,9 @@ class _Bind:
 class _Compiled:
     sql: str
     binds: tuple[_Bind, ...]
+    names: frozenset[str]  # the parameters a caller may pass
     row: type | None  # the named tuple of a statement that returns rows
-    process: tuple[Callable[[Any], Any] | None, ...] | None  # per column; None: none needed
+    process: tuple[tuple[int, Callable[[Any], Any]], ...]  # (column, processor) where needed
 
 
 class Query:
@@ -122,9 +123,9 @@ class Query:
                 values.extend(b.process(v) if b.process else v for v in items)
             else:
                 values.append(b.process(value) if b.process else value)
-        unknown = params.keys() - {b.name for b in c.binds}
-        if unknown:
-            raise TypeError(f"{self!r} has no parameter {sorted(unknown)[0]!r}")
+        if not params.keys() <= c.names:
+            unknown = sorted(params.keys() - c.names)[0]
+            raise TypeError(f"{self!r} has no parameter {unknown!r}")
         return sql, values
 
     def rows(self, raw: list[tuple[Any, ...]]) -> list[Any]:
@@ -133,10 +134,15 @@ class Query:
         if c.row is None:
             raise TypeError(f"{self!r} returns no rows")
         make = c.row._make  # type: ignore[attr-defined]
-        if c.process is None:
-            return [make(r) for r in raw]
-        process = c.process
-        return [make([p(v) if p else v for p, v in zip(process, r, strict=True)]) for r in raw]
+        if not c.process:
+            return list(map(make, raw))
+        out = []
+        for r in raw:
+            values = list(r)
+            for at, process in c.process:  # only the columns that need it (dates, money)
+                values[at] = process(values[at])
+            out.append(make(values))
+        return out
 
 
 def _bind_processor(type_: TypeEngine[Any]) -> Callable[[Any], Any] | None:
@@ -191,7 +197,7 @@ def _compile(statement: ClauseElement) -> _Compiled:
             )
         )
     row: type | None = None
-    process: tuple[Callable[[Any], Any] | None, ...] | None = None
+    process: tuple[tuple[int, Callable[[Any], Any]], ...] = ()
     columns = list(getattr(statement, "selected_columns", ()))
     if getattr(statement, "is_select", False) and columns:
         # an unlabelled expression (count(...)) is read by position: row[0]
@@ -199,11 +205,12 @@ def _compile(statement: ClauseElement) -> _Compiled:
         if len(set(labels)) != len(labels):
             raise TypeError(f"label the columns of {statement}: names repeat in {labels}")
         row = namedtuple("Row", labels, rename=True)  # type: ignore[misc, no-redef]
-        procs = tuple(c.type.dialect_impl(DIALECT).result_processor(DIALECT, None) for c in columns)
-        process = procs if any(procs) else None
+        procs = [c.type.dialect_impl(DIALECT).result_processor(DIALECT, None) for c in columns]
+        process = tuple((at, p) for at, p in enumerate(procs) if p is not None)
     return _Compiled(
         sql=str(compiled),
         binds=tuple(binds),
+        names=frozenset(b.name for b in binds),
         row=row,
         process=process,
     )
