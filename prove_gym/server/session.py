@@ -290,22 +290,29 @@ class Session:
         self._last_hash = None  # another state, and SQLite counts no change for it
 
     def reset(self) -> None:
-        """Return to the initial state of the template, in microseconds."""
-        self.restore(self.template.data)
+        """Return to the initial state of the template, in microseconds (none at all while
+        the state is still exactly the template's: after reads only)."""
+        self.rollback()  # what :attr:`db` holds, flushed or not, goes either way
+        if not self._holds_template():
+            self.restore(self.template.data)
+
+    def _holds_template(self) -> bool:
+        """Whether the database is still exactly the template's bytes: no row changed (not
+        even one written and rolled back) since it was, no transaction open, and the same
+        schema cookie (SQLite counts no change for DDL)."""
+        raw = self.raw_connection
+        return (
+            self._as_template(raw.total_changes)
+            and not raw.in_transaction
+            and _cookie(raw) == self.template.cookie
+        )
 
     def close(self) -> None:
         """Give the in-memory database back to the server (a later session refills it from
         its own template) and end this session. Safe to call twice."""
         if not self.closed:
-            raw = self.raw_connection
             # the template's state still: the next session of it can take the database as it is
-            holds = None
-            if (
-                self._as_template(raw.total_changes)
-                and not raw.in_transaction
-                and _cookie(raw) == self.template.cookie
-            ):
-                holds = self.template  # (SQLite counts no change for DDL: hence the cookie)
+            holds = self.template if self._holds_template() else None
             if self._db is not None:
                 self._db.close()
             self.closed = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import sqlite3
 from typing import Annotated
 
@@ -472,6 +473,43 @@ def test_a_database_left_as_its_template_is_taken_as_it_is_and_any_other_is_refi
         ).fetchall()
         assert tables == [], play.__name__
         second.close()
+
+
+def test_reset_gives_back_the_template_exactly_whatever_the_session_did(calendar: Server) -> None:
+    """After reads only, reset keeps the database as it is (it holds the template's bytes);
+    after a write, a refused write, a schema change or ORM objects left pending, it is
+    the template again, byte for byte, with nothing pending."""
+    template = calendar.template(seed=32)
+    new_event = {"calendar_id": "cal_01", "title": "Stays?", "start": "2026-05-01T10:00"}
+    (event,) = [m.class_ for m in calendar.base.registry.mappers if m.local_table.name == "events"]
+
+    def read(s: Session) -> None:
+        assert s.call("list_calendars", {}).ok
+
+    def write(s: Session) -> None:
+        assert s.call("create_event", new_event).ok
+
+    def refused(s: Session) -> None:
+        assert not s.call("create_event", {**new_event, "end": "2026-04-01T10:00"}).ok
+
+    def ddl(s: Session) -> None:  # (its own text: sqlite3 caches statements by their text)
+        s.raw_connection.execute("CREATE TABLE scratch_of_reset (x INTEGER)")
+
+    def pending(s: Session) -> None:  # added, never flushed: no row changed yet
+        at = dt.datetime(2026, 5, 1, 10)
+        s.db.add(event(id="evt_9999", calendar_id="cal_01", title="Stays?", start=at, end=at))
+
+    session = calendar.session(seed=32)
+    for play in (read, write, refused, ddl, pending, read):
+        play(session)
+        session.reset()
+        session.db.flush()  # nothing of the play is left to write
+        assert session.snapshot() == template.data, play.__name__
+        assert session.call("create_event", new_event).ok  # a write of its own, then back
+        session.reset()
+        assert session.snapshot() == template.data, play.__name__
+        found = session.call("search_events", {"query": "Stays?"}).content
+        assert found == [], play.__name__
 
 
 def test_every_state_of_a_server_shares_one_schema_layout(calendar: Server) -> None:
