@@ -32,7 +32,7 @@ import json
 import random
 import re
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +51,7 @@ class EntityKind:
     key: str
     records: tuple[dict[str, Any], ...]
     by_key: Mapping[str, dict[str, Any]]
+    texts: tuple[str, ...] = ()  # each record's id as text, in the order of ``records``
 
 
 class EntityIndex:
@@ -64,8 +65,9 @@ class EntityIndex:
         kinds = {}
         for kind, source in session.server.entities.items():
             records = tuple(r for r in session.list_entities(kind) if r.get(source.key) is not None)
-            by_key = {str(r[source.key]): r for r in records}
-            kinds[kind] = EntityKind(kind, source.key, records, by_key)
+            texts = tuple(str(r[source.key]) for r in records)
+            by_key = dict(zip(texts, records, strict=True))
+            kinds[kind] = EntityKind(kind, source.key, records, by_key, texts)
         return cls(kinds)
 
     def key(self, kind: str) -> str | None:
@@ -75,6 +77,15 @@ class EntityIndex:
     def records(self, kind: str) -> tuple[dict[str, Any], ...]:
         k = self.kinds.get(kind)
         return k.records if k else ()
+
+    def without(self, kind: str, excluded: Collection[str]) -> list[dict[str, Any]]:
+        """The records of ``kind`` whose id, as text, is not in ``excluded``, in order."""
+        k = self.kinds.get(kind)
+        if k is None:
+            return []
+        if not excluded:
+            return list(k.records)
+        return [r for text, r in zip(k.texts, k.records, strict=True) if text not in excluded]
 
     def record(self, kind: str, value: Any) -> dict[str, Any] | None:
         k = self.kinds.get(kind)
@@ -430,16 +441,16 @@ class Grounder:
                     here.setdefault(f, value)
         context = {**d.context, **here}
         wanted = [(f, str(context[f])) for f in fields if f in context]
-        if not wanted:
-            return list(records)
-        return [
-            r
-            for r in records
-            if all(
-                (value := r.get(f)) is None or isinstance(value, dict | list) or str(value) == text
-                for f, text in wanted
-            )
-        ]
+        out = list(records)
+        for f, text in wanted:  # one field at a time: the records agreeing on all of them
+            out = [
+                r
+                for r in out
+                if (value := r.get(f)) is None
+                or isinstance(value, dict | list)
+                or str(value) == text
+            ]
+        return out
 
     def produced(self, spec: ToolSpec, content: Any) -> dict[str, list[Any]]:
         """Identifiers of the kinds ``spec`` declares it returns, found in ``content``."""
@@ -540,6 +551,7 @@ class Grounder:
         assert p.entity is not None
         kind, many = p.entity.name, p.entity.many
         taken = d.used.setdefault(kind, set())
+        excluded = taken | d.banned  # (taken grows only once a value is chosen)
         secret = is_secret_kind(kind)
         # 1. a hint (a repair takes the failing step's own values), linked if produced earlier
         if p.name in d.hints:
@@ -557,7 +569,7 @@ class Grounder:
             prior = d.done[j]
             if not prior.executed or (prior.tool.destructive and d.step.tool.writes):
                 continue  # what a destructive call returned may be gone: only read it
-            ids = [v for v in prior.produced.get(kind, []) if str(v) not in taken | d.banned]
+            ids = [v for v in prior.produced.get(kind, []) if str(v) not in excluded]
             known = [r for v in ids if (r := self.index.record(kind, v)) is not None]
             known = d.lessons.fit(d.step.tool.name, p.name, known)
             key = self.index.key(kind)  # None only for an unindexed kind, whose known is empty
@@ -579,9 +591,7 @@ class Grounder:
                     pool = [
                         v
                         for v in pool
-                        if v is not None
-                        and str(v) not in taken | d.banned
-                        and self.index.exists(kind, v)
+                        if v is not None and str(v) not in excluded and self.index.exists(kind, v)
                     ]
                     fine = d.lessons.fit(
                         d.step.tool.name,
@@ -600,7 +610,7 @@ class Grounder:
         key = self.index.key(kind)
         if key is None:
             return _NO  # an unindexed kind has no records to pick from
-        candidates = [r for r in self.index.records(kind) if str(r[key]) not in taken | d.banned]
+        candidates = self.index.without(kind, excluded)
         if not candidates:
             return _NO
         candidates = d.lessons.fit(d.step.tool.name, p.name, candidates)
