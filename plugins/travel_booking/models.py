@@ -23,6 +23,7 @@ euros. The rules every state obeys (the tests check them after random call seque
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from decimal import ROUND_HALF_UP, Decimal
 
 from sqlalchemy import Date, DateTime, ForeignKey, Integer, String, UniqueConstraint
@@ -334,17 +335,18 @@ TAKEN_KINDS: tuple[str, ...] = ("charge", "change_fee", "fare_difference")
 
 # ------------------------------------------------------------ domain rules
 # Shared by the sampler and the tools, so sampled history and live calls agree exactly.
-def seat_map(aircraft: str, cabin: str) -> list[str]:
-    """Every seat of a cabin, front to back, left to right.
+@functools.cache
+def seat_map(aircraft: str, cabin: str) -> tuple[str, ...]:
+    """Every seat of a cabin, front to back, left to right (built once per aircraft and cabin).
 
     >>> seat_map("E190", "business")
-    ['1A', '1C', '1D', '2A', '2C', '2D']
+    ('1A', '1C', '1D', '2A', '2C', '2D')
     """
     layout = LAYOUTS[aircraft].get(cabin)
     if layout is None:
-        return []
+        return ()
     first, last, letters = layout
-    return [f"{row}{letter}" for row in range(first, last + 1) for letter in letters]
+    return tuple(f"{row}{letter}" for row in range(first, last + 1) for letter in letters)
 
 
 def seat_cabin(aircraft: str, seat: str) -> str | None:

@@ -353,7 +353,7 @@ class _Agency:
         load = 0.9 if day <= 0 else max(0.2, 0.85 - 0.02 * day)
         sold: set[str] = set()
         for cabin in LAYOUTS[flight.aircraft]:
-            seats = _seats(flight.aircraft, cabin)
+            seats = seat_map(flight.aircraft, cabin)
             share = 1.0 if rng.random() < 0.06 else min(1.0, load + rng.uniform(-0.15, 0.1))
             sold.update(rng.sample(seats, int(len(seats) * share)))
         self.taken[flight.id] = sold
@@ -580,7 +580,7 @@ class _Agency:
                 if flight.departs_at - at < CUTOFF or (person.id, flight.id) in self.aboard:
                     continue
                 taken = self.taken[flight.id]
-                free = [s for s in _seats(flight.aircraft, cabin) if s not in taken]
+                free = [s for s in seat_map(flight.aircraft, cabin) if s not in taken]
                 if not free:
                     continue
                 seat = rng.choice(free)
@@ -750,15 +750,9 @@ class _Agency:
 
 
 @cache
-def _seats(aircraft: str, cabin: str) -> list[str]:
-    """``seat_map``, built once per aircraft and cabin (callers never change the list)."""
-    return seat_map(aircraft, cabin)
-
-
-@cache
 def _seat_order(aircraft: str) -> list[str]:
     """Every seat of an aircraft, cabin by cabin as ``LAYOUTS`` lists them."""
-    return [s for cabin in LAYOUTS[aircraft] for s in _seats(aircraft, cabin)]
+    return [s for cabin in LAYOUTS[aircraft] for s in seat_map(aircraft, cabin)]
 
 
 def _ascii(text: str) -> str:

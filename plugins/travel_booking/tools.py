@@ -437,6 +437,10 @@ BOOKED_SEATS = Query(
         FlightBooking.flight_id == bindparam("flight_id"), FlightBooking.status == "confirmed"
     )
 )
+CONFIRMED_SEATS = Query(  # every flight's booked seats, for the entity listing
+    select(FlightBooking.flight_id, FlightBooking.seat).where(FlightBooking.status == "confirmed")
+)
+FARE_CLASSES = Query(select(Fare.flight_id, Fare.cabin, Fare.fare_class))
 BOOKING_ON_FLIGHT = Query(  # a traveller's confirmed booking on a flight
     select(FlightBooking.id)
     .where(
@@ -2292,16 +2296,23 @@ def _pick(options: list[str], *key: object) -> str:
 )
 def _flights(ctx: ToolContext) -> list[dict[str, Any]]:
     """Flights still open for booking, each with a cabin, fare class and seat that are free."""
+    # every flight's booked seats and fare classes in one read each (not one per flight)
+    booked: dict[str, set[str]] = {}
+    for flight_id, seat in ctx.sql.all(CONFIRMED_SEATS):
+        booked.setdefault(flight_id, set()).add(seat)
+    classes_of: dict[tuple[str, str], set[str]] = {}
+    for flight_id, cabin, fare_class in ctx.sql.all(FARE_CLASSES):
+        classes_of.setdefault((flight_id, cabin), set()).add(fare_class)
     out = []
     for f in ctx.sql.all(OPEN_FLIGHTS, since=ctx.now + CUTOFF):
+        gone = set(f.occupied.split()) | booked.get(f.id, set())  # as _free_seats reads them
         for cabin in ("economy", "premium_economy", "business"):
             if cabin not in LAYOUTS[f.aircraft]:
                 continue
-            free = _free_seats(ctx, f, cabin)
+            free = [s for s in seat_map(f.aircraft, cabin) if s not in gone]
             if not free:
                 continue
-            offers = ctx.sql.all(FARES, flight_id=f.id)
-            classes = sorted({x.fare_class for x in offers if x.cabin == cabin})
+            classes = sorted(classes_of.get((f.id, cabin), set()))
             out.append(
                 {
                     "flight_id": f.id,
