@@ -51,7 +51,7 @@ class EntityKind:
     key: str
     records: tuple[dict[str, Any], ...]
     by_key: Mapping[str, dict[str, Any]]
-    texts: tuple[str, ...] = ()  # each record's id as text, in the order of ``records``
+    texts: tuple[str, ...]  # each record's id as text, in the order of ``records``
 
 
 class EntityIndex:
