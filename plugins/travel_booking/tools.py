@@ -438,9 +438,11 @@ BOOKED_SEATS = Query(
     )
 )
 CONFIRMED_SEATS = Query(  # every flight's booked seats, for the entity listing
-    select(FlightBooking.flight_id, FlightBooking.seat).where(FlightBooking.status == "confirmed")
+    select(FlightBooking.flight_id, FlightBooking.seat)
+    .where(FlightBooking.status == "confirmed")
+    .order_by(FlightBooking.id)
 )
-FARE_CLASSES = Query(select(Fare.flight_id, Fare.cabin, Fare.fare_class))
+FARE_CLASSES = Query(select(Fare.flight_id, Fare.cabin, Fare.fare_class).order_by(Fare.id))
 BOOKING_ON_FLIGHT = Query(  # a traveller's confirmed booking on a flight
     select(FlightBooking.id)
     .where(
