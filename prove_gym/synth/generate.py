@@ -472,12 +472,11 @@ class Conversation:
             return "near_duplicate"  # as the collector would find it: no text, no replay
         if self.level == "missing" and not self._missing_params():
             return "no_missing_value"  # the turn's first call has no value to leave out
-        state = self._state_bytes()
-        recorded = self.recorded = (state, _HASHER.session_hash(self.session, state))
-        built = self._assemble(offered, recorded, recover=True)
+        self._record_final_state()
+        built = self._assemble(offered, recover=True)
         if isinstance(built, str) and self.shown and built.startswith(_TEXT_DROPS):
             # the attempt or an unsaid repair disagrees with the text: show the direct calls
-            built = self._assemble(offered, recorded, recover=False)
+            built = self._assemble(offered, recover=False)
         return built
 
     def _resegment(self) -> None:
@@ -555,6 +554,11 @@ class Conversation:
             if step is clarify_target:
                 self.clarify_step = len(self.done) - 1
         return None
+
+    def _record_final_state(self) -> None:
+        """Keep the executed chain's final state, as bytes and hash (:attr:`recorded`)."""
+        state = self._state_bytes()
+        self.recorded = (state, _HASHER.session_hash(self.session, state))
 
     def _state_bytes(self) -> bytes:
         """The session's state serialised (:meth:`Session.snapshot`), taken again only
@@ -969,15 +973,12 @@ class Conversation:
                 calls, failed = calls + 1, failed + 1
         return out
 
-    def _assemble(
-        self, offered: list[str], recorded: tuple[bytes, str], *, recover: bool
-    ) -> Candidate | str:
+    def _assemble(self, offered: list[str], *, recover: bool) -> Candidate | str:
         sc, rng = self.sc, self.rng
         done = self.done
         self.shown = False
+        # (build dropped a clarify candidate with no value to leave out)
         omit = self._missing_param() if self.level == "missing" else None
-        if self.level == "missing" and omit is None:
-            return "no_missing_value"  # the turn's first call has no value to leave out
         level = self.level
         shown = self._recoveries() if recover else {}
         self.shown = bool(shown)
@@ -1076,9 +1077,7 @@ class Conversation:
             return "no_gold_steps"  # none, or only a call given up: nothing to score
         recoveries = ["repair" if done[i].repairs else "retry" for i in sorted(shown)]
         recoveries += ["give_up" for d in done if d.given_up]
-        return self._package(
-            turns, rendered, tools, offered, level, recorded, results, recoveries=recoveries
-        )
+        return self._package(turns, rendered, tools, offered, level, results, recoveries=recoveries)
 
     def _package(
         self,
@@ -1087,7 +1086,6 @@ class Conversation:
         tools: list[str],
         offered: list[str],
         level: str,
-        recorded: tuple[bytes, str],
         results: list[ToolResult],
         *,
         abstention: str | None = None,
@@ -1142,7 +1140,7 @@ class Conversation:
         if problems:
             return f"text_gold_mismatch:{problems[0]}"
         reason, final_hash = replay(
-            task, results, recorded, session=self.session, registry=sc.registry, hasher=_HASHER
+            task, results, self.recorded, session=self.session, registry=sc.registry, hasher=_HASHER
         )
         if reason is not None:
             return reason
@@ -1222,11 +1220,8 @@ class Conversation:
             turns.insert(at, Turn(user=rt.text, kind="abstain", info_level="complete"))
             rendered.insert(at, None)
         kind = "missing_tool" if self.hidden is not None else "irrelevant"
-        state = self.session.snapshot()
-        recorded = self.recorded = (state, _HASHER.session_hash(self.session, state))
-        return self._package(
-            turns, rendered, tools, offered, "complete", recorded, [], abstention=kind
-        )
+        self._record_final_state()
+        return self._package(turns, rendered, tools, offered, "complete", [], abstention=kind)
 
     # ------------------------------------------------------------------ knobs
     def _with_distractors(self, offered: list[str]) -> list[str]:
