@@ -755,7 +755,12 @@ def _booked_seats(ctx: ToolContext, flight_id: str) -> set[str]:
 
 def _free_seats(ctx: ToolContext, flight: Any, cabin: str) -> list[str]:
     """Free seats of a cabin in seat-map order (``flight``: a row of ``flights``)."""
-    gone = set(flight.occupied.split()) | _booked_seats(ctx, flight.id)
+    return _free_of(flight, cabin, _booked_seats(ctx, flight.id))
+
+
+def _free_of(flight: Any, cabin: str, booked: set[str]) -> list[str]:
+    """:func:`_free_seats` given the flight's confirmed bookings' seats (``booked``)."""
+    gone = set(flight.occupied.split()) | booked
     return [s for s in seat_map(flight.aircraft, cabin) if s not in gone]
 
 
@@ -2307,11 +2312,10 @@ def _flights(ctx: ToolContext) -> list[dict[str, Any]]:
         classes_of.setdefault((flight_id, cabin), set()).add(fare_class)
     out = []
     for f in ctx.sql.all(OPEN_FLIGHTS, since=ctx.now + CUTOFF):
-        gone = set(f.occupied.split()) | booked.get(f.id, set())  # as _free_seats reads them
         for cabin in ("economy", "premium_economy", "business"):
             if cabin not in LAYOUTS[f.aircraft]:
                 continue
-            free = [s for s in seat_map(f.aircraft, cabin) if s not in gone]
+            free = _free_of(f, cabin, booked.get(f.id, set()))
             if not free:
                 continue
             classes = sorted(classes_of.get((f.id, cabin), set()))
