@@ -49,6 +49,8 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import BindParameter
 from sqlalchemy.sql.type_api import TypeEngine
 
+from prove_gym.server.types import Money
+
 DIALECT = sqlite.dialect(paramstyle="qmark")
 """The dialect every statement compiles for: SQLite, ``?`` placeholders."""
 
@@ -147,6 +149,8 @@ class Query:
 
 def _bind_processor(type_: TypeEngine[Any]) -> Callable[[Any], Any] | None:
     impl = type_.dialect_impl(DIALECT)
+    if isinstance(impl, Money):
+        return impl.to_minor_units  # the TypeDecorator's bind, without its wrapper's call
     process = impl.bind_processor(DIALECT)
     if (
         process is not None
@@ -155,6 +159,13 @@ def _bind_processor(type_: TypeEngine[Any]) -> Callable[[Any], Any] | None:
     ):
         return functools.partial(_datetime_text, process)
     return process
+
+
+def _result_processor(type_: TypeEngine[Any]) -> Callable[[Any], Any] | None:
+    impl = type_.dialect_impl(DIALECT)
+    if isinstance(impl, Money):
+        return impl.from_minor_units
+    return impl.result_processor(DIALECT, None)
 
 
 _DATETIME_TEXT = sqlite.DATETIME()._storage_format
@@ -205,7 +216,7 @@ def _compile(statement: ClauseElement) -> _Compiled:
         if len(set(labels)) != len(labels):
             raise TypeError(f"label the columns of {statement}: names repeat in {labels}")
         row = namedtuple("Row", labels, rename=True)  # type: ignore[misc, no-redef]
-        procs = [c.type.dialect_impl(DIALECT).result_processor(DIALECT, None) for c in columns]
+        procs = [_result_processor(c.type) for c in columns]
         process = tuple((at, p) for at, p in enumerate(procs) if p is not None)
     return _Compiled(
         sql=str(compiled),

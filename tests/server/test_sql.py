@@ -143,6 +143,19 @@ def test_reads_and_writes_agree_with_sqlalchemy_core(
         assert sql.scalar(TOTAL) == before - dropped
 
 
+@given(units=st.integers(-(2**63), 2**63 - 1), places=st.integers(0, 6))
+def test_money_reads_back_exact_with_exactly_its_places(units: int, places: int) -> None:
+    """What a Money column stores (integer minor units) reads back as the exact amount
+    with ``places`` decimals (``12.30``, never ``12.3``: the text a tool returns), and
+    binds back to the same integer."""
+    money = Money(places)
+    amount = money.from_minor_units(units)
+    assert isinstance(amount, Decimal)
+    assert amount.as_tuple().exponent == -places
+    assert amount == Decimal(units) / 10**places
+    assert money.to_minor_units(amount) == units
+
+
 def test_inserts_take_the_declared_defaults_and_key(db: Any) -> None:
     sql = db
     sql.insert(Owner, id="o1", name="Ana")
