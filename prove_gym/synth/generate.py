@@ -181,6 +181,24 @@ class ServerContext:
             if t.name not in own
         ]
         self.foreign_phrasings = fillable_phrasings(self.foreign)
+        self._known = DedupIndex(cfg.dedup_threshold)
+
+    def dedup_index(self, kept: tuple[frozenset[str], ...]) -> DedupIndex:
+        """The near-duplicate index of ``kept`` (a block's :attr:`View.kept`), which blocks
+        only read.
+
+        A server's views only grow (each is a prefix of the next), so the last index is
+        extended with the sets it lacks instead of being built again for every block; any
+        other ``kept`` gets a new one. Its answers depend only on the sets it holds.
+        """
+        known = self._known
+        n = len(known)
+        if n > len(kept) or kept[:n] != known.first(n):  # identical sets compare at once
+            known = self._known = DedupIndex(known.threshold)
+            n = 0
+        for feats in kept[n:]:
+            known.add(feats)
+        return known
 
     def scratch(self, seed: int, size: int) -> Session:
         """A second session of (seed, size) at the initial state, for trial replays."""
@@ -271,9 +289,7 @@ def _run_block(
     out = BlockResult(server, block)
     default = sc.server.default_size
     states = [(seed, size or default) for seed, size in cfg.block_state_list(server, block)]
-    known = DedupIndex(cfg.dedup_threshold)
-    for feats in view.kept:
-        known.add(feats)
+    known = sc.dedup_index(view.kept)
     levels: Counter[str] = Counter()
     abstentions = 0
     for i in range(cfg.block_size):

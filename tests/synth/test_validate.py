@@ -6,12 +6,21 @@ import itertools
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import prove_gym
 from prove_gym import Task, gold_replay
 from prove_gym.server.result import ToolResult
 from prove_gym.synth import SynthConfig, SynthResult, synthesize
-from prove_gym.synth.generate import BlockResult, Candidate, Conversation, View, run_block
+from prove_gym.synth.generate import (
+    BlockResult,
+    Candidate,
+    Conversation,
+    View,
+    run_block,
+    server_context,
+)
 from prove_gym.synth.pipeline import _Collector, mix_kind
 from prove_gym.synth.validate import (
     DedupIndex,
@@ -173,6 +182,36 @@ def test_the_dedup_index_rejects_sets_at_or_above_the_threshold() -> None:
     assert index.near_duplicate(frozenset({"a", "b", "c", "d", "e", "f", "g", "h"}))  # 7/8
     assert not index.near_duplicate(frozenset({"a", "b", "c", "x", "y"}))  # 3/9
     assert not index.near_duplicate(frozenset({"z"}))
+
+
+_FEATURE_SETS = st.frozensets(st.sampled_from("abcdefgh"), max_size=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    views=st.lists(
+        st.tuples(st.lists(_FEATURE_SETS, max_size=10), st.booleans()), min_size=1, max_size=6
+    ),
+    probes=st.lists(_FEATURE_SETS, min_size=1, max_size=8),
+)
+def test_the_dedup_index_a_block_reuses_answers_as_one_built_for_its_view(
+    views: list[tuple[list[frozenset[str]], bool]], probes: list[frozenset[str]]
+) -> None:
+    """A server's index is extended from one block's view to the next when the new view
+    grows the old one, and built anew otherwise: either way it holds exactly the view's
+    sets and answers as a fresh index of them."""
+    sc = server_context("calendar", VIEW_CFG, prove_gym.get_registry())
+    kept: tuple[frozenset[str], ...] = ()
+    for sets, grows in views:
+        kept = kept + tuple(sets) if grows else tuple(sets)
+        index = sc.dedup_index(kept)
+        fresh = DedupIndex(VIEW_CFG.dedup_threshold)
+        for feats in kept:
+            fresh.add(feats)
+        assert index.first(len(index)) == kept
+        assert [index.near_duplicate(p) for p in probes] == [
+            fresh.near_duplicate(p) for p in probes
+        ]
 
 
 def task_features(task: Task, values: bool = False) -> frozenset[str]:
