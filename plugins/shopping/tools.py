@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -419,6 +419,7 @@ class RefundResult(TypedDict):
 customers_t, addresses_t, products_t = Customer.__table__, Address.__table__, Product.__table__
 variants_t, coupons_t, carts_t = Variant.__table__, Coupon.__table__, Cart.__table__
 orders_t, lines_t, returns_t = Order.__table__, OrderLine.__table__, ReturnRequest.__table__
+cart_items_t = CartItem.__table__
 
 CUSTOMERS = Query(select(customers_t).order_by(Customer.id))
 CUSTOMER_NAMES = Query(select(Customer.name).order_by(Customer.id))
@@ -439,6 +440,9 @@ ADDRESSES = Query(  # a customer's, the default first (Customer.addresses' order
     .order_by(Address.is_default.desc(), Address.id)
 )
 ALL_ADDRESSES = Query(select(addresses_t).order_by(Address.id))
+ADDRESSES_BY_CUSTOMER = Query(  # every customer's ADDRESSES, one customer after another
+    select(addresses_t).order_by(Address.customer_id, Address.is_default.desc(), Address.id)
+)
 
 PRODUCTS = Query(select(products_t).order_by(Product.id))
 PRODUCT_NAME = Query(select(Product.name).where(Product.id == bindparam("id")))
@@ -474,6 +478,11 @@ ACTIVE_CATEGORY_COUPONS = Query(
     )
     .order_by(Coupon.code)
 )
+USED_ON_ALL = Query(  # every live order that used a coupon: USED_ON's, of every customer
+    select(Order.customer_id, Order.coupon_code, Order.id)
+    .where(Order.coupon_code.is_not(None), Order.status != "cancelled")
+    .order_by(Order.id)
+)
 USED_ON = Query(  # the live order of a customer that used a coupon
     select(Order.id)
     .where(
@@ -486,23 +495,31 @@ USED_ON = Query(  # the live order of a customer that used a coupon
 )
 
 CART = Query(select(carts_t).where(Cart.customer_id == bindparam("customer_id")))
-CART_COUPON = Query(select(Cart.coupon_code).where(Cart.customer_id == bindparam("customer_id")))
+CART_COUPONS = Query(select(Cart.customer_id, Cart.coupon_code).order_by(Cart.customer_id))
+_CART_ITEM = (  # a cart item's columns, with its variant's and product's
+    CartItem.id,
+    CartItem.variant_id,
+    CartItem.quantity,
+    Variant.product_id,
+    Variant.label,
+    Variant.price,
+    Variant.stock,
+    Product.name,
+    Product.category,
+)
+_CART_ITEM_JOINS = cart_items_t.join(variants_t, Variant.id == CartItem.variant_id).join(
+    products_t, Product.id == Variant.product_id
+)
 CART_ITEMS = Query(  # a cart's items with their variant and product (Cart.items' order)
-    select(
-        CartItem.id,
-        CartItem.variant_id,
-        CartItem.quantity,
-        Variant.product_id,
-        Variant.label,
-        Variant.price,
-        Variant.stock,
-        Product.name,
-        Product.category,
-    )
-    .join(variants_t, Variant.id == CartItem.variant_id)
-    .join(products_t, Product.id == Variant.product_id)
+    select(*_CART_ITEM)
+    .select_from(_CART_ITEM_JOINS)
     .where(CartItem.customer_id == bindparam("customer_id"))
     .order_by(CartItem.id)
+)
+CART_ITEMS_BY_CUSTOMER = Query(  # every cart's CART_ITEMS, one customer after another
+    select(CartItem.customer_id, *_CART_ITEM)
+    .select_from(_CART_ITEM_JOINS)
+    .order_by(CartItem.customer_id, CartItem.id)
 )
 CART_ITEM = Query(
     select(CartItem.id, CartItem.quantity).where(
@@ -691,16 +708,30 @@ def _used_on(ctx: ToolContext, coupon: Any, customer_id: str) -> str | None:
 
 
 def _coupon_problem(
-    ctx: ToolContext, coupon: Any, customer_id: str, items: Sequence[Any]
+    ctx: ToolContext,
+    coupon: Any,
+    customer_id: str,
+    items: Sequence[Any],
+    *,
+    now: dt.datetime | None = None,
+    used: Mapping[tuple[str, str], str] | None = None,
 ) -> tuple[str, str] | None:
-    """The rule ``coupon`` breaks on this customer's cart and why, or None when it applies."""
-    now = _now(ctx)
+    """The rule ``coupon`` breaks on this customer's cart and why, or None when it applies.
+
+    A caller checking many coupons may pass what it would otherwise read: ``now``
+    (``_now(ctx)``) and ``used``, every (customer, code)'s :func:`_used_on` order (those
+    with none left out)."""
+    if now is None:
+        now = _now(ctx)
     if coupon.starts_at > now:
         return "coupon_not_started", f"{coupon.code} starts on {_day(coupon.starts_at)}"
     if coupon.expires_at <= now:
         return "coupon_expired", f"{coupon.code} expired on {_day(coupon.expires_at)}"
     if coupon.once_per_customer:
-        order = _used_on(ctx, coupon, customer_id)
+        if used is None:
+            order = _used_on(ctx, coupon, customer_id)
+        else:
+            order = used.get((customer_id, coupon.code))
         if order is not None:
             return (
                 "coupon_already_used",
@@ -2225,12 +2256,25 @@ def _customers(ctx: ToolContext) -> list[dict[str, Any]]:
     their cart's variants, a coupon code they would try on it (one that applies for most;
     for others one they already used, or one their cart does not qualify for yet), and an
     address to save (for some, one they have saved already)."""
+    # every customer's cart items, addresses, cart coupon and coupons used read at once
+    # (not per customer, nor per customer and coupon)
+    items_of: dict[str, list[Any]] = {}
+    for i in ctx.sql.all(CART_ITEMS_BY_CUSTOMER):
+        items_of.setdefault(i.customer_id, []).append(i)
+    addresses_of: dict[str, list[Any]] = {}
+    for a in ctx.sql.all(ADDRESSES_BY_CUSTOMER):
+        addresses_of.setdefault(a.customer_id, []).append(a)
+    held_of = {customer_id: code for customer_id, code in ctx.sql.all(CART_COUPONS)}
+    used: dict[tuple[str, str], str] = {}
+    for customer_id, code, order_id in ctx.sql.all(USED_ON_ALL):
+        used.setdefault((customer_id, code), order_id)  # the first, as USED_ON's
+    now = _now(ctx)
     out = []
     coupons = ctx.sql.all(COUPONS)
     for c in ctx.sql.all(CUSTOMERS):
         n = int(c.id.rsplit("_", 1)[1])
-        items = _items(ctx, c.id)
-        saved = _addresses(ctx, c.id)
+        items = items_of.get(c.id, [])
+        saved = addresses_of.get(c.id, [])
         if saved and n % 5 == 0:
             line1, city, state, code = (
                 saved[0].line1,
@@ -2254,8 +2298,10 @@ def _customers(ctx: ToolContext) -> list[dict[str, Any]]:
             record["address_id"] = saved[0].id
         if items:
             record["variant_ids"] = [i.variant_id for i in items]
-            problems = {k.code: _coupon_problem(ctx, k, c.id, items) for k in coupons}
-            held = ctx.sql.scalar(CART_COUPON, customer_id=c.id)
+            problems = {
+                k.code: _coupon_problem(ctx, k, c.id, items, now=now, used=used) for k in coupons
+            }
+            held = held_of.get(c.id)
             pools: dict[str, list[str]] = {"fits": [], "used": [], "short": [], "dated": []}
             for code, problem in problems.items():
                 rule = problem[0] if problem is not None else ""

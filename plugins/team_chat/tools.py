@@ -369,7 +369,7 @@ THREAD_REPLIES = Query(
     .where(Message.thread_root_id == bindparam("root_id"))
     .order_by(Message.created_at, Message.id)
 )
-LIVE_MESSAGES = Query(  # the messages not deleted in some channels, with their workspace
+LIVE_MESSAGES = Query(  # the messages not deleted in channels ``me`` can read (_readable's)
     select(
         Message.id,
         Message.channel_id,
@@ -380,7 +380,13 @@ LIVE_MESSAGES = Query(  # the messages not deleted in some channels, with their 
     .join(Channel, Channel.id == Message.channel_id)
     .where(
         Message.deleted.is_(False),
-        Message.channel_id.in_(bindparam("channel_ids", expanding=True)),
+        Channel.workspace_id.in_(_MY_WORKSPACE_IDS),
+        or_(
+            Channel.is_private.is_(False),
+            Channel.id.in_(
+                select(ChannelMember.channel_id).where(ChannelMember.user_id == bindparam("me"))
+            ),
+        ),
     )
     .order_by(Message.id)
 )
@@ -1519,15 +1525,15 @@ def _channels(ctx: ToolContext) -> list[dict[str, Any]]:
 def _messages(ctx: ToolContext) -> list[dict[str, Any]]:
     """Messages that still exist in channels I can read, with an emoji I have not used on it."""
     me = _me(ctx)
-    readable = [c.id for c in ctx.sql.all(CHANNELS) if _readable(ctx, c, me)]
     pinned = set(ctx.sql.scalars(PINNED_IDS))
     used: dict[str, set[str]] = {}
     for r in ctx.sql.all(MY_EMOJI, me=me.id):
         used.setdefault(r.message_id, set()).add(r.emoji)
     out = []
-    for m in ctx.sql.all(LIVE_MESSAGES, channel_ids=readable):
+    for m in ctx.sql.all(LIVE_MESSAGES, me=me.id):
         n = int(m.id.rsplit("_", 1)[1])
-        free = [e for e in FAVOURITES if e not in used.get(m.id, set())]
+        mine = used.get(m.id)  # (most messages have none of my reactions: all are free)
+        free = FAVOURITES if mine is None else [e for e in FAVOURITES if e not in mine]
         out.append(
             {
                 "message_id": m.id,

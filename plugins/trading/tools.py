@@ -362,16 +362,14 @@ OFFERED = Query(
         Order.side == bindparam("side"),
     )
 )
+_HELD_SUM = type_coerce(
+    func.coalesce(
+        func.sum(func.min(_remaining_shares, Order.reserve_quantity) * Order.limit_price), 0
+    ),
+    Money(),
+)
 HELD = Query(
-    select(
-        type_coerce(
-            func.coalesce(
-                func.sum(func.min(_remaining_shares, Order.reserve_quantity) * Order.limit_price),
-                0,
-            ),
-            Money(),
-        )
-    ).where(
+    select(_HELD_SUM).where(
         Order.portfolio_id == bindparam("portfolio_id"),
         Order.status.in_(OPEN_STATUSES),
         Order.id != bindparam("skip"),
@@ -432,8 +430,29 @@ PORTFOLIOS_MATCHING = Query(
     .order_by(Portfolio.owner, Portfolio.id)
     .limit(bindparam("limit"))
 )
-ACTIVE_PORTFOLIOS = Query(
-    select(portfolios_t).where(Portfolio.status == "active").order_by(Portfolio.id)
+# The portfolio listing's reads: what it uses of every portfolio at once (not per portfolio)
+ACTIVE_PORTFOLIOS = Query(  # each with what its open orders hold (_held's, none skipped)
+    select(
+        portfolios_t,
+        select(_HELD_SUM)
+        .where(Order.portfolio_id == Portfolio.id, Order.status.in_(OPEN_STATUSES))
+        .scalar_subquery()
+        .label("held"),
+    )
+    .where(Portfolio.status == "active")
+    .order_by(Portfolio.id)
+)
+ALL_HOLDINGS = Query(  # every portfolio's HOLDINGS, one portfolio after another
+    select(positions_t, Instrument.last_price, Instrument.prev_close, Instrument.halted)
+    .select_from(positions_t.join(instruments_t, Instrument.symbol == Position.symbol))
+    .where(Position.quantity != 0)
+    .order_by(Position.portfolio_id, Position.symbol)
+)
+ALL_OFFERED = Query(  # the OFFERED shares of each portfolio, symbol and side (none skipped)
+    select(Order.portfolio_id, Order.symbol, Order.side, func.sum(_remaining_shares))
+    .where(Order.status.in_(OPEN_STATUSES))
+    .group_by(Order.portfolio_id, Order.symbol, Order.side)
+    .order_by(Order.portfolio_id, Order.symbol, Order.side)
 )
 TRADABLE_INSTRUMENTS = Query(
     select(instruments_t).where(Instrument.halted.is_(False)).order_by(Instrument.symbol)
@@ -1693,19 +1712,26 @@ def _quote_price(ctx: ToolContext, ins: Any) -> Decimal:
 )
 def _portfolios(ctx: ToolContext) -> list[dict]:
     """Active portfolios, each with a tradable symbol it holds and a quantity it can afford."""
+    holdings_of: dict[str, list[Any]] = {}
+    for h in ctx.sql.all(ALL_HOLDINGS):
+        holdings_of.setdefault(h.portfolio_id, []).append(h)
+    offered = {(p, symbol, side): int(n) for p, symbol, side, n in ctx.sql.all(ALL_OFFERED)}
     out = []
     for p in ctx.sql.all(ACTIVE_PORTFOLIOS):
-        power = _power(ctx, p)
+        mine = holdings_of.get(p.id, [])
+        # _power(ctx, p): only a margin portfolio's depends on its positions
+        values = [(h.quantity, h.last_price) for h in mine] if p.kind == "margin" else []
+        power = buying_power(p.kind, p.cash, values, p.held)
         holdings = [
             h
-            for h in _holdings(ctx, p.id)
-            if h.quantity > _committed(ctx, p.id, h.symbol, "sell") and not h.halted
+            for h in mine
+            if h.quantity > offered.get((p.id, h.symbol, "sell"), 0) and not h.halted
         ]
         if not holdings:
             continue
         pos = max(holdings, key=lambda h: (h.quantity * h.last_price, h.symbol))
         price = _quote_price(ctx, pos) * Decimal("1.05")
-        available = pos.quantity - _committed(ctx, p.id, pos.symbol, "sell")
+        available = pos.quantity - offered.get((p.id, pos.symbol, "sell"), 0)
         quantity = min(available, int(power / 2 / price), 10)
         if quantity < 1:
             continue

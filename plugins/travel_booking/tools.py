@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import and_, bindparam, case, delete, func, or_, select, type_coerce
+from sqlalchemy import String, and_, bindparam, case, delete, func, or_, select, type_coerce
+from sqlalchemy.sql import ColumnElement
+from sqlalchemy.sql.elements import Label
 
 from prove_gym.server import (
     Conflict,
@@ -44,6 +46,7 @@ from prove_gym.server import (
 from .models import (
     AIRLINES,
     AIRPORTS,
+    CABINS,
     CURRENCY,
     CUTOFF,
     FARE_RULES,
@@ -437,12 +440,6 @@ BOOKED_SEATS = Query(
         FlightBooking.flight_id == bindparam("flight_id"), FlightBooking.status == "confirmed"
     )
 )
-CONFIRMED_SEATS = Query(  # every flight's booked seats, for the entity listing
-    select(FlightBooking.flight_id, FlightBooking.seat)
-    .where(FlightBooking.status == "confirmed")
-    .order_by(FlightBooking.id)
-)
-FARE_CLASSES = Query(select(Fare.flight_id, Fare.cabin, Fare.fare_class).order_by(Fare.id))
 BOOKING_ON_FLIGHT = Query(  # a traveller's confirmed booking on a flight
     select(FlightBooking.id)
     .where(
@@ -451,19 +448,6 @@ BOOKING_ON_FLIGHT = Query(  # a traveller's confirmed booking on a flight
         FlightBooking.status == "confirmed",
     )
     .order_by(FlightBooking.id)
-)
-OPEN_FLIGHTS = Query(
-    select(flights_t).where(Flight.departs_at >= bindparam("since")).order_by(Flight.id)
-)
-OTHER_FLIGHTS_OF_ROUTE = Query(
-    select(flights_t)
-    .where(
-        Flight.origin == bindparam("origin"),
-        Flight.destination == bindparam("destination"),
-        Flight.id != bindparam("flight_id"),
-        Flight.departs_at >= bindparam("since"),
-    )
-    .order_by(Flight.departs_at, Flight.id)
 )
 # a flight booking with what its result shows of its flight and traveller
 _FLIGHT_BOOKING = (
@@ -495,13 +479,6 @@ UPCOMING_WITHOUT_LOYALTY = Query(  # a traveller's bookings that add_loyalty_num
         Flight.airline == bindparam("airline"),
         Flight.departs_at > bindparam("now"),
     )
-    .order_by(FlightBooking.id)
-)
-OPEN_BOOKINGS = Query(  # confirmed bookings of flights departing from ``since``
-    select(flight_bookings_t, Traveller.passport_expiry)
-    .join(flights_t, Flight.id == FlightBooking.flight_id)
-    .join(travellers_t, Traveller.id == FlightBooking.traveller_id)
-    .where(FlightBooking.status == "confirmed", Flight.departs_at >= bindparam("since"))
     .order_by(FlightBooking.id)
 )
 HOTEL = Query(select(hotels_t).where(Hotel.id == bindparam("id")))
@@ -585,9 +562,6 @@ RATES = Query(
     )
     .order_by(RoomRate.night)
 )
-RATED_NIGHTS_FROM = Query(
-    select(RoomRate.room_type_id, RoomRate.night).where(RoomRate.night >= bindparam("since"))
-)
 TAKEN_ROOMS = Query(  # rooms among ``room_ids`` taken on a night from ``first`` to ``last``
     select(RoomNight.room_id).where(
         RoomNight.room_id.in_(bindparam("room_ids", expanding=True)),
@@ -603,9 +577,6 @@ TAKEN_NIGHTS = Query(
         RoomNight.night <= bindparam("last"),
     )
     .order_by(RoomNight.night)
-)
-TAKEN_NIGHTS_FROM = Query(
-    select(RoomNight.room_id, RoomNight.night).where(RoomNight.night >= bindparam("since"))
 )
 FREE_NIGHTS = Query(  # the room nights a hotel booking holds
     delete(RoomNight).where(RoomNight.hotel_booking_id == bindparam("hotel_booking_id"))
@@ -654,6 +625,73 @@ BOOKABLE_ITINERARIES = Query(  # active, led by a traveller whose passport is va
     .join(travellers_t, Traveller.id == Itinerary.traveller_id)
     .where(Itinerary.status == "active", Traveller.passport_expiry >= bindparam("until"))
     .order_by(Itinerary.id)
+)
+
+# The entity listings' reads: each reads a table (or its part the listing can use) once,
+# grouped in Python, rather than once per listed row.
+_SEP = "\x1f"  # joins a group's values in one column (no stored text holds it)
+
+
+def _joined(column: Any) -> ColumnElement[str]:
+    """A group's values of ``column`` as their stored text, joined by ``_SEP`` (any order)."""
+    return func.group_concat(type_coerce(column, String()), _SEP, type_=String())
+
+
+def _fare_classes_in(cabin: str) -> Label[str]:
+    """A flight's fare classes of ``cabin`` joined by ``_SEP`` (NULL when it sells none), as
+    a column of a select of flights labelled by the cabin."""
+    joined = select(_joined(Fare.fare_class)).where(
+        Fare.flight_id == Flight.id, Fare.cabin == cabin
+    )
+    return joined.scalar_subquery().label(cabin)
+
+
+_OPEN_FLIGHT = select(  # a flight departing from ``since``: what the listings use of it
+    Flight.id,
+    Flight.number,
+    Flight.origin,
+    Flight.destination,
+    func.date(Flight.departs_at).label("day"),  # its departure's date as text ("2026-05-22")
+    Flight.aircraft,
+    Flight.occupied,
+    *(_fare_classes_in(cabin) for cabin in CABINS),
+).where(Flight.departs_at >= bindparam("since"))
+OPEN_FLIGHTS = Query(_OPEN_FLIGHT.order_by(Flight.id))
+OPEN_FLIGHTS_BY_DEPARTURE = Query(_OPEN_FLIGHT.order_by(Flight.departs_at, Flight.id))
+CONFIRMED_SEATS = Query(  # every confirmed booking's flight, seat and traveller
+    select(FlightBooking.flight_id, FlightBooking.seat, FlightBooking.traveller_id)
+    .where(FlightBooking.status == "confirmed")
+    .order_by(FlightBooking.id)
+)
+OPEN_BOOKINGS = Query(  # confirmed bookings of flights departing from ``since``
+    select(
+        FlightBooking.id,
+        FlightBooking.itinerary_id,
+        FlightBooking.traveller_id,
+        FlightBooking.flight_id,
+        FlightBooking.cabin,
+        FlightBooking.fare_class,
+        FlightBooking.seat,
+        Traveller.passport_expiry,
+    )
+    .join(flights_t, Flight.id == FlightBooking.flight_id)
+    .join(travellers_t, Traveller.id == FlightBooking.traveller_id)
+    .where(FlightBooking.status == "confirmed", Flight.departs_at >= bindparam("since"))
+    .order_by(FlightBooking.id)
+)
+# per room type / room, its nights rated / taken from ``first`` to ``last``, as stored text
+# ("2026-05-22") joined by _SEP
+RATED_NIGHTS = Query(
+    select(RoomRate.room_type_id, _joined(RoomRate.night))
+    .where(RoomRate.night >= bindparam("first"), RoomRate.night <= bindparam("last"))
+    .group_by(RoomRate.room_type_id)
+    .order_by(RoomRate.room_type_id)
+)
+TAKEN_NIGHTS_OF_ROOMS = Query(
+    select(RoomNight.room_id, _joined(RoomNight.night))
+    .where(RoomNight.night >= bindparam("first"), RoomNight.night <= bindparam("last"))
+    .group_by(RoomNight.room_id)
+    .order_by(RoomNight.room_id)
 )
 
 
@@ -760,7 +798,8 @@ def _free_seats(ctx: ToolContext, flight: Any, cabin: str) -> list[str]:
 
 def _free_of(flight: Any, cabin: str, booked: set[str]) -> list[str]:
     """:func:`_free_seats` given the flight's confirmed bookings' seats (``booked``)."""
-    gone = set(flight.occupied.split()) | booked
+    gone = set(flight.occupied.split())
+    gone.update(booked)  # (in place: a union would copy the set)
     return [s for s in seat_map(flight.aircraft, cabin) if s not in gone]
 
 
@@ -2294,6 +2333,13 @@ def _pick(options: list[str], *key: object) -> str:
     return options[stable_int(*key) % len(options)]
 
 
+def _fare_classes(f: Any, cabin: str) -> list[str]:
+    """The fare classes a flight (a row of OPEN_FLIGHTS) sells in a cabin, in no particular
+    order (distinct: a unique constraint)."""
+    joined: str | None = getattr(f, cabin)
+    return joined.split(_SEP) if joined is not None else []
+
+
 @server.entity(
     "flight",
     key="flight_id",
@@ -2303,13 +2349,9 @@ def _pick(options: list[str], *key: object) -> str:
 )
 def _flights(ctx: ToolContext) -> list[dict[str, Any]]:
     """Flights still open for booking, each with a cabin, fare class and seat that are free."""
-    # every flight's booked seats and fare classes in one read each (not one per flight)
     booked: dict[str, set[str]] = {}
-    for flight_id, seat in ctx.sql.all(CONFIRMED_SEATS):
+    for flight_id, seat, _ in ctx.sql.all(CONFIRMED_SEATS):
         booked.setdefault(flight_id, set()).add(seat)
-    classes_of: dict[tuple[str, str], set[str]] = {}
-    for flight_id, cabin, fare_class in ctx.sql.all(FARE_CLASSES):
-        classes_of.setdefault((flight_id, cabin), set()).add(fare_class)
     out = []
     for f in ctx.sql.all(OPEN_FLIGHTS, since=ctx.now + CUTOFF):
         for cabin in ("economy", "premium_economy", "business"):
@@ -2318,14 +2360,14 @@ def _flights(ctx: ToolContext) -> list[dict[str, Any]]:
             free = _free_of(f, cabin, booked.get(f.id, set()))
             if not free:
                 continue
-            classes = sorted(classes_of.get((f.id, cabin), set()))
+            classes = sorted(_fare_classes(f, cabin))
             out.append(
                 {
                     "flight_id": f.id,
                     "number": f.number,
                     "origin": f.origin,
                     "destination": f.destination,
-                    "date": f.departs_at.date().isoformat(),
+                    "date": f.day,
                     "cabin": cabin,
                     "fare_class": _pick(classes, f.id, "class"),
                     "seat": _pick(free, f.id, "seat"),
@@ -2386,10 +2428,30 @@ def _itineraries(ctx: ToolContext) -> list[dict[str, Any]]:
 def _flight_bookings(ctx: ToolContext) -> list[dict[str, Any]]:
     """Confirmed bookings of flights still open, with a free seat to move to and, for a
     changeable fare, another flight of the route it can move to."""
+    since = ctx.now + CUTOFF
+    # the open flights, their bookings and fares read once (not per booking and option)
+    flights: dict[str, Any] = {}
+    of_route: dict[tuple[str, str], list[Any]] = {}  # each route's flights by departure
+    for f in ctx.sql.all(OPEN_FLIGHTS_BY_DEPARTURE, since=since):
+        flights[f.id] = f
+        of_route.setdefault((f.origin, f.destination), []).append(f)
+    booked: dict[str, set[str]] = {}
+    on_flight: set[tuple[str, str]] = set()  # (traveller, flight) of confirmed bookings
+    for flight_id, seat, traveller_id in ctx.sql.all(CONFIRMED_SEATS):
+        booked.setdefault(flight_id, set()).add(seat)
+        on_flight.add((traveller_id, flight_id))
+    free_of: dict[tuple[str, str], list[str]] = {}  # (flight, cabin) -> its free seats
+
+    def free_seats(f: Any, cabin: str) -> list[str]:
+        key = (f.id, cabin)
+        if key not in free_of:
+            free_of[key] = _free_of(f, cabin, booked.get(f.id, set()))
+        return free_of[key]
+
     out = []
-    for b in ctx.sql.all(OPEN_BOOKINGS, since=ctx.now + CUTOFF):
-        f = ctx.sql.one(FLIGHT, id=b.flight_id)
-        free = [s for s in _free_seats(ctx, f, b.cabin) if s != b.seat]
+    for b in ctx.sql.all(OPEN_BOOKINGS, since=since):
+        f = flights[b.flight_id]
+        free = [s for s in free_seats(f, b.cabin) if s != b.seat]
         record: dict[str, Any] = {
             "flight_booking_id": b.id,
             "itinerary_id": b.itinerary_id,
@@ -2397,35 +2459,22 @@ def _flight_bookings(ctx: ToolContext) -> list[dict[str, Any]]:
             "seat": _pick(free, b.id, "seat") if free else None,
         }
         if change_fee(b.fare_class, b.cabin) is not None:
-            options = ctx.sql.all(
-                OTHER_FLIGHTS_OF_ROUTE,
-                origin=f.origin,
-                destination=f.destination,
-                flight_id=f.id,
-                since=ctx.now + CUTOFF,
-            )
             intl = is_international(f.origin, f.destination)
-            for new in options:
-                seats = _free_seats(ctx, new, b.cabin) if b.cabin in LAYOUTS[new.aircraft] else []
+            for new in of_route[f.origin, f.destination]:
+                if new.id == f.id:
+                    continue
+                seats = free_seats(new, b.cabin) if b.cabin in LAYOUTS[new.aircraft] else []
                 if (
                     seats
-                    and any(
-                        x.cabin == b.cabin and x.fare_class == b.fare_class
-                        for x in ctx.sql.all(FARES, flight_id=new.id)
-                    )
-                    and passport_valid_for(b.passport_expiry, new.departs_at.date(), intl)
-                    and not _booked_by(ctx, b.traveller_id, new.id)
+                    and b.fare_class in _fare_classes(new, b.cabin)
+                    and passport_valid_for(b.passport_expiry, dt.date.fromisoformat(new.day), intl)
+                    and (b.traveller_id, new.id) not in on_flight
                 ):
                     record["new_flight_id"] = new.id
                     record["new_seat"] = _pick(seats, b.id, new.id)
                     break
         out.append(record)
     return out
-
-
-def _booked_by(ctx: ToolContext, traveller_id: str, flight_id: str) -> bool:
-    booking = ctx.sql.scalar(BOOKING_ON_FLIGHT, traveller_id=traveller_id, flight_id=flight_id)
-    return booking is not None
 
 
 @server.entity(
@@ -2459,26 +2508,26 @@ def _hotels(ctx: ToolContext) -> list[dict[str, Any]]:
 def _rooms(ctx: ToolContext) -> list[dict[str, Any]]:
     """Rooms with a stay (2-4 nights, 3-30 days ahead) that is free and on sale."""
     today = ctx.now.date()
-    busy: dict[str, set[dt.date]] = {}
-    for room_id, night in ctx.sql.all(TAKEN_NIGHTS_FROM, since=today):
-        busy.setdefault(room_id, set()).add(night)
-    on_sale: dict[str, set[dt.date]] = {}
-    for type_id, night in ctx.sql.all(RATED_NIGHTS_FROM, since=today):
-        on_sale.setdefault(type_id, set()).add(night)
+    # nights as stored text (what RATED_NIGHTS and TAKEN_NIGHTS_OF_ROOMS read): day k ahead
+    # is days[k]; a stay starts 3 to 30 days ahead and lasts up to 4 nights
+    days = [(today + dt.timedelta(days=k)).isoformat() for k in range(35)]
+    window = {"first": today + dt.timedelta(days=3), "last": today + dt.timedelta(days=33)}
+    on_sale = {t: set(text.split(_SEP)) for t, text in ctx.sql.all(RATED_NIGHTS, **window)}
+    busy = {r: set(text.split(_SEP)) for r, text in ctx.sql.all(TAKEN_NIGHTS_OF_ROOMS, **window)}
     out = []
     for room in ctx.sql.all(ROOMS_WITH_CAPACITY):
+        rated = on_sale.get(room.room_type_id, set())
+        taken = busy.get(room.id, set())
         length = 2 + stable_int(room.id, "len") % 3
         for offset in range(3 + stable_int(room.id, "start") % 20, 31):
-            nights = [today + dt.timedelta(days=offset + n) for n in range(length)]
-            if all(n in on_sale.get(room.room_type_id, set()) for n in nights) and not any(
-                n in busy.get(room.id, set()) for n in nights
-            ):
+            nights = days[offset : offset + length]
+            if rated.issuperset(nights) and taken.isdisjoint(nights):
                 out.append(
                     {
                         "room_id": room.id,
                         "hotel_id": room.hotel_id,
-                        "check_in": nights[0].isoformat(),
-                        "check_out": (nights[-1] + dt.timedelta(days=1)).isoformat(),
+                        "check_in": nights[0],
+                        "check_out": days[offset + length],
                         "guests": min(2, room.max_guests),
                     }
                 )
