@@ -256,6 +256,25 @@ EDITS = [
 ]
 COMMON = ["+1", "eyes", "white_check_mark", "tada", "heart", "joy", "raised_hands", "fire"]
 QUARTERS = ("00", "15", "30", "45")
+
+# The values a template's slots and a message's times are drawn from, built once. Drawing
+# with ``rng.choice(values)`` takes exactly what ``rng.randint(a, b)`` takes when there are
+# ``b - a + 1`` values (one index below that length), so the states are the same; it skips
+# randint's argument checks and the ``str``/``timedelta`` built from the number each time
+# (tens of thousands of draws a state).
+HOURS = [str(hour) for hour in range(9, 18)]
+SMALL_COUNTS = [str(n) for n in range(2, 41)]
+LARGE_COUNTS = [str(n) for n in range(41, 91)]
+VERSION_MAJOR = [str(n) for n in range(2, 6)]
+VERSION_MINOR = [str(n) for n in range(15)]
+VERSION_PATCH = [str(n) for n in range(10)]
+TICKETS = range(10000, 100000)
+WORK_HOURS = range(8, 19)
+MINUTES = range(60)
+DAYS_BACK = [dt.timedelta(days=d) for d in range(HISTORY_DAYS)]
+REPLY_GAPS = [dt.timedelta(minutes=m) for m in range(2, 241)]
+REACTION_DELAYS = [dt.timedelta(minutes=m) for m in range(1, 301)]
+JOIN_DELAYS = [dt.timedelta(days=d) for d in range(61)]
 PER_WORKSPACE = 20
 """Active people per workspace besides me; two guests and two deactivated accounts join them."""
 
@@ -417,7 +436,7 @@ class _Chat:
                     {
                         "channel_id": cid,
                         "user_id": uid,
-                        "joined_at": c_created + dt.timedelta(days=rng.randint(0, 60)),
+                        "joined_at": c_created + rng.choice(JOIN_DELAYS),
                         "added_by": owner,
                     }
                 )
@@ -443,31 +462,32 @@ class _Chat:
         pin_all: bool,
     ) -> None:
         rng = self.rng
+        choice, random = rng.choice, rng.random
         span_end = self.now - dt.timedelta(days=70 if archived else 0, hours=1)
         count = rng.randint(16, 30) if not pin_all else 24
         i_speak = me in speakers
         roots: list[_Msg] = []
         posted: list[_Msg] = []  # this channel's messages, in the order they are drawn
         for _ in range(count):
-            day = span_end - dt.timedelta(days=rng.randint(0, HISTORY_DAYS - 1))
-            at = day.replace(hour=rng.randint(8, 18), minute=rng.randint(0, 59))
+            day = span_end - choice(DAYS_BACK)
+            at = day.replace(hour=choice(WORK_HOURS), minute=choice(MINUTES))
             if at >= span_end:
                 at = span_end - dt.timedelta(minutes=rng.randint(5, 600))
-            author = me if i_speak and rng.random() < 0.12 else rng.choice(speakers)
-            text = fill.text(rng.choice(templates), exclude=author)
+            author = me if i_speak and random() < 0.12 else choice(speakers)
+            text = fill.text(choice(templates), exclude=author)
             root = self.message(cid, author, None, text, at)
             roots.append(root)
             posted.append(root)
         for root in roots:
-            if rng.random() < 0.35:
+            if random() < 0.35:
                 at = root.at
                 for _ in range(rng.randint(1, 6)):
-                    at = at + dt.timedelta(minutes=rng.randint(2, 240))
+                    at = at + choice(REPLY_GAPS)
                     if at >= span_end:
                         break
-                    author = me if i_speak and rng.random() < 0.1 else rng.choice(speakers)
+                    author = me if i_speak and random() < 0.1 else choice(speakers)
                     reply = self.message(
-                        cid, author, root, fill.text(rng.choice(REPLIES), exclude=author), at
+                        cid, author, root, fill.text(choice(REPLIES), exclude=author), at
                     )
                     posted.append(reply)
                     root.replies += 1
@@ -477,22 +497,20 @@ class _Chat:
         for m in live:
             latest = m.last_reply or m.at
             limit = min(span_end, latest + two_days)
-            if rng.random() < 0.1 and latest < limit:
-                at = latest + (limit - latest) * rng.random()
+            if random() < 0.1 and latest < limit:
+                at = latest + (limit - latest) * random()
                 at = at.replace(second=0, microsecond=0)
                 if at > latest:
-                    edited = m.versions[-1][1] + fill.text(rng.choice(EDITS), exclude=m.author)
+                    edited = m.versions[-1][1] + fill.text(choice(EDITS), exclude=m.author)
                     m.versions.append(("edited", edited, at))
-            if rng.random() < 0.4:
+            if random() < 0.4:
                 emojis = (
-                    rng.sample(COMMON, rng.randint(1, 3))
-                    if rng.random() < 0.8
-                    else [rng.choice(EMOJI)]
+                    rng.sample(COMMON, rng.randint(1, 3)) if random() < 0.8 else [choice(EMOJI)]
                 )
                 since = m.versions[-1][2]
                 for emoji in emojis:
                     for uid in rng.sample(speakers, min(len(speakers), rng.randint(1, 4))):
-                        at = since + dt.timedelta(minutes=rng.randint(1, 300))
+                        at = since + choice(REACTION_DELAYS)
                         m.reactions.append((uid, emoji, min(at, span_end)))
         # pins: a few top-level messages; the releases channel is at the limit
         tops = list(roots)
@@ -531,11 +549,23 @@ class _Chat:
         reactions: list[tuple[dt.datetime, str, str, str]] = []
         pins: list[tuple[dt.datetime, str, str, str]] = []
         for m in ordered:
+            mid = m.id
+            edited_at = None
+            for number, (vkind, vtext, vat) in enumerate(m.versions, 1):
+                versions.append((vat, mid, number, vkind, vtext))
+                if vkind == "edited":
+                    edited_at = vat
+                if "@" not in vtext:  # most texts mention no one: no need to parse them
+                    continue
+                for handle in mentioned_handles(vtext):
+                    if handle in by_handle:
+                        mentions.append(
+                            {"message_id": mid, "version": number, "user_id": by_handle[handle]}
+                        )
             kind, text, _ = m.versions[-1]
-            edits = [v for v in m.versions if v[0] == "edited"]
             messages.append(
                 {
-                    "id": m.id,
+                    "id": mid,
                     "channel_id": m.channel,
                     "author_id": m.author,
                     "thread_root_id": m.root.id if m.root is not None else None,
@@ -543,20 +573,14 @@ class _Chat:
                     "version": len(m.versions),
                     "deleted": kind == "deleted",
                     "created_at": m.at,
-                    "edited_at": edits[-1][2] if edits else None,
+                    "edited_at": edited_at,
                     "reply_count": m.replies,
                     "last_reply_at": m.last_reply,
                     "reaction_count": len(m.reactions),
                 }
             )
-            for number, (vkind, vtext, vat) in enumerate(m.versions, 1):
-                versions.append((vat, m.id, number, vkind, vtext))
-                for handle in mentioned_handles(vtext):
-                    if handle in by_handle:
-                        mentions.append(
-                            {"message_id": m.id, "version": number, "user_id": by_handle[handle]}
-                        )
-            reactions.extend((at_, m.id, uid, emoji) for uid, emoji, at_ in m.reactions)
+            if m.reactions:
+                reactions += [(at_, mid, uid, emoji) for uid, emoji, at_ in m.reactions]
             if m.pinned is not None:
                 pins.append((m.pinned[1], m.id, m.channel, m.pinned[0]))
         self.ctx.insert(messages, into=Message)
@@ -623,18 +647,19 @@ class _Filler:
         if mentions is None:
             others = [u for u in self.readers if u != exclude] or self.readers
             mentions = self.mentions[exclude] = [f"@{self.handles[u]}" for u in others]
+        choice = rng.choice
         values = {
-            "person": rng.choice(mentions),
-            "day": rng.choice(DAYS),
-            "time": f"{rng.randint(9, 17)}:{rng.choice(QUARTERS)}",
-            "n": str(rng.randint(2, 40)),
-            "m": str(rng.randint(41, 90)),
-            "version": f"{rng.randint(2, 5)}.{rng.randint(0, 14)}.{rng.randint(0, 9)}",
+            "person": choice(mentions),
+            "day": choice(DAYS),
+            "time": f"{choice(HOURS)}:{choice(QUARTERS)}",
+            "n": choice(SMALL_COUNTS),
+            "m": choice(LARGE_COUNTS),
+            "version": f"{choice(VERSION_MAJOR)}.{choice(VERSION_MINOR)}.{choice(VERSION_PATCH)}",
             "project": self.project,
             "Project": self.project,
-            "customer": rng.choice(CUSTOMERS),
-            "doc": rng.choice(DOCS),
-            "title": rng.choice(TITLES),
-            "ticket": str(rng.randint(10000, 99999)),
+            "customer": choice(CUSTOMERS),
+            "doc": choice(DOCS),
+            "title": choice(TITLES),
+            "ticket": str(choice(TICKETS)),
         }
-        return template.format(**values)
+        return template.format_map(values)
