@@ -158,6 +158,9 @@ def _bind_processor(type_: TypeEngine[Any]) -> Callable[[Any], Any] | None:
         and impl._storage_format == _DATETIME_TEXT
     ):
         return functools.partial(_datetime_text, process)
+    # (pysqlite's Date is a subclass of DATE that binds as DATE does without native dates)
+    if process is not None and isinstance(impl, sqlite.DATE) and impl._storage_format == _DATE_TEXT:
+        return functools.partial(_date_text, process)
     return process
 
 
@@ -170,6 +173,19 @@ def _result_processor(type_: TypeEngine[Any]) -> Callable[[Any], Any] | None:
 
 _DATETIME_TEXT = sqlite.DATETIME()._storage_format
 """How SQLAlchemy stores a ``DateTime`` in SQLite by default: ``2026-11-27 08:30:00.000000``."""
+
+
+_DATE_TEXT = sqlite.DATE()._storage_format
+"""How SQLAlchemy stores a ``Date`` in SQLite by default: ``2026-11-27``."""
+
+
+def _date_text(general: Callable[[Any], Any], value: Any) -> Any:
+    """SQLAlchemy's SQLite ``Date`` bind (``general``), its usual case in half the time: a
+    ``date``'s ``isoformat()`` is exactly :data:`_DATE_TEXT`'s text; anything else (a
+    ``datetime``, whose time the column drops, ``None``) goes to ``general``."""
+    if type(value) is dt.date:
+        return value.isoformat()
+    return general(value)
 
 
 def _datetime_text(general: Callable[[Any], Any], value: Any) -> Any:

@@ -156,6 +156,32 @@ def test_money_reads_back_exact_with_exactly_its_places(units: int, places: int)
     assert money.to_minor_units(amount) == units
 
 
+@given(
+    value=st.none()
+    | st.dates()
+    | st.datetimes(timezones=st.none() | st.just(dt.UTC))
+    | st.decimals(
+        allow_nan=False, allow_infinity=False, places=4, min_value=-(10**9), max_value=10**9
+    )
+)
+def test_dates_times_and_money_bind_as_sqlalchemy_binds_them(value: Any) -> None:
+    """The query layer's own binds (a date's and a naive datetime's ``isoformat``, Money's
+    minor units) store exactly what SQLAlchemy's processors store, for any value."""
+    from prove_gym.server.sql import DIALECT, _bind_processor
+
+    for type_ in (Date(), DateTime(), Money()):
+        theirs = type_.dialect_impl(DIALECT).bind_processor(DIALECT)
+        ours = _bind_processor(type_)
+        assert ours is not None and theirs is not None
+        try:
+            expected = theirs(value)
+        except Exception as error:  # whichever it raises, ours must raise too
+            with pytest.raises(type(error)):
+                ours(value)
+        else:
+            assert ours(value) == expected
+
+
 def test_inserts_take_the_declared_defaults_and_key(db: Any) -> None:
     sql = db
     sql.insert(Owner, id="o1", name="Ana")
