@@ -72,6 +72,7 @@ BANKS = [
     "UBS",
 ]
 SPEND_KINDS = tuple(CARD_SPEND)
+IBAN_COUNTRY = {"EUR": "DE", "GBP": "GB", "CAD": "CA", "CHF": "CH"}
 UTILITY_ROLES = frozenset(role for _, role in UTILITIES)
 ACCOUNT_FEE = Decimal("4.95")
 INTEREST_PER_MONTH = Decimal("0.035")
@@ -114,11 +115,10 @@ def _history_days(start: dt.datetime) -> list[_Day]:
 
 def beneficiary_number(rng: Random, currency: str) -> str:
     """A plausible payee account number for ``currency`` (IBAN-like outside the US)."""
-    digits = "".join(str(rng.randrange(10)) for _ in range(18))
-    prefix = {"USD": "", "EUR": "DE", "GBP": "GB", "CAD": "CA", "CHF": "CH"}[currency]
+    digits = "".join([str(rng.randrange(10)) for _ in range(18)])
     if currency == "USD":
         return digits[:12]
-    return f"{prefix}{rng.randint(10, 99)}{digits}"
+    return f"{IBAN_COUNTRY[currency]}{rng.randint(10, 99)}{digits}"
 
 
 @dataclass
@@ -476,16 +476,22 @@ class _Bank:
         )
 
 
-def _cents(rng: Random, lo: float, hi: float, *, whole: bool = False) -> Decimal:
+def _cents(rng: Random, lo: int, hi: int, *, whole: bool = False) -> Decimal:
     """A random amount between ``lo`` and ``hi`` (whole units when ``whole``)."""
     if whole:
-        return Decimal(rng.randint(int(lo), int(hi))).quantize(Decimal("0.01"))
-    return Decimal(rng.randint(int(lo * 100), int(hi * 100))).scaleb(-2)
+        return Decimal(rng.randint(lo, hi)).quantize(CENT)
+    return Decimal(rng.randint(lo * 100, hi * 100)).scaleb(-2)
+
+
+MINUTES_OF_DAY = [dt.timedelta(minutes=m) for m in range(24 * 60)]
+"""Each minute of a day as a ``timedelta``: adding one to a midnight is a tenth of the cost of
+``datetime.replace(hour=..., minute=...)`` (keyword arguments), for the same time."""
 
 
 def _at(rng: Random, day: dt.datetime, lo: int = 7, hi: int = 22) -> dt.datetime:
     """A time on ``day`` (a midnight) from ``lo`` o'clock to before ``hi``."""
-    return day.replace(hour=rng.randint(lo, hi - 1), minute=rng.randrange(60))
+    hour = rng.randint(lo, hi - 1)
+    return day + MINUTES_OF_DAY[60 * hour + rng.randrange(60)]
 
 
 def _history(

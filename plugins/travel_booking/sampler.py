@@ -91,6 +91,9 @@ BUSINESS_TAX = Decimal("12.40")
 WEEKEND_DEMAND = Decimal("0.15")
 WEEKEND_RATE = Decimal("1.15")
 ONE = Decimal(1)
+ONE_DAY = dt.timedelta(days=1)
+TWO_DAYS = dt.timedelta(days=2)
+SEVEN_DAYS = dt.timedelta(days=7)
 
 
 def sample_travel_booking(ctx: SampleContext) -> None:
@@ -298,13 +301,16 @@ class _Agency:
                     number = f"{airline} {rng.randint(100, 1999)}"
                 used_numbers.add(number)
                 numbers.append(number)
+            duration = dt.timedelta(minutes=minutes)
+            departures = [(dt.time(hour, minute), chance) for hour, minute, chance in slots]
+            route_flights: list[_Flight] = []
             for day in FLIGHT_DAYS:
                 date = self.today + dt.timedelta(days=day)
-                for (hour, minute, chance), number in zip(slots, numbers, strict=True):
+                for (departure, chance), number in zip(departures, numbers, strict=True):
                     if rng.random() >= chance:
                         continue
                     n += 1
-                    departs = dt.datetime.combine(date, dt.time(hour, minute))
+                    departs = dt.datetime.combine(date, departure)
                     flight = _Flight(
                         id=f"fl_{n:04d}",
                         number=number,
@@ -312,14 +318,16 @@ class _Agency:
                         origin=origin,
                         destination=destination,
                         departs_at=departs,
-                        arrives_at=departs + dt.timedelta(minutes=minutes),
+                        arrives_at=departs + duration,
                         aircraft=aircraft,
                         occupied="",
                     )
                     self.flights.append(flight)
-                    self.by_route.setdefault((origin, destination), []).append(flight)
+                    route_flights.append(flight)
                     self._fares(flight, cheapest, cabin_taxes, day)
                     self._sell(flight, day)
+            if route_flights:
+                self.by_route[(origin, destination)] = route_flights
         self.flights.sort(key=lambda f: f.id)
 
     def _fares(
@@ -331,29 +339,26 @@ class _Agency:
             demand += WEEKEND_DEMAND
         base_economy = (cheapest * demand).quantize(ONE)
         flight_id, fares, fare_of = flight.id, self.fares, self.fare_of
-        for cabin, taxes in cabin_taxes.items():
-            base = (base_economy * CABIN_FACTOR[cabin]).quantize(ONE)
-            for fare_class in BUSINESS_CLASSES if cabin == "business" else FARE_CLASSES:
-                fare_base = ((base * CLASS_FACTOR[fare_class]).quantize(ONE) - CENT).quantize(CENT)
-                fares.append(
-                    {
-                        "id": f"fare_{len(fares) + 1:05d}",
-                        "flight_id": flight_id,
-                        "cabin": cabin,
-                        "fare_class": fare_class,
-                        "base": fare_base,
-                        "taxes": taxes,
-                    }
-                )
-                fare_of[(flight_id, cabin, fare_class)] = (fare_base, taxes)
+        for cabin, fare_class, fare_base in _fare_ladder(base_economy, flight.aircraft):
+            taxes = cabin_taxes[cabin]
+            fares.append(
+                {
+                    "id": f"fare_{len(fares) + 1:05d}",
+                    "flight_id": flight_id,
+                    "cabin": cabin,
+                    "fare_class": fare_class,
+                    "base": fare_base,
+                    "taxes": taxes,
+                }
+            )
+            fare_of[(flight_id, cabin, fare_class)] = (fare_base, taxes)
 
     def _sell(self, flight: _Flight, day: int) -> None:
         """Seats sold to other passengers: fuller for sooner flights, some cabins sold out."""
         rng = self.rng
         load = 0.9 if day <= 0 else max(0.2, 0.85 - 0.02 * day)
         sold: set[str] = set()
-        for cabin in LAYOUTS[flight.aircraft]:
-            seats = seat_map(flight.aircraft, cabin)
+        for seats in _cabin_seats(flight.aircraft):
             share = 1.0 if rng.random() < 0.06 else min(1.0, load + rng.uniform(-0.15, 0.1))
             sold.update(rng.sample(seats, int(len(seats) * share)))
         self.taken[flight.id] = sold
@@ -366,7 +371,8 @@ class _Agency:
         nights = [self.today + dt.timedelta(days=day) for day in RATE_DAYS]
         weekend = [n.weekday() in (4, 5) for n in nights]  # Friday and Saturday cost more
         n_room = 0
-        rates, hundredths = self.rates, self.hundredths
+        rates, choice = self.rates, rng.choice
+        wobbles = self.hundredths[95:111]
         for city in cities:
             count = per_city + (1 if rng.random() < 0.3 else 0)
             for _ in range(count):
@@ -413,20 +419,25 @@ class _Agency:
                             )
                         )
                     price = base * factor
-                    prices = (price * ONE, price * WEEKEND_RATE)
+                    # every rate this room type can have, weekdays and weekends, by wobble
+                    # (0.95 to 1.10): 32 computed once rather than one per night. Choosing
+                    # one of the 16 draws as ``randint(95, 110)`` did (one index below 16).
+                    choices = [
+                        [(p * wobble).quantize(ONE).quantize(CENT) for wobble in wobbles]
+                        for p in (price * ONE, price * WEEKEND_RATE)
+                    ]
                     for night, is_weekend in zip(nights, weekend, strict=True):
-                        wobble = hundredths[rng.randint(95, 110)]
-                        rate = (prices[is_weekend] * wobble).quantize(ONE)
-                        rates[(rt.id, night)] = rate.quantize(CENT)
+                        rates[(rt.id, night)] = choice(choices[is_weekend])
         for room in self.rooms:
             self.rooms_of.setdefault(room.hotel_id, []).append(room)
         self.room_type = {rt.id: rt for rt in self.room_types}
         # guests who booked elsewhere: about a quarter of the room nights
-        random = rng.random
+        random, booked = rng.random, self.nights
         for room in self.rooms:
+            room_id = room.id
             for night in nights:
                 if random() < 0.25:
-                    self.nights[(room.id, night)] = None
+                    booked[(room_id, night)] = None
 
     # ------------------------------------------------------------ travellers
     def add_travellers(self, count: int) -> None:
@@ -482,17 +493,18 @@ class _Agency:
             created = self.now - dt.timedelta(days=rng.randint(1, 30), hours=rng.randint(0, 12))
             created = created.replace(minute=rng.randrange(60), second=0, microsecond=0)
             route = rng.choice(routes)
-            outbound = [
-                f for f in self.by_route[route] if f.departs_at - created > dt.timedelta(days=1)
-            ]
+            # bounds as times, not a timedelta built and compared per flight (the same test)
+            earliest = created + ONE_DAY
+            outbound = [f for f in self.by_route[route] if f.departs_at > earliest]
             if not outbound:
                 continue
             out = rng.choice(outbound[:20])
             back_route = (route[1], route[0])
+            back_from, back_until = out.arrives_at + TWO_DAYS, out.arrives_at + SEVEN_DAYS
             back = [
                 f
                 for f in self.by_route.get(back_route, [])
-                if dt.timedelta(days=2) <= f.departs_at - out.arrives_at <= dt.timedelta(days=7)
+                if back_from <= f.departs_at <= back_until
             ]
             ret = rng.choice(back) if back and rng.random() < 0.8 else None
             lead = rng.choice(self.travellers)
@@ -718,7 +730,9 @@ class _Agency:
             if b.status == "confirmed":
                 booked.setdefault(b.flight_id, set()).add(b.seat)
         for flight in self.flights:
-            taken = self.taken[flight.id] - booked.get(flight.id, set())
+            taken = self.taken[flight.id]
+            if flight.id in booked:
+                taken = taken - booked[flight.id]
             order = _seat_order(flight.aircraft)
             flight.occupied = " ".join([s for s in order if s in taken])
         # plain rows, no objects; tables in the order ctx.insert writes them (parents first)
@@ -747,6 +761,32 @@ class _Agency:
             into=RoomNight,
         )
         ctx.insert(self.ledger, into=Transaction)
+
+
+@cache
+def _fare_ladder(base_economy: Decimal, aircraft: str) -> tuple[tuple[str, str, Decimal], ...]:
+    """(cabin, fare class, base fare) of every fare of an aircraft, cabin by cabin as
+    ``LAYOUTS`` lists them, from the flight's economy base (a whole number of euros).
+
+    Computed once per base and aircraft (a few hundred of them): every value is quantized,
+    so the same base always gives the same fares.
+    """
+    ladder = []
+    for cabin in LAYOUTS[aircraft]:
+        base = (base_economy * CABIN_FACTOR[cabin]).quantize(ONE)
+        for fare_class in BUSINESS_CLASSES if cabin == "business" else FARE_CLASSES:
+            fare_base = ((base * CLASS_FACTOR[fare_class]).quantize(ONE) - CENT).quantize(CENT)
+            ladder.append((cabin, fare_class, fare_base))
+    return tuple(ladder)
+
+
+@cache
+def _cabin_seats(aircraft: str) -> list[list[str]]:
+    """The seats of each cabin of an aircraft (``seat_map``), cabin by cabin as ``LAYOUTS``
+    lists them, as lists: ``rng.sample`` first checks that its population is a sequence,
+    which CPython answers from a cache for a list but not for a tuple (a microsecond more a
+    call, a thousand calls a state). The same seats in the same order: the same draws."""
+    return [list(seat_map(aircraft, cabin)) for cabin in LAYOUTS[aircraft]]
 
 
 @cache
