@@ -182,6 +182,54 @@ def test_dates_times_and_money_bind_as_sqlalchemy_binds_them(value: Any) -> None
             assert ours(value) == expected
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.fixed_dictionaries(
+            {
+                "owner_id": st.just("o1"),
+                "title": st.text(max_size=4),
+                "price": st.decimals(min_value=-(10**6), max_value=10**6, places=3)
+                | st.integers(-(10**6), 10**6),
+                "due": st.none() | st.dates() | st.datetimes(),
+                "at": st.datetimes(timezones=st.none() | st.just(dt.UTC)) | st.dates(),
+            }
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    uniform=st.booleans(),
+)
+def test_a_bulk_insert_stores_what_inserting_row_by_row_stores(
+    rows: list[dict[str, Any]], uniform: bool
+) -> None:
+    """insert_many binds column by column; whatever the mix of values (money as Decimal or
+    int, dates, datetimes naive or aware), the stored values are those of one insert per
+    row."""
+    if uniform:  # the samplers' usual case: every column's values of one type
+        rows = [
+            {**r, "price": Decimal(r["price"]), "due": dt.date(2026, 1, 1 + k % 28)}
+            | {"at": dt.datetime(2026, 1, 1, k % 24, k % 60, k, 7)}
+            for k, r in enumerate(rows)
+        ]
+    stored = []
+    for bulk in (True, False):
+        conn = sqlite3.connect(":memory:")
+        engine = create_engine("sqlite://", creator=lambda conn=conn: conn, poolclass=StaticPool)
+        Base.metadata.create_all(engine)
+        sql = Sql(conn)
+        sql.insert(Owner, id="o1", name="Ana")
+        if bulk:
+            sql.insert_many(Item, rows)
+        else:
+            for r in rows:
+                sql.insert(Item, **r)
+        stored.append(conn.execute("SELECT * FROM items ORDER BY id").fetchall())
+        conn.close()
+    assert stored[0] == stored[1]
+    assert [type(v) for v in stored[0][0]] == [type(v) for v in stored[1][0]]
+
+
 def test_inserts_take_the_declared_defaults_and_key(db: Any) -> None:
     sql = db
     sql.insert(Owner, id="o1", name="Ana")
