@@ -131,7 +131,6 @@ GUESTS = Query(
     select(invitees).where(Invitee.event_id == bindparam("event_id")).order_by(Invitee.email)
 )
 GUEST_COUNT = Query(select(func.count()).where(Invitee.event_id == bindparam("event_id")))
-ALL_GUESTS = Query(select(Invitee.event_id, Invitee.email).order_by(Invitee.email, Invitee.id))
 ACCEPTED_BY = Query(
     select(Invitee.event_id).where(
         Invitee.email == bindparam("email"), Invitee.response == "accepted"
@@ -186,12 +185,22 @@ OVERLAPPING = Query(
         Event.status == "confirmed", Event.start < bindparam("end"), Event.end > bindparam("start")
     ).order_by(Event.start, Event.id)
 )
+# the event listing's: confirmed events starting from ``lo`` to ``hi``, and their guests
+_UPCOMING = (
+    Event.status == "confirmed",
+    Event.start >= bindparam("lo"),
+    Event.start <= bindparam("hi"),
+)
 UPCOMING = Query(
-    select(events)
-    .where(
-        Event.status == "confirmed", Event.start >= bindparam("lo"), Event.start <= bindparam("hi")
-    )
+    select(Event.id, Event.title, Event.start, Event.calendar_id)
+    .where(*_UPCOMING)
     .order_by(Event.id)
+)
+UPCOMING_GUESTS = Query(  # (only those events' invitees: most events are outside the window)
+    select(Invitee.event_id, Invitee.email)
+    .join(events, Event.id == Invitee.event_id)
+    .where(*_UPCOMING)
+    .order_by(Invitee.email, Invitee.id)
 )
 
 
@@ -917,12 +926,11 @@ def find_free_slot(
 )
 def _events(ctx: ToolContext) -> list[dict]:
     """Confirmed events from a week ago to a month ahead (what users talk about)."""
+    lo, hi = ctx.now - dt.timedelta(days=7), ctx.now + dt.timedelta(days=30)
     guests: dict[str, list[str]] = {}
-    for g in ctx.sql.all(ALL_GUESTS):
-        guests.setdefault(g.event_id, []).append(g.email)
-    rows = ctx.sql.all(
-        UPCOMING, lo=ctx.now - dt.timedelta(days=7), hi=ctx.now + dt.timedelta(days=30)
-    )
+    for event_id, email in ctx.sql.all(UPCOMING_GUESTS, lo=lo, hi=hi):
+        guests.setdefault(event_id, []).append(email)
+    rows = ctx.sql.all(UPCOMING, lo=lo, hi=hi)
     return [
         {
             "event_id": e.id,

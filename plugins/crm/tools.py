@@ -370,7 +370,12 @@ OPEN_LEAD_WITH_EMAIL = Query(
     .where(Lead.email == bindparam("email"), Lead.status != "converted")
     .order_by(Lead.id)
 )
-OPEN_LEADS = Query(select(leads_t).where(Lead.status != "converted").order_by(Lead.id))
+_OPEN_LEAD = Lead.status != "converted"
+OPEN_LEADS = Query(  # (the lead listing's columns: SQLite's cost grows with each one read)
+    select(Lead.id, Lead.first_name, Lead.last_name, Lead.company, Lead.status)
+    .where(_OPEN_LEAD)
+    .order_by(Lead.id)
+)
 LEAD_EMAILS = Query(select(Lead.email).order_by(Lead.id))
 
 # deals with the names of their account, contact and owner
@@ -392,7 +397,29 @@ ACCOUNT_DEALS = Query(  # open ones first
     .order_by(_CLOSED_LAST, Deal.close_date, Deal.id)
     .limit(LIST_CAP)
 )
-OPEN_DEALS = Query(select(deals_t).where(Deal.stage.in_(OPEN_STAGES)).order_by(Deal.id))
+_OPEN_DEAL = Deal.stage.in_(OPEN_STAGES)
+OPEN_DEALS = Query(  # (the deal listing's columns)
+    select(
+        Deal.id,
+        Deal.name,
+        Deal.account_id,
+        Deal.contact_id,
+        Deal.stage,
+        Deal.amount.is_(None).label("no_amount"),
+    )
+    .where(_OPEN_DEAL)
+    .order_by(Deal.id)
+)
+# What activities and notes attach to (the record listing's): each kind's ids and the
+# names the listing shows, by id (only those columns: SQLite's cost grows with each one read)
+_CONTACT_NAME = Contact.first_name + " " + Contact.last_name
+_LEAD_NAME = Lead.first_name + " " + Lead.last_name
+RECORD_NAMES = (
+    ("account", ACCOUNTS),
+    ("contact", Query(select(Contact.id, _CONTACT_NAME).order_by(Contact.id))),
+    ("lead", Query(select(Lead.id, _LEAD_NAME).where(_OPEN_LEAD).order_by(Lead.id))),
+    ("deal", Query(select(Deal.id, Deal.name).where(_OPEN_DEAL).order_by(Deal.id))),
+)
 HISTORY = Query(  # stg_10000 after stg_9999
     select(changes_t)
     .where(DealStageChange.deal_id == bindparam("deal_id"))
@@ -1846,7 +1873,7 @@ def _deals(ctx: ToolContext) -> list[dict[str, Any]]:
     out = []
     for d in rows:
         nxt = STAGE_MOVES[d.stage][0]
-        if nxt in NEEDS_AMOUNT and d.amount is None:
+        if nxt in NEEDS_AMOUNT and d.no_amount:
             nxt = "prospecting" if d.stage != "prospecting" else "qualification"
         out.append(
             {
@@ -1880,28 +1907,11 @@ def _activities(ctx: ToolContext) -> list[dict[str, Any]]:
 @server.entity("record", key="record_id")
 def _records(ctx: ToolContext) -> list[dict[str, Any]]:
     """Accounts, contacts, open leads and open deals: what activities and notes attach to."""
-    out: list[dict[str, Any]] = []
-    for a in ctx.sql.all(ACCOUNTS):
-        out.append({"record_id": a.id, "record_type": "account", "record_name": a.name})
-    for c in ctx.sql.all(CONTACTS):
-        out.append(
-            {
-                "record_id": c.id,
-                "record_type": "contact",
-                "record_name": f"{c.first_name} {c.last_name}",
-            }
-        )
-    for lead in ctx.sql.all(OPEN_LEADS):
-        out.append(
-            {
-                "record_id": lead.id,
-                "record_type": "lead",
-                "record_name": f"{lead.first_name} {lead.last_name}",
-            }
-        )
-    for d in ctx.sql.all(OPEN_DEALS):
-        out.append({"record_id": d.id, "record_type": "deal", "record_name": d.name})
-    return out
+    return [
+        {"record_id": key, "record_type": kind, "record_name": name}
+        for kind, query in RECORD_NAMES
+        for key, name in ctx.sql.all(query)
+    ]
 
 
 @server.entity("note", key="note_id")

@@ -23,7 +23,7 @@ from types import SimpleNamespace
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field
-from sqlalchemy import bindparam, delete, func, select, update
+from sqlalchemy import bindparam, delete, func, or_, select, update
 
 from prove_gym.server import (
     Entity,
@@ -355,13 +355,17 @@ STREET_NAMES = Query(select(Street.id, Street.name).order_by(Street.id))
 EDGES = Query(select(edges).order_by(Edge.id))
 ADDRESS = Query(select(addresses).where(Address.id == bindparam("id")))
 ADDRESSES = Query(select(addresses).order_by(Address.id))
-ADDRESSES_IN = Query(
-    select(addresses).where(Address.id.in_(bindparam("ids", expanding=True))).order_by(Address.id)
-)
-DRIVEABLE_ADDRESS_IDS = Query(
-    select(Address.id)
+# the address listing's: the addresses of places and homes on a road cars can take
+DRIVEABLE_USED_ADDRESSES = Query(
+    select(Address.id, Address.label, Address.lat_e6, Address.lon_e6)
     .join(edges, Edge.id == Address.edge_id)
-    .where(Edge.drive_kmh > 0)
+    .where(
+        Edge.drive_kmh > 0,
+        or_(
+            Address.id.in_(select(Place.address_id)),
+            Address.id.in_(select(User.home_address_id)),
+        ),
+    )
     .order_by(Address.id)
 )
 ADDRESS_LATITUDES = Query(select(Address.lat_e6).order_by(Address.id))
@@ -396,22 +400,14 @@ PLACE_NAMES_AND_ADDRESSES = Query(
     .join(addresses, Address.id == Place.address_id)
     .order_by(Place.id)
 )
-PLACE_ADDRESS_IDS = Query(select(Place.address_id).order_by(Place.address_id))
-BEST_NOT_SAVED_BY = Query(
+BEST_PLACES = Query(  # open places, best first (the user listing's)
     select(Place.id)
-    .where(
-        Place.status == "operational",
-        Place.id.not_in(
-            select(SavedPlace.place_id).where(SavedPlace.user_id == bindparam("user_id"))
-        ),
-    )
+    .where(Place.status == "operational")
     .order_by(Place.rating_x10.desc(), Place.id)
-    .limit(1)
 )
 USER = Query(select(users).where(User.id == bindparam("id")))
-USERS = Query(select(users).order_by(User.id))
+USERS = Query(select(User.id, User.name, User.email).order_by(User.id))
 USER_NAMES = Query(select(User.name).order_by(User.id))
-HOME_ADDRESS_IDS = Query(select(User.home_address_id).order_by(User.home_address_id))
 USERS_MATCHING = Query(
     select(users, Address.label.label("home_address"))
     .join(addresses, Address.id == User.home_address_id)
@@ -429,19 +425,14 @@ SAVED_WITH_NAMES = Query(
     .join(places, Place.id == SavedPlace.place_id)
     .order_by(SavedPlace.id)
 )
-FIRST_SAVED_NOT_IN_LIST = Query(
-    select(SavedPlace.id)
-    .where(
-        SavedPlace.user_id == bindparam("user_id"),
-        SavedPlace.id.not_in(
-            select(ListItem.saved_id).where(ListItem.list_id == bindparam("list_id"))
-        ),
-    )
-    .order_by(SavedPlace.id)
-    .limit(1)
+SAVED_PLACE_IDS = Query(  # every user's saved places and what they save (listings')
+    select(SavedPlace.user_id, SavedPlace.id, SavedPlace.place_id).order_by(SavedPlace.id)
+)
+LISTED_SAVED_IDS = Query(  # every list's items (the list listing's)
+    select(ListItem.list_id, ListItem.saved_id).order_by(ListItem.list_id, ListItem.saved_id)
 )
 DELETE_SAVED = Query(delete(SavedPlace).where(SavedPlace.id == bindparam("id")))
-LISTS = Query(select(place_lists).order_by(PlaceList.id))
+LISTS = Query(select(PlaceList.id, PlaceList.user_id, PlaceList.name).order_by(PlaceList.id))
 LISTS_OF = Query(
     select(place_lists).where(PlaceList.user_id == bindparam("user_id")).order_by(PlaceList.id)
 )
@@ -1617,10 +1608,6 @@ def add_to_list(
 # --------------------------------------------------------------- entities
 # What exists and is worth asking about, for grounding synthesized requests. Fields named
 # like tool parameters (place_id, saved_id, mode, label) give values the rules allow.
-def _driveable(ctx: ToolContext) -> set[str]:
-    return set(ctx.sql.scalars(DRIVEABLE_ADDRESS_IDS))
-
-
 @server.entity(
     "place",
     key="place_id",
@@ -1652,9 +1639,6 @@ def _places(ctx: ToolContext) -> list[dict]:
 )
 def _addresses(ctx: ToolContext) -> list[dict]:
     """Addresses of places and homes that cars can reach, with their coordinates."""
-    driveable = _driveable(ctx)
-    used = set(ctx.sql.scalars(PLACE_ADDRESS_IDS))
-    used |= set(ctx.sql.scalars(HOME_ADDRESS_IDS))
     return [
         {
             "address_id": a.id,
@@ -1663,7 +1647,7 @@ def _addresses(ctx: ToolContext) -> list[dict]:
             "longitude": (degrees(a.lon_e6)),
             "mode": "drive",
         }
-        for a in ctx.sql.all(ADDRESSES_IN, ids=sorted(used & driveable))
+        for a in ctx.sql.all(DRIVEABLE_USED_ADDRESSES)
     ]
 
 
@@ -1675,9 +1659,15 @@ def _addresses(ctx: ToolContext) -> list[dict]:
 )
 def _users(ctx: ToolContext) -> list[dict]:
     """Users, each with a place they have not saved yet (one they could save)."""
+    # the best open places and everyone's saved places read once (not a search per user)
+    best = ctx.sql.scalars(BEST_PLACES)
+    saved: dict[str, set[str]] = {}
+    for user_id, _, place_id in ctx.sql.all(SAVED_PLACE_IDS):
+        saved.setdefault(user_id, set()).add(place_id)
     out = []
     for u in ctx.sql.all(USERS):
-        place = ctx.sql.scalar(BEST_NOT_SAVED_BY, user_id=u.id)
+        mine = saved.get(u.id, set())
+        place = next((p for p in best if p not in mine), None)  # the best they have not saved
         record = {"user_id": u.id, "name": u.name, "query": u.name, "email": u.email}
         if place is not None:
             record["place_id"] = place
@@ -1713,11 +1703,19 @@ def _saved_places(ctx: ToolContext) -> list[dict]:
 )
 def _lists(ctx: ToolContext) -> list[dict]:
     """Lists with room, each with a saved place of its owner that it does not hold yet."""
+    # every list's items and every user's saved places read once (not per list)
+    held: dict[str, set[str]] = {}
+    for list_id, saved_id in ctx.sql.all(LISTED_SAVED_IDS):
+        held.setdefault(list_id, set()).add(saved_id)
+    saved: dict[str, list[str]] = {}  # each user's, by id
+    for user_id, saved_id, _ in ctx.sql.all(SAVED_PLACE_IDS):
+        saved.setdefault(user_id, []).append(saved_id)
     out = []
     for plist in ctx.sql.all(LISTS):
-        if _count(ctx, plist) >= LIST_CAPACITY:
+        items = held.get(plist.id, set())
+        if len(items) >= LIST_CAPACITY:  # (_count: a list holds a saved place once)
             continue
-        candidate = ctx.sql.scalar(FIRST_SAVED_NOT_IN_LIST, user_id=plist.user_id, list_id=plist.id)
+        candidate = next((s for s in saved.get(plist.user_id, []) if s not in items), None)
         record = {"list_id": plist.id, "user_id": plist.user_id, "name": plist.name}
         if candidate is not None:
             record["saved_id"] = candidate
