@@ -415,7 +415,7 @@ ACTIVE_ORDER_COUNT = Query(
         Order.restaurant_id == bindparam("restaurant_id"), Order.status.in_(ACTIVE_STATUSES)
     )
 )
-# option groups and their options in menu order: of one item, of a restaurant's items, of all
+# option groups and their options in menu order: of one item, of a restaurant's items
 _GROUPS = select(option_groups).order_by(OptionGroup.position, OptionGroup.id)
 _OPTIONS = (
     select(options)
@@ -434,7 +434,21 @@ MENU_OPTIONS = Query(
         MenuItem.restaurant_id == bindparam("restaurant_id")
     )
 )
-ALL_GROUPS, ALL_OPTIONS = Query(_GROUPS), Query(_OPTIONS)
+# every option group's item, whether it is required and its first option (None when it has
+# none), each item's in menu order: what the menu_item listing needs of all the groups (the
+# options themselves, their prices included, are not read back)
+GROUP_FIRST_OPTIONS = Query(
+    select(
+        OptionGroup.item_id,
+        OptionGroup.required,
+        select(Option.id)
+        .where(Option.group_id == OptionGroup.id)
+        .order_by(Option.position, Option.id)
+        .limit(1)
+        .scalar_subquery()
+        .label("option_id"),
+    ).order_by(OptionGroup.item_id, OptionGroup.position, OptionGroup.id)
+)
 OPTION_NAMES = Query(
     select(Option.id, Option.name)
     .where(Option.id.in_(bindparam("ids", expanding=True)))
@@ -1805,13 +1819,14 @@ def set_courier_availability(
 
 # --------------------------------------------------------------- entities
 # What exists and is worth asking about, for grounding synthesized requests.
-def _valid_choice(groups: list[GroupOut]) -> list[str]:
-    """Option ids that make a valid order of an item with these option ``groups``: the first
-    of each required group, or one add-on when nothing is required."""
-    required = [g["options"][0]["option_id"] for g in groups if g["required"] and g["options"]]
+def _valid_choice(groups: list[Any]) -> list[str]:
+    """Option ids that make a valid order of an item with these option ``groups`` (its rows
+    of GROUP_FIRST_OPTIONS): the first of each required group, or one add-on when nothing
+    is required."""
+    required = [g.option_id for g in groups if g.required and g.option_id is not None]
     if required:
         return required
-    optional = [g["options"][0]["option_id"] for g in groups if g["options"]]
+    optional = [g.option_id for g in groups if g.option_id is not None]
     return optional[:1]
 
 
@@ -1847,7 +1862,9 @@ def _restaurants(ctx: ToolContext) -> list[dict[str, Any]]:
 def _items(ctx: ToolContext) -> list[dict[str, Any]]:
     """Available menu items, each with a valid choice of options."""
     rows = ctx.sql.all(AVAILABLE_ITEMS)
-    groups = _option_groups(ctx, ALL_GROUPS, ALL_OPTIONS)
+    groups: dict[str, list[Any]] = {}
+    for g in ctx.sql.all(GROUP_FIRST_OPTIONS):
+        groups.setdefault(g.item_id, []).append(g)
     return [
         {
             "item_id": i.id,
