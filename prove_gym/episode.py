@@ -25,7 +25,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +42,7 @@ from prove_gym.reward import RewardBreakdown, RewardConfig, score
 from prove_gym.server.errors import ErrorKind
 from prove_gym.server.result import ToolResult
 from prove_gym.task import Task
-from prove_gym.workspace import CallRecord, Workspace, offer_key, offered_openai_tools
+from prove_gym.workspace import CallRecord, Workspace
 
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
@@ -52,7 +52,6 @@ __all__ = [
     "StepOutcome",
     "episode_instructions",
     "opening_messages",
-    "prompt_messages",
 ]
 
 DEFAULT_INSTRUCTIONS = (
@@ -110,30 +109,16 @@ def opening_messages(
     ]
 
 
-def prompt_messages(
-    task: Task, format: ToolCallFormat, registry: Registry | None = None
-) -> list[dict[str, Any]]:
-    """``[system, first user]`` exactly as an :class:`Episode` of ``task`` starts with the
-    default instructions, through the episodes' own caches, without building any state:
-    what exporters write as prompts (a system message rendered once per tool set)."""
-    registry = registry or get_registry()
-    offer = _offer_key(task, registry)
-    instructions = episode_instructions(task, registry)
-    return _cached_opening(
-        task, format, offer, lambda: _shared_tools(task, registry, offer), instructions
-    )
-
-
 _SYSTEM_CACHE: dict[tuple[Any, ...], str] = {}
 _TOOLS_CACHE: dict[tuple[Any, ...], tuple[dict[str, Any], ...]] = {}
 _CACHE_MAX = 4096
 
 
-def _offer_key(task: Task, registry: Registry) -> tuple[Any, ...]:
+def _offer_key(task: Task, workspace: Workspace) -> tuple[Any, ...]:
     """What the offered tool definitions depend on: the registry that defines them, the
     task's tool names or servers (:func:`~prove_gym.workspace.offer_key`) and its schema
     overrides."""
-    return (*offer_key(task, registry), _overrides_key(task.schema_overrides))
+    return (*workspace.offer_key, _overrides_key(task.schema_overrides))
 
 
 # Overrides seen, by the tools they override: a copy of each, and its canonical JSON.
@@ -168,27 +153,19 @@ def _bounded_put(cache: dict[tuple[Any, ...], Any], key: tuple[Any, ...], value:
     cache[key] = value
 
 
-def _shared_tools(
-    task: Task, registry: Registry, offer: tuple[Any, ...]
-) -> tuple[dict[str, Any], ...]:
-    """The offered tools as OpenAI definitions, built once per ``offer`` key and shared:
-    never handed out as they are (:func:`_cached_tools` copies them)."""
-    tools = _TOOLS_CACHE.get(offer)
-    if tools is None:
-        tools = tuple(offered_openai_tools(task, registry))
-        _bounded_put(_TOOLS_CACHE, offer, tools)
-    return tools
-
-
-def _cached_tools(task: Task, registry: Registry, offer: tuple[Any, ...]) -> list[dict[str, Any]]:
+def _cached_tools(workspace: Workspace, offer: tuple[Any, ...]) -> list[dict[str, Any]]:
     """The offered tools as OpenAI definitions, built once per ``offer`` key.
 
     Each episode gets its own list and its own copies of the dicts down to each
     ``parameters`` object (what a caller might edit); deeper schema parts are shared.
     """
+    tools = _TOOLS_CACHE.get(offer)
+    if tools is None:
+        tools = tuple(workspace.openai_tools())
+        _bounded_put(_TOOLS_CACHE, offer, tools)
     return [
         {**t, "function": {**t["function"], "parameters": dict(t["function"]["parameters"])}}
-        for t in _shared_tools(task, registry, offer)
+        for t in tools
     ]
 
 
@@ -196,22 +173,21 @@ def _cached_opening(
     task: Task,
     format: ToolCallFormat,
     offer: tuple[Any, ...],
-    tools: Callable[[], Sequence[Mapping[str, Any]]],
+    tools: Sequence[Mapping[str, Any]],
     instructions: str,
 ) -> list[dict[str, Any]]:
     """:func:`opening_messages`, the system message rendered once per tool set and instructions.
 
     Rendering every tool's schema is most of a reset; the text depends only on the format,
-    the instructions and the offered tools (``offer``: see :func:`_offer_key`). ``tools``
-    gives the offered tools, called only when the text is rendered.
+    the instructions and the offered tools (``offer``: see :func:`_offer_key`).
     """
     key = (format, instructions, *offer)
     try:
         system = _SYSTEM_CACHE.get(key)
     except TypeError:  # a plugin format that cannot be hashed: render every time
-        return opening_messages(task, format, tools(), instructions)
+        return opening_messages(task, format, tools, instructions)
     if system is None:
-        system = format.system_message(instructions, tools())
+        system = format.system_message(instructions, tools)
         _bounded_put(_SYSTEM_CACHE, key, system)
     return [
         {"role": "system", "content": system},
@@ -330,10 +306,10 @@ class Episode:
         self.caps = caps or EpisodeCaps()
         self.reward_config = reward or RewardConfig()
         self.workspace = Workspace(task, self.registry)
-        offer = _offer_key(task, self.registry)
-        self.tools = _cached_tools(task, self.registry, offer)
+        offer = _offer_key(task, self.workspace)
+        self.tools = _cached_tools(self.workspace, offer)
         self.instructions = episode_instructions(task, self.registry, instructions)
-        opening = _cached_opening(task, self.format, offer, lambda: self.tools, self.instructions)
+        opening = _cached_opening(task, self.format, offer, self.tools, self.instructions)
         self.messages: list[dict[str, Any]] = opening
         self.observation = self.format.prompt(opening, self.tools)
         self.trajectory: list[CallRecord] = []

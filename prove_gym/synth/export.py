@@ -67,9 +67,12 @@ class PromptRenderer:
 
     def messages(self, task: Task) -> list[dict[str, Any]]:
         """``[system, first user]`` as ``Episode.messages`` starts (the env's ``info["messages"]``)."""
-        from prove_gym.episode import prompt_messages
+        from prove_gym.episode import episode_instructions, opening_messages
+        from prove_gym.workspace import offered_openai_tools
 
-        return prompt_messages(task, self.format, self.registry)
+        tools = offered_openai_tools(task, self.registry)
+        instructions = episode_instructions(task, self.registry)
+        return opening_messages(task, self.format, tools, instructions)
 
 
 def openrlhf_row(task: Task, renderer: PromptRenderer, text: str) -> dict[str, Any]:
