@@ -292,6 +292,16 @@ SEAT = Query(
 _MY_WORKSPACE_IDS = select(WorkspaceMember.workspace_id).where(  # a subquery
     WorkspaceMember.user_id == bindparam("me")
 )
+_MY_CHANNEL_IDS = select(ChannelMember.channel_id).where(  # a subquery
+    ChannelMember.user_id == bindparam("me")
+)
+# a message ``me`` can read (of a channel joined to Message), in SQL: not deleted, in a
+# channel of my workspaces that is public or that I am in (_readable's rule)
+_LIVE_AND_READABLE = (
+    Message.deleted.is_(False),
+    Channel.workspace_id.in_(_MY_WORKSPACE_IDS),
+    or_(Channel.is_private.is_(False), Channel.id.in_(_MY_CHANNEL_IDS)),
+)
 _MY_WORKSPACES = (  # my workspaces with my role in each
     select(workspaces_t, WorkspaceMember.role)
     .join(WorkspaceMember, WorkspaceMember.workspace_id == Workspace.id)
@@ -369,7 +379,7 @@ THREAD_REPLIES = Query(
     .where(Message.thread_root_id == bindparam("root_id"))
     .order_by(Message.created_at, Message.id)
 )
-LIVE_MESSAGES = Query(  # the messages not deleted in channels ``me`` can read (_readable's)
+LIVE_MESSAGES = Query(  # the messages ``me`` can read
     select(
         Message.id,
         Message.channel_id,
@@ -378,16 +388,7 @@ LIVE_MESSAGES = Query(  # the messages not deleted in channels ``me`` can read (
         Channel.workspace_id,
     )
     .join(Channel, Channel.id == Message.channel_id)
-    .where(
-        Message.deleted.is_(False),
-        Channel.workspace_id.in_(_MY_WORKSPACE_IDS),
-        or_(
-            Channel.is_private.is_(False),
-            Channel.id.in_(
-                select(ChannelMember.channel_id).where(ChannelMember.user_id == bindparam("me"))
-            ),
-        ),
-    )
+    .where(*_LIVE_AND_READABLE)
     .order_by(Message.id)
 )
 # What a message shows besides its row, read for a list of messages (``ids``) at once: one
@@ -477,12 +478,7 @@ def _messages_matching(
 ) -> tuple[Query, Query]:
     """How many messages I can read match the filters given, and the newest ``limit`` of them
     with their channel's workspace and name: search_messages'."""
-    my_channels = select(ChannelMember.channel_id).where(ChannelMember.user_id == bindparam("me"))
-    conditions: list[Any] = [
-        Message.deleted.is_(False),
-        Channel.workspace_id.in_(_MY_WORKSPACE_IDS),
-        or_(Channel.is_private.is_(False), Channel.id.in_(my_channels)),
-    ]
+    conditions: list[Any] = list(_LIVE_AND_READABLE)
     if by_workspace:
         conditions.append(Channel.workspace_id == bindparam("workspace_id"))
     if by_channel:
