@@ -144,14 +144,19 @@ def add_parser(sub: Any) -> None:
         help="near-duplicates by tools and argument names (calls, the paper's) or values too",
     )
     g.add_argument("--max-attempts", type=int, default=d.max_attempts)
-    g.add_argument("--block-size", type=int, default=d.block_size, help="candidates per work unit")
+    g.add_argument(
+        "--block-size",
+        type=int,
+        default=d.block_size,
+        help=f"candidates per work unit, each with states of its own (default {d.block_size})",
+    )
     g.add_argument(
         "--view-lag",
         type=int,
         default=d.view_lag,
         help="a block skips what the collector had kept (full mix kinds, near duplicates) "
         "from all blocks of its server but the N-1 right before it; at most N blocks of "
-        "a server run at once (default 4; raise it for a large cluster)",
+        f"a server run at once (default {d.view_lag}; raise it for a large cluster)",
     )
     g = p.add_argument_group("optional LLM (OpenAI-compatible endpoint)")
     g.add_argument(

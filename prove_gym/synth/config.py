@@ -98,15 +98,19 @@ class SynthConfig:
             values too, so the same calls about other entities are all kept).
         max_attempts: Argument draws per chain step before giving up on the chain.
         block_size: Candidate conversations per unit of work. Output does not depend on
-            the number of workers because blocks, not workers, own the randomness.
+            the number of workers because blocks, not workers, own the randomness. Each
+            block samples its own states (``block_states``), so smaller blocks mean more
+            distinct states for the same tasks: 25 gives a 13.5K-task run over 1,000.
         view_lag: A block starts from what the collector had kept from every block of
             its server but the ``view_lag - 1`` right before it
             (:class:`~prove_gym.synth.generate.View`): it skips the mix kinds already
             full and drops a near duplicate of a kept task as soon as its calls have
             run, before its text and replay are built. So at most ``view_lag`` blocks of
             one server run at once (1: one at a time): raise it for a cluster of many
-            workers (a staler view catches fewer). Output depends on it, never on the
-            workers. Not in the paper.
+            workers (a staler view catches fewer: with 4, a 13.5K-task run built twice as
+            many candidates the collector then dropped as with 2, the default, which
+            still lets 20 servers keep two workers busy). Output depends on it, never on
+            the workers. Not in the paper.
         workers: Processes to fan out over (1 = in this process).
         llm_url: OpenAI-compatible base URL (``http://host:port/v1``) for paraphrasing
             user turns; ``None`` writes template text only.
@@ -141,8 +145,8 @@ class SynthConfig:
     dedup_threshold: float = 0.70
     dedup: str = "calls"
     max_attempts: int = 3
-    block_size: int = 32
-    view_lag: int = 4
+    block_size: int = 25
+    view_lag: int = 2
     workers: int = 1
     llm_url: str | None = None
     llm_model: str | None = None

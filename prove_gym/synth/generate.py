@@ -13,7 +13,10 @@ A candidate goes through the paper's conversation state machine:
    the block's fresh states (the bounded pool when ``block_states`` is 0). Only
    the primary server's state is sampled: distractor servers lend schemas;
 2. sample a chain around an inverse-frequency-weighted target tool and split it
-   into contiguous requests (user turns);
+   into contiguous requests (user turns). A chain is drawn again (up to
+   ``PLAN_DRAWS`` times) when the calls it is sure to make are already a near
+   duplicate of a kept task, or when a clarify candidate's turns open with no call
+   that has a value to leave out: either would be dropped once it had run;
 3. run the chain on a freshly reset session of the state seed, grounding
    each step's arguments in live state just before it runs. A failed call is
    retried with fresh arguments (up to ``max_attempts``); when its error message
@@ -83,7 +86,7 @@ from prove_gym.synth.validate import (
 )
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/6"
+GENERATOR = "prove_gym.synth/7"
 """Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
 ``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
 of ``final_state_hash`` unless a call changed their state (see
@@ -92,7 +95,16 @@ states too; /4 shows failed calls the gold recovers from (steps with ``expect_er
 records each gold result's outcome (``meta.outcomes``: success / partial / failure); /5 gives
 up calls that fail on the state (a failed attempt last in its turn, ``give_up`` in
 ``meta.recoveries``); /6 puts references and omissions only where a noun phrase reads
-("where is my the first order" and "sell 10 the same instrument" are gone)."""
+("where is my the first order" and "sell 10 the same instrument" are gone); /7 draws a
+chain again instead of running it when its planned calls are already a near duplicate of a
+kept task or of an earlier candidate of its block, or when a clarify candidate's turns have
+no value to leave out, and drops a block's candidate that repeats an earlier one of the
+block (the task format is unchanged)."""
+
+PLAN_DRAWS = 6
+"""Chains a candidate draws before it gives up (see :meth:`Conversation._plan`): drawing
+one costs about a fiftieth of running it, and most plans that are near duplicates before
+they run still are once they have run (in a 13.5K run: three in four)."""
 
 GIVE_UP_KINDS = frozenset({"precondition_failed", "conflict"})
 """Error kinds of a call the gold may give up: the state, not the arguments, says no."""
@@ -131,6 +143,29 @@ class View:
 
     kept: tuple[frozenset[str], ...] = ()
     full: frozenset[str] = frozenset()
+
+
+class BlockDedup:
+    """What a block's candidates are checked against for near duplicates: the tasks of
+    its view, then the block's own candidates so far.
+
+    The collector takes a block's candidates in order, so a near duplicate of an
+    earlier candidate of the block is dropped unless that one was (rarely: a kind
+    already full, or a near duplicate of a task the view had not seen yet).
+    """
+
+    def __init__(self, view: DedupIndex) -> None:
+        self.view = view  # shared by the server's blocks (ServerContext.dedup_index): read only
+        self.own = DedupIndex(view.threshold)
+
+    def __len__(self) -> int:
+        return len(self.view) + len(self.own)
+
+    def near_duplicate(self, feats: frozenset[str]) -> bool:
+        return self.view.near_duplicate(feats) or self.own.near_duplicate(feats)
+
+    def add(self, feats: frozenset[str]) -> None:
+        self.own.add(feats)
 
 
 @dataclass
@@ -182,6 +217,13 @@ class ServerContext:
         ]
         self.foreign_phrasings = fillable_phrasings(self.foreign)
         self._known = DedupIndex(cfg.dedup_threshold)
+        producers: dict[str, list[ToolSpec]] = {}
+        for t in self.tools.values():
+            for kind in sorted(t.returns):
+                if is_secret_kind(kind):
+                    producers.setdefault(kind, []).append(t)
+        # a credential only one tool issues: a step needing it without it gets that tool first
+        self.credential_producers = {k: ts[0] for k, ts in producers.items() if len(ts) == 1}
 
     def dedup_index(self, kept: tuple[frozenset[str], ...]) -> DedupIndex:
         """The near-duplicate index of ``kept`` (a block's :attr:`View.kept`), which blocks
@@ -289,7 +331,7 @@ def _run_block(
     out = BlockResult(server, block)
     default = sc.server.default_size
     states = [(seed, size or default) for seed, size in cfg.block_state_list(server, block)]
-    known = sc.dedup_index(view.kept)
+    known = BlockDedup(sc.dedup_index(view.kept))
     levels: Counter[str] = Counter()
     abstentions = 0
     for i in range(cfg.block_size):
@@ -309,6 +351,7 @@ def _run_block(
         result = conv.build()
         out.outcomes.append(result)
         if isinstance(result, Candidate):
+            known.add(result.features)
             counts.update(result.task.meta["chain"])
             if result.task.meta["knobs"]["abstention"]:
                 abstentions += 1
@@ -322,6 +365,16 @@ def _run_block(
 
 ABSTENTION_MARGIN = 1.5
 """How far a block's abstention tasks may run ahead of their share (see :func:`abstention_due`)."""
+
+
+def _planned_args(tool: ToolSpec) -> dict[str, None]:
+    """The argument names a call of ``tool`` is sure to have, for its features: the
+    required parameters, and a credential (always sent once issued)."""
+    return {
+        p.name: None
+        for p in tool.params
+        if p.required or (p.entity is not None and is_secret_kind(p.entity.name))
+    }
 
 
 def abstention_due(rate: float, abstentions: int, others: int) -> bool:
@@ -384,7 +437,7 @@ class Conversation:
         states: list[tuple[int, int]] | None = None,
         level_weights: list[float] | None = None,
         abstention_due: bool = True,
-        known: DedupIndex | None = None,
+        known: BlockDedup | DedupIndex | None = None,
         full: frozenset[str] = frozenset(),
     ) -> None:
         self.sc = sc
@@ -450,31 +503,16 @@ class Conversation:
 
     # ---------------------------------------------------------------- build
     def build(self) -> Candidate | str:
-        cfg, rng, sc = self.cfg, self.rng, self.sc
+        rng, sc = self.rng, self.sc
         self._knobs()
         kind = "abstention" if self.abstain_only else self.level
         if kind in self.full:
             return f"share_full:{kind}"  # the collector would drop it: build nothing
         if self.abstain_only:
             return self._abstention()
-        target = self._target()
-        plan = sc.sampler.sample(rng, target, self.length, self._weight)
-        if len(plan) < max(2, cfg.chain_lengths[0]):
-            return "short_chain"
-        self.n_seg = min(self.n_seg, len(plan))
-        self.hidden = self._hidden(plan)
-        # the hidden tool's request is a turn of its own: the last step, alone
-        body = plan[:-1] if self.hidden is not None else plan
-        n_body = self.n_seg - 1 if self.hidden is not None else self.n_seg
-        cuts = sorted(rng.sample(range(1, len(body)), n_body - 1))
-        seg = 0
-        for i, step in enumerate(body):
-            if seg < len(cuts) and i >= cuts[seg]:
-                seg += 1
-            step.segment = seg
-        if self.hidden is not None:
-            plan[-1].segment = self.n_seg - 1
-        self.clarify_plan = self._plan_clarify(plan) if self.level == "missing" else None
+        plan = self._plan()
+        if isinstance(plan, str):
+            return plan
         self.renderer = Renderer(rng, self.level)
         size = self.size
         offered = [t.qualified_name for t in sc.server.visible_tools() if t.name != self.hidden]
@@ -494,6 +532,81 @@ class Conversation:
             # the attempt or an unsaid repair disagrees with the text: show the direct calls
             built = self._assemble(offered, recover=False)
         return built
+
+    def _plan(self) -> list[PlannedStep] | str:
+        """Draw the chain and cut it into turns; a drop reason when no draw is worth running.
+
+        Up to :data:`PLAN_DRAWS` chains are drawn. One is drawn again when its planned
+        calls are already a near duplicate of a kept task
+        (:meth:`_plan_near_duplicate`), or when it is a ``missing`` candidate whose
+        turns have no value to leave out (the collector would drop either once it ran).
+        """
+        cfg, rng, sc = self.cfg, self.rng, self.sc
+        n_seg, missing_tool = self.n_seg, self.missing_tool
+        reason = ""
+        for _ in range(PLAN_DRAWS):
+            self.n_seg, self.missing_tool = n_seg, missing_tool
+            plan = sc.sampler.sample(rng, self._target(), self.length, self._weight)
+            if len(plan) < max(2, cfg.chain_lengths[0]):
+                return "short_chain"
+            self.n_seg = min(self.n_seg, len(plan))
+            self.hidden = self._hidden(plan)
+            if self._plan_near_duplicate(plan):
+                reason = "near_duplicate:plan"
+                continue
+            # the hidden tool's request is a turn of its own: the last step, alone
+            body = plan[:-1] if self.hidden is not None else plan
+            n_body = self.n_seg - 1 if self.hidden is not None else self.n_seg
+            cuts = sorted(rng.sample(range(1, len(body)), n_body - 1))
+            seg = 0
+            for i, step in enumerate(body):
+                if seg < len(cuts) and i >= cuts[seg]:
+                    seg += 1
+                step.segment = seg
+            if self.hidden is not None:
+                plan[-1].segment = self.n_seg - 1
+            self.clarify_plan = self._plan_clarify(plan) if self.level == "missing" else None
+            if self.level == "missing" and self.clarify_plan is None:
+                reason = "no_missing_value:plan"
+                continue
+            return plan
+        return reason
+
+    def _plan_near_duplicate(self, plan: list[PlannedStep]) -> bool:
+        """Whether the planned calls are already a near duplicate of a kept task (or of an
+        earlier candidate of the block), by the features they are sure to have."""
+        if self.known is None or not len(self.known):
+            return False
+        return self.known.near_duplicate(self._plan_features(plan))
+
+    def _plan_features(self, plan: list[PlannedStep]) -> frozenset[str]:
+        """The near-duplicate features a chain is sure to have before it runs.
+
+        Each planned call with its required arguments and its credential, the bigrams and
+        the special turns (:meth:`_features` once it has run). A step that needs a
+        credential nothing before it issued gets the one tool that issues it first, as
+        the refusal's repair will. A tool called with none of its parameters sure is
+        left out (it will be sent some, unknown yet); so are the optional arguments the
+        grounder adds and the repairs other refusals bring.
+        """
+        specials = []
+        if self.level == "missing":
+            specials.append("clarify")
+        if self.hidden is not None or self.irrelevant:
+            specials.append("abstain")
+        steps: list[tuple[str, dict[str, None]]] = []
+        held: set[str] = set()
+        for step in plan:
+            for p in step.tool.params:
+                kind = p.entity.name if p.entity is not None else None
+                producer = self.sc.credential_producers.get(kind) if kind else None
+                if producer is not None and kind not in held:
+                    steps.append((producer.name, _planned_args(producer)))
+                    held.update(producer.returns)
+            steps.append((step.name, _planned_args(step.tool)))
+            held.update(step.tool.returns)
+        unsure = {f"{name}()" for name, args in steps if not args and self.sc.tools[name].params}
+        return call_features(steps, specials) - unsure
 
     def _resegment(self) -> None:
         """Re-cut the executed steps when repairs pushed planned steps (and turns) out."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import random
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from prove_gym.synth.generate import (
     run_block,
     server_context,
 )
+from prove_gym.synth.grounding import Lessons
 from prove_gym.synth.pipeline import _Collector, mix_kind
 from prove_gym.synth.validate import (
     DedupIndex,
@@ -385,10 +388,111 @@ def test_a_block_builds_nothing_its_view_would_drop(server: str, full: frozenset
     skipped = [o for o in seeing.outcomes if isinstance(o, str) and o.startswith("share_full:")]
     if len(full) < 3:
         assert not skipped
-        assert "near_duplicate" in seeing.outcomes  # found before the text was built
     else:
         assert skipped
         assert {mix_kind(c.task) for c in seeing.candidates} == {"abstention"}
+
+
+def _conversation(
+    cfg: SynthConfig,
+    server: str,
+    seed: int,
+    known: DedupIndex | None = None,
+    levels: list[float] | None = None,
+) -> Conversation:
+    """A candidate of block 0 of ``server`` as :func:`run_block` makes one, drawing from
+    ``random.Random(seed)``."""
+    sc = server_context(server, cfg, prove_gym.get_registry())
+    states = [(s, z or sc.server.default_size) for s, z in cfg.block_state_list(server, 0)]
+    return Conversation(
+        sc, cfg, random.Random(seed), Counter(), Counter(), f"{server}-t{seed}",
+        Lessons(), states, levels, True, known,
+    )  # fmt: skip
+
+
+def test_a_chain_whose_plan_is_already_kept_is_drawn_again_and_never_run() -> None:
+    """A plan whose sure features are a near duplicate of a kept task is redrawn; when
+    every draw is, the candidate ends before a session is opened or a call made."""
+    sc = server_context("calendar", VIEW_CFG, prove_gym.get_registry())
+    every: set[str] = set()
+    for name, tool in sc.tools.items():
+        every.update(f"{name}({p.name})" for p in tool.params)
+        every.add(f"{name}()")
+        every.update(f"{name}>{other}" for other in sc.tools)
+    every.update({"turn:clarify", "turn:abstain"})
+    known = DedupIndex(0.001)  # anything sharing a feature with it is a near duplicate
+    known.add(frozenset(every))
+    ended = ran_blind = 0
+    for seed in range(12):
+        conv = _conversation(VIEW_CFG, "calendar", seed, known)
+        outcome = conv.build()
+        assert not hasattr(conv, "session"), (seed, outcome)
+        ended += outcome == "near_duplicate:plan"
+        blind = _conversation(VIEW_CFG, "calendar", seed)
+        blind.build()
+        ran_blind += hasattr(blind, "session")
+    assert ended >= 8
+    assert ran_blind >= 8
+
+
+def test_a_plan_is_sure_of_its_credential_and_required_arguments_only() -> None:
+    """Planned features: the tool that issues a missing credential goes first (once: the
+    token is then held), and a tool with no argument sure yet adds only its bigrams."""
+    registry = prove_gym.get_registry()
+    sc = server_context("banking", VIEW_CFG, registry)
+    conv = _conversation(VIEW_CFG, "banking", 0)
+    conv.level, conv.hidden, conv.irrelevant = "complete", None, False
+    rng = random.Random(0)
+    plan = [sc.sampler.new_step(rng, name) for name in ("block_card", "cancel_scheduled_payment")]
+    assert conv._plan_features(plan) == {
+        "authenticate(customer_id)",
+        "authenticate(passcode)",
+        "authenticate>block_card",
+        "block_card(auth_token)",
+        "block_card(card_id)",
+        "block_card>cancel_scheduled_payment",
+        "cancel_scheduled_payment(auth_token)",
+        "cancel_scheduled_payment(scheduled_payment_id)",
+    }
+    trading = _conversation(VIEW_CFG, "trading", 0)
+    trading.level, trading.hidden, trading.irrelevant = "missing", None, False
+    steps = [trading.sc.sampler.new_step(rng, n) for n in ("search_instruments", "get_quote")]
+    assert trading._plan_features(steps) == {
+        "get_quote(symbol)",
+        "search_instruments>get_quote",
+        "turn:clarify",
+    }
+
+
+@pytest.mark.parametrize("server", ["calendar", "email", "trading"])
+def test_a_block_keeps_no_near_duplicate_of_its_own_earlier_candidates(server: str) -> None:
+    """The collector takes a block's candidates in order, so the block drops a candidate
+    that repeats an earlier one of its own before building it."""
+    for block in range(2):
+        feats = [c.features for c in run_block(VIEW_CFG, server, block).candidates]
+        assert len(feats) >= 3
+        for i, j in itertools.combinations(range(len(feats)), 2):
+            assert jaccard(feats[i], feats[j]) < VIEW_CFG.dedup_threshold, (block, i, j)
+
+
+@pytest.mark.parametrize("server", ["banking", "vehicle", "team_chat"])
+def test_a_missing_value_candidate_runs_only_a_chain_with_a_value_to_leave_out(
+    server: str,
+) -> None:
+    """A clarify (``missing``) candidate's chain is drawn again until one of its turns
+    opens with a call that has a value to ask for."""
+    planned = 0
+    for seed in range(40):
+        conv = _conversation(VIEW_CFG, server, seed, levels=[0.0, 1.0, 0.0])
+        conv._knobs()
+        if conv.abstain_only:
+            continue
+        assert conv.level == "missing"
+        plan = conv._plan()
+        if isinstance(plan, list):
+            planned += 1
+            assert conv.clarify_plan is not None, seed
+    assert planned >= 20
 
 
 def test_a_block_sees_every_block_of_its_server_but_the_lag_minus_one_before_it(
