@@ -585,9 +585,9 @@ class Conversation:
         Each planned call with its required arguments and its credential, the bigrams and
         the special turns (:meth:`_features` once it has run). A step that needs a
         credential nothing before it issued gets the one tool that issues it first, as
-        the refusal's repair will. A tool called with none of its parameters sure is
-        left out (it will be sent some, unknown yet); so are the optional arguments the
-        grounder adds and the repairs other refusals bring.
+        the refusal's repair will. A tool with parameters but none of them sure adds
+        only its bigrams (it will be sent some, not yet known). Optional arguments the
+        grounder adds and the repairs other refusals bring are not foreseen.
         """
         specials = []
         if self.level == "missing":
