@@ -589,24 +589,19 @@ class Conversation:
         only its bigrams (it will be sent some, not yet known). Optional arguments the
         grounder adds and the repairs other refusals bring are not foreseen.
         """
-        specials = []
-        if self.level == "missing":
-            specials.append("clarify")
-        if self.hidden is not None or self.irrelevant:
-            specials.append("abstain")
         steps: list[tuple[str, dict[str, None]]] = []
         held: set[str] = set()
         for step in plan:
-            for p in step.tool.params:
-                kind = p.entity.name if p.entity is not None else None
-                producer = self.sc.credential_producers.get(kind) if kind else None
+            for entity in step.tool.entity_params.values():
+                kind = entity.name
+                producer = self.sc.credential_producers.get(kind)
                 if producer is not None and kind not in held:
                     steps.append((producer.name, _planned_args(producer)))
                     held.update(producer.returns)
             steps.append((step.name, _planned_args(step.tool)))
             held.update(step.tool.returns)
         unsure = {f"{name}()" for name, args in steps if not args and self.sc.tools[name].params}
-        return call_features(steps, specials) - unsure
+        return call_features(steps, self._special_turns()) - unsure
 
     def _resegment(self) -> None:
         """Re-cut the executed steps when repairs pushed planned steps (and turns) out."""
@@ -1284,6 +1279,17 @@ class Conversation:
             feats = self.features
         return Candidate(task, feats)
 
+    def _special_turns(self) -> list[str]:
+        """The special turns known once the chain is drawn: ``clarify`` for a missing value,
+        ``abstain`` for a hidden tool or an irrelevant request (``give_up`` only shows once
+        the chain has run)."""
+        specials = []
+        if self.level == "missing":
+            specials.append("clarify")
+        if self.hidden is not None or self.irrelevant:
+            specials.append("abstain")
+        return specials
+
     def _features(self) -> frozenset[str]:
         """The near-duplicate features of a tool-calling candidate, known once it has run.
 
@@ -1291,11 +1297,7 @@ class Conversation:
         special turns: ``clarify`` for a missing value, ``abstain`` for a hidden tool or
         an irrelevant request, ``give_up`` for a call given up.
         """
-        specials = []
-        if self.level == "missing":
-            specials.append("clarify")
-        if self.hidden is not None or self.irrelevant:
-            specials.append("abstain")
+        specials = self._special_turns()
         if any(d.given_up for d in self.done):
             specials.append("give_up")
         return call_features(
