@@ -574,8 +574,12 @@ class Conversation:
 
     def _plan_near_duplicate(self, plan: list[PlannedStep]) -> bool:
         """Whether the planned calls are already a near duplicate of a kept task (or of an
-        earlier candidate of the block), by the features they are sure to have."""
-        if self.known is None or not len(self.known):
+        earlier candidate of the block), by the features they are sure to have.
+
+        Never under ``dedup="values"``: those features hold argument values, which are
+        not drawn before the chain runs.
+        """
+        if self.known is None or not len(self.known) or self.cfg.dedup == "values":
             return False
         return self.known.near_duplicate(self._plan_features(plan))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 from collections import Counter
@@ -410,18 +411,25 @@ def _conversation(
     )  # fmt: skip
 
 
-def test_a_chain_whose_plan_is_already_kept_is_drawn_again_and_never_run() -> None:
-    """A plan whose sure features are a near duplicate of a kept task is redrawn; when
-    every draw is, the candidate ends before a session is opened or a call made."""
-    sc = server_context("calendar", VIEW_CFG, prove_gym.get_registry())
+def _every_plan_feature(server: str) -> DedupIndex:
+    """An index that holds one set with every value-free feature ``server`` can have, so
+    anything sharing a feature with it is a near duplicate."""
+    sc = server_context(server, VIEW_CFG, prove_gym.get_registry())
     every: set[str] = set()
     for name, tool in sc.tools.items():
         every.update(f"{name}({p.name})" for p in tool.params)
         every.add(f"{name}()")
         every.update(f"{name}>{other}" for other in sc.tools)
     every.update({"turn:clarify", "turn:abstain"})
-    known = DedupIndex(0.001)  # anything sharing a feature with it is a near duplicate
+    known = DedupIndex(0.001)
     known.add(frozenset(every))
+    return known
+
+
+def test_a_chain_whose_plan_is_already_kept_is_drawn_again_and_never_run() -> None:
+    """A plan whose sure features are a near duplicate of a kept task is redrawn; when
+    every draw is, the candidate ends before a session is opened or a call made."""
+    known = _every_plan_feature("calendar")
     ended = ran_blind = 0
     for seed in range(12):
         conv = _conversation(VIEW_CFG, "calendar", seed, known)
@@ -433,6 +441,20 @@ def test_a_chain_whose_plan_is_already_kept_is_drawn_again_and_never_run() -> No
         ran_blind += hasattr(blind, "session")
     assert ended >= 8
     assert ran_blind >= 8
+
+
+def test_value_dedup_never_judges_a_plan() -> None:
+    """Under ``dedup="values"`` kept features hold argument values, which a plan does not
+    have yet: no plan is redrawn, whatever the index holds."""
+    cfg = dataclasses.replace(VIEW_CFG, dedup="values")
+    known = _every_plan_feature("calendar")
+    ran = 0
+    for seed in range(12):
+        conv = _conversation(cfg, "calendar", seed, known)
+        outcome = conv.build()
+        assert not (isinstance(outcome, str) and outcome.endswith(":plan")), (seed, outcome)
+        ran += hasattr(conv, "session")
+    assert ran >= 8
 
 
 def test_a_plan_is_sure_of_its_credential_and_required_arguments_only() -> None:
