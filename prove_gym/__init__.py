@@ -39,7 +39,7 @@ from prove_gym.server import (
     ToolError,
     ToolResult,
 )
-from prove_gym.task import GoldStep, Task, Turn, load_tasks, save_tasks
+from prove_gym.task import GoldStep, Task, TaskError, Turn, load_tasks, save_tasks
 from prove_gym.workspace import CallRecord, Workspace, gold_replay
 
 __version__ = "0.1.0"
@@ -67,6 +67,7 @@ __all__ = [
     "Server",
     "Session",
     "Task",
+    "TaskError",
     "ToolCallFormat",
     "ToolContext",
     "ToolError",

@@ -155,8 +155,14 @@ class Registry:
         try:
             return self.formats[name]
         except KeyError:
+            hint = (
+                " (chat_template renders with a model's own tokenizer: it needs transformers, "
+                'which pip install "prove-gym[trl]" brings)'
+                if name == "chat_template"
+                else ""
+            )
             raise KeyError(
-                f"no tool-call format named {name!r}; registered: {', '.join(self.formats)}"
+                f"no tool-call format named {name!r}; registered: {', '.join(self.formats)}{hint}"
             ) from None
 
     @property

@@ -35,6 +35,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    ValidationError,
     model_serializer,
     model_validator,
 )
@@ -238,14 +239,54 @@ class Task(BaseModel):
 
     @classmethod
     def from_json(cls, data: str | bytes | dict[str, Any]) -> Task:
-        if isinstance(data, dict):
-            return cls.model_validate(data)
-        return cls.model_validate_json(data)
+        """A task from its JSON text or dict.
+
+        Raises:
+            TaskError: The data is not a task; the one-line message names each field that
+                is wrong and what was expected there.
+        """
+        try:
+            if isinstance(data, dict):
+                return cls.model_validate(data)
+            return cls.model_validate_json(data)
+        except ValidationError as exc:
+            raise TaskError(f"not a valid task: {describe_errors(exc)}") from None
 
     @classmethod
     def coerce(cls, value: Task | str | bytes | dict[str, Any]) -> Task:
-        """Accept a Task, its JSON text or its dict."""
-        return value if isinstance(value, Task) else cls.from_json(value)
+        """Accept a Task, its JSON text or its dict (:class:`TaskError` if it is none)."""
+        if isinstance(value, Task):
+            return value
+        if not isinstance(value, str | bytes | dict):
+            raise TaskError(
+                f"not a valid task: expected a Task, its dict or its JSON text, "
+                f"got {type(value).__name__}"
+            )
+        return cls.from_json(value)
+
+
+class TaskError(ValueError):
+    """Data that is not a task, or a task that does not fit the installed servers."""
+
+
+def describe_errors(exc: ValidationError, *, limit: int = 3) -> str:
+    """Pydantic's errors as one line: ``field.path: what was expected (got ...)``, the first
+    ``limit`` of them, without pydantic's documentation links."""
+    parts = []
+    for err in exc.errors(include_url=False)[:limit]:
+        message = str(err["msg"]).removeprefix("Value error, ")
+        kind = err["type"]
+        if kind == "json_invalid":
+            message = f"not JSON ({message.removeprefix('Invalid JSON: ')})"
+        elif kind == "extra_forbidden":
+            message = "not a task field"
+        elif kind not in ("missing", "value_error", "too_short", "too_long"):
+            got = repr(err.get("input"))
+            message += f" (got {got if len(got) <= 40 else got[:37] + '...'})"
+        where = ".".join(str(p) for p in err["loc"])
+        parts.append(f"{where}: {message}" if where else message)
+    more = exc.error_count() - limit
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 
 
 def load_tasks(path: str | Path) -> list[Task]:
@@ -258,9 +299,10 @@ def iter_tasks(path: str | Path) -> Iterator[Task]:
         for lineno, line in enumerate(fh, 1):
             if line.strip():
                 try:
-                    yield Task.from_json(line)
-                except ValueError as exc:
-                    raise ValueError(f"{path}:{lineno}: not a valid task: {exc}") from exc
+                    task = Task.from_json(line)
+                except TaskError as exc:
+                    raise TaskError(f"{path}:{lineno}: {exc}") from None
+                yield task
 
 
 def save_tasks(tasks: Iterable[Task], path: str | Path) -> int:

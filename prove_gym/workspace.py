@@ -7,6 +7,7 @@ the same isolated state.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,7 @@ from prove_gym.server.result import ToolResult
 from prove_gym.server.session import Session, unknown_tool_message
 from prove_gym.server.state import combine_hashes
 from prove_gym.server.tool import ToolSpec
-from prove_gym.task import Task
+from prove_gym.task import Task, TaskError
 
 
 @dataclass(slots=True)
@@ -174,6 +175,15 @@ class Workspace:
         offered, servers = _offer(task, self.registry, self.offer_key)
         self.offered = dict(offered)
         self.servers = tuple(dict.fromkeys([*task.servers, *servers]))
+        for step in task.steps:
+            server = self.registry.get_server(task.step_server(step))
+            if step.name not in server.tools:
+                near = difflib.get_close_matches(step.name[:200], list(server.tools), n=1)
+                raise TaskError(
+                    f"task {task.id!r}: gold step {step.id!r} calls {step.name!r}, which "
+                    f"server {server.name!r} does not have"
+                    + (f" (did you mean {near[0]!r}?)" if near else "")
+                )
         self.sessions = {}
         for name in task.servers:
             self.session(name)

@@ -12,7 +12,7 @@ variable                       meaning                                          
                                a label that is only a task id is looked up
 ``PROVE_MAX_ASSISTANT_TURNS``  assistant-turn cap of an episode                 10
 ``PROVE_MAX_USER_TURNS``       user-turn cap of an episode                      5
-``PROVE_FORMAT``               tool-call format name (see ``prove list``)       ``hermes``
+``PROVE_FORMAT``               tool-call format name (see ``prove-gym list``)       ``hermes``
 ``PROVE_MIN_TURN_TOKENS``      end the episode (and pay the reward) when fewer  16
                                tokens than this are left for the next turn
 ``PROVE_REWARD``               a preset (``default``, ``paper``) or a JSON      ``default``
@@ -205,7 +205,14 @@ def _index(path: str | Path) -> dict[str, Task]:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
-            task = _task_from_row(json.loads(line))
+            try:
+                task = _task_from_row(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ValueError(
+                    f"{p}:{lineno}: not JSON ({exc.msg} at column {exc.colno})"
+                ) from None
+            except ValueError as exc:
+                raise ValueError(f"{p}:{lineno}: {exc}") from None
             if task is None:
                 raise ValueError(f"{p}:{lineno}: neither a task nor a row holding one")
             index[task.id] = task

@@ -1,12 +1,12 @@
-"""``prove serve``: any installed server as a real MCP server (stdio or streamable HTTP).
+"""``prove-gym serve``: any installed server as a real MCP server (stdio or streamable HTTP).
 
 Examples::
 
-    prove serve calendar                                   # stdio, for an MCP client to launch
-    prove serve calendar --transport http --port 8000      # http://127.0.0.1:8000/mcp
-    prove serve calendar banking --transport http          # /calendar/mcp and /banking/mcp
-    prove serve calendar banking --transport http --combine  # /mcp, tools calendar__<tool>, ...
-    PROVE_GYM_TOKEN=... prove serve calendar --transport http --host 0.0.0.0 \
+    prove-gym serve calendar                                   # stdio, for an MCP client to launch
+    prove-gym serve calendar --transport http --port 8000      # http://127.0.0.1:8000/mcp
+    prove-gym serve calendar banking --transport http          # /calendar/mcp and /banking/mcp
+    prove-gym serve calendar banking --transport http --combine  # /mcp, tools calendar__<tool>, ...
+    PROVE_GYM_TOKEN=... prove-gym serve calendar --transport http --host 0.0.0.0 \
         --auth-token-env PROVE_GYM_TOKEN --allowed-host mcp.example.org   # reachable, with auth
 """
 
@@ -29,7 +29,9 @@ def add_parser(sub: Any) -> None:
         "(a stdio process, an HTTP Mcp-Session-Id) gets its own copy of the state sampled "
         "from --seed; the hidden tools __reset__ and __state_hash__ restore and fingerprint it.",
     )
-    p.add_argument("servers", nargs="+", metavar="SERVER", help="server names (see `prove list`)")
+    p.add_argument(
+        "servers", nargs="+", metavar="SERVER", help="server names (see `prove-gym list`)"
+    )
     p.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="default: stdio")
     p.add_argument("--host", default="127.0.0.1", help="HTTP host (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="HTTP port; 0 picks a free one")
@@ -173,7 +175,12 @@ def _auth_token(args: argparse.Namespace) -> str | None:
     if args.auth_token_env and args.auth_token_file:
         raise ValueError("give --auth-token-env or --auth-token-file, not both")
     if args.auth_token_env:
-        token = os.environ.get(args.auth_token_env, "")
+        if args.auth_token_env not in os.environ:
+            raise ValueError(
+                f"--auth-token-env {args.auth_token_env}: that environment variable is not set "
+                f"(export {args.auth_token_env}=<a token of 16 or more characters>)"
+            )
+        token = os.environ[args.auth_token_env]
         where = f"environment variable {args.auth_token_env}"
     elif args.auth_token_file:
         try:

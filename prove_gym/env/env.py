@@ -16,6 +16,10 @@ from prove_gym.reward import RewardConfig
 from prove_gym.task import Task, Turn, load_tasks
 from prove_gym.workspace import CallRecord
 
+RESET_OPTIONS = ("task", "task_id", "task_index", "state_seed")
+"""The keys ``reset(options=...)`` takes; any other key is an error (a misspelt key
+would otherwise play a task the caller did not ask for)."""
+
 
 class ProveEnv(gym.Env[str, Action]):
     """A multi-turn tool-use episode against one live, isolated server state.
@@ -66,10 +70,12 @@ class ProveEnv(gym.Env[str, Action]):
 
     The task's server state, sampled from ``task.seed`` (cached as a template,
     cloned per episode). ``reset(options={"task": task})`` plays that task
-    (a :class:`~prove_gym.task.Task`, its dict or JSON); otherwise a task is
-    drawn from the env's task pool with ``self.np_random``. ``options`` may
-    also hold ``"task_index"`` (pick from the pool) and ``"state_seed"``
-    (override the task's seed).
+    (a :class:`~prove_gym.task.Task`, its dict or JSON), ``{"task_id": id}`` the
+    pool's task of that id and ``{"task_index": i}`` the pool's ``i``-th;
+    otherwise a task is drawn from the env's task pool with ``self.np_random``
+    (so ``seed`` picks *which* task; the task's own ``seed`` is its state's).
+    ``"state_seed"`` overrides the task's state seed. Any other key is a
+    ``ValueError``, and a reset that raises leaves the env as it was.
 
     ## Episode End
 
@@ -186,10 +192,15 @@ class ProveEnv(gym.Env[str, Action]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
+        unknown = sorted(set(options or ()) - set(RESET_OPTIONS), key=str)
+        if unknown:
+            raise ValueError(
+                f"unknown reset option {', '.join(map(repr, unknown))}; "
+                f"the options are {', '.join(RESET_OPTIONS)}"
+            )
+        # a bad task raises here, before the live episode is touched: the env stays usable
         task = self._choose_task(dict(options or {}))
-        if self.episode is not None:
-            self.episode.close()
-        episode = self.episode = Episode(
+        episode = Episode(
             task,
             format=self.format,
             caps=self.caps,
@@ -197,6 +208,9 @@ class ProveEnv(gym.Env[str, Action]):
             instructions=self.instructions,
             registry=self.registry,
         )
+        if self.episode is not None:
+            self.episode.close()
+        self.episode = episode
         info = {
             "task_id": task.id,
             "turn": 0,
@@ -211,6 +225,14 @@ class ProveEnv(gym.Env[str, Action]):
     def _choose_task(self, options: Mapping[str, Any]) -> Task:
         if options.get("task") is not None:
             task = Task.coerce(options["task"])
+        elif options.get("task_id") is not None:
+            found = [t for t in self.tasks if t.id == options["task_id"]]
+            if not found:
+                raise ValueError(
+                    f"no task {options['task_id']!r} in this env's pool of {len(self.tasks)} "
+                    f"(its first ids: {', '.join(t.id for t in self.tasks[:5]) or 'none'})"
+                )
+            task = found[0]
         elif self.tasks:
             if "task_index" in options:
                 task = self.tasks[int(options["task_index"]) % len(self.tasks)]

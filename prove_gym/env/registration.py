@@ -14,10 +14,16 @@ from collections.abc import Iterable, Mapping
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
+from gymnasium.envs.registration import WrapperSpec
+
 from prove_gym.registry import ENTRY_POINT_GROUP
 
 if TYPE_CHECKING:
     from prove_gym.server.base import Server
+
+
+CHECKER = WrapperSpec("EnvChecker", "prove_gym.env.checker:EnvChecker", {})
+"""The checker every ``prove/`` id is made with (in place of Gymnasium's own)."""
 
 
 def env_id(server: str, version: int = 0) -> str:
@@ -41,6 +47,9 @@ def register_ids(servers: Iterable[str] | Mapping[str, Server]) -> list[str]:
                     id=eid,
                     entry_point="prove_gym.env.env:ProveEnv",
                     kwargs={"server": name, "env_version": version},
+                    # Gymnasium's checker, re-armed by a reset that raises (env/checker.py)
+                    disable_env_checker=True,
+                    additional_wrappers=(CHECKER,),
                 )
             ids.append(eid)
     return ids

@@ -21,6 +21,8 @@ from prove_gym.reward import RewardComponent, RewardConfig, ScoringContext
 
 TASK = get_registry().tasks("calendar")[0]
 
+NO_TEMPLATES = 'rendering ChatML needs transformers: pip install "prove-gym[trl]"'
+
 
 def test_a_label_may_be_the_task_its_json_a_row_holding_it_or_an_id(tmp_path: Path) -> None:
     rows = tmp_path / "trl.jsonl"
@@ -112,6 +114,7 @@ def test_prove_reward_components_adds_a_plugins_component_by_name() -> None:
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.text(min_size=1, max_size=30), min_size=1, max_size=3))
 def test_without_a_tokenizer_tool_results_read_as_chatml_hermes(contents: list[str]) -> None:
+    pytest.importorskip("transformers", reason=NO_TEMPLATES)
     messages = [{"role": "tool", "name": "t", "content": c} for c in contents]
     text = TurnRenderer(None).after_assistant(messages, done=False)
     blocks = "".join(f"\n<tool_response>\n{c}\n</tool_response>" for c in contents)
@@ -119,6 +122,7 @@ def test_without_a_tokenizer_tool_results_read_as_chatml_hermes(contents: list[s
 
 
 def test_without_a_tokenizer_a_user_turn_and_the_end_read_as_chatml() -> None:
+    pytest.importorskip("transformers", reason=NO_TEMPLATES)
     r = TurnRenderer(None)
     assert r.after_assistant([{"role": "user", "content": "And then?"}], done=False) == (
         "<|im_end|>\n<|im_start|>user\nAnd then?<|im_end|>\n<|im_start|>assistant\n"

@@ -116,3 +116,15 @@ def test_prove_eval_refuses_a_total_token_cap_without_a_local_model() -> None:
     out = prove("eval", "oracle", "--max-total-tokens", "64", "--no-progress")
     assert out.returncode == 2
     assert "--max-total-tokens applies to a local model only" in out.stderr
+
+
+def test_prove_eval_names_the_file_and_line_of_a_malformed_task(tmp_path: Path) -> None:
+    from prove_gym import get_registry
+
+    path = tmp_path / "test.jsonl"
+    path.write_text(get_registry().tasks("calendar")[0].to_json() + '\n{"id": "x", "turns": [}\n')
+    out = prove("eval", "oracle", "--tasks", str(path), "--no-progress")
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        f"prove-gym eval: error: {path}:2: not JSON (Expecting value at column 23)"
+    )

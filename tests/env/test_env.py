@@ -257,3 +257,35 @@ def test_a_later_env_version_registers_beside_v0_without_changing_it() -> None:
         ProveEnv(versioned.name, registry=registry, env_version=2)
     with pytest.raises(ValueError, match="say what changed"):
         EnvVersion(2, " ")
+
+
+def test_a_reset_with_a_bad_task_raises_and_leaves_the_env_usable() -> None:
+    env = gymnasium.make("prove/calendar-v0")  # the first reset is the checked one
+    with pytest.raises(prove_gym.TaskError, match=r"^not a valid task: servers: Field required"):
+        env.reset(options={"task": {"id": "broken"}})
+    _obs, _info = env.reset(options={"task_id": "calendar-001"})
+    _obs, _reward, terminated, _truncated, info = env.step("Nothing to do.")
+    assert terminated and info["reward_breakdown"] is not None
+    with pytest.raises(ValueError, match="no task 'calendar-999'"):
+        env.reset(options={"task_id": "calendar-999"})
+    assert env.unwrapped.task.id == "calendar-001"  # the last good episode is untouched
+    env.close()
+
+
+@pytest.mark.parametrize("key", ["tsk", "seed", "task_idx", 3])
+def test_an_unknown_reset_option_is_an_error_naming_the_known_ones(env, key) -> None:
+    with pytest.raises(ValueError, match=r"unknown reset option .*; the options are task, task_id"):
+        env.reset(options={key: "calendar-001"})
+
+
+def test_task_id_and_task_index_pick_from_the_pool_whatever_the_seed(env) -> None:
+    ids = {env.reset(seed=s, options={"task_id": "calendar-002"})[1]["task_id"] for s in range(5)}
+    assert ids == {"calendar-002"}
+    assert env.reset(options={"task_index": 1})[1]["task_id"] == env.unwrapped.tasks[1].id
+
+
+def test_a_gold_step_naming_a_tool_the_server_lacks_is_refused(env) -> None:
+    data = _task(env, "calendar-001").model_dump()
+    data["turns"][0]["steps"][0]["name"] = "serch_events"
+    with pytest.raises(prove_gym.TaskError, match="did you mean 'search_events'"):
+        env.reset(options={"task": data})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
@@ -43,7 +44,17 @@ hostile_text = st.one_of(
 
 
 def test_the_built_in_formats_are_registered() -> None:
-    assert {"hermes", "json", "chat_template"} <= set(FORMATS)
+    assert {"hermes", "json"} <= set(FORMATS)
+    assert ("chat_template" in FORMATS) == (importlib.util.find_spec("transformers") is not None)
+
+
+def test_a_missing_chat_template_format_names_the_extra_it_needs() -> None:
+    registry = Registry(load_entrypoints=False)
+    registry.formats.pop("chat_template", None)  # as on an install without transformers
+    with pytest.raises(
+        KeyError, match=r"needs transformers, which pip install \"prove-gym\[trl\]\""
+    ):
+        registry.get_format("chat_template")
 
 
 @pytest.mark.parametrize("name", FORMATS)
