@@ -1,6 +1,6 @@
 """Tool calls per second through MCP: a calendar read tool beside a one-line echo tool.
 
-Both tools go through the same machinery (``prove serve``: ``ProveMCPServer``,
+Both tools go through the same machinery (``prove-gym serve``: ``ProveMCPServer``,
 ``Session.call``, the SDK transports); the echo tool belongs to a throwaway
 server registered at run time, so the gap between the two rates is the cost of
 the calendar tool's own work (an SQLite query, ORM objects, JSON). Each
@@ -8,8 +8,8 @@ transport is measured in one run, echo and calendar in alternating blocks, so
 load from other processes on the machine hits both alike; the best block of
 each is reported, with the median beside it, and so is each ratio.
 
-Transports: in-process ``mcp.Client(server)``; stdio (``prove serve calendar echo``
-launched by the SDK's stdio client); streamable HTTP on 127.0.0.1 (``prove serve
+Transports: in-process ``mcp.Client(server)``; stdio (``prove-gym serve calendar echo``
+launched by the SDK's stdio client); streamable HTTP on 127.0.0.1 (``prove-gym serve
 calendar echo --transport http``, endpoints /calendar/mcp and /echo/mcp). Those
 rows drive one client at a time. The "16 clients" rows drive the same HTTP
 server with ``--clients`` concurrent clients (default 16), each its own
@@ -94,7 +94,7 @@ class EchoPlugin:
 
 
 def _serve(argv: list[str]) -> int:
-    """Child-process mode: ``prove serve`` with the echo server registered at run time."""
+    """Child-process mode: ``prove-gym serve`` with the echo server registered at run time."""
     from prove_gym.cli import main
 
     prove_gym.get_registry().register(EchoPlugin(), name="bench-echo")
@@ -216,7 +216,7 @@ async def bench_stdio(n: int, rounds: int, offload: bool) -> Rates:
 
 @contextlib.contextmanager
 def _http_server(offload: bool) -> Iterator[str]:
-    """``prove serve calendar echo --transport http`` in a child process; yields its base URL."""
+    """``prove-gym serve calendar echo --transport http`` in a child process; yields its base URL."""
     argv = _serve_argv("--transport", "http", "--port", "0", *(["--offload"] if offload else []))
     proc = subprocess.Popen([sys.executable, *argv], stderr=subprocess.PIPE, text=True)
     try:

@@ -8,7 +8,7 @@
 - baseline "sample": chain sampling alone (graph walk, no state): chains per second.
 - calls/task: tool calls synthesis executed per kept task (attempts, repairs,
   dropped candidates and the replay included); the gold calls per task beside it.
-- end to end: wall time of ``prove synth --servers all --n N`` in a fresh process
+- end to end: wall time of ``prove-gym synth --servers all --n N`` in a fresh process
   (imports, template sampling and entity listing included), per worker count.
 
 Run: ``python benchmarks/bench_synth.py [--servers all] [--n-per-server 60] [--full-n 2500]

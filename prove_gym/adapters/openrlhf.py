@@ -8,7 +8,7 @@ with each generated assistant turn until ``done``. Here each instance plays
 the task named by the dataset ``label`` as its own :class:`~prove_gym.episode.Episode`
 (the engine under the Gymnasium env too, so a rollout here is exactly an env episode):
 
-- ``label`` is the task JSON (what ``prove synth`` writes in
+- ``label`` is the task JSON (what ``prove-gym synth`` writes in
   ``openrlhf.jsonl``), a row holding it, or a task id looked up in
   ``PROVE_TASKS`` (see :mod:`prove_gym.adapters.common` for every ``PROVE_*``
   setting: turn caps, tool-call format, reward weights);

@@ -15,7 +15,7 @@ the episode ends or a cap is hit. The reward is the episode's, paid by :func:`pr
 
 - TRL hands a ``rollout_func`` the prompts only; :class:`MultiTurnRollout` finds each
   prompt's task by its exact messages in the dataset rows it was built from
-  (:func:`trl_rows` / ``prove synth``'s ``trl.jsonl``); where several tasks open with the
+  (:func:`trl_rows` / ``prove-gym synth``'s ``trl.jsonl``); where several tasks open with the
   same prompt, each step plays one of them, chosen by the seed, for the whole group;
 - ``prompt_ids`` are the opening messages (system and first user turn) rendered by the chat
   template; ``completion_ids`` everything after, in order: the sampled tokens (``env_mask``
@@ -41,7 +41,7 @@ that after the rollout:
   private session and returns what the env would show (the result JSON, or
   ``Error [kind]: ...``), so bad calls are observations, never exceptions;
 - ``reset(**row)`` rebuilds the task's initial state from the row's ``task``
-  (task JSON, what ``prove synth`` writes in ``trl.jsonl``), ``label``, or a
+  (task JSON, what ``prove-gym synth`` writes in ``trl.jsonl``), ``label``, or a
   task id found in ``PROVE_TASKS``: the G rollouts of a group share it;
 - ``get_reward()`` is the PROVE reward of the calls made, with the final
   state, under the ``PROVE_REWARD*`` settings (:mod:`prove_gym.adapters.common`).
@@ -329,7 +329,7 @@ def environment_factories(
     """``{server: class}`` for one ``GRPOTrainer`` run over several servers.
 
     TRL's dict form of ``environment_factory``: each row's ``environment`` column (what
-    :func:`trl_rows` and ``prove synth``'s ``trl.jsonl`` write) selects its server's
+    :func:`trl_rows` and ``prove-gym synth``'s ``trl.jsonl`` write) selects its server's
     class, and only that server's tools are shown in its prompt.
 
     >>> factories = environment_factories(["calendar", "banking"])  # doctest: +SKIP
@@ -451,7 +451,7 @@ def trl_rows(
 ) -> list[dict[str, Any]]:
     """Dataset rows for ``GRPOTrainer``: ``{"prompt", "task", "environment"}``, one per task.
 
-    The same shape as ``prove synth``'s ``trl.jsonl``; with ``system`` the
+    The same shape as ``prove-gym synth``'s ``trl.jsonl``; with ``system`` the
     prompt starts with the episode's instructions (the tools are passed natively).
     """
     rows = []
@@ -685,7 +685,7 @@ class MultiTurnRollout:
     >>> rollout = MultiTurnRollout(load_dataset("json", data_files="trl.jsonl")["train"])  # doctest: +SKIP
 
     Args:
-        rows: The dataset rows (what :func:`trl_rows` and ``prove synth`` write: ``prompt``
+        rows: The dataset rows (what :func:`trl_rows` and ``prove-gym synth`` write: ``prompt``
             and the task under ``task`` or ``label``, or a task id found in ``PROVE_TASKS``),
             or tasks. Pass the trainer's own dataset.
         settings: Turn caps, reward and task files (default: ``PROVE_*`` variables,

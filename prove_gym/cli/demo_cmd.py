@@ -1,4 +1,4 @@
-"""``prove demo``: play one scripted tool-calling episode through the env and show the reward."""
+"""``prove-gym demo``: play one scripted tool-calling episode through the env and show the reward."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``prove eval``: play a policy over a task file and report every reward component."""
+"""``prove-gym eval``: play a policy over a task file and report every reward component."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--format",
-        help="tool-call format the policy's text is read in (see prove list); default: hermes, "
+        help="tool-call format the policy's text is read in ((see prove-gym list)); default: hermes, "
         "and for a local model its own chat template (tools passed natively, as in training)",
     )
     p.add_argument(

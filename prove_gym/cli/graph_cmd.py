@@ -1,4 +1,4 @@
-"""``prove graph``: print a server's tool dependency graph; write DOT or PNG."""
+"""``prove-gym graph``: print a server's tool dependency graph; write DOT or PNG."""
 
 from __future__ import annotations
 

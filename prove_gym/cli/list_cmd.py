@@ -1,4 +1,4 @@
-"""``prove list``: installed servers, their tool counts and env ids."""
+"""``prove-gym list``: installed servers, their tool counts and env ids."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``prove synth``: write a validated, state-grounded training dataset (no LLM needed)."""
+"""``prove-gym synth``: write a validated, state-grounded training dataset (no LLM needed)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``prove train``: a small end-to-end GRPO run (synth -> env -> reward -> trainer) on a CPU."""
+"""``prove-gym train``: a small end-to-end GRPO run (synth -> env -> reward -> trainer) on a CPU."""
 
 from __future__ import annotations
 

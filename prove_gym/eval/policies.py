@@ -1,4 +1,4 @@
-"""Policies: what plays an :class:`~prove_gym.episode.Episode` in ``prove eval`` and the demos.
+"""Policies: what plays an :class:`~prove_gym.episode.Episode` in ``prove-gym eval`` and the demos.
 
 A :class:`Policy` starts an :class:`Agent` per episode; the agent answers the
 episode so far with the next assistant turn (an :data:`~prove_gym.episode.Action`:
@@ -11,7 +11,7 @@ text in the episode's tool-call format, or a structured OpenAI-style message).
   tools passed natively.
 
 A local transformers model is played by the training engine instead
-(:func:`prove_gym.training.evaluate_model`, what ``prove eval --hf-model`` runs).
+(:func:`prove_gym.training.evaluate_model`, what ``prove-gym eval --hf-model`` runs).
 """
 
 from __future__ import annotations

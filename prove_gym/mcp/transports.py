@@ -94,7 +94,7 @@ def _settle_heap() -> None:
 
     A serving process holds a large heap that lives as long as it does: modules, the
     SDK's and the tools' pydantic models, SQLAlchemy mappers, the sampled state
-    templates (about 250,000 objects for ``prove serve calendar``). Python's full
+    templates (about 250,000 objects for ``prove-gym serve calendar``). Python's full
     collection walks all of it, stalling every session at once; it runs every few
     thousand calls (about 170 ms each on a 2-core machine, or 40-60 us per call).
     ``gc.freeze()`` moves those objects to a generation no collection walks, so a
@@ -402,7 +402,7 @@ def http_server(
 ) -> uvicorn.Server:
     """A uvicorn server for ``app``, not yet started: ``await server.serve()`` runs it
     (until SIGINT/SIGTERM in the main thread, or until ``server.should_exit = True``).
-    It is meant to be its process's server, as ``prove serve`` runs it: once it listens,
+    It is meant to be its process's server, as ``prove-gym serve`` runs it: once it listens,
     and before ``on_ready``, it frees start-up garbage and freezes the rest
     (``gc.freeze()``, see :func:`_settle_heap`), so full collections skip that heap.
 

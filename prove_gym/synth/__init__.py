@@ -1,6 +1,6 @@
 """State-grounded data synthesis: validated multi-turn tool-use conversations.
 
-Pipeline (PAPER.md section 2): a dependency graph per server from the tools'
+Pipeline (docs/paper.md, section 2): a dependency graph per server from the tools'
 declarations (:mod:`~prove_gym.synth.graph`), topology-aware chain sampling
 (:mod:`~prove_gym.synth.chains`), arguments grounded in live state
 (:mod:`~prove_gym.synth.grounding`), execution with retries and repairs,

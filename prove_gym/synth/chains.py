@@ -1,6 +1,6 @@
 """Topology-aware sampling of tool chains (length 2-5) over a server's dependency graph.
 
-Like EnvFactory's sampler (PAPER.md section 5), a chain grows around a target
+Like EnvFactory's sampler (arXiv 2605.18703), a chain grows around a target
 tool: each unsatisfied identifier input of a step may get a *producer* placed
 before it (prerequisites first), optional inputs are skipped with p = 0.6, an
 implicit predecessor (a write that sets up state) may be placed first, and a

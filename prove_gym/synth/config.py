@@ -20,10 +20,10 @@ OWN_STATE_BLOCKS = 8
 
 @dataclass(frozen=True)
 class SynthConfig:
-    """What ``prove synth`` generates and how.
+    """What ``prove-gym synth`` generates and how.
 
     Rates are per conversation (task). The defaults are the paper's where it
-    gives one (PAPER.md section 2); the others are marked.
+    gives one (docs/paper.md, section 2); the others are marked.
 
     Attributes:
         servers: Server names to synthesize for; ``("all",)`` means every installed one.

@@ -124,7 +124,7 @@ def gold_error_rate(task: Task) -> float:
 
 
 def test_the_error_rate_bound_is_on_the_gold_calls_not_the_search(dataset: SynthResult) -> None:
-    """The paper's filter (PAPER.md 2.5): a replayed conversation whose calls fail more than
+    """The paper's filter (docs/paper.md, 2.5): a replayed conversation whose calls fail more than
     30% of the time is dropped. Arguments the synthesizer drew and the server refused
     before it found ones that work are not in the conversation, so they do not count."""
     bound = dataset.config.max_error_rate
