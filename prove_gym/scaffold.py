@@ -19,7 +19,7 @@ __all__ = ["new_plugin"]
 
 _PYPROJECT = """\
 [build-system]
-requires = ["setuptools>=69"]
+requires = ["setuptools>=77"]
 build-backend = "setuptools.build_meta"
 
 [project]
@@ -42,6 +42,15 @@ packages = ["prove_{name}"]
 [tool.pytest.ini_options]
 testpaths = ["tests"]
 addopts = "-q -p no:cacheprovider"
+
+# The rules prove_gym itself is checked with: `ruff check . && ruff format --check .` pass.
+[tool.ruff]
+line-length = 100
+target-version = "py311"
+
+[tool.ruff.lint]
+select = ["E", "F", "I", "UP", "B", "SIM", "RUF"]
+ignore = ["RUF001", "RUF002", "RUF003", "E501"]
 """
 
 _README = """\
@@ -57,7 +66,9 @@ prove-gym serve {name}              # over MCP
 ```
 
 ```python
-import gymnasium, prove_gym
+import gymnasium
+import prove_gym
+
 env = gymnasium.make("prove/{name}-v0")
 ```
 
@@ -141,16 +152,13 @@ _TOOLS = '''\
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
-from typing import Annotated, Literal
-
 from functools import cache
-from typing import Any
-
-from pydantic import Field
-from sqlalchemy import bindparam, select, update
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
 from prove_gym.server import Entity, Query, Record, Server, ToolContext, TypedDict, next_id
+from pydantic import Field
+from sqlalchemy import bindparam, select, update
 
 from .models import Base, Note
 from .sampler import sample_{name}
@@ -199,7 +207,9 @@ def _out(note: Any) -> NoteOut:
     }}
 
 
-@server.entity("note", key="note_id", model=Note, not_found="Call list_notes to see the notes' ids.")
+@server.entity(
+    "note", key="note_id", model=Note, not_found="Call list_notes to see the notes' ids."
+)
 def notes(ctx: ToolContext) -> list[dict[str, str]]:
     return [{{"note_id": n.id, "tag": n.tag}} for n in ctx.sql.all(NOTE_TAGS)]
 

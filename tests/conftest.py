@@ -23,6 +23,25 @@ settings.register_profile("dev", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        help="also run the slow end-to-end tests (pip installs, fresh-process campaigns, Ray); "
+        "CI=true runs them too",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A plain ``pytest`` is the quick, meaningful run; ``--slow`` (and CI) is the whole suite."""
+    if config.getoption("--slow") or os.environ.get("CI"):
+        return
+    skip = pytest.mark.skip(reason="slow end-to-end test: `pytest --slow` runs it (CI does)")
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def calendar() -> Server:
     return prove_gym.get_server("calendar")

@@ -115,6 +115,7 @@ print("RESULT", obs.replace(chr(10), " "))
 """
 
 
+@pytest.mark.slow
 def test_a_pip_installed_third_party_plugin_appears_in_registry_and_gymnasium(
     tmp_path: Path,
 ) -> None:

@@ -737,8 +737,20 @@ def hashes(server):
 
 def _locate_script(server: Server, registry: Registry | None) -> str | None:
     """Python code that finds ``server`` in a fresh process and prints its hashes."""
-    if registry is None:
-        return f"\nimport prove_gym\nhashes(prove_gym.get_server({server.name!r}))\n"
+    if registry is None:  # the installed plugin: load its entry point alone (a fraction of all)
+        return f"""
+from importlib.metadata import entry_points
+import prove_gym
+from prove_gym.registry import ENTRY_POINT_GROUP, Registry
+
+found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == {server.name!r}]
+if found:
+    registry = Registry(load_entrypoints=False)
+    registry.register(found[0].load(), name=found[0].name)
+else:  # an entry point not named after its server: every plugin, then the server
+    registry = prove_gym.get_registry()
+hashes(registry.get_server({server.name!r}))
+"""
     parts = []
     for obj in (server.base, server.sampler):
         module = sys.modules.get(getattr(obj, "__module__", ""))

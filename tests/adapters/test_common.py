@@ -111,6 +111,7 @@ def test_prove_reward_components_adds_a_plugins_component_by_name() -> None:
         reward_config_from_env({"PROVE_REWARD_COMPONENTS": "terse, polite"}, registry=registry)
 
 
+@pytest.mark.trainer
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.text(min_size=1, max_size=30), min_size=1, max_size=3))
 def test_without_a_tokenizer_tool_results_read_as_chatml_hermes(contents: list[str]) -> None:
@@ -121,6 +122,7 @@ def test_without_a_tokenizer_tool_results_read_as_chatml_hermes(contents: list[s
     assert text == f"<|im_end|>\n<|im_start|>user{blocks}<|im_end|>\n<|im_start|>assistant\n"
 
 
+@pytest.mark.trainer
 def test_without_a_tokenizer_a_user_turn_and_the_end_read_as_chatml() -> None:
     pytest.importorskip("transformers", reason=NO_TEMPLATES)
     r = TurnRenderer(None)

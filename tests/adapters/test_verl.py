@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.trainer
 agent_loop = pytest.importorskip("verl.experimental.agent_loop.agent_loop")
 
 from omegaconf import OmegaConf  # noqa: E402

@@ -165,3 +165,13 @@ def test_rehash_rewrites_only_on_purpose_and_never_over_a_broken_task(
     path.write_text(broken)
     assert tasks_cmd.run(tasks_cmd.build_args("notes", rehash=True)) == 1
     assert "Nothing was written" in capsys.readouterr().out and path.read_text() == broken
+
+
+def test_a_new_plugin_passes_the_projects_own_ruff_check_and_format(tmp_path: Path) -> None:
+    ruff = pytest.importorskip("ruff", reason="ruff comes with the dev extra")
+    root = tmp_path / "prove-notes"
+    new_plugin("notes", root)
+    binary = ruff.find_ruff_bin()
+    for command in (["check", "."], ["format", "--check", "."]):
+        out = subprocess.run([binary, *command], cwd=root, capture_output=True, text=True)
+        assert out.returncode == 0, out.stdout + out.stderr

@@ -165,6 +165,7 @@ def test_a_models_own_chat_template_renders_prompts_and_round_trips_calls(templa
     assert fmt.feedback([], TOOLS) and "RESULT-42" not in fmt.feedback([], TOOLS)
 
 
+@pytest.mark.trainer
 def test_llama3_renders_one_call_per_message() -> None:
     trl_templates = pytest.importorskip("trl.chat_template_utils")
     fmt = ChatTemplateFormat(_tokenizer_with(trl_templates.llama3_2_chat_template))

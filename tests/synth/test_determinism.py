@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from prove_gym.cli import main
 
 ARGS = ["synth", "--servers", "calendar,vehicle", "--n", "16", "--state-seeds", "2"]
@@ -44,6 +46,7 @@ def test_another_seed_writes_another_dataset(tmp_path: Path, capsys) -> None:
     assert files(tmp_path / "a")["train.jsonl"] != files(tmp_path / "b")["train.jsonl"]
 
 
+@pytest.mark.slow
 def test_fresh_processes_with_different_hash_seeds_write_identical_files(tmp_path: Path) -> None:
     """Set iteration order and object addresses change with PYTHONHASHSEED and per process:
     the output must not (issue_tracker's members, calendar's invitees and the synthesizer's

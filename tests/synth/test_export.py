@@ -73,6 +73,7 @@ def test_trl_rows_carry_the_first_user_turn_the_task_and_its_server(written) -> 
         assert row["environment"] == task.server  # TRL's column for a dict of factories
 
 
+@pytest.mark.trainer
 def test_the_jsonl_files_load_as_a_hugging_face_dataset(written, tmp_path: Path) -> None:
     datasets = pytest.importorskip("datasets")
     out, _, _ = written
@@ -140,6 +141,7 @@ def test_the_training_order_is_a_function_of_the_tasks_and_the_seed(dataset: Syn
     assert order != [t.id for t in training_order(tasks, 4)]
 
 
+@pytest.mark.trainer
 def test_the_folder_loads_by_its_dataset_card(written, tmp_path: Path) -> None:
     datasets = pytest.importorskip("datasets")
     out, report, small = written

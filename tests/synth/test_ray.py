@@ -22,6 +22,7 @@ def digests(folder: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
 
 
+@pytest.mark.slow
 def test_a_local_ray_writes_the_same_files_as_one_process_and_a_process_pool(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
