@@ -14,7 +14,9 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--server", default="calendar", help="server to play (default: calendar)")
     p.add_argument("--task", type=int, default=1, help="index of the hand-written task to play")
-    p.add_argument("--seed", type=int, default=0, help="seed passed to env.reset")
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed passed to env.reset (the task is --task's)"
+    )
     p.add_argument("--format", default="hermes", help="tool-call format (default: hermes)")
     p.set_defaults(func=run)
 
@@ -36,7 +38,11 @@ def run(args: argparse.Namespace) -> int:
     obs, info = env.reset(seed=args.seed, options={"task_index": args.task})
     assert base.episode is not None
     task = base.episode.task
-    print(f"== {prove_gym.env_id(args.server)}  task {task.id}  (state seed {task.seed})")
+    print(
+        f"== {prove_gym.env_id(args.server)}  task {task.id}  (its server state is sampled from "
+        f'the task\'s own seed, {task.seed}; in Python: env.reset(options={{"task_id": '
+        f'"{task.id}"}}))'
+    )
     print(f"== {len(info['tools'])} tools offered; system prompt is {len(obs)} characters")
     print(f"\n[user] {task.turns[0].user}")
     agent = OraclePolicy().start(base.episode)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -227,7 +229,6 @@ def run(args: argparse.Namespace) -> int:
         return 2
     report = write_dataset(result, args.out, format=args.format)
     print(format_report(report, result.seconds))
-    print(
-        f"\nwrote {args.out}/: train.jsonl, test.jsonl, openrlhf[.test].jsonl, trl[.test].jsonl, report.json"
-    )
+    written = ", ".join(sorted(p.name for p in Path(args.out).iterdir() if p.is_file()))
+    print(f"\nwrote {Path(args.out)}{os.sep}: {written}")
     return 0 if not result.missing else 1
