@@ -17,6 +17,7 @@ import prove_gym
 from prove_gym import Server, Task, Turn
 from prove_gym.env.env import ProveEnv
 from prove_gym.mcp import (
+    ERROR_META,
     RESET_TOOL,
     STATE_HASH_TOOL,
     ProveMCPServer,
@@ -40,9 +41,9 @@ def assert_same(mcp_result: Any, env_result: prove_gym.ToolResult) -> None:
     if env_result.ok:
         assert mcp_result.structured_content == structured(env_result.content)
     else:
-        assert mcp_result.structured_content == {
-            "error": {"kind": str(env_result.error_kind), "message": env_result.message}
-        }
+        assert mcp_result.structured_content is None  # the output schema describes success
+        assert mcp_result.meta is not None
+        assert mcp_result.meta[ERROR_META] == {"kind": str(env_result.error_kind)}
 
 
 @pytest.mark.parametrize("name", sorted(prove_gym.get_registry().servers))
