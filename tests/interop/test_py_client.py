@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -18,6 +19,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import TextContent
 
 import prove_gym
+
+pytestmark = pytest.mark.slow  # about 55 s on a 2-core machine: every tool of every server, twice
 
 CONNECTION_TIMEOUT_S = 300
 """Bound on one session's calls (about 20 s for every server on a 2-core machine)."""

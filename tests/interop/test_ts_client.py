@@ -44,14 +44,18 @@ if MISSING is not None and os.environ.get("PROVE_GYM_REQUIRE_INTEROP") == "1":
     raise RuntimeError(
         f"PROVE_GYM_REQUIRE_INTEROP=1 but {MISSING}: run bash .ci/install-interop.sh"
     )
-pytestmark = pytest.mark.skipif(
-    MISSING is not None,
-    reason=f"TypeScript-client interop: {MISSING}; run `bash .ci/install-interop.sh` (npm ci)",
-)
+pytestmark = [
+    pytest.mark.slow,  # about 50 s on a 2-core machine: every tool of every server, twice
+    pytest.mark.skipif(
+        MISSING is not None,
+        reason=f"TypeScript-client interop: {MISSING}; run `bash .ci/install-interop.sh` (npm ci)",
+    ),
+]
 
 
 def _run_node(connections: list[Any], tmp_path: Path) -> list[dict[str, Any]]:
-    """Run interop.mjs on ``connections``; its per-connection reports."""
+    """Run interop.mjs on ``connections`` (one after another: on 2 cores, sessions in
+    parallel were slower); the per-connection reports."""
     plan = tmp_path / "plan.json"
     payload = {"timeoutMs": 30_000, "connections": [c.as_json() for c in connections]}
     plan.write_text(json.dumps(payload, allow_nan=False))
