@@ -306,3 +306,17 @@ async def test_every_tool_of_every_server_lists_an_output_schema_its_results_val
                 result = await client.call_tool(step.name, step.arguments)
                 assert not result.is_error, (name, step.name)
                 jsonschema.validate(result.structured_content, listed[step.name].output_schema)
+
+
+async def test_every_tools_error_results_carry_text_and_kind_but_no_structured_content() -> None:
+    """Strict clients validate any structured content against the output schema, which
+    describes success; an error result of any tool of any server has none."""
+    for name, server in prove_gym.get_registry().servers.items():
+        with server.session(SEED) as reference:
+            async with Client(ProveMCPServer(server, seed=SEED)) as client:
+                for tool in server.visible_tools():
+                    arguments = {"no_such_argument": [None]}
+                    result = await client.call_tool(tool.name, arguments)
+                    expected = reference.call(tool.name, arguments)
+                    assert result.is_error and not expected.ok, (name, tool.name)
+                    assert_same(result, expected)
