@@ -13,6 +13,7 @@ from prove_gym.mcp.sessions import (
     SessionStore,
 )
 from prove_gym.mcp.tools import (
+    ERROR_META,
     HELPER_TOOLS,
     PREFIX_SEPARATOR,
     RESET_TOOL,
@@ -33,6 +34,7 @@ from prove_gym.mcp.transports import (
 __all__ = [
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_TTL",
+    "ERROR_META",
     "HELPER_TOOLS",
     "PREFIX_SEPARATOR",
     "RESET_TOOL",

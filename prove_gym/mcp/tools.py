@@ -3,7 +3,8 @@
 Nothing here is specific to a server: a :class:`~prove_gym.server.tool.ToolSpec`
 becomes an MCP ``Tool`` with the very schema and description the env offers,
 and a :class:`~prove_gym.server.result.ToolResult` becomes a ``tools/call``
-result with structured content and the text block the env shows the model.
+result with structured content (success only) and the text block the env shows
+the model.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ STATE_HASH_TOOL: Final = "__state_hash__"
 
 HELPER_TOOLS: Final = (RESET_TOOL, STATE_HASH_TOOL)
 """Reserved names: callable by any client, never listed by ``tools/list``."""
+
+ERROR_META: Final = "prove-gym/error"
+"""``_meta`` key of an error result: ``{"kind": "not_found"}`` (the :class:`ErrorKind`)."""
 
 PREFIX_SEPARATOR: Final = "__"
 """Joins server and tool names when one MCP server serves several servers
@@ -68,16 +72,23 @@ def call_result(result: ToolResult) -> dict[str, Any]:
 
     Success: the JSON value as ``structuredContent`` plus one text block with the
     same text the env shows the model. Failure: ``isError`` with the env's
-    actionable ``Error [kind]: message`` text, and ``{"error": {"kind", "message"}}``
-    as structured content so programs need not parse the text.
+    actionable ``Error [kind]: message`` text and **no** ``structuredContent``:
+    a client validates structured content against the tool's ``outputSchema``
+    (the TypeScript SDK does so even for errors), which describes success only.
+    The error kind travels in ``_meta`` under :data:`ERROR_META` for programs that
+    should not parse the text.
     """
+    text = [{"type": "text", "text": result.to_text()}]
     if result.ok:
-        payload = structured(result.content)
-    else:
-        payload = {"error": {"kind": str(result.error_kind), "message": result.message}}
+        return {
+            "content": text,
+            "structuredContent": structured(result.content),
+            "isError": False,
+            "resultType": "complete",
+        }
     return {
-        "content": [{"type": "text", "text": result.to_text()}],
-        "structuredContent": payload,
-        "isError": not result.ok,
+        "content": text,
+        "isError": True,
         "resultType": "complete",
+        "_meta": {ERROR_META: {"kind": str(result.error_kind)}},
     }

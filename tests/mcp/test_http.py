@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from prove_gym import Server
-from prove_gym.mcp import STATE_HASH_TOOL, SessionStore
+from prove_gym.mcp import ERROR_META, STATE_HASH_TOOL, SessionStore
 from prove_gym.mcp.transports import http_app, http_endpoints, http_server
 
 SEED = 7
@@ -134,6 +134,31 @@ async def test_the_server_survives_garbage_and_clients_that_vanish_mid_call(
     assert calendar_http.alive()
     async with Client(url) as client:
         assert not (await client.call_tool("list_calendars", {})).is_error
+
+
+def test_an_error_result_on_the_wire_has_text_and_kind_but_no_structured_content(
+    calendar_http, calendar: Server
+) -> None:
+    """Strict clients (the TypeScript SDK) validate any ``structuredContent``, even an error's,
+    against the tool's output schema, which describes success: an error result carries none."""
+    url = calendar_http.url("/mcp")
+    reference = calendar.session(SEED)
+    calls = [("get_event", {"event_id": "evt_9999"}), ("create_event", {"title": 3})]
+    with httpx.Client(timeout=10) as raw:
+        session = _open_raw_session(raw, url)
+        for i, (name, arguments) in enumerate(calls, start=2):
+            result = raw.post(url, headers=session, json=_tool_call(i, name, arguments)).json()
+            expected = reference.call(name, arguments)
+            assert not expected.ok
+            assert result["result"]["isError"] is True
+            assert "structuredContent" not in result["result"]
+            assert result["result"]["content"] == [{"type": "text", "text": expected.to_text()}]
+            assert result["result"]["_meta"][ERROR_META] == {"kind": str(expected.error_kind)}
+        ok = raw.post(
+            url, headers=session, json=_tool_call(9, "get_event", {"event_id": "evt_0001"})
+        )
+        assert ok.json()["result"]["structuredContent"]["event_id"] == "evt_0001"
+        assert raw.delete(url, headers=session).status_code == 200
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ import prove_gym
 from prove_gym import Server, Task, Turn
 from prove_gym.env.env import ProveEnv
 from prove_gym.mcp import (
+    ERROR_META,
     RESET_TOOL,
     STATE_HASH_TOOL,
     ProveMCPServer,
@@ -40,9 +41,9 @@ def assert_same(mcp_result: Any, env_result: prove_gym.ToolResult) -> None:
     if env_result.ok:
         assert mcp_result.structured_content == structured(env_result.content)
     else:
-        assert mcp_result.structured_content == {
-            "error": {"kind": str(env_result.error_kind), "message": env_result.message}
-        }
+        assert mcp_result.structured_content is None  # the output schema describes success
+        assert mcp_result.meta is not None
+        assert mcp_result.meta[ERROR_META] == {"kind": str(env_result.error_kind)}
 
 
 @pytest.mark.parametrize("name", sorted(prove_gym.get_registry().servers))
@@ -305,3 +306,17 @@ async def test_every_tool_of_every_server_lists_an_output_schema_its_results_val
                 result = await client.call_tool(step.name, step.arguments)
                 assert not result.is_error, (name, step.name)
                 jsonschema.validate(result.structured_content, listed[step.name].output_schema)
+
+
+async def test_every_tools_error_results_carry_text_and_kind_but_no_structured_content() -> None:
+    """Strict clients validate any structured content against the output schema, which
+    describes success; an error result of any tool of any server has none."""
+    for name, server in prove_gym.get_registry().servers.items():
+        with server.session(SEED) as reference:
+            async with Client(ProveMCPServer(server, seed=SEED)) as client:
+                for tool in server.visible_tools():
+                    arguments = {"no_such_argument": [None]}
+                    result = await client.call_tool(tool.name, arguments)
+                    expected = reference.call(tool.name, arguments)
+                    assert result.is_error and not expected.ok, (name, tool.name)
+                    assert_same(result, expected)
