@@ -10,37 +10,42 @@ server plugin (``gymnasium.make("prove_gym:prove/calendar-v0")`` imports it for 
 
 from __future__ import annotations
 
-from prove_gym.env.formats import ToolCallFormat
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from prove_gym.env.registration import env_id, register_entry_point_ids, register_ids
-from prove_gym.episode import Episode, EpisodeCaps
-from prove_gym.hookspecs import hookimpl, hookspec
-from prove_gym.registry import Registry, get_registry, get_server
-from prove_gym.reward import (
-    RewardBreakdown,
-    RewardComponent,
-    RewardConfig,
-    ScoringContext,
-    score,
-)
-from prove_gym.server import (
-    Conflict,
-    Entity,
-    EnvVersion,
-    ErrorKind,
-    InvalidArgument,
-    Money,
-    NotFound,
-    PermissionDenied,
-    PreconditionFailed,
-    SampleContext,
-    Server,
-    Session,
-    ToolContext,
-    ToolError,
-    ToolResult,
-)
-from prove_gym.task import GoldStep, Task, TaskError, Turn, load_tasks, save_tasks
-from prove_gym.workspace import CallRecord, Workspace, gold_replay
+
+if TYPE_CHECKING:
+    from prove_gym.env.formats import ToolCallFormat
+    from prove_gym.episode import Episode, EpisodeCaps
+    from prove_gym.hookspecs import hookimpl, hookspec
+    from prove_gym.registry import Registry, get_registry, get_server
+    from prove_gym.reward import (
+        RewardBreakdown,
+        RewardComponent,
+        RewardConfig,
+        ScoringContext,
+    )
+    from prove_gym.reward.score import score
+    from prove_gym.server import (
+        Conflict,
+        Entity,
+        EnvVersion,
+        ErrorKind,
+        InvalidArgument,
+        Money,
+        NotFound,
+        PermissionDenied,
+        PreconditionFailed,
+        SampleContext,
+        Server,
+        Session,
+        ToolContext,
+        ToolError,
+        ToolResult,
+    )
+    from prove_gym.task import GoldStep, Task, TaskError, Turn, load_tasks, save_tasks
+    from prove_gym.workspace import CallRecord, Workspace, gold_replay
 
 __version__ = "0.1.0"
 
@@ -88,8 +93,66 @@ __all__ = [
 ]
 
 
+# Everything else is imported on first use (PEP 562), so that a process which only needs
+# the command line's help, the env ids or one server does not import them all.
+_LAZY: dict[str, str] = {
+    "CallRecord": "prove_gym.workspace",
+    "Conflict": "prove_gym.server",
+    "Entity": "prove_gym.server",
+    "EnvVersion": "prove_gym.server",
+    "Episode": "prove_gym.episode",
+    "EpisodeCaps": "prove_gym.episode",
+    "ErrorKind": "prove_gym.server",
+    "GoldStep": "prove_gym.task",
+    "InvalidArgument": "prove_gym.server",
+    "Money": "prove_gym.server",
+    "NotFound": "prove_gym.server",
+    "PermissionDenied": "prove_gym.server",
+    "PreconditionFailed": "prove_gym.server",
+    "Registry": "prove_gym.registry",
+    "RewardBreakdown": "prove_gym.reward",
+    "RewardComponent": "prove_gym.reward",
+    "RewardConfig": "prove_gym.reward",
+    "SampleContext": "prove_gym.server",
+    "ScoringContext": "prove_gym.reward",
+    "Server": "prove_gym.server",
+    "Session": "prove_gym.server",
+    "Task": "prove_gym.task",
+    "TaskError": "prove_gym.task",
+    "ToolCallFormat": "prove_gym.env.formats",
+    "ToolContext": "prove_gym.server",
+    "ToolError": "prove_gym.server",
+    "ToolResult": "prove_gym.server",
+    "Turn": "prove_gym.task",
+    "Workspace": "prove_gym.workspace",
+    "get_registry": "prove_gym.registry",
+    "get_server": "prove_gym.registry",
+    "gold_replay": "prove_gym.workspace",
+    "hookimpl": "prove_gym.hookspecs",
+    "hookspec": "prove_gym.hookspecs",
+    "load_tasks": "prove_gym.task",
+    "save_tasks": "prove_gym.task",
+    "score": "prove_gym.reward",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'prove_gym' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
 def register_envs(registry: Registry | None = None) -> list[str]:
     """Register ``prove/<name>-v0`` for every server of ``registry`` (idempotent); returns the ids."""
+    from prove_gym.registry import get_registry
+
     return register_ids((registry or get_registry()).servers)
 
 

@@ -3,12 +3,20 @@
 Nothing in the core imports a server by name. Built-in servers live under
 ``plugins/`` and are announced in ``pyproject.toml`` under
 ``[project.entry-points.prove_gym]``, exactly like a third-party package.
+
+Plugins load when they are first needed: the registry knows every entry point's name
+at once, and imports a plugin the first time its server is asked for by name
+(:meth:`Registry.get_server`, :meth:`Registry.tasks`; an entry point is named after its
+server). Whatever lists every server, format or component (:attr:`Registry.servers`,
+:attr:`Registry.formats`, ...) loads every plugin first, so nothing is ever missed;
+a process that plays one server pays for that one.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any, cast
 
 import pluggy
@@ -49,14 +57,54 @@ class Registry:
         self._lock = threading.RLock()
         # Bumped by every register(): what callers cached from this registry is stale.
         self.generation = 0
+        # Entry points not imported yet, by name (a server's entry point bears its name).
+        self._pending: dict[str, EntryPoint] = {}
+        # Called with the servers of each plugin as it loads (get_registry registers env ids).
+        self.on_servers: list[Any] = []
         from prove_gym.env import builtin_plugin
 
         self.register(builtin_plugin, name="prove_gym.builtin")
         if load_entrypoints:
-            self.pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
-            for plugin in self.pm.get_plugins():
-                self._check_names(plugin)
+            found = entry_points(group=ENTRY_POINT_GROUP)
+            for ep in sorted(found, key=lambda e: (e.name, e.value)):
+                if ep.name not in self._pending and not self.pm.has_plugin(ep.name):
+                    self._pending[ep.name] = ep
+
+    # ------------------------------------------------------ loading plugins
+    def _load(self, name: str) -> bool:
+        """Import and register the pending entry point ``name``; False if there is none."""
+        with self._lock:
+            ep = self._pending.pop(name, None)
+            if ep is None:
+                return False
+            if self.pm.is_blocked(ep.name) or self.pm.has_plugin(ep.name):
+                return True
+            plugin = ep.load()
+            self._check_names(plugin)
+            before = set(self._loaded_servers())
+            self.pm.register(plugin, name=ep.name)
             self.pm.check_pending()
+            self._servers = self._formats = self._components = None
+            added = {n: s for n, s in self._loaded_servers().items() if n not in before}
+        for callback in self.on_servers:
+            callback(added)
+        return True
+
+    def load_all(self) -> None:
+        """Import every installed plugin not loaded yet (in entry-point name order)."""
+        while self._pending:
+            self._load(next(iter(self._pending)))
+
+    @property
+    def server_names(self) -> list[str]:
+        """Every installed server's name, sorted, without importing any plugin.
+
+        Taken from the entry-point names (a server's entry point is named after it) and the
+        servers of plugins already loaded.
+        """
+        with self._lock:
+            names = set(self._loaded_servers()) | set(self._pending)
+        return sorted(names)
 
     # -------------------------------------------------------------- plugins
     def register(self, plugin: Any, name: str | None = None) -> None:
@@ -81,12 +129,18 @@ class Registry:
 
     def plugin_names(self) -> list[str]:
         """Names of the registered plugins (entry-point names for installed ones)."""
+        self.load_all()
         return sorted(n for n, _ in self.pm.list_name_plugin())
 
     # -------------------------------------------------------------- servers
     @property
     def servers(self) -> dict[str, Server]:
-        """All servers by name, sorted by name."""
+        """All servers by name, sorted by name (every installed plugin is loaded first)."""
+        self.load_all()
+        return self._loaded_servers()
+
+    def _loaded_servers(self) -> dict[str, Server]:
+        """The servers of the plugins loaded so far, sorted by name."""
         with self._lock:
             if self._servers is None:
                 found: dict[str, Server] = {}
@@ -105,13 +159,18 @@ class Registry:
             return self._servers
 
     def get_server(self, name: str) -> Server:
-        """The server called ``name``; a ``KeyError`` lists the installed ones."""
-        try:
-            return self.servers[name]
-        except KeyError:
+        """The server called ``name``, its plugin loaded if it was not; a ``KeyError`` lists
+        the installed ones."""
+        found = self._loaded_servers().get(name)
+        if found is None and self._load(name):
+            found = self._loaded_servers().get(name)
+        if found is None:  # an entry point not named after its server: look everywhere
+            found = self.servers.get(name)
+        if found is None:
             raise KeyError(
                 f"no server named {name!r}; installed servers: {', '.join(self.servers)}"
-            ) from None
+            )
+        return found
 
     def get_tool(self, qualified_name: str) -> ToolSpec:
         """A tool by ``"server.tool"`` name."""
@@ -144,6 +203,10 @@ class Registry:
     @property
     def formats(self) -> dict[str, ToolCallFormat]:
         """Every tool-call format by name (see ``prove_gym_tool_call_formats``)."""
+        self.load_all()
+        return self._loaded_formats()
+
+    def _loaded_formats(self) -> dict[str, ToolCallFormat]:
         with self._lock:
             if self._formats is None:
                 merged = _merge("tool-call format", self.pm.hook.prove_gym_tool_call_formats())
@@ -152,6 +215,9 @@ class Registry:
 
     def get_format(self, name: str) -> ToolCallFormat:
         """The tool-call format called ``name``; a ``KeyError`` lists the registered ones."""
+        found = self._loaded_formats().get(name)  # the built-in ones need no plugin loaded
+        if found is not None:
+            return found
         try:
             return self.formats[name]
         except KeyError:
@@ -168,6 +234,7 @@ class Registry:
     @property
     def reward_components(self) -> dict[str, RewardComponent]:
         """Reward components plugins make available, by name (none is active by default)."""
+        self.load_all()
         with self._lock:
             if self._components is None:
                 found: dict[str, RewardComponent] = {}
@@ -214,7 +281,8 @@ def get_registry() -> Registry:
             from prove_gym.env.registration import register_ids
 
             _default = Registry()
-            register_ids(_default.servers)
+            register_ids(_default._loaded_servers())
+            _default.on_servers.append(register_ids)  # each plugin's ids as it loads
         return _default
 
 

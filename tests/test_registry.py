@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -236,3 +237,47 @@ def test_import_prove_gym_registers_env_ids_without_importing_plugins() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[:2] == ["[]", "True"]
+
+
+LOADED = "import json, sys; print(json.dumps(sorted(m for m in sys.modules if m.startswith('prove_plugins.') and m.count('.') == 1)))"
+
+
+def _fresh(code: str) -> list[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\n{LOADED}"], capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_fresh_process_builds_only_the_server_it_is_asked_for() -> None:
+    play = (
+        "import gymnasium, prove_gym\n"
+        "env = gymnasium.make('prove/calendar-v0')\n"
+        "env.reset(seed=0)\n"
+        'env.step(\'<tool_call>{"name": "list_calendars", "arguments": {}}</tool_call>\')\n'
+    )
+    assert _fresh(play) == ["prove_plugins.calendar"]
+    assert _fresh("import prove_gym, gymnasium; gymnasium.make('prove/banking-v0')") == [
+        "prove_plugins.banking"
+    ]
+    assert _fresh("import prove_gym") == []
+
+
+def test_a_task_with_distractors_loads_the_servers_it_names_and_no_other() -> None:
+    play = (
+        "import prove_gym\n"
+        "task = prove_gym.Task(id='t', servers=['calendar'], tools=['calendar.list_calendars', "
+        "'maps.geocode'], turns=[{'user': 'Hi.'}])\n"
+        "prove_gym.Episode(task).step('Hello.')\n"
+    )
+    assert _fresh(play) == ["prove_plugins.calendar", "prove_plugins.maps"]
+
+
+def test_server_names_come_from_the_entry_points_without_importing_a_plugin() -> None:
+    code = "import json, prove_gym; print(json.dumps(prove_gym.get_registry().server_names))"
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\n{LOADED}"], capture_output=True, text=True, check=True
+    )
+    names, loaded = out.stdout.strip().splitlines()[-2:]
+    assert json.loads(names) == sorted(prove_gym.get_registry().servers)
+    assert json.loads(loaded) == []

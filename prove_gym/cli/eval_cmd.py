@@ -90,15 +90,15 @@ def _load_tasks(args: argparse.Namespace) -> list[Any]:
     registry = get_registry()
     wanted = None if args.servers == "all" else {s.strip() for s in args.servers.split(",")}
     if wanted:
-        unknown = wanted - set(registry.servers)
+        unknown = wanted - set(registry.server_names)
         if unknown:
             raise ValueError(
-                f"unknown servers {sorted(unknown)}; installed: {sorted(registry.servers)}"
+                f"unknown servers {sorted(unknown)}; installed: {registry.server_names}"
             )
     if args.tasks:
         tasks = [t for path in args.tasks for t in _index(path).values()]
     else:
-        tasks = [t for name in sorted(registry.servers) for t in registry.tasks(name)]
+        tasks = [t for name in sorted(wanted or registry.server_names) for t in registry.tasks(name)]
     if wanted:
         tasks = [t for t in tasks if t.server in wanted]
     if args.limit is not None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from prove_gym.registry import Registry, get_registry
 from prove_gym.reward.schema_check import ObjectCheck
+from prove_gym.server.base import Server
 from prove_gym.server.tool import ToolSpec
 from prove_gym.task import Task
 from prove_gym.workspace import CallRecord, offered_parameters, offered_tools
@@ -300,7 +301,10 @@ def _build(task: Task, registry: Registry) -> PreparedTask:
             info = offered.get(step.name)
             if task.tool_schemas is None:
                 server = task.step_server(step)
-                spec = registry.servers.get(server)
+                try:  # only this server's plugin is loaded, not every installed one
+                    spec: Server | None = registry.get_server(server)
+                except KeyError:
+                    spec = None
                 own = spec.tools.get(step.name) if spec is not None else None
                 if own is not None and (info is None or own.server_name != server):
                     info = _from_spec(task, own)  # a gold step on a tool not offered as such

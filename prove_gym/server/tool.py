@@ -158,7 +158,6 @@ class ToolSpec:
     description: str
     fn: Callable[..., Any]
     params: tuple[ParamSpec, ...]
-    args_model: type[pydantic.BaseModel]
     writes: bool = False
     destructive: bool = False
     idempotent: bool = False
@@ -167,11 +166,40 @@ class ToolSpec:
     phrasings: tuple[str, ...] = ()
     examples: Mapping[str, Sequence[Any] | Callable[..., Any]] = field(default_factory=dict)
     server_name: str = ""
-    output_schema: dict[str, Any] | None = None
+    # What the argument model and the output schema are built from, on first use: building
+    # them for every tool of every server (pydantic's model and JSON-schema generation) was
+    # most of a process's start-up, and most processes use a few tools of one server.
+    _fields: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _return: Any = field(default=None, repr=False, compare=False)
+    _model: type[pydantic.BaseModel] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _output: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    _output_built: bool = field(default=False, init=False, repr=False, compare=False)
     _schema: dict[str, Any] | None = field(default=None, repr=False)
     _entities: Mapping[str, Entity] | None = field(
         default=None, init=False, repr=False, compare=False
     )
+
+    @property
+    def args_model(self) -> type[pydantic.BaseModel]:
+        """The pydantic model that validates the arguments (built on first use)."""
+        if self._model is None:
+            self._model = create_model(
+                f"{self.name}_arguments",
+                # JSON has no NaN or infinity: a model sending "NaN" gets bad_arguments.
+                __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
+                **self._fields,
+            )
+        return self._model
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        """JSON schema of a successful result (see the class docstring; built on first use)."""
+        if not self._output_built:
+            self._output = output_schema(self._return)
+            self._output_built = True
+        return self._output
 
     @property
     def qualified_name(self) -> str:
@@ -374,19 +402,12 @@ def build_tool_spec(
     for slot in {s for text in phrasings for s in _SLOT.findall(text)}:
         if slot not in {p.name for p in params}:
             raise TypeError(f"tool {tool_name!r}: phrasing slot {{{slot}}} is not a parameter")
-    model = create_model(
-        f"{tool_name}_arguments",
-        # JSON has no NaN or infinity: a model sending "NaN" gets bad_arguments, in every server.
-        __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
-        **fields,
-    )
     returns_t = (returns,) if isinstance(returns, str) else tuple(returns)
     return ToolSpec(
         name=tool_name,
         description=description,
         fn=fn,
         params=tuple(params),
-        args_model=model,
         writes=writes,
         destructive=destructive,
         idempotent=(not writes) if idempotent is None else idempotent,
@@ -394,7 +415,8 @@ def build_tool_spec(
         hidden=hidden,
         phrasings=tuple(phrasings),
         examples=dict(examples or {}),
-        output_schema=output_schema(hints.get("return")),
+        _fields=fields,
+        _return=hints.get("return"),
     )
 
 

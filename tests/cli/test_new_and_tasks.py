@@ -86,8 +86,8 @@ def test_a_new_plugin_installs_appears_everywhere_and_passes_conformance(tmp_pat
 
 @pytest.mark.slow
 def test_a_broken_plugin_fails_conformance_naming_the_tool(tmp_path: Path) -> None:
-    root = tmp_path / "prove-notes"
-    new_plugin("notes", root)
+    root = tmp_path / "prove-memos"  # a name no other test imports (its module is cached)
+    new_plugin("memos", root)
     tools = root / "prove_notes" / "tools.py"
     source = tools.read_text()
     # A read that writes: list_notes renames the notes and commits it.
@@ -169,8 +169,8 @@ def test_rehash_rewrites_only_on_purpose_and_never_over_a_broken_task(
 
 def test_a_new_plugin_passes_the_projects_own_ruff_check_and_format(tmp_path: Path) -> None:
     ruff = pytest.importorskip("ruff", reason="ruff comes with the dev extra")
-    root = tmp_path / "prove-notes"
-    new_plugin("notes", root)
+    root = tmp_path / "prove-memos"  # a name no other test imports (its module is cached)
+    new_plugin("memos", root)
     binary = ruff.find_ruff_bin()
     for command in (["check", "."], ["format", "--check", "."]):
         out = subprocess.run([binary, *command], cwd=root, capture_output=True, text=True)

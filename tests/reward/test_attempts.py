@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
 
-from prove_gym import Task
+from prove_gym import Task, TaskError
 from prove_gym.reward import RewardConfig, score
 
 # A real vehicle state (seed, size) in which the car moves at 60 km/h: shifting to park
@@ -142,11 +141,11 @@ def test_an_attempt_last_in_its_turn_is_given_up_and_pays_like_stopping(run_call
 
 
 def test_attempts_are_checked() -> None:
-    with pytest.raises(ValidationError, match="every gold step is a failed attempt"):
+    with pytest.raises(TaskError, match="every gold step is a failed attempt"):
         vehicle_task([ATTEMPT])
-    with pytest.raises(ValidationError, match="no dependency edge"):
+    with pytest.raises(TaskError, match="no dependency edge"):
         vehicle_task([ATTEMPT, {**SLOW, "depends_on": ["s1"]}])
-    with pytest.raises(ValidationError, match="expect_error must be one of"):
+    with pytest.raises(TaskError, match="expect_error must be one of"):
         vehicle_task([{**ATTEMPT, "expect_error": "oops"}, SLOW])
 
 
