@@ -108,7 +108,9 @@ def main() -> None:
         print(f"{name:<28} {cpu:>7.3f} {cpu - floor:>+11.3f}")
     cpu = statistics.median(c for c, _ in serve)
     wall = statistics.median(w for _, w in serve)
-    print(f"{'serve calendar: initialize':<28} {cpu:>7.3f} {cpu - floor:>+11.3f}   (wall {wall:.3f} s)")
+    print(
+        f"{'serve calendar: initialize':<28} {cpu:>7.3f} {cpu - floor:>+11.3f}   (wall {wall:.3f} s)"
+    )
 
 
 if __name__ == "__main__":

@@ -98,7 +98,9 @@ def _load_tasks(args: argparse.Namespace) -> list[Any]:
     if args.tasks:
         tasks = [t for path in args.tasks for t in _index(path).values()]
     else:
-        tasks = [t for name in sorted(wanted or registry.server_names) for t in registry.tasks(name)]
+        tasks = [
+            t for name in sorted(wanted or registry.server_names) for t in registry.tasks(name)
+        ]
     if wanted:
         tasks = [t for t in tasks if t.server in wanted]
     if args.limit is not None:
