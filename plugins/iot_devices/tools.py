@@ -554,6 +554,15 @@ def _state_text(ctx: ToolContext, d: Any) -> str:
         return f"{d.position}% open"
     if d.kind == "plug":
         return f"{'on' if d.is_on else 'off'} ({d.appliance}, {power_draw_w(d)} W)"
+    return _reading(d)
+
+
+def _reading(d: Any) -> str:
+    """A sensor's state as people read it: a contact is open or closed, motion seen or not."""
+    if d.sensor_type == "contact":
+        return "contact open" if d.value == 1 else "contact closed"
+    if d.sensor_type == "motion":
+        return "motion detected" if d.value == 1 else "no motion"
     return f"{d.sensor_type} {d.value} {UNITS.get(d.sensor_type or '', '')}".strip()
 
 

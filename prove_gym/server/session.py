@@ -423,7 +423,10 @@ def explain_validation(spec: ToolSpec, exc: pydantic.ValidationError) -> str:
         elif err["type"] == "extra_forbidden":
             problems.append(f"'{loc}' is not a parameter of {spec.name}")
         else:
-            problems.append(f"'{loc}': {err['msg'].lower()} (got {err.get('input')!r})")
+            msg = str(err["msg"])  # only its first letter lowered: "[A-F]", "USD" stay as they are
+            got = repr(err.get("input"))
+            got = got if len(got) <= 80 else got[:77] + "..."
+            problems.append(f"'{loc}': {msg[:1].lower()}{msg[1:]} (got {got})")
     return f"Invalid arguments for {spec.name}: {'; '.join(problems)}. {describe_signature(spec)}"
 
 

@@ -480,3 +480,22 @@ def test_hand_written_tasks_exercise_the_rules() -> None:
     assert len(tasks) >= 4
     kinds = {turn.kind for t in tasks for turn in t.turns}
     assert {"normal", "clarify", "abstain"} <= kinds
+
+
+@pytest.mark.parametrize(
+    ("sensor", "value", "state"),
+    [
+        ("contact", 0, "contact closed"),
+        ("contact", 1, "contact open"),
+        ("motion", 0, "no motion"),
+        ("motion", 1, "motion detected"),
+    ],
+)
+def test_a_binary_sensor_reads_as_words_in_the_listing(
+    home: Session, sensor: str, value: int, state: str
+) -> None:
+    device = _first(home, f"sensor_type = '{sensor}' AND home_id = 'hom_01'")
+    _set(home, "UPDATE devices SET value = ? WHERE id = ?", value * 10, device)  # tenths
+    listed = home.call("list_devices", {"home_id": "hom_01", "kind": "sensor"})
+    [row] = [d for d in listed.content if d["device_id"] == device]
+    assert row["state"] == state  # not "contact 0.0 open" for a closed door

@@ -549,3 +549,31 @@ def test_bytes_of_another_layout_get_a_connection_of_their_own(calendar: Server)
     session.reset()
     assert session.state_hash() == calendar.template(seed=33).canonical_hash(calendar.base.metadata)
     session.close()
+
+
+@pytest.mark.parametrize(
+    ("server", "tool", "arguments", "shown"),
+    [
+        ("email", "create_label", {"mailbox_id": "mbx_01", "name": "!Urgent"}, "[A-Za-z0-9]"),
+        ("travel_booking", "book_flight", {"seat": "99Z"}, "[A-Fa-f]"),
+        ("banking", "get_exchange_rate", {"from_currency": "usd", "to_currency": "EUR"}, "'USD'"),
+    ],
+)
+def test_a_bad_argument_message_keeps_the_case_of_patterns_and_values(
+    server: str, tool: str, arguments: dict, shown: str
+) -> None:
+    import prove_gym
+
+    with prove_gym.get_server(server).session(seed=0) as session:
+        result = session.call(tool, arguments)
+    assert result.error_kind == ErrorKind.BAD_ARGUMENTS
+    assert shown in result.message, result.message  # "[a-fa-f]" would tell the model nothing
+
+
+def test_a_long_bad_value_is_shown_shortened() -> None:
+    import prove_gym
+
+    with prove_gym.get_server("email").session(seed=0) as session:
+        result = session.call("create_label", {"mailbox_id": "mbx_01", "name": "!" + "x" * 500})
+    assert "(got '!xxx" in result.message and "...)" in result.message
+    assert len(result.message) < 600
