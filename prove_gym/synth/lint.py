@@ -45,6 +45,11 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def _list(value: Any) -> list[Any]:
+    """``value`` if it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
 @dataclass(frozen=True)
 class Tool:
     """What the checks read about one offered tool."""
@@ -141,7 +146,7 @@ class LintTask:
 
     @property
     def turns(self) -> list[Mapping[str, Any]]:
-        return [t for t in self.data.get("turns", []) if isinstance(t, Mapping)]
+        return [t for t in _list(self.data.get("turns")) if isinstance(t, Mapping)]
 
 
 class Reader:
@@ -160,11 +165,11 @@ class Reader:
         return self._tools[qualified]
 
     def read(self, data: Mapping[str, Any]) -> LintTask:
-        turns = [t for t in data.get("turns") or [] if isinstance(t, Mapping)]
+        turns = [t for t in _list(data.get("turns")) if isinstance(t, Mapping)]
         users = [str(t.get("user") or "") for t in turns]
         steps = []
         for i, turn in enumerate(turns):
-            for s in turn.get("steps") or []:
+            for s in _list(turn.get("steps")):
                 if not isinstance(s, Mapping) or s.get("expect_error") is not None:
                     continue
                 args = _mapping(s.get("arguments"))
@@ -174,7 +179,7 @@ class Reader:
                         str(s.get("id", "")),
                         str(s.get("name", "")),
                         args,
-                        tuple(str(d) for d in s.get("depends_on") or []),
+                        tuple(str(d) for d in _list(s.get("depends_on"))),
                     )
                 )
         tools: dict[str, Tool] = {}
@@ -189,7 +194,7 @@ class Reader:
             if not isinstance(names, list):
                 names = [
                     spec.qualified_name
-                    for server in data.get("servers") or []
+                    for server in _list(data.get("servers"))
                     if str(server) in self.registry.servers
                     for spec in self.registry.get_server(str(server)).visible_tools()
                 ]
@@ -535,7 +540,7 @@ def clarify_with_independent(task: LintTask) -> list[str]:
     for i, turn in enumerate(turns):
         if turn.get("kind") != "clarify" or i + 1 >= len(turns):
             continue
-        missing = {str(m) for m in turn.get("missing") or []}
+        missing = {str(m) for m in _list(turn.get("missing"))}
         steps = [s for s in task.steps if s.turn == i + 1]
         if not steps:
             continue

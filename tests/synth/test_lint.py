@@ -205,3 +205,20 @@ def test_no_synthesized_task_lists_a_stripped_enum_value(dataset: SynthResult) -
     assert stripped
     report = lint(json.loads(t.to_json()) for t in stripped)
     assert report.counts()["stripped_enum_listed"] == 0
+
+
+def test_tasks_of_any_shape_are_read_without_raising() -> None:
+    """An LLM's file is read, not trusted: wrong types are skipped, long text stays linear."""
+    hostile = [
+        {"turns": [{"user": 5, "steps": 7, "missing": "x", "kind": "clarify"},
+                   {"steps": [{"name": None, "arguments": [1], "depends_on": 3}]}]},
+        {"turns": [], "tools": [1, "nodot", "a.b.c"], "servers": "calendar",
+         "schema_overrides": {"calendar.add_reminder": 5, "x": {}}},
+        {"turns": ["x"], "tool_schemas": [
+            {"function": {"name": "f", "parameters": {"properties": {"a": {"enum": ["x_y"]}}}}}, 3]},
+        {"id": [1], "servers": ["calendar"],
+         "turns": [{"user": "the new event " * 20_000 + "some " * 20_000 + "x_y"}]},
+    ]  # fmt: skip
+    report = lint(hostile)
+    assert report.tasks == 4
+    assert report.counts()["new_without_create"] == 1
