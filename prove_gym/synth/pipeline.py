@@ -287,7 +287,12 @@ def synthesize(
         if short > 0:
             result.missing[server] = short
     if result.tasks and not result.split("test"):
-        why = "--test-fraction is 0" if cfg.test_fraction <= 0 else "see above"
+        if cfg.test_fraction <= 0:
+            why = "--test-fraction is 0"
+        elif result.warnings:
+            why = "no server could hold a state out, as said above"
+        else:
+            why = "no server has two tasks to split"
         result.warnings.append(f"the test split is empty ({why})")
     return result
 

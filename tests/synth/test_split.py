@@ -64,3 +64,9 @@ def test_a_small_run_with_no_test_split_warns() -> None:
     )
     assert not result.split("test")
     assert result.warnings == ["the test split is empty (--test-fraction is 0)"]
+
+
+def test_a_run_of_one_task_per_server_says_why_its_test_split_is_empty() -> None:
+    result = synthesize(SynthConfig(servers=("vehicle", "calendar"), n=2, seed=1, block_size=4))
+    assert len(result.tasks) == 2 and not result.split("test")
+    assert result.warnings == ["the test split is empty (no server has two tasks to split)"]
