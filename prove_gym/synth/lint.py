@@ -365,6 +365,10 @@ INVERSE_VERBS = {
     )
 }
 """Verbs (and action values) that undo each other."""
+DESTROY_VERBS = frozenset(
+    {"delete", "detach", "leave", "remove", "rm", "rmdir", "unassign", "unsubscribe"}
+)
+"""Verbs that end an entity: a creation after one makes another entity, undoing nothing."""
 _OBJECT_NOISE = frozenset(["to", "from", "on", "in", "into", "of", "saved"])
 
 
@@ -380,7 +384,8 @@ def _undoes(a: Step, b: Step) -> str | None:
     By name (``like_post`` / ``unlike_post``, ``add_invitee`` / ``remove_invitee``) or, for
     one tool, by an argument whose values undo each other (``set_lock`` with ``lock`` then
     ``unlock``). The target is the same when every argument both calls have (but the
-    action) is equal, or, with none in common, when ``b`` depends on ``a``.
+    action) is equal and ``b`` has no other, or, with none in common, when ``b`` depends on
+    ``a`` and ``a`` ends nothing (``delete_event`` then ``create_event`` makes another).
     """
     action: str | None = None
     if a.name == b.name:
@@ -401,8 +406,10 @@ def _undoes(a: Step, b: Step) -> str | None:
     if common:
         if any(a.arguments[k] != b.arguments[k] for k in common):
             return None
-    elif a.id not in b.depends_on:
-        return None
+        if set(b.arguments) - common - {action}:
+            return None  # it names what the first did not: removing a coupon, applying FLASH30
+    elif a.id not in b.depends_on or _verb_object(a.name)[0] in DESTROY_VERBS:
+        return None  # what is made after a deletion is another entity
     return f"{a.call()} then {b.call()}"
 
 

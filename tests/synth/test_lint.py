@@ -222,3 +222,21 @@ def test_tasks_of_any_shape_are_read_without_raising() -> None:
     report = lint(hostile)
     assert report.tasks == 4
     assert report.counts()["new_without_create"] == 1
+
+
+def test_a_swap_or_a_new_entity_after_a_deletion_undoes_nothing() -> None:
+    shop = {
+        "id": "shop", "servers": ["shopping"],
+        "turns": [{"user": "Take the coupon off cus_003's cart and apply FLASH30.", "steps": [
+            step("s1", "remove_coupon", customer_id="cus_003"),
+            step("s2", "apply_coupon", ("s1",), customer_id="cus_003", code="FLASH30"),
+        ]}],
+    }  # fmt: skip
+    assert flags(shop) == {}
+    shop["turns"][0]["steps"].reverse()  # applying, then taking it off again, undoes it
+    shop["turns"][0]["steps"][1]["depends_on"] = []
+    assert list(flags(shop)) == ["inverse_write"]
+    cal = clean()
+    cal["turns"][0]["steps"].insert(0, step("s0", "delete_event", event_id="evt_0001"))
+    cal["turns"][0]["steps"][1]["depends_on"] = ["s0"]
+    assert flags(cal) == {}
