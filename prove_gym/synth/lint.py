@@ -487,9 +487,9 @@ def _creates(tool: Tool | None, name: str, noun: str) -> bool:
 
 
 def new_without_create(task: LintTask) -> list[str]:
-    """ "the new X" in a user turn when no gold call up to that turn created an X (a write
-    named like a creation, returning that entity kind). Only nouns that name an entity
-    kind of an offered tool count ("the new name" of a rename is no reference)."""
+    """ "the new X" in a user turn when no gold call up to that turn (for a clarify turn, up
+    to its answer) created an X (:func:`_creates`). Only nouns that name an entity kind of
+    an offered tool count ("the new name" of a rename is no reference)."""
     kinds = {words(k) for t in task.tools.values() for k in t.returns}
     out = []
     for i, text in enumerate(task.users):
@@ -631,7 +631,7 @@ class FlawClass:
 
     @property
     def summary(self) -> str:
-        return (self.check.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+        return " ".join((self.check.__doc__ or "").strip().split("\n\n")[0].split())
 
 
 FLAW_CLASSES: dict[str, FlawClass] = {
