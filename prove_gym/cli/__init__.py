@@ -14,8 +14,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-COMMANDS = ["list", "demo", "serve", "graph", "synth", "eval", "train", "tasks", "new"]
-"""Subcommand modules, in help order (``prove_gym.cli.<name>_cmd``)."""
+COMMANDS = ["list", "demo", "serve", "graph", "synth", "lint-data", "eval", "train", "tasks", "new"]
+"""Subcommands, in help order; each is a module ``prove_gym.cli.<name>_cmd`` (``-`` as ``_``)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,10 +26,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
+        path = f"prove_gym.cli.{name.replace('-', '_')}_cmd"
         try:
-            module = importlib.import_module(f"prove_gym.cli.{name}_cmd")
+            module = importlib.import_module(path)
         except ModuleNotFoundError as exc:
-            if exc.name == f"prove_gym.cli.{name}_cmd":
+            if exc.name == path:
                 continue
             raise
         module.add_parser(sub)

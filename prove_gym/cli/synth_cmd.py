@@ -229,6 +229,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     report = write_dataset(result, args.out, format=args.format)
     print(format_report(report, result.seconds))
+    for warning in result.warnings:
+        print(f"WARNING: {warning}", file=sys.stderr)
     written = ", ".join(sorted(p.name for p in Path(args.out).iterdir() if p.is_file()))
     print(f"\nwrote {Path(args.out)}{os.sep}: {written}")
     return 0 if not result.missing else 1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import random
 from dataclasses import dataclass, field
@@ -47,10 +46,11 @@ class SynthConfig:
             as a dozen kept tasks, so 4 cuts a 13.5K-task run's CPU by a third, for
             about 400 states. Not in the paper.
         sizes: State sizes the block states are drawn from (``size`` overrides).
-        test_fraction: Share of states held out for ``test.jsonl``: the last
-            ``ceil(f·pool)`` seeds of the pool (at least one when > 0), and that share of
-            the block states by a hash of their seed. Split by state seed, so no test
-            state is seen in training.
+        test_fraction: Share of tasks held out for ``test.jsonl``, by initial state so that
+            no test state is seen in training: the last ``ceil(f·pool)`` seeds of the pool
+            (at least one when > 0), and of each server's block states those that hold
+            about this share of its tasks, at least one state where the server has two
+            (:func:`~prove_gym.synth.pipeline.assign_splits`).
         size: State size of every task; ``None`` means the primary server's default size
             for pool states and ``sizes`` for block states.
         chain_lengths: Inclusive range of tool-chain lengths (paper: 2-5).
@@ -241,12 +241,15 @@ class SynthConfig:
         """The ``(seed, size)`` states of one block (``size`` None: the server's default).
 
         A server's first :data:`OWN_STATE_BLOCKS` blocks each have their own; after
-        them, every ``state_blocks`` consecutive blocks share theirs.
+        them, every ``state_blocks`` consecutive blocks share theirs. The first block
+        draws at least two, so a server done in one block still has a state for each
+        split (see :func:`~prove_gym.synth.pipeline.assign_splits`).
         """
         rng = random.Random(stable_int("synth-states", self.seed, server, self._state_group(block)))
+        count = max(2, self.block_states) if block == 0 and self.block_states else self.block_states
         return [
             (BLOCK_SEED_BASE + rng.randrange(10**9), self.size or rng.choice(self.sizes))
-            for _ in range(self.block_states)
+            for _ in range(count)
         ]
 
     def last_block_of_states(self, block: int) -> bool:
@@ -258,21 +261,9 @@ class SynthConfig:
             return block
         return OWN_STATE_BLOCKS + (block - OWN_STATE_BLOCKS) // self.state_blocks
 
-    def is_test_seed(self, seed: int) -> bool:
-        """Whether tasks of this state seed belong to the test split."""
-        if seed < BLOCK_SEED_BASE:
-            return seed in _pool_test_seeds(self)
-        return stable_int("synth-split", seed) % 10_000 < round(self.test_fraction * 10_000)
-
     def to_dict(self) -> dict[str, Any]:
         """The flags as JSON (the API key left out), for the report."""
         out = dataclasses.asdict(self)
         out.pop("llm_api_key", None)
         out.pop("workers", None)  # output does not depend on it
         return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
-
-
-@functools.lru_cache(maxsize=64)
-def _pool_test_seeds(cfg: SynthConfig) -> frozenset[int]:
-    """:meth:`SynthConfig.test_seeds`, once per config (asked for every candidate)."""
-    return cfg.test_seeds()

@@ -55,6 +55,7 @@ from prove_gym.server.session import Session
 from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.chains import ChainSampler, PlannedStep, is_secret_kind, weighted_choice
 from prove_gym.synth.config import SynthConfig
+from prove_gym.synth.enums import stripped_schema
 from prove_gym.synth.graph import STATE, ToolProfile, build_graph, refine_graph
 from prove_gym.synth.grounding import (
     DoneStep,
@@ -86,7 +87,7 @@ from prove_gym.synth.validate import (
 )
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/7"
+GENERATOR = "prove_gym.synth/8"
 """Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
 ``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
 of ``final_state_hash`` unless a call changed their state (see
@@ -99,7 +100,10 @@ up calls that fail on the state (a failed attempt last in its turn, ``give_up`` 
 chain again instead of running it when its planned calls are already a near duplicate of a
 kept task or of an earlier candidate of its block, or when a clarify candidate's turns have
 no value to leave out, and drops a block's candidate that repeats an earlier one of the
-block (the task format is unchanged)."""
+block (the task format is unchanged); /8 strips an enum from the descriptions too (and
+keeps it where the tool's own description states its values), splits train and test by
+state per server so that every server with tasks on two states has test tasks, and gives
+a server's first block two states, taken in turn by the candidates."""
 
 PLAN_DRAWS = 6
 """Chains a candidate draws before it gives up (see :meth:`Conversation._plan`): drawing
@@ -346,7 +350,7 @@ def _run_block(
             cfg.abstention_rate, abstentions, levels.total()
         )
         conv = Conversation(
-            sc, cfg, rng, counts, tries, cid, lessons, states, weights, due, known, view.full
+            sc, cfg, rng, counts, tries, cid, lessons, states, weights, due, known, view.full, i
         )
         result = conv.build()
         out.outcomes.append(result)
@@ -439,8 +443,10 @@ class Conversation:
         abstention_due: bool = True,
         known: BlockDedup | DedupIndex | None = None,
         full: frozenset[str] = frozenset(),
+        index: int = 0,
     ) -> None:
         self.sc = sc
+        self.index = index  # the candidate's place in its block
         self.known = known
         self.full = full
         self.states = states or []
@@ -461,7 +467,8 @@ class Conversation:
     def _knobs(self) -> None:
         cfg, rng = self.cfg, self.rng
         pool_seed = rng.choice(self.sc.seed_pool)
-        fresh = rng.choice(self.states) if self.states else None
+        # the block's states in turn, so a block of few candidates still uses each
+        fresh = self.states[self.index % len(self.states)] if self.states else None
         self.level = weighted_choice(rng, list(LEVELS), self.level_weights or list(cfg.info_levels))
         n_turns = rng.randint(*cfg.turns)
         self.irrelevant = rng.random() < cfg.irrelevant_rate
@@ -1227,7 +1234,6 @@ class Conversation:
         overrides = self._strip_enums(tools) if self.strip else {}
         n_distractors = len(tools) - len(offered)
         chain = [d.name for d in done]
-        split = "test" if cfg.is_test_seed(self.seed) else "train"
         task = Task(
             id=self.cid,
             servers=[sc.server.name],
@@ -1238,7 +1244,7 @@ class Conversation:
             turns=turns,
             meta={
                 "generator": GENERATOR,
-                "split": split,
+                "split": "train",  # the collector decides (pipeline.assign_splits)
                 "chain": chain,
                 "info_level": level,
                 "knobs": {
@@ -1380,12 +1386,12 @@ class Conversation:
         return tools
 
     def _strip_enums(self, tools: list[str]) -> dict[str, dict[str, Any]]:
+        """Schema overrides of the offered tools with their enums stripped, from the schema
+        and the descriptions alike (:func:`~prove_gym.synth.enums.stripped_schema`)."""
         out = {}
         for qname in tools:
-            spec = self.sc.registry.get_tool(qname)
-            schema = spec.input_schema()
-            stripped = _without_enums(schema)
-            if stripped != schema:
+            stripped = stripped_schema(self.sc.registry.get_tool(qname))
+            if stripped is not None:
                 out[qname] = stripped
         return out
 
@@ -1402,14 +1408,6 @@ class Conversation:
                 turn.user = text
                 count += 1
         return count
-
-
-def _without_enums(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        return {k: _without_enums(v) for k, v in schema.items() if k != "enum"}
-    if isinstance(schema, list):
-        return [_without_enums(v) for v in schema]
-    return schema
 
 
 def paraphrase(client: LLMClient, text: str, keep: list[str]) -> str | None:

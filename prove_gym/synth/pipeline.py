@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from prove_gym.registry import Registry, get_registry
-from prove_gym.synth.config import SynthConfig
+from prove_gym.server.base import stable_int
+from prove_gym.synth.config import BLOCK_SEED_BASE, SynthConfig
 from prove_gym.synth.generate import BlockResult, Candidate, View, run_block
 from prove_gym.synth.validate import DedupIndex
 from prove_gym.task import Task
@@ -48,6 +49,8 @@ class SynthResult:
         blocks: Blocks consumed.
         seconds: Wall time of the run (reported, never written to files).
         missing: Servers that fell short of their quota (server -> tasks short).
+        warnings: What a reader of the output should know that the files do not say
+            (a server with no test tasks, and why).
     """
 
     config: SynthConfig
@@ -58,6 +61,7 @@ class SynthResult:
     blocks: int = 0
     seconds: float = 0.0
     missing: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     def split(self, name: str) -> list[Task]:
         """Tasks of the ``train`` or ``test`` split."""
@@ -275,11 +279,81 @@ def synthesize(
                     collector.add(block, bar.update)
     result.seconds = time.perf_counter() - started
     for server in servers:
-        result.tasks.extend(collector.kept[server])
+        tasks, warning = assign_splits(cfg, server, collector.kept[server])
+        result.tasks.extend(tasks)
+        if warning:
+            result.warnings.append(warning)
         short = collector.quota[server] - len(collector.kept[server])
         if short > 0:
             result.missing[server] = short
+    if result.tasks and not result.split("test"):
+        if cfg.test_fraction <= 0:
+            why = "--test-fraction is 0"
+        elif result.warnings:
+            why = "no server could hold a state out, as said above"
+        else:
+            why = "no server has two tasks to split"
+        result.warnings.append(f"the test split is empty ({why})")
     return result
+
+
+def assign_splits(cfg: SynthConfig, server: str, tasks: list[Task]) -> tuple[list[Task], str]:
+    """One server's tasks with ``meta.split`` set, and a warning when none is ``test``.
+
+    The split is by initial state ``(seed, size)``, so no test state is seen in training:
+
+    - a pool seed (``block_states`` 0) is ``test`` when it is one of
+      :meth:`~prove_gym.synth.config.SynthConfig.test_seeds` (the same in every dataset);
+    - of the server's block states, taken in an order drawn from ``(seed, server)``, each
+      goes to ``test`` while the test tasks stay within ``round(test_fraction × tasks)``
+      (at least one); if no state is that small, the smallest one does. One state always
+      stays in training.
+
+    So every server with tasks on two states or more has test tasks, about
+    ``test_fraction`` of them; a server whose tasks share one state has none, and the
+    warning says so. The split depends only on the kept tasks and the flags.
+    """
+    if not tasks:
+        return tasks, ""
+    pool_test = cfg.test_seeds()
+    counts: Counter[tuple[int, int | None]] = Counter(
+        (t.seed, t.size) for t in tasks if t.seed >= BLOCK_SEED_BASE
+    )
+    test: set[tuple[int, int | None]] = set()
+    if cfg.test_fraction > 0 and len(counts) >= 2:
+        target = max(1, round(cfg.test_fraction * sum(counts.values())))
+        order = sorted(
+            counts, key=lambda st: (stable_int("synth-split", cfg.seed, server, *st), st)
+        )
+        held = 0
+        for state in order[:-1]:
+            if held + counts[state] <= target:
+                test.add(state)
+                held += counts[state]
+        if not test:
+            test.add(min(order[:-1], key=lambda st: counts[st]))
+    out = [
+        t.model_copy(
+            update={
+                "meta": {
+                    **t.meta,
+                    "split": "test" if (t.seed, t.size) in test or t.seed in pool_test else "train",
+                }
+            }
+        )
+        for t in tasks
+    ]
+    if len(tasks) < 2 or cfg.test_fraction <= 0 or any(t.meta["split"] == "test" for t in out):
+        return out, ""
+    if len(counts) >= 2:  # never: a state of two or more is held out above
+        why = "no state could be held out"
+    elif sum(counts.values()) == len(tasks):
+        why = f"all {len(tasks)} of its tasks come from one initial state"
+    elif not counts:
+        why = f"none of its {len(tasks)} tasks is on a held-out pool seed {sorted(pool_test)}"
+    else:
+        why = f"its {len(tasks)} tasks come from one block state and no held-out pool seed"
+    return out, f"{server}: no test tasks ({why})"
 
 
 H = TypeVar("H", bound=Hashable)

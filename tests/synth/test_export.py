@@ -39,9 +39,13 @@ def test_tasks_are_split_by_state_seed_and_round_trip(written) -> None:
     train = [Task.from_json(row) for row in lines(out / "train.jsonl")]
     test = [Task.from_json(row) for row in lines(out / "test.jsonl")]
     assert len(train) + len(test) == len(small.tasks)
-    assert {t.seed for t in train}.isdisjoint({t.seed for t in test})
-    assert all(small.config.is_test_seed(t.seed) for t in test)
-    assert not any(small.config.is_test_seed(t.seed) for t in train)
+
+    def states(tasks: list[Task]) -> set[tuple[str, int, int | None]]:
+        return {(t.server, t.seed, t.size) for t in tasks}
+
+    assert states(train).isdisjoint(states(test))
+    assert all(t.meta["split"] == "test" for t in test)
+    assert all(t.meta["split"] == "train" for t in train)
     by_id = {t.id: t for t in small.tasks}
     for task in train + test:
         assert task == by_id[task.id]

@@ -136,12 +136,12 @@ def test_the_error_rate_bound_is_on_the_gold_calls_not_the_search(dataset: Synth
 
 def test_conversations_with_too_many_failed_calls_are_dropped() -> None:
     strict = synthesize(
-        SynthConfig(servers=("email",), n=30, seed=2, state_seeds=1, max_error_rate=0.0)
+        SynthConfig(servers=("email",), n=30, seed=1, state_seeds=1, max_error_rate=0.0)
     )
     assert strict.tasks
     assert all(gold_error_rate(t) == 0 for t in strict.tasks)
     shown = synthesize(
-        SynthConfig(servers=("email",), n=30, seed=2, state_seeds=1, max_error_rate=1.0)
+        SynthConfig(servers=("email",), n=30, seed=1, state_seeds=1, max_error_rate=1.0)
     )
     assert "error_rate" not in shown.drops
     assert any(gold_error_rate(t) > 0.3 for t in shown.tasks)
@@ -434,6 +434,8 @@ def test_a_chain_whose_plan_is_already_kept_is_drawn_again_and_never_run() -> No
     for seed in range(12):
         conv = _conversation(VIEW_CFG, "calendar", seed, known)
         outcome = conv.build()
+        if conv.abstain_only:
+            continue  # a whole abstention task draws no chain
         assert not hasattr(conv, "session"), (seed, outcome)
         ended += outcome == "near_duplicate:plan"
         blind = _conversation(VIEW_CFG, "calendar", seed)

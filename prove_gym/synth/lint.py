@@ -1,0 +1,793 @@
+"""``prove-gym lint-data``: flaws a reader finds in synthesized conversations, counted.
+
+Each flaw class is one cheap check of a task's JSON (this project's task format, as
+``prove-gym synth`` writes it or as an LLM might), found once by reading data and kept
+as a check from then on. A check returns what it found in one task: a snippet per flaw
+(the offending text, or the calls), empty when the task is clean. :func:`lint` runs every
+class over a dataset and counts the tasks each flags; a class is over its limit when it
+flags more tasks than it allows (by default none, except raw enum tokens: at most 1%).
+
+The checks read only the task and the installed servers' tool declarations (names,
+parameters, enums, descriptions, whether a tool writes, the entity kinds it returns);
+nothing is executed and no state is sampled, so a dataset of any size is read in one
+pass. Tools that are not installed are read from the task's ``tool_schemas`` where it
+has them, else by name alone.
+
+Not checked: whether an abstention task hides a tool while an offered one could serve
+the request. Nothing in the task format or the author API says which tools can stand in
+for each other, so it cannot be told from the JSON.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prove_gym.registry import Registry, get_registry
+from prove_gym.server.tool import ToolSpec
+from prove_gym.synth.enums import enum_values, stated
+from prove_gym.synth.render import PREPOSITIONS, UNITS, words
+
+EXAMPLES = 3
+"""Examples kept per flaw class."""
+SNIPPET = 40
+"""Characters of context kept either side of a match in an example."""
+
+
+# ------------------------------------------------------------------ a task, read once
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a JSON object, else an empty one (hostile input is read, not trusted)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    """``value`` if it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+@dataclass(frozen=True)
+class Tool:
+    """What the checks read about one offered tool."""
+
+    name: str
+    params: tuple[str, ...]
+    enums: Mapping[str, tuple[str, ...]]
+    writes: bool
+    returns: tuple[str, ...]
+    takes: tuple[str, ...]
+    description: str
+    param_descriptions: Mapping[str, str]
+
+    @classmethod
+    def of(cls, spec: ToolSpec) -> Tool:
+        props = spec.input_schema().get("properties", {})
+        return cls(
+            name=spec.name,
+            params=tuple(p.name for p in spec.params),
+            enums={k: tuple(enum_values(v)) for k, v in props.items() if enum_values(v)},
+            writes=spec.writes,
+            returns=tuple(spec.returns),
+            takes=tuple(e.name for e in spec.entity_params.values()),
+            description=spec.description,
+            param_descriptions={k: str(v.get("description", "")) for k, v in props.items()},
+        )
+
+    @classmethod
+    def of_schema(cls, schema: Mapping[str, Any]) -> Tool | None:
+        """From a plain OpenAI function schema (``Task.tool_schemas``)."""
+        fn = schema.get("function", schema)
+        if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
+            return None
+        props = _mapping(_mapping(fn.get("parameters")).get("properties"))
+        hints = fn.get("annotations") or schema.get("annotations") or {}
+        read_only = hints.get("readOnlyHint") if isinstance(hints, Mapping) else None
+        return cls(
+            name=fn["name"],
+            params=tuple(str(k) for k in props),
+            enums={
+                str(k): tuple(enum_values(v))
+                for k, v in props.items()
+                if isinstance(v, Mapping) and enum_values(v)
+            },
+            writes=read_only is not True,
+            returns=(),
+            takes=(),
+            description=str(fn.get("description", "")),
+            param_descriptions={
+                str(k): str(v.get("description", ""))
+                for k, v in props.items()
+                if isinstance(v, Mapping)
+            },
+        )
+
+
+@dataclass(frozen=True)
+class Step:
+    """One scored gold call (failed attempts and given-up calls are left out)."""
+
+    turn: int
+    id: str
+    name: str
+    arguments: Mapping[str, Any]
+    depends_on: tuple[str, ...]
+
+    def call(self) -> str:
+        """``name(key=value, ...)`` as an example shows it."""
+        args = ", ".join(
+            f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in self.arguments.items()
+        )
+        text = f"{self.name}({args})"
+        return text if len(text) <= 100 else text[:97] + "..."
+
+
+@dataclass
+class LintTask:
+    """A task as the checks read it: its user turns, scored gold calls and offered tools."""
+
+    id: str
+    data: Mapping[str, Any]
+    users: list[str]
+    steps: list[Step]
+    tools: dict[str, Tool]
+    unknown: set[str] = field(default_factory=set)
+
+    def tool(self, name: str) -> Tool | None:
+        return self.tools.get(name)
+
+    def writes(self, name: str) -> bool:
+        """Whether a called tool writes (an unknown one is taken to)."""
+        tool = self.tools.get(name)
+        return tool.writes if tool is not None else True
+
+    @property
+    def turns(self) -> list[Mapping[str, Any]]:
+        return [t for t in _list(self.data.get("turns")) if isinstance(t, Mapping)]
+
+
+class Reader:
+    """Reads task dicts into :class:`LintTask`, with the installed tools' declarations."""
+
+    def __init__(self, registry: Registry | None = None) -> None:
+        self.registry = registry or get_registry()
+        self._tools: dict[str, Tool | None] = {}
+
+    def _tool(self, qualified: str) -> Tool | None:
+        if qualified not in self._tools:
+            try:
+                self._tools[qualified] = Tool.of(self.registry.get_tool(qualified))
+            except KeyError:
+                self._tools[qualified] = None
+        return self._tools[qualified]
+
+    def read(self, data: Mapping[str, Any]) -> LintTask:
+        turns = [t for t in _list(data.get("turns")) if isinstance(t, Mapping)]
+        users = [str(t.get("user") or "") for t in turns]
+        steps = []
+        for i, turn in enumerate(turns):
+            for s in _list(turn.get("steps")):
+                if not isinstance(s, Mapping) or s.get("expect_error") is not None:
+                    continue
+                args = _mapping(s.get("arguments"))
+                steps.append(
+                    Step(
+                        i,
+                        str(s.get("id", "")),
+                        str(s.get("name", "")),
+                        args,
+                        tuple(str(d) for d in _list(s.get("depends_on"))),
+                    )
+                )
+        tools: dict[str, Tool] = {}
+        unknown: set[str] = set()
+        if isinstance(data.get("tool_schemas"), list):
+            for schema in data["tool_schemas"]:
+                tool = Tool.of_schema(schema) if isinstance(schema, Mapping) else None
+                if tool is not None:
+                    tools[tool.name] = tool
+        else:
+            names = data.get("tools")
+            if not isinstance(names, list):
+                names = [
+                    spec.qualified_name
+                    for server in _list(data.get("servers"))
+                    if str(server) in self.registry.servers
+                    for spec in self.registry.get_server(str(server)).visible_tools()
+                ]
+            for q in names:
+                tool = self._tool(str(q))
+                if tool is None:
+                    unknown.add(str(q))
+                else:
+                    tools[tool.name] = tool
+        return LintTask(str(data.get("id", "?")), data, users, steps, tools, unknown)
+
+
+# ------------------------------------------------------------------------ helpers
+def _around(text: str, start: int, end: int) -> str:
+    lo, hi = max(0, start - SNIPPET), min(len(text), end + SNIPPET)
+    return ("..." if lo else "") + text[lo:hi] + ("..." if hi < len(text) else "")
+
+
+def _matches(pattern: re.Pattern[str], texts: Iterable[str]) -> list[str]:
+    return [_around(t, m.start(), m.end()) for t in texts for m in pattern.finditer(t)]
+
+
+@functools.lru_cache(maxsize=1024)
+def _phrase_pattern(phrases: frozenset[str], prefix: str) -> re.Pattern[str] | None:
+    """``prefix`` followed by any of ``phrases`` as whole words, ignoring case (longest first)."""
+    if not phrases:
+        return None
+    alternatives = "|".join(re.escape(p) for p in sorted(phrases, key=lambda p: (-len(p), p)))
+    return re.compile(rf"\b{prefix}(?:{alternatives})\b", re.IGNORECASE)
+
+
+def _params(task: LintTask) -> frozenset[str]:
+    return frozenset(p for t in task.tools.values() for p in t.params)
+
+
+# ------------------------------------------------------------------------ the checks
+def some_placeholder(task: LintTask) -> list[str]:
+    """Template text for a value left out: "some <parameter>" ("some role", "some to
+    currency") in a user turn, for a parameter of an offered tool."""
+    pattern = _phrase_pattern(frozenset(words(p) for p in _params(task)), "some ")
+    return _matches(pattern, task.users) if pattern else []
+
+
+ISO_DATETIME = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+
+
+def iso_datetime(task: LintTask) -> list[str]:
+    """An ISO 8601 date and time ("2026-08-15T17:00") in a user turn: people say dates
+    and times, they do not type timestamps."""
+    return _matches(ISO_DATETIME, task.users)
+
+
+SNAKE = re.compile(r"(?<![\w.@/-])[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+(?![\w@/-])")
+
+
+def raw_enum_token(task: LintTask) -> list[str]:
+    """A snake_case enum value of an offered tool written as it is in a user turn
+    ("want_to_go", "requests_received") instead of as words."""
+    values = {v for t in task.tools.values() for vs in t.enums.values() for v in vs if "_" in v}
+    return [
+        _around(text, m.start(), m.end())
+        for text in task.users
+        for m in SNAKE.finditer(text)
+        if m.group() in values
+    ]
+
+
+# a parameter name does not read as English when it ends in a unit or a particle, starts
+# with a verb or a preposition, or has a one-letter word
+_NOT_A_NOUN_LAST = (
+    UNITS
+    | PREPOSITIONS
+    | frozenset(
+        [
+            "all",
+            "before",
+            "after",
+            "first",
+            "kb",
+            "mb",
+            "gb",
+            "ms",
+            "me",
+            "now",
+            "only",
+            "out",
+            "usd",
+            "w",
+        ]
+    )
+)
+_NOT_A_NOUN_FIRST = PREPOSITIONS | frozenset(
+    [
+        "allow",
+        "check",
+        "ignore",
+        "include",
+        "make",
+        "move",
+        "no",
+        "open",
+        "replace",
+        "reply",
+        "show",
+        "skip",
+        "sort",
+    ]
+)
+
+
+def unreadable_name(name: str) -> bool:
+    """Whether a parameter name with ``_`` reads as a machine name, not as English, after
+    "the" (identifiers, "the calendar id", are left alone).
+
+    >>> [unreadable_name(n) for n in ("duration_minutes", "to_currency", "temperature_c")]
+    [True, True, True]
+    >>> [unreadable_name(n) for n in ("start_date", "first_name", "calendar_id", "limit")]
+    [False, False, False, False]
+    """
+    parts = name.lower().split("_")
+    if len(parts) < 2 or parts[-1] in ("id", "ids"):
+        return False
+    return (
+        parts[-1] in _NOT_A_NOUN_LAST
+        or parts[0] in _NOT_A_NOUN_FIRST
+        or any(len(p) == 1 for p in parts)
+    )
+
+
+def parameter_name(task: LintTask) -> list[str]:
+    """A parameter's name written as if it were words ("Set the duration minutes to 45",
+    "the temperature c", "the to currency"): names with ``_`` of the offered tools that
+    do not read as English (:func:`unreadable_name`)."""
+    names = frozenset(words(p) for p in _params(task) if unreadable_name(p))
+    pattern = _phrase_pattern(names, "the ")
+    return _matches(pattern, task.users) if pattern else []
+
+
+INVERSE_VERBS = {
+    frozenset(pair)
+    for pair in (
+        ("like", "unlike"),
+        ("follow", "unfollow"),
+        ("block", "unblock"),
+        ("lock", "unlock"),
+        ("pin", "unpin"),
+        ("archive", "unarchive"),
+        ("mute", "unmute"),
+        ("star", "unstar"),
+        ("add", "remove"),
+        ("apply", "remove"),
+        ("create", "delete"),
+        ("save", "remove"),
+        ("enable", "disable"),
+        ("open", "close"),
+        ("start", "stop"),
+        ("engage", "release"),
+        ("engage", "cancel"),
+        ("subscribe", "unsubscribe"),
+        ("assign", "unassign"),
+        ("attach", "detach"),
+        ("join", "leave"),
+        ("on", "off"),
+        ("true", "false"),
+        ("approve", "revoke"),
+        ("mkdir", "rmdir"),
+        ("touch", "rm"),
+    )
+}
+"""Verbs (and action values) that undo each other."""
+DESTROY_VERBS = frozenset(
+    {"delete", "detach", "leave", "remove", "rm", "rmdir", "unassign", "unsubscribe"}
+)
+"""Verbs that end an entity: a creation after one makes another entity, undoing nothing."""
+_OBJECT_NOISE = frozenset(["to", "from", "on", "in", "into", "of", "saved"])
+
+
+def _verb_object(name: str) -> tuple[str, tuple[str, ...]]:
+    """``add_to_cart`` -> ("add", ("cart",)); ``remove_saved_place`` -> ("remove", ("place",))."""
+    verb, *rest = name.split("_")
+    return verb, tuple(w for w in rest if w not in _OBJECT_NOISE)
+
+
+def _undoes(a: Step, b: Step) -> str | None:
+    """Why ``b`` undoes ``a`` on the same target, or None.
+
+    By name (``like_post`` / ``unlike_post``, ``add_invitee`` / ``remove_invitee``) or, for
+    one tool, by an argument whose values undo each other (``set_lock`` with ``lock`` then
+    ``unlock``). The target is the same when every argument both calls have (but the
+    action) is equal and ``b`` has no other, or, with none in common, when ``b`` depends on
+    ``a`` and ``a`` ends nothing (``delete_event`` then ``create_event`` makes another).
+    """
+    action: str | None = None
+    if a.name == b.name:
+        differ = [
+            k for k in a.arguments.keys() & b.arguments.keys() if a.arguments[k] != b.arguments[k]
+        ]
+        if len(differ) != 1:
+            return None
+        action = differ[0]
+        values = frozenset(str(x[action]).lower() for x in (a.arguments, b.arguments))
+        if values not in INVERSE_VERBS:
+            return None
+    else:
+        (va, oa), (vb, ob) = _verb_object(a.name), _verb_object(b.name)
+        if oa != ob or frozenset((va, vb)) not in INVERSE_VERBS:
+            return None
+    common = (a.arguments.keys() & b.arguments.keys()) - {action}
+    if common:
+        if any(a.arguments[k] != b.arguments[k] for k in common):
+            return None
+        if set(b.arguments) - common - {action}:
+            return None  # it names what the first did not: removing a coupon, applying FLASH30
+    elif a.id not in b.depends_on or _verb_object(a.name)[0] in DESTROY_VERBS:
+        return None  # what is made after a deletion is another entity
+    return f"{a.call()} then {b.call()}"
+
+
+def inverse_write(task: LintTask) -> list[str]:
+    """A write followed by its inverse on the same target in one task: like then unlike
+    the same post, add then remove the same invitee, lock then unlock the same door.
+
+    Name rules (:data:`INVERSE_VERBS`); the author API declares no inverses yet.
+    """
+    writes = [s for s in task.steps if task.writes(s.name)]
+    out = []
+    for i, a in enumerate(writes):
+        for b in writes[i + 1 :]:
+            why = _undoes(a, b)
+            if why is not None:
+                out.append(why)
+    return out
+
+
+def _key(step: Step) -> str:
+    return step.name + json.dumps(step.arguments, sort_keys=True, ensure_ascii=False)
+
+
+def repeated_write(task: LintTask) -> list[str]:
+    """The same write with the same arguments twice in one task (a $156.48 expense
+    recorded twice)."""
+    seen: set[str] = set()
+    out = []
+    for s in task.steps:
+        if not task.writes(s.name):
+            continue
+        key = _key(s)
+        if key in seen:
+            out.append(f"{s.call()} twice")
+        seen.add(key)
+    return out
+
+
+LOGIN = re.compile(r"^(?:log_?in|sign_?in|authenticate|auth)(?:_|$)")
+
+
+def repeated_login(task: LintTask) -> list[str]:
+    """More than one login or authentication call in one task."""
+    logins = [s for s in task.steps if LOGIN.match(s.name)]
+    return (
+        [f"{len(logins)} calls: " + ", ".join(s.call() for s in logins)] if len(logins) > 1 else []
+    )
+
+
+CREATE_VERBS = frozenset(
+    {"add", "book", "create", "draft", "make", "new", "place", "post", "register", "schedule"}
+)
+"""First words of the names of tools that create what they name (for tools not installed)."""
+COPY_VERBS = frozenset({"clone", "copy", "cp", "duplicate", "fork", "forward", "reply"})
+"""First words of the names of tools that make a new entity of the kind they take."""
+NEW_THING = re.compile(r"\bthe new ((?:[a-z]+ ){0,2}[a-z]+)", re.IGNORECASE)
+
+
+def _creates(tool: Tool | None, name: str, noun: str) -> bool:
+    """Whether a successful call of ``name`` created an entity of kind ``noun``: an installed
+    tool that writes and returns that kind without taking one (``add_invitee`` returns the
+    event it was given; ``create_event`` makes one), or by name for another tool
+    (``create_event``)."""
+    if tool is not None and tool.returns:
+        return (
+            tool.writes
+            and any(words(k) == noun for k in tool.returns)
+            and (
+                all(words(k) != noun for k in tool.takes)
+                or name.split("_")[0] in COPY_VERBS  # a reply to a message is a message
+            )
+        )
+    parts = name.split("_")
+    return parts[0] in CREATE_VERBS and noun.split()[-1] in parts
+
+
+def new_without_create(task: LintTask) -> list[str]:
+    """ "the new X" in a user turn when no gold call up to that turn (for a clarify turn, up
+    to its answer) created an X (:func:`_creates`). Only nouns that name an entity kind of
+    an offered tool count ("the new name" of a rename is no reference)."""
+    kinds = {words(k) for t in task.tools.values() for k in t.returns}
+    out = []
+    for i, text in enumerate(task.users):
+        # a clarify turn's requests are made by the next turn's gold, once the value is given
+        upto = i + 1 if task.turns[i].get("kind") == "clarify" else i
+        for m in NEW_THING.finditer(text):
+            phrase = m.group(1).lower()
+            noun = next(
+                (
+                    k
+                    for k in sorted(kinds, key=len, reverse=True)
+                    if (phrase + " ").startswith(k + " ")
+                ),
+                None,
+            )
+            if noun is None:
+                continue
+            if not any(
+                s.turn <= upto and _creates(task.tool(s.name), s.name, noun) for s in task.steps
+            ):
+                out.append(_around(text, m.start(), m.end()))
+    return out
+
+
+GREETING = re.compile(r"^\W*(?:hi|hello|hey|greetings|good (?:morning|afternoon|evening))\b", re.I)
+
+
+def late_greeting(task: LintTask) -> list[str]:
+    """A greeting that opens a user turn after the first."""
+    return [
+        f"turn {i + 1}: " + _around(t, 0, 0)
+        for i, t in enumerate(task.users)
+        if i and GREETING.match(t)
+    ]
+
+
+SAME_AS_ITSELF = re.compile(r"\bthe same ((?:[a-z]+ ){0,3}?[a-z]+) as the \1\b", re.IGNORECASE)
+
+
+def same_as_itself(task: LintTask) -> list[str]:
+    """ "the same X as the X" ("Use the same owner as the owner")."""
+    return _matches(SAME_AS_ITSELF, task.users)
+
+
+def clarify_with_independent(task: LintTask) -> list[str]:
+    """A clarify turn whose answer's gold holds calls that do not need the value the user
+    left out: a model that makes them first and then asks is right, but scored wrong.
+
+    The clarify turn names the value (``missing``); the next turn supplies it and holds
+    the gold. A call needs it when it takes that argument or depends (``depends_on``,
+    through any chain) on one that does.
+    """
+    turns = task.turns
+    out = []
+    for i, turn in enumerate(turns):
+        if turn.get("kind") != "clarify" or i + 1 >= len(turns):
+            continue
+        missing = {str(m) for m in _list(turn.get("missing"))}
+        steps = [s for s in task.steps if s.turn == i + 1]
+        if not steps:
+            continue
+        needs = {s.id for s in steps if missing & set(s.arguments)}
+        for s in steps:
+            if set(s.depends_on) & needs:
+                needs.add(s.id)
+        free = [s for s in steps if s.id not in needs]
+        if free:
+            asked = ", ".join(sorted(missing)) or "a value"
+            calls = "; ".join(s.call() for s in free)
+            out.append(f"turn {i + 1} asks for {asked}; independent: {calls}")
+    return out
+
+
+def stripped_enum_listed(task: LintTask) -> list[str]:
+    """A parameter whose enum the task stripped (``schema_overrides``) while its values are
+    still stated in what the model reads: the override's descriptions or the tool's own
+    description (quoted, or as a token when not a plain word: see
+    :func:`prove_gym.synth.enums.states`)."""
+    overrides = task.data.get("schema_overrides")
+    if not isinstance(overrides, Mapping):
+        return []
+    out = []
+    for qualified, schema in sorted(overrides.items()):
+        name = str(qualified).rsplit(".", 1)[-1]
+        tool = task.tool(name)
+        if tool is None or not isinstance(schema, Mapping):
+            continue
+        props = _mapping(schema.get("properties"))
+        texts = [tool.description] + [
+            str(p.get("description", "")) for p in props.values() if isinstance(p, Mapping)
+        ]
+        for param, values in tool.enums.items():
+            prop = props.get(param)
+            if not isinstance(prop, Mapping) or enum_values(prop):
+                continue  # not stripped
+            shown = sorted({v for text in texts for v in stated(text, values)})
+            if shown:
+                out.append(f"{qualified}.{param}: {', '.join(shown)} still stated")
+    return out
+
+
+# ------------------------------------------------------------------ the registry
+@dataclass(frozen=True)
+class Limit:
+    """How many flagged tasks a class allows: a count, or a share of the tasks."""
+
+    value: float
+    share: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> Limit:
+        """``"0"``, ``"12"`` or ``"1%"``."""
+        text = text.strip()
+        try:
+            if text.endswith("%"):
+                return cls(float(text[:-1]) / 100, share=True)
+            return cls(int(text))
+        except ValueError:
+            raise ValueError(
+                f"a limit is a count or a percentage such as 1%, got {text!r}"
+            ) from None
+
+    def allows(self, flagged: int, tasks: int) -> bool:
+        if self.share:
+            return flagged <= self.value * tasks
+        return flagged <= self.value
+
+    def __str__(self) -> str:
+        return f"{self.value * 100:g}%" if self.share else f"{int(self.value)}"
+
+
+@dataclass(frozen=True)
+class FlawClass:
+    """One flaw class: its name, its check and how many flagged tasks it allows."""
+
+    name: str
+    check: Callable[[LintTask], list[str]]
+    limit: Limit = Limit(0)
+
+    @property
+    def summary(self) -> str:
+        return " ".join((self.check.__doc__ or "").strip().split("\n\n")[0].split())
+
+
+FLAW_CLASSES: dict[str, FlawClass] = {
+    c.name: c
+    for c in (
+        FlawClass("some_placeholder", some_placeholder),
+        FlawClass("iso_datetime", iso_datetime),
+        FlawClass("raw_enum_token", raw_enum_token, Limit(0.01, share=True)),
+        FlawClass("parameter_name", parameter_name),
+        FlawClass("inverse_write", inverse_write),
+        FlawClass("repeated_write", repeated_write),
+        FlawClass("repeated_login", repeated_login),
+        FlawClass("new_without_create", new_without_create),
+        FlawClass("late_greeting", late_greeting),
+        FlawClass("same_as_itself", same_as_itself),
+        FlawClass("clarify_with_independent", clarify_with_independent),
+        FlawClass("stripped_enum_listed", stripped_enum_listed),
+    )
+}
+"""Every flaw class, in report order."""
+UNREADABLE = "unreadable"
+"""The pseudo-class of lines that are not a task object (always allowed none)."""
+
+
+# ------------------------------------------------------------------ running it
+@dataclass
+class ClassResult:
+    """What one class found: the tasks it flagged and the first examples."""
+
+    name: str
+    limit: Limit
+    flagged: int = 0
+    examples: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class LintReport:
+    """The result of :func:`lint`."""
+
+    tasks: int
+    classes: list[ClassResult]
+
+    @property
+    def failed(self) -> list[ClassResult]:
+        """Classes over their limit."""
+        return [c for c in self.classes if not c.limit.allows(c.flagged, self.tasks)]
+
+    def counts(self) -> dict[str, int]:
+        return {c.name: c.flagged for c in self.classes}
+
+
+def task_files(path: str | Path) -> list[Path]:
+    """The task files of a dataset: ``train.jsonl`` and ``test.jsonl`` of a ``prove-gym synth``
+    folder, else every ``*.jsonl`` in the folder; a file is itself.
+
+    Raises:
+        FileNotFoundError: Nothing to read there.
+    """
+    path = Path(path)
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise FileNotFoundError(f"no such file or folder: {path}")
+    split = [path / n for n in ("train.jsonl", "test.jsonl") if (path / n).is_file()]
+    found = split or sorted(path.glob("*.jsonl"))
+    if not found:
+        raise FileNotFoundError(f"no .jsonl task files in {path}")
+    return found
+
+
+def read_lines(files: Iterable[Path]) -> Iterator[tuple[str, Mapping[str, Any] | None]]:
+    """``(where, task dict)`` per non-blank line; the dict is None for a line that is not a
+    JSON object with a list of turns."""
+    for file in files:
+        with open(file, encoding="utf-8", errors="replace") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    data = json.loads(line)
+                except ValueError:
+                    data = None
+                ok = isinstance(data, dict) and isinstance(data.get("turns"), list)
+                yield f"{file.name}:{n}", data if ok else None
+
+
+def lint(
+    tasks: Iterable[Mapping[str, Any] | None],
+    *,
+    limits: Mapping[str, Limit] | None = None,
+    registry: Registry | None = None,
+    where: Iterable[str] | None = None,
+) -> LintReport:
+    """Run every flaw class over ``tasks`` (task dicts; None for an unreadable line).
+
+    Args:
+        tasks: The tasks, as parsed JSON.
+        limits: Limits by class name, replacing the defaults.
+        registry: Where tool declarations come from (the installed servers by default).
+        where: Per task, what an unreadable line's example names (its file and line).
+    """
+    reader = Reader(registry)
+    limits = dict(limits or {})
+    results = {
+        name: ClassResult(name, limits.get(name, c.limit)) for name, c in FLAW_CLASSES.items()
+    }
+    bad = ClassResult(UNREADABLE, limits.get(UNREADABLE, Limit(0)))
+    places = iter(where) if where is not None else None
+    n = 0
+    for data in tasks:
+        place = next(places, "?") if places is not None else f"line {n + 1}"
+        n += 1
+        if data is None:
+            bad.flagged += 1
+            if len(bad.examples) < EXAMPLES:
+                bad.examples.append((place, "not a task object with a list of turns"))
+            continue
+        task = reader.read(data)
+        for name, flaw in FLAW_CLASSES.items():
+            found = flaw.check(task)
+            if found:
+                result = results[name]
+                result.flagged += 1
+                if len(result.examples) < EXAMPLES:
+                    result.examples.append((task.id, found[0]))
+    classes = list(results.values()) + ([bad] if bad.flagged else [])
+    return LintReport(n, classes)
+
+
+def lint_path(
+    path: str | Path,
+    *,
+    limits: Mapping[str, Limit] | None = None,
+    registry: Registry | None = None,
+) -> LintReport:
+    """:func:`lint` over a dataset folder or a task file (:func:`task_files`)."""
+    rows = list(read_lines(task_files(path)))
+    return lint((d for _, d in rows), limits=limits, registry=registry, where=(w for w, _ in rows))
+
+
+def format_lint(report: LintReport) -> str:
+    """One line per class (tasks flagged, share, limit, verdict), then its examples."""
+    width = max(len(c.name) for c in report.classes)
+    n = report.tasks or 1
+    lines = [f"{report.tasks} tasks"]
+    for c in report.classes:
+        verdict = "ok" if c.limit.allows(c.flagged, report.tasks) else "OVER"
+        lines.append(
+            f"{c.name:<{width}}  {c.flagged:>5} tasks ({100 * c.flagged / n:5.1f}%)  "
+            f"limit {c.limit!s:<4} {verdict}"
+        )
+        lines += [f"    {task_id}: {text}" for task_id, text in c.examples]
+    failed = report.failed
+    lines.append(
+        "over the limit: " + ", ".join(c.name for c in failed)
+        if failed
+        else "every class within its limit"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,242 @@
+"""`prove-gym lint-data`'s flaw classes: each catches a task seeded with its flaw, with the
+right example, and passes the same task without it."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from prove_gym import get_registry
+from prove_gym.synth import SynthResult
+from prove_gym.synth.enums import stripped_schema
+from prove_gym.synth.lint import FLAW_CLASSES, Limit, Reader, lint
+
+Task = dict[str, Any]
+
+
+def step(sid: str, name: str, deps: tuple[str, ...] = (), **arguments: Any) -> dict[str, Any]:
+    return {"id": sid, "name": name, "arguments": arguments, "depends_on": list(deps)}
+
+
+def clean() -> Task:
+    """A calendar task a reader would call good."""
+    return {
+        "id": "calendar-clean",
+        "servers": ["calendar"],
+        "turns": [
+            {
+                "user": "Hi! Create an event called Design review on cal_01 at 3 pm on 15 August.",
+                "steps": [
+                    step(
+                        "s1", "create_event", calendar_id="cal_01", title="Design review",
+                        start="2026-08-15T15:00",
+                    )
+                ],
+            },
+            {
+                "user": "Then invite ana@example.com to the new event.",
+                "steps": [step("s2", "add_invitee", ("s1",), event_id="evt_0301", email="ana@example.com")],
+            },
+        ],
+    }  # fmt: skip
+
+
+def user(task: Task, turn: int, text: str) -> Task:
+    task["turns"][turn]["user"] = text
+    return task
+
+
+def add_steps(task: Task, turn: int, *steps: dict[str, Any]) -> Task:
+    task["turns"][turn]["steps"].extend(steps)
+    return task
+
+
+def banking_logins(task: Task) -> Task:
+    task["servers"] = ["banking"]
+    task["turns"][0]["steps"] = [step("s1", "authenticate", customer_id="cus_001", passcode="1234")]
+    task["turns"][1]["steps"] = [step("s2", "authenticate", customer_id="cus_001", passcode="1234")]
+    return task
+
+
+def clarify(task: Task) -> Task:
+    """The event's calendar left out; the answer's gold also lists the contacts, which do
+    not need it."""
+    first = task["turns"][0]
+    task["turns"][0:1] = [
+        {"user": "Create an event called Design review on one of my calendars, and list my contacts.",
+         "kind": "clarify", "missing": ["calendar_id"], "steps": []},
+        {"user": "It's cal_01.", "steps": [*first["steps"], step("s9", "list_contacts")]},
+    ]  # fmt: skip
+    return task
+
+
+def listed_enum(task: Task) -> Task:
+    schema = copy.deepcopy(get_registry().get_tool("calendar.add_reminder").input_schema())
+    del schema["properties"]["method"]["enum"]  # stripped from the schema, not the text
+    task["schema_overrides"] = {"calendar.add_reminder": schema}
+    return task
+
+
+SEEDED: dict[str, tuple[Callable[[Task], Task], str]] = {
+    "some_placeholder": (lambda t: user(t, 1, "Then invite some email to the new event."), "some email"),
+    "iso_datetime": (lambda t: user(t, 0, "Create Design review on cal_01 at 2026-08-15T15:00."), "2026-08-15T15:00"),
+    "raw_enum_token": (
+        lambda t: {**t, "tools": ["calendar.create_event", "calendar.add_invitee", "social_media.list_connections"],
+                   "turns": [t["turns"][0], user(t, 1, "Also show my requests_received.")["turns"][1]]},
+        "requests_received",
+    ),
+    "parameter_name": (lambda t: user(t, 1, "Invite ana@example.com. Set the duration minutes to 45."), "the duration minutes"),
+    "inverse_write": (
+        lambda t: add_steps(t, 1, step("s3", "remove_invitee", ("s2",), event_id="evt_0301", email="ana@example.com")),
+        'add_invitee(event_id="evt_0301", email="ana@example.com") then remove_invitee',
+    ),
+    "repeated_write": (
+        lambda t: add_steps(t, 1, step("s3", "add_invitee", (), event_id="evt_0301", email="ana@example.com")),
+        'add_invitee(event_id="evt_0301", email="ana@example.com") twice',
+    ),
+    "repeated_login": (banking_logins, "2 calls: authenticate("),
+    "new_without_create": (
+        lambda t: {**t, "turns": [
+            {"user": "Find the design review.", "steps": [step("s1", "search_events", query="design review")]},
+            t["turns"][1],
+        ]},
+        "the new event",
+    ),
+    "late_greeting": (lambda t: user(t, 1, "Hello. Invite ana@example.com to the new event."), "turn 2: Hello."),
+    "same_as_itself": (lambda t: user(t, 1, "Invite ana@example.com. Use the same event as the event."), "the same event as the event"),
+    "clarify_with_independent": (clarify, "asks for calendar_id; independent: list_contacts()"),
+    "stripped_enum_listed": (listed_enum, "calendar.add_reminder.method: email, popup still stated"),
+}  # fmt: skip
+
+
+def flags(task: Task) -> dict[str, list[str]]:
+    reader = Reader()
+    read = reader.read(json.loads(json.dumps(task)))
+    return {name: found for name, c in FLAW_CLASSES.items() if (found := c.check(read))}
+
+
+def test_every_flaw_class_has_a_seeded_example() -> None:
+    assert set(SEEDED) == set(FLAW_CLASSES)
+
+
+def test_the_clean_task_is_flagged_by_no_class() -> None:
+    assert flags(clean()) == {}
+    report = lint([clean()])
+    assert report.tasks == 1 and not report.failed
+    assert set(report.counts().values()) == {0}
+
+
+@pytest.mark.parametrize("name", sorted(SEEDED))
+def test_a_task_seeded_with_a_flaw_is_caught_with_that_example(name: str) -> None:
+    seed, snippet = SEEDED[name]
+    found = flags(seed(clean()))
+    assert list(found) == [name], found
+    assert snippet in found[name][0]
+    report = lint([clean(), seed(clean())])
+    (result,) = [c for c in report.classes if c.name == name]
+    assert result.flagged == 1 and snippet in result.examples[0][1]
+    assert [c.name for c in report.failed] == [name]  # 1 in 2 is over any default limit
+
+
+def test_the_raw_enum_limit_is_a_share_of_the_tasks() -> None:
+    seed, _ = SEEDED["raw_enum_token"]
+    tasks = [clean()] * 99 + [seed(clean())]
+    assert not lint(tasks).failed  # 1 in 100: at most 1% is allowed
+    assert [c.name for c in lint([*tasks, seed(clean())]).failed] == ["raw_enum_token"]
+    assert lint(tasks, limits={"raw_enum_token": Limit(0)}).failed
+
+
+def test_stripping_the_enum_properly_passes_the_stripped_enum_check() -> None:
+    task = clean()
+    task["schema_overrides"] = {
+        "calendar.add_reminder": stripped_schema(get_registry().get_tool("calendar.add_reminder"))
+    }
+    assert flags(task) == {}
+
+
+def test_undoing_needs_the_same_target() -> None:
+    """Removing another invitee, or unlocking another door, undoes nothing."""
+    other = add_steps(
+        clean(), 1, step("s3", "remove_invitee", (), event_id="evt_0301", email="bo@example.com")
+    )
+    assert flags(other) == {}
+    lock = {
+        "id": "iot", "servers": ["iot_devices"],
+        "turns": [{"user": "Lock the front door, then unlock the back door.", "steps": [
+            step("s1", "set_lock", device_id="dev_0014", action="lock"),
+            step("s2", "set_lock", device_id="dev_0015", action="unlock"),
+        ]}],
+    }  # fmt: skip
+    assert flags(lock) == {}
+    lock["turns"][0]["steps"][1]["arguments"]["device_id"] = "dev_0014"
+    assert list(flags(lock)) == ["inverse_write"]
+
+
+def test_unreadable_lines_are_counted_not_raised(tmp_path) -> None:
+    from prove_gym.synth.lint import lint_path
+
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps(clean()) + "\nnot json\n[1, 2]\n\n", encoding="utf-8")
+    report = lint_path(path)
+    assert report.tasks == 3
+    (bad,) = [c for c in report.classes if c.name == "unreadable"]
+    assert bad.flagged == 2 and bad.examples[0][0] == "tasks.jsonl:2"
+    assert [c.name for c in report.failed] == ["unreadable"]
+
+
+def test_a_synthesized_task_mutated_with_a_flaw_is_caught(dataset: SynthResult) -> None:
+    """A real task with an earlier turn's text moved after the first turn, greeting first."""
+    task = next(
+        json.loads(t.to_json())
+        for t in dataset.tasks
+        if len(t.turns) >= 2 and not flags(json.loads(t.to_json()))
+    )
+    task["turns"][1]["user"] = "Hi! " + task["turns"][1]["user"]
+    found = flags(task)
+    assert list(found) == ["late_greeting"] and found["late_greeting"][0].startswith("turn 2: Hi!")
+
+
+def test_no_synthesized_task_lists_a_stripped_enum_value(dataset: SynthResult) -> None:
+    stripped = [t for t in dataset.tasks if t.schema_overrides]
+    assert stripped
+    report = lint(json.loads(t.to_json()) for t in stripped)
+    assert report.counts()["stripped_enum_listed"] == 0
+
+
+def test_tasks_of_any_shape_are_read_without_raising() -> None:
+    """An LLM's file is read, not trusted: wrong types are skipped, long text stays linear."""
+    hostile = [
+        {"turns": [{"user": 5, "steps": 7, "missing": "x", "kind": "clarify"},
+                   {"steps": [{"name": None, "arguments": [1], "depends_on": 3}]}]},
+        {"turns": [], "tools": [1, "nodot", "a.b.c"], "servers": "calendar",
+         "schema_overrides": {"calendar.add_reminder": 5, "x": {}}},
+        {"turns": ["x"], "tool_schemas": [
+            {"function": {"name": "f", "parameters": {"properties": {"a": {"enum": ["x_y"]}}}}}, 3]},
+        {"id": [1], "servers": ["calendar"],
+         "turns": [{"user": "the new event " * 20_000 + "some " * 20_000 + "x_y"}]},
+    ]  # fmt: skip
+    report = lint(hostile)
+    assert report.tasks == 4
+    assert report.counts()["new_without_create"] == 1
+
+
+def test_a_swap_or_a_new_entity_after_a_deletion_undoes_nothing() -> None:
+    shop = {
+        "id": "shop", "servers": ["shopping"],
+        "turns": [{"user": "Take the coupon off cus_003's cart and apply FLASH30.", "steps": [
+            step("s1", "remove_coupon", customer_id="cus_003"),
+            step("s2", "apply_coupon", ("s1",), customer_id="cus_003", code="FLASH30"),
+        ]}],
+    }  # fmt: skip
+    assert flags(shop) == {}
+    shop["turns"][0]["steps"].reverse()  # applying, then taking it off again, undoes it
+    shop["turns"][0]["steps"][1]["depends_on"] = []
+    assert list(flags(shop)) == ["inverse_write"]
+    cal = clean()
+    cal["turns"][0]["steps"].insert(0, step("s0", "delete_event", event_id="evt_0001"))
+    cal["turns"][0]["steps"][1]["depends_on"] = ["s0"]
+    assert flags(cal) == {}
