@@ -430,6 +430,25 @@ class Episode:
         assert self.breakdown is not None
         return self.breakdown
 
+    def fork(self) -> Episode:
+        """An independent copy of this episode as it stands, in microseconds.
+
+        The copy has the same task, format, caps and reward, the same messages, calls and
+        counters so far, and its own copy of every server's state (:meth:`Session.fork
+        <prove_gym.server.session.Session.fork>`): a trainer can branch a group of rollouts
+        from one shared prefix, or a search expand a node, and no copy ever sees another's
+        writes. A fork of a fork works the same way. Messages and call records are shared
+        between the copies (nothing changes them once written); the lists that hold them are
+        not. Close each copy when done with it.
+        """
+        twin = object.__new__(Episode)
+        twin.__dict__.update(self.__dict__)
+        twin.workspace = self.workspace.fork()
+        twin.messages = list(self.messages)
+        twin.trajectory = list(self.trajectory)
+        twin.caps_hit = list(self.caps_hit)
+        return twin
+
     def close(self) -> None:
         """Release the sessions; the transcript and the reward stay readable."""
         self.workspace.close()

@@ -244,6 +244,18 @@ class Workspace:
                 hashes[name] = now
         return combine_hashes(hashes)
 
+    def fork(self) -> Workspace:
+        """An independent copy: every open session forked (:meth:`Session.fork`), the
+        offered tools shared (they never change)."""
+        twin = object.__new__(Workspace)
+        twin.task = self.task
+        twin.registry = self.registry
+        twin.offer_key = self.offer_key
+        twin.offered = dict(self.offered)
+        twin.servers = self.servers
+        twin.sessions = {name: session.fork() for name, session in self.sessions.items()}
+        return twin
+
     def reset(self) -> None:
         for session in self.sessions.values():
             session.reset()

@@ -272,11 +272,17 @@ class Session:
 
     def restore(self, data: bytes) -> None:
         """Replace the state with a :meth:`snapshot` (or a template's bytes)."""
+        self._restore(data, None)
+
+    def _restore(self, data: bytes, layout: str | None) -> None:
+        """:meth:`restore`, told the schema layout ``data`` holds when the caller knows it
+        (reading it back costs more than the copy itself)."""
         self.rollback()
         raw = self.raw_connection
         raw.deserialize(data)
         own = data is self.template.data
-        layout = self.template.layout if own else schema_layout(raw)
+        if layout is None:
+            layout = self.template.layout if own else schema_layout(raw)
         if layout != self._layout:  # its cached statements may point at other pages
             if self._db is not None:
                 self._db.close()
@@ -288,6 +294,24 @@ class Session:
             self._layout = layout
         self._pristine = self.raw_connection.total_changes if own else None
         self._last_hash = None  # another state, and SQLite counts no change for it
+
+    def fork(self) -> Session:
+        """An independent copy of this session at its current state, in microseconds.
+
+        The copy starts from the same template and holds the same rows; from then on
+        neither sees the other's writes. Forking a session whose state is still the
+        template's copies nothing at all. The copy's first state hash is free when this
+        session's was up to date.
+        """
+        self._check_open()
+        self.rollback()  # what is not committed is not part of the state
+        twin = Session(self.server, self.template)
+        if not self._holds_template():
+            twin._restore(self.snapshot(), self._layout)
+            raw = self.raw_connection
+            if self._last_hash is not None and self._last_hash[0] == raw.total_changes:
+                twin._last_hash = (twin.raw_connection.total_changes, self._last_hash[1])
+        return twin
 
     def reset(self) -> None:
         """Return to the initial state of the template, in microseconds (none at all while
