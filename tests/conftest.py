@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -20,6 +21,17 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", deadline=None)
+
+# When a run on several workers ends, pytest-xdist's channel stops each worker's main thread
+# with KeyboardInterrupt (execnet's interrupt_main); if that lands while pytest's final
+# garbage collection runs SQLAlchemy's weakref callback, Python reports it as unraisable and
+# pytest prints it after the summary, as if a test had failed. It is that shutdown and
+# nothing else: this filter hides exactly that message.
+warnings.filterwarnings(
+    "ignore",
+    message=r"Exception ignored in: <function _collection_gced",
+    category=pytest.PytestUnraisableExceptionWarning,
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
