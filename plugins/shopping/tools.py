@@ -2440,6 +2440,7 @@ def _returns(ctx: ToolContext) -> list[dict[str, Any]]:
     key="code",
     model=Coupon,
     not_found="Call list_coupons to see the coupon codes (upper case, such as 'SAVE15').",
+    case="upper",  # "save15" is the same coupon, as at any real checkout
 )
 def _coupons(ctx: ToolContext) -> list[dict[str, Any]]:
     rows = ctx.sql.all(COUPONS)

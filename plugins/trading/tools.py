@@ -26,7 +26,7 @@ from prove_gym.server import (
     Entity,
     InvalidArgument,
     Money,
-    PermissionDenied,
+    NotFound,
     PreconditionFailed,
     Query,
     Record,
@@ -674,11 +674,10 @@ def _in_band(ins: Any, limit_price: Decimal) -> None:
 
 
 def _own(order: Any) -> str:
-    if order.portfolio_id is None:
-        raise PermissionDenied(
-            f"Order {order.id} belongs to another market participant, not to one of your "
-            "portfolios: it can be seen only as part of the book (get_order_book). Call "
-            "list_orders with a portfolio id to see that portfolio's orders."
+    if order.portfolio_id is None:  # another participant's: as a real venue does, say not found
+        raise NotFound(  # (permission_denied would tell that the order exists)
+            f"No order with id {order.id!r} in your portfolios. Call list_orders with a "
+            "portfolio id to see that portfolio's orders."
         )
     return order.portfolio_id
 
@@ -804,16 +803,28 @@ def _plan(
     closing = min(total, coverable)
     opening = total - closing
     if opening and portfolio.status == "restricted":
-        what = (
-            f"sell at most {coverable} {ins.symbol} (shares it holds and has not offered)"
-            if not buying
-            else f"buy back at most {coverable} {ins.symbol} (shares it is short and has not "
-            "already bid for)"
-        )
+        if coverable == 0:
+            what = (
+                f"it holds no {ins.symbol} shares it has not already offered, so it cannot "
+                f"sell {ins.symbol} now"
+                if not buying
+                else f"it is not short {ins.symbol} (or has bid for every share it is short), "
+                f"so it cannot buy {ins.symbol} now"
+            )
+            fix = "Only a trade that closes a position can go through (get_portfolio lists them)."
+        else:
+            what = (
+                f"it may only sell at most {coverable} {ins.symbol} (shares it holds and has "
+                "not offered)"
+                if not buying
+                else f"it may only buy back at most {coverable} {ins.symbol} (shares it is short "
+                "and has not already bid for)"
+            )
+            fix = "Reduce the quantity."
         raise RuleBroken(
             "closing_only",
             f"portfolio {portfolio.id} is restricted to closing trades "
-            f"({portfolio.status_reason}); it may only {what}. Reduce the quantity.",
+            f"({portfolio.status_reason}); {what}. {fix}",
         )
     if opening and not buying:
         if held <= 0:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
 from types import MethodType
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 from sqlalchemy import MetaData, Table, create_engine, inspect
 from sqlalchemy.orm import DeclarativeBase, Mapper
@@ -208,6 +208,8 @@ class EntitySource:
         not_found: What the model should do when an id does not exist, such as
             "Call list_accounts with the customer's id to see their accounts."
         label: How the kind reads in messages (default: the kind with spaces).
+        case: ``"upper"`` or ``"lower"`` when the kind's ids are case-insensitive, as a real
+            system's coupon codes are: the id a model sends is matched in that case.
     """
 
     kind: str
@@ -216,6 +218,17 @@ class EntitySource:
     model: type | None = None
     not_found: str = ""
     label: str = ""
+    case: Literal["exact", "upper", "lower"] = "exact"
+
+    def lookup_key(self, value: Any) -> Any:
+        """The id a model sent, as it is stored: surrounding white space dropped (no id has
+        any), and upper- or lower-cased where the kind's ids are case-insensitive."""
+        if not isinstance(value, str):
+            return value
+        value = value.strip()
+        if self.case == "upper":
+            return value.upper()
+        return value.lower() if self.case == "lower" else value
 
     def missing(self, value: Any) -> str:
         """The ``not_found`` message for an id that does not exist."""
@@ -416,6 +429,7 @@ class Server:
         model: type | None = None,
         not_found: str = "",
         label: str = "",
+        case: Literal["exact", "upper", "lower"] = "exact",
     ) -> Callable[[F], F]:
         """Declare an entity kind once (decorator on the function that lists them).
 
@@ -430,7 +444,8 @@ class Server:
         (or ``Record[Model] | None``, ``list[Record[Model]]``) shows the model the id's
         type and receives the row: the core reads it with one statement before the tool
         runs and answers ``not_found`` with ``"No <label> with id '<id>'. <not_found>"``
-        when it does not exist, so no tool writes that lookup again.
+        when it does not exist, so no tool writes that lookup again. The id is matched
+        without surrounding white space, and in ``case`` when that is not ``"exact"``.
 
         >>> @server.entity("event", key="event_id", model=Event,
         ...                not_found="Call search_events to find the event's id.")
@@ -442,7 +457,7 @@ class Server:
         def register(func: F) -> F:
             if kind in self.entities:
                 raise ValueError(f"server {self.name!r} declares entity {kind!r} twice")
-            self.entities[kind] = EntitySource(kind, key, func, model, not_found, label)
+            self.entities[kind] = EntitySource(kind, key, func, model, not_found, label, case)
             return func
 
         return register

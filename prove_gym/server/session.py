@@ -205,7 +205,7 @@ class Session:
         rows: list[Any] = []
         by_key = record_by_key(param.row)
         for one in ids:
-            row = self._ctx.sql.first(by_key, key=one)
+            row = self._ctx.sql.first(by_key, key=source.lookup_key(one))
             if row is None:
                 raise NotFound(source.missing(one))
             rows.append(row)

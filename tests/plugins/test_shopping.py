@@ -1217,3 +1217,18 @@ def test_shipped_tasks_exercise_every_write_and_the_rule_chains() -> None:
     assert has("update_order_status", "request_return")
     assert has("add_address", "checkout")
     assert not has(*["checkout"] * 6), "chains are at most 5 calls: the helper can say no"
+
+
+@pytest.mark.parametrize("spelling", [str.lower, str.title, lambda c: f"  {c} "])
+def test_a_coupon_code_is_found_whatever_its_case_and_spacing(shop: Session, spelling: Any) -> None:
+    code = shop.list_entities("coupon")[0]["code"]
+    customer = shop.list_entities("customer")[0]["customer_id"]
+    exact = shop.call("apply_coupon", {"customer_id": customer, "code": code})
+    shop.reset()
+    sloppy = shop.call("apply_coupon", {"customer_id": customer, "code": spelling(code)})
+    assert sloppy.error_kind != ErrorKind.NOT_FOUND, sloppy.message  # "welcome10" is WELCOME10
+    assert (sloppy.ok, sloppy.error_kind, sloppy.content) == (
+        exact.ok,
+        exact.error_kind,
+        exact.content,
+    )

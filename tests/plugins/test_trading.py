@@ -600,6 +600,13 @@ def test_restricted_portfolios_may_only_close_positions(market: Session) -> None
         "closing_only",
     )
     assert "restricted" in message
+    if not column(
+        market,
+        "SELECT symbol FROM positions WHERE portfolio_id = ? AND symbol = ? AND quantity < 0",
+        pf,
+        symbol,
+    ):  # nothing to buy back: no "at most 0"
+        assert "at most 0" not in message and f"cannot buy {symbol} now" in message
     longs = rows(
         market,
         """SELECT pos.symbol, pos.quantity FROM positions pos
@@ -843,7 +850,10 @@ def test_changes_and_cancels_need_an_open_order_of_a_portfolio(market: Session) 
         ("replace_order", {"quantity": 5, "limit_price": "10.00"}),
     ]:
         result = market.call(name, {"order_id": theirs, **args})
-        assert result.error_kind == ErrorKind.PERMISSION_DENIED and "list_orders" in result.message
+        # as for an id that does not exist: the answer does not tell that the order exists
+        assert result.error_kind == ErrorKind.NOT_FOUND and "list_orders" in result.message
+        missing = market.call(name, {"order_id": "ord_99999", **args})
+        assert missing.error_kind == ErrorKind.NOT_FOUND
 
 
 def test_list_orders_filters_by_status_and_symbol_newest_first(market: Session) -> None:

@@ -577,3 +577,21 @@ def test_a_long_bad_value_is_shown_shortened() -> None:
         result = session.call("create_label", {"mailbox_id": "mbx_01", "name": "!" + "x" * 500})
     assert "(got '!xxx" in result.message and "...)" in result.message
     assert len(result.message) < 600
+
+
+@pytest.mark.parametrize(
+    ("server", "tool", "arguments"),
+    [
+        ("iot_devices", "get_device", {"device_id": " dev_0001 "}),
+        ("calendar", "get_event", {"event_id": "evt_0001\t"}),
+    ],
+)
+def test_an_entity_id_with_surrounding_space_names_the_same_entity(
+    server: str, tool: str, arguments: dict
+) -> None:
+    import prove_gym
+
+    with prove_gym.get_server(server).session(seed=0) as session:
+        sloppy = session.call(tool, arguments)
+        exact = session.call(tool, {k: v.strip() for k, v in arguments.items()})
+    assert sloppy.ok and sloppy.content == exact.content
