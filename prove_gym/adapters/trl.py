@@ -51,6 +51,12 @@ message), so on this path a multi-turn task is played and scored on its first tu
 Tools are the server's, for every row: a task's distractor tools from other
 servers and stripped enums are not shown. Use it for single-turn data or for TRL's
 own tool-call parsing and logging; use :class:`MultiTurnRollout` for everything else.
+
+**The asynchronous trainer** (``trl.experimental.async_grpo.AsyncGRPOTrainer``, which
+generates on a vLLM server): :class:`AsyncMultiTurnWorker` is its ``rollout_worker=`` and
+plays every user turn with the engine of :class:`MultiTurnRollout`, generating through
+:func:`vllm_sampler`. Its own worker takes the classes above as ``environment_factory``
+and pickles them into a spawned process; they pickle by value (first turn only there too).
 """
 
 from __future__ import annotations
