@@ -1120,7 +1120,7 @@ class AsyncMultiTurnWorker:
     which the trainer averages into its logs.
 
     Args:
-        rows: The dataset rows (:func:`trl_rows`, ``prove synth``'s ``trl.jsonl``) or tasks.
+        rows: The dataset rows (:func:`trl_rows`, ``prove-gym synth``'s ``trl.jsonl``) or tasks.
         tokenizer: The trained model's tokenizer; its chat template renders every turn.
         generate: The policy (:data:`GenerateFn`).
         num_generations: Rollouts per group (the trainer's ``num_generations``).
