@@ -16,8 +16,9 @@ cd "$(dirname "$0")/.."
 # What `import openrlhf.utils.agent` needs beyond the above (found by trying the import).
 "$PY" -m pip install -q aiohttp pylatexenc
 # verl likewise: --no-deps (its requirements pin a GPU stack and an older transformers), then
-# exactly what `import verl.experimental.agent_loop.agent_loop` needs on a CPU.
-"$PY" -m pip install -q --no-deps "verl==0.9.0" "ray==2.55.0" "tensordict==0.10.0" \
+# exactly what `import verl.experimental.agent_loop.agent_loop` needs on a CPU. The newest
+# release, the oldest prove_gym.adapters.verl supports (0.9.1: the continuous-token API).
+"$PY" -m pip install -q --no-deps "verl==0.9.1" "ray==2.55.0" "tensordict==0.10.0" \
     hydra-core omegaconf "antlr4-python3-runtime==4.9.3" codetiming dill msgpack protobuf \
     pyvers orjson cachetools fastapi
 "$PY" -c "import torch, trl, openrlhf.utils.agent, verl.experimental.agent_loop.agent_loop; print('trainer extras: torch', torch.__version__, '| trl', trl.__version__)"

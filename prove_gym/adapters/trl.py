@@ -51,20 +51,34 @@ message), so on this path a multi-turn task is played and scored on its first tu
 Tools are the server's, for every row: a task's distractor tools from other
 servers and stripped enums are not shown. Use it for single-turn data or for TRL's
 own tool-call parsing and logging; use :class:`MultiTurnRollout` for everything else.
+
+**The asynchronous trainer** (``trl.experimental.async_grpo.AsyncGRPOTrainer``, which
+generates on a vLLM server): :class:`AsyncMultiTurnWorker` is its ``rollout_worker=`` and
+plays every user turn with the engine of :class:`MultiTurnRollout`, generating through
+:func:`vllm_sampler`. Its own worker takes the classes above as ``environment_factory``
+and pickles them into a spawned process; they pickle by value (first turn only there too).
 """
 
 from __future__ import annotations
 
+import contextlib
+import copyreg
 import dataclasses
 import enum
 import hashlib
 import inspect
 import json
 import math
+import queue
+import threading
+import time
 import types
 import typing
+import urllib.error
+import urllib.request
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple
 
@@ -78,6 +92,7 @@ from prove_gym.task import Task
 from prove_gym.workspace import CallRecord
 
 __all__ = [
+    "AsyncMultiTurnWorker",
     "GenerateFn",
     "Generation",
     "MultiTurnRollout",
@@ -90,6 +105,7 @@ __all__ = [
     "prove_reward",
     "trainer_sampler",
     "trl_rows",
+    "vllm_sampler",
 ]
 
 _RESERVED = {"reset", "get_reward"}
@@ -103,12 +119,21 @@ def first_turn(task: Task) -> Task:
     return task.model_copy(update={"turns": task.turns[:1], "final_state_hash": None, "meta": meta})
 
 
-class ProveToolEnvironment:
+class _EnvironmentType(type):
+    """The metaclass of the environment classes: what lets a built class pickle (see
+    :func:`_reduce_environment_class`)."""
+
+
+class ProveToolEnvironment(metaclass=_EnvironmentType):
     """Base of the classes :func:`environment_class` builds; one instance per rollout.
 
     Each rollout is an :class:`~prove_gym.episode.Episode` (the engine under the
     Gymnasium env too); every tool method is one :meth:`Episode.call
     <prove_gym.episode.Episode.call>`.
+
+    A built class pickles as the arguments that built it (its server, tools, settings and
+    whether it owns the reward), so TRL's ``AsyncGRPOTrainer`` can send it to its rollout
+    process, where it is built again; an instance pickles before its first ``reset``.
 
     Attributes:
         episode: The current rollout's episode (``None`` before ``reset``).
@@ -122,6 +147,14 @@ class ProveToolEnvironment:
 
     def __init__(self) -> None:
         self.episode: Episode | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self.episode is not None:
+            raise TypeError(
+                f"a {type(self).__name__} holding a rollout does not pickle (its state lives in "
+                "this process's databases): pickle the class, or an instance before reset()"
+            )
+        return dict(self.__dict__)
 
     @property
     def task(self) -> Task | None:
@@ -300,15 +333,30 @@ def environment_class(
     settings = AdapterSettings.from_env()
     if reward_config is not None:
         settings = dataclasses.replace(settings, reward_config=reward_config)
+    return _build_environment_class(server, tuple(wanted), settings, owns_reward, registry)
+
+
+def _build_environment_class(
+    server: str,
+    tools: tuple[str, ...],
+    settings: AdapterSettings,
+    owns_reward: bool,
+    registry: Registry | None,
+) -> type[ProveToolEnvironment]:
+    """The class :func:`environment_class` returns, from its checked arguments; also what
+    unpickling a class calls (:func:`_reduce_environment_class`)."""
+    srv = (registry or get_registry()).get_server(server)
+    visible = {t.name: t for t in srv.visible_tools()}
     namespace: dict[str, Any] = {
         "__doc__": f"TRL environment of the {server!r} server: {srv.description}".strip(),
         "__module__": __name__,
         "server_name": server,
-        "tool_names": tuple(wanted),
+        "tool_names": tools,
         "settings": settings,
         "registry": registry,
+        "_owns_reward": owns_reward,
     }
-    for name in wanted:
+    for name in tools:
         namespace[name] = _tool_method(visible[name])
     if owns_reward:
         namespace["get_reward"] = _get_reward
@@ -316,6 +364,28 @@ def environment_class(
     return types.new_class(
         cls_name, (ProveToolEnvironment,), exec_body=lambda ns: ns.update(namespace)
     )
+
+
+def _reduce_environment_class(meta: _EnvironmentType) -> Any:
+    """Pickle a built environment class as the arguments that build it again.
+
+    A class made at run time has no importable name, so pickle's default (by reference)
+    fails; this one travels by value. The base class pickles by reference as usual.
+    """
+    cls = typing.cast(type[ProveToolEnvironment], meta)
+    if "_owns_reward" not in cls.__dict__:  # ProveToolEnvironment, or a subclass with a name
+        return cls.__qualname__
+    if cls.registry is not None:
+        raise TypeError(
+            f"{cls.__name__} was built with a registry of its own, which does not pickle: "
+            "build it with the default registry to send it to another process"
+        )
+    owns_reward = bool(cls.__dict__.get("_owns_reward", False))
+    args = (cls.server_name, cls.tool_names, cls.settings, owns_reward, None)
+    return _build_environment_class, args
+
+
+copyreg.pickle(_EnvironmentType, _reduce_environment_class)
 
 
 def environment_factories(
@@ -1019,6 +1089,324 @@ def _native_tools(episode: Episode) -> list[dict[str, Any]] | None:
 def _eos_ids(trainer: Any, tokenizer: Any) -> list[int]:
     ids = getattr(trainer, "eos_token_ids", None) or [tokenizer.eos_token_id]
     return [int(i) for i in ids if i is not None]
+
+
+# ------------------------------------------------------- async trainer (rollout_worker)
+class AsyncMultiTurnWorker:
+    """A ``rollout_worker`` for TRL's ``AsyncGRPOTrainer`` that plays every user turn of each task.
+
+    TRL's own async worker plays one user turn (its tool loop cannot add a user message)
+    and needs vLLM installed; this one plays each group with the engine of
+    :class:`MultiTurnRollout` (every user turn, tool results and later user turns inserted
+    as context, the PROVE reward) in a thread of the trainer's process, and hands the
+    trainer TRL's own ``RolloutSample`` rows: the whole conversation as ``input_ids``,
+    ``completion_mask`` 1 on the tokens the model sampled (with their sampling
+    log-probabilities) and 0 on the prompt and on what the environment inserted, and one
+    advantage per rollout, its PROVE total normalised within its group as TRL does
+    (``(r - mean) / (std + 1e-8)``).
+
+    Rows are played in order, cyclically, ``num_generations`` rollouts per row, each group
+    tagged with the policy version current when it started (the trainer drops groups too
+    stale, ``max_staleness``). Generation goes through ``generate``: by default (see
+    :meth:`from_config`) :func:`vllm_sampler`, the vLLM server the trainer syncs its weights
+    to. The rollouts of a group draw from seeds derived from ``seed`` and the group's number.
+
+    >>> worker = AsyncMultiTurnWorker.from_config(rows, tokenizer, config, model=name)  # doctest: +SKIP
+    >>> trainer = AsyncGRPOTrainer(name, args=config, train_dataset=rows,
+    ...                            processing_class=tokenizer, rollout_worker=worker)  # doctest: +SKIP
+
+    Each sample's ``metrics`` carry ``reward``, ``reward_std``, ``rewards/prove`` and
+    ``prove/<component>`` (NaN where undefined), ``prove/n_calls`` and ``prove/user_turns``,
+    which the trainer averages into its logs.
+
+    Args:
+        rows: The dataset rows (:func:`trl_rows`, ``prove-gym synth``'s ``trl.jsonl``) or tasks.
+        tokenizer: The trained model's tokenizer; its chat template renders every turn.
+        generate: The policy (:data:`GenerateFn`).
+        num_generations: Rollouts per group (the trainer's ``num_generations``).
+        max_total_tokens: Cap on a rollout's completion, model and environment tokens
+            (the trainer's ``max_completion_length``).
+        max_turn_tokens, settings, format, registry: As for :class:`MultiTurnRollout`.
+        eos_token_ids: Ids that end a message (default: the tokenizer's end-of-sequence).
+        chat_template_kwargs: Extra arguments of the chat template.
+        seed: Seed of the sampling.
+        queue_maxsize: Samples held for the trainer at most (0: no bound).
+
+    Attributes:
+        rollout_buffer: The queue of ``RolloutSample`` the trainer drains.
+        metrics_queue: Worker metrics the trainer logs (``rollout/group_s``).
+        groups: Groups played so far.
+    """
+
+    def __init__(
+        self,
+        rows: Iterable[Mapping[str, Any] | Task],
+        tokenizer: Any,
+        *,
+        generate: GenerateFn,
+        num_generations: int,
+        max_total_tokens: int,
+        max_turn_tokens: int | None = None,
+        settings: AdapterSettings | None = None,
+        format: ToolCallFormat | str | None = None,
+        registry: Registry | None = None,
+        eos_token_ids: Sequence[int] | None = None,
+        chat_template_kwargs: Mapping[str, Any] | None = None,
+        seed: int = 0,
+        queue_maxsize: int = 0,
+    ) -> None:
+        if num_generations < 1:
+            raise ValueError(f"num_generations must be at least 1, got {num_generations}")
+        played: list[Mapping[str, Any]] = [
+            trl_rows([r], registry=registry)[0] if isinstance(r, Task) else r for r in rows
+        ]
+        if not played:
+            raise ValueError("no rows to play")
+        self.rollout = MultiTurnRollout(
+            played,
+            settings=settings,
+            format=format,
+            max_total_tokens=max_total_tokens,
+            max_turn_tokens=max_turn_tokens,
+            seed=seed,
+            generate=generate,
+            registry=registry,
+        )
+        self.prompts = [r["prompt"] for r in played]
+        self.tokenizer = tokenizer
+        self.generate = generate
+        self.num_generations = num_generations
+        self.max_total_tokens = max_total_tokens
+        self.seed = seed
+        self.eos = {int(i) for i in (eos_token_ids or _eos_ids(None, tokenizer))}
+        self.chat = _Chat(tokenizer, chat_template_kwargs or {})
+        self.rollout_buffer: queue.Queue[Any] = queue.Queue(maxsize=queue_maxsize)
+        self.metrics_queue: queue.Queue[dict[str, Any]] = queue.Queue(maxsize=4096)
+        self.groups = 0
+        self._version = 0
+        self._heartbeat = time.time()
+        self._error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def from_config(
+        cls,
+        rows: Iterable[Mapping[str, Any] | Task],
+        tokenizer: Any,
+        args: Any,
+        *,
+        model: str,
+        generate: GenerateFn | None = None,
+        **kwargs: Any,
+    ) -> AsyncMultiTurnWorker:
+        """A worker with an ``AsyncGRPOConfig``'s settings: its ``num_generations``,
+        ``max_completion_length``, ``seed``, ``queue_maxsize`` and ``chat_template_kwargs``,
+        and by default :func:`vllm_sampler` on its ``vllm_server_base_url`` with its sampling
+        settings. ``model`` is the name the vLLM server serves (what the trainer was given)."""
+        template_kwargs = args.chat_template_kwargs
+        if isinstance(template_kwargs, str):
+            template_kwargs = json.loads(template_kwargs)
+        if generate is None:
+            generate = vllm_sampler(
+                args.vllm_server_base_url,
+                model,
+                temperature=args.temperature,
+                top_p=args.top_p,
+                top_k=args.top_k,
+                min_p=args.min_p,
+                repetition_penalty=args.repetition_penalty,
+                timeout=args.request_timeout,
+            )
+        kwargs.setdefault("seed", args.seed)
+        kwargs.setdefault("queue_maxsize", args.queue_maxsize)
+        return cls(
+            rows,
+            tokenizer,
+            generate=generate,
+            num_generations=args.num_generations,
+            max_total_tokens=args.max_completion_length,
+            chat_template_kwargs=template_kwargs,
+            **kwargs,
+        )
+
+    # ------------------------------------------------- RolloutWorkerProtocol
+    def start(self) -> None:
+        """Start playing groups in a background thread (the trainer calls it once)."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._heartbeat = time.time()
+        self._thread = threading.Thread(target=self._run, name="prove-rollout", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop after the group being played (waits up to a minute for it)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=60)
+            self._thread = None
+
+    def update_model_version(self, model_version: int) -> None:
+        self._version = int(model_version)
+
+    def check_health(self, stale_after_s: float) -> None:
+        """Raise if the worker failed, or played nothing for ``stale_after_s`` seconds."""
+        if self._error is not None:
+            raise RuntimeError("the multi-turn rollout worker failed") from self._error
+        age = time.time() - self._heartbeat
+        if self._thread is not None and age > stale_after_s:
+            raise RuntimeError(f"the multi-turn rollout worker is stale: {age:.0f}s")
+
+    # ------------------------------------------------------------- play
+    def play_group(self, index: int) -> list[Any]:
+        """Play group ``index`` (row ``index`` modulo the rows) and return its ``RolloutSample``s."""
+        import numpy as np
+        from trl.experimental.async_grpo.async_rollout_worker import RolloutSample
+
+        version = self._version
+        prompt = self.prompts[index % len(self.prompts)]
+
+        def generate(
+            contexts: Sequence[Sequence[int]], budgets: Sequence[int], seeds: Sequence[int]
+        ) -> Sequence[Generation]:
+            self._heartbeat = time.time()
+            return self.generate(contexts, budgets, seeds)
+
+        rollouts = self.rollout._play(
+            [prompt] * self.num_generations,
+            tokenizer=self.tokenizer,
+            generate=generate,
+            total=self.max_total_tokens,
+            chat=self.chat,
+            eos=self.eos,
+            seeds=_Seeds(f"{self.seed}/async/{index}", 0),
+        )
+        totals = np.array([float(r.breakdown.total) for r in rollouts])
+        std = float(totals.std())
+        advantages = (totals - totals.mean()) / (std + 1e-8)
+        names = list(self.rollout.settings.reward_config.breakdown_keys)
+        samples = []
+        for r, advantage in zip(rollouts, advantages, strict=True):
+            if not any(r.env_mask):
+                continue  # nothing the model wrote: no loss to take
+            metrics = {
+                "reward": float(r.breakdown.total),
+                "reward_std": std,
+                "rewards/prove": float(r.breakdown.total),
+                "prove/n_calls": float(r.breakdown.n_calls),
+                "prove/user_turns": float(r.user_turns),
+            }
+            for name in [*names, *(n for n in r.breakdown.components if n not in names)]:
+                value = r.breakdown.components.get(name)
+                metrics[f"prove/{name}"] = math.nan if value is None else float(value)
+            n = len(r.prompt_ids)
+            samples.append(
+                RolloutSample(
+                    prompt=list(r.messages[:2]),  # the episode's opening: system, first user
+                    completion=list(r.messages[2:]),
+                    input_ids=np.asarray(r.prompt_ids + r.completion_ids, dtype=np.int64),
+                    completion_mask=np.asarray([0] * n + r.env_mask, dtype=np.int64),
+                    old_log_probs=np.asarray([0.0] * n + r.logprobs, dtype=np.float32),
+                    advantage=float(advantage),
+                    model_version=version,
+                    group_id=index,
+                    metrics=metrics,
+                )
+            )
+        self.rollout.last = rollouts
+        return samples
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                started = time.monotonic()
+                samples = self.play_group(self.groups)
+                for sample in samples:
+                    sample.enqueued_at = time.time()
+                    while not self._stop.is_set():
+                        try:
+                            self.rollout_buffer.put(sample, timeout=0.1)
+                            break
+                        except queue.Full:
+                            self._heartbeat = time.time()  # waiting on the trainer, not hung
+                self.groups += 1
+                self._heartbeat = time.time()
+                with contextlib.suppress(queue.Full):
+                    self.metrics_queue.put_nowait({"rollout/group_s": time.monotonic() - started})
+        except BaseException as error:  # reported to the trainer by check_health
+            self._error = error
+
+
+def vllm_sampler(
+    base_url: str,
+    model: str,
+    *,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    top_k: int = 0,
+    min_p: float | None = None,
+    repetition_penalty: float = 1.0,
+    timeout: float = 120.0,
+    max_workers: int = 64,
+) -> GenerateFn:
+    """A :data:`GenerateFn` on a vLLM server's ``/v1/completions``, token ids in and out.
+
+    The request TRL's own async worker sends (the prompt as token ids, ``return_token_ids``,
+    the sampled tokens' log-probabilities), one per context, in parallel, each with its own
+    ``seed``. A request that fails to connect is tried three times.
+
+    Args:
+        base_url: The server, e.g. ``http://localhost:8000`` (``AsyncGRPOConfig.vllm_server_base_url``).
+        model: The name the server serves the model under.
+        temperature, top_p, top_k, min_p, repetition_penalty: vLLM's sampling parameters.
+        timeout: Seconds one request may take.
+        max_workers: Requests in flight at most.
+    """
+    url = base_url.rstrip("/") + "/v1/completions"
+
+    def one(context: Sequence[int], max_new: int, seed: int) -> Generation:
+        if max_new <= 0:
+            return Generation([], [])
+        payload: dict[str, Any] = {
+            "model": model,
+            "prompt": [int(t) for t in context],
+            "max_tokens": int(max_new),
+            "temperature": temperature,
+            "top_p": top_p,
+            "top_k": top_k,
+            "repetition_penalty": repetition_penalty,
+            "n": 1,
+            "return_token_ids": True,
+            "logprobs": 0,
+            "seed": int(seed),
+        }
+        if min_p is not None:
+            payload["min_p"] = min_p
+        request = urllib.request.Request(
+            url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}
+        )
+        for attempt in range(3):
+            try:
+                with urllib.request.urlopen(request, timeout=timeout) as response:
+                    choice = json.load(response)["choices"][0]
+                break
+            except urllib.error.URLError as error:
+                if isinstance(error, urllib.error.HTTPError) or attempt == 2:
+                    raise
+                time.sleep(2**attempt)
+        ids = [int(t) for t in choice["token_ids"]]
+        return Generation(ids, [float(x) for x in choice["logprobs"]["token_logprobs"]])
+
+    def generate(
+        contexts: Sequence[Sequence[int]], max_new_tokens: Sequence[int], seeds: Sequence[int]
+    ) -> list[Generation]:
+        if not contexts:
+            return []
+        with ThreadPoolExecutor(max_workers=min(max_workers, len(contexts))) as pool:
+            return list(pool.map(one, contexts, max_new_tokens, seeds))
+
+    return generate
 
 
 # ------------------------------------------------------------------- sampler

@@ -1,8 +1,8 @@
 """verl adapter: an agent loop, registered as ``prove_agent``, that plays PROVE episodes.
 
-verl (0.9) runs rollouts through *agent loops*: an :class:`AgentLoopBase` subclass,
-registered by name, is built once per worker with the model's tokenizer and a client of
-the rollout server (token ids in, token ids out), and its ``run`` plays one sample.
+verl (0.9.1 or newer) runs rollouts through *agent loops*: an :class:`AgentLoopBase`
+subclass, registered by name, is built for each sample with the model's tokenizer and a
+client of the rollout server (token ids in, token ids out), and its ``run`` plays it.
 :class:`ProveAgentLoop` plays one :class:`~prove_gym.episode.Episode` per sample, the
 engine under the Gymnasium env and the other adapters:
 
@@ -10,12 +10,17 @@ engine under the Gymnasium env and the other adapters:
   ``prove_gym.adapters.verl.verl_rows`` writes; or any label
   :func:`~prove_gym.adapters.common.resolve_task` reads), on a session of its own, so
   no rollout sees another's state;
-- the prompt is the episode's opening messages rendered by the model's own chat template
-  with the offered tools (``tools=``), and the model's text is read back by
-  :class:`~prove_gym.env.formats.ChatTemplateFormat` over the same tokenizer;
+- tokens go through verl's *continuous-token* helpers, the same as its own tool agent
+  loop: the prompt is the episode's opening messages rendered by the model's own chat
+  template with the offered tools (``ct_build_initial_tokens``); the sampled tokens are
+  appended as they came (``ct_merge_assistant_token``, ``response_mask`` 1) and the model's
+  text is read back by :class:`~prove_gym.env.formats.ChatTemplateFormat` over the same
+  tokenizer;
 - each assistant message is run by the episode; the tool results and, after the last
   call of a turn, the task's next user turn are appended as observation tokens
-  (``response_mask`` 0), until the episode ends or the response budget is spent;
+  (``ct_merge_context_msg``, ``response_mask`` 0; the model family's boundary tokens, such
+  as Qwen's newline after ``<|im_end|>``, come from verl), until the episode ends or the
+  response budget is spent;
 - the reward is the sequence-level PROVE total (``reward_score``: verl puts it on the
   last response token), and every component goes to ``extra_fields["reward_extra_info"]``,
   which verl logs per sample.
@@ -50,6 +55,12 @@ from prove_gym.task import Task
 
 __all__ = ["AGENT_NAME", "ProveAgentLoop", "reward_extra_info", "verl_rows"]
 
+if not hasattr(AgentLoopBase, "ct_merge_context_msg"):  # verl 0.9.0 and older
+    raise ImportError(
+        "prove_gym.adapters.verl needs verl>=0.9.1 (its continuous-token agent-loop API); "
+        "upgrade with: pip install -U 'verl>=0.9.1'"
+    )
+
 AGENT_NAME = "prove_agent"
 """The name the loop is registered under (a dataset row's ``agent_name``)."""
 
@@ -62,7 +73,7 @@ class ProveAgentLoop(AgentLoopBase):
         super().__init__(*args, **kwargs)
         self.response_length = int(self.rollout_config.response_length)
         self.settings = AdapterSettings.from_env()
-        self.format = ChatTemplateFormat(self.tokenizer)
+        self.format = _format_of(self.tokenizer)
         self.registry = get_registry()
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
@@ -80,46 +91,55 @@ class ProveAgentLoop(AgentLoopBase):
             episode.close()
 
     async def _play(self, episode: Episode, sampling_params: dict[str, Any]) -> AgentLoopOutput:
-        prompt_ids = await self.apply_chat_template(list(episode.messages), tools=episode.tools)
-        response_ids: list[int] = []
+        tools = episode.tools
+        # ids: the whole sequence so far (prompt, then response); mask and logprobs cover
+        # its response part. verl's continuous-token helpers extend all three together.
+        ids = await self.ct_build_initial_tokens(list(episode.messages), tools=tools)
         mask: list[int] = []
         logprobs: list[float] = []
+        sampled_logprobs = False
         request_id = uuid4().hex
         turns = len(episode.messages)
         tokenizer: Any = self.tokenizer
-        separator: list[int] = list(getattr(self, "turn_separator", None) or [])
         while not episode.done:
             out = await self.server_manager.generate(
-                request_id=request_id,
-                prompt_ids=prompt_ids + response_ids,
-                sampling_params=sampling_params,
+                request_id=request_id, prompt_ids=ids, sampling_params=sampling_params
             )
-            response_ids += out.token_ids
-            mask += [1] * len(out.token_ids)
-            logprobs += out.log_probs or [0.0] * len(out.token_ids)
+            generated = list(out.token_ids)
+            sampled_logprobs = sampled_logprobs or out.log_probs is not None
+            merged, mask, kept = await self.ct_merge_assistant_token(
+                ids,
+                generated,
+                mask,
+                logprobs,
+                assistant_logprobs=list(out.log_probs or [0.0] * len(generated)),
+            )
+            ids, logprobs = merged.token_ids, kept or []
             if len(mask) >= self.response_length:
                 episode.end(truncated=True)  # the model's own text ran past the budget
                 break
-            step = episode.step(tokenizer.decode(out.token_ids, skip_special_tokens=True))
+            step = episode.step(tokenizer.decode(generated, skip_special_tokens=True))
             turns += len(step.messages)
             if episode.done:
                 break
-            added = [m for m in step.messages if m["role"] != "assistant"]
-            ids = separator + await self.apply_chat_template(added, remove_system_prompt=True)
-            if len(mask) + len(ids) >= self.response_length:
+            # the tool results, or the next user turn, after the assistant message
+            before = episode.messages[: len(episode.messages) - len(step.messages) + 1]
+            merged, new_mask, kept = await self.ct_merge_context_msg(
+                before, list(episode.messages), ids, mask, logprobs, tools=tools
+            )
+            if len(new_mask) >= self.response_length:
                 episode.end(truncated=True)  # no room left for the next observation
                 break
-            response_ids += ids
-            mask += [0] * len(ids)
-            logprobs += [0.0] * len(ids)
+            ids, mask, logprobs = merged.token_ids, new_mask, kept or []
         breakdown = episode.breakdown
         assert breakdown is not None  # every way out of the loop ends the episode
+        split = len(ids) - len(mask)
         keep = self.response_length
         return AgentLoopOutput(
-            prompt_ids=prompt_ids,
-            response_ids=response_ids[:keep],
+            prompt_ids=ids[:split],
+            response_ids=ids[split:][:keep],
             response_mask=mask[:keep],
-            response_logprobs=logprobs[:keep] if logprobs else None,
+            response_logprobs=logprobs[:keep] if sampled_logprobs else None,
             reward_score=float(breakdown.total),
             num_turns=turns,
             metrics=AgentLoopMetrics(),
@@ -127,6 +147,20 @@ class ProveAgentLoop(AgentLoopBase):
                 "reward_extra_info": reward_extra_info(breakdown, self.settings.reward_config)
             },
         )
+
+
+_FORMATS: dict[int, tuple[Any, ChatTemplateFormat]] = {}
+
+
+def _format_of(tokenizer: Any) -> ChatTemplateFormat:
+    """One format per tokenizer: verl builds a loop per sample, and the episode caches the
+    system prompt it renders by format."""
+    kept = _FORMATS.get(id(tokenizer))
+    if kept is None or kept[0] is not tokenizer:
+        if len(_FORMATS) >= 8:
+            _FORMATS.clear()  # bounded; a worker has one tokenizer
+        kept = _FORMATS[id(tokenizer)] = (tokenizer, ChatTemplateFormat(tokenizer))
+    return kept[1]
 
 
 def task_of(row: Mapping[str, Any], settings: AdapterSettings) -> Task:

@@ -1,8 +1,9 @@
 """The verl agent loop against verl's own classes on CPU; only the LLM is a stand-in.
 
-verl 0.9's ``AgentLoopBase``, ``AgentLoopOutput``, its registry and its chat-template
-helpers are the real ones; the rollout server is a token-in/token-out fake that answers
-with a scripted policy's text, encoded by the same tokenizer the loop decodes with.
+verl's (>= 0.9.1) ``AgentLoopBase``, ``AgentLoopOutput``, its registry and its
+continuous-token builders are the real ones; the rollout server is a token-in/token-out
+fake that answers with a scripted policy's text, encoded by the same tokenizer the loop
+decodes with and ended by the end-of-turn token, as vLLM's token output is.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import pytest
 
 pytestmark = pytest.mark.trainer
 agent_loop = pytest.importorskip("verl.experimental.agent_loop.agent_loop")
+if not hasattr(agent_loop.AgentLoopBase, "ct_merge_context_msg"):
+    pytest.skip("the verl adapter needs verl>=0.9.1", allow_module_level=True)
 
 from omegaconf import OmegaConf  # noqa: E402
 from verl.workers.rollout.replica import TokenOutput  # noqa: E402
@@ -36,11 +39,13 @@ class ScriptedServer:
         self.tokenizer = tokenizer
         self.messages = list(messages)
         self.prompts: list[list[int]] = []
+        self.outputs: list[list[int]] = []
 
     async def generate(self, *, request_id: str, prompt_ids: list[int], **_: Any) -> TokenOutput:
         self.prompts.append(list(prompt_ids))
         text = self.messages.pop(0) if self.messages else "Done."
-        ids = self.tokenizer.encode(text, add_special_tokens=False)
+        ids = [*self.tokenizer.encode(text, add_special_tokens=False), self.tokenizer.eos_token_id]
+        self.outputs.append(ids)
         return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids))
 
 
@@ -56,8 +61,15 @@ def oracle_messages(task: Task, fmt: ChatTemplateFormat) -> list[str]:
 
 
 def make_loop(
-    tokenizer: Any, messages: list[str] | None, task: Task, *, response_length: int = 8192
+    tokenizer: Any,
+    messages: list[str] | None,
+    task: Task,
+    *,
+    response_length: int = 8192,
+    model_type: str | None = "qwen2",
 ) -> tuple[ProveAgentLoop, ScriptedServer]:
+    """The loop as verl's worker builds it; ``model_type`` picks verl's continuous-token
+    builder (``qwen2``: ChatML boundaries, the tiny test model's family; ``None``: generic)."""
     fmt = ChatTemplateFormat(tokenizer)
     server = ScriptedServer(
         tokenizer, messages if messages is not None else oracle_messages(task, fmt)
@@ -69,9 +81,7 @@ def make_loop(
             }
         }
     )
-    data = OmegaConf.create(
-        {"apply_chat_template_kwargs": {}, "continuous_token": {"enable": False}}
-    )
+    data = OmegaConf.create({"apply_chat_template_kwargs": {}})
     loop = ProveAgentLoop(
         trainer_config=agent_loop.DictConfigWrap(config),
         server_manager=server,
@@ -79,6 +89,7 @@ def make_loop(
         processor=None,
         dataset_cls=None,
         data_config=agent_loop.DictConfigWrap(data),
+        hf_model_type=model_type,
     )
     return loop, server
 
@@ -113,9 +124,41 @@ def test_the_oracle_plays_every_user_turn_and_earns_the_maximum(hermes_tokenizer
     assert 0 in out.response_mask and 1 in out.response_mask
     observed = [t for t, m in zip(out.response_ids, out.response_mask, strict=True) if m == 0]
     assert task.turns[1].user in loop.tokenizer.decode(observed)
-    # each generation saw the whole conversation so far
+    # each generation saw the whole conversation so far, and the model's tokens are exactly
+    # what it generated, in order, with their log-probabilities
     assert all(a == b[: len(a)] for a, b in zip(server.prompts, server.prompts[1:], strict=False))
     assert len(server.prompts) == len(oracle_messages(task, loop.format))
+    trained = [t for t, m in zip(out.response_ids, out.response_mask, strict=True) if m == 1]
+    assert trained == [t for ids in server.outputs for t in ids]
+    assert out.response_logprobs is not None
+    assert len(out.response_logprobs) == len(out.response_ids)
+    assert {lp for lp, m in zip(out.response_logprobs, out.response_mask, strict=True) if m} == {
+        -0.5
+    }
+
+
+def test_the_tokens_are_what_the_chat_template_renders_for_the_whole_conversation(
+    hermes_tokenizer: Any,
+) -> None:
+    """verl's Qwen builder restores the newline after each ``<|im_end|>`` the model stopped at,
+    so prompt + response decode to the template's rendering of the episode's transcript."""
+    from prove_gym.episode import Episode
+
+    task = TASKS["calendar-003"]
+    fmt = ChatTemplateFormat(hermes_tokenizer)
+    actions = oracle_messages(task, fmt)
+    loop, _ = make_loop(hermes_tokenizer, list(actions), task)
+    out = play(loop, task)
+    with Episode(task, format=fmt) as episode:
+        for action in actions:
+            episode.step(action)
+    rendered = hermes_tokenizer.apply_chat_template(
+        episode.messages, tools=episode.tools, tokenize=False
+    )
+    assert hermes_tokenizer.decode(out.prompt_ids + out.response_ids) == rendered.rstrip("\n")
+    assert hermes_tokenizer.decode(out.prompt_ids) == hermes_tokenizer.apply_chat_template(
+        episode.messages[:2], tools=episode.tools, tokenize=False, add_generation_prompt=True
+    )
 
 
 def test_a_wrong_policy_is_paid_less_and_every_sample_logs_the_same_keys(
@@ -148,8 +191,9 @@ def test_rows_carry_the_task_the_loop_plays() -> None:
     assert resolve_task(row["extra_info"]["task"]) == task
 
 
+@pytest.mark.parametrize("model_type", ["qwen2", None])
 def test_through_verl_the_reward_equals_the_episodes_on_the_same_actions(
-    hermes_tokenizer: Any,
+    hermes_tokenizer: Any, model_type: str | None
 ) -> None:
     from prove_gym.episode import Episode
 
@@ -162,7 +206,7 @@ def test_through_verl_the_reward_equals_the_episodes_on_the_same_actions(
         fmt.render_calls([{"name": "get_event", "arguments": {"event_id": "evt_0001"}}]),
         "That is all.",
     ]
-    loop, _ = make_loop(hermes_tokenizer, list(actions), task)
+    loop, _ = make_loop(hermes_tokenizer, list(actions), task, model_type=model_type)
     out = play(loop, task)
     with Episode(task, format=fmt) as episode:
         for action in actions:
