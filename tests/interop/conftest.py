@@ -25,14 +25,8 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import queue
 import random
-import re
-import subprocess
 import sys
-import threading
-import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +41,7 @@ from prove_gym.server.session import Session
 from prove_gym.server.tool import ToolSpec
 from prove_gym.testing import hostile_cases
 from prove_gym.testing.conformance import CallChecker
+from prove_gym.testing.served import ServedHTTP
 
 SEED = 0
 """The seed every interop client's server is started with (``prove-gym serve --seed``)."""
@@ -415,44 +410,6 @@ def assert_clean(connections: Sequence[Connection], reports: Sequence[Mapping[st
 
 
 # ------------------------------------------------------------------- a server
-class ServedHTTP:
-    """``prove-gym serve ... --transport http --port 0`` with a bearer token, stderr drained."""
-
-    def __init__(self, command: list[str], timeout: float = 90) -> None:
-        env = {**os.environ, TOKEN_ENV: TOKEN}
-        args = [*command, "--transport", "http", "--port", "0", "--auth-token-env", TOKEN_ENV]
-        self.proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=env)
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.log: list[str] = []
-        threading.Thread(target=self._drain, daemon=True).start()
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                self.stop()
-                raise TimeoutError(f"prove-gym serve did not start: {''.join(self.log)}") from None
-            match = re.search(r"listening on (http://\S+)", line)
-            if match:
-                self.base = match.group(1)
-                return
-
-    def _drain(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.log.append(line)
-            self.lines.put(line)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-
-
 # -------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="session")
 def plans() -> list[ServerPlan]:
@@ -463,7 +420,9 @@ def plans() -> list[ServerPlan]:
 @pytest.fixture(scope="session")
 def served_http(plans: list[ServerPlan]) -> Iterator[ServedHTTP]:
     """One ``prove-gym serve`` process serving every server over HTTP, each at ``/<name>/mcp``."""
-    served = ServedHTTP(serve_command(plans))
+    names = [p.server for p in plans]  # with a bearer token from the environment
+    args = [*names, "--seed", str(SEED), "--auth-token-env", TOKEN_ENV]
+    served = ServedHTTP(args, env={TOKEN_ENV: TOKEN}, timeout=90)
     try:
         yield served
     finally:

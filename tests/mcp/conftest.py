@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import queue
 import re
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,6 +16,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from prove_gym import SampleContext, Server, ToolContext
 from prove_gym.mcp import STATE_HASH_TOOL
 from prove_gym.server import NotFound, Query, ToolResult
+from prove_gym.testing.served import ServedHTTP
 
 SEED = 7
 
@@ -159,48 +156,8 @@ def notes_server() -> Server:
 
 
 # ------------------------------------------------------------ served processes
-class ServedProcess:
-    """``prove serve ... --transport http --port 0`` in a subprocess, stderr drained."""
-
-    def __init__(self, args: list[str], timeout: float = 60) -> None:
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "prove_gym",
-                "serve",
-                *args,
-                "--transport",
-                "http",
-                "--port",
-                "0",
-            ],
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.log: list[str] = []
-        threading.Thread(target=self._drain, daemon=True).start()
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                self.stop()
-                raise TimeoutError(f"prove serve did not start: {''.join(self.log)}") from None
-            match = re.search(r"listening on (http://\S+)", line)
-            if match:
-                self.base = match.group(1)
-                break
-
-    def _drain(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.log.append(line)
-            self.lines.put(line)
-
-    def url(self, path: str = "/mcp") -> str:
-        return f"{self.base}{path}"
+class ServedProcess(ServedHTTP):
+    """``prove-gym serve ... --transport http --port 0`` in a subprocess, with health checks."""
 
     def health(self) -> dict[str, Any]:
         return httpx.get(self.url("/health"), timeout=5).json()
@@ -215,18 +172,6 @@ class ServedProcess:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"health never matched: {health}")
             time.sleep(0.05)
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
 
 
 @contextmanager
