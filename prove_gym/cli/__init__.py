@@ -14,7 +14,19 @@ import os
 import sys
 from collections.abc import Sequence
 
-COMMANDS = ["list", "demo", "serve", "graph", "synth", "lint-data", "eval", "train", "tasks", "new"]
+COMMANDS = [
+    "list",
+    "demo",
+    "serve",
+    "graph",
+    "synth",
+    "lint-data",
+    "eval",
+    "reward-check",
+    "train",
+    "tasks",
+    "new",
+]
 """Subcommands, in help order; each is a module ``prove_gym.cli.<name>_cmd`` (``-`` as ``_``)."""
 
 

@@ -1,12 +1,8 @@
-"""The reward-validity benchmark's judge and perturbations, on one shipped calendar task.
-
-``benchmarks/`` is not a package, so the module is loaded from its path.
-"""
+"""The reward check's judge and perturbations (``prove-gym reward-check``), on one shipped
+calendar task; and the command on a small synthesized set."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -14,20 +10,14 @@ from typing import Any
 import pytest
 
 from prove_gym import Task
+from prove_gym.cli import main
+from prove_gym.eval import reward_check
 from prove_gym.reward import RewardConfig, score
-
-_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "reward_validity.py"
 
 
 @pytest.fixture(scope="module")
 def rv() -> ModuleType:
-    """The benchmark module (registered in ``sys.modules`` so its dataclasses resolve)."""
-    spec = importlib.util.spec_from_file_location("reward_validity_benchmark", _PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return reward_check
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +80,25 @@ def test_roc_auc_counts_ties_as_half(rv: ModuleType) -> None:
     assert rv.roc_auc([0.5, 0.5], [True, False]) == 0.5
     assert rv.roc_auc([0.9, 0.2, 0.4], [True, False, False]) == 1.0
     assert rv.roc_auc([0.1, 0.2], [False, False]) is None
+
+
+def test_reward_check_reports_families_and_auc_on_a_synthesized_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "data"
+    synth = ["synth", "--servers", "calendar,banking", "--n", "12", "--seed", "3", "--no-progress"]
+    assert main([*synth, "--out", str(out)]) == 0
+    capsys.readouterr()
+    check = ["reward-check", str(out), "--variants", "1", "--reward", "state=0.3"]
+    assert main(check) == 0
+    report = capsys.readouterr().out
+    assert "Reward validity: 12 tasks" in report and "train.jsonl, " in report
+    for family in ("oracle", "drop_call", "duplicate_write", "wrong_entity_id"):
+        assert family in report
+    header = next(line for line in report.splitlines() if line.startswith("family"))
+    assert header.split()[4] == "state=0.3"  # the chosen config leads every table
+
+
+def test_reward_check_refuses_a_source_that_is_not_there(tmp_path: Path, capsys) -> None:
+    assert main(["reward-check", str(tmp_path / "nothing")]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
