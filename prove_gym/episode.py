@@ -39,6 +39,7 @@ from prove_gym.env.formats import (
 )
 from prove_gym.registry import Registry, get_registry
 from prove_gym.reward import RewardBreakdown, RewardConfig, score
+from prove_gym.reward.turns import turn_reward
 from prove_gym.server.errors import ErrorKind
 from prove_gym.server.result import ToolResult
 from prove_gym.task import Task
@@ -241,6 +242,8 @@ class StepOutcome:
         caps_hit: The call caps this message ran into (``"max_calls_per_message"``,
             ``"max_calls_per_episode"``); empty when every call ran.
         skipped_calls: Calls of this message that were not run because of them.
+        turn_breakdown: With ``Episode(turn_rewards=True)``, the reward of the user turn this
+            step closed (:mod:`prove_gym.reward.turns`); ``None`` otherwise.
     """
 
     observation: str
@@ -251,10 +254,17 @@ class StepOutcome:
     breakdown: RewardBreakdown | None
     caps_hit: tuple[str, ...] = ()
     skipped_calls: int = 0
+    turn_breakdown: RewardBreakdown | None = None
 
     @property
     def done(self) -> bool:
         return self.terminated or self.truncated
+
+    @property
+    def turn_reward(self) -> float | None:
+        """The reward of the user turn this step closed (``Episode(turn_rewards=True)``):
+        ``None`` when no turn closed, or turn rewards are off."""
+        return float(self.turn_breakdown.total) if self.turn_breakdown is not None else None
 
     @property
     def reward(self) -> float:
@@ -273,6 +283,8 @@ class Episode:
         reward: The reward configuration (default: the paper's).
         instructions: Replaces :data:`DEFAULT_INSTRUCTIONS` in the system message.
         registry: Where servers and formats are looked up.
+        turn_rewards: Also score each user turn when it closes, against that turn's gold
+            (:mod:`prove_gym.reward.turns`); the episode's reward is the same either way.
 
     Attributes:
         task, format, caps, reward_config, registry: As given.
@@ -288,6 +300,7 @@ class Episode:
         calls_made: Calls admitted so far (run, or answered as unparseable), for the caps.
         terminated, truncated: How the episode ended (both ``False`` while it runs).
         breakdown: The reward once the episode is over.
+        turn_breakdowns: With ``turn_rewards``, the reward of each user turn closed so far.
     """
 
     def __init__(
@@ -299,8 +312,11 @@ class Episode:
         reward: RewardConfig | None = None,
         instructions: str | None = None,
         registry: Registry | None = None,
+        turn_rewards: bool = False,
     ) -> None:
         self.registry = registry or get_registry()
+        self.turn_rewards = turn_rewards
+        self.turn_breakdowns: list[RewardBreakdown] = []
         self.task = task
         self.format = self.registry.get_format(format) if isinstance(format, str) else format
         self.caps = caps or EpisodeCaps()
@@ -363,6 +379,7 @@ class Episode:
             shown = (*admitted, parsed.calls[len(admitted)])
         assistant = self._assistant_message(parsed.content, shown, records)
         answer: list[dict[str, Any]] = []
+        closing = self.user_turn  # the turn this message answers
         if records:
             answer = [
                 _tool_message(tc["id"], rec)
@@ -381,6 +398,9 @@ class Episode:
         if not self.done and self.assistant_turns >= self.caps.max_assistant_turns:
             self.truncated = True
         self.messages += [assistant, *answer]
+        closed = None
+        if self.turn_rewards and (self.user_turn > closing or self.done):
+            closed = self._close_turn(closing)
         if self.done:
             self._finish()
         return StepOutcome(
@@ -392,6 +412,7 @@ class Episode:
             breakdown=self.breakdown,
             caps_hit=caps_hit,
             skipped_calls=len(parsed.calls) - len(admitted),
+            turn_breakdown=closed,
         )
 
     def call(self, name: Any, arguments: Any) -> CallRecord:
@@ -426,6 +447,8 @@ class Episode:
         """
         if not self.done:
             self.terminated, self.truncated = not truncated, truncated
+            if self.turn_rewards:
+                self._close_turn(self.user_turn)
             self._finish()
         assert self.breakdown is not None
         return self.breakdown
@@ -447,6 +470,7 @@ class Episode:
         twin.messages = list(self.messages)
         twin.trajectory = list(self.trajectory)
         twin.caps_hit = list(self.caps_hit)
+        twin.turn_breakdowns = list(self.turn_breakdowns)
         return twin
 
     def close(self) -> None:
@@ -555,6 +579,21 @@ class Episode:
                 for i, c in enumerate(calls)
             ]
         return message
+
+    def _close_turn(self, index: int) -> RewardBreakdown | None:
+        """Score turn ``index`` as it closes (a turn past the task's last has no gold)."""
+        if index >= len(self.task.turns) or len(self.turn_breakdowns) > index:
+            return None
+        breakdown = turn_reward(
+            self.task,
+            index,
+            self.trajectory,
+            self.workspace.state_hash(),
+            self.reward_config,
+            self.registry,
+        )
+        self.turn_breakdowns.append(breakdown)
+        return breakdown
 
     def _finish(self) -> None:
         breakdown = score(

@@ -98,6 +98,9 @@ class ProveEnv(gym.Env[str, Action]):
       (``"default"``, ``"paper"``: the paper's reward exactly); the resolved config is
       ``env.reward_config``.
     - ``instructions``: system-prompt text placed before the tools.
+    - ``turn_rewards``: also score each user turn when it closes, against that turn's gold
+      (``info["turn_reward"]``, ``info["turn_breakdown"]``; ``None`` on steps that close no
+      turn). The step's reward is the episode's, unchanged. Off by default.
     - ``env_version``: set by the registered id (``prove/<server>-v<N>``): a server's
       later versions (``Server(env_versions=...)``) may offer a different tool set or pay
       a different default reward; ``-v0`` is the server as first released.
@@ -127,6 +130,7 @@ class ProveEnv(gym.Env[str, Action]):
         render_mode: str | None = None,
         registry: Registry | None = None,
         env_version: int = 0,
+        turn_rewards: bool = False,
     ) -> None:
         self.registry = registry or get_registry()
         self.server = self.registry.get_server(server)
@@ -159,6 +163,7 @@ class ProveEnv(gym.Env[str, Action]):
         except ValueError as exc:
             raise ValueError(exc.args[0]) from None
         self.instructions = instructions
+        self.turn_rewards = turn_rewards
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
         self.render_mode = render_mode
@@ -207,6 +212,7 @@ class ProveEnv(gym.Env[str, Action]):
             reward=self.reward_config,
             instructions=self.instructions,
             registry=self.registry,
+            turn_rewards=self.turn_rewards,
         )
         if self.episode is not None:
             self.episode.close()
@@ -287,6 +293,9 @@ class ProveEnv(gym.Env[str, Action]):
             "caps_hit": list(out.caps_hit),
             "skipped_calls": out.skipped_calls,
         }
+        if self.turn_rewards:
+            info["turn_reward"] = out.turn_reward
+            info["turn_breakdown"] = out.turn_breakdown
         return out.observation, out.reward, out.terminated, out.truncated, info
 
     # ------------------------------------------------------------ extras
