@@ -18,10 +18,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from prove_gym.mcp.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_TTL
-
 
 def add_parser(sub: Any) -> None:
+    try:
+        from prove_gym.mcp.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_TTL
+    except ImportError as exc:
+        if not _is_mcp(exc):
+            raise
+        _add_unavailable_parser(sub, exc)
+        return
     p = sub.add_parser(
         "serve",
         help="serve servers over MCP (stdio or streamable HTTP), one isolated state per session",
@@ -102,6 +107,61 @@ def add_parser(sub: Any) -> None:
         help="server log level, written to stderr (default: warning)",
     )
     p.set_defaults(func=run)
+
+
+def _is_mcp(exc: ImportError) -> bool:
+    """Whether ``exc`` says the MCP SDK is missing or is not a version prove_gym.mcp runs on."""
+    name = exc.name or ""
+    return name == "mcp" or name.startswith("mcp.")
+
+
+def _mcp_requirement() -> str:
+    """The ``mcp`` requirement of the ``prove-gym[mcp]`` extra, as installed (for messages)."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    try:
+        for requirement in requires("prove-gym") or []:
+            spec, _, marker = requirement.partition(";")
+            if "extra" in marker and '"mcp"' in marker and spec.strip().startswith("mcp"):
+                return spec.strip().replace(" ", "")
+    except PackageNotFoundError:  # pragma: no cover - a source tree without install metadata
+        pass
+    return "mcp"
+
+
+def _unavailable_message(exc: ImportError) -> str:
+    """One line saying what to install, and why: mcp missing, or a version that lacks a name."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    if isinstance(exc, ModuleNotFoundError) and exc.name == "mcp":
+        found = "mcp is not installed"
+    else:
+        try:
+            installed = f"mcp {version('mcp')}"
+        except PackageNotFoundError:  # pragma: no cover - importable without metadata
+            installed = "the installed mcp"
+        found = f"{installed} is not {_mcp_requirement()}"
+    return (
+        "prove-gym serve: error: serving over MCP needs the mcp extra: "
+        f"pip install 'prove-gym[mcp]' ({found})"
+    )
+
+
+def _add_unavailable_parser(sub: Any, exc: ImportError) -> None:
+    """``serve`` without a usable MCP SDK: listed in the help, and says what to install."""
+    message = _unavailable_message(exc)
+    p = sub.add_parser(
+        "serve",
+        help="serve servers over MCP (needs the mcp extra: pip install 'prove-gym[mcp]')",
+        description=message.removeprefix("prove-gym serve: error: "),
+    )
+    p.add_argument("arguments", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+
+    def unavailable(args: argparse.Namespace) -> int:
+        print(message, file=sys.stderr)
+        return 2
+
+    p.set_defaults(func=unavailable)
 
 
 def run(args: argparse.Namespace) -> int:
