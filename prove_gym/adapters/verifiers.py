@@ -40,7 +40,7 @@ from typing import Any
 import verifiers.v1 as vf
 from pydantic import Field
 
-from prove_gym.episode import Episode, EpisodeCaps
+from prove_gym.episode import Episode, EpisodeCaps, episode_instructions
 from prove_gym.registry import get_registry
 from prove_gym.reward import RewardBreakdown, score
 from prove_gym.task import Task, iter_tasks
@@ -148,15 +148,13 @@ class ProveTaskset(vf.Taskset[ProveTask, ProveTasksetConfig]):
         config = self.config
         registry = get_registry()
         for task in self._tasks():
-            # The system prompt and tools are the episode's own (same text, same offer).
-            with Episode(task, registry=registry) as episode:
-                instructions = episode.instructions
             yield ProveTask(
                 ProveTaskData(
                     id=task.id,
                     name=task.id,
                     prompt=task.turns[0].user,
-                    system_prompt=instructions,
+                    # The episode's own system text; the tools come natively, over MCP.
+                    system_prompt=episode_instructions(task, registry),
                     task=task.model_dump(mode="json"),
                 ),
                 config.task,
@@ -273,16 +271,17 @@ def load_environment(
         max_user_turns: User turns played at most.
         agent: The seat's verifiers ``AgentConfig`` (model, sampling, caps, runtime).
             Default: verifiers' ``null`` harness (a chat loop with MCP tools, which
-            runs no code) in a local subprocess.
+            runs no code) in a local subprocess, with the episode's assistant-turn cap.
 
     Returns:
         The environment, loaded through ``verifiers.v1.load_environment``.
     """
-    seat = vf.AgentConfig.model_validate(
-        agent
-        if agent is not None
-        else {"harness": {"id": "null"}, "runtime": {"type": "subprocess"}}
-    )
+    default_seat = {
+        "harness": {"id": "null"},
+        "runtime": {"type": "subprocess"},
+        "max_turns": EpisodeCaps.max_assistant_turns,
+    }
+    seat = vf.AgentConfig.model_validate(agent if agent is not None else default_seat)
     taskset = ProveTasksetConfig(
         id=TASKSET_ID,
         server=server,
