@@ -48,6 +48,13 @@ for hub in verifiers openenv; do
   "$PY" -m venv "$venv"
   "$venv/bin/python" -m pip install -q "$WHEEL" "$hub"
   smoke "$venv" "$hub"
+  # The hub's own mcp is outside prove-gym[mcp]'s range: serve says so in one line.
+  if out=$("$venv/bin/prove-gym" serve calendar 2>&1); then
+    echo "coinstall: prove-gym serve ran beside $hub's mcp: $out" >&2; exit 1
+  fi
+  [[ $out == *"prove-gym[mcp]"* && $(wc -l <<<"$out") == 1 ]] || {
+    echo "coinstall: unexpected serve error: $out" >&2; exit 1; }
+  echo "coinstall: $out"
   echo "coinstall: $hub environment set up and checked in $((SECONDS - t)) s"
 done
 

@@ -20,13 +20,12 @@ from typing import Any
 
 
 def add_parser(sub: Any) -> None:
-    try:
-        from prove_gym.mcp.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_TTL
-    except ImportError as exc:
-        if not _is_mcp(exc):
-            raise
-        _add_unavailable_parser(sub, exc)
+    problem = _mcp_problem()
+    if problem is not None:
+        _add_unavailable_parser(sub, problem)
         return
+    from prove_gym.mcp.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_TTL
+
     p = sub.add_parser(
         "serve",
         help="serve servers over MCP (stdio or streamable HTTP), one isolated state per session",
@@ -109,14 +108,32 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _is_mcp(exc: ImportError) -> bool:
-    """Whether ``exc`` says the MCP SDK is missing or is not a version prove_gym.mcp runs on."""
-    name = exc.name or ""
-    return name == "mcp" or name.startswith("mcp.")
+def _mcp_problem() -> str | None:
+    """Why ``prove-gym serve`` cannot run here (mcp missing, or outside the extra's range),
+    or ``None`` when prove_gym.mcp imports with an mcp the extra accepts."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    requirement = _mcp_requirement()
+    try:
+        installed: str | None = version("mcp")
+    except PackageNotFoundError:
+        installed = None
+    if installed is not None and not _satisfies(installed, requirement):
+        return f"mcp {installed} is installed, not {requirement}"
+    try:
+        import prove_gym.mcp.sessions  # noqa: F401
+    except ImportError as exc:
+        name = exc.name or ""
+        if name != "mcp" and not name.startswith("mcp."):
+            raise
+        if isinstance(exc, ModuleNotFoundError) and name == "mcp":
+            return "mcp is not installed"
+        return f"mcp {installed or ''} lacks {name}, needs {requirement}".replace("  ", " ")
+    return None
 
 
 def _mcp_requirement() -> str:
-    """The ``mcp`` requirement of the ``prove-gym[mcp]`` extra, as installed (for messages)."""
+    """The ``mcp`` requirement of the ``prove-gym[mcp]`` extra, as installed (``mcp<2.4,>=2.2``)."""
     from importlib.metadata import PackageNotFoundError, requires
 
     try:
@@ -129,27 +146,44 @@ def _mcp_requirement() -> str:
     return "mcp"
 
 
-def _unavailable_message(exc: ImportError) -> str:
-    """One line saying what to install, and why: mcp missing, or a version that lacks a name."""
-    from importlib.metadata import PackageNotFoundError, version
+def _satisfies(version: str, requirement: str) -> bool:
+    """Whether release ``version`` meets the comparisons of ``requirement`` (``mcp<2.4,>=2.2``).
 
-    if isinstance(exc, ModuleNotFoundError) and exc.name == "mcp":
-        found = "mcp is not installed"
-    else:
-        try:
-            installed = f"mcp {version('mcp')}"
-        except PackageNotFoundError:  # pragma: no cover - importable without metadata
-            installed = "the installed mcp"
-        found = f"{installed} is not {_mcp_requirement()}"
-    return (
-        "prove-gym serve: error: serving over MCP needs the mcp extra: "
-        f"pip install 'prove-gym[mcp]' ({found})"
-    )
+    Only release numbers are compared (``2.3.0rc1`` as ``2.3.0``); other operators pass.
+
+    >>> _satisfies("2.3.0", "mcp<2.4,>=2.2"), _satisfies("2.0.0", "mcp<2.4,>=2.2")
+    (True, False)
+    """
+    import operator
+    import re
+
+    def release(text: str) -> tuple[int, ...]:
+        parts = re.match(r"\d+(?:\.\d+)*", text.strip())
+        numbers = [int(p) for p in parts.group().split(".")] if parts else [0]
+        while len(numbers) > 1 and numbers[-1] == 0:
+            numbers.pop()
+        return tuple(numbers)
+
+    compare = {
+        "<=": operator.le,
+        ">=": operator.ge,
+        "==": operator.eq,
+        "<": operator.lt,
+        ">": operator.gt,
+    }
+    for clause in requirement.removeprefix("mcp").split(","):
+        match = re.fullmatch(r"\s*(<=|>=|==|<|>)\s*([\w.]+)\s*", clause)
+        if match and not compare[match[1]](release(version), release(match[2])):
+            return False
+    return True
 
 
-def _add_unavailable_parser(sub: Any, exc: ImportError) -> None:
+def _add_unavailable_parser(sub: Any, problem: str) -> None:
     """``serve`` without a usable MCP SDK: listed in the help, and says what to install."""
-    message = _unavailable_message(exc)
+    message = (
+        "prove-gym serve: error: serving over MCP needs the mcp extra: "
+        f"pip install 'prove-gym[mcp]' ({problem})"
+    )
     p = sub.add_parser(
         "serve",
         help="serve servers over MCP (needs the mcp extra: pip install 'prove-gym[mcp]')",
