@@ -91,6 +91,8 @@ class ProveTaskConfig(vf.TaskConfig):
 class ProveTaskData(vf.TaskData):
     task: dict[str, Any]
     """The prove_gym task, as its JSON object."""
+    max_user_turns: int = EpisodeCaps.max_user_turns
+    """User turns played at most (the episode's cap, read by the host and the tool server)."""
 
 
 class ProveTask(vf.Task[ProveTaskData, ProveState, ProveTaskConfig]):
@@ -155,6 +157,7 @@ class ProveTaskset(vf.Taskset[ProveTask, ProveTasksetConfig]):
                     prompt=task.turns[0].user,
                     # The episode's own system text; the tools come natively, over MCP.
                     system_prompt=episode_instructions(task, registry),
+                    max_user_turns=config.max_user_turns,
                     task=task.model_dump(mode="json"),
                 ),
                 config.task,
@@ -182,6 +185,7 @@ class ProveToolset(vf.Toolset[ProveToolsetConfig, ProveState]):
 
     async def setup_task(self, task: ProveTaskData) -> None:
         caps = EpisodeCaps(
+            max_user_turns=task.max_user_turns,
             max_calls_per_message=self.config.max_calls_per_message,
             max_calls_per_episode=self.config.max_calls_per_episode,
         )
@@ -219,8 +223,8 @@ class ProveToolset(vf.Toolset[ProveToolsetConfig, ProveState]):
         # Answers given since the last call close their user turns first, so this
         # call is recorded under the user turn it answers.
         for answer in self.state.answers[episode.user_turn :]:
-            if not episode.done:
-                episode.step(answer)
+            if not episode.done:  # a message without calls: its text is never parsed for any
+                episode.step({"role": "assistant", "content": answer})
         if episode.done:
             text, error = "The episode is over: no more calls are run.", True
         else:
@@ -236,9 +240,7 @@ class ProveEnv(vf.SingleAgentEnv):
 
     async def run(self, task: vf.Task, agents: vf.Agents) -> None:
         assert isinstance(task, ProveTask)
-        config = self.taskset.config
-        assert isinstance(config, ProveTasksetConfig)
-        turns = [t.user for t in task.prove_task.turns][: config.max_user_turns]
+        turns = [t.user for t in task.prove_task.turns][: task.data.max_user_turns]
         async with agents.agent.interaction(task) as interaction:
             segment = await interaction.turn()  # the task's prompt: the first user turn
             for user in [*turns[1:], None]:

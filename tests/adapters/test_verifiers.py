@@ -26,9 +26,9 @@ from verifiers.v1.clients.client import RelayReply  # noqa: E402
 
 import prove_gym  # noqa: E402
 from prove_gym.adapters.verifiers import ProveTask, load_environment  # noqa: E402
-from prove_gym.episode import Episode  # noqa: E402
+from prove_gym.episode import Episode, episode_instructions  # noqa: E402
 from prove_gym.reward import RewardBreakdown  # noqa: E402
-from prove_gym.task import Task  # noqa: E402
+from prove_gym.task import Task, save_tasks  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -166,3 +166,20 @@ def test_gold_scores_the_maximum_a_worse_policy_less_and_both_what_episode_pays(
     turns = [i for i, turn in enumerate(task.turns) for _ in turn.steps]
     assert [c["turn"] for c in trace.state.calls] == turns
     assert all(c["result"]["status"] == "ok" for c in trace.state.calls)
+
+
+def test_the_taskset_reads_a_synth_folder_split_with_the_episodes_system_text(
+    tmp_path: Any,
+) -> None:
+    registry = prove_gym.get_registry()
+    tasks = registry.tasks("calendar")[:2]
+    save_tasks(tasks, tmp_path / "test.jsonl")
+    env = load_environment(server="calendar", tasks=tmp_path, split="test", max_user_turns=3)
+    loaded = list(env.taskset)
+    assert [t.data.id for t in loaded] == [t.id for t in tasks]
+    assert [t.data.prompt for t in loaded] == [t.turns[0].user for t in tasks]
+    assert [t.data.system_prompt for t in loaded] == [
+        episode_instructions(t, registry) for t in tasks
+    ]
+    assert {t.data.max_user_turns for t in loaded} == {3}
+    assert [Task.model_validate(t.data.task) for t in loaded] == tasks
