@@ -63,6 +63,6 @@ t=$SECONDS
 venv="$TMP/verifiers"
 "$venv/bin/python" -m pip install -q pytest pytest-asyncio pytest-xdist hypothesis uv
 # From outside the repository, so that prove_gym is the installed wheel, not the source tree.
-(cd "$TMP" && PATH="$venv/bin:$PATH" "$venv/bin/python" -m pytest -n 0 -q \
+(cd "$TMP" && PATH="$venv/bin:$PATH" "$venv/bin/python" -m pytest -n 0 -q --slow \
     --rootdir "$REPO" -c "$REPO/pyproject.toml" "$REPO/tests/adapters/test_verifiers.py")
 echo "coinstall: verifiers adapter test in $((SECONDS - t)) s; total $((SECONDS - start)) s"

@@ -30,8 +30,6 @@ from prove_gym.episode import Episode, episode_instructions  # noqa: E402
 from prove_gym.reward import RewardBreakdown  # noqa: E402
 from prove_gym.task import Task, save_tasks  # noqa: E402
 
-pytestmark = pytest.mark.slow
-
 Policy = Callable[[Task, list[dict[str, Any]]], dict[str, Any]]
 
 
@@ -141,6 +139,7 @@ async def _play(
     return traces
 
 
+@pytest.mark.slow
 def test_gold_scores_the_maximum_a_worse_policy_less_and_both_what_episode_pays(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
