@@ -20,11 +20,11 @@ from typing import Any
 
 
 def add_parser(sub: Any) -> None:
-    problem = _mcp_problem()
-    if problem is not None:
-        _add_unavailable_parser(sub, problem)
+    try:
+        from prove_gym.mcp.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_TTL
+    except ImportError as exc:
+        _add_unavailable_parser(sub, _import_problem(exc))
         return
-    from prove_gym.mcp.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_TTL
 
     p = sub.add_parser(
         "serve",
@@ -108,28 +108,33 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _mcp_problem() -> str | None:
-    """Why ``prove-gym serve`` cannot run here (mcp missing, or outside the extra's range),
-    or ``None`` when prove_gym.mcp imports with an mcp the extra accepts."""
+def _import_problem(exc: ImportError) -> str:
+    """Why prove_gym.mcp does not import: mcp is missing, or lacks a name (re-raises the rest)."""
+    name = exc.name or ""
+    if name != "mcp" and not name.startswith("mcp."):
+        raise exc
+    if isinstance(exc, ModuleNotFoundError) and name == "mcp":
+        return "mcp is not installed"
+    return f"{_installed_mcp() or 'the installed mcp'} lacks {name}, needs {_mcp_requirement()}"
+
+
+def _version_problem() -> str | None:
+    """Why the installed mcp, which imports, is not one serve runs on (outside the extra's
+    range, as beside verifiers or OpenEnv); ``None`` when it is. Checked when serve runs,
+    not when the command line is parsed (reading package metadata costs ~0.1 s)."""
+    installed, requirement = _installed_mcp(), _mcp_requirement()
+    if installed is None or _satisfies(installed.removeprefix("mcp "), requirement):
+        return None
+    return f"{installed} is installed, not {requirement}"
+
+
+def _installed_mcp() -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 
-    requirement = _mcp_requirement()
     try:
-        installed: str | None = version("mcp")
+        return f"mcp {version('mcp')}"
     except PackageNotFoundError:
-        installed = None
-    if installed is not None and not _satisfies(installed, requirement):
-        return f"mcp {installed} is installed, not {requirement}"
-    try:
-        import prove_gym.mcp.sessions  # noqa: F401
-    except ImportError as exc:
-        name = exc.name or ""
-        if name != "mcp" and not name.startswith("mcp."):
-            raise
-        if isinstance(exc, ModuleNotFoundError) and name == "mcp":
-            return "mcp is not installed"
-        return f"mcp {installed or ''} lacks {name}, needs {requirement}".replace("  ", " ")
-    return None
+        return None
 
 
 def _mcp_requirement() -> str:
@@ -178,12 +183,16 @@ def _satisfies(version: str, requirement: str) -> bool:
     return True
 
 
-def _add_unavailable_parser(sub: Any, problem: str) -> None:
-    """``serve`` without a usable MCP SDK: listed in the help, and says what to install."""
-    message = (
+def _unavailable_message(problem: str) -> str:
+    return (
         "prove-gym serve: error: serving over MCP needs the mcp extra: "
         f"pip install 'prove-gym[mcp]' ({problem})"
     )
+
+
+def _add_unavailable_parser(sub: Any, problem: str) -> None:
+    """``serve`` without a usable MCP SDK: listed in the help, and says what to install."""
+    message = _unavailable_message(problem)
     p = sub.add_parser(
         "serve",
         help="serve servers over MCP (needs the mcp extra: pip install 'prove-gym[mcp]')",
@@ -199,6 +208,10 @@ def _add_unavailable_parser(sub: Any, problem: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    problem = _version_problem()
+    if problem is not None:
+        print(_unavailable_message(problem), file=sys.stderr)
+        return 2
     import logging
 
     import anyio
