@@ -13,9 +13,9 @@ cd "$(dirname "$0")/.."
 REPO=$PWD
 PY=${PYTHON:-python3}
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-
 start=$SECONDS
+trap 'rm -rf "$TMP"; echo "coinstall: $((SECONDS - start)) s with the clean-up"' EXIT
+
 "$PY" -m pip wheel -q --no-deps -w "$TMP/dist" "$REPO"
 WHEEL=$(ls "$TMP"/dist/prove_gym-*.whl)
 

@@ -115,7 +115,9 @@ def _import_problem(exc: ImportError) -> str:
         raise exc
     if isinstance(exc, ModuleNotFoundError) and name == "mcp":
         return "mcp is not installed"
-    return f"{_installed_mcp() or 'the installed mcp'} lacks {name}, needs {_mcp_requirement()}"
+    return _version_problem() or (
+        f"{_installed_mcp() or 'the installed mcp'} lacks {name}, needs {_mcp_requirement()}"
+    )
 
 
 def _version_problem() -> str | None:
