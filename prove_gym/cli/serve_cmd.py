@@ -18,10 +18,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from prove_gym.mcp.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_TTL
-
 
 def add_parser(sub: Any) -> None:
+    try:
+        from prove_gym.mcp.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_TTL
+    except ImportError as exc:
+        _add_unavailable_parser(sub, _import_problem(exc))
+        return
+
     p = sub.add_parser(
         "serve",
         help="serve servers over MCP (stdio or streamable HTTP), one isolated state per session",
@@ -104,7 +108,112 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _import_problem(exc: ImportError) -> str:
+    """Why prove_gym.mcp does not import: mcp is missing, or lacks a name (re-raises the rest)."""
+    name = exc.name or ""
+    if name != "mcp" and not name.startswith("mcp."):
+        raise exc
+    if isinstance(exc, ModuleNotFoundError) and name == "mcp":
+        return "mcp is not installed"
+    return _version_problem() or (
+        f"{_installed_mcp() or 'the installed mcp'} lacks {name}, needs {_mcp_requirement()}"
+    )
+
+
+def _version_problem() -> str | None:
+    """Why the installed mcp, which imports, is not one serve runs on (outside the extra's
+    range, as beside verifiers or OpenEnv); ``None`` when it is. Checked when serve runs,
+    not when the command line is parsed (reading package metadata costs ~0.1 s)."""
+    installed, requirement = _installed_mcp(), _mcp_requirement()
+    if installed is None or _satisfies(installed.removeprefix("mcp "), requirement):
+        return None
+    return f"{installed} is installed, not {requirement}"
+
+
+def _installed_mcp() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"mcp {version('mcp')}"
+    except PackageNotFoundError:
+        return None
+
+
+def _mcp_requirement() -> str:
+    """The ``mcp`` requirement of the ``prove-gym[mcp]`` extra, as installed (``mcp<2.4,>=2.2``)."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    try:
+        for requirement in requires("prove-gym") or []:
+            spec, _, marker = requirement.partition(";")
+            if "extra" in marker and '"mcp"' in marker and spec.strip().startswith("mcp"):
+                return spec.strip().replace(" ", "")
+    except PackageNotFoundError:  # pragma: no cover - a source tree without install metadata
+        pass
+    return "mcp"
+
+
+def _satisfies(version: str, requirement: str) -> bool:
+    """Whether release ``version`` meets the comparisons of ``requirement`` (``mcp<2.4,>=2.2``).
+
+    Only release numbers are compared (``2.3.0rc1`` as ``2.3.0``); other operators pass.
+
+    >>> _satisfies("2.3.0", "mcp<2.4,>=2.2"), _satisfies("2.0.0", "mcp<2.4,>=2.2")
+    (True, False)
+    """
+    import operator
+    import re
+
+    def release(text: str) -> tuple[int, ...]:
+        parts = re.match(r"\d+(?:\.\d+)*", text.strip())
+        numbers = [int(p) for p in parts.group().split(".")] if parts else [0]
+        while len(numbers) > 1 and numbers[-1] == 0:
+            numbers.pop()
+        return tuple(numbers)
+
+    compare = {
+        "<=": operator.le,
+        ">=": operator.ge,
+        "==": operator.eq,
+        "<": operator.lt,
+        ">": operator.gt,
+    }
+    for clause in requirement.removeprefix("mcp").split(","):
+        match = re.fullmatch(r"\s*(<=|>=|==|<|>)\s*([\w.]+)\s*", clause)
+        if match and not compare[match[1]](release(version), release(match[2])):
+            return False
+    return True
+
+
+def _unavailable_message(problem: str) -> str:
+    return (
+        "prove-gym serve: error: serving over MCP needs the mcp extra: "
+        f"pip install 'prove-gym[mcp]' ({problem})"
+    )
+
+
+def _add_unavailable_parser(sub: Any, problem: str) -> None:
+    """``serve`` without a usable MCP SDK: listed in the help, and says what to install."""
+    message = _unavailable_message(problem)
+    p = sub.add_parser(
+        "serve",
+        help="serve servers over MCP (needs the mcp extra: pip install 'prove-gym[mcp]')",
+        description=message.removeprefix("prove-gym serve: error: "),
+    )
+    p.add_argument("arguments", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+
+    def unavailable(args: argparse.Namespace) -> int:
+        print(message, file=sys.stderr)
+        return 2
+
+    p.set_defaults(func=unavailable)
+
+
 def run(args: argparse.Namespace) -> int:
+    problem = _version_problem()
+    if problem is not None:
+        print(_unavailable_message(problem), file=sys.stderr)
+        return 2
     import logging
 
     import anyio
