@@ -70,6 +70,9 @@ from typing import Any
 
 from prove_gym.registry import Registry, get_registry
 from prove_gym.reward import RewardConfig, score
+from prove_gym.reward.common import prepare
+from prove_gym.reward.state import canonical
+from prove_gym.reward.turns import gold_turns, turn_reward
 from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.grounding import enum_choices
 from prove_gym.task import Task, load_tasks
@@ -745,6 +748,8 @@ class Trajectory:
     calls: tuple[PlannedCall, ...]
     verdict: Verdict
     rewards: dict[str, float]
+    # with --turns: per user turn, (turn judged correct, normalised turn reward)
+    turns: tuple[tuple[bool, float], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -755,7 +760,62 @@ class Trajectory:
             "reasons": list(self.verdict.reasons),
             "rewards": self.rewards,
             "calls": [c.to_dict() for c in self.calls],
+            **({"turns": [list(t) for t in self.turns]} if self.turns else {}),
         }
+
+
+def execute_by_turn(
+    task: Task, calls: Sequence[PlannedCall], registry: Registry | None = None
+) -> tuple[list[CallRecord], list[str]]:
+    """:func:`execute`, with the state hash at the end of every user turn."""
+    with Workspace(task, registry or get_registry()) as ws:
+        records: list[CallRecord] = []
+        hashes = []
+        pending = list(calls)
+        for t in range(len(task.turns)):
+            while pending and pending[0].turn <= t:
+                c = pending.pop(0)
+                records.append(ws.call(c.name, c.arguments, turn=c.turn))
+            hashes.append(ws.state_hash())
+        return records, hashes
+
+
+def judge_turns(
+    task: Task, records: Sequence[CallRecord], hashes: Sequence[str], registry: Registry
+) -> list[bool]:
+    """Per user turn, independently of the reward: correct iff the state at the turn's end
+    is the gold replay's at the end of that turn, every gold read of the turn got the gold
+    replay's answer from a call of the same tool in that turn, and no call was made on a
+    turn whose right move is to ask or abstain."""
+    gold = gold_turns(task, registry)
+    writes = prepare(task, registry).writes
+    out = []
+    for t, turn in enumerate(task.turns):
+        own = [r for r in records if r.turn == t]
+        ok = hashes[t] == gold[t][0] and not (turn.kind in NO_CALL_KINDS and own)
+        scored = [s for s in turn.steps if not s.attempt]
+        for step, answer in zip(scored, gold[t][1], strict=True):
+            if step.name in writes or answer is None:
+                continue
+            ok = ok and any(
+                r.name == step.name and r.result.ok and canonical(r.result.content) == answer
+                for r in own
+            )
+        out.append(ok)
+    return out
+
+
+def turn_rows(
+    task: Task, calls: Sequence[PlannedCall], config: RewardConfig, registry: Registry
+) -> tuple[tuple[bool, float], ...]:
+    """Per user turn of an executed trajectory: (judged correct, normalised turn reward)."""
+    records, hashes = execute_by_turn(task, calls, registry)
+    labels = judge_turns(task, records, hashes, registry)
+    rows = []
+    for t, label in enumerate(labels):
+        b = turn_reward(task, t, records, hashes[t], config, registry)
+        rows.append((label, round(b.total / b.max_total, 12) + 0.0 if b.max_total else 0.0))
+    return tuple(rows)
 
 
 def chosen_config(spec: str) -> RewardConfig:
@@ -798,9 +858,15 @@ def normalised_reward(
 
 
 def evaluate_task(
-    facts: TaskFacts, configs: Mapping[str, RewardConfig], k: int, registry: Registry | None = None
+    facts: TaskFacts,
+    configs: Mapping[str, RewardConfig],
+    k: int,
+    registry: Registry | None = None,
+    *,
+    turns: bool = False,
 ) -> list[Trajectory]:
-    """Every family's variants of one task, executed, judged and scored with every config."""
+    """Every family's variants of one task, executed, judged and scored with every config;
+    with ``turns``, each user turn judged and paid its turn reward under the first config."""
     registry = registry or get_registry()
     task = facts.task
     out = []
@@ -811,8 +877,70 @@ def evaluate_task(
             rewards = {
                 name: normalised_reward(task, records, final, cfg) for name, cfg in configs.items()
             }
-            out.append(Trajectory(task.id, family, variant.label, variant.calls, verdict, rewards))
+            per_turn = (
+                turn_rows(task, variant.calls, next(iter(configs.values())), registry)
+                if turns
+                else ()
+            )
+            out.append(
+                Trajectory(
+                    task.id, family, variant.label, variant.calls, verdict, rewards, per_turn
+                )
+            )
     return out
+
+
+def summarise_turns(trajectories: Sequence[Trajectory], config: str) -> dict[str, Any]:
+    """Per family: the AUC of turn rewards against the per-turn judge (the family's turns
+    pooled with its tasks' oracle turns), and, over trajectories, the AUC of the sum of a
+    trajectory's turn rewards against the episode judge beside that of the episode reward."""
+    oracles = {t.task: t for t in trajectories if t.family == "oracle"}
+    families: dict[str, Any] = {}
+    for family in FAMILIES:
+        rows = [t for t in trajectories if t.family == family]
+        pooled = rows if family == "oracle" else rows + [oracles[x.task] for x in rows]
+        turns = [pair for t in pooled for pair in t.turns]
+        families[family] = {
+            "turns": sum(len(t.turns) for t in rows),
+            "correct": _mean([float(ok) for t in rows for ok, _ in t.turns]),
+            "auc": roc_auc([r for _, r in turns], [ok for ok, _ in turns]),
+        }
+    every = [pair for t in trajectories for pair in t.turns]
+    labels = [t.verdict.correct for t in trajectories]
+    return {
+        "config": config,
+        "auc": roc_auc([r for _, r in every], [ok for ok, _ in every]),
+        "turns": len(every),
+        # the sum over the number of turns: tasks of 1 and 3 turns are pooled
+        "sum_auc": roc_auc(
+            [sum(r for _, r in t.turns) / max(1, len(t.turns)) for t in trajectories], labels
+        ),
+        "episode_auc": roc_auc([t.rewards[config] for t in trajectories], labels),
+        "families": families,
+    }
+
+
+def format_turns(summary: Mapping[str, Any]) -> str:
+    """The per-turn table of :func:`summarise_turns`."""
+    lines = [
+        f"Credit per user turn ({summary['config']}): ROC AUC of each turn's reward against a "
+        "per-turn judge",
+        "(correct iff the state at the turn's end is the gold replay's then, the turn's gold",
+        "reads answered in that turn, no call on an ask/abstain turn); family turns pooled",
+        "with their tasks' oracle turns",
+        f"{'family':<22} {'turns':>6} {'correct':>8} {'AUC':>7}",
+    ]
+    for family, row in summary["families"].items():
+        lines.append(
+            f"{family:<22} {row['turns']:>6} {_fmt(row['correct'], '.2f'):>8} {_fmt(row['auc']):>7}"
+        )
+    lines.append(f"{'all turns':<22} {summary['turns']:>6} {'':>8} {_fmt(summary['auc']):>7}")
+    lines.append(
+        f"Ranking whole trajectories against the episode judge: the turn rewards' sum (over "
+        f"the task's number of turns) AUC "
+        f"{_fmt(summary['sum_auc'])}, the episode reward AUC {_fmt(summary['episode_auc'])}"
+    )
+    return "\n".join(lines)
 
 
 @dataclass
@@ -1024,6 +1152,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=None, help="at most this many tasks")
     parser.add_argument("--servers", default=None, help="comma-separated servers (default: all)")
     parser.add_argument("--json", default=None, help="write every figure and trajectory here")
+    parser.add_argument(
+        "--turns",
+        action="store_true",
+        help="also judge every user turn and pay its turn reward (credit per turn): per family "
+        "the AUC of turn rewards against the per-turn judge",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -1073,7 +1207,7 @@ def run(args: argparse.Namespace) -> int:
         facts = task_facts(task, registry)
         if task.final_state_hash not in (None, facts.gold_hash):
             notes.append(f"{task.id}: recorded final_state_hash differs from the gold replay's")
-        trajectories += evaluate_task(facts, configs, k, registry)
+        trajectories += evaluate_task(facts, configs, k, registry, turns=args.turns)
     summary = summarise(trajectories, list(configs))
 
     source = ", ".join(files) or "shipped tasks"
@@ -1088,6 +1222,10 @@ def run(args: argparse.Namespace) -> int:
     if trajectories:
         print()
         print(format_extremes(trajectories, next(iter(configs))), flush=True)
+    turn_summary = summarise_turns(trajectories, next(iter(configs))) if args.turns else None
+    if turn_summary is not None:
+        print()
+        print(format_turns(turn_summary), flush=True)
     if args.json:
         payload = {
             "source": source,
@@ -1096,6 +1234,7 @@ def run(args: argparse.Namespace) -> int:
             "configs": {name: _describe(cfg) for name, cfg in configs.items()},
             "notes": notes,
             "summary": summary,
+            **({"turns": turn_summary} if turn_summary is not None else {}),
             "trajectories": [t.to_dict() for t in trajectories],
         }
         Path(args.json).write_text(json.dumps(payload, indent=1, sort_keys=False) + "\n")

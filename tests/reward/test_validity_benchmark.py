@@ -89,9 +89,12 @@ def test_reward_check_reports_families_and_auc_on_a_synthesized_folder(
     synth = ["synth", "--servers", "calendar,banking", "--n", "12", "--seed", "3", "--no-progress"]
     assert main([*synth, "--out", str(out)]) == 0
     capsys.readouterr()
-    check = ["reward-check", str(out), "--variants", "1", "--reward", "state=0.3"]
+    check = ["reward-check", str(out), "--variants", "1", "--reward", "state=0.3", "--turns"]
     assert main(check) == 0
     report = capsys.readouterr().out
+    assert "Credit per user turn (state=0.3)" in report
+    all_turns = next(line for line in report.splitlines() if line.startswith("all turns"))
+    assert float(all_turns.split()[-1]) >= 0.9  # turn rewards rank turns by their outcome
     assert "Reward validity: 12 tasks" in report and "train.jsonl, " in report
     for family in ("oracle", "drop_call", "duplicate_write", "wrong_entity_id"):
         assert family in report
