@@ -23,6 +23,11 @@ variable                       meaning                                          
                                ``PROVE_REWARD_WEIGHT_ARGUMENTS=0.2``
 ``PROVE_REWARD_COMPONENTS``    plugin components to add, by name:               (none)
                                ``no_long_calls,polite``
+``PROVE_TURN_REWARDS``         ``1``: also score each user turn when it closes  ``0``
+                               (verl: ``turn_scores``; OpenRLHF: each step's
+                               ``rewards`` is the credit of the turns it
+                               closed, summed by OpenRLHF; ``scores`` stays
+                               the episode's total)
 =============================  ===============================================  ==========
 """
 
@@ -147,6 +152,7 @@ class AdapterSettings:
     format: str = "hermes"
     min_turn_tokens: int = 16
     reward_config: RewardConfig = field(default_factory=RewardConfig)
+    turn_rewards: bool = False
 
     def episode(self, task: Task, registry: Registry | None = None) -> Episode:
         """A new :class:`~prove_gym.episode.Episode` of ``task`` under these settings."""
@@ -156,6 +162,7 @@ class AdapterSettings:
             caps=EpisodeCaps(self.max_assistant_turns, self.max_user_turns),
             reward=self.reward_config,
             registry=registry,
+            turn_rewards=self.turn_rewards,
         )
 
     @classmethod
@@ -169,6 +176,7 @@ class AdapterSettings:
             format=env.get("PROVE_FORMAT", "hermes"),
             min_turn_tokens=int(env.get("PROVE_MIN_TURN_TOKENS", 16)),
             reward_config=reward_config_from_env(env),
+            turn_rewards=env.get("PROVE_TURN_REWARDS", "0").strip().lower() in ("1", "true", "yes"),
         )
 
 

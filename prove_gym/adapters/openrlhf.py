@@ -124,6 +124,7 @@ class ProveAgentInstance(AgentInstanceBase):
         episode = self.episode
         if episode is None:
             raise RuntimeError("step() before reset()")
+        closed = len(episode.turn_breakdowns)  # turns paid before this step
         out = await asyncio.to_thread(episode.step, states["action_text"])
         rollout = _ROLLOUT.get()
         renderer = self._renderer()
@@ -141,9 +142,12 @@ class ProveAgentInstance(AgentInstanceBase):
         if episode.done:
             episode.close()
         reward = float(episode.breakdown.total) if episode.breakdown is not None else 0.0
+        score = reward
+        if self.settings.turn_rewards:  # OpenRLHF sums the steps' rewards: each turn's credit
+            reward = sum(float(b.total) for b in episode.turn_breakdowns[closed:])
         return {
             "rewards": torch.tensor(reward),
-            "scores": torch.tensor(reward),
+            "scores": torch.tensor(score),
             "environment_feedback": feedback,
             "done": episode.done,
             "sampling_params": states.get("sampling_params"),

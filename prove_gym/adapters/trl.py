@@ -963,6 +963,12 @@ class MultiTurnRollout:
             "prove_assistant_turns": [r.episode.assistant_turns for r in rollouts],
             "prove_truncated": [r.episode.truncated for r in rollouts],
         }
+        if self.settings.turn_rewards:  # logged by prove_reward as prove/turn_reward
+            out["prove_turn_reward"] = [
+                sum(float(b.total) for b in r.episode.turn_breakdowns)
+                / max(1, len(r.episode.turn_breakdowns))
+                for r in rollouts
+            ]
         names = list(self.settings.reward_config.breakdown_keys)
         for r in rollouts:
             names += [n for n in r.breakdown.components if n not in names]
@@ -991,6 +997,7 @@ class MultiTurnRollout:
             caps=self.caps,
             reward=self.settings.reward_config,
             registry=self.registry,
+            turn_rewards=self.settings.turn_rewards,
         )
         opening = list(episode.messages)
         text = chat.render(opening, _native_tools(episode), generation=True)

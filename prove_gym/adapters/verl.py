@@ -84,6 +84,7 @@ class ProveAgentLoop(AgentLoopBase):
             caps=EpisodeCaps(self.settings.max_assistant_turns, self.settings.max_user_turns),
             reward=self.settings.reward_config,
             registry=self.registry,
+            turn_rewards=self.settings.turn_rewards,
         )
         try:
             return await self._play(episode, sampling_params)
@@ -144,7 +145,9 @@ class ProveAgentLoop(AgentLoopBase):
             num_turns=turns,
             metrics=AgentLoopMetrics(),
             extra_fields={
-                "reward_extra_info": reward_extra_info(breakdown, self.settings.reward_config)
+                "reward_extra_info": reward_extra_info(breakdown, self.settings.reward_config),
+                # verl's field for per-turn credit; empty unless PROVE_TURN_REWARDS is set
+                "turn_scores": [float(b.total) for b in episode.turn_breakdowns],
             },
         )
 

@@ -273,3 +273,28 @@ def test_qwen_templates_give_the_hermes_tool_response_turn(
     assert renderer.strip_end_of_turn("<|im_end|>\n<|im_start|>user", [5, eos]) == (
         "\n<|im_start|>user"
     )
+
+
+def test_with_turn_rewards_openrlhf_sums_each_turns_credit_and_scores_the_total(
+    hermes_tokenizer: Any, engine_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROVE_TURN_REWARDS", "1")
+    task = TASKS["calendar-003"]  # two user turns
+    script = oracle_script(task)
+    engine = engine_factory(hermes_tokenizer, script=script)
+    out = run(
+        adapter.AgentExecutor(),
+        dataset_prompt(task, hermes_tokenizer),
+        task.to_json(),
+        hermes_tokenizer,
+        engine,
+    )
+    texts = [hermes_tokenizer.decode(t, skip_special_tokens=True) for t in engine.generated]
+    with Episode(task, turn_rewards=True) as episode:
+        for text in texts:
+            if episode.step(text).done:
+                break
+    turns = [b.total for b in episode.turn_breakdowns]
+    assert len(turns) == 2
+    assert out["reward"] == pytest.approx(sum(turns))  # what OpenRLHF trains on
+    assert out["scores"] == pytest.approx(episode.breakdown.total)  # the episode's, unchanged

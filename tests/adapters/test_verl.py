@@ -215,3 +215,19 @@ def test_through_verl_the_reward_equals_the_episodes_on_the_same_actions(
     assert episode.breakdown is not None
     assert out.reward_score == pytest.approx(episode.breakdown.total)
     assert 0 < out.reward_score < episode.breakdown.max_total
+
+
+@pytest.mark.parametrize("turn_rewards", ["0", "1"])
+def test_turn_scores_carry_each_turns_credit_only_when_asked(
+    hermes_tokenizer: Any, monkeypatch: pytest.MonkeyPatch, turn_rewards: str
+) -> None:
+    monkeypatch.setenv("PROVE_TURN_REWARDS", turn_rewards)
+    task = TASKS["calendar-003"]  # two user turns
+    loop, _server = make_loop(hermes_tokenizer, None, task)
+    out = play(loop, task)
+    scores = out.extra_fields["turn_scores"]
+    if turn_rewards == "0":
+        assert scores == []
+    else:  # the gold earns each turn's maximum; the sequence reward is the episode's
+        assert scores == [3.3, 2.3]
+        assert out.reward_score == pytest.approx(3.3)
