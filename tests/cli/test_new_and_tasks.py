@@ -86,8 +86,8 @@ def test_a_new_plugin_installs_appears_everywhere_and_passes_conformance(tmp_pat
 
 @pytest.mark.slow
 def test_a_broken_plugin_fails_conformance_naming_the_tool(tmp_path: Path) -> None:
-    root = tmp_path / "prove-memos"  # a name no other test imports (its module is cached)
-    new_plugin("memos", root)
+    root = tmp_path / "prove-notes"
+    new_plugin("notes", root)
     tools = root / "prove_notes" / "tools.py"
     source = tools.read_text()
     # A read that writes: list_notes renames the notes and commits it.
