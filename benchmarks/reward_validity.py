@@ -1,13 +1,16 @@
-"""Reward validity over the shipped tasks (or ``--tasks FILE``): ``prove-gym reward-check``.
+"""Reward validity over the shipped tasks (or a task set): the run of ``prove-gym reward-check``.
 
 The perturbation families, the judge and the report are documented in
-:mod:`prove_gym.eval.reward_check`; this script is the same run, kept where the README and
-docs/reward.md point. Run: ``python benchmarks/reward_validity.py [--quick] [--json PATH]``.
+:mod:`prove_gym.eval.reward_check`; this script is the same run with the same options, kept
+where the README and docs/reward.md point.
+Run: ``python benchmarks/reward_validity.py [DIR|FILE] [--quick] [--turns] [--json PATH]``.
 """
 
 from __future__ import annotations
 
-from prove_gym.eval.reward_check import main
+import sys
+
+from prove_gym.cli import main
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(["reward-check", *sys.argv[1:]]))

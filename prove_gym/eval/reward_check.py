@@ -1132,40 +1132,6 @@ def select_tasks(
     return runnable, notes
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``prove-gym reward-check`` and ``benchmarks/reward_validity.py``."""
-    parser.add_argument(
-        "source",
-        nargs="?",
-        default=None,
-        help="a folder prove-gym synth wrote, or a .jsonl task file (default: shipped tasks)",
-    )
-    parser.add_argument("--tasks", default=None, help=argparse.SUPPRESS)  # the old spelling
-    parser.add_argument(
-        "--reward",
-        default=None,
-        help="the config to check first: a preset (default, paper) or name=W[,name=W] "
-        "weights on the default (state=0.3,answers=0)",
-    )
-    parser.add_argument("--quick", action="store_true", help="2 variants per family (default 5)")
-    parser.add_argument("--variants", type=int, default=None, help="variants per family and task")
-    parser.add_argument("--limit", type=int, default=None, help="at most this many tasks")
-    parser.add_argument("--servers", default=None, help="comma-separated servers (default: all)")
-    parser.add_argument("--json", default=None, help="write every figure and trajectory here")
-    parser.add_argument(
-        "--turns",
-        action="store_true",
-        help="also judge every user turn and pay its turn reward (credit per turn): per family "
-        "the AUC of turn rewards against the per-turn judge",
-    )
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    add_arguments(parser)
-    run(parser.parse_args(argv))
-
-
 def task_files(source: str | None) -> list[str]:
     """The task files of a source: a folder's train and test splits, or the file itself."""
     if source is None:
@@ -1260,7 +1226,3 @@ def _describe(config: RewardConfig) -> dict[str, Any]:
             if hasattr(config, name)
         },
     }
-
-
-if __name__ == "__main__":
-    main()
