@@ -13,17 +13,26 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
+# What prove_gym.mcp.sessions' DEFAULT_TTL and DEFAULT_MAX_SESSIONS are, for the help text:
+# reading them there imports the MCP SDK (about a second), which every other command of the
+# CLI would pay for while its parser is built (tests/cli/test_serve_cmd.py keeps them equal).
+TTL_SHOWN = "1800"
+MAX_SESSIONS_SHOWN = "256"
+
 
 def add_parser(sub: Any) -> None:
     try:
-        from prove_gym.mcp.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_TTL
-    except ImportError as exc:
-        _add_unavailable_parser(sub, _import_problem(exc))
+        found = importlib.util.find_spec("mcp") is not None
+    except ImportError:  # a finder that refuses it (a test, a frozen app)
+        found = False
+    if not found:
+        _add_unavailable_parser(sub, "mcp is not installed")
         return
 
     p = sub.add_parser(
@@ -50,15 +59,15 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--ttl",
         type=float,
-        default=DEFAULT_TTL,
-        help=f"HTTP: seconds before an idle session and its state are dropped; 0 = never "
-        f"(default: {DEFAULT_TTL:g})",
+        default=None,
+        help="HTTP: seconds before an idle session and its state are dropped; 0 = never "
+        f"(default: {TTL_SHOWN})",
     )
     p.add_argument(
         "--max-sessions",
         type=int,
-        default=DEFAULT_MAX_SESSIONS,
-        help=f"HTTP: most concurrent sessions; 0 = no limit (default: {DEFAULT_MAX_SESSIONS})",
+        default=None,
+        help=f"HTTP: most concurrent sessions; 0 = no limit (default: {MAX_SESSIONS_SHOWN})",
     )
     p.add_argument(
         "--offload",
@@ -214,13 +223,22 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         print(_unavailable_message(problem), file=sys.stderr)
         return 2
+    try:
+        from prove_gym.mcp.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_TTL, SessionStore
+        from prove_gym.mcp.transports import http_app, is_loopback, serve_http, serve_stdio
+    except ImportError as exc:
+        print(_unavailable_message(_import_problem(exc)), file=sys.stderr)
+        return 2
     import logging
 
     import anyio
 
     from prove_gym import get_registry
-    from prove_gym.mcp.sessions import SessionStore
-    from prove_gym.mcp.transports import http_app, is_loopback, serve_http, serve_stdio
+
+    if args.ttl is None:
+        args.ttl = DEFAULT_TTL
+    if args.max_sessions is None:
+        args.max_sessions = DEFAULT_MAX_SESSIONS
 
     token = _auth_token(args)
     insecure = args.insecure_no_auth

@@ -1,4 +1,4 @@
-"""`prove serve` argument handling (serving itself is tested in tests/mcp/)."""
+"""`prove-gym serve` argument handling (serving itself is tested in tests/mcp/)."""
 
 from __future__ import annotations
 
@@ -24,4 +24,26 @@ def test_serve_defaults_to_stdio_on_loopback_with_limits() -> None:
     args = build_parser().parse_args(["serve", "calendar", "banking"])
     assert (args.transport, args.host, args.port, args.seed) == ("stdio", "127.0.0.1", 8000, 0)
     assert args.servers == ["calendar", "banking"]
-    assert args.ttl > 0 and args.max_sessions > 0 and not args.combine and not args.offload
+    assert not args.combine and not args.offload
+    assert (args.ttl, args.max_sessions) == (None, None)  # the session store's, when serve runs
+
+
+def test_the_help_shows_the_session_stores_own_limits() -> None:
+    from prove_gym.cli import serve_cmd
+    from prove_gym.mcp.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_TTL
+
+    assert f"{DEFAULT_TTL:g}" == serve_cmd.TTL_SHOWN
+    assert str(DEFAULT_MAX_SESSIONS) == serve_cmd.MAX_SESSIONS_SHOWN
+
+
+def test_building_the_command_line_imports_no_mcp_sdk() -> None:
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys; from prove_gym.cli import build_parser; build_parser(); "
+        "print(json.dumps(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == []  # --help, list, synth... pay nothing for serve
