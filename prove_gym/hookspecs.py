@@ -57,6 +57,10 @@ def prove_gym_tasks(server: Server) -> list[Task] | None:
     hook lets a plugin add tasks to any server, a built-in one included.
     Called lazily, the first time tasks of ``server`` are needed (an env reset
     without an explicit task, ``prove-gym demo``); results are concatenated.
+    Plugins load when first needed: the hook is asked of the plugins loaded by
+    then. A plugin that adds tasks to *another* plugin's server is loaded when
+    every plugin is (``Registry.load_all()``, ``Registry.servers``, ``prove-gym
+    list``): load it so before asking for that server's tasks.
     """
 
 

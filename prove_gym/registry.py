@@ -92,8 +92,10 @@ class Registry:
 
     def load_all(self) -> None:
         """Import every installed plugin not loaded yet (in entry-point name order)."""
-        while self._pending:
-            self._load(next(iter(self._pending)))
+        with self._lock:
+            names = list(self._pending)
+        for name in names:
+            self._load(name)
 
     @property
     def server_names(self) -> list[str]:
