@@ -67,8 +67,11 @@ from prove_gym.synth.grounding import (
     message_hints,
     repair_tools,
 )
+from prove_gym.synth.lint import Reader as LintReader
+from prove_gym.synth.lint import inverse_write, repeated_write
 from prove_gym.synth.llm import LLMClient, LLMError
 from prove_gym.synth.render import (
+    OPENERS,
     SLOT,
     RenderedTurn,
     Renderer,
@@ -87,7 +90,7 @@ from prove_gym.synth.validate import (
 )
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/8"
+GENERATOR = "prove_gym.synth/9"
 """Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
 ``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
 of ``final_state_hash`` unless a call changed their state (see
@@ -211,6 +214,7 @@ class ServerContext:
         self.sampler = ChainSampler(server, self.graph)
         self.tools: dict[str, ToolSpec] = {t.name: t for t in server.visible_tools()}
         self.profiles = {t.name: ToolProfile.of(t) for t in server.visible_tools()}
+        self.lint = LintReader(registry)  # what prove-gym lint-data reads a task as
         own = set(server.tools)
         self.foreign: list[ToolSpec] = [
             t
@@ -1208,6 +1212,8 @@ class Conversation:
             at = rng.choice(slots)
             turns.insert(at, Turn(user=rt.text, kind="abstain", info_level="complete"))
             rendered.insert(at, None)
+            if at == 0 and len(turns) > 1:  # a greeting opens the conversation, not its 2nd turn
+                _move_opener(turns)
         if not any(not s.attempt for t in turns for s in t.steps):
             return "no_gold_steps"  # none, or only a call given up: nothing to score
         recoveries = ["repair" if done[i].repairs else "retry" for i in sorted(shown)]
@@ -1273,6 +1279,9 @@ class Conversation:
         problems = text_problems(task, results)
         if problems:
             return f"text_gold_mismatch:{problems[0]}"
+        read = sc.lint.read(task.model_dump(mode="json"))
+        if inverse_write(read) or repeated_write(read):  # a chain that undoes or redoes itself
+            return "undoes_itself"
         reason, final_hash = replay(
             task, results, self.recorded, session=self.session, registry=sc.registry, hasher=_HASHER
         )
@@ -1360,6 +1369,8 @@ class Conversation:
             at = rng.randint(0, len(turns))
             turns.insert(at, Turn(user=rt.text, kind="abstain", info_level="complete"))
             rendered.insert(at, None)
+            if at == 0 and len(turns) > 1:  # the greeting stays on the conversation's first turn
+                _move_opener(turns)
         kind = "missing_tool" if self.hidden is not None else "irrelevant"
         self._record_final_state()
         return self._package(turns, rendered, tools, offered, "complete", [], abstention=kind)
@@ -1408,6 +1419,16 @@ class Conversation:
                 turn.user = text
                 count += 1
         return count
+
+
+def _move_opener(turns: list[Turn]) -> None:
+    """Move the greeting ("Hi! ") of ``turns[1]`` to ``turns[0]``, which now opens."""
+    text = turns[1].user
+    for opener in OPENERS:
+        if opener and text.startswith(opener):
+            turns[1] = turns[1].model_copy(update={"user": text[len(opener) :]})
+            turns[0] = turns[0].model_copy(update={"user": opener + turns[0].user})
+            return
 
 
 def paraphrase(client: LLMClient, text: str, keep: list[str]) -> str | None:

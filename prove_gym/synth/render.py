@@ -565,6 +565,11 @@ class Renderer:
         >>> Renderer(random.Random(0), "complete")._settings([("limit", "5"), ("status", "open")])
         'Use 5 as the limit and open as the status.'
         """
+        same = [value for _label, value in pairs if value.startswith("the same ")]
+        if same:  # "Use the same category", not "Use the same category as the category"
+            rest = [(label, value) for label, value in pairs if not value.startswith("the same ")]
+            kept = f"Use {_and(same)}."
+            return f"{kept} {self._settings(rest)}" if rest else kept
         style = self.rng.randrange(3)
         if style == 0:
             parts = [f"the {label} to {value}" for label, value in pairs]
@@ -572,11 +577,11 @@ class Renderer:
         if style == 1:
             parts = [f"{value} as the {label}" for label, value in pairs]
             return f"Use {_and(parts)}."
-        (label, value), rest = pairs[0], pairs[1:]
+        (label, value), others = pairs[0], pairs[1:]
         # "the author usr_003", but "the author should be that user", not "the author that user"
         parts = [f"the {label} should be {value}"] + [
             f"the {lb} should be {v}" if v.split(" ", 1)[0] in _REFERRING else f"the {lb} {v}"
-            for lb, v in rest
+            for lb, v in others
         ]
         text = _and(parts)
         return text[0].upper() + text[1:] + "."

@@ -89,8 +89,10 @@ def test_sft_rows_show_the_error_and_the_recovery(dataset: SynthResult) -> None:
     assert after["role"] == "assistant" and after.get("tool_calls")  # it acts on the error
 
 
-def test_recovery_rate_zero_shows_no_attempt() -> None:
-    cfg = SynthConfig(servers=("vehicle",), n=24, seed=3, state_seeds=2, recovery_rate=0.0)
+def test_recovery_and_give_up_rates_zero_show_no_attempt() -> None:
+    cfg = SynthConfig(
+        servers=("vehicle",), n=24, seed=3, state_seeds=2, recovery_rate=0.0, give_up_rate=0.0
+    )
     result = synthesize(cfg)
     assert not any(s.attempt for t in result.tasks for s in t.steps)
     assert build_report(result)["recovering_tasks"] == 0
