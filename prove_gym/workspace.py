@@ -273,12 +273,23 @@ class Workspace:
 
 def gold_replay(task: Task, registry: Registry | None = None) -> tuple[list[CallRecord], str]:
     """Replay the task's gold steps on a fresh workspace: (records, final state hash)."""
+    records, hashes = gold_turn_replay(task, registry)
+    return records, hashes[-1]
+
+
+def gold_turn_replay(
+    task: Task, registry: Registry | None = None
+) -> tuple[list[CallRecord], list[str]]:
+    """:func:`gold_replay`, with the state hash at the end of every user turn (the last one
+    is the final state's)."""
     with Workspace(task, registry or get_registry()) as ws:
         records = []
+        hashes = []
         for i, turn in enumerate(task.turns):
             for step in turn.steps:
                 records.append(ws.call(step.name, step.arguments, turn=i))
-        return records, ws.state_hash()
+            hashes.append(ws.state_hash())
+        return records, hashes
 
 
 @dataclass(frozen=True)

@@ -126,13 +126,13 @@ def test_repeated_episodes_of_one_task_replay_its_gold_once(monkeypatch) -> None
     from prove_gym.reward import state
 
     calls = []
-    original = state.gold_replay
+    original = state.gold_turn_replay
 
     def counting(task, registry=None):
         calls.append(task.id)
         return original(task, registry)
 
-    monkeypatch.setattr(state, "gold_replay", counting)
+    monkeypatch.setattr(state, "gold_turn_replay", counting)
     task = TASKS["calendar-001"].model_copy(update={"final_state_hash": None, "id": "fresh-1"})
     for _ in range(3):  # three copies with equal content, as an env's reset may make
         with Episode(task.model_copy()) as episode:

@@ -669,11 +669,25 @@ def perturb(facts: TaskFacts, family: str, k: int) -> list[Variant]:
 
 
 def execute(
-    task: Task, calls: Sequence[PlannedCall], registry: Registry | None = None
+    task: Task,
+    calls: Sequence[PlannedCall],
+    registry: Registry | None = None,
+    *,
+    turn_hashes: list[str] | None = None,
 ) -> tuple[list[CallRecord], str]:
-    """Run the calls on a fresh workspace of the task: the live records and the final state hash."""
+    """Run the calls on a fresh workspace of the task: the live records and the final state
+    hash; given ``turn_hashes``, the state hash at the end of every user turn is appended to
+    it (a turn's calls are those that carry its index, in the order given)."""
     with Workspace(task, registry or get_registry()) as ws:
-        records = [ws.call(c.name, c.arguments, turn=c.turn) for c in calls]
+        records = []
+        pending = list(calls)
+        if turn_hashes is not None:
+            for t in range(len(task.turns)):
+                while pending and pending[0].turn <= t:
+                    c = pending.pop(0)
+                    records.append(ws.call(c.name, c.arguments, turn=c.turn))
+                turn_hashes.append(ws.state_hash())
+        records += [ws.call(c.name, c.arguments, turn=c.turn) for c in pending]
         return records, ws.state_hash()
 
 
@@ -764,22 +778,6 @@ class Trajectory:
         }
 
 
-def execute_by_turn(
-    task: Task, calls: Sequence[PlannedCall], registry: Registry | None = None
-) -> tuple[list[CallRecord], list[str]]:
-    """:func:`execute`, with the state hash at the end of every user turn."""
-    with Workspace(task, registry or get_registry()) as ws:
-        records: list[CallRecord] = []
-        hashes = []
-        pending = list(calls)
-        for t in range(len(task.turns)):
-            while pending and pending[0].turn <= t:
-                c = pending.pop(0)
-                records.append(ws.call(c.name, c.arguments, turn=c.turn))
-            hashes.append(ws.state_hash())
-        return records, hashes
-
-
 def judge_turns(
     task: Task, records: Sequence[CallRecord], hashes: Sequence[str], registry: Registry
 ) -> list[bool]:
@@ -806,10 +804,14 @@ def judge_turns(
 
 
 def turn_rows(
-    task: Task, calls: Sequence[PlannedCall], config: RewardConfig, registry: Registry
+    task: Task,
+    records: Sequence[CallRecord],
+    hashes: Sequence[str],
+    config: RewardConfig,
+    registry: Registry,
 ) -> tuple[tuple[bool, float], ...]:
-    """Per user turn of an executed trajectory: (judged correct, normalised turn reward)."""
-    records, hashes = execute_by_turn(task, calls, registry)
+    """Per user turn of an executed trajectory (its records, the state hash at the end of
+    each turn): (judged correct, normalised turn reward)."""
     labels = judge_turns(task, records, hashes, registry)
     rows = []
     for t, label in enumerate(labels):
@@ -872,14 +874,15 @@ def evaluate_task(
     out = []
     for family in FAMILIES:
         for variant in perturb(facts, family, k):
-            records, final = execute(task, variant.calls, registry)
+            hashes: list[str] | None = [] if turns else None
+            records, final = execute(task, variant.calls, registry, turn_hashes=hashes)
             verdict = judge(facts, records, final)
             rewards = {
                 name: normalised_reward(task, records, final, cfg) for name, cfg in configs.items()
             }
             per_turn = (
-                turn_rows(task, variant.calls, next(iter(configs.values())), registry)
-                if turns
+                turn_rows(task, records, hashes, next(iter(configs.values())), registry)
+                if hashes is not None
                 else ()
             )
             out.append(

@@ -1,7 +1,7 @@
 """State verification R_state (beyond the paper): did the model leave the state the gold leaves?
 
 The gold calls are replayed on a fresh workspace built from the task's seed
-(:func:`prove_gym.workspace.gold_replay`) and the canonical state hash (every
+(:func:`prove_gym.workspace.gold_turn_replay`) and the canonical state hash (every
 server the task touches, rows ordered by primary key, sha256) is compared with
 the model's final state: ``R_state = 1[hash(model) = hash(gold)]``. As in
 tau2-bench and BFCL, this judges *what happened* rather than which calls were
@@ -24,7 +24,7 @@ from typing import Any
 from prove_gym.registry import Registry, get_registry
 from prove_gym.reward.common import Calls, PreparedTask, as_records, prepare
 from prove_gym.task import Task
-from prove_gym.workspace import CallRecord, Workspace, gold_replay
+from prove_gym.workspace import CallRecord, Workspace, gold_turn_replay
 
 
 def gold_state_hash(task: Task, registry: Registry | None = None) -> str:
@@ -51,24 +51,39 @@ def prepared_gold_answers(prepared: PreparedTask, registry: Registry) -> tuple[A
 
     Replayed once per prepared task, like the gold hash; the hash is remembered too.
     """
+    if "gold_answers" not in prepared.memo:
+        prepared_gold_turns(prepared, registry)
+    return tuple(prepared.memo["gold_answers"])
+
+
+def prepared_gold_turns(
+    prepared: PreparedTask, registry: Registry
+) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    """The gold replay, turn by turn: for each user turn the state hash at its end and what
+    each scored gold step of the turn answered (as :func:`prepared_gold_answers`).
+
+    The one replay of a prepared task: it also remembers the gold state hash (the last
+    turn's) and the answers of every step, which :func:`prepared_gold_hash` and
+    :func:`prepared_gold_answers` return.
+    """
     memo = prepared.memo
-    if "gold_answers" not in memo:
+    if "gold_turns" not in memo:
         with prepared.lock:
-            if "gold_answers" not in memo:
-                records, final = gold_replay(prepared.task, registry)
-                memo.setdefault("gold_state_hash", final)
-                scored = [
-                    r
-                    for r, step in zip(records, prepared.task.steps, strict=True)
-                    if not step.attempt
-                ]
-                memo["gold_answers"] = tuple(
-                    canonical(r.result.content)
-                    if r.result.ok and r.name not in prepared.writes
-                    else None
-                    for r in scored
-                )
-    return tuple(memo["gold_answers"])
+            if "gold_turns" not in memo:
+                task = prepared.task
+                records, hashes = gold_turn_replay(task, registry)
+                answers: list[list[str | None]] = [[] for _ in task.turns]
+                for r, step in zip(records, task.steps, strict=True):
+                    if not step.attempt:
+                        answers[r.turn].append(
+                            canonical(r.result.content)
+                            if r.result.ok and r.name not in prepared.writes
+                            else None
+                        )
+                memo.setdefault("gold_state_hash", hashes[-1])
+                memo["gold_answers"] = tuple(a for turn in answers for a in turn)
+                memo["gold_turns"] = tuple(zip(hashes, map(tuple, answers), strict=True))
+    return tuple(memo["gold_turns"])
 
 
 def canonical(value: Any) -> str:

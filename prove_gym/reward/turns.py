@@ -23,38 +23,19 @@ from prove_gym.registry import Registry, get_registry
 from prove_gym.reward.common import prepare
 from prove_gym.reward.config import RewardConfig
 from prove_gym.reward.score import RewardBreakdown, score
-from prove_gym.reward.state import canonical
+from prove_gym.reward.state import prepared_gold_turns
 from prove_gym.task import Task, Turn
-from prove_gym.workspace import CallRecord, Workspace
+from prove_gym.workspace import CallRecord
 
 __all__ = ["gold_turns", "turn_reward", "turn_task"]
 
 
 def gold_turns(task: Task, registry: Registry | None = None) -> tuple[tuple[str, tuple], ...]:
     """For each turn: the gold replay's state hash at its end, and what each scored gold step
-    of the turn answered (``None`` for a write or a failed call). Replayed once per task."""
+    of the turn answered (``None`` for a write or a failed call). Replayed once per task, the
+    same replay the episode's state and answers terms read."""
     registry = registry or get_registry()
-    prepared = prepare(task, registry)
-    memo = prepared.memo
-    if "gold_turns" not in memo:
-        with prepared.lock:
-            if "gold_turns" not in memo:
-                out = []
-                with Workspace(task, registry) as ws:
-                    for i, turn in enumerate(task.turns):
-                        answers = []
-                        for step in turn.steps:
-                            record = ws.call(step.name, step.arguments, turn=i)
-                            if step.attempt:
-                                continue
-                            answers.append(
-                                canonical(record.result.content)
-                                if record.result.ok and record.name not in prepared.writes
-                                else None
-                            )
-                        out.append((ws.state_hash(), tuple(answers)))
-                memo["gold_turns"] = tuple(out)
-    return tuple(memo["gold_turns"])
+    return prepared_gold_turns(prepare(task, registry), registry)
 
 
 def turn_task(task: Task, index: int, gold_hash: str) -> Task:

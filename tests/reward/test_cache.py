@@ -33,13 +33,13 @@ def make_task(task_id: str, event_id: str = "evt_0001") -> Task:
 def replays(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The ids of the tasks whose gold calls were replayed, in order."""
     seen: list[str] = []
-    real = state.gold_replay
+    real = state.gold_turn_replay
 
     def counting(task, registry=None):
         seen.append(task.id)
         return real(task, registry)
 
-    monkeypatch.setattr(state, "gold_replay", counting)
+    monkeypatch.setattr(state, "gold_turn_replay", counting)
     return seen
 
 

@@ -159,7 +159,7 @@ def test_components_read_one_lazily_computed_context(monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr(components, "align_prepared", counting_align)
     monkeypatch.setattr(components, "replay_calls", no_replay)
-    monkeypatch.setattr(state, "gold_replay", no_replay)
+    monkeypatch.setattr(state, "gold_turn_replay", no_replay)
     task = TASK.model_copy(update={"id": "custom-components-lazy"})  # no gold hash memoised yet
     unweighted_state = RewardConfig().with_weights(state=0.0).without("answers")
     r = score(task, CHATTY, config=unweighted_state)
