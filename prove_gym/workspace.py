@@ -247,12 +247,9 @@ class Workspace:
     def fork(self) -> Workspace:
         """An independent copy: every open session forked (:meth:`Session.fork`), the
         offered tools shared (they never change)."""
-        twin = object.__new__(Workspace)
-        twin.task = self.task
-        twin.registry = self.registry
-        twin.offer_key = self.offer_key
+        twin = object.__new__(Workspace)  # every field as it is (copy.copy, 4 us faster) ...
+        twin.__dict__.update(self.__dict__)  # ... but the sessions and the offer dict
         twin.offered = dict(self.offered)
-        twin.servers = self.servers
         twin.sessions = {name: session.fork() for name, session in self.sessions.items()}
         return twin
 
