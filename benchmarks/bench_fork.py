@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import statistics
 import time
@@ -24,11 +23,15 @@ from collections.abc import Callable
 from typing import Any
 
 import prove_gym
+from prove_gym.env.formats import HermesFormat
 from prove_gym.episode import Episode
+
+HERMES = HermesFormat()
 
 
 def call(name: str, **arguments: object) -> str:
-    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+    """One call as the Hermes format writes it (what a model sends)."""
+    return HERMES.render_calls([{"name": name, "arguments": arguments}])
 
 
 PREFIX = [

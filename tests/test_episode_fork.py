@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-import json
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import prove_gym
+from prove_gym.env.formats import HermesFormat
 from prove_gym.episode import Episode
 
 TASK = next(t for t in prove_gym.get_registry().tasks("calendar") if t.id == "calendar-002")
 
 
+HERMES = HermesFormat()
+
+
 def call(name: str, **arguments: object) -> str:
-    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+    """One call as the Hermes format writes it (what a model sends)."""
+    return HERMES.render_calls([{"name": name, "arguments": arguments}])
 
 
 # Reads and writes that succeed or fail on calendar's seed-7 state, in any order.

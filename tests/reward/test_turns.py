@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-import json
-
 import gymnasium
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import prove_gym
+from prove_gym.env.formats import HermesFormat
 from prove_gym.episode import Episode
 from prove_gym.eval import OraclePolicy
 
 TASKS = {t.id: t for t in prove_gym.get_registry().tasks("calendar")}
 
 
+HERMES = HermesFormat()
+
+
 def call(name: str, **arguments: object) -> str:
-    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+    """One call as the Hermes format writes it (what a model sends)."""
+    return HERMES.render_calls([{"name": name, "arguments": arguments}])
 
 
 def play_oracle(episode: Episode) -> list[float | None]:
