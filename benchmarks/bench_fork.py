@@ -23,8 +23,8 @@ from collections.abc import Callable
 from typing import Any
 
 import prove_gym
-from prove_gym.env.formats import HermesFormat
 from prove_gym.episode import Episode
+from prove_gym.formats import HermesFormat
 
 HERMES = HermesFormat()
 

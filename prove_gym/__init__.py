@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from prove_gym.env.registration import env_id, register_entry_point_ids, register_ids
 
 if TYPE_CHECKING:
-    from prove_gym.env.formats import ToolCallFormat
     from prove_gym.episode import Episode, EpisodeCaps
+    from prove_gym.formats import ToolCallFormat
     from prove_gym.hookspecs import hookimpl, hookspec
     from prove_gym.registry import Registry, get_registry, get_server
     from prove_gym.reward import (
@@ -119,7 +119,7 @@ _LAZY: dict[str, str] = {
     "Session": "prove_gym.server",
     "Task": "prove_gym.task",
     "TaskError": "prove_gym.task",
-    "ToolCallFormat": "prove_gym.env.formats",
+    "ToolCallFormat": "prove_gym.formats",
     "ToolContext": "prove_gym.server",
     "ToolError": "prove_gym.server",
     "ToolResult": "prove_gym.server",

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prove_gym.env.formats import (
+from prove_gym.formats import (
     MAX_CALL_DEPTH,
     ParsedAction,
     ParsedCall,
@@ -277,7 +277,7 @@ class Episode:
 
     Args:
         task: The task to play (its seed and size select the initial state).
-        format: A :class:`~prove_gym.env.formats.ToolCallFormat` or the name of a
+        format: A :class:`~prove_gym.formats.ToolCallFormat` or the name of a
             registered one (default ``"hermes"``).
         caps: Turn caps (default :class:`EpisodeCaps`: the paper's 10 and 5).
         reward: The reward configuration (default: the paper's).

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from prove_gym.env.formats import ToolCallFormat
+    from prove_gym.formats import ToolCallFormat
     from prove_gym.reward.components import RewardComponent
     from prove_gym.server.base import Server
     from prove_gym.task import Task
@@ -68,7 +68,7 @@ def prove_gym_tasks(server: Server) -> list[Task] | None:
 def prove_gym_tool_call_formats() -> dict[str, ToolCallFormat]:
     """Return named tool-call formats: how a model writes calls and reads results.
 
-    A :class:`~prove_gym.env.formats.ToolCallFormat` parses the assistant's
+    A :class:`~prove_gym.formats.ToolCallFormat` parses the assistant's
     text into calls, renders calls back as text (what the oracle policy
     sends), renders tool results and the next user turn as the observation,
     and lists the offered tools in the system prompt. Called once, the first

@@ -14,8 +14,9 @@ a process that plays one server pays for that one.
 
 from __future__ import annotations
 
+import importlib.util
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any, cast
 
@@ -24,7 +25,7 @@ import pluggy
 from prove_gym import hookspecs
 
 if TYPE_CHECKING:
-    from prove_gym.env.formats import ToolCallFormat
+    from prove_gym.formats import ToolCallFormat
     from prove_gym.reward.components import RewardComponent
     from prove_gym.server.base import Server
     from prove_gym.server.tool import ToolSpec
@@ -32,6 +33,20 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP = "prove_gym"
 _HOOK_PREFIX = "prove_gym_"
+
+
+class _BuiltinFormats:
+    """The core's own plugin: the built-in tool-call formats, through the hook a third-party
+    plugin would use."""
+
+    @hookspecs.hookimpl
+    def prove_gym_tool_call_formats(self) -> dict[str, ToolCallFormat]:
+        from prove_gym.formats import ChatTemplateFormat, HermesFormat, JsonFormat
+
+        formats: dict[str, ToolCallFormat] = {"hermes": HermesFormat(), "json": JsonFormat()}
+        if importlib.util.find_spec("transformers") is not None:
+            formats["chat_template"] = ChatTemplateFormat()  # its tokenizer is built on first use
+        return formats
 
 
 class PluginError(Exception):
@@ -61,9 +76,7 @@ class Registry:
         self._pending: dict[str, EntryPoint] = {}
         # Called with the servers of each plugin as it loads (get_registry registers env ids).
         self.on_servers: list[Any] = []
-        from prove_gym.env import builtin_plugin
-
-        self.register(builtin_plugin, name="prove_gym.builtin")
+        self.register(_BuiltinFormats(), name="prove_gym.builtin")
         if load_entrypoints:
             found = entry_points(group=ENTRY_POINT_GROUP)
             for ep in sorted(found, key=lambda e: (e.name, e.value)):
@@ -273,6 +286,21 @@ def _merge(what: str, groups: Iterable[dict[str, Any] | None]) -> dict[str, Any]
 
 _default: Registry | None = None
 _default_lock = threading.Lock()
+_server_listeners: list[Callable[[Mapping[str, Server]], object]] = []
+
+
+def on_default_servers(listener: Callable[[Mapping[str, Server]], object]) -> None:
+    """Call ``listener`` with the servers of every plugin the process-wide registry loads.
+
+    How a higher layer follows the plugins without the registry importing it: the env
+    registers its Gymnasium ids this way (``prove_gym.env.registration``). A listener added
+    after the registry exists is called at once with the servers loaded so far.
+    """
+    with _default_lock:
+        _server_listeners.append(listener)
+        if _default is not None:
+            listener(_default._loaded_servers())
+            _default.on_servers.append(listener)
 
 
 def get_registry() -> Registry:
@@ -280,11 +308,10 @@ def get_registry() -> Registry:
     global _default
     with _default_lock:
         if _default is None:
-            from prove_gym.env.registration import register_ids
-
             _default = Registry()
-            register_ids(_default._loaded_servers())
-            _default.on_servers.append(register_ids)  # each plugin's ids as it loads
+            for listener in _server_listeners:
+                listener(_default._loaded_servers())
+                _default.on_servers.append(listener)  # each plugin's servers as it loads
         return _default
 
 

@@ -37,8 +37,8 @@ from prove_gym.task import Task
 from prove_gym.workspace import LEGACY_HASH_GENERATORS, offered_tools
 
 if TYPE_CHECKING:
-    from prove_gym.env.formats import ToolCallFormat
     from prove_gym.eval.report import EvalReport
+    from prove_gym.formats import ToolCallFormat
     from prove_gym.reward import RewardConfig
 
 __all__ = [
@@ -166,8 +166,8 @@ def sft_rows(
     will read them back; train with the loss on assistant turns only (:func:`train_sft`).
     A task whose gold play does not earn its full reward is left out.
     """
-    from prove_gym.env.formats import chat_message
     from prove_gym.eval.policies import OraclePolicy
+    from prove_gym.formats import chat_message
 
     registry = registry or get_registry()
     rows: list[dict[str, Any]] = []

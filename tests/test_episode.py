@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from prove_gym import get_registry
-from prove_gym.env.formats import HermesFormat
 from prove_gym.episode import Episode, EpisodeCaps
 from prove_gym.eval import OraclePolicy
+from prove_gym.formats import HermesFormat
 from prove_gym.reward import RewardComponent, RewardConfig, ScoringContext
 from prove_gym.task import Task
 from prove_gym.workspace import offered_tools

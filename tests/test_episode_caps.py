@@ -6,8 +6,8 @@ import gymnasium
 import pytest
 
 from prove_gym import ErrorKind, get_registry
-from prove_gym.env.formats import HermesFormat
 from prove_gym.episode import Episode, EpisodeCaps
+from prove_gym.formats import HermesFormat
 
 TASK = next(t for t in get_registry().tasks("calendar") if t.id == "calendar-003")
 LIST = {"name": "list_calendars", "arguments": {}}

@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import prove_gym
-from prove_gym.env.formats import HermesFormat
 from prove_gym.episode import Episode
+from prove_gym.formats import HermesFormat
 
 TASK = next(t for t in prove_gym.get_registry().tasks("calendar") if t.id == "calendar-002")
 

@@ -43,14 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prove_gym.env.formats import ChatTemplateFormat
 from prove_gym.episode import Episode, EpisodeCaps
+from prove_gym.formats import ChatTemplateFormat
 from prove_gym.registry import Registry
 from prove_gym.reward import RewardConfig
 from prove_gym.task import Task
 
 __all__ = [
-    "HERMES_CHAT_TEMPLATE",
     "AdapterSettings",
     "TurnRenderer",
     "resolve_task",
@@ -276,45 +275,6 @@ def _lookup(task_id: str, paths: Sequence[str | Path]) -> Task:
 
 
 # -------------------------------------------------------------- chat turns
-HERMES_CHAT_TEMPLATE = (
-    "{%- if tools %}"
-    "{{- '<|im_start|>system\\n' }}"
-    "{%- if messages[0].role == 'system' %}{{- messages[0].content + '\\n\\n' }}{%- endif %}"
-    "{{- '# Tools\\n\\nYou may call one or more functions to assist with the user query.\\n\\n"
-    "You are provided with function signatures within <tools></tools> XML tags:\\n<tools>' }}"
-    "{%- for tool in tools %}{{- '\\n' + (tool | tojson) }}{%- endfor %}"
-    "{{- '\\n</tools>\\n\\nFor each function call, return a json object with function name and "
-    "arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n"
-    '{"name": <function-name>, "arguments": <args-json-object>}\\n</tool_call><|im_end|>\\n\' }}'
-    "{%- elif messages[0].role == 'system' %}"
-    "{{- '<|im_start|>system\\n' + messages[0].content + '<|im_end|>\\n' }}"
-    "{%- endif %}"
-    "{%- for message in messages %}"
-    "{%- if message.role == 'system' and loop.first %}"
-    "{%- elif message.role == 'tool' %}"
-    "{%- if loop.first or messages[loop.index0 - 1].role != 'tool' %}{{- '<|im_start|>user' }}{%- endif %}"
-    "{{- '\\n<tool_response>\\n' + message.content + '\\n</tool_response>' }}"
-    "{%- if loop.last or messages[loop.index0 + 1].role != 'tool' %}{{- '<|im_end|>\\n' }}{%- endif %}"
-    "{%- elif message.role == 'assistant' %}"
-    "{{- '<|im_start|>assistant\\n' + (message.content or '') }}"
-    "{%- for tc in (message.tool_calls or []) %}"
-    "{%- set f = tc.function if tc.function is defined else tc %}"
-    "{%- if message.content or not loop.first %}{{- '\\n' }}{%- endif %}"
-    "{{- '<tool_call>\\n{\"name\": ' + (f.name | tojson) + ', \"arguments\": ' }}"
-    "{{- (f.arguments if f.arguments is string else (f.arguments | tojson)) + '}\\n</tool_call>' }}"
-    "{%- endfor %}"
-    "{{- '<|im_end|>\\n' }}"
-    "{%- else %}"
-    "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
-    "{%- endif %}"
-    "{%- endfor %}"
-    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
-)
-"""A ChatML chat template with Hermes tool calls (the Qwen2.5 conventions), for models whose
-own template cannot render tools (such as SmolLM2). With ``tools`` it renders the system
-prompt exactly as the env's ``hermes`` formatter does."""
-
-
 class TurnRenderer:
     """Renders what a model reads between two of its turns, with its own chat template.
 
@@ -326,7 +286,7 @@ class TurnRenderer:
         <|im_end|>\\n<|im_start|>user\\n<tool_response>\\n...\\n</tool_response><|im_end|>\\n<|im_start|>assistant\\n
 
     The text comes from :meth:`ChatTemplateFormat.feedback
-    <prove_gym.env.formats.ChatTemplateFormat.feedback>` over the tokenizer's
+    <prove_gym.formats.ChatTemplateFormat.feedback>` over the tokenizer's
     template. Without a usable template (none, one that rejects the role
     sequence, or one that drops a message) the ChatML/Hermes text of
     :data:`HERMES_CHAT_TEMPLATE` is used.

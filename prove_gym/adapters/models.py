@@ -14,7 +14,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from prove_gym.adapters.common import HERMES_CHAT_TEMPLATE
+from prove_gym.formats import HERMES_CHAT_TEMPLATE
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 

@@ -83,8 +83,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple
 
 from prove_gym.adapters.common import AdapterSettings, TurnRenderer, resolve_task
-from prove_gym.env.formats import ChatTemplateFormat, ToolCallFormat, chat_message
 from prove_gym.episode import Episode, EpisodeCaps, episode_instructions
+from prove_gym.formats import ChatTemplateFormat, ToolCallFormat, chat_message
 from prove_gym.registry import Registry, get_registry
 from prove_gym.reward import RewardBreakdown, RewardConfig
 from prove_gym.server.tool import ToolSpec
@@ -762,7 +762,7 @@ class MultiTurnRollout:
             :class:`~prove_gym.adapters.common.AdapterSettings`). Its ``format`` is not used:
             see ``format``.
         format: How the model's text is read. Default: the model's chat template
-            (:class:`~prove_gym.env.formats.ChatTemplateFormat`): tools are passed to the
+            (:class:`~prove_gym.formats.ChatTemplateFormat`): tools are passed to the
             template natively and calls read with its response parser, else as Hermes
             ``<tool_call>`` blocks. Another format (a name such as ``"hermes"``, or an object)
             lists the tools in the system message itself and the template gets none.

@@ -14,7 +14,7 @@ engine under the Gymnasium env and the other adapters:
   loop: the prompt is the episode's opening messages rendered by the model's own chat
   template with the offered tools (``ct_build_initial_tokens``); the sampled tokens are
   appended as they came (``ct_merge_assistant_token``, ``response_mask`` 1) and the model's
-  text is read back by :class:`~prove_gym.env.formats.ChatTemplateFormat` over the same
+  text is read back by :class:`~prove_gym.formats.ChatTemplateFormat` over the same
   tokenizer;
 - each assistant message is run by the episode; the tool results and, after the last
   call of a turn, the task's next user turn are appended as observation tokens
@@ -47,8 +47,8 @@ from verl.experimental.agent_loop.agent_loop import (
 )
 
 from prove_gym.adapters.common import AdapterSettings, resolve_task
-from prove_gym.env.formats import ChatTemplateFormat
 from prove_gym.episode import Episode, EpisodeCaps
+from prove_gym.formats import ChatTemplateFormat
 from prove_gym.registry import get_registry
 from prove_gym.reward import RewardBreakdown, RewardConfig
 from prove_gym.task import Task

@@ -1,1 +1,1 @@
-"""The Gymnasium environment, tool-call formats and spaces."""
+"""The Gymnasium environment: its ids, spaces and checker (tool-call formats: :mod:`prove_gym.formats`)."""

@@ -8,9 +8,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from prove_gym.env.formats import ToolCallFormat
 from prove_gym.env.spaces import AnyText
 from prove_gym.episode import Action, Episode, EpisodeCaps
+from prove_gym.formats import ToolCallFormat
 from prove_gym.registry import Registry, get_registry
 from prove_gym.reward import RewardConfig
 from prove_gym.task import Task, Turn, load_tasks
@@ -38,7 +38,7 @@ class ProveEnv(gym.Env[str, Action]):
     ``AnyText``: the assistant's raw message. Tool calls are read by the
     tool-call format chosen with ``format=`` (default ``"hermes"``:
     ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``, several per
-    message allowed; see :mod:`prove_gym.env.formats`). A structured list of
+    message allowed; see :mod:`prove_gym.formats`). A structured list of
     ``{"name", "arguments"}`` dicts, or an OpenAI-style assistant message with
     ``tool_calls``, is accepted too. A call that cannot be parsed is executed as
     a ``parse_error`` result the model sees, never an exception.
@@ -93,7 +93,7 @@ class ProveEnv(gym.Env[str, Action]):
     - ``tasks``: a list of tasks or a ``.jsonl`` path; default: the plugin's hand-written tasks.
     - ``size``: state size for tasks that do not set one.
     - ``format``: a tool-call format name registered by a plugin (``"hermes"``,
-      ``"json"``, ``"chat_template"``, ...) or a :class:`~prove_gym.env.formats.ToolCallFormat`.
+      ``"json"``, ``"chat_template"``, ...) or a :class:`~prove_gym.formats.ToolCallFormat`.
     - ``reward``: a :class:`~prove_gym.reward.RewardConfig` or a preset name
       (``"default"``, ``"paper"``: the paper's reward exactly); the resolved config is
       ``env.reward_config``.

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from gymnasium.envs.registration import WrapperSpec
 
-from prove_gym.registry import ENTRY_POINT_GROUP
+from prove_gym.registry import ENTRY_POINT_GROUP, on_default_servers
 
 if TYPE_CHECKING:
     from prove_gym.server.base import Server
@@ -59,3 +59,7 @@ def register_entry_point_ids() -> list[str]:
     """Register an id per ``prove_gym`` entry-point name, importing nothing."""
     names = sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
     return register_ids(n for n in names if n.isidentifier() and n.lower() == n)
+
+
+# Later versions, and servers of plugins added at run time, as the process-wide registry loads them.
+on_default_servers(register_ids)

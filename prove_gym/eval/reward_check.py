@@ -73,8 +73,7 @@ from prove_gym.reward import RewardConfig, score
 from prove_gym.reward.common import prepare
 from prove_gym.reward.state import canonical
 from prove_gym.reward.turns import gold_turns, turn_reward
-from prove_gym.server.tool import ToolSpec
-from prove_gym.synth.grounding import enum_choices
+from prove_gym.server.tool import ToolSpec, enum_choices
 from prove_gym.task import Task, load_tasks
 from prove_gym.workspace import CallRecord, Workspace, gold_replay
 

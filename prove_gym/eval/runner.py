@@ -6,11 +6,11 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from prove_gym.env.formats import ToolCallFormat
 from prove_gym.episode import Episode, EpisodeCaps
 from prove_gym.eval.metrics import EpisodeResult, mean
 from prove_gym.eval.policies import Policy
 from prove_gym.eval.report import EvalReport
+from prove_gym.formats import ToolCallFormat
 from prove_gym.registry import Registry, get_registry
 from prove_gym.reward import RewardConfig
 from prove_gym.task import Task

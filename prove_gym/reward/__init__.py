@@ -46,13 +46,13 @@ from prove_gym.reward.components import (
     Coverage,
     Efficiency,
     RewardComponent,
-    ScoringContext,
     State,
     SurplusWrites,
     ToolName,
     Validity,
 )
 from prove_gym.reward.config import RewardConfig
+from prove_gym.reward.context import ScoringContext
 from prove_gym.reward.coverage import Alignment, MatchRules, align, coverage
 from prove_gym.reward.efficiency import budget, efficiency
 from prove_gym.reward.score import RewardBreakdown, score

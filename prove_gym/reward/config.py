@@ -13,6 +13,7 @@ from prove_gym.reward.components import (
     RewardComponent,
 )
 from prove_gym.reward.coverage import MatchRules
+from prove_gym.reward.efficiency import ALPHA, BETA, EFF_FLOOR
 
 ABSTENTION = "abstention"
 """The breakdown key of the abstention rule (not a component: it replaces the weighted sum)."""
@@ -76,9 +77,9 @@ class RewardConfig:
     """
 
     components: tuple[RewardComponent, ...] = DEFAULT_COMPONENTS
-    alpha: float = 0.5
-    beta: float = 0.5
-    eff_floor: float | None = -1.0
+    alpha: float = ALPHA
+    beta: float = BETA
+    eff_floor: float | None = EFF_FLOOR
     abstain_reward: float = 1.0
     credit_within_budget: bool = False
     normalise: bool = False

@@ -18,8 +18,15 @@ from prove_gym.task import Task
 if TYPE_CHECKING:
     from prove_gym.reward.config import RewardConfig
 
+ALPHA = 0.5
+"""The default scale of the efficiency penalty (the paper's; ``RewardConfig.alpha``)."""
+BETA = 0.5
+"""The default budget slack (the paper's; ``RewardConfig.beta``)."""
+EFF_FLOOR = -1.0
+"""The default lower bound of R_eff (ours; ``RewardConfig.eff_floor``)."""
 
-def budget(n_gt: int, beta: float = 0.5) -> int:
+
+def budget(n_gt: int, beta: float = BETA) -> int:
     """The call budget ``B = n_gt + ceil(beta·n_gt)``.
 
     >>> budget(4, 0.5), budget(3, 0.5), budget(4, 0.0)
@@ -30,7 +37,12 @@ def budget(n_gt: int, beta: float = 0.5) -> int:
 
 
 def efficiency_penalty(
-    n_calls: int, n_gt: int, *, alpha: float = 0.5, beta: float = 0.5, floor: float | None = -1.0
+    n_calls: int,
+    n_gt: int,
+    *,
+    alpha: float = ALPHA,
+    beta: float = BETA,
+    floor: float | None = EFF_FLOOR,
 ) -> float | None:
     """``-alpha·max(0, n_calls - B)/B`` with its floor; ``None`` when there is no budget.
 
@@ -56,14 +68,15 @@ def efficiency(task: Task, calls: Calls, *, config: RewardConfig | None = None) 
     >>> efficiency(task, [{"name": "get_event", "arguments": {"event_id": "evt_0001"}}] * 4)
     -0.5
     """
-    if config is None:
-        from prove_gym.reward.config import RewardConfig  # the config imports this module
-
-        config = RewardConfig()
+    knobs = (
+        (ALPHA, BETA, EFF_FLOOR)
+        if config is None
+        else (config.alpha, config.beta, config.eff_floor)
+    )
     return efficiency_penalty(
         len(scored_calls(prepare(task), calls)),
         len(task.scored_steps),
-        alpha=config.alpha,
-        beta=config.beta,
-        floor=config.eff_floor,
+        alpha=knobs[0],
+        beta=knobs[1],
+        floor=knobs[2],
     )

@@ -9,8 +9,8 @@ from typing import Any
 from prove_gym.registry import Registry
 from prove_gym.reward.abstention import abstention
 from prove_gym.reward.common import Calls
-from prove_gym.reward.components import ScoringContext
 from prove_gym.reward.config import ABSTENTION, RewardConfig
+from prove_gym.reward.context import ScoringContext
 from prove_gym.reward.validity import call_level
 from prove_gym.task import Task
 

@@ -22,6 +22,7 @@ from sqlalchemy.pool import NullPool
 from sqlalchemy.schema import CreateIndex, CreateTable
 
 from prove_gym.server.gc_tuning import rare_collections
+from prove_gym.server.session import Session
 from prove_gym.server.sql import DIALECT, Sql
 from prove_gym.server.state import (
     MAX_STATE_SIZE,
@@ -36,8 +37,6 @@ from prove_gym.server.tool import Normalisation, ToolSpec, build_tool_spec
 if TYPE_CHECKING:
     from faker import Faker
     from sqlalchemy.engine import Connection, Engine
-
-    from prove_gym.server.session import Session
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -629,6 +628,4 @@ class Server:
 
     def session(self, seed: int = 0, size: int | None = None) -> Session:
         """A new isolated session starting from the (cached) state of ``seed``."""
-        from prove_gym.server.session import Session
-
         return Session(self, self.template(seed, size))

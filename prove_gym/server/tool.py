@@ -599,3 +599,13 @@ def _is_list(annotation: Any) -> bool:
     if origin is typing.Union or (origin is not None and origin.__name__ == "UnionType"):
         return any(_is_list(a) for a in typing.get_args(annotation) if a is not type(None))
     return False
+
+
+def enum_choices(prop: Mapping[str, Any]) -> list[Any]:
+    """Enum values a parameter schema allows (also inside ``anyOf``)."""
+    if "enum" in prop:
+        return list(prop["enum"])
+    for option in prop.get("anyOf", []) or []:
+        if isinstance(option, Mapping) and "enum" in option:
+            return list(option["enum"])
+    return []

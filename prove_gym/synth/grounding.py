@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prove_gym.server.session import Session
-from prove_gym.server.tool import ParamSpec, ToolSpec
+from prove_gym.server.tool import ParamSpec, ToolSpec, enum_choices
 from prove_gym.synth.chains import PlannedStep, is_secret_kind
 
 _NO = object()
@@ -168,16 +168,6 @@ def extract_ids(content: Any, key: str) -> list[Any]:
 
     walk(content)
     return found
-
-
-def enum_choices(prop: Mapping[str, Any]) -> list[Any]:
-    """Enum values a parameter schema allows (also inside ``anyOf``)."""
-    if "enum" in prop:
-        return list(prop["enum"])
-    for option in prop.get("anyOf", []) or []:
-        if isinstance(option, Mapping) and "enum" in option:
-            return list(option["enum"])
-    return []
 
 
 def schema_types(prop: Mapping[str, Any]) -> list[str]:

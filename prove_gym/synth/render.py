@@ -27,9 +27,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prove_gym.server.tool import ToolSpec
+from prove_gym.server.tool import ToolSpec, enum_choices
 from prove_gym.synth.chains import is_secret_kind
-from prove_gym.synth.grounding import DoneStep, enum_choices
+from prove_gym.synth.grounding import DoneStep
 
 SLOT = re.compile(r"\{(\w+)\}")
 

@@ -44,7 +44,7 @@ def hermes_tokenizer(smol_tokenizer_dir: str) -> Any:
     """SmolLM2's tokenizer with the ChatML/Hermes tool template (a fresh copy per test)."""
     from transformers import AutoTokenizer
 
-    from prove_gym.adapters.common import HERMES_CHAT_TEMPLATE
+    from prove_gym.formats import HERMES_CHAT_TEMPLATE
 
     tok = AutoTokenizer.from_pretrained(smol_tokenizer_dir, local_files_only=True)
     tok.chat_template = HERMES_CHAT_TEMPLATE

@@ -13,11 +13,11 @@ pytest.importorskip("torch")
 pytest.importorskip("trl")
 
 from prove_gym import get_registry
-from prove_gym.adapters.common import HERMES_CHAT_TEMPLATE
 from prove_gym.adapters.models import load_causal_lm, supports_tools
 from prove_gym.env.env import ProveEnv
 from prove_gym.episode import Episode, EpisodeCaps
 from prove_gym.eval import EpisodeResult
+from prove_gym.formats import HERMES_CHAT_TEMPLATE
 from prove_gym.reward import RewardBreakdown, RewardConfig
 from prove_gym.task import Task
 from prove_gym.training import (

@@ -26,8 +26,8 @@ from prove_gym.adapters.trl import (  # noqa: E402
     prove_reward,
     trl_rows,
 )
-from prove_gym.env.formats import ChatTemplateFormat, chat_message  # noqa: E402
 from prove_gym.episode import Episode  # noqa: E402
+from prove_gym.formats import ChatTemplateFormat, chat_message  # noqa: E402
 from prove_gym.reward import score  # noqa: E402
 
 pytestmark = pytest.mark.trainer
@@ -357,7 +357,7 @@ def rollout_trainer(
     from datasets import Dataset
     from trl import GRPOTrainer
 
-    from prove_gym.adapters.common import HERMES_CHAT_TEMPLATE
+    from prove_gym.formats import HERMES_CHAT_TEMPLATE
 
     tokenizer, model = _tiny_model(smol_tokenizer_dir)
     tokenizer.chat_template = HERMES_CHAT_TEMPLATE
@@ -550,7 +550,7 @@ def test_a_template_that_rewrites_earlier_turns_gets_the_text_between_turns_inst
     from datasets import Dataset
     from trl import GRPOTrainer
 
-    from prove_gym.adapters.common import HERMES_CHAT_TEMPLATE
+    from prove_gym.formats import HERMES_CHAT_TEMPLATE
 
     tokenizer, model = _tiny_model(smol_tokenizer_dir)
     # trims assistant messages: the model's own "  Which title?  " is rendered differently

@@ -35,8 +35,8 @@ from prove_gym.adapters.trl import (
     trl_rows,
     vllm_sampler,
 )
-from prove_gym.env.formats import ChatTemplateFormat
 from prove_gym.episode import Episode
+from prove_gym.formats import ChatTemplateFormat
 from prove_gym.reward import RewardConfig
 from prove_gym.task import Task
 

@@ -25,7 +25,7 @@ from verl.workers.rollout.replica import TokenOutput  # noqa: E402
 from prove_gym import get_registry  # noqa: E402
 from prove_gym.adapters.common import resolve_task  # noqa: E402
 from prove_gym.adapters.verl import AGENT_NAME, ProveAgentLoop, verl_rows  # noqa: E402
-from prove_gym.env.formats import ChatTemplateFormat  # noqa: E402
+from prove_gym.formats import ChatTemplateFormat  # noqa: E402
 from prove_gym.task import Task  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

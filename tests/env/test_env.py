@@ -11,8 +11,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import prove_gym
-from prove_gym.env.formats import HermesFormat
 from prove_gym.eval import OraclePolicy
+from prove_gym.formats import HermesFormat
 
 format_hermes_calls = HermesFormat().render_calls
 

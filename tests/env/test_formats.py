@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from prove_gym import get_registry
-from prove_gym.env.formats import ChatTemplateFormat, HermesFormat, JsonFormat, ToolCallFormat
+from prove_gym.formats import ChatTemplateFormat, HermesFormat, JsonFormat, ToolCallFormat
 from prove_gym.hookspecs import hookimpl
 from prove_gym.registry import PluginError, Registry
 

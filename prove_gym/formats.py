@@ -29,6 +29,44 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+HERMES_CHAT_TEMPLATE = (
+    "{%- if tools %}"
+    "{{- '<|im_start|>system\\n' }}"
+    "{%- if messages[0].role == 'system' %}{{- messages[0].content + '\\n\\n' }}{%- endif %}"
+    "{{- '# Tools\\n\\nYou may call one or more functions to assist with the user query.\\n\\n"
+    "You are provided with function signatures within <tools></tools> XML tags:\\n<tools>' }}"
+    "{%- for tool in tools %}{{- '\\n' + (tool | tojson) }}{%- endfor %}"
+    "{{- '\\n</tools>\\n\\nFor each function call, return a json object with function name and "
+    "arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n"
+    '{"name": <function-name>, "arguments": <args-json-object>}\\n</tool_call><|im_end|>\\n\' }}'
+    "{%- elif messages[0].role == 'system' %}"
+    "{{- '<|im_start|>system\\n' + messages[0].content + '<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- for message in messages %}"
+    "{%- if message.role == 'system' and loop.first %}"
+    "{%- elif message.role == 'tool' %}"
+    "{%- if loop.first or messages[loop.index0 - 1].role != 'tool' %}{{- '<|im_start|>user' }}{%- endif %}"
+    "{{- '\\n<tool_response>\\n' + message.content + '\\n</tool_response>' }}"
+    "{%- if loop.last or messages[loop.index0 + 1].role != 'tool' %}{{- '<|im_end|>\\n' }}{%- endif %}"
+    "{%- elif message.role == 'assistant' %}"
+    "{{- '<|im_start|>assistant\\n' + (message.content or '') }}"
+    "{%- for tc in (message.tool_calls or []) %}"
+    "{%- set f = tc.function if tc.function is defined else tc %}"
+    "{%- if message.content or not loop.first %}{{- '\\n' }}{%- endif %}"
+    "{{- '<tool_call>\\n{\"name\": ' + (f.name | tojson) + ', \"arguments\": ' }}"
+    "{{- (f.arguments if f.arguments is string else (f.arguments | tojson)) + '}\\n</tool_call>' }}"
+    "{%- endfor %}"
+    "{{- '<|im_end|>\\n' }}"
+    "{%- else %}"
+    "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+)
+"""A ChatML chat template with Hermes tool calls (the Qwen2.5 conventions), for models whose
+own template cannot render tools (such as SmolLM2). With ``tools`` it renders the system
+prompt exactly as the env's ``hermes`` formatter does."""
+
 __all__ = [
     "ChatTemplateFormat",
     "HermesFormat",
@@ -354,7 +392,7 @@ class ChatTemplateFormat(ToolCallFormat):
     Args:
         tokenizer: A Hugging Face tokenizer with a chat template that renders
             tools. ``None``: a minimal offline tokenizer with
-            :data:`~prove_gym.adapters.common.HERMES_CHAT_TEMPLATE` (ChatML with
+            :data:`HERMES_CHAT_TEMPLATE` (ChatML with
             Hermes tool calls), built on first use.
         name: The name it is registered under.
     """
@@ -490,8 +528,6 @@ def _template_tokenizer() -> Any:
     from tokenizers import Tokenizer
     from tokenizers.models import WordLevel
     from transformers import PreTrainedTokenizerFast
-
-    from prove_gym.adapters.common import HERMES_CHAT_TEMPLATE
 
     tok = PreTrainedTokenizerFast(
         tokenizer_object=Tokenizer(WordLevel({"<unk>": 0}, unk_token="<unk>")),
