@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Literal
 
 import pydantic
 import pytest
-from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from prove_gym.server import Entity, Server, ToolContext
+from prove_gym.server import Entity, Record, Server, ToolContext
 from prove_gym.server.tool import build_tool_spec, parse_docstring
 
 
@@ -161,3 +162,41 @@ def test_an_entity_marker_on_or_in_a_list_means_many_without_saying_so() -> None
     assert _find_entity(Annotated[list[str] | None, Entity("contact")]).many  # type: ignore[union-attr]
     assert _find_entity(list[Annotated[str, Entity("contact")]]) == Entity("contact", many=True)
     assert _find_entity(Annotated[str, Entity("c")] | None) == Entity("c")
+
+
+class _Folder(_Base):
+    __tablename__ = "folders"
+    id: Mapped[str] = mapped_column(primary_key=True)
+
+
+def test_tools_reach_state_through_sql_only() -> None:
+    """One way to reach state: a tool's context has ``sql`` and no ORM session, and an
+    entity parameter resolves to a row (``Record[...]``), never to an ORM object."""
+    fields = {f.name for f in dataclasses.fields(ToolContext)}
+    assert "sql" in fields and "db" not in fields
+    server = _server()
+    with pytest.raises(TypeError, match="tools get rows, not ORM objects"):
+
+        @server.tool()
+        def open_folder(ctx: ToolContext, folder_id: Annotated[_Folder, Entity("folder")]) -> str:
+            """Open a folder.
+
+            Args:
+                folder_id: The folder, such as "fld_01".
+            """
+            return ""
+
+    @server.tool()
+    def show_folder(
+        ctx: ToolContext, folder_id: Annotated[Record[_Folder], Entity("folder")]
+    ) -> str:
+        """Show a folder.
+
+        Args:
+            folder_id: The folder, such as "fld_01".
+        """
+        return folder_id.id
+
+    param = server.tools["show_folder"].params[0]
+    assert param.row is _Folder  # resolved to its row before the tool runs
+    assert server.tools["show_folder"].input_schema()["properties"]["folder_id"]["type"] == "string"
