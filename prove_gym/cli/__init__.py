@@ -3,7 +3,8 @@
 A subcommand module defines ``add_parser(subparsers) -> None``, which adds its
 parser and sets ``func`` (a callable taking the parsed ``argparse.Namespace``
 and returning an exit code). Modules are imported only when listed in
-:data:`COMMANDS`, and their heavy imports happen inside ``func``.
+:data:`COMMANDS`, and their heavy imports happen inside ``func``; running a command builds
+that command's parser alone (``--help`` and a mistyped command build them all).
 """
 
 from __future__ import annotations
@@ -30,14 +31,16 @@ COMMANDS = [
 """Subcommands, in help order; each is a module ``prove_gym.cli.<name>_cmd`` (``-`` as ``_``)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or with ``only`` just that subcommand's parser (what parsing a
+    command needs: ``prove-gym list`` does not import what ``synth``'s options are built from)."""
     parser = argparse.ArgumentParser(
         prog="prove-gym",
         description="Stateful MCP tool servers as RL environments with programmatic rewards.",
     )
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in [only] if only in COMMANDS else COMMANDS:
         path = f"prove_gym.cli.{name.replace('-', '_')}_cmd"
         try:
             module = importlib.import_module(path)
@@ -56,7 +59,8 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only=argv[0] if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -11,37 +11,40 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("list", help="list installed servers, tool counts and env ids")
     p.add_argument("--tools", action="store_true", help="also list every tool")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="load every plugin rather than read the cached listing (prove_gym.catalog)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from prove_gym import env_id, get_registry
+    from prove_gym.catalog import server_catalog
+    from prove_gym.env.registration import env_id
 
-    servers = get_registry().servers
-    rows: list[dict[str, Any]] = []
-    for name, server in servers.items():
-        tools = server.visible_tools()
-        rows.append(
-            {
-                "server": name,
-                "version": server.version,
-                "tools": len(tools),
-                "writes": sum(t.writes for t in tools),
-                "env_id": env_id(name),
-                "tool_names": [t.name for t in tools],
-            }
-        )
+    catalog = server_catalog(cache=not args.no_cache)
+    rows: list[dict[str, Any]] = [
+        {
+            "server": entry["server"],
+            "version": entry["version"],
+            "tools": len(entry["tools"]),
+            "writes": sum(writes for _, writes in entry["tools"]),
+            "env_id": env_id(entry["server"]),
+            "tool_names": [name for name, _ in entry["tools"]],
+        }
+        for entry in catalog
+    ]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     width = max([len(r["server"]) for r in rows] + [6])
     print(f"{'server':<{width}}  {'tools':>5}  {'writes':>6}  env id")
-    for r in rows:
+    for r, entry in zip(rows, catalog, strict=True):
         print(f"{r['server']:<{width}}  {r['tools']:>5}  {r['writes']:>6}  {r['env_id']}")
         if args.tools:
-            for t in servers[r["server"]].visible_tools():
-                mode = "write" if t.writes else "read"
-                print(f"{'':<{width}}    - {t.name} ({mode})")
+            for name, writes in entry["tools"]:
+                print(f"{'':<{width}}    - {name} ({'write' if writes else 'read'})")
     total = sum(r["tools"] for r in rows)
     print(f"{len(rows)} servers, {total} tools")
     return 0
