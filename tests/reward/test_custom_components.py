@@ -15,7 +15,7 @@ from prove_gym.reward import (
     RewardConfig,
     ScoringContext,
     Validity,
-    components,
+    context,
     score,
     state,
 )
@@ -148,7 +148,7 @@ def test_a_component_may_replace_a_built_in_of_the_same_name() -> None:
 
 def test_components_read_one_lazily_computed_context(monkeypatch: pytest.MonkeyPatch) -> None:
     aligned: list[int] = []
-    real_align = components.align_prepared
+    real_align = context.align_prepared
 
     def counting_align(*args: object) -> object:
         aligned.append(1)
@@ -157,8 +157,8 @@ def test_components_read_one_lazily_computed_context(monkeypatch: pytest.MonkeyP
     def no_replay(*args: object) -> object:
         raise AssertionError("a state hash was replayed although no component needed it")
 
-    monkeypatch.setattr(components, "align_prepared", counting_align)
-    monkeypatch.setattr(components, "replay_calls", no_replay)
+    monkeypatch.setattr(context, "align_prepared", counting_align)
+    monkeypatch.setattr(context, "replay_calls", no_replay)
     monkeypatch.setattr(state, "gold_turn_replay", no_replay)
     task = TASK.model_copy(update={"id": "custom-components-lazy"})  # no gold hash memoised yet
     unweighted_state = RewardConfig().with_weights(state=0.0).without("answers")
