@@ -93,7 +93,7 @@ TOOLS = (
     orders.rate_order,
     couriers.set_courier_availability,
 )
-"""The server's tools, in the order the model reads them (their modules' order is not it)."""
+"""The server's tools in the order the model reads them: this list decides it, not the modules'."""
 register(server, TOOLS)
 
 

@@ -103,7 +103,7 @@ TOOLS = (
     returns.request_return,
     returns.process_refund,
 )
-"""The server's tools, in the order the model reads them (their modules' order is not it)."""
+"""The server's tools in the order the model reads them: this list decides it, not the modules'."""
 register(server, TOOLS)
 
 

@@ -111,7 +111,7 @@ TOOLS = (
     hotels.cancel_hotel_booking,
     itineraries.cancel_itinerary,
 )
-"""The server's tools, in the order the model reads them (their modules' order is not it)."""
+"""The server's tools in the order the model reads them: this list decides it, not the modules'."""
 register(server, TOOLS)
 
 
