@@ -33,8 +33,9 @@ dependencies = ["prove-gym"]
 [project.entry-points.prove_gym]
 {name} = "prove_{name}"
 
-[tool.setuptools]
-packages = ["prove_{name}"]
+# The package and any subpackage it grows (a tools/ package, once tools.py is large).
+[tool.setuptools.packages.find]
+include = ["prove_{name}*"]
 
 [tool.setuptools.package-data]
 "prove_{name}" = ["tasks.jsonl"]
@@ -75,6 +76,8 @@ env = gymnasium.make("prove/{name}-v0")
 - `prove_{name}/models.py`: the state (SQLAlchemy, this server's own `DeclarativeBase`).
 - `prove_{name}/sampler.py`: fills a seeded, realistic state.
 - `prove_{name}/tools.py`: the server, its entity and tools; docstrings are what the model reads.
+  Past about 1,500 lines over several resources, it becomes a `tools/` package by resource
+  with the registration in one place (prove_gym's CONTRIBUTING.md, "Large servers").
 - `prove_{name}/tasks.jsonl`: hand-written tasks; after a deliberate change to tools or
   sampling, `prove-gym tasks {name} --rehash` re-records their final states.
 """
@@ -147,7 +150,13 @@ def sample_{name}(ctx: SampleContext) -> None:
 '''
 
 _TOOLS = '''\
-"""The {name} server's tools. Docstrings are what the model reads: keep examples concrete."""
+"""The {name} server's tools. Docstrings are what the model reads: keep examples concrete.
+
+Once this file passes about 1,500 lines over several resources, make it a ``tools/`` package:
+a module per resource declaring its tools with ``@tool(...)``, and ``tools/__init__.py``
+holding the server, its entities and ``TOOLS``, the one list that registers them in the
+order the model reads them (prove_gym's CONTRIBUTING.md, "Large servers").
+"""
 
 from __future__ import annotations
 
