@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
-from types import MethodType
+from types import MethodType, ModuleType
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 from sqlalchemy import MetaData, Table, create_engine, inspect
@@ -32,7 +32,7 @@ from prove_gym.server.state import (
     schema_layout,
     template_key,
 )
-from prove_gym.server.tool import Normalisation, ToolSpec, build_tool_spec
+from prove_gym.server.tool import Normalisation, ToolSpec, build_tool_spec, declared_options
 
 if TYPE_CHECKING:
     from faker import Faker
@@ -419,6 +419,42 @@ class Server:
             return func
 
         return register(fn) if fn is not None else register
+
+    def add_tools(
+        self, tools: Sequence[Callable[..., Any]], *, declared_in: Sequence[ModuleType] = ()
+    ) -> None:
+        """Register tools declared with :func:`prove_gym.server.tool.tool`, in this order.
+
+        The layout of a large server (CONTRIBUTING.md, "Large servers"): each resource
+        module declares its tools with ``@tool(...)``; the package's ``__init__`` lists them
+        all once, in the order the model reads them, and calls this. The order is the list's,
+        never the order the modules happen to be imported in.
+
+        Args:
+            tools: Every tool function, in order; each must have been declared with ``@tool``.
+            declared_in: The modules the tools come from: a tool declared in one of them but
+                missing from ``tools`` is an error, so none is left out by accident.
+
+        Raises:
+            TypeError: A listed function was not declared, or a declared one is not listed.
+        """
+        listed = set(tools)
+        missing = sorted(
+            name
+            for module in declared_in
+            for name, value in vars(module).items()
+            if callable(value)
+            and getattr(value, "__module__", None) == module.__name__
+            and declared_options(value) is not None
+            and value not in listed
+        )
+        if missing:
+            raise TypeError(f"{self.name}: declared with @tool but not listed: {missing}")
+        for fn in tools:
+            options = declared_options(fn)
+            if options is None:
+                raise TypeError(f"{self.name}: {fn.__name__} is listed but not declared with @tool")
+            self.tool(fn, **options)
 
     def entity(
         self,

@@ -609,3 +609,30 @@ def enum_choices(prop: Mapping[str, Any]) -> list[Any]:
         if isinstance(option, Mapping) and "enum" in option:
             return list(option["enum"])
     return []
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+_DECLARED = "__prove_gym_tool__"
+
+
+def tool(**options: Any) -> Callable[[F], F]:
+    """Declare a tool where it is written, for :meth:`Server.add_tools
+    <prove_gym.server.base.Server.add_tools>` to register where the server is.
+
+    Takes :meth:`Server.tool <prove_gym.server.base.Server.tool>`'s keyword arguments
+    (``writes=``, ``returns=``, ``phrasings=``...), keeps them on the function and registers
+    nothing: a large server's resource modules (``tools/flights.py``) declare their tools
+    without importing the server, and ``tools/__init__.py`` registers them all in one order.
+    """
+
+    def declare(fn: F) -> F:
+        setattr(fn, _DECLARED, dict(options))
+        return fn
+
+    return declare
+
+
+def declared_options(fn: Callable[..., Any]) -> dict[str, Any] | None:
+    """The options :func:`tool` kept on ``fn``, or ``None`` if it was not declared with it."""
+    options = getattr(fn, _DECLARED, None)
+    return dict(options) if isinstance(options, dict) else None

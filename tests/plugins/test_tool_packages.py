@@ -43,7 +43,7 @@ def test_the_tools_list_is_the_order_the_model_reads(name: str) -> None:
     assert all(fn.__module__.startswith(f"{package.__name__}.") for fn in package.TOOLS)
     # registering the same list on another server declares the same tools, in the same order
     again = fresh(name)
-    package.register(again, package.TOOLS)
+    again.add_tools(package.TOOLS, declared_in=package.RESOURCES)
     assert described(again) == described(server)
 
 
@@ -51,8 +51,8 @@ def test_the_tools_list_is_the_order_the_model_reads(name: str) -> None:
 def test_a_declared_tool_left_out_of_the_list_is_refused(name: str) -> None:
     package = tools_of(name)
     first, *rest = package.TOOLS
-    with pytest.raises(TypeError, match=rf"not in TOOLS: \['{first.__name__}'\]"):
-        package.register(fresh(name), rest)
+    with pytest.raises(TypeError, match=rf"not listed: \['{first.__name__}'\]"):
+        fresh(name).add_tools(rest, declared_in=package.RESOURCES)
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -63,5 +63,5 @@ def test_a_listed_function_never_declared_is_refused(name: str) -> None:
         """Archive everything."""
         return {}
 
-    with pytest.raises(TypeError, match="archive_everything is in TOOLS but not declared"):
-        package.register(fresh(name), [*package.TOOLS, archive_everything])
+    with pytest.raises(TypeError, match="archive_everything is listed but not declared"):
+        fresh(name).add_tools([*package.TOOLS, archive_everything], declared_in=package.RESOURCES)

@@ -28,7 +28,6 @@ from prove_gym.server import Server, ToolContext
 from ..models import Base
 from ..sampler import sample_filesystem
 from . import editing, listing, moving, navigation, reading
-from ._declare import register
 from .fs import Fs, _kind
 from .nodes import Entry
 
@@ -94,7 +93,8 @@ TOOLS = (
     moving.chmod,
 )
 """The server's tools in the order the model reads them: this list decides it, not the modules'."""
-register(server, TOOLS)
+RESOURCES = (editing, listing, moving, navigation, reading)
+server.add_tools(TOOLS, declared_in=RESOURCES)
 
 
 # What exists and is worth asking about, for grounding synthesized requests.

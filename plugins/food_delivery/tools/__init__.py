@@ -39,7 +39,6 @@ from ..models import (
 from ..sampler import sample_food_delivery
 from . import cart, couriers, orders, restaurants
 from ._common import _next_status
-from ._declare import register
 from .args import RULES
 from .queries import (
     ALL_CART_LINES,
@@ -94,7 +93,8 @@ TOOLS = (
     couriers.set_courier_availability,
 )
 """The server's tools in the order the model reads them: this list decides it, not the modules'."""
-register(server, TOOLS)
+RESOURCES = (cart, couriers, orders, restaurants)
+server.add_tools(TOOLS, declared_in=RESOURCES)
 
 
 # What exists and is worth asking about, for grounding synthesized requests.

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from prove_gym.server import InvalidArgument, ToolContext, next_id, search_pattern
+from prove_gym.server.tool import tool
 
 from ..models import (
     MAX_CART_LINES,
@@ -21,7 +22,6 @@ from ..models import (
 )
 from ..sampler import unit_price
 from ._common import _at, _broken, _fees, _option_groups, _option_names
-from ._declare import tool
 from .args import CartLineRow, CustomerRow, ItemRow, Limit, OptionRow, Quantity
 from .queries import (
     ACTIVE_ORDER_IDS,

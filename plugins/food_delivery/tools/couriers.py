@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from prove_gym.server import Conflict, ToolContext
+from prove_gym.server.tool import tool
 
 from ..models import Courier, Order
 from ._common import _broken, _order_detail, _release
-from ._declare import tool
 from .args import CourierRow, Limit, OrderRow, Zone
 from .queries import ACTIVE_ORDER_OF, RESTAURANT, _couriers_matching
 from .results import CourierList, CourierOut, OrderDetail

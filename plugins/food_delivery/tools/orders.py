@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from prove_gym.server import Conflict, ToolContext, next_id
+from prove_gym.server.tool import tool
 
 from ..models import (
     ACTIVE_STATUSES,
@@ -37,7 +38,6 @@ from ._common import (
     _rating,
     _release,
 )
-from ._declare import tool
 from .args import (
     CancelReason,
     CustomerRow,

@@ -7,10 +7,10 @@ from decimal import Decimal
 from typing import Any
 
 from prove_gym.server import ToolContext, search_pattern
+from prove_gym.server.tool import tool
 
 from ..models import is_open, next_opening
 from ._common import _at, _average, _fees, _option_groups, _rating
-from ._declare import tool
 from .args import Cuisine, Limit, RestaurantRow, SearchText, Zone
 from .queries import (
     ACTIVE_ORDER_COUNT,

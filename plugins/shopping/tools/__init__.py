@@ -39,7 +39,6 @@ from ..models import (
 from ..sampler import sample_shopping
 from . import cart, catalog, customers, orders, returns
 from ._common import NEW_ADDRESSES, _coupon_problem, _coupon_status, _now, _window
-from ._declare import register
 from .args import RULES, CategoryName
 from .queries import (
     ADDRESSES_BY_CUSTOMER,
@@ -104,7 +103,8 @@ TOOLS = (
     returns.process_refund,
 )
 """The server's tools in the order the model reads them: this list decides it, not the modules'."""
-register(server, TOOLS)
+RESOURCES = (cart, catalog, customers, orders, returns)
+server.add_tools(TOOLS, declared_in=RESOURCES)
 
 
 def _new_address(n: int) -> tuple[str, str, str, str]:

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from prove_gym.server import ToolContext, next_id
+from prove_gym.server.tool import tool
 
 from ..models import (
     MAX_PER_ITEM,
@@ -30,7 +31,6 @@ from ._common import (
     _now,
     _used_on,
 )
-from ._declare import tool
 from .args import Category, CouponRow, CustomerRow, Quantity, VariantRow
 from .queries import CART_ITEM, CATEGORY_COUPONS, COUPON, COUPONS, DELETE_CART_ITEM, PRODUCT_NAME
 from .results import CartChange, CartLineOut, CartOut, CouponList, CouponOut, CouponRemoved

@@ -8,10 +8,10 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from prove_gym.server import InvalidArgument, ToolContext, search_pattern
+from prove_gym.server.tool import tool
 
 from ..models import CATEGORIES, ZERO, availability
 from ._common import _now
-from ._declare import tool
 from .args import Category, Limit, Price, ProductRow, Quantity, SearchText, VariantIds
 from .queries import (
     ACTIVE_CATEGORY_COUPONS,

@@ -8,10 +8,10 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from prove_gym.server import InvalidArgument, ToolContext, next_id, search_pattern
+from prove_gym.server.tool import tool
 
 from ..models import Address
 from ._common import NEW_ADDRESSES, _address_out, _addresses, _clash, _mine, _now
-from ._declare import tool
 from .args import AddressLabel, AddressRow, CustomerRow, Limit, SearchText
 from .queries import (
     ADDRESS,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from prove_gym.server import ToolContext, next_id
+from prove_gym.server.tool import tool
 
 from ..models import ZERO, Cart, Order, OrderLine, Variant, allocate, coupon_discount, shipping_cost
 from ._common import (
@@ -24,7 +25,6 @@ from ._common import (
     _stamp,
     _window,
 )
-from ._declare import tool
 from .args import (
     AddressRow,
     CancelReason,

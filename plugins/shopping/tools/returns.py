@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from prove_gym.server import InvalidArgument, ToolContext, next_id
+from prove_gym.server.tool import tool
 
 from ..models import (
     RETURN_WINDOW_DAYS,
@@ -28,7 +29,6 @@ from ._common import (
     _return_out,
     _stamp,
 )
-from ._declare import tool
 from .args import CustomerRow, Limit, OrderRow, Quantity, ReturnReason, ReturnRow, VariantIds
 from .queries import ORDER, ORDER_LINES, RETURN, RETURN_LINES, _returns_matching
 from .results import RefundResult, ReturnList, ReturnOut

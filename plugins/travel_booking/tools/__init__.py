@@ -46,7 +46,6 @@ from ..models import (
 from ..sampler import sample_travel_booking
 from . import flights, hotels, itineraries, travellers
 from ._common import _free_of, _name
-from ._declare import register
 from .queries import (
     _SEP,
     BOOKABLE_ITINERARIES,
@@ -112,7 +111,8 @@ TOOLS = (
     itineraries.cancel_itinerary,
 )
 """The server's tools in the order the model reads them: this list decides it, not the modules'."""
-register(server, TOOLS)
+RESOURCES = (flights, hotels, itineraries, travellers)
+server.add_tools(TOOLS, declared_in=RESOURCES)
 
 
 # What exists and is worth asking about, for grounding synthesized requests.

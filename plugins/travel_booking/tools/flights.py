@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from prove_gym.server import InvalidArgument, ToolContext, next_id, parse_date
+from prove_gym.server.tool import tool
 
 from ..models import (
     AIRLINES,
@@ -42,7 +43,6 @@ from ._common import (
     _taken,
     _txn,
 )
-from ._declare import tool
 from .args import (
     Cabin,
     DateText,

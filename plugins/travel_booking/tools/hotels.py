@@ -7,6 +7,7 @@ import random
 from decimal import Decimal
 
 from prove_gym.server import InvalidArgument, ToolContext, next_id, parse_date, search_pattern
+from prove_gym.server.tool import tool
 
 from ..models import CURRENCY, MAX_NIGHTS, ZERO, HotelBooking, Itinerary, RoomNight, night_price
 from ._common import (
@@ -20,7 +21,6 @@ from ._common import (
     _taken,
     _txn,
 )
-from ._declare import tool
 from .args import (
     DateText,
     Guests,

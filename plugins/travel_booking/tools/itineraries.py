@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from prove_gym.server import ToolContext, next_id
+from prove_gym.server.tool import tool
 
 from ..models import CURRENCY, ZERO, Itinerary
 from ._common import (
@@ -22,7 +23,6 @@ from ._common import (
     _stamp,
     _stay_started,
 )
-from ._declare import tool
 from .args import ItineraryRow, TravellerRow
 from .queries import (
     FLIGHT_BOOKINGS_OF,

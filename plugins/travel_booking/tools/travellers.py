@@ -9,10 +9,10 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from prove_gym.server import InvalidArgument, ToolContext, next_id, parse_date, search_pattern
+from prove_gym.server.tool import tool
 
 from ..models import AIRLINES, FlightBooking, LoyaltyAccount, Traveller
 from ._common import _name, _one_line, _taken
-from ._declare import tool
 from .args import Airline, DateText, Name, SearchText, TravellerRow
 from .queries import (
     LOYALTY_OF,
