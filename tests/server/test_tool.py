@@ -200,3 +200,44 @@ def test_tools_reach_state_through_sql_only() -> None:
     param = server.tools["show_folder"].params[0]
     assert param.row is _Folder  # resolved to its row before the tool runs
     assert server.tools["show_folder"].input_schema()["properties"]["folder_id"]["type"] == "string"
+
+
+def test_tools_declared_apart_register_in_the_listed_order() -> None:
+    """A large server's layout: ``@tool`` where a tool is written, ``add_tools`` in one place."""
+    import types
+
+    from prove_gym.server.tool import tool
+
+    resource = types.ModuleType("toy_resource")
+
+    @tool(writes=True, phrasings=["Archive note {note_id}"])
+    def archive_note(ctx: ToolContext, note_id: str) -> str:
+        """Archive a note.
+
+        Args:
+            note_id: The note, such as "n_1".
+        """
+        return note_id
+
+    @tool()
+    def count_notes(ctx: ToolContext) -> int:
+        """Count the notes."""
+        return 0
+
+    for fn in (archive_note, count_notes):
+        fn.__module__ = resource.__name__
+        setattr(resource, fn.__name__, fn)
+    assert _server().tools == {}  # declaring registers nothing
+    server = _server()
+    server.add_tools([count_notes, archive_note], declared_in=[resource])
+    assert list(server.tools) == ["count_notes", "archive_note"]
+    assert server.tools["archive_note"].writes and server.tools["archive_note"].phrasings
+    with pytest.raises(TypeError, match=r"declared with @tool but not listed: \['archive_note'\]"):
+        _server().add_tools([count_notes], declared_in=[resource])
+
+    def stray(ctx: ToolContext) -> int:
+        """Never declared."""
+        return 0
+
+    with pytest.raises(TypeError, match="stray is listed but not declared"):
+        _server().add_tools([stray])
