@@ -51,7 +51,7 @@ from openenv.core.env_server import (
 )
 from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction
 from openenv.core.env_server.types import EnvironmentMetadata
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from prove_gym import (
     Episode,
@@ -113,14 +113,6 @@ class ProveAction(Action):
     arguments: dict[str, Any] = Field(
         default_factory=dict, description="call_tool: the call's arguments"
     )
-
-    @model_validator(mode="after")
-    def _fits_its_type(self) -> ProveAction:
-        if self.type == "call_tool" and not self.tool_name:
-            raise ValueError("a call_tool action names its tool in tool_name")
-        if self.type != "call_tool" and (self.tool_name or self.arguments):
-            raise ValueError("tool_name and arguments belong to a call_tool action")
-        return self
 
 
 class ProveObservation(Observation):
@@ -400,6 +392,10 @@ class ProveEnvironment(Environment[ProveAction, ProveObservation, ProveState]):
         if episode is None:
             raise RuntimeError("no episode yet: reset first (with a split and index, or a task)")
         action = _as_prove_action(action)
+        if action.type == "call_tool" and not action.tool_name:
+            raise ValueError("a call_tool action names its tool in tool_name")
+        if action.type != "call_tool" and (action.tool_name or action.arguments):
+            raise ValueError("tool_name and arguments belong to a call_tool action")
         if action.type == "list_tools":
             return self._observation(text="", tools=episode.tools)
         if episode.done:

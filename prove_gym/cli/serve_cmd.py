@@ -320,6 +320,8 @@ def _run_openenv(args: argparse.Namespace) -> int:
     for flag, given in (("--combine", args.combine), ("--offload", args.offload)):
         if given:
             raise ValueError(f"{flag} is an MCP option; --openenv serves one environment")
+    token = _auth_token(args)
+    _check_reachable(args, token)
     try:
         from prove_gym.adapters.openenv import (
             DEFAULT_MAX_SESSIONS,
@@ -328,6 +330,8 @@ def _run_openenv(args: argparse.Namespace) -> int:
             create_openenv_app,
         )
     except ImportError as exc:
+        if (exc.name or "").partition(".")[0] not in ("openenv", "fastapi", "websockets"):
+            raise
         print(
             "prove-gym serve: error: --openenv needs the openenv extra: "
             f"pip install 'prove-gym[openenv]' ({exc.name or 'openenv'} does not import)",
@@ -340,8 +344,6 @@ def _run_openenv(args: argparse.Namespace) -> int:
 
     from prove_gym.http_guard import serve_http
 
-    token = _auth_token(args)
-    _check_reachable(args, token)
     catalog = TaskCatalog(args.tasks, servers=args.servers or None)
     max_sessions = DEFAULT_MAX_SESSIONS if args.max_sessions is None else args.max_sessions
     if max_sessions < 1:
@@ -361,7 +363,9 @@ def _run_openenv(args: argparse.Namespace) -> int:
     def ready(host: str, port: int) -> None:
         base = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
         splits = catalog.splits()
-        print(f"prove serve: OpenEnv environment on {base} (WebSocket {base}/ws)", file=sys.stderr)
+        print(
+            f"prove serve: listening on {base}  (OpenEnv; sessions at {base}/ws)", file=sys.stderr
+        )
         print(f"  splits ({len(splits)}): {', '.join(splits)}; list: {base}/tasks", file=sys.stderr)
         ttl_shown = f"{ttl:g} s" if ttl else "none"
         print(f"  sessions: at most {max_sessions}, idle TTL {ttl_shown}", file=sys.stderr)
