@@ -5,7 +5,8 @@ every session; a client process drives 1, 64 and 1,000 concurrent sessions with 
 own client (:class:`~prove_gym.adapters.openenv.ProveEnvClient`, one WebSocket session
 each, all on one asyncio loop). Each session resets to calendar's first shipped task and
 plays ``--steps`` steps, each one read call (``call_tool list_calendars``, then
-``get_event``, alternating), timing every step from send to answer; sessions open and
+``get_event``, alternating; a fresh episode every 100 calls, untimed, as an episode runs at
+most 128), timing every step from send to answer; sessions open and
 reset before the clock starts and stay open until every session has finished, so the
 server holds all of them at once. Reported per concurrency: aggregate steps/s (wall
 clock), p50 and p99 step latency, and the server process's resident memory per open
@@ -36,6 +37,8 @@ from prove_gym.episode import Episode
 from prove_gym.testing.served import ServedHTTP
 
 CALLS = [("list_calendars", {}), ("get_event", {"event_id": "evt_0001"})]
+PER_EPISODE = 100
+"""Calls per episode before a fresh one: under the episode's cap of 128 calls."""
 
 
 def rss_mib(pid: int) -> float:
@@ -74,6 +77,8 @@ async def over_the_wire(base: str, pid: int, sessions: int, steps: int) -> dict[
 
     async def play(env: ProveEnvClient) -> None:
         for i in range(steps):
+            if i and i % PER_EPISODE == 0:  # a fresh episode before the call cap (not timed)
+                await env.reset(split="calendar", index=0)
             t = time.perf_counter()
             result = await env.step(action(i))
             latencies.append(time.perf_counter() - t)
@@ -103,6 +108,10 @@ def in_process(sessions: int, steps: int) -> dict[str, float]:
     start = time.perf_counter()
     for i in range(steps):  # round robin, as the server interleaves its sessions
         name, arguments = CALLS[i % len(CALLS)]
+        if i and i % PER_EPISODE == 0:
+            for episode in episodes:
+                episode.close()
+            episodes = [Episode(task) for _ in range(sessions)]
         for episode in episodes:
             t = time.perf_counter()
             record = episode.call(name, arguments)

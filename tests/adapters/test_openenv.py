@@ -365,3 +365,32 @@ def test_an_app_can_be_built_in_process_for_uvicorn() -> None:
     app = create_openenv_app(TaskCatalog(servers=["calendar"]), max_sessions=4)
     paths = {getattr(r, "path", "") for r in app.routes}
     assert {"/ws", "/reset", "/step", "/state", "/tasks", "/tasks/{split}"} <= paths
+
+
+def test_a_trainer_loop_plays_whole_episodes_through_the_client(server: ServedHTTP) -> None:
+    """docs/openenv.md's TRL rollout, ``play``, with a scripted policy: the gold calls of
+    each user turn written in the episode's format, then an answer."""
+    task = prove_gym.get_registry().tasks("calendar")[1]
+    fmt = Episode(task).format
+
+    def generate(messages: list[dict[str, Any]]) -> str:
+        turn = task.turns[sum(m["role"] == "user" for m in messages) - 1]
+        if messages[-1]["role"] == "user" and turn.steps:
+            return fmt.render_calls({"name": s.name, "arguments": s.arguments} for s in turn.steps)
+        return "Done."
+
+    def play(task_id: str, generate: Any) -> tuple[list[dict[str, Any]], float, dict]:
+        with ProveEnvClient(base_url=server.base).sync() as env:
+            result = env.reset(task_id=task_id)
+            messages = list(result.observation.messages)
+            while not result.done:
+                text = generate(messages)
+                result = env.step(ProveAction(text=text))
+                messages += result.observation.messages
+            return messages, result.reward, result.observation.reward_breakdown
+
+    messages, reward, breakdown = play(task.id, generate)
+    assert reward == breakdown["max_total"] == breakdown["total"]
+    assert [m["role"] for m in messages][:2] == ["system", "user"]
+    assert messages[-1]["role"] == "assistant"
+    assert sum(m["role"] == "user" for m in messages) == len(task.turns)
