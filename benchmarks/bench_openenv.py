@@ -5,8 +5,8 @@ every session; a client process drives 1, 64 and 1,000 concurrent sessions with 
 own client (:class:`~prove_gym.adapters.openenv.ProveEnvClient`, one WebSocket session
 each, all on one asyncio loop). Each session resets to calendar's first shipped task and
 plays ``--steps`` steps, each one read call (``call_tool list_calendars``, then
-``get_event``, alternating; a fresh episode every 100 calls, untimed, as an episode runs at
-most 128), timing every step from send to answer; sessions open and
+``get_event``, alternating; a fresh episode every 30 calls, its reset untimed, as one
+assistant message runs at most 32), timing every step from send to answer; sessions open and
 reset before the clock starts and stay open until every session has finished, so the
 server holds all of them at once. Reported per concurrency: aggregate steps/s (wall
 clock), p50 and p99 step latency, and the server process's resident memory per open
@@ -37,8 +37,9 @@ from prove_gym.episode import Episode
 from prove_gym.testing.served import ServedHTTP
 
 CALLS = [("list_calendars", {}), ("get_event", {"event_id": "evt_0001"})]
-PER_EPISODE = 100
-"""Calls per episode before a fresh one: under the episode's cap of 128 calls."""
+PER_EPISODE = 30
+"""``call_tool`` steps per episode before a fresh one: they all belong to one assistant
+message, which runs at most 32 calls (``EpisodeCaps.max_calls_per_message``)."""
 
 
 def rss_mib(pid: int) -> float:

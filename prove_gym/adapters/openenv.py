@@ -325,6 +325,8 @@ class ProveEnvironment(Environment[ProveAction, ProveObservation, ProveState]):
                 f"unknown reset key {', '.join(_shown(k) for k in unknown[:5])}; reset takes "
                 f"seed, episode_id, {', '.join(RESET_KEYS)}"
             )
+        if episode_id is not None and not isinstance(episode_id, str):
+            raise ValueError(f"episode_id is a string, got {_shown(episode_id)}")
         task, split = self._choose(seed, kwargs)
         format = kwargs.get("format") or self.format
         if not isinstance(format, str):
@@ -574,8 +576,8 @@ class ProveEnvClient(EnvClient[ProveAction, ProveObservation, ProveState]):
     ``headers={"Authorization": "Bearer <token>"}``.
     """
 
-    def _step_payload(self, action: ProveAction | str) -> dict[str, Any]:  # type: ignore[override]
-        if isinstance(action, str):
+    def _step_payload(self, action: ProveAction) -> dict[str, Any]:
+        if isinstance(action, str):  # the assistant's text alone, for convenience
             action = ProveAction(text=action)
         return action.model_dump(exclude={"metadata"})
 

@@ -282,8 +282,9 @@ def test_oversize_and_pathological_messages_close_only_their_own_connection(
             ws.recv(timeout=30)
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
     with _ws(server) as ws:
-        answer = _ask(ws, "[" * 500_000)  # too deep for the JSON parser: an error, no crash
-        assert answer["type"] == "error" and len(json.dumps(answer)) < 2_000
+        answer = _ask(ws, "[" * 500_000)  # too deep for the JSON parser: ends this session
+        assert answer["type"] == "error" and answer["data"]["code"] == "SESSION_ERROR"
+        assert len(json.dumps(answer)) < 2_000
     assert server.alive()
     with client(server) as env:
         assert env.reset(split="calendar", index=0).observation.task_id == "calendar-001"
