@@ -30,6 +30,7 @@ Nothing here imports the MCP SDK of ``prove-gym[mcp]``: OpenEnv's own dependenci
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import random
 import threading
@@ -71,6 +72,7 @@ __all__ = [
     "DEFAULT_TTL",
     "MAX_ACTION_CHARS",
     "RESET_KEYS",
+    "IdleWebSocketTimeout",
     "ProveAction",
     "ProveEnvClient",
     "ProveEnvironment",
@@ -529,6 +531,8 @@ def create_openenv_app(
     config = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=ttl or None)
     app = create_fastapi_app(factory, ProveAction, ProveObservation, concurrency_config=config)
     _add_task_routes(app, catalog)
+    if ttl:
+        app.add_middleware(IdleWebSocketTimeout, ttl=ttl)
     if auth_token is not None:
         app.add_middleware(BearerTokenGuard, token=auth_token)
     app.add_middleware(  # added last, so it runs first: before authentication
@@ -536,6 +540,42 @@ def create_openenv_app(
     )
     app.state.catalog = catalog
     return app
+
+
+class IdleWebSocketTimeout:
+    """ASGI middleware: closes a WebSocket that sent nothing for ``ttl`` seconds (code 1001,
+    "idle"), which ends its OpenEnv session and drops its episode.
+
+    OpenEnv's own idle reaper (``ConcurrencyConfig.session_timeout``) skips sessions whose
+    WebSocket is still connected, so a client that connects and goes quiet would hold a
+    session slot forever; this gives WebSocket sessions the MCP server's idle TTL.
+    """
+
+    def __init__(self, app: Any, ttl: float) -> None:
+        self.app = app
+        self.ttl = ttl
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+        accepted = False
+
+        async def watched_send(message: dict[str, Any]) -> None:
+            nonlocal accepted
+            accepted = accepted or message["type"] == "websocket.accept"
+            await send(message)
+
+        async def watched_receive() -> dict[str, Any]:
+            if not accepted:
+                return dict(await receive())
+            try:
+                return dict(await asyncio.wait_for(receive(), self.ttl))
+            except TimeoutError:
+                await send({"type": "websocket.close", "code": 1001, "reason": "idle"})
+                return {"type": "websocket.disconnect", "code": 1001}
+
+        await self.app(scope, watched_receive, watched_send)
 
 
 def _add_task_routes(app: FastAPI, catalog: TaskCatalog) -> None:

@@ -395,3 +395,23 @@ def test_a_trainer_loop_plays_whole_episodes_through_the_client(server: ServedHT
     assert [m["role"] for m in messages][:2] == ["system", "user"]
     assert messages[-1]["role"] == "assistant"
     assert sum(m["role"] == "user" for m in messages) == len(task.turns)
+
+
+def test_sessions_are_limited_and_an_idle_one_is_closed_after_the_ttl() -> None:
+    served = ServedHTTP(["--openenv", "calendar", "--max-sessions", "2", "--ttl", "2"])
+    try:
+        with _ws(served) as first, _ws(served) as second:
+            for ws in (first, second):
+                reset = {"type": "reset", "data": {"split": "calendar", "index": 0}}
+                assert _ask(ws, reset)["type"] == "observation"
+            with _ws(served) as third:  # a newcomer past the limit is told so, clearly
+                refused = json.loads(third.recv(timeout=30))
+                assert refused["data"]["code"] == "CAPACITY_REACHED"
+            for ws in (first, second):  # both go quiet: each is closed as idle
+                with pytest.raises(ConnectionClosed) as closed:
+                    ws.recv(timeout=30)
+                assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001
+        with ProveEnvClient(base_url=served.base).sync() as env:  # their slots are free again
+            assert env.reset(split="calendar", index=0).observation.task_id == "calendar-001"
+    finally:
+        served.stop()
