@@ -570,7 +570,8 @@ class IdleWebSocketTimeout:
             if not accepted:
                 return dict(await receive())
             try:
-                return dict(await asyncio.wait_for(receive(), self.ttl))
+                async with asyncio.timeout(self.ttl):  # a timer handle, no task per message
+                    return dict(await receive())
             except TimeoutError:
                 await send({"type": "websocket.close", "code": 1001, "reason": "idle"})
                 return {"type": "websocket.disconnect", "code": 1001}
