@@ -39,7 +39,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from fastapi import FastAPI, HTTPException, Query
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi.responses import JSONResponse
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 from openenv.core.env_server import (
@@ -78,6 +79,7 @@ __all__ = [
     "ProveEnvironment",
     "ProveObservation",
     "ProveState",
+    "RequestError",
     "TaskCatalog",
     "create_openenv_app",
 ]
@@ -91,6 +93,12 @@ MAX_ACTION_CHARS = 200_000
 RESET_KEYS = ("split", "index", "task_id", "task", "format")
 """What ``reset`` takes besides OpenEnv's ``seed`` and ``episode_id``; any other key is an
 error (a misspelt key would otherwise play a task the caller did not ask for)."""
+
+
+class RequestError(ValueError):
+    """A request the environment refuses (an unknown split, a step before a reset, ...): the
+    message says why, and the session's episode is left as it was. Over a WebSocket OpenEnv
+    sends it as an ``EXECUTION_ERROR``; over stateless HTTP it is a 400."""
 
 
 # ---------------------------------------------------------------------------- wire types
@@ -206,15 +214,15 @@ class TaskCatalog:
             return self._files[split]
         if split in self._servers:
             return self.registry.tasks(split)
-        raise ValueError(f"no split {_shown(split)}; the splits are {', '.join(self.splits())}")
+        raise RequestError(f"no split {_shown(split)}; the splits are {', '.join(self.splits())}")
 
     def task(self, split: str, index: int) -> Task:
-        """Task ``index`` of ``split`` (``ValueError`` when out of range)."""
+        """Task ``index`` of ``split`` (:class:`RequestError` when out of range)."""
         tasks = self.tasks(split)
         if not isinstance(index, int) or isinstance(index, bool):
-            raise ValueError(f"index must be an integer, got {_shown(index)}")
+            raise RequestError(f"index must be an integer, got {_shown(index)}")
         if not 0 <= index < len(tasks):
-            raise ValueError(f"split {split!r} has {len(tasks)} tasks: index {index} is not one")
+            raise RequestError(f"split {split!r} has {len(tasks)} tasks: index {index} is not one")
         return tasks[index]
 
     def find(self, task_id: str, split: str | None = None) -> Task:
@@ -223,7 +231,7 @@ class TaskCatalog:
             for task in self.tasks(split):
                 if task.id == task_id:
                     return task
-            raise ValueError(f"no task {_shown(task_id)} in split {split!r}")
+            raise RequestError(f"no task {_shown(task_id)} in split {split!r}")
         with self._lock:
             if self._by_id is None:
                 by_id: dict[str, Task] = {}
@@ -233,7 +241,7 @@ class TaskCatalog:
                 self._by_id = by_id
         found = self._by_id.get(task_id) if isinstance(task_id, str) else None
         if found is None:
-            raise ValueError(f"no task {_shown(task_id)} in any split")
+            raise RequestError(f"no task {_shown(task_id)} in any split")
         return found
 
 
@@ -318,21 +326,21 @@ class ProveEnvironment(Environment[ProveAction, ProveObservation, ProveState]):
         ``format`` names another tool-call format for this episode.
 
         Raises:
-            ValueError: An unknown key, split, index or id, or a malformed task: the
+            RequestError: An unknown key, split, index or id, or a malformed task: the
                 session's current episode, if any, is left as it was.
         """
         unknown = sorted(set(kwargs) - set(RESET_KEYS))
         if unknown:
-            raise ValueError(
+            raise RequestError(
                 f"unknown reset key {', '.join(_shown(k) for k in unknown[:5])}; reset takes "
                 f"seed, episode_id, {', '.join(RESET_KEYS)}"
             )
         if episode_id is not None and not isinstance(episode_id, str):
-            raise ValueError(f"episode_id is a string, got {_shown(episode_id)}")
+            raise RequestError(f"episode_id is a string, got {_shown(episode_id)}")
         task, split = self._choose(seed, kwargs)
         format = kwargs.get("format") or self.format
         if not isinstance(format, str):
-            raise ValueError(f"format names a registered format, got {_shown(format)}")
+            raise RequestError(f"format names a registered format, got {_shown(format)}")
         try:
             episode = Episode(
                 task,
@@ -342,9 +350,9 @@ class ProveEnvironment(Environment[ProveAction, ProveObservation, ProveState]):
                 registry=self.catalog.registry,
             )
         except KeyError as exc:  # an unknown server or format: the message lists the known
-            raise ValueError(f"task {_shown(task.id)}: {exc.args[0]}") from None
+            raise RequestError(f"task {_shown(task.id)}: {exc.args[0]}") from None
         except TaskError as exc:
-            raise ValueError(str(exc)) from None
+            raise RequestError(str(exc)) from None
         if self.episode is not None:
             self.episode.close()
         self.episode, self.split, self._steps = episode, split, 0
@@ -362,16 +370,16 @@ class ProveEnvironment(Environment[ProveAction, ProveObservation, ProveState]):
     def _choose(self, seed: int | None, options: dict[str, Any]) -> tuple[Task, str | None]:
         split = options.get("split")
         if split is not None and not isinstance(split, str):
-            raise ValueError(f"split names a split, got {_shown(split)}")
+            raise RequestError(f"split names a split, got {_shown(split)}")
         if options.get("task") is not None:
             try:
                 return Task.coerce(options["task"]), split
             except TaskError as exc:
-                raise ValueError(str(exc)) from None
+                raise RequestError(str(exc)) from None
         if options.get("task_id") is not None:
             return self.catalog.find(options["task_id"], split), split
         if split is None:
-            raise ValueError(
+            raise RequestError(
                 "reset needs a task: split and index, task_id, task (its JSON), or split and "
                 f"seed; the splits are {', '.join(self.catalog.splits())}"
             )
@@ -379,7 +387,7 @@ class ProveEnvironment(Environment[ProveAction, ProveObservation, ProveState]):
             return self.catalog.task(split, options["index"]), split
         tasks = self.catalog.tasks(split)
         if not tasks:
-            raise ValueError(f"split {split!r} has no tasks")
+            raise RequestError(f"split {split!r} has no tasks")
         return tasks[random.Random(seed).randrange(len(tasks))], split
 
     # ------------------------------------------------------------------ step
@@ -389,23 +397,24 @@ class ProveEnvironment(Environment[ProveAction, ProveObservation, ProveState]):
         """Play one action (see :class:`ProveAction`) on the session's episode.
 
         Bad model output (an unparseable call, an unknown tool, wrong arguments) is an
-        observation, as in the Gymnasium env. Raises ``RuntimeError`` before a reset and
-        after the episode's end, ``ValueError`` for a text over ``max_action_chars``.
+        observation, as in the Gymnasium env. Raises :class:`RequestError` before a reset,
+        after the episode's end, for a text over ``max_action_chars`` and for an action
+        whose fields do not fit its type.
         """
         episode = self.episode
         if episode is None:
-            raise RuntimeError("no episode yet: reset first (with a split and index, or a task)")
+            raise RequestError("no episode yet: reset first (with a split and index, or a task)")
         action = _as_prove_action(action)
         if action.type == "call_tool" and not action.tool_name:
-            raise ValueError("a call_tool action names its tool in tool_name")
+            raise RequestError("a call_tool action names its tool in tool_name")
         if action.type != "call_tool" and (action.tool_name or action.arguments):
-            raise ValueError("tool_name and arguments belong to a call_tool action")
+            raise RequestError("tool_name and arguments belong to a call_tool action")
         if action.type == "list_tools":
             return self._observation(text="", tools=episode.tools)
         if episode.done:
-            raise RuntimeError("the episode is over: reset to start another")
+            raise RequestError("the episode is over: reset to start another")
         if len(action.text) > self.max_action_chars:
-            raise ValueError(
+            raise RequestError(
                 f"the action's text has {len(action.text)} characters; this server reads at "
                 f"most {self.max_action_chars} per step (nothing was run)"
             )
@@ -491,7 +500,7 @@ def _as_prove_action(action: Any) -> ProveAction:
         return ProveAction(type="call_tool", tool_name=action.tool_name, arguments=action.arguments)
     if isinstance(action, ListToolsAction):
         return ProveAction(type="list_tools")
-    raise ValueError(f"not an action of this environment: {type(action).__name__}")
+    raise RequestError(f"not an action of this environment: {type(action).__name__}")
 
 
 # ------------------------------------------------------------------------------- the app
@@ -531,6 +540,11 @@ def create_openenv_app(
     config = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=ttl or None)
     app = create_fastapi_app(factory, ProveAction, ProveObservation, concurrency_config=config)
     _add_task_routes(app, catalog)
+
+    async def refused(request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=400)
+
+    app.add_exception_handler(RequestError, refused)
     if ttl:
         app.add_middleware(IdleWebSocketTimeout, ttl=ttl)
     if auth_token is not None:

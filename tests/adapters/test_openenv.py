@@ -205,6 +205,13 @@ def test_the_task_api_lists_every_split_and_resets_by_index_id_or_json(
     assert Task.model_validate(shown) == registry.tasks("banking")[1]
     assert httpx.get(server.url("/tasks/nope"), timeout=10).status_code == 404
     assert httpx.get(server.url("/tasks/banking/999"), timeout=10).status_code == 404
+    # OpenEnv's stateless HTTP routes: a fresh environment per request, a clear 400 when refused
+    reset = httpx.post(server.url("/reset"), json={"split": "banking", "index": 1}, timeout=10)
+    assert reset.status_code == 200 and reset.json()["observation"]["task_id"] == shown["id"]
+    refused = httpx.post(server.url("/reset"), json={"split": "nope"}, timeout=10)
+    assert refused.status_code == 400 and "no split 'nope'" in refused.json()["detail"]
+    step = httpx.post(server.url("/step"), json={"action": {"text": "hi"}}, timeout=10)
+    assert step.status_code == 400 and "reset first" in step.json()["detail"]
     with client(server) as env:
         by_index = env.reset(split="synth:train", index=1).observation
         by_id = env.reset(task_id=listed["ids"][1]).observation
