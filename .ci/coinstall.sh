@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # prove-gym installs beside the environment hubs that pin an mcp of their own: verifiers
 # (mcp==2.0.0) and OpenEnv (fastmcp 3, so mcp<2). In two throwaway virtual environments
-# (removed at the end) it installs the repository's wheel with each of them, runs a smoke
-# test (make calendar-v0, play the gold, check the reward; import the hub), and in the
-# verifiers one also runs the verifiers adapter test (tests/adapters/test_verifiers.py).
+# (removed at the end) it installs the repository's wheel with each of them (OpenEnv as
+# the wheel's own `openenv` extra), runs a smoke test (make calendar-v0, play the gold,
+# check the reward; import the hub), and in each runs that hub's adapter test:
+# tests/adapters/test_verifiers.py, and tests/adapters/test_openenv.py (the OpenEnv server,
+# `prove-gym serve --openenv`, played by OpenEnv's own client).
 #
 # Neither hub pulls torch (checked: the script fails if one does). The adapter test needs
 # `uv` (verifiers' harness program is a PEP 723 script) and, once per machine, the
@@ -46,7 +48,11 @@ for hub in verifiers openenv; do
   t=$SECONDS
   venv="$TMP/$hub"
   "$PY" -m venv "$venv"
-  "$venv/bin/python" -m pip install -q "$WHEEL" "$hub"
+  if [[ $hub == openenv ]]; then
+    "$venv/bin/python" -m pip install -q "$WHEEL[openenv]"  # the extra is the install line
+  else
+    "$venv/bin/python" -m pip install -q "$WHEEL" "$hub"
+  fi
   smoke "$venv" "$hub"
   # The hub's own mcp is outside prove-gym[mcp]'s range: serve says so in one line.
   if out=$("$venv/bin/prove-gym" serve calendar 2>&1); then
@@ -66,3 +72,11 @@ venv="$TMP/verifiers"
 (cd "$TMP" && PATH="$venv/bin:$PATH" "$venv/bin/python" -m pytest -n 0 -q --slow \
     --rootdir "$REPO" -c "$REPO/pyproject.toml" "$REPO/tests/adapters/test_verifiers.py")
 echo "coinstall: verifiers adapter test in $((SECONDS - t)) s; total $((SECONDS - start)) s"
+
+# The OpenEnv adapter test, in the environment where OpenEnv's mcp pin resolved.
+t=$SECONDS
+venv="$TMP/openenv"
+"$venv/bin/python" -m pip install -q pytest pytest-asyncio pytest-xdist hypothesis
+(cd "$TMP" && PATH="$venv/bin:$PATH" "$venv/bin/python" -m pytest -n 0 -q --slow \
+    --rootdir "$REPO" -c "$REPO/pyproject.toml" "$REPO/tests/adapters/test_openenv.py")
+echo "coinstall: OpenEnv adapter test in $((SECONDS - t)) s; total $((SECONDS - start)) s"

@@ -8,12 +8,16 @@ Examples::
     prove-gym serve calendar banking --transport http --combine  # /mcp, tools calendar__<tool>, ...
     PROVE_GYM_TOKEN=... prove-gym serve calendar --transport http --host 0.0.0.0 \
         --auth-token-env PROVE_GYM_TOKEN --allowed-host mcp.example.org   # reachable, with auth
+    prove-gym serve --openenv --port 8000        # OpenEnv: every server's tasks, ws://.../ws
+    prove-gym serve --openenv --tasks runs/synth  # and a synth output's train/test splits
+
+``--openenv`` needs the openenv extra and not the mcp one (docs/openenv.md); the two pin
+different mcp releases, so either may be the one installed.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -27,23 +31,35 @@ MAX_SESSIONS_SHOWN = "256"
 
 
 def add_parser(sub: Any) -> None:
-    try:
-        found = importlib.util.find_spec("mcp") is not None
-    except ImportError:  # a finder that refuses it (a test, a frozen app)
-        found = False
-    if not found:
-        _add_unavailable_parser(sub, "mcp is not installed")
-        return
-
     p = sub.add_parser(
         "serve",
-        help="serve servers over MCP (stdio or streamable HTTP), one isolated state per session",
-        description="Serve one or more installed servers as an MCP server. Every MCP session "
-        "(a stdio process, an HTTP Mcp-Session-Id) gets its own copy of the state sampled "
-        "from --seed; the hidden tools __reset__ and __state_hash__ restore and fingerprint it.",
+        help="serve servers over MCP (stdio or streamable HTTP) or OpenEnv (--openenv), "
+        "one isolated state per session",
+        description="Serve one or more installed servers as an MCP server (needs the mcp "
+        "extra). Every MCP session (a stdio process, an HTTP Mcp-Session-Id) gets its own copy "
+        "of the state sampled from --seed; the hidden tools __reset__ and __state_hash__ "
+        "restore and fingerprint it. With --openenv (needs the openenv extra), serve every "
+        "named server's tasks (default: every installed server's) as one OpenEnv environment "
+        "over HTTP and WebSocket, one episode per session.",
     )
     p.add_argument(
-        "servers", nargs="+", metavar="SERVER", help="server names (see `prove-gym list`)"
+        "servers",
+        nargs="*",
+        metavar="SERVER",
+        help="server names (see `prove-gym list`); --openenv: default every installed one",
+    )
+    p.add_argument(
+        "--openenv",
+        action="store_true",
+        help="serve an OpenEnv environment (HTTP and WebSocket sessions) instead of MCP",
+    )
+    p.add_argument(
+        "--tasks",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="--openenv: also offer a `prove-gym synth` output folder's train/test tasks (or "
+        "a .jsonl task file) as splits; repeatable",
     )
     p.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="default: stdio")
     p.add_argument("--host", default="127.0.0.1", help="HTTP host (default: 127.0.0.1)")
@@ -201,31 +217,20 @@ def _unavailable_message(problem: str) -> str:
     )
 
 
-def _add_unavailable_parser(sub: Any, problem: str) -> None:
-    """``serve`` without a usable MCP SDK: listed in the help, and says what to install."""
-    message = _unavailable_message(problem)
-    p = sub.add_parser(
-        "serve",
-        help="serve servers over MCP (needs the mcp extra: pip install 'prove-gym[mcp]')",
-        description=message.removeprefix("prove-gym serve: error: "),
-    )
-    p.add_argument("arguments", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-
-    def unavailable(args: argparse.Namespace) -> int:
-        print(message, file=sys.stderr)
-        return 2
-
-    p.set_defaults(func=unavailable)
-
-
 def run(args: argparse.Namespace) -> int:
+    if args.openenv:
+        return _run_openenv(args)
+    if args.tasks:
+        raise ValueError("--tasks offers tasks to an OpenEnv server: add --openenv")
+    if not args.servers:
+        raise ValueError("name the servers to serve over MCP (see `prove-gym list`)")
     problem = _version_problem()
     if problem is not None:
         print(_unavailable_message(problem), file=sys.stderr)
         return 2
     try:
         from prove_gym.mcp.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_TTL, SessionStore
-        from prove_gym.mcp.transports import http_app, is_loopback, serve_http, serve_stdio
+        from prove_gym.mcp.transports import http_app, serve_stdio
     except ImportError as exc:
         print(_unavailable_message(_import_problem(exc)), file=sys.stderr)
         return 2
@@ -234,6 +239,7 @@ def run(args: argparse.Namespace) -> int:
     import anyio
 
     from prove_gym import get_registry
+    from prove_gym.http_guard import serve_http
 
     if args.ttl is None:
         args.ttl = DEFAULT_TTL
@@ -241,13 +247,8 @@ def run(args: argparse.Namespace) -> int:
         args.max_sessions = DEFAULT_MAX_SESSIONS
 
     token = _auth_token(args)
-    insecure = args.insecure_no_auth
-    if args.transport == "http" and token is None and not insecure and not is_loopback(args.host):
-        raise ValueError(
-            f"--host {args.host} is reachable from other machines: require a bearer token with "
-            "--auth-token-env VAR or --auth-token-file FILE, or pass --insecure-no-auth to serve "
-            "it without authentication"
-        )
+    if args.transport == "http":
+        _check_reachable(args, token)
     registry = get_registry()
     servers = [registry.get_server(name) for name in dict.fromkeys(args.servers)]
     if args.size is not None and args.size < 1:
@@ -292,6 +293,94 @@ def run(args: argparse.Namespace) -> int:
     anyio.run(
         lambda: serve_http(
             app, host=args.host, port=args.port, log_level=args.log_level, on_ready=ready
+        )
+    )
+    return 0
+
+
+def _check_reachable(args: argparse.Namespace, token: str | None) -> None:
+    """A server reachable from other machines needs a token, or --insecure-no-auth."""
+    from prove_gym.http_guard import is_loopback
+
+    if token is None and not args.insecure_no_auth and not is_loopback(args.host):
+        raise ValueError(
+            f"--host {args.host} is reachable from other machines: require a bearer token with "
+            "--auth-token-env VAR or --auth-token-file FILE, or pass --insecure-no-auth to serve "
+            "it without authentication"
+        )
+
+
+OPENENV_WS_MAX_SIZE = 4 * 1024 * 1024
+"""The largest WebSocket message an OpenEnv session reads (bytes); past it the connection
+closes with code 1009. An action's text is cut at 200,000 characters before that."""
+
+
+def _run_openenv(args: argparse.Namespace) -> int:
+    """``serve --openenv``: every named server (default: all) as one OpenEnv environment."""
+    for flag, given in (("--combine", args.combine), ("--offload", args.offload)):
+        if given:
+            raise ValueError(f"{flag} is an MCP option; --openenv serves one environment")
+    token = _auth_token(args)
+    _check_reachable(args, token)
+    try:
+        from prove_gym.adapters.openenv import (
+            DEFAULT_MAX_SESSIONS,
+            DEFAULT_TTL,
+            TaskCatalog,
+            create_openenv_app,
+        )
+    except ImportError as exc:
+        if (exc.name or "").partition(".")[0] not in ("openenv", "fastapi", "websockets"):
+            raise
+        print(
+            "prove-gym serve: error: --openenv needs the openenv extra: "
+            f"pip install 'prove-gym[openenv]' ({exc.name or 'openenv'} does not import)",
+            file=sys.stderr,
+        )
+        return 2
+    import logging
+
+    import anyio
+
+    from prove_gym.http_guard import serve_http
+
+    catalog = TaskCatalog(args.tasks, servers=args.servers or None)
+    max_sessions = DEFAULT_MAX_SESSIONS if args.max_sessions is None else args.max_sessions
+    if max_sessions < 1:
+        raise ValueError("--openenv serves at most --max-sessions sessions: give 1 or more")
+    ttl = DEFAULT_TTL if args.ttl is None else args.ttl
+    app = create_openenv_app(
+        catalog,
+        max_sessions=max_sessions,
+        ttl=ttl or None,
+        host=args.host,
+        allowed_hosts=args.allowed_host,
+        allowed_origins=args.allowed_origin,
+        auth_token=token,
+    )
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
+
+    def ready(host: str, port: int) -> None:
+        base = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+        splits = catalog.splits()
+        print(
+            f"prove serve: listening on {base}  (OpenEnv; sessions at {base}/ws)", file=sys.stderr
+        )
+        print(f"  splits ({len(splits)}): {', '.join(splits)}; list: {base}/tasks", file=sys.stderr)
+        ttl_shown = f"{ttl:g} s" if ttl else "none"
+        print(f"  sessions: at most {max_sessions}, idle TTL {ttl_shown}", file=sys.stderr)
+        auth = "bearer token required" if token else "none"
+        print(f"  authentication: {auth}", file=sys.stderr)
+        sys.stderr.flush()
+
+    anyio.run(
+        lambda: serve_http(
+            app,
+            host=args.host,
+            port=args.port,
+            log_level=args.log_level,
+            on_ready=ready,
+            ws_max_size=OPENENV_WS_MAX_SIZE,
         )
     )
     return 0

@@ -9,13 +9,9 @@ is refused with a clear JSON-RPC error once ``max_sessions`` are open.
 from __future__ import annotations
 
 import contextlib
-import gc
-import hmac
-import ipaddress
-import socket
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import mcp.types as types
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
@@ -25,7 +21,6 @@ from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
-from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
@@ -33,29 +28,34 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from prove_gym.http_guard import (
+    HostOriginGuard,
+    HostOriginRules,
+    checked_token,
+    host_origin_rules,
+    http_server,
+    is_loopback,
+    serve_http,
+    settle_heap,
+    token_matches,
+)
 from prove_gym.mcp.server import ProveMCPServer
 from prove_gym.mcp.sessions import SessionStore
 from prove_gym.server.base import Server
 
-if TYPE_CHECKING:
-    import uvicorn
-
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-WILDCARD_HOSTS = ("0.0.0.0", "::", "")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether binding ``host`` serves this machine only (``127.0.0.0/8``, ``::1``, localhost).
-
-    >>> is_loopback("127.0.0.2"), is_loopback("0.0.0.0"), is_loopback("localhost")
-    (True, False, True)
-    """
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+# The Host/Origin rules, the token rules and the uvicorn runner are prove_gym.http_guard's,
+# shared with the OpenEnv server (which must not import the MCP SDK).
+__all__ = [
+    "Endpoint",
+    "StaticTokenVerifier",
+    "http_app",
+    "http_endpoints",
+    "http_server",
+    "is_loopback",
+    "serve_http",
+    "serve_stdio",
+    "transport_security",
+]
 
 
 def transport_security(
@@ -74,49 +74,22 @@ def transport_security(
     >>> transport_security("127.0.0.2").allowed_hosts[-2:]
     ['127.0.0.2', '127.0.0.2:*']
     """
-    name = f"[{host}]" if ":" in host else host
-    hosts, origins = list(allowed_hosts), list(allowed_origins)
-    if is_loopback(host):
-        for known in ("127.0.0.1", "localhost", "[::1]", name):
-            hosts += [known, f"{known}:*"]
-            origins.append(f"http://{known}:*")
-    elif host not in WILDCARD_HOSTS:
-        hosts += [name, f"{name}:*"]
+    rules = host_origin_rules(host, allowed_hosts, allowed_origins)
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=list(dict.fromkeys(hosts)) or ["*"],
-        allowed_origins=list(dict.fromkeys(origins)),
+        allowed_hosts=rules.allowed_hosts,
+        allowed_origins=rules.allowed_origins,
     )
-
-
-def _settle_heap() -> None:
-    """Free start-up garbage, then take what is left out of the cyclic collector's walks.
-
-    A serving process holds a large heap that lives as long as it does: modules, the
-    SDK's and the tools' pydantic models, SQLAlchemy mappers, the sampled state
-    templates (about 250,000 objects for ``prove-gym serve calendar``). Python's full
-    collection walks all of it, stalling every session at once; it runs every few
-    thousand calls (about 170 ms each on a 2-core machine, or 40-60 us per call).
-    ``gc.freeze()`` moves those objects to a generation no collection walks, so a
-    full collection walks only what serving allocated since (under 10 ms). Objects
-    frozen here are still freed by reference counting; only a reference cycle among
-    them, made garbage later, would stay. :func:`serve_stdio` and :func:`http_server`
-    call this once, when the server is ready to serve.
-    """
-    gc.collect()
-    gc.freeze()
 
 
 class StaticTokenVerifier:
     """The MCP SDK's ``TokenVerifier`` for one shared bearer token (compared in constant time)."""
 
     def __init__(self, token: str) -> None:
-        if len(token.strip()) < 16:
-            raise ValueError("the bearer token must have at least 16 characters")
-        self._token = token.strip().encode()
+        self._token = checked_token(token)
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        if hmac.compare_digest(token.strip().encode(), self._token):
+        if token_matches(token, self._token):
             return AccessToken(token=token, client_id="prove-gym-client", scopes=[])
         return None
 
@@ -132,12 +105,12 @@ async def serve_stdio(
 
     Several servers share the one connection with prefixed tool names
     (``calendar__create_event``). Once the states are sampled it frees start-up
-    garbage and freezes the rest (``gc.freeze()``, see :func:`_settle_heap`).
+    garbage and freezes the rest (``gc.freeze()``, see :func:`~prove_gym.http_guard.settle_heap`).
     """
     server = ProveMCPServer(
         servers, seed=seed, size=size, store=SessionStore(max_sessions=1, ttl=None), offload=offload
     )
-    _settle_heap()
+    settle_heap()
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -260,7 +233,8 @@ def http_app(
             finally:
                 store.close_all()
 
-    middleware = [Middleware(_HostOriginGuard, settings=security)]
+    rules = HostOriginRules(security.allowed_hosts, security.allowed_origins)
+    middleware = [Middleware(HostOriginGuard, rules=rules)]
     if auth_token:
         verifier = StaticTokenVerifier(auth_token)
         middleware += [
@@ -279,37 +253,6 @@ def _asgi(endpoint: Callable[[Request], Any]) -> ASGIApp:
         await response(scope, receive, send)
 
     return app
-
-
-class _HostOriginGuard:
-    """DNS-rebinding protection for every route (``/health`` too), before authentication:
-    the rules of the SDK's ``TransportSecurityMiddleware`` (exact values, or ``name:*`` for
-    any port), with ``allowed_hosts == ["*"]`` meaning any ``Host``."""
-
-    def __init__(self, app: ASGIApp, settings: TransportSecuritySettings) -> None:
-        self.app = app
-        self.hosts = settings.allowed_hosts
-        self.origins = settings.allowed_origins
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            headers = Headers(scope=scope)
-            host, origin = headers.get("host"), headers.get("origin")
-            refusal = None
-            if self.hosts != ["*"] and not _allowed(host, self.hosts):
-                refusal = Response("Invalid Host header", status_code=421)
-            elif origin and not _allowed(origin, self.origins):
-                refusal = Response("Invalid Origin header", status_code=403)
-            if refusal is not None:
-                await refusal(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-
-def _allowed(value: str | None, patterns: Sequence[str]) -> bool:
-    if not value:
-        return False
-    return any(value == p or (p.endswith(":*") and value.startswith(p[:-1])) for p in patterns)
 
 
 class _AdmissionGate:
@@ -390,56 +333,3 @@ class _AdmissionGate:
             return seen.pop(0) if seen else await receive()
 
         return replay
-
-
-def http_server(
-    app: Starlette,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    log_level: str = "warning",
-    on_ready: Callable[[str, int], None] | None = None,
-) -> uvicorn.Server:
-    """A uvicorn server for ``app``, not yet started: ``await server.serve()`` runs it
-    (until SIGINT/SIGTERM in the main thread, or until ``server.should_exit = True``).
-    It is meant to be its process's server, as ``prove-gym serve`` runs it: once it listens,
-    and before ``on_ready``, it frees start-up garbage and freezes the rest
-    (``gc.freeze()``, see :func:`_settle_heap`), so full collections skip that heap.
-
-    Args:
-        port: TCP port; 0 picks a free one (``on_ready`` receives the real one).
-        on_ready: Called with (host, port) once the socket accepts connections.
-    """
-    import uvicorn
-
-    class _Server(uvicorn.Server):
-        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await super().startup(sockets=sockets)
-            if self.started and not self.should_exit:
-                _settle_heap()
-                if on_ready is not None:
-                    bound = self.servers[0].sockets[0].getsockname()
-                    on_ready(host, int(bound[1]))
-
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level,
-        lifespan="on",
-        timeout_graceful_shutdown=3,
-    )
-    return _Server(config)
-
-
-async def serve_http(
-    app: Starlette,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    log_level: str = "warning",
-    on_ready: Callable[[str, int], None] | None = None,
-) -> None:
-    """Run ``app`` over HTTP until SIGINT/SIGTERM (see :func:`http_server`)."""
-    server = http_server(app, host=host, port=port, log_level=log_level, on_ready=on_ready)
-    await server.serve()

@@ -47,3 +47,24 @@ def test_building_the_command_line_imports_no_mcp_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []  # --help, list, synth... pay nothing for serve
+
+
+def test_openenv_without_its_extra_says_in_one_line_what_to_install(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("openenv") is not None:
+        pytest.skip("OpenEnv is installed here (tests/adapters/test_openenv.py serves it)")
+    assert main(["serve", "--openenv", "calendar"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "pip install 'prove-gym[openenv]'" in err[0]
+
+
+def test_mcp_and_openenv_options_are_not_mixed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--openenv", "--combine"]) == 2
+    assert "--combine is an MCP option" in capsys.readouterr().err
+    assert main(["serve", "calendar", "--tasks", "runs/synth"]) == 2
+    assert "add --openenv" in capsys.readouterr().err
+    assert main(["serve"]) == 2
+    assert "name the servers" in capsys.readouterr().err
