@@ -36,6 +36,7 @@ import random
 import threading
 import uuid
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
@@ -55,18 +56,11 @@ from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import Field
 
-from prove_gym import (
-    Episode,
-    EpisodeCaps,
-    Registry,
-    RewardConfig,
-    Task,
-    TaskError,
-    __version__,
-    get_registry,
-    load_tasks,
-)
+from prove_gym.episode import Episode, EpisodeCaps
 from prove_gym.http_guard import BearerTokenGuard, HostOriginGuard, host_origin_rules
+from prove_gym.registry import Registry, get_registry
+from prove_gym.reward import RewardConfig
+from prove_gym.task import Task, TaskError, load_tasks
 
 __all__ = [
     "DEFAULT_MAX_SESSIONS",
@@ -483,7 +477,7 @@ class ProveEnvironment(Environment[ProveAction, ProveObservation, ProveState]):
                 "Stateful tool servers as multi-turn episodes with the programmatic PROVE "
                 f"reward; splits: {', '.join(self.catalog.splits())}"
             ),
-            version=__version__,
+            version=metadata.version("prove-gym"),
         )
 
     def close(self) -> None:
