@@ -350,7 +350,9 @@ def test_one_async_grpo_step_trains_on_every_user_turn_with_the_prove_reward(
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     started = time.monotonic()
     trainer.train()
-    assert time.monotonic() - started < 60
+    # a guard against a hang (the worker waiting on a queue nobody fills), not a speed test:
+    # one step takes seconds alone and a minute on a loaded 2-core machine
+    assert time.monotonic() - started < 600
     assert worker.groups >= 1 and worker._error is None
     assert trainer.state.global_step == 1
     # the step moved the weights, and they were synced to the server before and after it
