@@ -90,7 +90,7 @@ from prove_gym.synth.validate import (
 )
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/9"
+GENERATOR = "prove_gym.synth/10"
 """Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
 ``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
 of ``final_state_hash`` unless a call changed their state (see
@@ -106,7 +106,9 @@ no value to leave out, and drops a block's candidate that repeats an earlier one
 block (the task format is unchanged); /8 strips an enum from the descriptions too (and
 keeps it where the tool's own description states its values), splits train and test by
 state per server so that every server with tasks on two states has test tasks, and gives
-a server's first block two states, taken in turn by the candidates."""
+a server's first block two states, taken in turn by the candidates; /9 drops a chain that
+undoes or repeats its own write; /10 asks a clarify turn only for the calls that need the
+value it leaves out (the others follow once it is given)."""
 
 PLAN_DRAWS = 6
 """Chains a candidate draws before it gives up (see :meth:`Conversation._plan`): drawing
@@ -1083,6 +1085,46 @@ class Conversation:
         self._missing_pool = ranked[0] or ranked[1] or ranked[2]
         return self._missing_pool
 
+    def _turn_steps(self, omit: tuple[int, str] | None) -> list[tuple[list[int], bool]]:
+        """The steps each request asks for, in order, and whether it is the hidden tool's.
+
+        One request per segment, except that a clarify request asks only for the calls
+        that need the value it leaves out (``omit``): the call that takes it, and those
+        after it in its segment that take the same value or depend on one that does
+        (:meth:`_dependencies`), up to the first that does not. The rest of the segment
+        is asked for after the value is given, as the start of the next request (or as a
+        request of its own when none follows), so the gold order stays the order that
+        ran: a model that did the independent part before asking would be right and
+        scored wrong, so the two are never mixed.
+        """
+        done = self.done
+        out: list[tuple[list[int], bool]] = []
+        for seg in range(self.n_seg):
+            idxs = [i for i, d in enumerate(done) if d.segment == seg]
+            if idxs:
+                out.append((idxs, self.hidden is not None and seg == self.n_seg - 1))
+        if omit is None:
+            return out
+        at = next(k for k, (idxs, _) in enumerate(out) if omit[0] in idxs)
+        idxs = out[at][0]
+        name, value = omit[1], done[omit[0]].args[omit[1]]
+        deps = self._dependencies()
+        needs = {omit[0]}
+        for i in idxs:
+            takes = name in done[i].args and done[i].args[name] == value
+            if done[i].executed and (takes or deps.get(i, set()) & needs):
+                needs.add(i)
+        cut = next((k for k, i in enumerate(idxs) if i not in needs), len(idxs))
+        if cut == len(idxs):
+            return out
+        rest = idxs[cut:]
+        out[at] = (idxs[:cut], False)
+        if at + 1 < len(out) and not out[at + 1][1]:
+            out[at + 1] = (rest + out[at + 1][0], False)
+        else:
+            out.insert(at + 1, (rest, False))
+        return out
+
     def _recoveries(self) -> dict[int, int]:
         """The failed attempts the gold shows: recovered step -> the step it goes before.
 
@@ -1177,18 +1219,15 @@ class Conversation:
         rendered: list[RenderedTurn | None] = []
         clarify_at: int | None = None
         turn_level = "minimal" if level == "minimal" else "complete"
-        for seg in range(self.n_seg):
-            idxs = [i for i, d in enumerate(done) if d.segment == seg]
-            if not idxs:
-                continue
+        for idxs, hidden in self._turn_steps(omit):
             first = not turns
-            if self.hidden is not None and seg == self.n_seg - 1:
+            if hidden:
                 rt = self.renderer.request(
                     idxs, done, self.phrasings, first=first, level="complete"
                 )
                 turns.append(Turn(user=rt.text, kind="abstain", info_level="complete"))
                 rendered.append(rt)
-            elif omit is not None and done[omit[0]].segment == seg:
+            elif omit is not None and omit[0] in idxs:
                 rt = self.renderer.request(idxs, done, self.phrasings, first=first, omit=omit)
                 clarify_at = len(turns)
                 turns.append(
