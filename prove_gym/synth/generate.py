@@ -108,7 +108,9 @@ keeps it where the tool's own description states its values), splits train and t
 state per server so that every server with tasks on two states has test tasks, and gives
 a server's first block two states, taken in turn by the candidates; /9 drops a chain that
 undoes or repeats its own write; /10 asks a clarify turn only for the calls that need the
-value it leaves out (the others follow once it is given)."""
+value it leaves out (the others follow once it is given), leaves a value out with its
+preposition instead of saying "some <parameter>", and names a parameter as a user would
+("the duration", 90 minutes; not "the duration minutes")."""
 
 PLAN_DRAWS = 6
 """Chains a candidate draws before it gives up (see :meth:`Conversation._plan`): drawing

@@ -138,8 +138,37 @@ def _label(name: str) -> str:
     text = words(name)
     for suffix in (" ids", " id"):
         if text.endswith(suffix) and len(text) > len(suffix):
-            return text[: -len(suffix)] + ("s" if suffix == " ids" else "")
+            head = text[: -len(suffix)]
+            return (
+                " ".join([*head.split()[:-1], plural(head.split()[-1])])
+                if suffix == " ids"
+                else head
+            )
     return text
+
+
+def setting(name: str, value: Any) -> tuple[str | None, str]:
+    """``(label, phrase)``: how a user names parameter ``name`` and says ``value`` of it
+    (:func:`spoken_name`). Where the name is no noun, the label is None and the phrase
+    a clause of its own: "60 minutes before", "show hidden" (a flag set), "don't show
+    hidden" (cleared).
+
+    >>> setting("duration_minutes", 90), setting("title", "Design review")
+    (('duration', '90 minutes'), ('title', '"Design review"'))
+    >>> setting("show_hidden", True), setting("show_hidden", False), setting("open_now", False)
+    ((None, 'show hidden'), (None, "don't show hidden"), (None, 'not open now'))
+    """
+    label, phrase = spoken_name(name)
+    if isinstance(value, bool) and label is None:
+        flag = phrase.replace("{}", "").strip()
+        if value:
+            return None, flag
+        verb = flag.split(" ", 1)[0] in _NOT_A_NOUN_FIRST - PREPOSITIONS - {"no", "open"}
+        return None, ("don't " if verb else "not ") + flag
+    shown = render_value(value)
+    if isinstance(value, str) and " " in value:
+        shown = f'"{value}"'
+    return label, phrase.replace("{}", shown)
 
 
 def _and(parts: Sequence[str]) -> str:
@@ -182,6 +211,93 @@ DETERMINERS = _word_set("a an its my our the their this your")
 # The first words of a reference or an omission: "the same user", "that user", "one of my
 # users", "some end date".
 _REFERRING = _word_set("the that one some")
+
+
+# A unit written last (or first) in a parameter's name, and how it follows a value:
+# ``duration_minutes`` is "the duration", 90 of it "90 minutes"; ``speed_kph`` "0 km/h".
+NAME_UNITS = {
+    "c": "°C",
+    "days": "days",
+    "f": "°F",
+    "gb": "GB",
+    "hours": "hours",
+    "kb": "KB",
+    "km": "km",
+    "kph": "km/h",
+    "m": "m",
+    "mb": "MB",
+    "minutes": "minutes",
+    "mph": "mph",
+    "ms": "ms",
+    "pct": "%",
+    "percent": "%",
+    "seconds": "seconds",
+}
+# A parameter name does not read as English when it ends in a unit or a particle, starts
+# with a verb or a preposition, or has a one-letter word (see unreadable_name).
+_NOT_A_NOUN_LAST = PREPOSITIONS | _word_set(
+    "% c days degrees f h hour hours k kelvin km km/h kph min mins minute minutes mph percent "
+    "seconds all before after first kb mb gb ms me now only out usd w"
+)
+_NOT_A_NOUN_FIRST = PREPOSITIONS | _word_set(
+    "allow check ignore include make move no open replace reply show skip sort"
+)
+
+
+def unreadable_name(name: str) -> bool:
+    """Whether a parameter name with ``_`` reads as a machine name, not as English, after
+    "the" (identifiers, "the calendar id", are left alone).
+
+    >>> [unreadable_name(n) for n in ("duration_minutes", "to_currency", "temperature_c")]
+    [True, True, True]
+    >>> [unreadable_name(n) for n in ("start_date", "first_name", "calendar_id", "limit")]
+    [False, False, False, False]
+    """
+    parts = name.lower().split("_")
+    if len(parts) < 2 or parts[-1] in ("id", "ids"):
+        return False
+    return (
+        parts[-1] in _NOT_A_NOUN_LAST
+        or parts[0] in _NOT_A_NOUN_FIRST
+        or any(len(p) == 1 for p in parts)
+    )
+
+
+def spoken_name(name: str) -> tuple[str | None, str]:
+    """How a user names a parameter, and how they say a value of it.
+
+    ``(label, phrase)``: "Set the {label} to {phrase}", with ``{}`` in the phrase for the
+    value. A unit last in the name goes after the value ("duration_minutes": "the
+    duration", "90 minutes"); a preposition first says which end ("to_currency": "the
+    target currency"); a verb and its particle is a noun ("check_in": "the check-in").
+    The label is None where the name is no noun a user would say
+    (:func:`unreadable_name`): the phrase then says it all ("minutes_before": "60
+    minutes before", "move_open_issues_to": "move open issues to spr_020",
+    "show_hidden": a flag, "show hidden").
+
+    >>> [spoken_name(n) for n in ("calendar_id", "duration_minutes", "to_currency", "check_in")]
+    [('calendar', '{}'), ('duration', '{} minutes'), ('target currency', '{}'), ('check-in', '{}')]
+    >>> [spoken_name(n) for n in ("minutes_before", "move_open_issues_to", "open_percent")]
+    [(None, '{} minutes before'), (None, 'move open issues to {}'), (None, 'open {}%')]
+    """
+    parts = name.lower().split("_")
+    if len(parts) < 2:
+        return name.lower(), "{}"
+    if parts[-1] in ("id", "ids"):  # "calendar_id": the calendar
+        parts = _label(name).split()
+    elif parts[0] in ("days", "hours", "minutes", "seconds"):  # "minutes_before"
+        return None, " ".join(["{}", NAME_UNITS[parts[0]], *parts[1:]])
+    value = "{}"
+    if parts[-1] in NAME_UNITS:
+        unit = NAME_UNITS[parts.pop()]
+        value += unit if unit in ("%", "°C", "°F") else " " + unit
+    if len(parts) == 2 and parts[1] in ("in", "out", "up", "off"):
+        parts = [f"{parts[0]}-{parts[1]}"]  # "check_in": the check-in
+    elif parts[0] in ("to", "from") and len(parts) > 1:
+        parts[0] = "target" if parts[0] == "to" else "source"
+    if unreadable_name("_".join(parts)) or (len(parts) == 1 and parts[0] in _NOT_A_NOUN_FIRST):
+        return None, " ".join([*parts, value])
+    return " ".join(parts), value
 
 
 def noun_phrase_slot(
@@ -320,22 +436,66 @@ def without_measure(phrasing: str, name: str) -> str | None:
     return before + rest
 
 
-def _left_out(spec: ToolSpec, phrasing: str, name: str) -> str | None:
-    """``phrasing`` ready to leave ``{name}`` out ("one of my events", "some end date"), or
-    with a measure left unsaid (:func:`without_measure`: no slot left for it).
+# Prepositions that open a range: leaving one end out leaves "from ... to ..." half said.
+_RANGE_LEAD = _word_set("between from than")
 
-    None when that cannot read as English there (:func:`noun_phrase_slot`).
+
+def without_prepositional(phrasing: str, name: str) -> str | None:
+    """``phrasing`` with ``{name}`` and the preposition that leads to it left unsaid, or
+    None where that does not leave a request that reads.
+
+    What a user leaves out of "Find flights to {destination} on {date}" is the whole
+    "on {date}", not the date alone ("on some date"). Only where the slot follows a
+    preposition and ends the sentence or comes before another preposition ("to {x} on
+    {y}"), never one end of a range ("from {start} to {end}"), and where at least two
+    words of the request stay before it.
+
+    >>> without_prepositional("When am I free for {minutes} minutes on {date}?", "date")
+    'When am I free for {minutes} minutes?'
+    >>> without_prepositional("Find flights from {origin} to {destination} on {date}", "destination")
+    'Find flights from {origin} on {date}'
+    >>> without_prepositional("List my events from {start} to {end}", "start") is None
+    True
+    >>> without_prepositional("touch {path}", "path") is None
+    True
+    """
+    slot = "{" + name + "}"
+    start = phrasing.find(slot)
+    if start < 0 or (start and phrasing[start - 1] != " "):
+        return None
+    rest = phrasing[start + len(slot) :]
+    following = rest.split(" ", 2)[1].lower() if rest.startswith(" ") else ""
+    if not (rest[:1] in ("", ".", "?", "!") or following in PREPOSITIONS):
+        return None
+    head, _, lead = phrasing[:start].rstrip().rpartition(" ")
+    if lead.lower() not in PREPOSITIONS or lead.lower() in _RANGE_LEAD:
+        return None
+    if len([w for w in head.split() if w.lower() != "please"]) < 2:
+        return None
+    return head + rest
+
+
+def _left_out(spec: ToolSpec, phrasing: str, name: str) -> str | None:
+    """``phrasing`` ready to leave ``{name}`` out: an identifier as "one of my events", a
+    measure with its unit unsaid (:func:`without_measure`), another value with the
+    preposition leading to it (:func:`without_prepositional`); never "some end date".
+
+    None when that cannot read as English there (:func:`noun_phrase_slot`). A choice
+    (an enum) is never left out of its slot: "Put the car in {gear}" without it is no
+    request.
     """
     entity = spec.entity_params.get(name)
     if entity is not None:
         noun = words(entity.name).split()[-1]
         return noun_phrase_slot(phrasing, name, noun, omission=True)
-    type_ = spec.input_schema().get("properties", {}).get(name, {}).get("type")
-    if type_ in ("integer", "number"):
+    prop = spec.input_schema().get("properties", {}).get(name, {})
+    if prop.get("type") in ("integer", "number"):
         unsaid = without_measure(phrasing, name)
         if unsaid is not None:
             return unsaid
-    return noun_phrase_slot(phrasing, name, labels=False, omission=True)
+    if enum_choices(prop):
+        return None
+    return without_prepositional(phrasing, name)
 
 
 def can_leave_out(spec: ToolSpec, args: Mapping[str, Any], name: str) -> bool:
@@ -537,7 +697,7 @@ class Renderer:
         ):  # "Approve the request", "That traveller ...", "One of my couriers ..."
             text = text[:1].upper() + text[1:]
         slots = set(SLOT.findall(phrasing))
-        extras: list[tuple[str, str]] = []
+        extras: list[tuple[str | None, str]] = []
         for name, value in args.items():
             if name in slots or name == omit:
                 continue
@@ -548,10 +708,7 @@ class Renderer:
                 extras.append((_label(name), refs[name]))
                 continue
             keep.extend(literal_values(value))
-            shown = render_value(value)
-            if isinstance(value, str) and " " in value:
-                shown = f'"{value}"'
-            extras.append((_label(name), shown))
+            extras.append(setting(name, value))
         if extras:
             body = text.rstrip()
             end = body[-1] if body and body[-1] in "?.!" else "."
@@ -559,12 +716,22 @@ class Renderer:
             text = f"{body}{end} {self._settings(extras)}"
         return _finish(text), keep
 
-    def _settings(self, pairs: Sequence[tuple[str, str]]) -> str:
-        """Values the phrasing has no slot for, as one sentence of their own.
+    def _settings(self, pairs: Sequence[tuple[str | None, str]]) -> str:
+        """Values the phrasing has no slot for, as one sentence of their own (a value
+        whose name is no noun, :func:`setting`, as a sentence of its own before it).
 
         >>> Renderer(random.Random(0), "complete")._settings([("limit", "5"), ("status", "open")])
         'Use 5 as the limit and open as the status.'
+        >>> Renderer(random.Random(0), "complete")._settings([(None, "show hidden")])
+        'Show hidden.'
         """
+        clauses = [value for label, value in pairs if label is None]
+        if clauses:
+            named = [(label, value) for label, value in pairs if label is not None]
+            said = " ".join(_finish(c[:1].upper() + c[1:]) for c in clauses)
+            return f"{said} {self._settings(named)}" if named else said
+        labelled = [(label, value) for label, value in pairs if label is not None]
+        pairs = labelled
         same = [value for _label, value in pairs if value.startswith("the same ")]
         if same:  # "Use the same category", not "Use the same category as the category"
             rest = [(label, value) for label, value in pairs if not value.startswith("the same ")]
@@ -628,8 +795,16 @@ class Renderer:
 
     def supply(self, name: str, value: Any) -> RenderedTurn:
         """The user's answer to a clarifying question: the missing value."""
-        template = self.rng.choice(SUPPLY)
-        text = template.format(value=render_value(value), words=words(name))
+        label, said = setting(name, value)
+        if label is None:  # "It's 60 minutes before.", "Move open issues to spr_020."
+            template = self.rng.choice(
+                SUPPLY[:1]
+                if said.startswith(render_value(value))
+                else ["{value}.", "Sorry, I forgot: {value}."]
+            )
+        else:
+            template = self.rng.choice(SUPPLY)
+        text = template.format(value=said, words=label)
         return RenderedTurn(text[0].upper() + text[1:], literal_values(value))
 
     def irrelevant(self, extra: Iterable[str] = ()) -> RenderedTurn:
