@@ -110,7 +110,8 @@ a server's first block two states, taken in turn by the candidates; /9 drops a c
 undoes or repeats its own write; /10 asks a clarify turn only for the calls that need the
 value it leaves out (the others follow once it is given), leaves a value out with its
 preposition instead of saying "some <parameter>", and names a parameter as a user would
-("the duration", 90 minutes; not "the duration minutes")."""
+("the duration", 90 minutes; not "the duration minutes"), and says a date-time as people do
+("at 5 pm on August 15, 2026", not "2026-08-15T17:00")."""
 
 PLAN_DRAWS = 6
 """Chains a candidate draws before it gives up (see :meth:`Conversation._plan`): drawing

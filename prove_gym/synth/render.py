@@ -29,6 +29,7 @@ from typing import Any
 
 from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.chains import is_secret_kind
+from prove_gym.synth.dates import iso_datetime, say_datetime
 from prove_gym.synth.grounding import DoneStep, enum_choices
 
 SLOT = re.compile(r"\{(\w+)\}")
@@ -83,6 +84,8 @@ def render_value(value: Any) -> str:
 
     >>> render_value(True), render_value(["a", "b"]), render_value(45)
     ('yes', 'a, b', '45')
+    >>> render_value("2026-08-15T17:00") != "2026-08-15T17:00"
+    True
     """
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -90,7 +93,17 @@ def render_value(value: Any) -> str:
         return ", ".join(render_value(v) for v in value)
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        when = iso_datetime(value)
+        if when is not None:  # "5 pm on August 15, 2026", never "2026-08-15T17:00"
+            return say_datetime(when)
     return str(value)
+
+
+def said_values(value: Any) -> list[str]:
+    """The strings a turn that states ``value`` writes for it (a paraphrase must keep
+    them): :func:`literal_values` as the user writes them (:func:`render_value`)."""
+    return [render_value(text) for text in literal_values(value)]
 
 
 def literal_values(value: Any) -> list[str]:
@@ -687,10 +700,15 @@ class Renderer:
                 return f"some {words(name)}"
             if name in refs:
                 return refs[name]
-            keep.extend(literal_values(args[name]))
+            keep.extend(said_values(args[name]))
             return render_value(args[name])
 
         text = SLOT.sub(fill, phrasing)
+        for name in SLOT.findall(phrasing):  # "on {when}": "at 5 pm on August 15, 2026"
+            value = args.get(name)
+            if name not in refs and isinstance(value, str) and iso_datetime(value) is not None:
+                said = render_value(value)
+                text = text.replace(f" on {said}", f" at {said}")
         opening = SLOT.match(phrasing)
         if opening is not None and (
             opening.group(1) == omit or _starts_a_sentence(spec, opening.group(1), refs)
@@ -707,7 +725,7 @@ class Renderer:
                     continue  # the user never handles credentials a tool issued
                 extras.append((_label(name), refs[name]))
                 continue
-            keep.extend(literal_values(value))
+            keep.extend(said_values(value))
             extras.append(setting(name, value))
         if extras:
             body = text.rstrip()
@@ -728,7 +746,11 @@ class Renderer:
         clauses = [value for label, value in pairs if label is None]
         if clauses:
             named = [(label, value) for label, value in pairs if label is not None]
-            said = " ".join(_finish(c[:1].upper() + c[1:]) for c in clauses)
+            # "Make it 60 minutes before.", "Move open issues to spr_020.", "Show hidden."
+            said = " ".join(
+                _finish(f"Make it {c}" if c[:1].isdigit() else c[:1].upper() + c[1:])
+                for c in clauses
+            )
             return f"{said} {self._settings(named)}" if named else said
         labelled = [(label, value) for label, value in pairs if label is not None]
         pairs = labelled
@@ -805,7 +827,7 @@ class Renderer:
         else:
             template = self.rng.choice(SUPPLY)
         text = template.format(value=said, words=label)
-        return RenderedTurn(text[0].upper() + text[1:], literal_values(value))
+        return RenderedTurn(text[0].upper() + text[1:], said_values(value))
 
     def irrelevant(self, extra: Iterable[str] = ()) -> RenderedTurn:
         """A request no offered tool can serve (generic, or another server's phrasing)."""
