@@ -111,7 +111,8 @@ undoes or repeats its own write; /10 asks a clarify turn only for the calls that
 value it leaves out (the others follow once it is given), leaves a value out with its
 preposition instead of saying "some <parameter>", and names a parameter as a user would
 ("the duration", 90 minutes; not "the duration minutes"), and says a date-time as people do
-("at 5 pm on August 15, 2026", not "2026-08-15T17:00")."""
+("at 5 pm on August 15, 2026", not "2026-08-15T17:00") and a snake_case choice as words
+("in progress", not "in_progress")."""
 
 PLAN_DRAWS = 6
 """Chains a candidate draws before it gives up (see :meth:`Conversation._plan`): drawing
@@ -1237,7 +1238,9 @@ class Conversation:
                     Turn(user=rt.text, kind="clarify", info_level="missing", missing=[omit[1]])
                 )
                 rendered.append(rt)
-                supply = self.renderer.supply(omit[1], done[omit[0]].args[omit[1]])
+                supply = self.renderer.supply(
+                    omit[1], done[omit[0]].args[omit[1]], done[omit[0]].tool
+                )
                 turns.append(Turn(user=supply.text, steps=gold(idxs), info_level="complete"))
                 rendered.append(None)
             else:

@@ -30,6 +30,7 @@ from typing import Any
 from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.chains import is_secret_kind
 from prove_gym.synth.dates import iso_datetime, say_datetime
+from prove_gym.synth.enums import enum_values
 from prove_gym.synth.grounding import DoneStep, enum_choices
 
 SLOT = re.compile(r"\{(\w+)\}")
@@ -106,6 +107,29 @@ def said_values(value: Any) -> list[str]:
     return [render_value(text) for text in literal_values(value)]
 
 
+def choice_words(spec: ToolSpec | None, name: str, value: Any) -> Any:
+    """``value`` with each snake_case choice of parameter ``name`` (an enum value, or an
+    array item's) as words: a user says "in progress", "like new", "want to go", never
+    "in_progress". Other values (identifiers, paths) as they are; the text check takes
+    the words for the token (:func:`prove_gym.synth.validate.text_problems`).
+
+    >>> from prove_gym import get_registry
+    >>> spec = get_registry().get_tool("issue_tracker.transition_issue")
+    >>> choice_words(spec, "to_status", "in_progress"), choice_words(spec, "issue_id", "iss_1")
+    ('in progress', 'iss_1')
+    """
+    if spec is None or not isinstance(value, str | list):
+        return value
+    choices = set(enum_values(spec.input_schema().get("properties", {}).get(name, {})))
+    if not choices:
+        return value
+
+    def one(v: Any) -> Any:
+        return v.replace("_", " ") if isinstance(v, str) and "_" in v and v in choices else v
+
+    return [one(v) for v in value] if isinstance(value, list) else one(value)
+
+
 def literal_values(value: Any) -> list[str]:
     """The strings that must appear verbatim wherever a stated value is written."""
     if isinstance(value, bool) or value is None:
@@ -160,7 +184,7 @@ def _label(name: str) -> str:
     return text
 
 
-def setting(name: str, value: Any) -> tuple[str | None, str]:
+def setting(name: str, value: Any, spec: ToolSpec | None = None) -> tuple[str | None, str]:
     """``(label, phrase)``: how a user names parameter ``name`` and says ``value`` of it
     (:func:`spoken_name`). Where the name is no noun, the label is None and the phrase
     a clause of its own: "60 minutes before", "show hidden" (a flag set), "don't show
@@ -178,7 +202,7 @@ def setting(name: str, value: Any) -> tuple[str | None, str]:
             return None, flag
         verb = flag.split(" ", 1)[0] in _NOT_A_NOUN_FIRST - PREPOSITIONS - {"no", "open"}
         return None, ("don't " if verb else "not ") + flag
-    shown = render_value(value)
+    shown = render_value(choice_words(spec, name, value))
     if isinstance(value, str) and " " in value:
         shown = f'"{value}"'
     return label, phrase.replace("{}", shown)
@@ -700,8 +724,9 @@ class Renderer:
                 return f"some {words(name)}"
             if name in refs:
                 return refs[name]
-            keep.extend(said_values(args[name]))
-            return render_value(args[name])
+            value = choice_words(spec, name, args[name])
+            keep.extend(said_values(value))
+            return render_value(value)
 
         text = SLOT.sub(fill, phrasing)
         for name in SLOT.findall(phrasing):  # "on {when}": "at 5 pm on August 15, 2026"
@@ -725,8 +750,8 @@ class Renderer:
                     continue  # the user never handles credentials a tool issued
                 extras.append((_label(name), refs[name]))
                 continue
-            keep.extend(said_values(value))
-            extras.append(setting(name, value))
+            keep.extend(said_values(choice_words(spec, name, value)))
+            extras.append(setting(name, value, spec))
         if extras:
             body = text.rstrip()
             end = body[-1] if body and body[-1] in "?.!" else "."
@@ -815,9 +840,10 @@ class Renderer:
                 )
         return RenderedTurn(body, keep)
 
-    def supply(self, name: str, value: Any) -> RenderedTurn:
-        """The user's answer to a clarifying question: the missing value."""
-        label, said = setting(name, value)
+    def supply(self, name: str, value: Any, spec: ToolSpec | None = None) -> RenderedTurn:
+        """The user's answer to a clarifying question: the missing value of ``spec``'s
+        parameter ``name``."""
+        label, said = setting(name, value, spec)
         if label is None:  # "It's 60 minutes before.", "Move open issues to spr_020."
             template = self.rng.choice(
                 SUPPLY[:1]
@@ -827,7 +853,9 @@ class Renderer:
         else:
             template = self.rng.choice(SUPPLY)
         text = template.format(value=said, words=label)
-        return RenderedTurn(text[0].upper() + text[1:], said_values(value))
+        return RenderedTurn(
+            text[0].upper() + text[1:], said_values(choice_words(spec, name, value))
+        )
 
     def irrelevant(self, extra: Iterable[str] = ()) -> RenderedTurn:
         """A request no offered tool can serve (generic, or another server's phrasing)."""
@@ -872,7 +900,7 @@ def foreign_requests(
         def fill(m: re.Match[str], s: ToolSpec = spec) -> str:
             pool = s.examples[m.group(1)]
             assert isinstance(pool, list | tuple)  # candidates only have list examples
-            return render_value(rng.choice(list(pool)))
+            return render_value(choice_words(s, m.group(1), rng.choice(list(pool))))
 
         text = SLOT.sub(fill, ph)
         out.append(_finish(text))

@@ -7,14 +7,17 @@ import re
 import pytest
 
 import prove_gym
+from prove_gym.synth.enums import enum_values
 from prove_gym.synth.grounding import enum_choices
 from prove_gym.synth.render import (
     SLOT,
     UNITS,
     _left_out,
     can_leave_out,
+    choice_words,
     noun_phrase_slot,
     plural,
+    render_value,
     setting,
     spoken_name,
     unreadable_name,
@@ -250,3 +253,24 @@ def test_every_sentence_starts_with_a_capital_unless_it_is_typed_as_written(data
             # a word, not an identifier ("cus_0083 wants ...": typed as it is)
             for m in re.finditer(r"(?:^|[.!?] )([a-z][a-z'-]*)(?![\w/])", turn.user):
                 assert m.group(1) in typed, (task.server, turn.user)
+
+
+def test_a_snake_case_choice_is_said_as_words_and_the_checker_takes_them() -> None:
+    """Every snake_case enum value of every tool is said as words, and a turn that says them
+    states the value for the text check; identifiers are never touched."""
+    checked = 0
+    for spec in SPECS:
+        props = spec.input_schema().get("properties", {})
+        for name, prop in props.items():
+            for value in enum_values(prop):
+                said = choice_words(spec, name, value)
+                if "_" in value:
+                    checked += 1
+                    assert said == value.replace("_", " ") and "_" not in render_value(said)
+                    _, phrase = setting(name, value, spec)
+                    assert value not in phrase and said in phrase, (name, phrase)
+                else:
+                    assert said == value
+            if name in spec.entity_params:
+                assert choice_words(spec, name, "acc_0001") == "acc_0001"
+    assert checked > 20
