@@ -67,8 +67,8 @@ from prove_gym.synth.grounding import (
     message_hints,
     repair_tools,
 )
+from prove_gym.synth.lint import LOGIN, inverse_write, repeated_login, repeated_write
 from prove_gym.synth.lint import Reader as LintReader
-from prove_gym.synth.lint import inverse_write, repeated_write
 from prove_gym.synth.llm import LLMClient, LLMError
 from prove_gym.synth.render import (
     OPENERS,
@@ -112,7 +112,8 @@ value it leaves out (the others follow once it is given), leaves a value out wit
 preposition instead of saying "some <parameter>", and names a parameter as a user would
 ("the duration", 90 minutes; not "the duration minutes"), and says a date-time as people do
 ("at 5 pm on August 15, 2026", not "2026-08-15T17:00") and a snake_case choice as words
-("in progress", not "in_progress")."""
+("in progress", not "in_progress"); a conversation logs in once, and says "the new X" only
+after a call that made that X."""
 
 PLAN_DRAWS = 6
 """Chains a candidate draws before it gives up (see :meth:`Conversation._plan`): drawing
@@ -571,6 +572,9 @@ class Conversation:
             if self._plan_near_duplicate(plan):
                 reason = "near_duplicate:plan"
                 continue
+            if sum(bool(LOGIN.match(s.name)) for s in plan) > 1:
+                reason = "second_login:plan"  # one user logs in once
+                continue
             # the hidden tool's request is a turn of its own: the last step, alone
             body = plan[:-1] if self.hidden is not None else plan
             n_body = self.n_seg - 1 if self.hidden is not None else self.n_seg
@@ -829,10 +833,11 @@ class Conversation:
         if step in self.fix_steps:
             return False  # a fix is not repaired in turn
         tried = {f.name for f in self.fixes_for.get(step, [])}
+        logged_in = any(LOGIN.match(d.name) for d in self.done)
         fixes = [
             t
             for t in repair_tools(message, step.tool, sc.tools)
-            if t not in tried and t != self.hidden
+            if t not in tried and t != self.hidden and not (logged_in and LOGIN.match(t))
         ]
         if not fixes:
             return False
@@ -1327,6 +1332,8 @@ class Conversation:
         read = sc.lint.read(task.model_dump(mode="json"))
         if inverse_write(read) or repeated_write(read):  # a chain that undoes or redoes itself
             return "undoes_itself"
+        if repeated_login(read):  # one user logs in once
+            return "second_login"
         reason, final_hash = replay(
             task, results, self.recorded, session=self.session, registry=sc.registry, hasher=_HASHER
         )

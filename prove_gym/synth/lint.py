@@ -31,7 +31,7 @@ from typing import Any
 from prove_gym.registry import Registry, get_registry
 from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.enums import enum_values, stated
-from prove_gym.synth.render import unreadable_name, words
+from prove_gym.synth.render import COPY_VERBS, unreadable_name, words
 
 EXAMPLES = 3
 """Examples kept per flaw class."""
@@ -401,8 +401,6 @@ CREATE_VERBS = frozenset(
     {"add", "book", "create", "draft", "make", "new", "place", "post", "register", "schedule"}
 )
 """First words of the names of tools that create what they name (for tools not installed)."""
-COPY_VERBS = frozenset({"clone", "copy", "cp", "duplicate", "fork", "forward", "reply"})
-"""First words of the names of tools that make a new entity of the kind they take."""
 NEW_THING = re.compile(r"\bthe new ((?:[a-z]+ ){0,2}[a-z]+)", re.IGNORECASE)
 
 

@@ -314,12 +314,12 @@ def spoken_name(name: str) -> tuple[str | None, str]:
 
     >>> [spoken_name(n) for n in ("calendar_id", "duration_minutes", "to_currency", "check_in")]
     [('calendar', '{}'), ('duration', '{} minutes'), ('target currency', '{}'), ('check-in', '{}')]
-    >>> [spoken_name(n) for n in ("minutes_before", "move_open_issues_to", "open_percent")]
-    [(None, '{} minutes before'), (None, 'move open issues to {}'), (None, 'open {}%')]
+    >>> [spoken_name(n) for n in ("minutes_before", "move_open_issues_to", "open_percent", "to")]
+    [(None, '{} minutes before'), (None, 'move open issues to {}'), (None, 'open {}%'), (None, 'to {}')]
     """
     parts = name.lower().split("_")
-    if len(parts) < 2:
-        return name.lower(), "{}"
+    if len(parts) < 2:  # "to": "To ana@example.com.", not "Set the to to ana@example.com"
+        return (None, f"{parts[0]} {{}}") if parts[0] in PREPOSITIONS else (parts[0], "{}")
     if parts[-1] in ("id", "ids"):  # "calendar_id": the calendar
         parts = _label(name).split()
     elif parts[0] in ("days", "hours", "minutes", "seconds"):  # "minutes_before"
@@ -545,6 +545,23 @@ def can_leave_out(spec: ToolSpec, args: Mapping[str, Any], name: str) -> bool:
     )
 
 
+COPY_VERBS = frozenset({"clone", "copy", "cp", "duplicate", "fork", "forward", "reply"})
+"""First words of the names of tools that make a new entity of the kind they take."""
+
+
+def creates(spec: ToolSpec, kind: str) -> bool:
+    """Whether a successful call of ``spec`` made a new entity of ``kind``: it writes and
+    returns that kind without taking one (``create_event``; not ``create_account``, which
+    takes the owner it returns), or copies one (a reply to a message is a message). Only
+    then is it "the new {kind}"."""
+    takes = {e.name for e in spec.entity_params.values()}
+    return (
+        spec.writes
+        and kind in spec.returns
+        and (kind not in takes or spec.name.split("_")[0] in COPY_VERBS)
+    )
+
+
 def _mentions(step: DoneStep, kind: str, *, produced: bool = True) -> set[str]:
     """Identifiers of ``kind`` a step names in its arguments (and, by default, its result)."""
     out: set[str] = set()
@@ -653,7 +670,7 @@ class Renderer:
         if took:
             return f"the same {noun}"
         if len(produced) == 1 and values == produced:
-            return f"the new {noun}" if producer.tool.writes else f"that {noun}"
+            return f"the new {noun}" if creates(producer.tool, kind) else f"that {noun}"
         if j != i - 1:
             return None  # "those results" would point at a later step
         if len(values) > 1 and values == produced[: len(values)]:
