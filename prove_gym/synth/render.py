@@ -314,6 +314,8 @@ def spoken_name(name: str) -> tuple[str | None, str]:
 
     >>> [spoken_name(n) for n in ("calendar_id", "duration_minutes", "to_currency", "check_in")]
     [('calendar', '{}'), ('duration', '{} minutes'), ('target currency', '{}'), ('check-in', '{}')]
+    >>> spoken_name("new_flight_id")  # "the new flight" is one an earlier call made
+    ('replacement flight', '{}')
     >>> [spoken_name(n) for n in ("minutes_before", "move_open_issues_to", "open_percent", "to")]
     [(None, '{} minutes before'), (None, 'move open issues to {}'), (None, 'open {}%'), (None, 'to {}')]
     """
@@ -322,6 +324,8 @@ def spoken_name(name: str) -> tuple[str | None, str]:
         return (None, f"{parts[0]} {{}}") if parts[0] in PREPOSITIONS else (parts[0], "{}")
     if parts[-1] in ("id", "ids"):  # "calendar_id": the calendar
         parts = _label(name).split()
+        if parts[0] == "new" and len(parts) > 1:  # "the new flight" is one a call made
+            parts[0] = "replacement"
     elif parts[0] in ("days", "hours", "minutes", "seconds"):  # "minutes_before"
         return None, " ".join(["{}", NAME_UNITS[parts[0]], *parts[1:]])
     value = "{}"
@@ -765,7 +769,7 @@ class Renderer:
             if name in refs:
                 if entity is not None and is_secret_kind(entity.name):
                     continue  # the user never handles credentials a tool issued
-                extras.append((_label(name), refs[name]))
+                extras.append((spoken_name(name)[0] or _label(name), refs[name]))
                 continue
             keep.extend(said_values(choice_words(spec, name, value)))
             extras.append(setting(name, value, spec))
