@@ -551,18 +551,35 @@ def can_leave_out(spec: ToolSpec, args: Mapping[str, Any], name: str) -> bool:
 
 COPY_VERBS = frozenset({"clone", "copy", "cp", "duplicate", "fork", "forward", "reply"})
 """First words of the names of tools that make a new entity of the kind they take."""
+UNDO_VERBS = frozenset(
+    {"cancel", "close", "delete", "detach", "end", "leave", "remove", "rm", "rmdir"}
+)
+"""First words of the names of tools that end what they name (as do ``un...`` ones)."""
 
 
 def creates(spec: ToolSpec, kind: str) -> bool:
-    """Whether a successful call of ``spec`` made a new entity of ``kind``: it writes and
-    returns that kind without taking one (``create_event``; not ``create_account``, which
-    takes the owner it returns), or copies one (a reply to a message is a message). Only
-    then is it "the new {kind}"."""
+    """Whether a successful call of ``spec`` made a new entity of ``kind``: it writes,
+    returns that kind and names it (``create_event``, ``book_flight`` for a flight
+    booking; not ``add_to_cart``, which returns the restaurant of the cart), ends
+    nothing (not ``remove_coupon``, ``unfollow_user``), without
+    taking one (not ``create_account``, which takes the owner it returns) unless it
+    copies one (a reply to a message is a message). Only then is it "the new {kind}".
+
+    >>> from prove_gym import get_registry
+    >>> tool = get_registry().get_tool
+    >>> creates(tool("calendar.create_event"), "event"), creates(tool("crm.create_account"), "owner")
+    (True, False)
+    >>> creates(tool("food_delivery.add_to_cart"), "restaurant"), creates(tool("shopping.remove_coupon"), "coupon")
+    (False, False)
+    """
     takes = {e.name for e in spec.entity_params.values()}
+    named = spec.name.split("_")
     return (
         spec.writes
         and kind in spec.returns
-        and (kind not in takes or spec.name.split("_")[0] in COPY_VERBS)
+        and not (named[0] in UNDO_VERBS or named[0].startswith("un"))
+        and bool(set(kind.split("_")) & set(named))
+        and (kind not in takes or named[0] in COPY_VERBS)
     )
 
 
