@@ -1081,6 +1081,9 @@ class Conversation:
                     or p.name in step.links
                     or isinstance(step.args[p.name], bool)
                     or (p.entity is not None and is_secret_kind(p.entity.name))
+                    # "Drive." for "Drive at 0 km/h": without its zero, a request asks
+                    # for something else
+                    or (isinstance(step.args[p.name], int | float) and not step.args[p.name])
                 ):
                     continue
                 if any(p.name not in slots for slots in fitting):
