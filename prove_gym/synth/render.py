@@ -534,7 +534,7 @@ def _left_out(spec: ToolSpec, phrasing: str, name: str) -> str | None:
         unsaid = without_measure(phrasing, name)
         if unsaid is not None:
             return unsaid
-    if enum_choices(prop):
+    if enum_values(prop):  # one choice or a list of them
         return None
     return without_prepositional(phrasing, name)
 

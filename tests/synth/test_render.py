@@ -8,7 +8,6 @@ import pytest
 
 import prove_gym
 from prove_gym.synth.enums import enum_values
-from prove_gym.synth.grounding import enum_choices
 from prove_gym.synth.render import (
     SLOT,
     UNITS,
@@ -179,7 +178,7 @@ def test_no_omission_leaves_a_unit_a_slot_or_some_value_behind(spec) -> None:
             if left is None:
                 continue
             assert "{" + name + "}" not in left, (phrasing, left)
-            assert not enum_choices(props.get(name, {})), (phrasing, left)
+            assert not enum_values(props.get(name, {})), (phrasing, left)
             text = _fill(left, name, "")
             after = phrasing.split("{" + name + "}", 1)[1].split()
             if after and after[0].strip(",.?!").lower() in UNITS:  # gone with its unit
