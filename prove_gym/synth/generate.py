@@ -67,8 +67,8 @@ from prove_gym.synth.grounding import (
     message_hints,
     repair_tools,
 )
+from prove_gym.synth.lint import LOGIN, inverse_write, repeated_login, repeated_write
 from prove_gym.synth.lint import Reader as LintReader
-from prove_gym.synth.lint import inverse_write, repeated_write
 from prove_gym.synth.llm import LLMClient, LLMError
 from prove_gym.synth.render import (
     OPENERS,
@@ -90,7 +90,7 @@ from prove_gym.synth.validate import (
 )
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/9"
+GENERATOR = "prove_gym.synth/10"
 """Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
 ``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
 of ``final_state_hash`` unless a call changed their state (see
@@ -106,7 +106,14 @@ no value to leave out, and drops a block's candidate that repeats an earlier one
 block (the task format is unchanged); /8 strips an enum from the descriptions too (and
 keeps it where the tool's own description states its values), splits train and test by
 state per server so that every server with tasks on two states has test tasks, and gives
-a server's first block two states, taken in turn by the candidates."""
+a server's first block two states, taken in turn by the candidates; /9 drops a chain that
+undoes or repeats its own write; /10 asks a clarify turn only for the calls that need the
+value it leaves out (the others follow once it is given), leaves a value out with its
+preposition instead of saying "some <parameter>", and names a parameter as a user would
+("the duration", 90 minutes; not "the duration minutes"), and says a date-time as people do
+("at 5 pm on August 15, 2026", not "2026-08-15T17:00") and a snake_case choice as words
+("in progress", not "in_progress"); a conversation logs in once, and says "the new X" only
+after a call that made that X."""
 
 PLAN_DRAWS = 6
 """Chains a candidate draws before it gives up (see :meth:`Conversation._plan`): drawing
@@ -565,6 +572,9 @@ class Conversation:
             if self._plan_near_duplicate(plan):
                 reason = "near_duplicate:plan"
                 continue
+            if sum(bool(LOGIN.match(s.name)) for s in plan) > 1:
+                reason = "second_login:plan"  # one user logs in once
+                continue
             # the hidden tool's request is a turn of its own: the last step, alone
             body = plan[:-1] if self.hidden is not None else plan
             n_body = self.n_seg - 1 if self.hidden is not None else self.n_seg
@@ -823,10 +833,11 @@ class Conversation:
         if step in self.fix_steps:
             return False  # a fix is not repaired in turn
         tried = {f.name for f in self.fixes_for.get(step, [])}
+        logged_in = any(LOGIN.match(d.name) for d in self.done)
         fixes = [
             t
             for t in repair_tools(message, step.tool, sc.tools)
-            if t not in tried and t != self.hidden
+            if t not in tried and t != self.hidden and not (logged_in and LOGIN.match(t))
         ]
         if not fixes:
             return False
@@ -1070,6 +1081,9 @@ class Conversation:
                     or p.name in step.links
                     or isinstance(step.args[p.name], bool)
                     or (p.entity is not None and is_secret_kind(p.entity.name))
+                    # "Drive." for "Drive at 0 km/h": without its zero, a request asks
+                    # for something else
+                    or (isinstance(step.args[p.name], int | float) and not step.args[p.name])
                 ):
                     continue
                 if any(p.name not in slots for slots in fitting):
@@ -1082,6 +1096,46 @@ class Conversation:
                     ranked[2].append((i, p.name))
         self._missing_pool = ranked[0] or ranked[1] or ranked[2]
         return self._missing_pool
+
+    def _turn_steps(self, omit: tuple[int, str] | None) -> list[tuple[list[int], bool]]:
+        """The steps each request asks for, in order, and whether it is the hidden tool's.
+
+        One request per segment, except that a clarify request asks only for the calls
+        that need the value it leaves out (``omit``): the call that takes it, and those
+        after it in its segment that take the same value or depend on one that does
+        (:meth:`_dependencies`), up to the first that does not. The rest of the segment
+        is asked for after the value is given, as the start of the next request (or as a
+        request of its own when none follows), so the gold order stays the order that
+        ran: a model that did the independent part before asking would be right and
+        scored wrong, so the two are never mixed.
+        """
+        done = self.done
+        out: list[tuple[list[int], bool]] = []
+        for seg in range(self.n_seg):
+            idxs = [i for i, d in enumerate(done) if d.segment == seg]
+            if idxs:
+                out.append((idxs, self.hidden is not None and seg == self.n_seg - 1))
+        if omit is None:
+            return out
+        at = next(k for k, (idxs, _) in enumerate(out) if omit[0] in idxs)
+        idxs = out[at][0]
+        name, value = omit[1], done[omit[0]].args[omit[1]]
+        deps = self._dependencies()
+        needs = {omit[0]}
+        for i in idxs:
+            takes = name in done[i].args and done[i].args[name] == value
+            if done[i].executed and (takes or deps.get(i, set()) & needs):
+                needs.add(i)
+        cut = next((k for k, i in enumerate(idxs) if i not in needs), len(idxs))
+        if cut == len(idxs):
+            return out
+        rest = idxs[cut:]
+        out[at] = (idxs[:cut], False)
+        if at + 1 < len(out) and not out[at + 1][1]:
+            out[at + 1] = (rest + out[at + 1][0], False)
+        else:
+            out.insert(at + 1, (rest, False))
+        return out
 
     def _recoveries(self) -> dict[int, int]:
         """The failed attempts the gold shows: recovered step -> the step it goes before.
@@ -1177,25 +1231,24 @@ class Conversation:
         rendered: list[RenderedTurn | None] = []
         clarify_at: int | None = None
         turn_level = "minimal" if level == "minimal" else "complete"
-        for seg in range(self.n_seg):
-            idxs = [i for i, d in enumerate(done) if d.segment == seg]
-            if not idxs:
-                continue
+        for idxs, hidden in self._turn_steps(omit):
             first = not turns
-            if self.hidden is not None and seg == self.n_seg - 1:
+            if hidden:
                 rt = self.renderer.request(
                     idxs, done, self.phrasings, first=first, level="complete"
                 )
                 turns.append(Turn(user=rt.text, kind="abstain", info_level="complete"))
                 rendered.append(rt)
-            elif omit is not None and done[omit[0]].segment == seg:
+            elif omit is not None and omit[0] in idxs:
                 rt = self.renderer.request(idxs, done, self.phrasings, first=first, omit=omit)
                 clarify_at = len(turns)
                 turns.append(
                     Turn(user=rt.text, kind="clarify", info_level="missing", missing=[omit[1]])
                 )
                 rendered.append(rt)
-                supply = self.renderer.supply(omit[1], done[omit[0]].args[omit[1]])
+                supply = self.renderer.supply(
+                    omit[1], done[omit[0]].args[omit[1]], done[omit[0]].tool
+                )
                 turns.append(Turn(user=supply.text, steps=gold(idxs), info_level="complete"))
                 rendered.append(None)
             else:
@@ -1282,6 +1335,8 @@ class Conversation:
         read = sc.lint.read(task.model_dump(mode="json"))
         if inverse_write(read) or repeated_write(read):  # a chain that undoes or redoes itself
             return "undoes_itself"
+        if repeated_login(read):  # one user logs in once
+            return "second_login"
         reason, final_hash = replay(
             task, results, self.recorded, session=self.session, registry=sc.registry, hasher=_HASHER
         )

@@ -31,7 +31,7 @@ from typing import Any
 from prove_gym.registry import Registry, get_registry
 from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.enums import enum_values, stated
-from prove_gym.synth.render import PREPOSITIONS, UNITS, words
+from prove_gym.synth.render import COPY_VERBS, unreadable_name, words
 
 EXAMPLES = 3
 """Examples kept per flaw class."""
@@ -262,68 +262,6 @@ def raw_enum_token(task: LintTask) -> list[str]:
     ]
 
 
-# a parameter name does not read as English when it ends in a unit or a particle, starts
-# with a verb or a preposition, or has a one-letter word
-_NOT_A_NOUN_LAST = (
-    UNITS
-    | PREPOSITIONS
-    | frozenset(
-        [
-            "all",
-            "before",
-            "after",
-            "first",
-            "kb",
-            "mb",
-            "gb",
-            "ms",
-            "me",
-            "now",
-            "only",
-            "out",
-            "usd",
-            "w",
-        ]
-    )
-)
-_NOT_A_NOUN_FIRST = PREPOSITIONS | frozenset(
-    [
-        "allow",
-        "check",
-        "ignore",
-        "include",
-        "make",
-        "move",
-        "no",
-        "open",
-        "replace",
-        "reply",
-        "show",
-        "skip",
-        "sort",
-    ]
-)
-
-
-def unreadable_name(name: str) -> bool:
-    """Whether a parameter name with ``_`` reads as a machine name, not as English, after
-    "the" (identifiers, "the calendar id", are left alone).
-
-    >>> [unreadable_name(n) for n in ("duration_minutes", "to_currency", "temperature_c")]
-    [True, True, True]
-    >>> [unreadable_name(n) for n in ("start_date", "first_name", "calendar_id", "limit")]
-    [False, False, False, False]
-    """
-    parts = name.lower().split("_")
-    if len(parts) < 2 or parts[-1] in ("id", "ids"):
-        return False
-    return (
-        parts[-1] in _NOT_A_NOUN_LAST
-        or parts[0] in _NOT_A_NOUN_FIRST
-        or any(len(p) == 1 for p in parts)
-    )
-
-
 def parameter_name(task: LintTask) -> list[str]:
     """A parameter's name written as if it were words ("Set the duration minutes to 45",
     "the temperature c", "the to currency"): names with ``_`` of the offered tools that
@@ -463,8 +401,6 @@ CREATE_VERBS = frozenset(
     {"add", "book", "create", "draft", "make", "new", "place", "post", "register", "schedule"}
 )
 """First words of the names of tools that create what they name (for tools not installed)."""
-COPY_VERBS = frozenset({"clone", "copy", "cp", "duplicate", "fork", "forward", "reply"})
-"""First words of the names of tools that make a new entity of the kind they take."""
 NEW_THING = re.compile(r"\bthe new ((?:[a-z]+ ){0,2}[a-z]+)", re.IGNORECASE)
 
 

@@ -29,6 +29,8 @@ from typing import Any
 
 from prove_gym.server.tool import ToolSpec, enum_choices
 from prove_gym.synth.chains import is_secret_kind
+from prove_gym.synth.dates import iso_datetime, say_datetime
+from prove_gym.synth.enums import enum_values
 from prove_gym.synth.grounding import DoneStep
 
 SLOT = re.compile(r"\{(\w+)\}")
@@ -83,6 +85,8 @@ def render_value(value: Any) -> str:
 
     >>> render_value(True), render_value(["a", "b"]), render_value(45)
     ('yes', 'a, b', '45')
+    >>> render_value("2026-08-15T17:00") != "2026-08-15T17:00"
+    True
     """
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -90,7 +94,40 @@ def render_value(value: Any) -> str:
         return ", ".join(render_value(v) for v in value)
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        when = iso_datetime(value)
+        if when is not None:  # "5 pm on August 15, 2026", never "2026-08-15T17:00"
+            return say_datetime(when)
     return str(value)
+
+
+def said_values(value: Any) -> list[str]:
+    """The strings a turn that states ``value`` writes for it (a paraphrase must keep
+    them): :func:`literal_values` as the user writes them (:func:`render_value`)."""
+    return [render_value(text) for text in literal_values(value)]
+
+
+def choice_words(spec: ToolSpec | None, name: str, value: Any) -> Any:
+    """``value`` with each snake_case choice of parameter ``name`` (an enum value, or an
+    array item's) as words: a user says "in progress", "like new", "want to go", never
+    "in_progress". Other values (identifiers, paths) as they are; the text check takes
+    the words for the token (:func:`prove_gym.synth.validate.text_problems`).
+
+    >>> from prove_gym import get_registry
+    >>> spec = get_registry().get_tool("issue_tracker.transition_issue")
+    >>> choice_words(spec, "to_status", "in_progress"), choice_words(spec, "issue_id", "iss_1")
+    ('in progress', 'iss_1')
+    """
+    if spec is None or not isinstance(value, str | list):
+        return value
+    choices = set(enum_values(spec.input_schema().get("properties", {}).get(name, {})))
+    if not choices:
+        return value
+
+    def one(v: Any) -> Any:
+        return v.replace("_", " ") if isinstance(v, str) and "_" in v and v in choices else v
+
+    return [one(v) for v in value] if isinstance(value, list) else one(value)
 
 
 def literal_values(value: Any) -> list[str]:
@@ -138,8 +175,37 @@ def _label(name: str) -> str:
     text = words(name)
     for suffix in (" ids", " id"):
         if text.endswith(suffix) and len(text) > len(suffix):
-            return text[: -len(suffix)] + ("s" if suffix == " ids" else "")
+            head = text[: -len(suffix)]
+            return (
+                " ".join([*head.split()[:-1], plural(head.split()[-1])])
+                if suffix == " ids"
+                else head
+            )
     return text
+
+
+def setting(name: str, value: Any, spec: ToolSpec | None = None) -> tuple[str | None, str]:
+    """``(label, phrase)``: how a user names parameter ``name`` and says ``value`` of it
+    (:func:`spoken_name`). Where the name is no noun, the label is None and the phrase
+    a clause of its own: "60 minutes before", "show hidden" (a flag set), "don't show
+    hidden" (cleared).
+
+    >>> setting("duration_minutes", 90), setting("title", "Design review")
+    (('duration', '90 minutes'), ('title', '"Design review"'))
+    >>> setting("show_hidden", True), setting("show_hidden", False), setting("open_now", False)
+    ((None, 'show hidden'), (None, "don't show hidden"), (None, 'not open now'))
+    """
+    label, phrase = spoken_name(name)
+    if isinstance(value, bool) and label is None:
+        flag = phrase.replace("{}", "").strip()
+        if value:
+            return None, flag
+        verb = flag.split(" ", 1)[0] in _NOT_A_NOUN_FIRST - PREPOSITIONS - {"no", "open"}
+        return None, ("don't " if verb else "not ") + flag
+    shown = render_value(choice_words(spec, name, value))
+    if isinstance(value, str) and " " in value:
+        shown = f'"{value}"'
+    return label, phrase.replace("{}", shown)
 
 
 def _and(parts: Sequence[str]) -> str:
@@ -182,6 +248,97 @@ DETERMINERS = _word_set("a an its my our the their this your")
 # The first words of a reference or an omission: "the same user", "that user", "one of my
 # users", "some end date".
 _REFERRING = _word_set("the that one some")
+
+
+# A unit written last (or first) in a parameter's name, and how it follows a value:
+# ``duration_minutes`` is "the duration", 90 of it "90 minutes"; ``speed_kph`` "0 km/h".
+NAME_UNITS = {
+    "c": "°C",
+    "days": "days",
+    "f": "°F",
+    "gb": "GB",
+    "hours": "hours",
+    "kb": "KB",
+    "km": "km",
+    "kph": "km/h",
+    "m": "m",
+    "mb": "MB",
+    "minutes": "minutes",
+    "mph": "mph",
+    "ms": "ms",
+    "pct": "%",
+    "percent": "%",
+    "seconds": "seconds",
+}
+# A parameter name does not read as English when it ends in a unit or a particle, starts
+# with a verb or a preposition, or has a one-letter word (see unreadable_name).
+_NOT_A_NOUN_LAST = PREPOSITIONS | _word_set(
+    "% c days degrees f h hour hours k kelvin km km/h kph min mins minute minutes mph percent "
+    "seconds all before after first kb mb gb ms me now only out usd w"
+)
+_NOT_A_NOUN_FIRST = PREPOSITIONS | _word_set(
+    "allow check ignore include make move no open replace reply show skip sort"
+)
+
+
+def unreadable_name(name: str) -> bool:
+    """Whether a parameter name with ``_`` reads as a machine name, not as English, after
+    "the" (identifiers, "the calendar id", are left alone).
+
+    >>> [unreadable_name(n) for n in ("duration_minutes", "to_currency", "temperature_c")]
+    [True, True, True]
+    >>> [unreadable_name(n) for n in ("start_date", "first_name", "calendar_id", "limit")]
+    [False, False, False, False]
+    """
+    parts = name.lower().split("_")
+    if len(parts) < 2 or parts[-1] in ("id", "ids"):
+        return False
+    return (
+        parts[-1] in _NOT_A_NOUN_LAST
+        or parts[0] in _NOT_A_NOUN_FIRST
+        or any(len(p) == 1 for p in parts)
+    )
+
+
+def spoken_name(name: str) -> tuple[str | None, str]:
+    """How a user names a parameter, and how they say a value of it.
+
+    ``(label, phrase)``: "Set the {label} to {phrase}", with ``{}`` in the phrase for the
+    value. A unit last in the name goes after the value ("duration_minutes": "the
+    duration", "90 minutes"); a preposition first says which end ("to_currency": "the
+    target currency"); a verb and its particle is a noun ("check_in": "the check-in").
+    The label is None where the name is no noun a user would say
+    (:func:`unreadable_name`): the phrase then says it all ("minutes_before": "60
+    minutes before", "move_open_issues_to": "move open issues to spr_020",
+    "show_hidden": a flag, "show hidden").
+
+    >>> [spoken_name(n) for n in ("calendar_id", "duration_minutes", "to_currency", "check_in")]
+    [('calendar', '{}'), ('duration', '{} minutes'), ('target currency', '{}'), ('check-in', '{}')]
+    >>> spoken_name("new_flight_id")  # "the new flight" is one an earlier call made
+    ('replacement flight', '{}')
+    >>> [spoken_name(n) for n in ("minutes_before", "move_open_issues_to", "open_percent", "to")]
+    [(None, '{} minutes before'), (None, 'move open issues to {}'), (None, 'open {}%'), (None, 'to {}')]
+    """
+    parts = name.lower().split("_")
+    if len(parts) < 2:  # "to": "To ana@example.com.", not "Set the to to ana@example.com"
+        return (None, f"{parts[0]} {{}}") if parts[0] in PREPOSITIONS else (parts[0], "{}")
+    if parts[-1] in ("id", "ids"):  # "calendar_id": the calendar
+        parts = _label(name).split()
+        if parts[0] == "new" and len(parts) > 1:  # "the new flight" is one a call made
+            parts[0] = "replacement"
+    elif parts[0] in ("days", "hours", "minutes", "seconds"):  # "minutes_before"
+        return None, " ".join(["{}", NAME_UNITS[parts[0]], *parts[1:]])
+    value = "{}"
+    if parts[-1] in NAME_UNITS:
+        unit = NAME_UNITS[parts.pop()]
+        value += unit if unit in ("%", "°C", "°F") else " " + unit
+    if len(parts) == 2 and parts[1] in ("in", "out", "up", "off"):
+        parts = [f"{parts[0]}-{parts[1]}"]  # "check_in": the check-in
+    elif parts[0] in ("to", "from") and len(parts) > 1:
+        parts[0] = "target" if parts[0] == "to" else "source"
+    if unreadable_name("_".join(parts)) or (len(parts) == 1 and parts[0] in _NOT_A_NOUN_FIRST):
+        return None, " ".join([*parts, value])
+    return " ".join(parts), value
 
 
 def noun_phrase_slot(
@@ -320,22 +477,66 @@ def without_measure(phrasing: str, name: str) -> str | None:
     return before + rest
 
 
-def _left_out(spec: ToolSpec, phrasing: str, name: str) -> str | None:
-    """``phrasing`` ready to leave ``{name}`` out ("one of my events", "some end date"), or
-    with a measure left unsaid (:func:`without_measure`: no slot left for it).
+# Prepositions that open a range: leaving one end out leaves "from ... to ..." half said.
+_RANGE_LEAD = _word_set("between from than")
 
-    None when that cannot read as English there (:func:`noun_phrase_slot`).
+
+def without_prepositional(phrasing: str, name: str) -> str | None:
+    """``phrasing`` with ``{name}`` and the preposition that leads to it left unsaid, or
+    None where that does not leave a request that reads.
+
+    What a user leaves out of "Find flights to {destination} on {date}" is the whole
+    "on {date}", not the date alone ("on some date"). Only where the slot follows a
+    preposition and ends the sentence or comes before another preposition ("to {x} on
+    {y}"), never one end of a range ("from {start} to {end}"), and where at least two
+    words of the request stay before it.
+
+    >>> without_prepositional("When am I free for {minutes} minutes on {date}?", "date")
+    'When am I free for {minutes} minutes?'
+    >>> without_prepositional("Find flights from {origin} to {destination} on {date}", "destination")
+    'Find flights from {origin} on {date}'
+    >>> without_prepositional("List my events from {start} to {end}", "start") is None
+    True
+    >>> without_prepositional("touch {path}", "path") is None
+    True
+    """
+    slot = "{" + name + "}"
+    start = phrasing.find(slot)
+    if start < 0 or (start and phrasing[start - 1] != " "):
+        return None
+    rest = phrasing[start + len(slot) :]
+    following = rest.split(" ", 2)[1].lower() if rest.startswith(" ") else ""
+    if not (rest[:1] in ("", ".", "?", "!") or following in PREPOSITIONS):
+        return None
+    head, _, lead = phrasing[:start].rstrip().rpartition(" ")
+    if lead.lower() not in PREPOSITIONS or lead.lower() in _RANGE_LEAD:
+        return None
+    if len([w for w in head.split() if w.lower() != "please"]) < 2:
+        return None
+    return head + rest
+
+
+def _left_out(spec: ToolSpec, phrasing: str, name: str) -> str | None:
+    """``phrasing`` ready to leave ``{name}`` out: an identifier as "one of my events", a
+    measure with its unit unsaid (:func:`without_measure`), another value with the
+    preposition leading to it (:func:`without_prepositional`); never "some end date".
+
+    None when that cannot read as English there (:func:`noun_phrase_slot`). A choice
+    (an enum) is never left out of its slot: "Put the car in {gear}" without it is no
+    request.
     """
     entity = spec.entity_params.get(name)
     if entity is not None:
         noun = words(entity.name).split()[-1]
         return noun_phrase_slot(phrasing, name, noun, omission=True)
-    type_ = spec.input_schema().get("properties", {}).get(name, {}).get("type")
-    if type_ in ("integer", "number"):
+    prop = spec.input_schema().get("properties", {}).get(name, {})
+    if prop.get("type") in ("integer", "number"):
         unsaid = without_measure(phrasing, name)
         if unsaid is not None:
             return unsaid
-    return noun_phrase_slot(phrasing, name, labels=False, omission=True)
+    if enum_values(prop):  # one choice or a list of them
+        return None
+    return without_prepositional(phrasing, name)
 
 
 def can_leave_out(spec: ToolSpec, args: Mapping[str, Any], name: str) -> bool:
@@ -345,6 +546,40 @@ def can_leave_out(spec: ToolSpec, args: Mapping[str, Any], name: str) -> bool:
     phrasings = usable_phrasings(spec, args)
     return any(
         "{" + name + "}" not in ph or _left_out(spec, ph, name) is not None for ph in phrasings
+    )
+
+
+COPY_VERBS = frozenset({"clone", "copy", "cp", "duplicate", "fork", "forward", "reply"})
+"""First words of the names of tools that make a new entity of the kind they take."""
+UNDO_VERBS = frozenset(
+    {"cancel", "close", "delete", "detach", "end", "leave", "remove", "rm", "rmdir"}
+)
+"""First words of the names of tools that end what they name (as do ``un...`` ones)."""
+
+
+def creates(spec: ToolSpec, kind: str) -> bool:
+    """Whether a successful call of ``spec`` made a new entity of ``kind``: it writes,
+    returns that kind and names it (``create_event``, ``book_flight`` for a flight
+    booking; not ``add_to_cart``, which returns the restaurant of the cart), ends
+    nothing (not ``remove_coupon``, ``unfollow_user``), without
+    taking one (not ``create_account``, which takes the owner it returns) unless it
+    copies one (a reply to a message is a message). Only then is it "the new {kind}".
+
+    >>> from prove_gym import get_registry
+    >>> tool = get_registry().get_tool
+    >>> creates(tool("calendar.create_event"), "event"), creates(tool("crm.create_account"), "owner")
+    (True, False)
+    >>> creates(tool("food_delivery.add_to_cart"), "restaurant"), creates(tool("shopping.remove_coupon"), "coupon")
+    (False, False)
+    """
+    takes = {e.name for e in spec.entity_params.values()}
+    named = spec.name.split("_")
+    return (
+        spec.writes
+        and kind in spec.returns
+        and not (named[0] in UNDO_VERBS or named[0].startswith("un"))
+        and bool(set(kind.split("_")) & set(named))
+        and (kind not in takes or named[0] in COPY_VERBS)
     )
 
 
@@ -456,7 +691,7 @@ class Renderer:
         if took:
             return f"the same {noun}"
         if len(produced) == 1 and values == produced:
-            return f"the new {noun}" if producer.tool.writes else f"that {noun}"
+            return f"the new {noun}" if creates(producer.tool, kind) else f"that {noun}"
         if j != i - 1:
             return None  # "those results" would point at a later step
         if len(values) > 1 and values == produced[: len(values)]:
@@ -527,17 +762,23 @@ class Renderer:
                 return f"some {words(name)}"
             if name in refs:
                 return refs[name]
-            keep.extend(literal_values(args[name]))
-            return render_value(args[name])
+            value = choice_words(spec, name, args[name])
+            keep.extend(said_values(value))
+            return render_value(value)
 
         text = SLOT.sub(fill, phrasing)
+        for name in SLOT.findall(phrasing):  # "on {when}": "at 5 pm on August 15, 2026"
+            value = args.get(name)
+            if name not in refs and isinstance(value, str) and iso_datetime(value) is not None:
+                said = render_value(value)
+                text = text.replace(f" on {said}", f" at {said}")
         opening = SLOT.match(phrasing)
         if opening is not None and (
             opening.group(1) == omit or _starts_a_sentence(spec, opening.group(1), refs)
         ):  # "Approve the request", "That traveller ...", "One of my couriers ..."
             text = text[:1].upper() + text[1:]
         slots = set(SLOT.findall(phrasing))
-        extras: list[tuple[str, str]] = []
+        extras: list[tuple[str | None, str]] = []
         for name, value in args.items():
             if name in slots or name == omit:
                 continue
@@ -545,13 +786,10 @@ class Renderer:
             if name in refs:
                 if entity is not None and is_secret_kind(entity.name):
                     continue  # the user never handles credentials a tool issued
-                extras.append((_label(name), refs[name]))
+                extras.append((spoken_name(name)[0] or _label(name), refs[name]))
                 continue
-            keep.extend(literal_values(value))
-            shown = render_value(value)
-            if isinstance(value, str) and " " in value:
-                shown = f'"{value}"'
-            extras.append((_label(name), shown))
+            keep.extend(said_values(choice_words(spec, name, value)))
+            extras.append(setting(name, value, spec))
         if extras:
             body = text.rstrip()
             end = body[-1] if body and body[-1] in "?.!" else "."
@@ -559,12 +797,26 @@ class Renderer:
             text = f"{body}{end} {self._settings(extras)}"
         return _finish(text), keep
 
-    def _settings(self, pairs: Sequence[tuple[str, str]]) -> str:
-        """Values the phrasing has no slot for, as one sentence of their own.
+    def _settings(self, pairs: Sequence[tuple[str | None, str]]) -> str:
+        """Values the phrasing has no slot for, as one sentence of their own (a value
+        whose name is no noun, :func:`setting`, as a sentence of its own before it).
 
         >>> Renderer(random.Random(0), "complete")._settings([("limit", "5"), ("status", "open")])
         'Use 5 as the limit and open as the status.'
+        >>> Renderer(random.Random(0), "complete")._settings([(None, "show hidden")])
+        'Show hidden.'
         """
+        clauses = [value for label, value in pairs if label is None]
+        if clauses:
+            named = [(label, value) for label, value in pairs if label is not None]
+            # "Make it 60 minutes before.", "Move open issues to spr_020.", "Show hidden."
+            said = " ".join(
+                _finish(f"Make it {c}" if c[:1].isdigit() else c[:1].upper() + c[1:])
+                for c in clauses
+            )
+            return f"{said} {self._settings(named)}" if named else said
+        labelled = [(label, value) for label, value in pairs if label is not None]
+        pairs = labelled
         same = [value for _label, value in pairs if value.startswith("the same ")]
         if same:  # "Use the same category", not "Use the same category as the category"
             rest = [(label, value) for label, value in pairs if not value.startswith("the same ")]
@@ -626,11 +878,22 @@ class Renderer:
                 )
         return RenderedTurn(body, keep)
 
-    def supply(self, name: str, value: Any) -> RenderedTurn:
-        """The user's answer to a clarifying question: the missing value."""
-        template = self.rng.choice(SUPPLY)
-        text = template.format(value=render_value(value), words=words(name))
-        return RenderedTurn(text[0].upper() + text[1:], literal_values(value))
+    def supply(self, name: str, value: Any, spec: ToolSpec | None = None) -> RenderedTurn:
+        """The user's answer to a clarifying question: the missing value of ``spec``'s
+        parameter ``name``."""
+        label, said = setting(name, value, spec)
+        if label is None:  # "It's 60 minutes before.", "Move open issues to spr_020."
+            template = self.rng.choice(
+                SUPPLY[:1]
+                if said.startswith(render_value(value))
+                else ["{value}.", "Sorry, I forgot: {value}."]
+            )
+        else:
+            template = self.rng.choice(SUPPLY)
+        text = template.format(value=said, words=label)
+        return RenderedTurn(
+            text[0].upper() + text[1:], said_values(choice_words(spec, name, value))
+        )
 
     def irrelevant(self, extra: Iterable[str] = ()) -> RenderedTurn:
         """A request no offered tool can serve (generic, or another server's phrasing)."""
@@ -675,7 +938,7 @@ def foreign_requests(
         def fill(m: re.Match[str], s: ToolSpec = spec) -> str:
             pool = s.examples[m.group(1)]
             assert isinstance(pool, list | tuple)  # candidates only have list examples
-            return render_value(rng.choice(list(pool)))
+            return render_value(choice_words(s, m.group(1), rng.choice(list(pool))))
 
         text = SLOT.sub(fill, ph)
         out.append(_finish(text))

@@ -19,7 +19,8 @@
   (``tool(key=value)``), the looser filter that keeps such tasks.
 - **Text and gold agree**: every literal value of a gold call (what the user
   would have to say) appears in a user turn up to the call's own turn or in the
-  output of an earlier gold call, and no user turn carries template residue
+  output of an earlier gold call (a date-time also as the user says it, "5 pm on
+  August 15, 2026": :mod:`prove_gym.synth.dates`), and no user turn carries template residue
   (an unfilled ``{slot}``, a ``(key: value)`` aside, ``None``, a doubled word).
 """
 
@@ -30,6 +31,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
 from typing import Any
 
 from prove_gym.registry import Registry
@@ -38,6 +40,7 @@ from prove_gym.server.result import ToolResult
 from prove_gym.server.session import Session
 from prove_gym.server.state import combine_hashes
 from prove_gym.synth.chains import is_secret_kind, is_secret_param
+from prove_gym.synth.dates import iso_datetime, said_datetimes
 from prove_gym.synth.render import DETERMINERS, NOUN_PHRASE_AFTER, literal_values
 from prove_gym.task import GoldStep, Task
 from prove_gym.workspace import offered_tools
@@ -151,16 +154,21 @@ def _untraced(
         return text.casefold() if fold else text
 
     said = ""
+    said_times: set[datetime] = set()
     outputs: list[str] = []
     k = 0
     for t, turn in enumerate(task.turns):
         said += "\n" + norm(turn.user)
+        said_times |= said_datetimes(turn.user)
         for step in turn.steps:
             for name, value in step.arguments.items():
                 for text in literal_values(value):
                     wanted = norm(text)
                     if wanted in said or (fold and wanted.replace("_", " ") in said):
                         continue
+                    when = iso_datetime(text)
+                    if when is not None and when in said_times:
+                        continue  # "5 pm on August 15, 2026" states 2026-08-15T17:00
                     if not any(wanted in out for out in outputs):
                         yield t, step, name, text
             outputs.append(norm(results[k].to_text()))

@@ -7,14 +7,21 @@ import re
 import pytest
 
 import prove_gym
+from prove_gym.synth.enums import enum_values
 from prove_gym.synth.render import (
     SLOT,
     UNITS,
     _left_out,
     can_leave_out,
+    choice_words,
     noun_phrase_slot,
     plural,
+    render_value,
+    setting,
+    spoken_name,
+    unreadable_name,
     without_measure,
+    without_prepositional,
     words,
 )
 from prove_gym.synth.validate import text_residue
@@ -158,24 +165,76 @@ def test_a_measure_left_out_takes_its_unit_and_preposition_with_it(phrasing, nam
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.qualified_name)
-def test_no_omission_leaves_a_unit_or_a_slot_behind(spec) -> None:
-    """Wherever a clarify turn may leave a number out, what it says reads: the slot is
-    gone with its unit, or stands where "some <value>" reads; the checker passes it."""
+def test_no_omission_leaves_a_unit_a_slot_or_some_value_behind(spec) -> None:
+    """Wherever a clarify turn may leave a value that is no identifier out, what it says
+    reads: the slot is gone with its unit or its preposition, never "some <value>"; the
+    checker passes it. A choice (an enum) is never left out of its slot."""
     props = spec.input_schema().get("properties", {})
     for phrasing in spec.phrasings:
         for name in SLOT.findall(phrasing):
-            if name in spec.entity_params or props.get(name, {}).get("type") not in (
-                "integer",
-                "number",
-            ):
+            if name in spec.entity_params:
                 continue
             left = _left_out(spec, phrasing, name)
             if left is None:
                 continue
-            text = _fill(left, name, f"some {words(name)}")
-            after = text.split(f"some {words(name)}", 1)[-1].split()
-            assert not after or after[0].strip(",.?!").lower() not in UNITS, (phrasing, text)
+            assert "{" + name + "}" not in left, (phrasing, left)
+            assert not enum_values(props.get(name, {})), (phrasing, left)
+            text = _fill(left, name, "")
+            after = phrasing.split("{" + name + "}", 1)[1].split()
+            if after and after[0].strip(",.?!").lower() in UNITS:  # gone with its unit
+                assert left == without_measure(phrasing, name), (phrasing, text)
             assert text_residue(text) is None, (phrasing, text, text_residue(text))
+
+
+@pytest.mark.parametrize(
+    ("phrasing", "name", "expected"),
+    [
+        ("When am I free for {minutes} minutes on {date}?", "date", "When am I free for {minutes} minutes?"),
+        ("Find flights from {origin} to {destination} on {date}", "destination", "Find flights from {origin} on {date}"),
+        ("What's the exchange rate from {from_currency} to {to_currency}?", "to_currency", "What's the exchange rate from {from_currency}?"),
+        ("What's the exchange rate from {from_currency} to {to_currency}?", "from_currency", None),  # a range's end
+        ("List my events between {start} and {end}", "end", None),
+        ("touch {path}", "path", None),  # no preposition to take with it
+        ("Create an account for {name}, a {industry} company", "name", None),
+        ("Please go to {place}", "place", None),  # nothing of the request would be left
+    ],
+)  # fmt: skip
+def test_a_value_left_out_takes_its_preposition_with_it(phrasing, name, expected) -> None:
+    assert without_prepositional(phrasing, name) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("calendar_id", "cal_01", ("calendar", "cal_01")),
+        ("duration_minutes", 90, ("duration", "90 minutes")),
+        ("speed_kph", 0, ("speed", "0 km/h")),
+        ("temperature_c", 21.5, ("temperature", "21.5°C")),
+        ("to_currency", "GBP", ("target currency", "GBP")),
+        ("check_in", "2026-08-20", ("check-in", "2026-08-20")),
+        ("minutes_before", 60, (None, "60 minutes before")),
+        ("move_open_issues_to", "spr_020", (None, "move open issues to spr_020")),
+        ("show_hidden", True, (None, "show hidden")),
+        ("ignore_case", False, (None, "don't ignore case")),
+        ("unread_only", False, (None, "not unread only")),
+        ("title", "Design review", ("title", '"Design review"')),
+    ],
+)
+def test_a_value_is_said_with_a_name_a_user_would_say(name, value, expected) -> None:
+    """No parameter name that reads as a machine name ("the duration minutes", "the to
+    currency") is ever used as a label: its unit goes after the value, or the value and
+    the name make a phrase of their own."""
+    assert setting(name, value) == expected
+    label, _ = setting(name, value)
+    assert label is None or not unreadable_name(label.replace(" ", "_"))
+
+
+def test_no_parameter_of_any_tool_is_labelled_with_a_machine_name() -> None:
+    for spec in SPECS:
+        for p in spec.params:
+            label, phrase = spoken_name(p.name)
+            assert label is None or not unreadable_name(label.replace(" ", "_")), p.name
+            assert "{}" in phrase, p.name
 
 
 def test_every_sentence_starts_with_a_capital_unless_it_is_typed_as_written(dataset) -> None:
@@ -193,3 +252,24 @@ def test_every_sentence_starts_with_a_capital_unless_it_is_typed_as_written(data
             # a word, not an identifier ("cus_0083 wants ...": typed as it is)
             for m in re.finditer(r"(?:^|[.!?] )([a-z][a-z'-]*)(?![\w/])", turn.user):
                 assert m.group(1) in typed, (task.server, turn.user)
+
+
+def test_a_snake_case_choice_is_said_as_words_and_the_checker_takes_them() -> None:
+    """Every snake_case enum value of every tool is said as words, and a turn that says them
+    states the value for the text check; identifiers are never touched."""
+    checked = 0
+    for spec in SPECS:
+        props = spec.input_schema().get("properties", {})
+        for name, prop in props.items():
+            for value in enum_values(prop):
+                said = choice_words(spec, name, value)
+                if "_" in value:
+                    checked += 1
+                    assert said == value.replace("_", " ") and "_" not in render_value(said)
+                    _, phrase = setting(name, value, spec)
+                    assert value not in phrase and said in phrase, (name, phrase)
+                else:
+                    assert said == value
+            if name in spec.entity_params:
+                assert choice_words(spec, name, "acc_0001") == "acc_0001"
+    assert checked > 20
