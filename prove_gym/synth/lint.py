@@ -307,6 +307,8 @@ DESTROY_VERBS = frozenset(
     {"delete", "detach", "leave", "remove", "rm", "rmdir", "unassign", "unsubscribe"}
 )
 """Verbs that end an entity: a creation after one makes another entity, undoing nothing."""
+MAKE_VERBS = frozenset({"add", "book", "create", "open", "place", "post", "record", "schedule"})
+"""Verbs that make an entity: ending what one made (by its id) undoes it."""
 _OBJECT_NOISE = frozenset(["to", "from", "on", "in", "into", "of", "saved"])
 
 
@@ -338,6 +340,10 @@ def _undoes(a: Step, b: Step) -> str | None:
             return None
     else:
         (va, oa), (vb, ob) = _verb_object(a.name), _verb_object(b.name)
+        if va in MAKE_VERBS and vb in DESTROY_VERBS and a.id in b.depends_on:
+            # what a call made, ended by a call that took its id: record an expense, then
+            # delete that transaction
+            return f"{a.call()} then {b.call()}"
         if oa != ob or frozenset((va, vb)) not in INVERSE_VERBS:
             return None
     common = (a.arguments.keys() & b.arguments.keys()) - {action}
@@ -462,11 +468,17 @@ def late_greeting(task: LintTask) -> list[str]:
     ]
 
 
-SAME_AS_ITSELF = re.compile(r"\bthe same ((?:[a-z]+ ){0,3}?[a-z]+) as the \1\b", re.IGNORECASE)
+SAME_AS_ITSELF = re.compile(
+    r"\b(?:the same|that) ((?:[a-z]+ ){0,3}?[a-z]+) as the \1\b"
+    r"|\bthe ((?:[a-z]+ ){0,3}?[a-z]+) (?:to|should be) (?:the same|that) \2\b",
+    re.IGNORECASE,
+)
 
 
 def same_as_itself(task: LintTask) -> list[str]:
-    """ "the same X as the X" ("Use the same owner as the owner")."""
+    """A value that names its own parameter: "the same X as the X" ("Use the same owner as
+    the owner"), "Set the category to that category", "The category should be that
+    category", "Use that category as the category"."""
     return _matches(SAME_AS_ITSELF, task.users)
 
 

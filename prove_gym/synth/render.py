@@ -805,6 +805,8 @@ class Renderer:
         'Use 5 as the limit and open as the status.'
         >>> Renderer(random.Random(0), "complete")._settings([(None, "show hidden")])
         'Show hidden.'
+        >>> Renderer(random.Random(0), "complete")._settings([("category", "that category")])
+        'Use that category.'
         """
         clauses = [value for label, value in pairs if label is None]
         if clauses:
@@ -817,9 +819,16 @@ class Renderer:
             return f"{said} {self._settings(named)}" if named else said
         labelled = [(label, value) for label, value in pairs if label is not None]
         pairs = labelled
-        same = [value for _label, value in pairs if value.startswith("the same ")]
-        if same:  # "Use the same category", not "Use the same category as the category"
-            rest = [(label, value) for label, value in pairs if not value.startswith("the same ")]
+        # "Use the same category", not "Use the same category as the category"; "Use that
+        # category", not "Set the category to that category"
+        said_alone = [
+            (label, value)
+            for label, value in pairs
+            if value.startswith("the same ") or value == f"that {label}"
+        ]
+        same = [value for _label, value in said_alone]
+        if same:
+            rest = [pair for pair in pairs if pair not in said_alone]
             kept = f"Use {_and(same)}."
             return f"{kept} {self._settings(rest)}" if rest else kept
         style = self.rng.randrange(3)

@@ -276,3 +276,33 @@ def test_the_projects_own_2000_task_synthesis_has_none_of_the_flaws(tmp_path) ->
     )
     assert counts["raw_enum_token"] < 20, format_lint(report)
     assert not report.failed, format_lint(report)
+
+
+def test_ending_what_a_call_made_undoes_it() -> None:
+    """Record an expense, then delete that transaction: another tool's name, the same entity."""
+    budget = {
+        "id": "budget", "servers": ["budget"],
+        "turns": [{"user": "Record Target for 200.00 on acc_03, then remove that transaction.",
+                   "steps": [
+                       step("s1", "add_expense", account_id="acc_03", amount="200.00", payee="Target"),
+                       step("s2", "delete_transaction", ("s1",), transaction_id="txn_00266"),
+                   ]}],
+    }  # fmt: skip
+    assert list(flags(budget)) == ["inverse_write"]
+    budget["turns"][0]["steps"][1]["depends_on"] = []  # another transaction, found elsewhere
+    assert flags(budget) == {}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Set the category to that category.",
+        "The category should be that category.",
+        "Use that category as the category.",
+        "Set the category to the same category.",
+    ],
+)
+def test_a_value_that_names_its_own_parameter_is_flagged(text: str) -> None:
+    found = flags(user(clean(), 1, f"Invite ana@example.com. {text}"))
+    assert list(found) == ["same_as_itself"]
+    assert flags(user(clean(), 1, "Invite ana@example.com. Use that category.")) == {}
