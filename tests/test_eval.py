@@ -231,3 +231,68 @@ def test_an_endpoint_that_fails_is_retried_then_reported(chat_server: str) -> No
     bad = run_episode(OpenAIChatPolicy(chat_server, "m", retries=1), CALENDAR[0])
     assert bad.error is not None and "503" in bad.error
     assert bad.n_calls == 0 and not bad.success
+
+
+# ---------------------------------------------------------- strata and intervals
+class SilentPolicy:
+    """Answers every turn without a call: what an untrained model does."""
+
+    name = "silent"
+
+    def start(self, episode: Any) -> Any:
+        return self
+
+    def act(self, episode: Any) -> str:
+        return "I can't do that here."
+
+
+def test_each_stratum_is_reported_and_a_policy_that_never_calls_passes_no_tool_task() -> None:
+    from prove_gym.eval.metrics import CALL_STRATA, STRATA, stratum
+
+    tasks = [t for s in ("calendar", "banking", "trading") for t in get_registry().tasks(s)]
+    report = evaluate(SilentPolicy(), tasks, progress=False)
+    summary = report.summary()
+    strata = summary["strata"]
+    assert list(strata) == [s for s in STRATA if s in strata]
+    assert sum(g["tasks"] for g in strata.values()) == len(tasks)
+    for r in report.results:
+        assert stratum(r) == stratum(next(t for t in tasks if t.id == r.task_id))
+    calling = [r for r in report.results if stratum(r) in CALL_STRATA]
+    assert calling and summary["tool_calling"]["tasks"] == len(calling)
+    # no call made, so no task that needs one succeeds, whatever the abstention tasks say
+    assert summary["tool_calling"]["success"] == 0.0
+    for name in CALL_STRATA:
+        if name in strata:
+            assert strata[name]["success"] == 0.0
+    table = report.table()
+    assert "task stratum" in table and "tool-calling (1, 2, 3+)" in table
+
+
+def test_success_needs_every_gold_reads_answer_and_the_oracle_gets_them() -> None:
+    report = evaluate(OraclePolicy(), CALENDAR, progress=False)
+    writes = {t.name for t in get_registry().get_server("calendar").visible_tools() if t.writes}
+    for task, r in zip(CALENDAR, report.results, strict=True):
+        reads = [s for s in task.scored_steps if s.name not in writes]
+        assert r.answers is (True if reads else None)
+        assert r.success
+    assert report.summary()["overall"]["answers"] == 1.0
+
+
+def test_the_paired_bootstrap_is_seeded_and_brackets_the_change() -> None:
+    from prove_gym.eval.metrics import paired_bootstrap
+
+    before = [0.0] * 10 + [1.0] * 10
+    after = [1.0] * 14 + [0.0] * 6
+    ci = paired_bootstrap(before, after, resamples=2000, seed=7)
+    assert ci == paired_bootstrap(before, after, resamples=2000, seed=7)
+    assert ci["change"] == pytest.approx(0.2) and ci["n"] == 20
+    assert ci["low"] <= ci["change"] <= ci["high"]
+    assert -1.0 <= ci["low"] < 0.2 < ci["high"] <= 1.0
+    same = paired_bootstrap(before, before, resamples=100)
+    assert same["low"] == same["high"] == same["change"] == 0.0
+    all_up = paired_bootstrap([0.0] * 30, [1.0] * 30, resamples=100)
+    assert all_up["low"] == all_up["high"] == 1.0
+    with pytest.raises(ValueError, match="differ in length"):
+        paired_bootstrap([1.0], [1.0, 0.0])
+    with pytest.raises(ValueError, match="no paired"):
+        paired_bootstrap([], [])

@@ -13,7 +13,17 @@ from hypothesis import strategies as st
 
 from prove_gym import Workspace, get_registry
 from prove_gym.env.env import ProveEnv
-from prove_gym.training import choose_tools, grpo_rows, restrict_tools, sft_rows
+from prove_gym.training import (
+    DeviceChoice,
+    StepTime,
+    choose_device,
+    choose_tools,
+    grpo_rows,
+    restrict_tools,
+    sft_rows,
+    step_time_line,
+    step_time_summary,
+)
 from prove_gym.workspace import gold_replay
 
 CALENDAR = get_registry().tasks("calendar")
@@ -139,3 +149,71 @@ def test_a_task_narrowed_past_its_distractor_servers_still_pays_its_gold_in_full
     assert all(q.startswith("calendar.") for t in narrowed for q in t.tools or [])
     # sft_rows keeps only tasks whose gold play earns the full reward, state match included
     assert [r["task_id"] for r in sft_rows(narrowed)] == [t.id for t in narrowed]
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    requested=st.sampled_from(["auto", "cuda", "cpu"]),
+    cuda=st.booleans(),
+    cuda_bf16=st.booleans(),
+    cpu_bf16=st.booleans(),
+    bf16=st.sampled_from([None, True, False]),
+)
+def test_the_device_is_cuda_when_present_and_bf16_where_it_computes_in_it(
+    requested: str, cuda: bool, cuda_bf16: bool, cpu_bf16: bool, bf16: bool | None
+) -> None:
+    def choose() -> DeviceChoice:
+        return choose_device(
+            requested, cuda_available=cuda, cuda_bf16=cuda_bf16, cpu_bf16=cpu_bf16, bf16=bf16
+        )
+
+    if requested == "cuda" and not cuda:
+        with pytest.raises(ValueError, match="no CUDA device"):
+            choose()
+        return
+    expected = "cuda" if cuda and requested != "cpu" else "cpu"
+    supported = cuda_bf16 if expected == "cuda" else cpu_bf16
+    if bf16 and not supported:
+        with pytest.raises(ValueError, match="bfloat16"):
+            choose()
+        return
+    choice = choose()
+    assert choice.device == expected and choice.name == expected
+    assert choice.bf16 == (supported if bf16 is None else bf16)
+    assert choice.trainer_args() == {"use_cpu": expected == "cpu", "bf16": choice.bf16}
+
+
+def test_an_unknown_device_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="auto, cuda, cpu"):
+        choose_device("tpu", cuda_available=True, cuda_bf16=True, cpu_bf16=True)
+
+
+@pytest.mark.trainer
+def test_prove_train_refuses_cuda_where_there_is_none() -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    proc = subprocess.run(
+        [sys.executable, "-m", "prove_gym", "train", "--device", "cuda", "--tasks", "none.jsonl"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2
+    assert "no CUDA device" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_step_times_add_up_and_say_each_parts_share() -> None:
+    times = [
+        StepTime(step=1, total=10.0, generation=6.0, environment=1.0, optimisation=3.0),
+        StepTime(step=2, total=10.0, generation=4.0, environment=3.0, optimisation=3.0),
+    ]
+    split = step_time_summary(times)
+    assert split["seconds"] == 20.0 and split["generation_seconds"] == 10.0
+    assert split["environment_share"] == 0.2 and split["optimisation_share"] == 0.3
+    line = step_time_line(split)
+    assert "generation 10.0 s (50.0%)" in line and "environment 4.0 s (20.0%)" in line
+    assert step_time_summary([])["generation_share"] is None

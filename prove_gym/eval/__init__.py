@@ -2,10 +2,12 @@
 
 Each task is one :class:`~prove_gym.episode.Episode`, scored by its own reward
 (the engine training uses). The report gives, overall, per server and per
-tool: the mean total and every component, the success rate (full coverage
-*and* final state equal to the gold replay's; for a task without gold calls,
-no call), calls per task, and per tool how often it was called, how often
-those calls executed, and how many gold steps it matched.
+tool: the mean total and every component, the success rate (full coverage,
+final state equal to the gold replay's *and* every gold read's answer obtained;
+for a task without gold calls, no call), calls per task, and per tool how often
+it was called, how often those calls executed, and how many gold steps it
+matched. The same figures per task stratum (1, 2, 3+ gold calls, no call,
+clarify, abstain) keep tool use from hiding behind tasks that need no call.
 
 - :mod:`~prove_gym.eval.policies`: the oracle, random and OpenAI-compatible policies
   (a local model plays through the training engine:

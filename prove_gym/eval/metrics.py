@@ -8,8 +8,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prove_gym.episode import Episode
+from prove_gym.task import Task
 
-__all__ = ["EpisodeResult", "group_summary", "summarise"]
+__all__ = [
+    "CALL_STRATA",
+    "STRATA",
+    "EpisodeResult",
+    "group_summary",
+    "paired_bootstrap",
+    "stratum",
+    "summarise",
+]
+
+#: The strata of :func:`stratum`, in report order.
+STRATA = ("1 call", "2 calls", "3+ calls", "no call", "clarify", "abstain")
+#: The strata of tasks that are done by calling tools (the tool-calling success rate).
+CALL_STRATA = ("1 call", "2 calls", "3+ calls")
 
 
 @dataclass
@@ -31,7 +45,9 @@ class EpisodeResult:
         full_coverage: Every gold step matched after its prerequisites (for a
             task without gold calls: no call was made).
         state_match: The final state equals the gold replay's.
-        success: Full coverage and state match.
+        answers: Every gold read's answer obtained (``None`` for a task without gold
+            reads): the ``answers`` component at its maximum.
+        success: Full coverage, state match, and every gold read's answer obtained.
         terminated: The episode ended by answering the last user turn.
         assistant_turns: Assistant messages sent.
         seconds: Wall time of the episode.
@@ -51,6 +67,7 @@ class EpisodeResult:
     gold_tools: list[dict[str, Any]] = field(default_factory=list)
     full_coverage: bool | None = None
     state_match: bool | None = None
+    answers: bool | None = None
     success: bool = False
     terminated: bool = False
     assistant_turns: int = 0
@@ -77,6 +94,7 @@ class EpisodeResult:
         state = _flag(comps.get("state"))
         if state is None and breakdown.gold_state_hash and breakdown.final_state_hash:
             state = breakdown.gold_state_hash == breakdown.final_state_hash
+        answers = _flag(comps.get("answers"))
         return cls(
             task_id=task.id,
             servers=list(task.servers),
@@ -99,12 +117,79 @@ class EpisodeResult:
             ],
             full_coverage=full,
             state_match=state,
-            success=bool(full) and state is not False,
+            answers=answers,
+            success=bool(full) and state is not False and answers is not False,
             terminated=episode.terminated,
             assistant_turns=episode.assistant_turns,
             seconds=seconds,
             error=error,
         )
+
+
+def stratum(item: EpisodeResult | Task) -> str:
+    """The stratum of a result or a task: its kind, or for a plain task its gold chain's length.
+
+    ``clarify`` and ``abstain`` tasks are their own strata whatever their calls; a plain task
+    is ``1 call``, ``2 calls`` or ``3+ calls`` by its gold calls, or ``no call`` (an answer
+    from the prompt alone). A report that mixes them hides tool use behind the tasks a
+    policy passes by making no call at all.
+    """
+    n_gold = len(item.scored_steps) if isinstance(item, Task) else item.n_gold
+    if item.kind in ("clarify", "abstain"):
+        return item.kind
+    if n_gold <= 0:
+        return "no call"
+    return {1: "1 call", 2: "2 calls"}.get(n_gold, "3+ calls")
+
+
+def paired_bootstrap(
+    before: Sequence[float],
+    after: Sequence[float],
+    *,
+    resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, float]:
+    """The change ``mean(after) - mean(before)`` over paired items, with a bootstrap interval.
+
+    Items (held-out tasks) are resampled with replacement, each keeping its pair, from a
+    generator seeded with ``seed``: the same inputs give the same interval on any machine.
+    The interval is the percentile one (``confidence``, two-sided).
+
+    Returns:
+        ``{"n", "before", "after", "change", "low", "high", "confidence", "resamples"}``.
+
+    Raises:
+        ValueError: The sequences differ in length or are empty, or ``confidence`` is not
+            in (0, 1), or ``resamples`` is below 1.
+    """
+    import random
+
+    if len(before) != len(after):
+        raise ValueError(f"paired samples differ in length: {len(before)} and {len(after)}")
+    if not before:
+        raise ValueError("no paired samples")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    n = len(before)
+    diffs = [float(a) - float(b) for b, a in zip(before, after, strict=True)]
+    rng = random.Random(seed)
+    means = sorted(sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
+    tail = (1.0 - confidence) / 2.0
+    low = means[min(resamples - 1, max(0, int(tail * resamples)))]
+    high = means[min(resamples - 1, max(0, int((1.0 - tail) * resamples) - 1))]
+    return {
+        "n": n,
+        "before": sum(float(b) for b in before) / n,
+        "after": sum(float(a) for a in after) / n,
+        "change": sum(diffs) / n,
+        "low": low,
+        "high": high,
+        "confidence": confidence,
+        "resamples": resamples,
+    }
 
 
 def _flag(value: Any) -> bool | None:
@@ -140,6 +225,7 @@ def group_summary(results: Sequence[EpisodeResult], components: Sequence[str]) -
         "success": rate(r.success for r in results),
         "full_coverage": rate(r.full_coverage for r in results),
         "state_match": rate(r.state_match for r in results),
+        "answers": rate(r.answers for r in results),
         "calls_per_task": mean(r.n_calls for r in results),
         "gold_calls_per_task": mean(r.n_gold for r in results),
         "errors": sum(r.error is not None for r in results),
@@ -148,11 +234,17 @@ def group_summary(results: Sequence[EpisodeResult], components: Sequence[str]) -
 
 
 def summarise(policy: str, results: Sequence[EpisodeResult]) -> dict[str, Any]:
-    """Overall, per-server and per-tool figures (JSON-ready)."""
+    """Overall, per-stratum (:func:`stratum`), per-server and per-tool figures (JSON-ready).
+
+    ``tool_calling`` is the group of every result in a :data:`CALL_STRATA` stratum: the
+    tasks done by calling tools, without the clarify, abstain and no-call tasks.
+    """
     names = component_names(results)
     by_server: dict[str, list[EpisodeResult]] = defaultdict(list)
+    by_stratum: dict[str, list[EpisodeResult]] = defaultdict(list)
     for r in results:
         by_server[r.server].append(r)
+        by_stratum[stratum(r)].append(r)
     tools: dict[str, dict[str, int]] = defaultdict(
         lambda: {"calls": 0, "ok": 0, "gold": 0, "matched": 0}
     )
@@ -168,6 +260,8 @@ def summarise(policy: str, results: Sequence[EpisodeResult]) -> dict[str, Any]:
     return {
         "policy": policy,
         "overall": group_summary(results, names),
+        "tool_calling": group_summary([r for r in results if stratum(r) in CALL_STRATA], names),
+        "strata": {s: group_summary(by_stratum[s], names) for s in STRATA if s in by_stratum},
         "servers": {s: group_summary(rs, names) for s, rs in sorted(by_server.items())},
         "tools": {
             k: {

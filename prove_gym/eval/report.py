@@ -28,7 +28,7 @@ class EvalReport:
         return summarise(self.policy, self.results)
 
     def table(self) -> str:
-        """The summary as aligned text tables: servers, components, tools."""
+        """The summary as aligned text tables: servers, task strata, components, tools."""
         s = self.summary()
         comps = self.component_names
         lines = [f"policy: {self.policy}    tasks: {s['overall']['tasks']}", ""]
@@ -56,6 +56,24 @@ class EvalReport:
                     str(g["errors"]),
                 ]
             )
+        lines += [*_grid(head, rows), ""]
+        head = ["task stratum", "tasks", "total", "success", "coverage=1", "state", "answers"]
+        head += ["calls/task", "gold calls"]
+        strata = [*s["strata"].items(), ("tool-calling (1, 2, 3+)", s["tool_calling"])]
+        rows = [
+            [
+                name,
+                str(g["tasks"]),
+                _fmt(g["total"]),
+                _pct(g["success"]),
+                _pct(g["full_coverage"]),
+                _pct(g["state_match"]),
+                _pct(g["answers"]),
+                _fmt(g["calls_per_task"], 2),
+                _fmt(g["gold_calls_per_task"], 2),
+            ]
+            for name, g in strata
+        ]
         lines += [*_grid(head, rows), ""]
         head = ["server", *comps]
         rows = [

@@ -205,6 +205,34 @@ def test_train_trl_plays_every_user_turn_and_writes_the_reward_curve(
     assert summary["warnings"] == result.warnings
     png = (tmp_path / "reward_curve.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    # no CUDA here: the run says it trained on the CPU, and where each step's time went
+    assert summary["device"].startswith("cpu") and result.device == summary["device"]
+    assert [t["step"] for t in summary["step_times"]] == [1, 2]
+    for t in result.step_times:
+        assert t.generation > 0 and t.environment > 0 and t.optimisation > 0
+        assert abs(t.generation + t.environment + t.optimisation - t.total) < 1e-9
+    split = summary["step_time"]
+    shares = [split[f"{p}_share"] for p in ("generation", "environment", "optimisation")]
+    assert split["steps"] == 2 and abs(sum(shares) - 1.0) < 1e-3
+
+
+def test_the_device_choice_sets_the_trl_configs_it_is_given_to() -> None:
+    from trl import GRPOConfig, SFTConfig
+
+    from prove_gym.training import choose_device, detect_device
+
+    cpu = choose_device("auto", cuda_available=False, cuda_bf16=False, cpu_bf16=True, bf16=False)
+    for config_class in (SFTConfig, GRPOConfig):
+        config = config_class(output_dir="unused", report_to="none", **cpu.trainer_args())
+        assert config.use_cpu is True and config.bf16 is False
+        assert config.device.type == "cpu"
+    gpu = choose_device("auto", cuda_available=True, cuda_bf16=True, cpu_bf16=False)
+    assert gpu.trainer_args() == {"use_cpu": False, "bf16": True}
+    import torch
+
+    here = detect_device("auto")
+    assert here.device == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert here.name.startswith(here.device)
 
 
 def test_evaluate_model_plays_each_task_once_in_order_and_greedily(tiny_model_dir: str) -> None:
