@@ -17,6 +17,10 @@ Beside them, the same steps in this process with no network: ``Episode.call`` on
 the server's steps/s over that. In-process memory per episode is measured the same way
 (RSS with the episodes open minus before).
 
+Isolation under load: after the timed steps, every open session creates an event titled
+``bench-w<k>`` at once and then searches ``bench-w``; a session that does not find exactly its
+own event counts as a lost or crossed write (the table's column; it must be 0).
+
 Needs OpenEnv (``pip install 'prove-gym[openenv]'``). Run:
 ``python benchmarks/bench_openenv.py`` (``--quick`` for a smoke run).
 """
@@ -26,7 +30,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -88,12 +94,37 @@ async def over_the_wire(base: str, pid: int, sessions: int, steps: int) -> dict[
     start = time.perf_counter()
     await asyncio.gather(*(play(env) for env in clients))
     wall = time.perf_counter() - start
+
+    async def write_and_check(k: int, env: ProveEnvClient) -> bool:
+        """Session ``k`` creates event ``bench-w<k>`` (every session at once), then searches
+        for ``bench-w``: it must find its own event and no other session's."""
+        await env.reset(split="calendar", index=0)
+        title = f"bench-w{k}"
+        made = await env.step(
+            ProveAction(
+                type="call_tool",
+                tool_name="create_event",
+                arguments={"calendar_id": "cal_01", "title": title, "start": "2026-09-01T10:00"},
+            )
+        )
+        seen = await env.step(
+            ProveAction(
+                type="call_tool",
+                tool_name="search_events",
+                arguments={"query": "bench-w", "limit": 50},
+            )
+        )
+        found = set(re.findall(r"bench-w\d+", json.dumps(seen.observation.calls[0]["result"])))
+        return made.observation.calls[0]["result"]["status"] == "ok" and found == {title}
+
+    checked = await asyncio.gather(*(write_and_check(k, env) for k, env in enumerate(clients)))
     await asyncio.gather(*(env.close() for env in clients))
     return {
         "steps_per_s": sessions * steps / wall,
         "p50_ms": 1000 * statistics.median(latencies),
         "p99_ms": 1000 * percentile(latencies, 0.99),
         "mib_per_session": (held - before) / sessions,
+        "writes_wrong": float(checked.count(False)),
     }
 
 
@@ -159,19 +190,24 @@ def main() -> None:
         f"{os.cpu_count()} cores, load average {load}; server RSS at the end {server_rss:,.0f} MiB"
     )
     print()
-    print("| sessions | steps each | steps/s | p50 ms | p99 ms | MiB/session "
+    print("| sessions | steps each | steps/s | p50 ms | p99 ms | MiB/session | writes lost or crossed "
           "| in process steps/s | p50 ms | p99 ms | MiB/episode | ratio |")  # fmt: skip
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n, steps, wire, local in rows:
         print(
             f"| {n:,} | {steps} | {wire['steps_per_s']:,.0f} | {wire['p50_ms']:.2f} "
             f"| {wire['p99_ms']:.2f} | {wire['mib_per_session']:.3f} "
+            f"| {wire['writes_wrong']:.0f} of {n:,} "
             f"| {local['steps_per_s']:,.0f} | {local['p50_ms']:.3f} | {local['p99_ms']:.3f} "
             f"| {local['mib_per_session']:.3f} "
             f"| {wire['steps_per_s'] / local['steps_per_s']:.0%} |"
         )
     print()
     print("ratio = the server's steps/s over the same steps in process (Episode.call).")
+    print(
+        "writes lost or crossed: after the timed steps every session creates an event of its own"
+        " at once, then searches; a session that misses its event or sees another's counts."
+    )
 
 
 if __name__ == "__main__":
