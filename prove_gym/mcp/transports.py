@@ -61,15 +61,8 @@ __all__ = [
 def transport_security(
     host: str, allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = ()
 ) -> TransportSecuritySettings:
-    """DNS-rebinding protection for a server bound to ``host``, on any address.
-
-    ``Host`` must name the bound address (a loopback bind also takes the other loopback
-    names) or one of ``allowed_hosts`` (``"mcp.example.org"``, ``"10.0.0.5:*"`` for any
-    port); a wildcard bind (``0.0.0.0``, ``::``) checks ``Host`` only when ``allowed_hosts``
-    are given. ``Origin``, when a request has one (browsers send it), must be one of
-    ``allowed_origins`` (``"https://app.example.org"``); a loopback bind also takes loopback
-    origins. Without allowed origins a non-loopback server refuses every request with an
-    ``Origin``: no web page can reach it.
+    """The MCP SDK's DNS-rebinding settings for a server bound to ``host``: the rules of
+    :func:`prove_gym.http_guard.host_origin_rules`, which the OpenEnv server applies too.
 
     >>> transport_security("127.0.0.2").allowed_hosts[-2:]
     ['127.0.0.2', '127.0.0.2:*']
