@@ -173,50 +173,19 @@ def _hotel_booking_out(ctx: ToolContext, b: Any) -> HotelBookingOut:
 
 def _cancel_flight(ctx: ToolContext, b: Any) -> Cancelled:
     """Cancel a confirmed flight booking (a row with the columns of ``flight_bookings``)."""
-    itin = ctx.sql.one(ITINERARY, id=b.itinerary_id)
-    paid = b.amount_paid
     refund = flight_refund(b.fare_class, b.base_fare, b.taxes)
     rule = (
         "flex fare: the whole fare is refunded"
         if FARE_RULES[b.fare_class]["refundable"]
         else f"{b.fare_class} fare: only the taxes are refunded"
     )
-    changes: dict[str, Any] = {"status": "cancelled", "cancelled_at": ctx.now}
-    if refund > 0:
-        changes["refunded"] = b.refunded + refund
-        changes["amount_paid"] = b.amount_paid - refund
-        itin = ctx.sql.update(Itinerary, itin, total_paid=itin.total_paid - refund)
-    b = ctx.sql.update(FlightBooking, b, **changes)
-    ids = []
-    if refund > 0:
-        ids.append(
-            _txn(
-                ctx,
-                itin.id,
-                "refund",
-                refund,
-                f"Refund of ticket {b.id} ({b.fare_class} fare)",
-                flight=b.id,
-            )
-        )
-    return {
-        "booking_id": b.id,
-        "itinerary_id": itin.id,
-        "status": b.status,
-        "paid_before": paid,
-        "refund": refund,
-        "refund_rule": rule,
-        "amount_paid": b.amount_paid,
-        "itinerary_total_paid": itin.total_paid,
-        "transaction_ids": ids,
-    }
+    note = f"Refund of ticket {b.id} ({b.fare_class} fare)"
+    return _cancelled(ctx, FlightBooking, b, refund, rule, note, flight=b.id)
 
 
 def _cancel_hotel(ctx: ToolContext, b: Any) -> Cancelled:
     """Cancel a confirmed hotel booking (a row with the columns of ``hotel_bookings``) and
     free its room nights."""
-    itin = ctx.sql.one(ITINERARY, id=b.itinerary_id)
-    paid = b.amount_paid
     refund = hotel_refund(b.rate_plan, b.total, b.first_night, b.check_in, ctx.now)
     if b.rate_plan == "non_refundable":
         rule = "non_refundable rate: nothing is refunded"
@@ -224,25 +193,31 @@ def _cancel_hotel(ctx: ToolContext, b: Any) -> Cancelled:
         rule = "flexible rate cancelled 48 hours or more before check-in: refunded in full"
     else:
         rule = "flexible rate cancelled within 48 hours of check-in: the first night is kept"
+    ctx.sql.run(FREE_NIGHTS, hotel_booking_id=b.id)
+    note = f"Refund of hotel booking {b.id} ({b.rate_plan} rate)"
+    return _cancelled(ctx, HotelBooking, b, refund, rule, note, hotel=b.id)
+
+
+def _cancelled(
+    ctx: ToolContext,
+    model: type[FlightBooking] | type[HotelBooking],
+    b: Any,
+    refund: Decimal,
+    rule: str,
+    note: str,
+    **link: str,
+) -> Cancelled:
+    """Mark booking ``b`` (a row of ``model``) cancelled, move ``refund`` out of it and its
+    itinerary with a refund transaction (``note``, linked by ``link``), and say so."""
+    itin = ctx.sql.one(ITINERARY, id=b.itinerary_id)
+    paid = b.amount_paid
     changes: dict[str, Any] = {"status": "cancelled", "cancelled_at": ctx.now}
     if refund > 0:
         changes["refunded"] = b.refunded + refund
         changes["amount_paid"] = b.amount_paid - refund
         itin = ctx.sql.update(Itinerary, itin, total_paid=itin.total_paid - refund)
-    ctx.sql.run(FREE_NIGHTS, hotel_booking_id=b.id)
-    b = ctx.sql.update(HotelBooking, b, **changes)
-    ids = []
-    if refund > 0:
-        ids.append(
-            _txn(
-                ctx,
-                itin.id,
-                "refund",
-                refund,
-                f"Refund of hotel booking {b.id} ({b.rate_plan} rate)",
-                hotel=b.id,
-            )
-        )
+    b = ctx.sql.update(model, b, **changes)
+    ids = [_txn(ctx, itin.id, "refund", refund, note, **link)] if refund > 0 else []
     return {
         "booking_id": b.id,
         "itinerary_id": itin.id,
