@@ -85,9 +85,12 @@ def episode_instructions(
     registry = registry or get_registry()
     parts = [instructions or DEFAULT_INSTRUCTIONS]
     for name in task.servers:
-        extra = registry.get_server(name).instructions
-        if extra:
-            parts.append(extra)
+        server = registry.get_server(name)
+        if server.instructions:
+            parts.append(server.instructions)
+        version = server.env_versions.get(task.env_version(name))
+        if version is not None and version.instructions:
+            parts.append(version.instructions)
     if task.system:
         parts.append(task.system)
     return "\n\n".join(parts)
