@@ -536,6 +536,11 @@ class Server:
             unknown = sorted(set(version.tools or ()) - {t.name for t in self.visible_tools()})
             if unknown:
                 found.append(f"{self.name}: env v{version.number} offers unknown tools {unknown}")
+            if version.tasks_file is not None and not version.tasks_file.is_file():
+                found.append(
+                    f"{self.name}: env v{version.number}'s tasks_file {version.tasks_file.name} "
+                    "does not exist (record its tasks under it: CONTRIBUTING.md, Versioning)"
+                )
         for t in self.tools.values():
             for p in t.row_params:
                 assert p.entity is not None
