@@ -3,6 +3,7 @@ own, its tasks, and the conformance suite."""
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 from decimal import Decimal
 from typing import Any
@@ -1223,6 +1224,28 @@ def test_v1_trades_as_v0_during_the_session(when: str) -> None:
     assert results[0] == results[1]
 
 
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1))
+def test_v1_refuses_a_market_order_exactly_when_the_market_is_closed(seed: int) -> None:
+    from prove_plugins.trading.models import in_session
+
+    def play(session: Session) -> tuple[Any, str]:
+        limit = _crossing_buy(session)
+        market = {k: limit[k] for k in ("portfolio_id", "symbol", "side", "quantity")}
+        if session.env_version == 1 and not in_session(session.now):
+            refused(session, "place_market_order", market, "market_closed")  # nothing changes
+            return None, session.state_hash()
+        return ok(session, "place_market_order", market), session.state_hash()
+
+    with TRADING.session(seed=seed) as v0, TRADING.session(seed=seed, env_version=1) as v1:
+        done0, done1 = play(v0), play(v1)
+    assert done0[0]["trades"]  # -v0 trades at any hour
+    if in_session(TRADING.now_for(seed)):
+        assert done1 == done0  # in the session -v1 is -v0
+    else:
+        assert done1[0] is None
+
+
 def test_a_weekend_task_cannot_fill_a_market_order() -> None:
     import gymnasium
     from prove_plugins.trading.models import in_session
@@ -1264,8 +1287,6 @@ def test_a_weekend_task_cannot_fill_a_market_order() -> None:
 
 
 def test_market_hours_are_weekdays_from_the_opening_to_the_closing_bell() -> None:
-    import datetime as dt
-
     from prove_plugins.trading.models import in_session, next_open
 
     friday = dt.date(2026, 3, 13)
@@ -1280,6 +1301,23 @@ def test_market_hours_are_weekdays_from_the_opening_to_the_closing_bell() -> Non
     for closed in [at(friday, 16, 0), at(friday, 23, 59), at(friday + dt.timedelta(days=1), 10, 0)]:
         assert not in_session(closed) and next_open(closed) == monday_open
     assert next_open(at(friday, 8, 0)) == at(friday, 9, 30)
+
+
+@given(at=st.datetimes(min_value=dt.datetime(2026, 1, 1), max_value=dt.datetime(2027, 12, 31)))
+def test_the_next_open_is_the_first_session_minute_after_a_closed_time(at: dt.datetime) -> None:
+    from prove_plugins.trading.models import in_session, next_open
+
+    if in_session(at):
+        assert at.weekday() < 5 and dt.time(9, 30) <= at.time() < dt.time(16, 0)
+        return
+    opens = next_open(at)
+    assert opens > at and in_session(opens) and opens.time() == dt.time(9, 30)
+    assert opens - at <= dt.timedelta(days=2, hours=17, minutes=30)  # Friday 16:00 to Monday
+    assert not in_session(opens - dt.timedelta(minutes=1))
+    between = dt.datetime.combine(at.date(), dt.time(12, 0))
+    while between < opens:  # no session day is skipped
+        assert not (at < between and in_session(between)), between
+        between += dt.timedelta(days=1)
 
 
 # ------------------------------------------------------------------- tasks
