@@ -86,11 +86,10 @@ def episode_instructions(
     parts = [instructions or DEFAULT_INSTRUCTIONS]
     for name in task.servers:
         server = registry.get_server(name)
-        if server.instructions:
-            parts.append(server.instructions)
-        version = server.env_versions.get(task.env_version(name))
-        if version is not None and version.instructions:
-            parts.append(version.instructions)
+        parts.append(server.instructions)
+        played = task.env_version(name)  # the rules of every version up to the one played
+        parts += [v.instructions for n, v in server.env_versions.items() if n <= played]
+    parts = [p for p in parts if p]
     if task.system:
         parts.append(task.system)
     return "\n\n".join(parts)

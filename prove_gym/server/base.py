@@ -298,7 +298,7 @@ class EnvVersion:
             it. ``None``: it plays the server's ``tasks_file`` (a version that only adds
             tools or changes the reward).
         instructions: System-prompt text added after the server's ``instructions`` in
-            this version (the rules that are new in it).
+            this version and every later one (the rules that are new in it).
 
     Tools see the version a session plays as ``ctx.env_version`` and branch on it
     (``if ctx.env_version >= 1:``), so earlier versions keep their results.

@@ -60,7 +60,8 @@ def _server(tmp_path: Path) -> Server:
                 "bump adds ten",
                 tasks_file=v1_tasks,
                 instructions="A bump adds ten from now on.",
-            )
+            ),
+            EnvVersion(2, "says more", instructions="Version two speaks."),
         ],
     )
 
@@ -123,8 +124,8 @@ def test_a_session_plays_one_version_and_its_tools_see_it(tally: tuple[Server, R
     assert v1.call("bump", {"counter_id": "c_1"}).content["value"] == 10
     assert v1.context().env_version == 1 and v1.fork().env_version == 1
     assert v1.fork().call("bump", {"counter_id": "c_1"}).content["value"] == 20
-    with pytest.raises(ValueError, match="no env version 2"):
-        server.session(env_version=2)
+    with pytest.raises(ValueError, match="no env version 3"):
+        server.session(env_version=3)
 
 
 def test_a_task_replays_under_the_version_it_names(tally: tuple[Server, Registry]) -> None:
@@ -193,7 +194,10 @@ def test_an_env_stamps_unversioned_tasks_and_refuses_another_versions(
     assert env.task.env_versions == {"tally": 1}  # the env is still usable
     env.close()
     assert "A bump" not in episode_instructions(v0, registry)
-    assert "A bump adds ten" in episode_instructions(registry.tasks("tally", 1)[0], registry)
+    v1 = episode_instructions(registry.tasks("tally", 1)[0], registry)
+    assert "A bump adds ten" in v1 and "Version two" not in v1
+    v2 = episode_instructions(v0.model_copy(update={"env_versions": {"tally": 2}}), registry)
+    assert v2.index("Counters count.") < v2.index("A bump adds ten") < v2.index("Version two")
 
 
 def test_tasks_command_checks_and_rehashes_every_versions_file(
