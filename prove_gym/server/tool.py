@@ -85,6 +85,10 @@ class ToolContext:
         now: The fixed "current time" of this state, derived from the seed.
         seed: The seed the state was sampled from.
         server: The server the tool belongs to.
+        env_version: The env version the session plays (``prove/<server>-v<N>``; 0 for
+            ``-v0``). A tool whose behaviour changed in a later version
+            (:class:`~prove_gym.server.base.EnvVersion`) branches on it, so every earlier
+            version keeps its results.
         budget: What this call may still spend (a fresh one per call): spend it with
             :meth:`spend` where a tool's work grows with its arguments or the state.
     """
@@ -93,6 +97,7 @@ class ToolContext:
     now: dt.datetime
     seed: int
     server: Server
+    env_version: int = 0
     budget: WorkBudget = field(default_factory=WorkBudget)
 
     def spend(self, n: int = 1, what: str = "entries", *, hint: str = "") -> None:

@@ -136,8 +136,15 @@ def conformance_suite(
     srv = reg.get_server(server)
     tools = list(srv.tools)
     visible = [t.name for t in srv.visible_tools()]
-    tasks = reg.tasks(server)
     versions = [0, *sorted(getattr(srv, "env_versions", None) or ())]
+    # -v0's tasks, then each later version's own (replayed under it: Task.env_versions)
+    tasks = list(reg.tasks(server))
+    task_ids = [t.id for t in tasks]
+    for number in versions[1:]:
+        if srv.env_versions[number].tasks_file is not None:
+            own = reg.tasks(server, number)
+            tasks += own
+            task_ids += [f"v{number}-{t.id}" for t in own]
     kept_samples = tuple(samples)
     sequences = max(3, max_examples // 3)
 
@@ -174,7 +181,7 @@ def conformance_suite(
         def test_sampler_determinism(self) -> None:
             check_sampler_determinism(srv, sizes=sizes, registry=registry)
 
-        @pytest.mark.parametrize("task", tasks, ids=[t.id for t in tasks])
+        @pytest.mark.parametrize("task", tasks, ids=task_ids)
         def test_shipped_task(self, task: Task) -> None:
             check_task(task, registry=registry)
 
