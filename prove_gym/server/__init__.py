@@ -35,10 +35,11 @@ from prove_gym.server.search import contains, search_pattern
 from prove_gym.server.session import Session
 from prove_gym.server.sql import Query, Sql
 from prove_gym.server.state import StateTemplate, canonical_state_hash
-from prove_gym.server.tool import Entity, ParamSpec, Record, ToolContext, ToolSpec
+from prove_gym.server.tool import Bound, Entity, ParamSpec, Record, ToolContext, ToolSpec
 from prove_gym.server.types import Money
 
 __all__ = [
+    "Bound",
     "Conflict",
     "Entity",
     "EntitySource",

@@ -397,6 +397,7 @@ class Server:
         phrasings: Sequence[str] = (),
         normalise: Mapping[str, Normalisation] | None = None,
         examples: Mapping[str, Sequence[Any] | Callable[..., Any]] | None = None,
+        values: Mapping[str, Callable[..., Any]] | None = None,
     ) -> Any:
         """Declare a tool (decorator). See :func:`prove_gym.server.tool.build_tool_spec`.
 
@@ -411,6 +412,9 @@ class Server:
             normalise: Per-argument value normalisation used by the reward.
             examples: Per-argument example values for synthesis (a list, or a callable
                 ``(ctx, rng) -> value`` for values that depend on the state).
+            values: Per-argument value sources for synthesis, for values that must fit
+                the rest of the call: ``(ctx, rng, bound) -> value | None``
+                (:class:`~prove_gym.server.tool.Bound`).
         """
 
         def register(func: F) -> F:
@@ -425,6 +429,7 @@ class Server:
                 phrasings=phrasings,
                 normalise=normalise,
                 examples=examples,
+                values=values,
             )
             if spec.name in self.tools:
                 raise ValueError(f"server {self.name!r} declares tool {spec.name!r} twice")
