@@ -1673,6 +1673,7 @@ def replace_order(
 
 @server.tool(
     writes=True,
+    inverse_of="place_limit_order",
     destructive=True,
     idempotent=True,
     returns="order",

@@ -62,9 +62,19 @@ class Tool:
     takes: tuple[str, ...]
     description: str
     param_descriptions: Mapping[str, str]
+    inverses: frozenset[str] = frozenset()
+    """Tools declared to undo this one, or that this one undoes (``inverse_of=``, both ways)."""
+    idempotent: bool = False
+    undoes: tuple[str, ...] = ()
+    """The tools this one declares it undoes (its own ``inverse_of=``): it ends what they made."""
+
+    @property
+    def declared(self) -> bool:
+        """Whether the tool's inverses are declared: then name rules do not apply to it."""
+        return bool(self.inverses)
 
     @classmethod
-    def of(cls, spec: ToolSpec) -> Tool:
+    def of(cls, spec: ToolSpec, inverses: frozenset[str] = frozenset()) -> Tool:
         props = spec.input_schema().get("properties", {})
         return cls(
             name=spec.name,
@@ -75,6 +85,9 @@ class Tool:
             takes=tuple(e.name for e in spec.entity_params.values()),
             description=spec.description,
             param_descriptions={k: str(v.get("description", "")) for k, v in props.items()},
+            inverses=inverses,
+            idempotent=spec.idempotent,
+            undoes=spec.inverse_of,
         )
 
     @classmethod
@@ -159,7 +172,9 @@ class Reader:
     def _tool(self, qualified: str) -> Tool | None:
         if qualified not in self._tools:
             try:
-                self._tools[qualified] = Tool.of(self.registry.get_tool(qualified))
+                spec = self.registry.get_tool(qualified)
+                server = self.registry.get_server(spec.server_name)
+                self._tools[qualified] = Tool.of(spec, server.inverses(spec.name))
             except KeyError:
                 self._tools[qualified] = None
         return self._tools[qualified]
@@ -318,14 +333,32 @@ def _verb_object(name: str) -> tuple[str, tuple[str, ...]]:
     return verb, tuple(w for w in rest if w not in _OBJECT_NOISE)
 
 
-def _undoes(a: Step, b: Step) -> str | None:
+def _inverse_tools(task: LintTask, a: str, b: str) -> bool | None:
+    """Whether ``b`` is declared to undo ``a`` (``inverse_of=``, read both ways), or None
+    when neither tool declares inverses (then the name rules decide)."""
+    ta, tb = task.tool(a), task.tool(b)
+    if (ta is None or not ta.declared) and (tb is None or not tb.declared):
+        return None
+    return (ta is not None and b in ta.inverses) or (tb is not None and a in tb.inverses)
+
+
+def _ends(task: LintTask, step: Step) -> bool:
+    """Whether a call ends what it names (``delete_event``): what is made after it is
+    another entity."""
+    tool = task.tool(step.name)
+    return _verb_object(step.name)[0] in DESTROY_VERBS or (tool is not None and bool(tool.undoes))
+
+
+def _undoes(task: LintTask, a: Step, b: Step) -> str | None:
     """Why ``b`` undoes ``a`` on the same target, or None.
 
-    By name (``like_post`` / ``unlike_post``, ``add_invitee`` / ``remove_invitee``) or, for
-    one tool, by an argument whose values undo each other (``set_lock`` with ``lock`` then
-    ``unlock``). The target is the same when every argument both calls have (but the
-    action) is equal and ``b`` has no other, or, with none in common, when ``b`` depends on
-    ``a`` and ``a`` ends nothing (``delete_event`` then ``create_event`` makes another).
+    Declared inverses first (``unlike_post`` declares ``inverse_of="like_post"``); for
+    tools that declare none, by name (``like_post`` / ``unlike_post``, ``add_invitee`` /
+    ``remove_invitee``: :data:`INVERSE_VERBS`) or, for one tool, by an argument whose
+    values undo each other (``set_lock`` with ``lock`` then ``unlock``). The target is the
+    same when every argument both calls have (but the action) is equal and ``b`` has no
+    other, or, with none in common, when ``b`` depends on ``a`` and ``a`` ends nothing
+    (``delete_event`` then ``create_event`` makes another).
     """
     action: str | None = None
     if a.name == b.name:
@@ -339,20 +372,24 @@ def _undoes(a: Step, b: Step) -> str | None:
         if values not in INVERSE_VERBS:
             return None
     else:
-        (va, oa), (vb, ob) = _verb_object(a.name), _verb_object(b.name)
-        if va in MAKE_VERBS and vb in DESTROY_VERBS and a.id in b.depends_on:
-            # what a call made, ended by a call that took its id: record an expense, then
-            # delete that transaction
-            return f"{a.call()} then {b.call()}"
-        if oa != ob or frozenset((va, vb)) not in INVERSE_VERBS:
+        declared = _inverse_tools(task, a.name, b.name)
+        if declared is False:
             return None
+        if declared is None:
+            (va, oa), (vb, ob) = _verb_object(a.name), _verb_object(b.name)
+            if va in MAKE_VERBS and vb in DESTROY_VERBS and a.id in b.depends_on:
+                # what a call made, ended by a call that took its id: record an expense, then
+                # delete that transaction
+                return f"{a.call()} then {b.call()}"
+            if oa != ob or frozenset((va, vb)) not in INVERSE_VERBS:
+                return None
     common = (a.arguments.keys() & b.arguments.keys()) - {action}
     if common:
         if any(a.arguments[k] != b.arguments[k] for k in common):
             return None
         if set(b.arguments) - common - {action}:
             return None  # it names what the first did not: removing a coupon, applying FLASH30
-    elif a.id not in b.depends_on or _verb_object(a.name)[0] in DESTROY_VERBS:
+    elif a.id not in b.depends_on or _ends(task, a):
         return None  # what is made after a deletion is another entity
     return f"{a.call()} then {b.call()}"
 
@@ -361,13 +398,14 @@ def inverse_write(task: LintTask) -> list[str]:
     """A write followed by its inverse on the same target in one task: like then unlike
     the same post, add then remove the same invitee, lock then unlock the same door.
 
-    Name rules (:data:`INVERSE_VERBS`); the author API declares no inverses yet.
+    The tools' declarations first (``inverse_of=``), name rules (:data:`INVERSE_VERBS`)
+    for tools that declare none.
     """
     writes = [s for s in task.steps if task.writes(s.name)]
     out = []
     for i, a in enumerate(writes):
         for b in writes[i + 1 :]:
-            why = _undoes(a, b)
+            why = _undoes(task, a, b)
             if why is not None:
                 out.append(why)
     return out
@@ -379,7 +417,8 @@ def _key(step: Step) -> str:
 
 def repeated_write(task: LintTask) -> list[str]:
     """The same write with the same arguments twice in one task (a $156.48 expense
-    recorded twice)."""
+    recorded twice; for a tool declared ``idempotent``, a second call that changes
+    nothing)."""
     seen: set[str] = set()
     out = []
     for s in task.steps:
@@ -387,7 +426,9 @@ def repeated_write(task: LintTask) -> list[str]:
             continue
         key = _key(s)
         if key in seen:
-            out.append(f"{s.call()} twice")
+            tool = task.tool(s.name)
+            why = " (idempotent: the second changes nothing)" if tool and tool.idempotent else ""
+            out.append(f"{s.call()} twice{why}")
         seen.add(key)
     return out
 

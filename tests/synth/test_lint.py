@@ -306,3 +306,52 @@ def test_a_value_that_names_its_own_parameter_is_flagged(text: str) -> None:
     found = flags(user(clean(), 1, f"Invite ana@example.com. {text}"))
     assert list(found) == ["same_as_itself"]
     assert flags(user(clean(), 1, "Invite ana@example.com. Use that category.")) == {}
+
+
+def test_declared_inverses_catch_what_the_name_rules_miss() -> None:
+    """``rm`` declares ``inverse_of=("touch", "write_file")`` and trading's ``cancel_order``
+    ``inverse_of="place_limit_order"``: no verb pair says so."""
+    files = {
+        "id": "fs", "servers": ["filesystem"],
+        "turns": [{"user": "Write 'hi' to /tmp/a.txt, then delete /tmp/a.txt.", "steps": [
+            step("s1", "write_file", path="/tmp/a.txt", content="hi"),
+            step("s2", "rm", ("s1",), path="/tmp/a.txt"),
+        ]}],
+    }  # fmt: skip
+    assert list(flags(files)) == ["inverse_write"]
+    files["turns"][0]["steps"][1]["arguments"]["path"] = "/tmp/b.txt"  # another file
+    assert flags(files) == {}
+    trade = {
+        "id": "trade", "servers": ["trading"],
+        "turns": [{"user": "Buy 5 AAPL at 180, then cancel that order.", "steps": [
+            step("s1", "place_limit_order", portfolio_id="pf_01", symbol="AAPL", side="buy",
+                 quantity=5, limit_price=180),
+            step("s2", "cancel_order", ("s1",), order_id="ord_0301"),
+        ]}],
+    }  # fmt: skip
+    assert list(flags(trade)) == ["inverse_write"]
+
+
+def test_declarations_outrank_the_name_rules() -> None:
+    """Creating an event and removing one of its invitees undoes nothing: ``remove_invitee``
+    declares that it undoes ``add_invitee``, so the make/destroy verb rule does not apply."""
+    cal = clean()
+    cal["turns"][1]["steps"] = [
+        step("s2", "remove_invitee", ("s1",), event_id="evt_0301", email="ana@example.com")
+    ]
+    assert flags(cal) == {}
+    cal["turns"][1]["steps"][0] = step("s2", "delete_event", ("s1",), event_id="evt_0301")
+    assert list(flags(cal)) == ["inverse_write"]
+
+
+def test_every_installed_inverse_names_a_write_of_its_own_server() -> None:
+    registry = get_registry()
+    pairs = 0
+    for name in sorted(registry.servers):
+        server = registry.get_server(name)
+        assert not [p for p in server.problems() if "inverse_of" in p]
+        for tool in server.visible_tools():
+            for other in server.inverses(tool.name):
+                pairs += 1
+                assert tool.name in server.inverses(other)
+    assert pairs >= 60  # like/unlike, add/remove invitee, follow/unfollow, ... both ways
