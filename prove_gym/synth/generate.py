@@ -67,6 +67,7 @@ from prove_gym.synth.grounding import (
     message_hints,
     repair_tools,
 )
+from prove_gym.synth.knowledge import Knowledge
 from prove_gym.synth.lint import LOGIN, inverse_write, repeated_login, repeated_write
 from prove_gym.synth.lint import Reader as LintReader
 from prove_gym.synth.llm import LLMClient, LLMError
@@ -76,6 +77,7 @@ from prove_gym.synth.render import (
     RenderedTurn,
     Renderer,
     can_leave_out,
+    creates,
     fillable_phrasings,
     foreign_requests,
     usable_phrasings,
@@ -90,7 +92,7 @@ from prove_gym.synth.validate import (
 )
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/10"
+GENERATOR = "prove_gym.synth/11"
 """Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
 ``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
 of ``final_state_hash`` unless a call changed their state (see
@@ -113,7 +115,10 @@ preposition instead of saying "some <parameter>", and names a parameter as a use
 ("the duration", 90 minutes; not "the duration minutes"), and says a date-time as people do
 ("at 5 pm on August 15, 2026", not "2026-08-15T17:00") and a snake_case choice as words
 ("in progress", not "in_progress"); a conversation logs in once, and says "the new X" only
-after a call that made that X."""
+after a call that made that X; /11 refers to an entity only as the conversation's
+:class:`~prove_gym.synth.knowledge.Knowledge` allows ("that X" for the one X in play,
+"the Nth X in those results" for the one list of Xs, else its id) and drops a candidate
+that would state an id before the user could know it (``unknowable_value``)."""
 
 PLAN_DRAWS = 6
 """Chains a candidate draws before it gives up (see :meth:`Conversation._plan`): drawing
@@ -1231,7 +1236,16 @@ class Conversation:
         rendered: list[RenderedTurn | None] = []
         clarify_at: int | None = None
         turn_level = "minimal" if level == "minimal" else "complete"
-        for idxs, hidden in self._turn_steps(omit):
+        requests = self._turn_steps(omit)
+        index = self.grounder.index
+        self.renderer.knowledge = Knowledge(
+            done,
+            {i: r for r, (idxs, _) in enumerate(requests) for i in idxs},
+            index.exists,
+            lambda d, kind: creates(d.tool, kind),
+        )
+        self.renderer.unknowable = []
+        for idxs, hidden in requests:
             first = not turns
             if hidden:
                 rt = self.renderer.request(
@@ -1267,6 +1281,8 @@ class Conversation:
             rendered.insert(at, None)
             if at == 0 and len(turns) > 1:  # a greeting opens the conversation, not its 2nd turn
                 _move_opener(turns)
+        if self.renderer.unknowable:  # an id said before the user could know it
+            return f"unknowable_value:{self.renderer.unknowable[0]}"
         if not any(not s.attempt for t in turns for s in t.steps):
             return "no_gold_steps"  # none, or only a call given up: nothing to score
         recoveries = ["repair" if done[i].repairs else "retry" for i in sorted(shown)]

@@ -31,7 +31,7 @@ from typing import Any
 from prove_gym.registry import Registry, get_registry
 from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.enums import enum_values, stated
-from prove_gym.synth.render import COPY_VERBS, unreadable_name, words
+from prove_gym.synth.render import COPY_VERBS, UNDO_VERBS, unreadable_name, words
 
 EXAMPLES = 3
 """Examples kept per flaw class."""
@@ -65,6 +65,8 @@ class Tool:
     inverses: frozenset[str] = frozenset()
     """Tools declared to undo this one, or that this one undoes (``inverse_of=``, both ways)."""
     idempotent: bool = False
+    entities: tuple[tuple[str, str], ...] = ()
+    """``(parameter, entity kind)`` of its entity parameters."""
     undoes: tuple[str, ...] = ()
     """The tools this one declares it undoes (its own ``inverse_of=``): it ends what they made."""
 
@@ -88,6 +90,7 @@ class Tool:
             inverses=inverses,
             idempotent=spec.idempotent,
             undoes=spec.inverse_of,
+            entities=tuple((k, e.name) for k, e in spec.entity_params.items()),
         )
 
     @classmethod
@@ -148,6 +151,9 @@ class LintTask:
     steps: list[Step]
     tools: dict[str, Tool]
     unknown: set[str] = field(default_factory=set)
+    requested: list[Step] = field(default_factory=list)
+    """The calls the user asked for, in order: the scored ones and those the gold gives up
+    (a failed call last in its turn); not the failed attempts it recovers from."""
 
     def tool(self, name: str) -> Tool | None:
         return self.tools.get(name)
@@ -183,20 +189,24 @@ class Reader:
         turns = [t for t in _list(data.get("turns")) if isinstance(t, Mapping)]
         users = [str(t.get("user") or "") for t in turns]
         steps = []
+        requested = []
         for i, turn in enumerate(turns):
-            for s in _list(turn.get("steps")):
-                if not isinstance(s, Mapping) or s.get("expect_error") is not None:
-                    continue
+            calls = [s for s in _list(turn.get("steps")) if isinstance(s, Mapping)]
+            for n, s in enumerate(calls):
+                given_up = s.get("expect_error") is not None and n == len(calls) - 1
+                if s.get("expect_error") is not None and not given_up:
+                    continue  # an attempt the gold recovers from: nobody asked for it
                 args = _mapping(s.get("arguments"))
-                steps.append(
-                    Step(
-                        i,
-                        str(s.get("id", "")),
-                        str(s.get("name", "")),
-                        args,
-                        tuple(str(d) for d in _list(s.get("depends_on"))),
-                    )
+                step = Step(
+                    i,
+                    str(s.get("id", "")),
+                    str(s.get("name", "")),
+                    args,
+                    tuple(str(d) for d in _list(s.get("depends_on"))),
                 )
+                requested.append(step)
+                if not given_up:
+                    steps.append(step)
         tools: dict[str, Tool] = {}
         unknown: set[str] = set()
         if isinstance(data.get("tool_schemas"), list):
@@ -219,7 +229,9 @@ class Reader:
                     unknown.add(str(q))
                 else:
                     tools[tool.name] = tool
-        return LintTask(str(data.get("id", "?")), data, users, steps, tools, unknown)
+        return LintTask(
+            str(data.get("id", "?")), data, users, steps, tools, unknown, requested=requested
+        )
 
 
 # ------------------------------------------------------------------------ helpers
@@ -497,6 +509,201 @@ def new_without_create(task: LintTask) -> list[str]:
     return out
 
 
+# ------------------------------------------------------- what the user knows (item 1)
+def _kinds(task: LintTask) -> dict[str, str]:
+    """Entity kinds of the offered tools by the noun a user says for them ("recurring
+    expense" -> ``recurring_expense``)."""
+    kinds = {k for t in task.tools.values() for k in (*t.returns, *t.takes)}
+    return {words(k): k for k in sorted(kinds)}
+
+
+def _kind_values(task: LintTask, step: Step, kind: str) -> list[str]:
+    """The ids of ``kind`` a gold call takes (by its tool's entity parameters)."""
+    tool = task.tool(step.name)
+    if tool is None:
+        return []
+    out: list[str] = []
+    for param, taken_kind in tool.entities:
+        if taken_kind == kind and param in step.arguments:
+            value = step.arguments[param]
+            out.extend(str(v) for v in (value if isinstance(value, list) else [value]))
+    return out
+
+
+def _answer(task: LintTask, turn: int) -> int:
+    """The turn whose gold answers ``turn``'s request (the next one for a clarify turn)."""
+    return turn + 1 if task.turns[turn].get("kind") == "clarify" else turn
+
+
+def _said(task: LintTask, upto: int, value: str, *, only: bool = False) -> bool:
+    """Whether a user turn up to ``upto`` (``only``: that turn) states ``value`` as a word."""
+    pattern = re.compile(rf"(?<![\w/.-]){re.escape(value)}(?![\w/-])")
+    texts = task.users[upto : upto + 1] if only else task.users[: upto + 1]
+    return any(pattern.search(t) for t in texts)
+
+
+def _referenced(task: LintTask, turn: int, kind: str) -> list[tuple[Step, str]]:
+    """(call, id) pairs of the answer to ``turn`` taking an id of ``kind`` the user does
+    not state in that turn: what a reference in it can stand for."""
+    at = _answer(task, turn)
+    return [
+        (s, v)
+        for s in task.requested
+        if s.turn == at
+        for v in _kind_values(task, s, kind)
+        if not any(_said(task, t, v, only=True) for t in range(turn, at + 1))
+    ]
+
+
+def _before(task: LintTask, step: Step) -> list[Step]:
+    return task.requested[: task.requested.index(step)]
+
+
+DEMONSTRATIVE = re.compile(r"\b(the same|that) ((?:[a-z]+ ){0,2}[a-z]+)", re.IGNORECASE)
+LIST_REFERENCE = re.compile(
+    r"\bthe (?:first|second|third|fourth|fifth|first \d+) ((?:[a-z]+ ){0,2}[a-z]+?)s? "
+    r"(?:in those results|from that list)",
+    re.IGNORECASE,
+)
+
+
+def _noun(kinds: Mapping[str, str], phrase: str) -> str | None:
+    """The entity kind a noun phrase opens with, longest noun first."""
+    phrase = phrase.lower() + " "
+    return next(
+        (kinds[n] for n in sorted(kinds, key=len, reverse=True) if phrase.startswith(n + " ")),
+        None,
+    )
+
+
+def ambiguous_reference(task: LintTask) -> list[str]:
+    """ "that X" or "the same X" in a user turn whose referent is not the one X in play:
+    the gold's X (an id the user did not state) is not alone among the Xs earlier calls
+    took ("Use that category" when cat_019 was named earlier and the gold takes cat_007),
+    or, for "the same X", no earlier call took it.
+
+    From the JSON alone: an X a result showed but no call took is not seen, so "that X"
+    for the one X a search found passes.
+    """
+    kinds = _kinds(task)
+    out = []
+    for t, text in enumerate(task.users):
+        for m in DEMONSTRATIVE.finditer(text):
+            kind = _noun(kinds, m.group(2))
+            if kind is None:
+                continue
+            same = m.group(1).lower() == "the same"
+            problems = []
+            for step, value in _referenced(task, t, kind):
+                earlier = {v for s in _before(task, step) for v in _kind_values(task, s, kind)}
+                others = set(_kind_values(task, step, kind)) - {value}
+                if same and value not in earlier:
+                    problems.append(f"no earlier {words(kind)}: gold {value}")
+                elif (earlier | others) - {value}:
+                    problems.append(f"several: gold {value}")
+                else:
+                    break  # the phrase can stand for this one: no flaw
+            else:
+                if problems:
+                    out.append(f"{_around(text, m.start(), m.end())} ({problems[0]})")
+    return out
+
+
+def list_reference(task: LintTask) -> list[str]:
+    """ "the second X in those results" / "from that list" where "that list" is not the
+    one list of Xs: no earlier call lists Xs, several do, or the gold's X does not come
+    from it (the call taking it does not depend on it)."""
+    kinds = _kinds(task)
+    out = []
+    for t, text in enumerate(task.users):
+        for m in LIST_REFERENCE.finditer(text):
+            kind = _noun(kinds, m.group(1))
+            if kind is None:
+                continue
+            problems = []
+            for step, value in _referenced(task, t, kind):
+                listings = [s for s in _before(task, step) if _lists(task, s, kind)]
+                # (a call the gold gives up has no dependencies recorded)
+                given_up = step not in task.steps
+                if len(listings) == 1 and (given_up or listings[0].id in step.depends_on):
+                    break  # the phrase can stand for this one: no flaw
+                problems.append(f"{len(listings)} lists: gold {value}")
+            else:
+                if problems:
+                    out.append(f"{_around(text, m.start(), m.end())} ({problems[0]})")
+    return out
+
+
+def _lists(task: LintTask, step: Step, kind: str) -> bool:
+    """Whether a call's result is about ``kind`` (its first declared return) without
+    taking one: a list or search of them (as :func:`prove_gym.synth.knowledge.lists`)."""
+    tool = task.tool(step.name)
+    return tool is not None and tool.returns[:1] == (kind,) and kind not in tool.takes
+
+
+def _makes(task: LintTask, name: str, kind: str) -> bool:
+    """Whether a call of ``name`` makes a new ``kind``, named for it: it creates one
+    (:func:`_creates`) and its name has the kind's words (``create_scene``; not
+    ``post_recurring_expense``, which returns the category of the expense it posts), and
+    it ends nothing (not ``remove_coupon``, ``unfollow_user``: :data:`UNDO_VERBS`)."""
+    verb, *rest = name.split("_")
+    tool = task.tool(name)
+    return (
+        _creates(tool, name, words(kind))
+        and bool(set(kind.split("_")) & set(rest))
+        and verb not in UNDO_VERBS
+        and not verb.startswith("un")
+        and not (tool is not None and tool.undoes)
+    )
+
+
+def _key_value(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def id_before_creation(task: LintTask) -> list[str]:
+    """An id stated in a user turn before the user could know it: the first call taking
+    it depends on a call that created it (:func:`_makes`; no later result it depends on
+    could have shown it instead), and that creating call is in the same turn as the
+    statement or a later one ("evt_0301" in turn 1, created in turn 2).
+
+    From the JSON alone the creation is inferred: the first call taking the id depends
+    on a call that makes its kind, on no other call whose result holds that kind, and
+    shares an argument value with it (the home a scene was made in). An id that existed
+    all along and meets all three would be flagged too.
+    """
+    kinds = sorted(set(_kinds(task).values()))
+    by_id = {s.id: s for s in task.requested}
+    order = {s.id: n for n, s in enumerate(task.requested)}
+    first: dict[tuple[str, str], Step] = {}
+    for step in task.requested:
+        for kind in kinds:
+            for value in _kind_values(task, step, kind):
+                first.setdefault((kind, value), step)
+    out = []
+    for (kind, value), step in first.items():
+        deps = [by_id[d] for d in step.depends_on if d in by_id]
+        makers = [
+            d
+            for d in deps
+            if _makes(task, d.name, kind) and value not in _kind_values(task, d, kind)
+        ]
+        if not makers:
+            continue
+        maker = max(makers, key=lambda d: order[d.id])
+        if any(kind in getattr(task.tool(d.name), "returns", ()) for d in deps if d not in makers):
+            continue  # another result of that kind may have shown it
+        shared = {_key_value(v) for v in maker.arguments.values()} & {
+            _key_value(v) for v in step.arguments.values()
+        }
+        if maker.arguments and not shared:
+            continue  # nothing in common with what was made (another customer's address)
+        early = [t for t in range(maker.turn + 1) if _said(task, t, value, only=True)]
+        if early:
+            out.append(f"{value} stated in turn {early[0] + 1}, created in turn {maker.turn + 1}")
+    return sorted(set(out))
+
+
 GREETING = re.compile(r"^\W*(?:hi|hello|hey|greetings|good (?:morning|afternoon|evening))\b", re.I)
 
 
@@ -634,6 +841,9 @@ FLAW_CLASSES: dict[str, FlawClass] = {
         FlawClass("repeated_write", repeated_write),
         FlawClass("repeated_login", repeated_login),
         FlawClass("new_without_create", new_without_create),
+        FlawClass("ambiguous_reference", ambiguous_reference),
+        FlawClass("list_reference", list_reference),
+        FlawClass("id_before_creation", id_before_creation),
         FlawClass("late_greeting", late_greeting),
         FlawClass("same_as_itself", same_as_itself),
         FlawClass("clarify_with_independent", clarify_with_independent),
