@@ -5,7 +5,8 @@ them, by name or id) or *created* by one of its calls; and either *shown* to the
 the result of a request they already made (an earlier turn) or not. Rendering asks this
 model how a user can name an entity a call takes from an earlier result:
 
-- "the new X" only for an X a call of this conversation created;
+- "the new X" only for an X a call of this conversation created: the one X in play, or
+  the one X it created among others in play;
 - "the same X" / "that X" only when exactly one X is in play before the call (taken by an
   earlier call, or found alone by one whose result is about Xs), and it is that one;
 - "the second X in those results" only after the one earlier call that listed Xs, right
@@ -94,6 +95,15 @@ class Knowledge:
                 return None if self.existing(kind, value) else j
         return None
 
+    def created(self, i: int, kind: str) -> list[str]:
+        """The ids of ``kind`` calls before ``done[i]`` created, in order."""
+        out: list[str] = []
+        for j in range(i):
+            for v in _ids(self.done[j].produced.get(kind, [])):
+                if v not in out and self.creator(kind, v, i) == j:
+                    out.append(v)
+        return out
+
     def in_play(self, i: int, param: str) -> set[str]:
         """The ids of the kind ``done[i].param`` takes that the conversation has put before
         the user by then: taken by an earlier call or by another argument of this one, or
@@ -125,6 +135,8 @@ class Knowledge:
             if self.creator(kind, v, i) is not None:
                 return Reference("new")
             return Reference("that")
+        if len(values) == 1 and self.created(i, kind) == values:
+            return Reference("new")  # the one X this conversation made, among others in play
         j = step.links.get(param)
         if j is None or j != i - 1 or self.listings(i, kind) != [j]:
             return None  # "those results" must be the one list, right before

@@ -657,8 +657,10 @@ def _makes(task: LintTask, name: str, kind: str) -> bool:
     )
 
 
-def _key_value(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+def _entities(task: LintTask, step: Step) -> tuple[tuple[str, str], ...]:
+    """``(parameter, kind)`` of the entity parameters a call passes."""
+    tool = task.tool(step.name)
+    return tuple(e for e in tool.entities if e[0] in step.arguments) if tool else ()
 
 
 def id_before_creation(task: LintTask) -> list[str]:
@@ -668,9 +670,9 @@ def id_before_creation(task: LintTask) -> list[str]:
     statement or a later one ("evt_0301" in turn 1, created in turn 2).
 
     From the JSON alone the creation is inferred: the first call taking the id depends
-    on a call that makes its kind, on no other call whose result holds that kind, and
-    shares an argument value with it (the home a scene was made in). An id that existed
-    all along and meets all three would be flagged too.
+    on a call that makes its kind, on no other call whose result holds that kind, and no
+    entity both calls take differs (an address added for another customer). An id that
+    existed all along and meets all three would be flagged too.
     """
     kinds = sorted(set(_kinds(task).values()))
     by_id = {s.id: s for s in task.requested}
@@ -693,11 +695,9 @@ def id_before_creation(task: LintTask) -> list[str]:
         maker = max(makers, key=lambda d: order[d.id])
         if any(kind in getattr(task.tool(d.name), "returns", ()) for d in deps if d not in makers):
             continue  # another result of that kind may have shown it
-        shared = {_key_value(v) for v in maker.arguments.values()} & {
-            _key_value(v) for v in step.arguments.values()
-        }
-        if maker.arguments and not shared:
-            continue  # nothing in common with what was made (another customer's address)
+        owners = {p for p, _ in _entities(task, maker)} & {p for p, _ in _entities(task, step)}
+        if any(maker.arguments.get(k) != step.arguments.get(k) for k in owners):
+            continue  # made for another owner than the one it is used for (another customer)
         early = [t for t in range(maker.turn + 1) if _said(task, t, value, only=True)]
         if early:
             out.append(f"{value} stated in turn {early[0] + 1}, created in turn {maker.turn + 1}")

@@ -81,6 +81,21 @@ def listed_enum(task: Task) -> Task:
     return task
 
 
+def two_events(task: Task) -> Task:
+    """evt_0007 named first, then "that event" for the one created: either could be meant."""
+    task["turns"][0]["steps"].insert(0, step("s0", "get_event", event_id="evt_0007"))
+    return user(task, 1, "Then invite ana@example.com to that event.")
+
+
+def two_lists(task: Task) -> Task:
+    """A search and a creation both answer with events: "that list" could be either."""
+    task["turns"][0]["steps"].append(step("s1b", "search_events", query="review"))
+    task["turns"][1]["steps"] = [
+        step("s2", "add_invitee", ("s1b",), event_id="evt_0002", email="ana@example.com")
+    ]
+    return user(task, 1, "Then invite ana@example.com to the second event from that list.")
+
+
 SEEDED: dict[str, tuple[Callable[[Task], Task], str]] = {
     "some_placeholder": (lambda t: user(t, 1, "Then invite some email to the new event."), "some email"),
     "iso_datetime": (lambda t: user(t, 0, "Create Design review on cal_01 at 2026-08-15T15:00."), "2026-08-15T15:00"),
@@ -106,8 +121,14 @@ SEEDED: dict[str, tuple[Callable[[Task], Task], str]] = {
         ]},
         "the new event",
     ),
+    "ambiguous_reference": (two_events, "to that event. (several: gold evt_0301)"),
+    "list_reference": (two_lists, "the second event from that list. (2 lists: gold evt_0002)"),
+    "id_before_creation": (
+        lambda t: user(t, 0, "Create an event called Design review (evt_0301) on cal_01 at 3 pm on 15 August."),
+        "evt_0301 stated in turn 1, created in turn 1",
+    ),
     "late_greeting": (lambda t: user(t, 1, "Hello. Invite ana@example.com to the new event."), "turn 2: Hello."),
-    "same_as_itself": (lambda t: user(t, 1, "Invite ana@example.com. Use the same event as the event."), "the same event as the event"),
+    "same_as_itself": (lambda t: user(t, 1, "Invite ana@example.com. Use the same category as the category."), "the same category as the category"),
     "clarify_with_independent": (clarify, "asks for calendar_id; independent: list_contacts()"),
     "stripped_enum_listed": (listed_enum, "calendar.add_reminder.method: email, popup still stated"),
 }  # fmt: skip
@@ -250,6 +271,9 @@ ISSUE_43_CLASSES = (
     "repeated_write",
     "repeated_login",
     "new_without_create",
+    "ambiguous_reference",
+    "list_reference",
+    "id_before_creation",
     "late_greeting",
     "same_as_itself",
     "clarify_with_independent",
@@ -355,3 +379,21 @@ def test_every_installed_inverse_names_a_write_of_its_own_server() -> None:
                 pairs += 1
                 assert tool.name in server.inverses(other)
     assert pairs >= 60  # like/unlike, add/remove invitee, follow/unfollow, ... both ways
+
+
+def test_a_reference_to_the_one_thing_in_play_passes() -> None:
+    """The same references, each with one referent, read as they should."""
+    one = user(clean(), 1, "Then invite ana@example.com to that event.")
+    assert flags(one) == {}
+    listed = two_lists(clean())
+    del listed["turns"][0]["steps"][0]  # the search alone lists events
+    listed["turns"][0]["user"] = "Find the design reviews."
+    assert flags(listed) == {}
+    same = two_events(clean())
+    same["turns"][1]["steps"][0]["arguments"]["event_id"] = "evt_0007"
+    same["turns"][1]["steps"][0]["depends_on"] = ["s0"]
+    same["turns"][0]["steps"].pop()  # no event made: evt_0007 is the one event in play
+    assert flags(user(same, 1, "Then invite ana@example.com to the same event.")) == {}
+    nothing = user(clean(), 1, "Then invite ana@example.com to the same event.")
+    assert list(flags(nothing)) == ["ambiguous_reference"]  # no earlier call took an event
+    assert "no earlier event" in flags(nothing)["ambiguous_reference"][0]
