@@ -11,6 +11,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from prove_gym.server import Entity, Record, Server, ToolContext
 from prove_gym.server.tool import build_tool_spec, parse_docstring
+from prove_gym.testing.conformance import check_server_contract
 
 
 class _Base(DeclarativeBase):
@@ -286,6 +287,8 @@ def test_an_inverse_must_name_a_write_of_the_same_server() -> None:
         "inverse_of names 'like_post', which is not a visible write tool of toy" in p
         for p in server.problems()
     )
+    with pytest.raises(AssertionError, match="inverse_of names 'like_post'"):
+        check_server_contract(server)  # the conformance kit's server contract
     with pytest.raises(TypeError, match="a read undoes nothing"):
         server.tool(inverse_of="unlike_post")(like_post_read)
     with pytest.raises(TypeError, match="not its own inverse"):
