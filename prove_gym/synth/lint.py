@@ -544,14 +544,15 @@ def _said(task: LintTask, upto: int, value: str, *, only: bool = False) -> bool:
 
 def _referenced(task: LintTask, turn: int, kind: str) -> list[tuple[Step, str]]:
     """(call, id) pairs of the answer to ``turn`` taking an id of ``kind`` the user does
-    not state in that turn: what a reference in it can stand for."""
+    not state in that turn: what a reference in it can stand for (in a clarify turn, also
+    the value its answer supplies: "one of my categories ... under the same category")."""
     at = _answer(task, turn)
     return [
         (s, v)
         for s in task.requested
         if s.turn == at
         for v in _kind_values(task, s, kind)
-        if not any(_said(task, t, v, only=True) for t in range(turn, at + 1))
+        if not _said(task, turn, v, only=True)
     ]
 
 
