@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from prove_gym.synth.grounding import DoneStep
 
@@ -59,7 +60,7 @@ class Reference:
     """How a value is referred to: ``same``, ``new``, ``that``, ``list`` (``position`` in
     the list, or ``count`` first ones), or ``None`` to say it."""
 
-    how: str
+    how: Literal["same", "new", "that", "list"]
     position: int = 0
     count: int = 1
 
