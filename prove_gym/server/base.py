@@ -507,7 +507,8 @@ class Server:
 
         Checked for every installed server by the test suite: each visible tool
         has phrasings and a typed return (its MCP ``outputSchema``); each entity kind a tool refers to or returns can be
-        enumerated with :meth:`entity`.
+        enumerated with :meth:`entity`; each ``inverse_of=`` names a visible write tool
+        of this server.
         """
         found = []
         kinds: set[str] = set()
