@@ -1352,6 +1352,7 @@ def schedule_payment(
 
 @server.tool(
     writes=True,
+    inverse_of="schedule_payment",
     destructive=True,
     idempotent=True,
     returns="scheduled_payment",

@@ -1264,6 +1264,7 @@ def add_income(
 
 @server.tool(
     writes=True,
+    inverse_of=("add_expense", "add_income"),
     destructive=True,
     idempotent=True,
     returns=("transaction", "category", "account"),
@@ -1682,6 +1683,7 @@ def post_recurring_expense(ctx: ToolContext, recurring_id: RecurringRow) -> Post
 
 @server.tool(
     writes=True,
+    inverse_of="create_recurring_expense",
     destructive=True,
     idempotent=True,
     returns="recurring_expense",

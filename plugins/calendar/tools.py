@@ -591,6 +591,7 @@ def update_event(
 
 @server.tool(
     writes=True,
+    inverse_of="create_event",
     destructive=True,
     idempotent=True,
     returns="event",
@@ -639,6 +640,7 @@ def add_invitee(ctx: ToolContext, event_id: EventRow, email: Email) -> Guests:
 
 @server.tool(
     writes=True,
+    inverse_of="add_invitee",
     destructive=True,
     returns="event",
     phrasings=["Remove {email} from event {event_id}", "Uninvite {email} from {event_id}"],

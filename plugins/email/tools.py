@@ -1491,6 +1491,7 @@ def send_draft(ctx: ToolContext, draft_id: DraftRow) -> SentOut:
 
 @server.tool(
     writes=True,
+    inverse_of="create_draft",
     destructive=True,
     returns="draft",
     phrasings=["Delete draft {draft_id}", "Discard the draft {draft_id}, I won't send it"],

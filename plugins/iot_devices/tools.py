@@ -1523,6 +1523,7 @@ def activate_scene(ctx: ToolContext, scene_id: SceneRow) -> Activation:
 
 @server.tool(
     writes=True,
+    inverse_of="create_scene",
     destructive=True,
     returns="scene",
     phrasings=["Delete the scene {scene_id}", "Remove scene {scene_id}, I don't use it"],
@@ -1681,6 +1682,7 @@ def set_automation_enabled(
 
 @server.tool(
     writes=True,
+    inverse_of="create_automation",
     destructive=True,
     returns="automation",
     phrasings=["Delete automation {automation_id}", "Remove the automation {automation_id}"],

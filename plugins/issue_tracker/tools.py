@@ -1213,6 +1213,7 @@ def add_label(ctx: ToolContext, issue_id: IssueId, label: LabelName) -> IssueLab
 
 @server.tool(
     writes=True,
+    inverse_of="add_label",
     destructive=True,
     returns=("issue", "label"),
     phrasings=["Remove the {label} label from {issue_id}", "Untag {issue_id} as {label}"],

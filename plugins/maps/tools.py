@@ -1458,6 +1458,7 @@ def save_place(
 
 @server.tool(
     writes=True,
+    inverse_of="save_place",
     destructive=True,
     returns=("saved_place", "list"),
     phrasings=["Unsave {saved_id}", "Remove saved place {saved_id}"],

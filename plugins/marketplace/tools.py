@@ -1215,6 +1215,7 @@ def close_auction(ctx: ToolContext, listing_id: ListingRow, seller_id: UserRow) 
 
 @server.tool(
     writes=True,
+    inverse_of="create_listing",
     destructive=True,
     returns=("listing", "offer"),
     phrasings=[

@@ -1360,6 +1360,7 @@ def refund_charge(
 
 @server.tool(
     writes=True,
+    inverse_of="create_invoice",
     destructive=True,
     idempotent=True,
     returns=("invoice", "event"),

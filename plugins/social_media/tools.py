@@ -1081,6 +1081,7 @@ def like_post(ctx: ToolContext, post_id: PostRow) -> LikeResult:
 
 @server.tool(
     writes=True,
+    inverse_of="like_post",
     returns="post",
     phrasings=["Unlike post {post_id}", "Take back my like on {post_id}"],
 )
@@ -1170,6 +1171,7 @@ def follow_user(ctx: ToolContext, user_id: UserRow) -> FollowResult:
 
 @server.tool(
     writes=True,
+    inverse_of="follow_user",
     destructive=True,
     returns="user",
     phrasings=["Unfollow {user_id}", "Stop following {user_id}", "Cancel my request to {user_id}"],
@@ -1316,6 +1318,7 @@ def block_user(ctx: ToolContext, user_id: UserRow) -> BlockResult:
 
 @server.tool(
     writes=True,
+    inverse_of="block_user",
     returns="user",
     phrasings=["Unblock {user_id}", "Remove {user_id} from my blocked list"],
 )

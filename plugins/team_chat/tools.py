@@ -1224,6 +1224,7 @@ def edit_message(ctx: ToolContext, message_id: MessageRow, text: Text) -> Histor
 
 @server.tool(
     writes=True,
+    inverse_of="post_message",
     destructive=True,
     returns="message",
     phrasings=["Delete message {message_id}", "Remove {message_id} from the channel"],

@@ -1742,6 +1742,7 @@ def replace_order(
 
 @server.tool(
     writes=True,
+    inverse_of="place_limit_order",
     destructive=True,
     idempotent=True,
     returns="order",

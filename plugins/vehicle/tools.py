@@ -685,6 +685,7 @@ def start_engine(ctx: ToolContext) -> ModeChange:
 
 @server.tool(
     writes=True,
+    inverse_of="start_engine",
     idempotent=True,
     phrasings=["Turn the car off", "Stop the engine"],
 )
@@ -833,6 +834,7 @@ def open_door(ctx: ToolContext, position: DoorPosition) -> DoorChange:
 
 @server.tool(
     writes=True,
+    inverse_of="open_door",
     idempotent=True,
     phrasings=["Close the {position} door", "Please shut door {position}"],
 )

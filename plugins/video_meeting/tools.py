@@ -1039,6 +1039,7 @@ def set_participant_role(
 
 @server.tool(
     writes=True,
+    inverse_of="admit_participant",
     destructive=True,
     returns=("participant", "meeting"),
     phrasings=[

@@ -392,6 +392,7 @@ class Server:
         writes: bool = False,
         destructive: bool = False,
         idempotent: bool | None = None,
+        inverse_of: str | Sequence[str] = (),
         returns: str | Sequence[str] = (),
         hidden: bool = False,
         phrasings: Sequence[str] = (),
@@ -406,6 +407,9 @@ class Server:
             writes: The tool may change state.
             destructive: The tool deletes or overwrites something.
             idempotent: Repeating the call changes nothing more (default: ``not writes``).
+            inverse_of: The tool(s) of this server whose effect this one undoes on the same
+                entity (``unlike_post``: ``"like_post"``); declared on one side, read both
+                ways (:meth:`inverses`).
             returns: Entity kind(s) whose identifiers the result contains.
             hidden: Not offered to the model (helper/debug tools).
             phrasings: User-request templates with ``{argument}`` slots, for synthesis.
@@ -424,6 +428,7 @@ class Server:
                 writes=writes,
                 destructive=destructive,
                 idempotent=idempotent,
+                inverse_of=inverse_of,
                 returns=returns,
                 hidden=hidden,
                 phrasings=phrasings,
@@ -521,7 +526,8 @@ class Server:
 
         Checked for every installed server by the test suite: each visible tool
         has phrasings and a typed return (its MCP ``outputSchema``); each entity kind a tool refers to or returns can be
-        enumerated with :meth:`entity`.
+        enumerated with :meth:`entity`; each ``inverse_of=`` names a visible write tool
+        of this server.
         """
         found = []
         kinds: set[str] = set()
@@ -537,6 +543,14 @@ class Server:
             kinds.update(t.returns)
         for kind in sorted(kinds - set(self.entities)):
             found.append(f"{self.name}: entity {kind!r} is used by tools but has no @server.entity")
+        writes = {t.name for t in self.visible_tools() if t.writes}
+        for t in self.tools.values():
+            for other in t.inverse_of:
+                if other not in writes:
+                    found.append(
+                        f"{self.name}.{t.name}: inverse_of names {other!r}, which is not a "
+                        f"visible write tool of {self.name}"
+                    )
         for version in self.env_versions.values():
             unknown = sorted(set(version.tools or ()) - {t.name for t in self.visible_tools()})
             if unknown:
@@ -562,6 +576,13 @@ class Server:
     def env_ids(self) -> list[str]:
         """Every Gymnasium id of this server, ``-v0`` first."""
         return [f"prove/{self.name}-v{n}" for n in (0, *self.env_versions)]
+
+    def inverses(self, name: str) -> frozenset[str]:
+        """The tools that undo ``name``'s effect, or whose effect it undoes (``inverse_of=``,
+        read both ways): ``inverses("like_post") == {"unlike_post"}``."""
+        spec = self.tools.get(name)
+        mine = set(spec.inverse_of) if spec is not None else set()
+        return frozenset(mine | {t.name for t in self.tools.values() if name in t.inverse_of})
 
     def visible_tools(self) -> list[ToolSpec]:
         """Tools offered to the model, in declaration order (hidden helpers left out)."""

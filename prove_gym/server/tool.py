@@ -182,6 +182,10 @@ class ToolSpec:
         writes: True if the tool may change state (MCP ``readOnlyHint`` is its negation).
         destructive: True if a write deletes or overwrites (MCP ``destructiveHint``).
         idempotent: True if repeating the call changes nothing more (MCP ``idempotentHint``).
+        inverse_of: Tools of the same server whose effect this one undoes on the same entity
+            (``unlike_post`` undoes ``like_post``, ``delete_event`` undoes ``create_event``).
+            Read both ways by :meth:`Server.inverses <prove_gym.server.base.Server.inverses>`:
+            synthesis never plans a write followed by its inverse on the same entity.
         returns: Entity kinds whose identifiers appear in the result.
         hidden: Helper/debug tools not offered to the model.
         phrasings: User-request templates for synthesis, e.g. "Cancel the event {event_id}".
@@ -205,6 +209,7 @@ class ToolSpec:
     writes: bool = False
     destructive: bool = False
     idempotent: bool = False
+    inverse_of: tuple[str, ...] = ()
     returns: tuple[str, ...] = ()
     hidden: bool = False
     phrasings: tuple[str, ...] = ()
@@ -375,6 +380,7 @@ def build_tool_spec(
     writes: bool = False,
     destructive: bool = False,
     idempotent: bool | None = None,
+    inverse_of: str | Sequence[str] = (),
     returns: str | Sequence[str] = (),
     hidden: bool = False,
     phrasings: Sequence[str] = (),
@@ -466,6 +472,11 @@ def build_tool_spec(
         if slot not in {p.name for p in params}:
             raise TypeError(f"tool {tool_name!r}: phrasing slot {{{slot}}} is not a parameter")
     returns_t = (returns,) if isinstance(returns, str) else tuple(returns)
+    inverses = (inverse_of,) if isinstance(inverse_of, str) else tuple(inverse_of)
+    if inverses and not writes:
+        raise TypeError(f"tool {tool_name!r}: inverse_of= is for writes; a read undoes nothing")
+    if tool_name in inverses:
+        raise TypeError(f"tool {tool_name!r}: a tool is not its own inverse")
     return ToolSpec(
         name=tool_name,
         description=description,
@@ -474,6 +485,7 @@ def build_tool_spec(
         writes=writes,
         destructive=destructive,
         idempotent=(not writes) if idempotent is None else idempotent,
+        inverse_of=inverses,
         returns=returns_t,
         hidden=hidden,
         phrasings=tuple(phrasings),

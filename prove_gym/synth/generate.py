@@ -67,6 +67,7 @@ from prove_gym.synth.grounding import (
     message_hints,
     repair_tools,
 )
+from prove_gym.synth.knowledge import Knowledge
 from prove_gym.synth.lint import FLAW_CLASSES, LOGIN, inverse_write, repeated_login, repeated_write
 from prove_gym.synth.lint import Reader as LintReader
 from prove_gym.synth.llm import LLMClient
@@ -77,6 +78,7 @@ from prove_gym.synth.render import (
     Renderer,
     can_leave_out,
     choice_words,
+    creates,
     fillable_phrasings,
     foreign_requests,
     said_values,
@@ -119,7 +121,10 @@ preposition instead of saying "some <parameter>", and names a parameter as a use
 after a call that made that X; /11 draws the values a tool declares with ``values=`` last,
 from the call as drawn so far (a bid near the listing's minimum bid, a text that fits the
 file's type, an address made of the person's name and company, a dish of the restaurant's
-own menu)."""
+own menu), refers to an entity only as the conversation's
+:class:`~prove_gym.synth.knowledge.Knowledge` allows ("that X" for the one X in play,
+"the Nth X in those results" for the one list of Xs, else its id) and drops a candidate
+that would state an id before the user could know it (``unknowable_value``)."""
 
 PLAN_DRAWS = 6
 """Chains a candidate draws before it gives up (see :meth:`Conversation._plan`): drawing
@@ -1243,7 +1248,16 @@ class Conversation:
         rendered: list[RenderedTurn | None] = []
         clarify_at: int | None = None
         turn_level = "minimal" if level == "minimal" else "complete"
-        for idxs, hidden in self._turn_steps(omit):
+        requests = self._turn_steps(omit)
+        index = self.grounder.index
+        self.renderer.knowledge = Knowledge(
+            done,
+            {i: r for r, (idxs, _) in enumerate(requests) for i in idxs},
+            index.exists,
+            lambda d, kind: creates(d.tool, kind),
+        )
+        self.renderer.unknowable = []
+        for idxs, hidden in requests:
             first = not turns
             if hidden:
                 rt = self.renderer.request(
@@ -1279,6 +1293,8 @@ class Conversation:
             rendered.insert(at, None)
             if at == 0 and len(turns) > 1:  # a greeting opens the conversation, not its 2nd turn
                 _move_opener(turns)
+        if self.renderer.unknowable:  # an id said before the user could know it
+            return f"unknowable_value:{self.renderer.unknowable[0]}"
         if not any(not s.attempt for t in turns for s in t.steps):
             return "no_gold_steps"  # none, or only a call given up: nothing to score
         recoveries = ["repair" if done[i].repairs else "retry" for i in sorted(shown)]

@@ -31,7 +31,7 @@ from typing import Any
 from prove_gym.registry import Registry, get_registry
 from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.enums import enum_values, stated
-from prove_gym.synth.render import COPY_VERBS, unreadable_name, words
+from prove_gym.synth.render import COPY_VERBS, UNDO_VERBS, unreadable_name, words
 
 EXAMPLES = 3
 """Examples kept per flaw class."""
@@ -62,9 +62,21 @@ class Tool:
     takes: tuple[str, ...]
     description: str
     param_descriptions: Mapping[str, str]
+    inverses: frozenset[str] = frozenset()
+    """Tools declared to undo this one, or that this one undoes (``inverse_of=``, both ways)."""
+    idempotent: bool = False
+    entities: tuple[tuple[str, str], ...] = ()
+    """``(parameter, entity kind)`` of its entity parameters."""
+    undoes: tuple[str, ...] = ()
+    """The tools this one declares it undoes (its own ``inverse_of=``): it ends what they made."""
+
+    @property
+    def declared(self) -> bool:
+        """Whether the tool's inverses are declared: then name rules do not apply to it."""
+        return bool(self.inverses)
 
     @classmethod
-    def of(cls, spec: ToolSpec) -> Tool:
+    def of(cls, spec: ToolSpec, inverses: frozenset[str] = frozenset()) -> Tool:
         props = spec.input_schema().get("properties", {})
         return cls(
             name=spec.name,
@@ -75,6 +87,10 @@ class Tool:
             takes=tuple(e.name for e in spec.entity_params.values()),
             description=spec.description,
             param_descriptions={k: str(v.get("description", "")) for k, v in props.items()},
+            inverses=inverses,
+            idempotent=spec.idempotent,
+            undoes=spec.inverse_of,
+            entities=tuple((k, e.name) for k, e in spec.entity_params.items()),
         )
 
     @classmethod
@@ -135,6 +151,9 @@ class LintTask:
     steps: list[Step]
     tools: dict[str, Tool]
     unknown: set[str] = field(default_factory=set)
+    requested: list[Step] = field(default_factory=list)
+    """The calls the user asked for, in order: the scored ones and those the gold gives up
+    (a failed call last in its turn); not the failed attempts it recovers from."""
 
     def tool(self, name: str) -> Tool | None:
         return self.tools.get(name)
@@ -159,7 +178,9 @@ class Reader:
     def _tool(self, qualified: str) -> Tool | None:
         if qualified not in self._tools:
             try:
-                self._tools[qualified] = Tool.of(self.registry.get_tool(qualified))
+                spec = self.registry.get_tool(qualified)
+                server = self.registry.get_server(spec.server_name)
+                self._tools[qualified] = Tool.of(spec, server.inverses(spec.name))
             except KeyError:
                 self._tools[qualified] = None
         return self._tools[qualified]
@@ -168,20 +189,24 @@ class Reader:
         turns = [t for t in _list(data.get("turns")) if isinstance(t, Mapping)]
         users = [str(t.get("user") or "") for t in turns]
         steps = []
+        requested = []
         for i, turn in enumerate(turns):
-            for s in _list(turn.get("steps")):
-                if not isinstance(s, Mapping) or s.get("expect_error") is not None:
-                    continue
+            calls = [s for s in _list(turn.get("steps")) if isinstance(s, Mapping)]
+            for n, s in enumerate(calls):
+                given_up = s.get("expect_error") is not None and n == len(calls) - 1
+                if s.get("expect_error") is not None and not given_up:
+                    continue  # an attempt the gold recovers from: nobody asked for it
                 args = _mapping(s.get("arguments"))
-                steps.append(
-                    Step(
-                        i,
-                        str(s.get("id", "")),
-                        str(s.get("name", "")),
-                        args,
-                        tuple(str(d) for d in _list(s.get("depends_on"))),
-                    )
+                step = Step(
+                    i,
+                    str(s.get("id", "")),
+                    str(s.get("name", "")),
+                    args,
+                    tuple(str(d) for d in _list(s.get("depends_on"))),
                 )
+                requested.append(step)
+                if not given_up:
+                    steps.append(step)
         tools: dict[str, Tool] = {}
         unknown: set[str] = set()
         if isinstance(data.get("tool_schemas"), list):
@@ -204,7 +229,9 @@ class Reader:
                     unknown.add(str(q))
                 else:
                     tools[tool.name] = tool
-        return LintTask(str(data.get("id", "?")), data, users, steps, tools, unknown)
+        return LintTask(
+            str(data.get("id", "?")), data, users, steps, tools, unknown, requested=requested
+        )
 
 
 # ------------------------------------------------------------------------ helpers
@@ -318,14 +345,32 @@ def _verb_object(name: str) -> tuple[str, tuple[str, ...]]:
     return verb, tuple(w for w in rest if w not in _OBJECT_NOISE)
 
 
-def _undoes(a: Step, b: Step) -> str | None:
+def _inverse_tools(task: LintTask, a: str, b: str) -> bool | None:
+    """Whether ``b`` is declared to undo ``a`` (``inverse_of=``, read both ways), or None
+    when neither tool declares inverses (then the name rules decide)."""
+    ta, tb = task.tool(a), task.tool(b)
+    if (ta is None or not ta.declared) and (tb is None or not tb.declared):
+        return None
+    return (ta is not None and b in ta.inverses) or (tb is not None and a in tb.inverses)
+
+
+def _ends(task: LintTask, step: Step) -> bool:
+    """Whether a call ends what it names (``delete_event``): what is made after it is
+    another entity."""
+    tool = task.tool(step.name)
+    return _verb_object(step.name)[0] in DESTROY_VERBS or (tool is not None and bool(tool.undoes))
+
+
+def _undoes(task: LintTask, a: Step, b: Step) -> str | None:
     """Why ``b`` undoes ``a`` on the same target, or None.
 
-    By name (``like_post`` / ``unlike_post``, ``add_invitee`` / ``remove_invitee``) or, for
-    one tool, by an argument whose values undo each other (``set_lock`` with ``lock`` then
-    ``unlock``). The target is the same when every argument both calls have (but the
-    action) is equal and ``b`` has no other, or, with none in common, when ``b`` depends on
-    ``a`` and ``a`` ends nothing (``delete_event`` then ``create_event`` makes another).
+    Declared inverses first (``unlike_post`` declares ``inverse_of="like_post"``); for
+    tools that declare none, by name (``like_post`` / ``unlike_post``, ``add_invitee`` /
+    ``remove_invitee``: :data:`INVERSE_VERBS`) or, for one tool, by an argument whose
+    values undo each other (``set_lock`` with ``lock`` then ``unlock``). The target is the
+    same when every argument both calls have (but the action) is equal and ``b`` has no
+    other, or, with none in common, when ``b`` depends on ``a`` and ``a`` ends nothing
+    (``delete_event`` then ``create_event`` makes another).
     """
     action: str | None = None
     if a.name == b.name:
@@ -339,20 +384,24 @@ def _undoes(a: Step, b: Step) -> str | None:
         if values not in INVERSE_VERBS:
             return None
     else:
-        (va, oa), (vb, ob) = _verb_object(a.name), _verb_object(b.name)
-        if va in MAKE_VERBS and vb in DESTROY_VERBS and a.id in b.depends_on:
-            # what a call made, ended by a call that took its id: record an expense, then
-            # delete that transaction
-            return f"{a.call()} then {b.call()}"
-        if oa != ob or frozenset((va, vb)) not in INVERSE_VERBS:
+        declared = _inverse_tools(task, a.name, b.name)
+        if declared is False:
             return None
+        if declared is None:
+            (va, oa), (vb, ob) = _verb_object(a.name), _verb_object(b.name)
+            if va in MAKE_VERBS and vb in DESTROY_VERBS and a.id in b.depends_on:
+                # what a call made, ended by a call that took its id: record an expense, then
+                # delete that transaction
+                return f"{a.call()} then {b.call()}"
+            if oa != ob or frozenset((va, vb)) not in INVERSE_VERBS:
+                return None
     common = (a.arguments.keys() & b.arguments.keys()) - {action}
     if common:
         if any(a.arguments[k] != b.arguments[k] for k in common):
             return None
         if set(b.arguments) - common - {action}:
             return None  # it names what the first did not: removing a coupon, applying FLASH30
-    elif a.id not in b.depends_on or _verb_object(a.name)[0] in DESTROY_VERBS:
+    elif a.id not in b.depends_on or _ends(task, a):
         return None  # what is made after a deletion is another entity
     return f"{a.call()} then {b.call()}"
 
@@ -361,13 +410,14 @@ def inverse_write(task: LintTask) -> list[str]:
     """A write followed by its inverse on the same target in one task: like then unlike
     the same post, add then remove the same invitee, lock then unlock the same door.
 
-    Name rules (:data:`INVERSE_VERBS`); the author API declares no inverses yet.
+    The tools' declarations first (``inverse_of=``), name rules (:data:`INVERSE_VERBS`)
+    for tools that declare none.
     """
     writes = [s for s in task.steps if task.writes(s.name)]
     out = []
     for i, a in enumerate(writes):
         for b in writes[i + 1 :]:
-            why = _undoes(a, b)
+            why = _undoes(task, a, b)
             if why is not None:
                 out.append(why)
     return out
@@ -379,7 +429,8 @@ def _key(step: Step) -> str:
 
 def repeated_write(task: LintTask) -> list[str]:
     """The same write with the same arguments twice in one task (a $156.48 expense
-    recorded twice)."""
+    recorded twice; for a tool declared ``idempotent``, a second call that changes
+    nothing)."""
     seen: set[str] = set()
     out = []
     for s in task.steps:
@@ -387,7 +438,9 @@ def repeated_write(task: LintTask) -> list[str]:
             continue
         key = _key(s)
         if key in seen:
-            out.append(f"{s.call()} twice")
+            tool = task.tool(s.name)
+            why = " (idempotent: the second changes nothing)" if tool and tool.idempotent else ""
+            out.append(f"{s.call()} twice{why}")
         seen.add(key)
     return out
 
@@ -454,6 +507,202 @@ def new_without_create(task: LintTask) -> list[str]:
             ):
                 out.append(_around(text, m.start(), m.end()))
     return out
+
+
+# ------------------------------------------------------- what the user knows (item 1)
+def _kinds(task: LintTask) -> dict[str, str]:
+    """Entity kinds of the offered tools by the noun a user says for them ("recurring
+    expense" -> ``recurring_expense``)."""
+    kinds = {k for t in task.tools.values() for k in (*t.returns, *t.takes)}
+    return {words(k): k for k in sorted(kinds)}
+
+
+def _kind_values(task: LintTask, step: Step, kind: str) -> list[str]:
+    """The ids of ``kind`` a gold call takes (by its tool's entity parameters)."""
+    tool = task.tool(step.name)
+    if tool is None:
+        return []
+    out: list[str] = []
+    for param, taken_kind in tool.entities:
+        if taken_kind == kind and param in step.arguments:
+            value = step.arguments[param]
+            out.extend(str(v) for v in (value if isinstance(value, list) else [value]))
+    return out
+
+
+def _answer(task: LintTask, turn: int) -> int:
+    """The turn whose gold answers ``turn``'s request (the next one for a clarify turn)."""
+    return turn + 1 if task.turns[turn].get("kind") == "clarify" else turn
+
+
+def _said(task: LintTask, upto: int, value: str, *, only: bool = False) -> bool:
+    """Whether a user turn up to ``upto`` (``only``: that turn) states ``value`` as a word."""
+    pattern = re.compile(rf"(?<![\w/.-]){re.escape(value)}(?![\w/-])")
+    texts = task.users[upto : upto + 1] if only else task.users[: upto + 1]
+    return any(pattern.search(t) for t in texts)
+
+
+def _referenced(task: LintTask, turn: int, kind: str) -> list[tuple[Step, str]]:
+    """(call, id) pairs of the answer to ``turn`` taking an id of ``kind`` the user does
+    not state in that turn: what a reference in it can stand for (in a clarify turn, also
+    the value its answer supplies: "one of my categories ... under the same category")."""
+    at = _answer(task, turn)
+    return [
+        (s, v)
+        for s in task.requested
+        if s.turn == at
+        for v in _kind_values(task, s, kind)
+        if not _said(task, turn, v, only=True)
+    ]
+
+
+def _before(task: LintTask, step: Step) -> list[Step]:
+    return task.requested[: task.requested.index(step)]
+
+
+DEMONSTRATIVE = re.compile(r"\b(the same|that) ((?:[a-z]+ ){0,2}[a-z]+)", re.IGNORECASE)
+LIST_REFERENCE = re.compile(
+    r"\bthe (?:first|second|third|fourth|fifth|first \d+) ((?:[a-z]+ ){0,2}[a-z]+?)s? "
+    r"(?:in those results|from that list)",
+    re.IGNORECASE,
+)
+
+
+def _noun(kinds: Mapping[str, str], phrase: str) -> str | None:
+    """The entity kind a noun phrase opens with, longest noun first."""
+    phrase = phrase.lower() + " "
+    return next(
+        (kinds[n] for n in sorted(kinds, key=len, reverse=True) if phrase.startswith(n + " ")),
+        None,
+    )
+
+
+def ambiguous_reference(task: LintTask) -> list[str]:
+    """ "that X" or "the same X" in a user turn whose referent is not the one X in play:
+    the gold's X (an id the user did not state) is not alone among the Xs earlier calls
+    took ("Use that category" when cat_019 was named earlier and the gold takes cat_007),
+    or, for "the same X", no earlier call took it.
+
+    From the JSON alone: an X a result showed but no call took is not seen, so "that X"
+    for the one X a search found passes.
+    """
+    kinds = _kinds(task)
+    out = []
+    for t, text in enumerate(task.users):
+        for m in DEMONSTRATIVE.finditer(text):
+            kind = _noun(kinds, m.group(2))
+            if kind is None:
+                continue
+            same = m.group(1).lower() == "the same"
+            problems = []
+            for step, value in _referenced(task, t, kind):
+                earlier = {v for s in _before(task, step) for v in _kind_values(task, s, kind)}
+                others = set(_kind_values(task, step, kind)) - {value}
+                if same and value not in earlier:
+                    problems.append(f"no earlier {words(kind)}: gold {value}")
+                elif (earlier | others) - {value}:
+                    problems.append(f"several: gold {value}")
+                else:
+                    break  # the phrase can stand for this one: no flaw
+            else:
+                if problems:
+                    out.append(f"{_around(text, m.start(), m.end())} ({problems[0]})")
+    return out
+
+
+def list_reference(task: LintTask) -> list[str]:
+    """ "the second X in those results" / "from that list" where "that list" is not the
+    one list of Xs: no earlier call lists Xs, several do, or the gold's X does not come
+    from it (the call taking it does not depend on it)."""
+    kinds = _kinds(task)
+    out = []
+    for t, text in enumerate(task.users):
+        for m in LIST_REFERENCE.finditer(text):
+            kind = _noun(kinds, m.group(1))
+            if kind is None:
+                continue
+            problems = []
+            for step, value in _referenced(task, t, kind):
+                listings = [s for s in _before(task, step) if _lists(task, s, kind)]
+                # (a call the gold gives up has no dependencies recorded)
+                given_up = step not in task.steps
+                if len(listings) == 1 and (given_up or listings[0].id in step.depends_on):
+                    break  # the phrase can stand for this one: no flaw
+                problems.append(f"{len(listings)} lists: gold {value}")
+            else:
+                if problems:
+                    out.append(f"{_around(text, m.start(), m.end())} ({problems[0]})")
+    return out
+
+
+def _lists(task: LintTask, step: Step, kind: str) -> bool:
+    """Whether a call's result is about ``kind`` (its first declared return) without
+    taking one: a list or search of them (as :func:`prove_gym.synth.knowledge.lists`)."""
+    tool = task.tool(step.name)
+    return tool is not None and tool.returns[:1] == (kind,) and kind not in tool.takes
+
+
+def _makes(task: LintTask, name: str, kind: str) -> bool:
+    """Whether a call of ``name`` makes a new ``kind``, named for it: it creates one
+    (:func:`_creates`) and its name has the kind's words (``create_scene``; not
+    ``post_recurring_expense``, which returns the category of the expense it posts), and
+    it ends nothing (not ``remove_coupon``, ``unfollow_user``: :data:`UNDO_VERBS`)."""
+    verb, *rest = name.split("_")
+    tool = task.tool(name)
+    return (
+        _creates(tool, name, words(kind))
+        and bool(set(kind.split("_")) & set(rest))
+        and verb not in UNDO_VERBS
+        and not verb.startswith("un")
+        and not (tool is not None and tool.undoes)
+    )
+
+
+def _entities(task: LintTask, step: Step) -> tuple[tuple[str, str], ...]:
+    """``(parameter, kind)`` of the entity parameters a call passes."""
+    tool = task.tool(step.name)
+    return tuple(e for e in tool.entities if e[0] in step.arguments) if tool else ()
+
+
+def id_before_creation(task: LintTask) -> list[str]:
+    """An id stated in a user turn before the user could know it: the first call taking
+    it depends on a call that created it (:func:`_makes`; no later result it depends on
+    could have shown it instead), and that creating call is in the same turn as the
+    statement or a later one ("evt_0301" in turn 1, created in turn 2).
+
+    From the JSON alone the creation is inferred: the first call taking the id depends
+    on a call that makes its kind, on no other call whose result holds that kind, and no
+    entity both calls take differs (an address added for another customer). An id that
+    existed all along and meets all three would be flagged too.
+    """
+    kinds = sorted(set(_kinds(task).values()))
+    by_id = {s.id: s for s in task.requested}
+    order = {s.id: n for n, s in enumerate(task.requested)}
+    first: dict[tuple[str, str], Step] = {}
+    for step in task.requested:
+        for kind in kinds:
+            for value in _kind_values(task, step, kind):
+                first.setdefault((kind, value), step)
+    out = []
+    for (kind, value), step in first.items():
+        deps = [by_id[d] for d in step.depends_on if d in by_id]
+        makers = [
+            d
+            for d in deps
+            if _makes(task, d.name, kind) and value not in _kind_values(task, d, kind)
+        ]
+        if not makers:
+            continue
+        maker = max(makers, key=lambda d: order[d.id])
+        if any(kind in getattr(task.tool(d.name), "returns", ()) for d in deps if d not in makers):
+            continue  # another result of that kind may have shown it
+        owners = {p for p, _ in _entities(task, maker)} & {p for p, _ in _entities(task, step)}
+        if any(maker.arguments.get(k) != step.arguments.get(k) for k in owners):
+            continue  # made for another owner than the one it is used for (another customer)
+        early = [t for t in range(maker.turn + 1) if _said(task, t, value, only=True)]
+        if early:
+            out.append(f"{value} stated in turn {early[0] + 1}, created in turn {maker.turn + 1}")
+    return sorted(set(out))
 
 
 GREETING = re.compile(r"^\W*(?:hi|hello|hey|greetings|good (?:morning|afternoon|evening))\b", re.I)
@@ -593,6 +842,9 @@ FLAW_CLASSES: dict[str, FlawClass] = {
         FlawClass("repeated_write", repeated_write),
         FlawClass("repeated_login", repeated_login),
         FlawClass("new_without_create", new_without_create),
+        FlawClass("ambiguous_reference", ambiguous_reference),
+        FlawClass("list_reference", list_reference),
+        FlawClass("id_before_creation", id_before_creation),
         FlawClass("late_greeting", late_greeting),
         FlawClass("same_as_itself", same_as_itself),
         FlawClass("clarify_with_independent", clarify_with_independent),

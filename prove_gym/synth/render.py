@@ -32,6 +32,7 @@ from prove_gym.synth.chains import is_secret_kind
 from prove_gym.synth.dates import iso_datetime, say_datetime
 from prove_gym.synth.enums import enum_values
 from prove_gym.synth.grounding import DoneStep
+from prove_gym.synth.knowledge import ORDINALS, Knowledge
 
 SLOT = re.compile(r"\{(\w+)\}")
 
@@ -45,7 +46,6 @@ SUPPLY = [
     "Sorry, I forgot: the {words} is {value}.",
     "Use {value} for the {words}.",
 ]
-ORDINALS = ["first", "second", "third", "fourth", "fifth"]
 
 IRRELEVANT = [
     "What's the capital of Australia?",
@@ -583,16 +583,8 @@ def creates(spec: ToolSpec, kind: str) -> bool:
     )
 
 
-def _mentions(step: DoneStep, kind: str, *, produced: bool = True) -> set[str]:
-    """Identifiers of ``kind`` a step names in its arguments (and, by default, its result)."""
-    out: set[str] = set()
-    for name, entity in step.tool.entity_params.items():
-        if entity.name == kind and name in step.args:
-            value = step.args[name]
-            out.update(str(v) for v in (value if isinstance(value, list) else [value]))
-    if produced:
-        out.update(str(v) for v in step.produced.get(kind, []))
-    return out
+def _creates(step: DoneStep, kind: str) -> bool:
+    return creates(step.tool, kind)
 
 
 def _fix_articles(phrasing: str, args: Mapping[str, Any]) -> str:
@@ -632,6 +624,12 @@ class Renderer:
     def __init__(self, rng: random.Random, level: str) -> None:
         self.rng = rng
         self.level = "minimal" if level == "minimal" else "complete"
+        self.knowledge: Knowledge | None = None
+        """What the user knows (:meth:`reference`); set once the chain has run."""
+        self.unknowable: list[str] = []
+        """Ids said (or supplied to a clarify turn) where the user could not know them yet
+        (``tool.param``; :meth:`Knowledge.knowable <prove_gym.synth.knowledge.Knowledge.knowable>`):
+        the conversation is dropped."""
 
     # ------------------------------------------------------------ phrasing
     def plan_phrasing(self, spec: ToolSpec) -> str | None:
@@ -670,38 +668,32 @@ class Renderer:
     def reference(self, done: Sequence[DoneStep], i: int, param: str) -> str | None:
         """How the user refers to a value an earlier step produced, or None to state it.
 
-        A reference is used only when it is unambiguous: no step between the producer
-        and ``done[i]`` mentions another entity of that kind. "the same event" when the
-        producer acted on that entity itself, "the new event" when a write created it,
-        "that event" when a read found just one, "the second account in those
-        results" when the immediately preceding step listed several.
+        As the conversation's :class:`~prove_gym.synth.knowledge.Knowledge` allows (set
+        :attr:`knowledge` before rendering): "the same event" for the one event an earlier
+        call took, "the new event" for the one a call made, "that event" for the one a
+        result about events showed, "the second account in those results" from the one
+        list of accounts, right before. A value the user cannot know then is recorded in
+        :attr:`unknowable` (the conversation is dropped).
         """
+        knowledge = self.knowledge or Knowledge(
+            done, {k: d.segment for k, d in enumerate(done)}, lambda kind, v: True, _creates
+        )
         step = done[i]
-        j = step.links[param]
-        producer = done[j]
         entity = step.tool.entity_params[param]
-        kind, noun = entity.name, words(entity.name)
-        value = step.args[param]
-        values = [str(v) for v in (value if isinstance(value, list) else [value])]
-        for k in range(j + 1, i):
-            if _mentions(done[k], kind) - set(values):
-                return None
-        took = set(values) <= _mentions(producer, kind, produced=False)
-        produced = [str(v) for v in producer.produced.get(kind, [])]
-        if took:
+        noun = words(entity.name)
+        ref = knowledge.reference(i, param)
+        if ref is None:
+            return None
+        if ref.how == "same":
             return f"the same {noun}"
-        if len(produced) == 1 and values == produced:
-            return f"the new {noun}" if creates(producer.tool, kind) else f"that {noun}"
-        if j != i - 1:
-            return None  # "those results" would point at a later step
-        if len(values) > 1 and values == produced[: len(values)]:
-            return f"the first {len(values)} {plural(noun)} in those results"
-        if len(values) == 1 and values[0] in produced:
-            n = produced.index(values[0])
-            if n < len(ORDINALS):
-                where = self.rng.choice(["in those results", "from that list"])
-                return f"the {ORDINALS[n]} {noun} {where}"
-        return None
+        if ref.how == "new":
+            return f"the new {noun}"
+        if ref.how == "that":
+            return f"that {noun}"
+        if ref.count > 1:
+            return f"the first {ref.count} {plural(noun)} in those results"
+        where = self.rng.choice(["in those results", "from that list"])
+        return f"the {ORDINALS[ref.position]} {noun} {where}"
 
     def phrase(
         self,
@@ -777,6 +769,15 @@ class Renderer:
             opening.group(1) == omit or _starts_a_sentence(spec, opening.group(1), refs)
         ):  # "Approve the request", "That traveller ...", "One of my couriers ..."
             text = text[:1].upper() + text[1:]
+        if self.knowledge is not None:  # every id said (or supplied) must be one the user knows
+            for name, kind in spec.entity_params.items():
+                if (
+                    name in args
+                    and name not in refs
+                    and not is_secret_kind(kind.name)
+                    and not self.knowledge.knowable(index, name)
+                ):
+                    self.unknowable.append(f"{spec.name}.{name}")
         slots = set(SLOT.findall(phrasing))
         extras: list[tuple[str | None, str]] = []
         for name, value in args.items():

@@ -11,6 +11,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from prove_gym.server import Entity, Record, Server, ToolContext
 from prove_gym.server.tool import build_tool_spec, parse_docstring
+from prove_gym.testing.conformance import check_server_contract
 
 
 class _Base(DeclarativeBase):
@@ -241,3 +242,59 @@ def test_tools_declared_apart_register_in_the_listed_order() -> None:
 
     with pytest.raises(TypeError, match="stray is listed but not declared"):
         _server().add_tools([stray])
+
+
+def test_an_inverse_is_declared_on_one_side_and_read_both_ways() -> None:
+    server = _server()
+
+    @server.tool(writes=True, phrasings=["Like {post_id}", "Heart {post_id}"])
+    def like_post(ctx: ToolContext, post_id: str) -> dict:
+        """Like a post.
+
+        Args:
+            post_id: The post, such as "post_001".
+        """
+        return {}
+
+    @server.tool(writes=True, inverse_of="like_post", phrasings=["Unlike {post_id}", "x {post_id}"])
+    def unlike_post(ctx: ToolContext, post_id: str) -> dict:
+        """Take a like back.
+
+        Args:
+            post_id: The post, such as "post_001".
+        """
+        return {}
+
+    assert server.tools["unlike_post"].inverse_of == ("like_post",)
+    assert server.inverses("like_post") == {"unlike_post"}
+    assert server.inverses("unlike_post") == {"like_post"}
+    assert not any("inverse_of" in p for p in server.problems())
+
+
+def test_an_inverse_must_name_a_write_of_the_same_server() -> None:
+    server = _server()
+
+    @server.tool(writes=True, inverse_of="like_post", phrasings=["Unlike {post_id}", "x {post_id}"])
+    def unlike_post(ctx: ToolContext, post_id: str) -> dict:
+        """Take a like back.
+
+        Args:
+            post_id: The post, such as "post_001".
+        """
+        return {}
+
+    assert any(
+        "inverse_of names 'like_post', which is not a visible write tool of toy" in p
+        for p in server.problems()
+    )
+    with pytest.raises(AssertionError, match="inverse_of names 'like_post'"):
+        check_server_contract(server)  # the conformance kit's server contract
+    with pytest.raises(TypeError, match="a read undoes nothing"):
+        server.tool(inverse_of="unlike_post")(like_post_read)
+    with pytest.raises(TypeError, match="not its own inverse"):
+        server.tool(writes=True, inverse_of="like_post_read")(like_post_read)
+
+
+def like_post_read(ctx: ToolContext) -> dict:
+    """A read."""
+    return {}

@@ -81,6 +81,21 @@ def listed_enum(task: Task) -> Task:
     return task
 
 
+def two_events(task: Task) -> Task:
+    """evt_0007 named first, then "that event" for the one created: either could be meant."""
+    task["turns"][0]["steps"].insert(0, step("s0", "get_event", event_id="evt_0007"))
+    return user(task, 1, "Then invite ana@example.com to that event.")
+
+
+def two_lists(task: Task) -> Task:
+    """A search and a creation both answer with events: "that list" could be either."""
+    task["turns"][0]["steps"].append(step("s1b", "search_events", query="review"))
+    task["turns"][1]["steps"] = [
+        step("s2", "add_invitee", ("s1b",), event_id="evt_0002", email="ana@example.com")
+    ]
+    return user(task, 1, "Then invite ana@example.com to the second event from that list.")
+
+
 SEEDED: dict[str, tuple[Callable[[Task], Task], str]] = {
     "some_placeholder": (lambda t: user(t, 1, "Then invite some email to the new event."), "some email"),
     "iso_datetime": (lambda t: user(t, 0, "Create Design review on cal_01 at 2026-08-15T15:00."), "2026-08-15T15:00"),
@@ -106,8 +121,14 @@ SEEDED: dict[str, tuple[Callable[[Task], Task], str]] = {
         ]},
         "the new event",
     ),
+    "ambiguous_reference": (two_events, "to that event. (several: gold evt_0301)"),
+    "list_reference": (two_lists, "the second event from that list. (2 lists: gold evt_0002)"),
+    "id_before_creation": (
+        lambda t: user(t, 0, "Create an event called Design review (evt_0301) on cal_01 at 3 pm on 15 August."),
+        "evt_0301 stated in turn 1, created in turn 1",
+    ),
     "late_greeting": (lambda t: user(t, 1, "Hello. Invite ana@example.com to the new event."), "turn 2: Hello."),
-    "same_as_itself": (lambda t: user(t, 1, "Invite ana@example.com. Use the same event as the event."), "the same event as the event"),
+    "same_as_itself": (lambda t: user(t, 1, "Invite ana@example.com. Use the same category as the category."), "the same category as the category"),
     "clarify_with_independent": (clarify, "asks for calendar_id; independent: list_contacts()"),
     "stripped_enum_listed": (listed_enum, "calendar.add_reminder.method: email, popup still stated"),
 }  # fmt: skip
@@ -250,6 +271,9 @@ ISSUE_43_CLASSES = (
     "repeated_write",
     "repeated_login",
     "new_without_create",
+    "ambiguous_reference",
+    "list_reference",
+    "id_before_creation",
     "late_greeting",
     "same_as_itself",
     "clarify_with_independent",
@@ -306,3 +330,70 @@ def test_a_value_that_names_its_own_parameter_is_flagged(text: str) -> None:
     found = flags(user(clean(), 1, f"Invite ana@example.com. {text}"))
     assert list(found) == ["same_as_itself"]
     assert flags(user(clean(), 1, "Invite ana@example.com. Use that category.")) == {}
+
+
+def test_declared_inverses_catch_what_the_name_rules_miss() -> None:
+    """``rm`` declares ``inverse_of=("touch", "write_file")`` and trading's ``cancel_order``
+    ``inverse_of="place_limit_order"``: no verb pair says so."""
+    files = {
+        "id": "fs", "servers": ["filesystem"],
+        "turns": [{"user": "Write 'hi' to /tmp/a.txt, then delete /tmp/a.txt.", "steps": [
+            step("s1", "write_file", path="/tmp/a.txt", content="hi"),
+            step("s2", "rm", ("s1",), path="/tmp/a.txt"),
+        ]}],
+    }  # fmt: skip
+    assert list(flags(files)) == ["inverse_write"]
+    files["turns"][0]["steps"][1]["arguments"]["path"] = "/tmp/b.txt"  # another file
+    assert flags(files) == {}
+    trade = {
+        "id": "trade", "servers": ["trading"],
+        "turns": [{"user": "Buy 5 AAPL at 180, then cancel that order.", "steps": [
+            step("s1", "place_limit_order", portfolio_id="pf_01", symbol="AAPL", side="buy",
+                 quantity=5, limit_price=180),
+            step("s2", "cancel_order", ("s1",), order_id="ord_0301"),
+        ]}],
+    }  # fmt: skip
+    assert list(flags(trade)) == ["inverse_write"]
+
+
+def test_declarations_outrank_the_name_rules() -> None:
+    """Creating an event and removing one of its invitees undoes nothing: ``remove_invitee``
+    declares that it undoes ``add_invitee``, so the make/destroy verb rule does not apply."""
+    cal = clean()
+    cal["turns"][1]["steps"] = [
+        step("s2", "remove_invitee", ("s1",), event_id="evt_0301", email="ana@example.com")
+    ]
+    assert flags(cal) == {}
+    cal["turns"][1]["steps"][0] = step("s2", "delete_event", ("s1",), event_id="evt_0301")
+    assert list(flags(cal)) == ["inverse_write"]
+
+
+def test_every_installed_inverse_names_a_write_of_its_own_server() -> None:
+    registry = get_registry()
+    pairs = 0
+    for name in sorted(registry.servers):
+        server = registry.get_server(name)
+        assert not [p for p in server.problems() if "inverse_of" in p]
+        for tool in server.visible_tools():
+            for other in server.inverses(tool.name):
+                pairs += 1
+                assert tool.name in server.inverses(other)
+    assert pairs >= 60  # like/unlike, add/remove invitee, follow/unfollow, ... both ways
+
+
+def test_a_reference_to_the_one_thing_in_play_passes() -> None:
+    """The same references, each with one referent, read as they should."""
+    one = user(clean(), 1, "Then invite ana@example.com to that event.")
+    assert flags(one) == {}
+    listed = two_lists(clean())
+    del listed["turns"][0]["steps"][0]  # the search alone lists events
+    listed["turns"][0]["user"] = "Find the design reviews."
+    assert flags(listed) == {}
+    same = two_events(clean())
+    same["turns"][1]["steps"][0]["arguments"]["event_id"] = "evt_0007"
+    same["turns"][1]["steps"][0]["depends_on"] = ["s0"]
+    same["turns"][0]["steps"].pop()  # no event made: evt_0007 is the one event in play
+    assert flags(user(same, 1, "Then invite ana@example.com to the same event.")) == {}
+    nothing = user(clean(), 1, "Then invite ana@example.com to the same event.")
+    assert list(flags(nothing)) == ["ambiguous_reference"]  # no earlier call took an event
+    assert "no earlier event" in flags(nothing)["ambiguous_reference"][0]

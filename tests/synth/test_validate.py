@@ -135,13 +135,15 @@ def test_the_error_rate_bound_is_on_the_gold_calls_not_the_search(dataset: Synth
 
 
 def test_conversations_with_too_many_failed_calls_are_dropped() -> None:
+    # seed 4: a seed whose 30 tasks show a gold failing more than 30% of its calls (seed 1
+    # did until prove_gym.synth/11 dropped the candidate that did: it said an unknowable id)
     strict = synthesize(
-        SynthConfig(servers=("email",), n=30, seed=1, state_seeds=1, max_error_rate=0.0)
+        SynthConfig(servers=("email",), n=30, seed=4, state_seeds=1, max_error_rate=0.0)
     )
     assert strict.tasks
     assert all(gold_error_rate(t) == 0 for t in strict.tasks)
     shown = synthesize(
-        SynthConfig(servers=("email",), n=30, seed=1, state_seeds=1, max_error_rate=1.0)
+        SynthConfig(servers=("email",), n=30, seed=4, state_seeds=1, max_error_rate=1.0)
     )
     assert "error_rate" not in shown.drops
     assert any(gold_error_rate(t) > 0.3 for t in shown.tasks)

@@ -306,6 +306,7 @@ def move_matching(
 
 @tool(
     writes=True,
+    inverse_of=("touch", "write_file"),
     destructive=True,
     idempotent=True,
     returns="path",
@@ -357,6 +358,7 @@ def rm(ctx: ToolContext, path: PathArg, recursive: bool = False, force: bool = F
 
 @tool(
     writes=True,
+    inverse_of="mkdir",
     idempotent=True,
     destructive=True,
     returns="directory",

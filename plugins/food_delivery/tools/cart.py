@@ -295,6 +295,7 @@ def add_to_cart(
 
 @tool(
     writes=True,
+    inverse_of="add_to_cart",
     destructive=True,
     returns=("cart_line", "customer"),
     phrasings=[

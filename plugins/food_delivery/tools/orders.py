@@ -329,6 +329,7 @@ def update_order_status(
 
 @tool(
     writes=True,
+    inverse_of="place_order",
     returns="order",
     phrasings=[
         "Cancel order {order_id}, reason: {reason}",

@@ -325,6 +325,7 @@ def update_cart_item(
 
 @tool(
     writes=True,
+    inverse_of="add_to_cart",
     destructive=True,
     idempotent=True,
     returns=("variant", "customer", "coupon"),
@@ -431,6 +432,7 @@ def apply_coupon(ctx: ToolContext, customer_id: CustomerRow, code: CouponRow) ->
 
 @tool(
     writes=True,
+    inverse_of="apply_coupon",
     idempotent=True,
     returns=("coupon", "customer"),
     phrasings=[

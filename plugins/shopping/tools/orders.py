@@ -275,6 +275,7 @@ def checkout(
 
 @tool(
     writes=True,
+    inverse_of="checkout",
     destructive=True,
     idempotent=True,
     returns=("order", "customer", "variant"),

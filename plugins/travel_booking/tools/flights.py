@@ -617,6 +617,7 @@ def change_flight(
 
 @tool(
     writes=True,
+    inverse_of="book_flight",
     destructive=True,
     returns=("flight_booking", "itinerary"),
     phrasings=[

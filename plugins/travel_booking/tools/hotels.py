@@ -333,6 +333,7 @@ def book_hotel(
 
 @tool(
     writes=True,
+    inverse_of="book_hotel",
     destructive=True,
     returns=("hotel_booking", "itinerary"),
     phrasings=[

@@ -208,6 +208,7 @@ def create_itinerary(
 
 @tool(
     writes=True,
+    inverse_of="create_itinerary",
     destructive=True,
     returns=("itinerary", "flight_booking", "hotel_booking"),
     phrasings=[
