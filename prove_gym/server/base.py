@@ -321,6 +321,9 @@ class Server:
         tasks_file: The plugin's hand-written tasks (``.jsonl``), offered by the registry
             and kept current by ``prove-gym tasks --rehash``.
         env_versions: Later env versions (:class:`EnvVersion`) registered beside ``-v0``.
+        out_of_scope: Requests a user of this server might make that none of its tools
+            (nor any other server's) can serve, such as "Print my calendar for next week":
+            synthesis asks them in abstention turns, beside general questions.
 
     Example:
         >>> server = Server("notes", version="1.0", base=Base, sampler=sample_notes)
@@ -341,6 +344,7 @@ class Server:
         template_cache_size: int = 64,
         tasks_file: str | Path | None = None,
         env_versions: Sequence[EnvVersion] = (),
+        out_of_scope: Sequence[str] = (),
     ) -> None:
         if not name.isidentifier() or name.lower() != name:
             raise ValueError(f"server name must be a lowercase identifier, got {name!r}")
@@ -356,6 +360,7 @@ class Server:
         if numbers != sorted(set(numbers)):
             raise ValueError(f"server {name!r}: env versions must be distinct and ascending")
         self.env_versions: dict[int, EnvVersion] = {v.number: v for v in env_versions}
+        self.out_of_scope: tuple[str, ...] = tuple(out_of_scope)
         self.tools: dict[str, ToolSpec] = {}
         self.entities: dict[str, EntitySource] = {}
         self._templates: OrderedDict[tuple[int, int], StateTemplate] = OrderedDict()
@@ -383,6 +388,7 @@ class Server:
         phrasings: Sequence[str] = (),
         normalise: Mapping[str, Normalisation] | None = None,
         examples: Mapping[str, Sequence[Any] | Callable[..., Any]] | None = None,
+        stands_in_for: str | Sequence[str] = (),
     ) -> Any:
         """Declare a tool (decorator). See :func:`prove_gym.server.tool.build_tool_spec`.
 
@@ -397,6 +403,10 @@ class Server:
             normalise: Per-argument value normalisation used by the reward.
             examples: Per-argument example values for synthesis (a list, or a callable
                 ``(ctx, rng) -> value`` for values that depend on the state).
+            stands_in_for: Other tools of this server whose requests this one can serve
+                too, alone or after reads (``cat`` and ``read_lines`` for ``head``): an
+                abstention turn never hides one of them while this one is offered
+                (:meth:`stand_ins`).
         """
 
         def register(func: F) -> F:
@@ -411,6 +421,7 @@ class Server:
                 phrasings=phrasings,
                 normalise=normalise,
                 examples=examples,
+                stands_in_for=stands_in_for,
             )
             if spec.name in self.tools:
                 raise ValueError(f"server {self.name!r} declares tool {spec.name!r} twice")
@@ -518,6 +529,16 @@ class Server:
             kinds.update(t.returns)
         for kind in sorted(kinds - set(self.entities)):
             found.append(f"{self.name}: entity {kind!r} is used by tools but has no @server.entity")
+        visible = {t.name for t in self.visible_tools()}
+        for t in self.visible_tools():
+            strangers = sorted(set(t.stands_in_for) - visible)
+            if strangers:
+                found.append(
+                    f"{self.name}.{t.name}: stands_in_for names {strangers}, which are not "
+                    "tools this server offers"
+                )
+        if len(set(self.out_of_scope)) != len(self.out_of_scope):
+            found.append(f"{self.name}: out_of_scope lists a request twice")
         for version in self.env_versions.values():
             unknown = sorted(set(version.tools or ()) - {t.name for t in self.visible_tools()})
             if unknown:
@@ -538,6 +559,16 @@ class Server:
     def env_ids(self) -> list[str]:
         """Every Gymnasium id of this server, ``-v0`` first."""
         return [f"prove/{self.name}-v{n}" for n in (0, *self.env_versions)]
+
+    def stand_ins(self, name: str) -> list[str]:
+        """The visible tools that declare they can serve a request for tool ``name``
+        (``stands_in_for``), in declaration order: while one of them is offered, hiding
+        ``name`` does not make its request unanswerable.
+
+        >>> server.stand_ins("head")  # doctest: +SKIP
+        ['cat', 'read_lines']
+        """
+        return [t.name for t in self.visible_tools() if name in t.stands_in_for]
 
     def visible_tools(self) -> list[ToolSpec]:
         """Tools offered to the model, in declaration order (hidden helpers left out)."""

@@ -145,6 +145,9 @@ class ToolSpec:
         returns: Entity kinds whose identifiers appear in the result.
         hidden: Helper/debug tools not offered to the model.
         phrasings: User-request templates for synthesis, e.g. "Cancel the event {event_id}".
+        stands_in_for: Other tools of the server whose requests this one can serve too
+            (``read_lines`` serves a request for ``head``): synthesis never hides one of
+            those for an abstention turn while offering this one.
         examples: Per-parameter example values for synthesis: a list to draw from, or a
             callable ``(ctx, rng) -> value`` for values that depend on the state (dates near "now").
         server_name: Name of the owning server (set on registration).
@@ -164,6 +167,7 @@ class ToolSpec:
     returns: tuple[str, ...] = ()
     hidden: bool = False
     phrasings: tuple[str, ...] = ()
+    stands_in_for: tuple[str, ...] = ()
     examples: Mapping[str, Sequence[Any] | Callable[..., Any]] = field(default_factory=dict)
     server_name: str = ""
     # What the argument model and the output schema are built from, on first use: building
@@ -335,6 +339,7 @@ def build_tool_spec(
     phrasings: Sequence[str] = (),
     normalise: Mapping[str, Normalisation] | None = None,
     examples: Mapping[str, Sequence[Any] | Callable[..., Any]] | None = None,
+    stands_in_for: str | Sequence[str] = (),
 ) -> ToolSpec:
     """Read a tool function's signature and docstring into a :class:`ToolSpec`.
 
@@ -403,6 +408,9 @@ def build_tool_spec(
         if slot not in {p.name for p in params}:
             raise TypeError(f"tool {tool_name!r}: phrasing slot {{{slot}}} is not a parameter")
     returns_t = (returns,) if isinstance(returns, str) else tuple(returns)
+    stand_in = (stands_in_for,) if isinstance(stands_in_for, str) else tuple(stands_in_for)
+    if tool_name in stand_in:
+        raise TypeError(f"tool {tool_name!r}: stands_in_for names the tool itself")
     return ToolSpec(
         name=tool_name,
         description=description,
@@ -414,6 +422,7 @@ def build_tool_spec(
         returns=returns_t,
         hidden=hidden,
         phrasings=tuple(phrasings),
+        stands_in_for=stand_in,
         examples=dict(examples or {}),
         _fields=fields,
         _return=hints.get("return"),
