@@ -134,8 +134,9 @@ def gold_tools(task: Task) -> list[str]:
 
 class _Collector:
     """Consumes block results per server in block order until each quota is met, then,
-    while some tool of the server is in no kept gold, for up to :data:`COVERAGE_BLOCKS`
-    more blocks swaps in tasks that call one (:meth:`_cover`)."""
+    while some tool of the server is in no kept gold (and the quota is at least its number
+    of tools), for up to :data:`COVERAGE_BLOCKS` more blocks swaps in tasks that call one
+    (:meth:`_cover`)."""
 
     def __init__(
         self,
@@ -175,7 +176,8 @@ class _Collector:
             return False
         full_at = self.full_at.get(server, self.next[server])
         return (
-            not self.unused(server)
+            self.quota[server] < len(self.tools[server])  # too few tasks to call every tool
+            or not self.unused(server)
             or self.next[server] > full_at + COVERAGE_BLOCKS
             or self.misses[server] >= COVERAGE_MISSES
         )

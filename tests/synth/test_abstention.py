@@ -4,6 +4,7 @@ requests come from a server-aware pool; a 1,000-task run calls every tool."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -122,3 +123,6 @@ def test_coverage_blocks_swap_in_a_task_for_a_tool_no_gold_calls(
         a for a, b in zip(after.tasks, before.tasks, strict=True) if a.turns != b.turns
     ]
     assert swapped and all(any(s.name in unused_before for s in t.scored_steps) for t in swapped)
+    # the coverage blocks, like any, depend on the flags alone: two workers, the same bytes
+    two = synthesize(dataclasses.replace(cfg, workers=2))
+    assert [t.to_json() for t in two.tasks] == [t.to_json() for t in after.tasks]
