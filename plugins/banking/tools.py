@@ -56,8 +56,25 @@ from .models import (
 )
 from .sampler import HISTORY_DAYS, beneficiary_number, sample_banking
 
+OUT_OF_SCOPE = (
+    "Can you raise the overdraft limit on my account to 2,000?",
+    "Order me a new chequebook.",
+    "I'd like to apply for a mortgage.",
+    "What interest rate would I get on a five-year fixed savings bond?",
+    "Change the phone number on my profile.",
+    "Open a new savings account for my daughter.",
+    "Send me a replacement card to my new address.",
+    "Dispute the last charge from the supermarket, I never made it.",
+    "Tell me my credit score.",
+    "Find me a branch advisor who speaks Portuguese.",
+    "Reset my online banking password.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "banking",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,

@@ -88,8 +88,26 @@ RULES: dict[str, str] = {
     "recurring_cap": "At most 100 recurring expenses can be active at once.",
 }
 
+
+OUT_OF_SCOPE = (
+    "Connect my budget to my bank so transactions import automatically.",
+    "Scan this receipt and add it.",
+    "What will my net worth be in ten years?",
+    "Share this budget with my partner.",
+    "Export the whole budget to a spreadsheet.",
+    "Can you file my tax return from these numbers?",
+    "Round every expense up to the nearest dollar.",
+    "Switch the budget's currency to euros.",
+    "Print a chart of my spending by category.",
+    "Suggest stocks to invest my savings in.",
+    "Undo everything I changed yesterday.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "budget",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,

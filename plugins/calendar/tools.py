@@ -35,8 +35,26 @@ from .sampler import sample_calendar
 SearchText = Annotated[str, Field(max_length=200)]
 """Free text matched with SQL LIKE: its length is capped in the schema."""
 
+
+OUT_OF_SCOPE = (
+    "Print my schedule for next week.",
+    "Sync this calendar with my phone.",
+    "Change the calendar's colour scheme to dark mode.",
+    "Share my whole work calendar with my manager.",
+    "Import the public holidays for Portugal.",
+    "Subscribe me to my team's shared calendar feed.",
+    "Export all my events to a file.",
+    "Show me the weather forecast next to each event.",
+    "Turn on two-factor sign-in for my calendar account.",
+    "Send a text message to everyone in tomorrow's meeting.",
+    "Book a taxi for my next appointment.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "calendar",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,
@@ -399,6 +417,7 @@ def list_contacts(
 
 
 @server.tool(
+    stands_in_for=("get_free_busy", "find_free_slot"),
     returns="event",
     phrasings=[
         "What's on my calendar between {start_date} and {end_date}?",
@@ -849,6 +868,7 @@ def add_reminder(
 
 
 @server.tool(
+    stands_in_for=("find_free_slot",),
     phrasings=["Am I free on {date}?", "Show my busy times on {date}"],
     examples={"date": _day_ahead},
 )

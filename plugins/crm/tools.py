@@ -58,8 +58,25 @@ from .models import (
 )
 from .sampler import sample_crm
 
+OUT_OF_SCOPE = (
+    "Import these leads from the spreadsheet I attached.",
+    "Forecast next quarter's revenue with a chart.",
+    "Merge the two duplicate Acme accounts into one.",
+    "Give Priya permission to edit every deal.",
+    "Set up a drip e-mail campaign for new leads.",
+    "Record my sales calls automatically.",
+    "Which of our competitors is winning the most deals this year?",
+    "Add a custom field for contract renewal dates.",
+    "Build a dashboard of my team's pipeline.",
+    "Enrich this lead with their LinkedIn profile.",
+    "Translate the latest note into German.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "crm",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,

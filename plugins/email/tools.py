@@ -62,8 +62,25 @@ from .models import (
 )
 from .sampler import sample_email
 
+OUT_OF_SCOPE = (
+    "Set up an out-of-office reply until Monday.",
+    "Unsubscribe me from every newsletter.",
+    "Add a signature with my phone number to every message.",
+    "Recall the message I sent five minutes ago.",
+    "Block every message from the example.com domain.",
+    "Change my mailbox password.",
+    "Create a rule that files receipts automatically.",
+    "Print the last message I received.",
+    "Increase my mailbox storage quota.",
+    "Schedule a message to be sent tomorrow at 8.",
+    "Scan my attachments for viruses.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "email",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,
@@ -1032,6 +1049,7 @@ def get_message(ctx: ToolContext, message_id: MessageRow) -> MessageOut:
 
 
 @server.tool(
+    stands_in_for=("get_message",),
     returns=("thread", "message", "draft"),
     phrasings=["Show the whole conversation {thread_id}", "Read thread {thread_id}"],
 )

@@ -80,8 +80,26 @@ RULES: dict[str, str] = {
     "sensor_offline": "An automation whose trigger sensor is offline cannot be enabled.",
 }
 
+
+OUT_OF_SCOPE = (
+    "Update the firmware on every device.",
+    "Pair a new smart speaker with the living room.",
+    "Show me the live camera feed from the front door.",
+    "Ask the voice assistant to play some jazz.",
+    "Order new batteries for the motion sensor.",
+    "Reset the Wi-Fi password for the home network.",
+    "Share access to my home with my neighbour.",
+    "Run the robot vacuum in the kitchen.",
+    "Predict my electricity bill for next month.",
+    "Set the oven to 200 degrees.",
+    "Call the alarm company.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "iot_devices",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,
@@ -791,6 +809,7 @@ def list_rooms(ctx: ToolContext, home_id: HomeRow) -> list[RoomOut]:
 
 
 @server.tool(
+    stands_in_for=("search_devices",),
     returns=("device", "room"),
     phrasings=[
         "List the {kind} devices in {home_id}",

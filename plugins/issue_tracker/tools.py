@@ -56,8 +56,25 @@ from .models import (
 )
 from .sampler import sample_issue_tracker
 
+OUT_OF_SCOPE = (
+    "Connect this project to our GitHub repository.",
+    "Generate a burndown chart for the current sprint.",
+    "Estimate how long the backlog will take to finish.",
+    "Merge the open pull request for the login bug.",
+    "Export every open issue to a CSV file.",
+    "Create a new workflow status called QA Ready.",
+    "Archive the whole project.",
+    "Set up a webhook that posts updates to our chat.",
+    "Run the test suite on the main branch.",
+    "Delete the oldest issue for good.",
+    "Rename the project key.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "issue_tracker",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,

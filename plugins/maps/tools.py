@@ -65,8 +65,25 @@ from .models import (
 )
 from .sampler import NOTES, sample_maps
 
+OUT_OF_SCOPE = (
+    "Show me live traffic cameras on the highway.",
+    "Download the map of this city for offline use.",
+    "Report a road closure on Main Street.",
+    "Book a table for two at an Italian restaurant tonight.",
+    "Call a taxi to take me to the airport.",
+    "Show me the street view of the city museum.",
+    "Add a missing place to the map.",
+    "Share my live location with my sister.",
+    "What's the weather like at the park right now?",
+    "Buy me a transit ticket for this route.",
+    "Write a review of the cafe I visited.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "maps",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,
@@ -847,6 +864,7 @@ def search_places(
 
 
 @server.tool(
+    stands_in_for=("check_open_at",),
     returns=("place", "address"),
     phrasings=["Tell me about {place_id}", "Is {place_id} open right now?"],
 )
@@ -1135,6 +1153,7 @@ def search_nearby(
 
 
 @server.tool(
+    stands_in_for=("get_distance_matrix",),
     phrasings=[
         "How do I get from {origin_address_id} to {destination_address_id} by {mode}?",
         "How long does it take to {mode} from {origin_address_id} to {destination_address_id}?",
@@ -1186,6 +1205,7 @@ def get_route(
 
 
 @server.tool(
+    stands_in_for=("get_route",),
     phrasings=[
         "Which of {destination_address_ids} is quickest to reach from {origin_address_id} "
         "by {mode}?",

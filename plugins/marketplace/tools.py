@@ -52,8 +52,25 @@ from .models import (
 )
 from .sampler import sample_marketplace
 
+OUT_OF_SCOPE = (
+    "Print a shipping label for my last sale.",
+    "Verify my identity so I can sell more.",
+    "Report a counterfeit listing to the marketplace team.",
+    "Save a search for cheap vintage cameras.",
+    "Promote my listing on the front page.",
+    "Pay with my gift card balance.",
+    "Track the parcel for the book I bought.",
+    "Leave feedback for the buyer.",
+    "Change my username.",
+    "Open a dispute, the item never arrived.",
+    "Appraise my grandfather's watch before I list it.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "marketplace",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,

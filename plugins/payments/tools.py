@@ -68,8 +68,25 @@ from .models import (
 )
 from .sampler import sample_payments
 
+OUT_OF_SCOPE = (
+    "Change the merchant's bank account details.",
+    "Issue a physical card for the merchant.",
+    "Set up a subscription that bills the customer monthly.",
+    "Fight the latest chargeback on the merchant's behalf.",
+    "Generate an annual tax report for the merchant.",
+    "Convert the merchant's balance to euros.",
+    "Lower the merchant's processing fees.",
+    "Add a second user to the merchant's dashboard.",
+    "Send the customer a text reminder to pay.",
+    "Rotate the merchant's API keys.",
+    "Delete the last invoice entirely instead of voiding it.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "payments",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,

@@ -76,8 +76,26 @@ RULES: dict[str, str] = {
     "sale_lines": "A sale names each product once, with one quantity (1 or more) per product.",
 }
 
+
+OUT_OF_SCOPE = (
+    "Change the catalog price of the trail shoes.",
+    "Hire a new cashier for the downtown store.",
+    "Print price tags for the new arrivals.",
+    "Schedule shifts for next week.",
+    "Open a new store in the mall.",
+    "Set up a loyalty programme for our customers.",
+    "Run a clearance sale on the tents.",
+    "Switch to a different supplier for water bottles.",
+    "Forecast demand for the holiday season.",
+    "Do a full stock count with a scanner.",
+    "Give the downtown staff a raise.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "retail_chain",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,
@@ -800,6 +818,7 @@ def search_products(
 
 
 @server.tool(
+    stands_in_for=("find_stock",),
     returns="product",
     phrasings=[
         "Show the stock levels of {store_id}",

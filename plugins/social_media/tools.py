@@ -53,8 +53,25 @@ from .models import (
 )
 from .sampler import sample_social_media
 
+OUT_OF_SCOPE = (
+    "Go live and stream a video.",
+    "Schedule a post for tomorrow morning.",
+    "Hide my likes count from other people.",
+    "Change my profile picture.",
+    "Verify my account with a blue check.",
+    "Boost my latest post as a paid ad.",
+    "Download all my data.",
+    "Edit the post I published this morning.",
+    "Mute the #crypto hashtag.",
+    "Create a group for my book club.",
+    "Report a harassing comment to the moderators.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "social_media",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,

@@ -61,8 +61,25 @@ from .models import (
 )
 from .sampler import sample_team_chat
 
+OUT_OF_SCOPE = (
+    "Add a custom emoji for our team.",
+    "Set my status to away for the afternoon.",
+    "Create a new workspace for the marketing team.",
+    "Archive the old release channel.",
+    "Install the calendar integration.",
+    "Bookmark the release thread for me.",
+    "Turn off notifications for the random channel.",
+    "Share my screen in the channel.",
+    "Export the channel's history.",
+    "Create a poll about where to have lunch.",
+    "Change the channel's topic.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "team_chat",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,

@@ -70,8 +70,26 @@ V1_INSTRUCTIONS = (
     "the book without trading until the session opens."
 )
 
+
+OUT_OF_SCOPE = (
+    "Deposit 5,000 into my portfolio from my bank.",
+    "Set a trailing stop at 8% below the price.",
+    "Buy some Bitcoin.",
+    "Trade options on Apple.",
+    "Open a margin account.",
+    "What will this stock be worth next year?",
+    "Show me analysts' ratings for Microsoft.",
+    "Send me an alert when it drops below 100.",
+    "Reinvest my dividends automatically.",
+    "Download my tax documents for the year.",
+    "Short-sell a thousand shares.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "trading",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.1.0",
     env_versions=[
@@ -1593,6 +1611,7 @@ def list_trades(
 
 
 @server.tool(
+    stands_in_for=("place_market_order",),
     writes=True,
     returns=("order", "trade"),
     phrasings=[

@@ -64,8 +64,26 @@ MAX_REVERSE_KPH = 15
 LOW_TIRE_MARGIN_KPA = 25
 ARRIVED_KM = Decimal("0.2")
 
+
+OUT_OF_SCOPE = (
+    "Run a full diagnostic on the brakes.",
+    "Play my road-trip playlist.",
+    "Update the car's software.",
+    "Check the tyre pressure.",
+    "Call roadside assistance.",
+    "Fold the mirrors in.",
+    "Open the sunroof.",
+    "Pay for my parking.",
+    "Adjust the driver's seat position.",
+    "Switch on the massage seats.",
+    "Turn the wipers on.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "vehicle",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,
@@ -1026,6 +1044,7 @@ def set_lights(
 
 
 @server.tool(
+    stands_in_for=("set_speed",),
     writes=True,
     idempotent=True,
     phrasings=[

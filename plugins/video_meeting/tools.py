@@ -49,8 +49,25 @@ from .models import (
 )
 from .sampler import sample_video_meeting
 
+OUT_OF_SCOPE = (
+    "Turn on background blur for me.",
+    "Share my screen with the participants.",
+    "Split everyone into breakout rooms.",
+    "Translate the meeting live into Spanish.",
+    "Mute everyone in the meeting.",
+    "Enable live captions.",
+    "Change the meeting's virtual background.",
+    "Write the minutes of the meeting.",
+    "Raise my hand in the meeting.",
+    "Start a poll in the meeting.",
+    "Buy a bigger meeting plan.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "video_meeting",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,

@@ -335,6 +335,9 @@ class Server:
         tasks_file: The plugin's hand-written tasks (``.jsonl``), offered by the registry
             and kept current by ``prove-gym tasks --rehash``.
         env_versions: Later env versions (:class:`EnvVersion`) registered beside ``-v0``.
+        out_of_scope: Requests a user of this server might make that none of its tools
+            (nor any other server's) can serve, such as "Print my calendar for next week":
+            synthesis asks them in abstention turns, beside general questions.
 
     Example:
         >>> server = Server("notes", version="1.0", base=Base, sampler=sample_notes)
@@ -355,6 +358,7 @@ class Server:
         template_cache_size: int = 64,
         tasks_file: str | Path | None = None,
         env_versions: Sequence[EnvVersion] = (),
+        out_of_scope: Sequence[str] = (),
     ) -> None:
         if not name.isidentifier() or name.lower() != name:
             raise ValueError(f"server name must be a lowercase identifier, got {name!r}")
@@ -370,6 +374,7 @@ class Server:
         if numbers != sorted(set(numbers)):
             raise ValueError(f"server {name!r}: env versions must be distinct and ascending")
         self.env_versions: dict[int, EnvVersion] = {v.number: v for v in env_versions}
+        self.out_of_scope: tuple[str, ...] = tuple(out_of_scope)
         self.tools: dict[str, ToolSpec] = {}
         self.entities: dict[str, EntitySource] = {}
         self._templates: OrderedDict[tuple[int, int], StateTemplate] = OrderedDict()
@@ -399,6 +404,7 @@ class Server:
         normalise: Mapping[str, Normalisation] | None = None,
         examples: Mapping[str, Sequence[Any] | Callable[..., Any]] | None = None,
         values: Mapping[str, Callable[..., Any]] | None = None,
+        stands_in_for: str | Sequence[str] = (),
     ) -> Any:
         """Declare a tool (decorator). See :func:`prove_gym.server.tool.build_tool_spec`.
 
@@ -419,6 +425,10 @@ class Server:
             values: Per-argument value sources for synthesis, for values that must fit
                 the rest of the call: ``(ctx, rng, bound) -> value | None``
                 (:class:`~prove_gym.server.tool.Bound`).
+            stands_in_for: Other tools of this server whose requests this one can serve
+                too, alone or after reads (``cat`` and ``read_lines`` for ``head``): an
+                abstention turn never hides one of them while this one is offered
+                (:meth:`stand_ins`).
         """
 
         def register(func: F) -> F:
@@ -435,6 +445,7 @@ class Server:
                 normalise=normalise,
                 examples=examples,
                 values=values,
+                stands_in_for=stands_in_for,
             )
             if spec.name in self.tools:
                 raise ValueError(f"server {self.name!r} declares tool {spec.name!r} twice")
@@ -551,6 +562,16 @@ class Server:
                         f"{self.name}.{t.name}: inverse_of names {other!r}, which is not a "
                         f"visible write tool of {self.name}"
                     )
+        visible = {t.name for t in self.visible_tools()}
+        for t in self.visible_tools():
+            strangers = sorted(set(t.stands_in_for) - visible)
+            if strangers:
+                found.append(
+                    f"{self.name}.{t.name}: stands_in_for names {strangers}, which are not "
+                    "tools this server offers"
+                )
+        if len(set(self.out_of_scope)) != len(self.out_of_scope):
+            found.append(f"{self.name}: out_of_scope lists a request twice")
         for version in self.env_versions.values():
             unknown = sorted(set(version.tools or ()) - {t.name for t in self.visible_tools()})
             if unknown:
@@ -583,6 +604,16 @@ class Server:
         spec = self.tools.get(name)
         mine = set(spec.inverse_of) if spec is not None else set()
         return frozenset(mine | {t.name for t in self.tools.values() if name in t.inverse_of})
+
+    def stand_ins(self, name: str) -> list[str]:
+        """The visible tools that declare they can serve a request for tool ``name``
+        (``stands_in_for``), in declaration order: while one of them is offered, hiding
+        ``name`` does not make its request unanswerable.
+
+        >>> server.stand_ins("head")  # doctest: +SKIP
+        ['cat', 'read_lines']
+        """
+        return [t.name for t in self.visible_tools() if name in t.stands_in_for]
 
     def visible_tools(self) -> list[ToolSpec]:
         """Tools offered to the model, in declaration order (hidden helpers left out)."""

@@ -189,6 +189,9 @@ class ToolSpec:
         returns: Entity kinds whose identifiers appear in the result.
         hidden: Helper/debug tools not offered to the model.
         phrasings: User-request templates for synthesis, e.g. "Cancel the event {event_id}".
+        stands_in_for: Other tools of the server whose requests this one can serve too
+            (``read_lines`` serves a request for ``head``): synthesis never hides one of
+            those for an abstention turn while offering this one.
         examples: Per-parameter example values for synthesis: a list to draw from, or a
             callable ``(ctx, rng) -> value`` for values that depend on the state (dates near "now").
         values: Per-parameter value sources for synthesis, for a value that must fit the
@@ -213,6 +216,7 @@ class ToolSpec:
     returns: tuple[str, ...] = ()
     hidden: bool = False
     phrasings: tuple[str, ...] = ()
+    stands_in_for: tuple[str, ...] = ()
     examples: Mapping[str, Sequence[Any] | Callable[..., Any]] = field(default_factory=dict)
     values: Mapping[str, ValueSource] = field(default_factory=dict)
     server_name: str = ""
@@ -387,6 +391,7 @@ def build_tool_spec(
     normalise: Mapping[str, Normalisation] | None = None,
     examples: Mapping[str, Sequence[Any] | Callable[..., Any]] | None = None,
     values: Mapping[str, ValueSource] | None = None,
+    stands_in_for: str | Sequence[str] = (),
 ) -> ToolSpec:
     """Read a tool function's signature and docstring into a :class:`ToolSpec`.
 
@@ -477,6 +482,9 @@ def build_tool_spec(
         raise TypeError(f"tool {tool_name!r}: inverse_of= is for writes; a read undoes nothing")
     if tool_name in inverses:
         raise TypeError(f"tool {tool_name!r}: a tool is not its own inverse")
+    stand_in = (stands_in_for,) if isinstance(stands_in_for, str) else tuple(stands_in_for)
+    if tool_name in stand_in:
+        raise TypeError(f"tool {tool_name!r}: stands_in_for names the tool itself")
     return ToolSpec(
         name=tool_name,
         description=description,
@@ -489,6 +497,7 @@ def build_tool_spec(
         returns=returns_t,
         hidden=hidden,
         phrasings=tuple(phrasings),
+        stands_in_for=stand_in,
         examples=dict(examples or {}),
         values=dict(values or {}),
         _fields=fields,

@@ -123,8 +123,13 @@ from the call as drawn so far (a bid near the listing's minimum bid, a text that
 file's type, an address made of the person's name and company, a dish of the restaurant's
 own menu), refers to an entity only as the conversation's
 :class:`~prove_gym.synth.knowledge.Knowledge` allows ("that X" for the one X in play,
-"the Nth X in those results" for the one list of Xs, else its id) and drops a candidate
-that would state an id before the user could know it (``unknowable_value``)."""
+"the Nth X in those results" for the one list of Xs, else its id), drops a candidate
+that would state an id before the user could know it (``unknowable_value``), never hides a
+tool for an abstention turn while an offered one declares it can stand in for it
+(``stands_in_for``), draws half of the irrelevant requests from the server's own
+``out_of_scope`` ones, starts a block's target weights from the tools its view's kept tasks
+call, and, past a server's quota, swaps in tasks that call a tool no kept gold calls (the
+collector's coverage blocks)."""
 
 PLAN_DRAWS = 6
 """Chains a candidate draws before it gives up (see :meth:`Conversation._plan`): drawing
@@ -164,6 +169,13 @@ class View:
 
     kept: tuple[frozenset[str], ...] = ()
     full: frozenset[str] = frozenset()
+    used: tuple[tuple[str, int], ...] = ()
+    """How many gold calls of the kept tasks call each tool, by name (only tools called at
+    all): a block's target and step weights start from them, so a tool that earlier blocks
+    left out is drawn first, not only the tools its own block has not drawn yet."""
+    only: tuple[str, ...] = ()
+    """Past the server's quota, the tools no kept gold calls: the block targets only them
+    (the collector keeps only candidates that call one, in place of a kept task)."""
 
 
 class BlockDedup:
@@ -232,6 +244,9 @@ class ServerContext:
         self.sampler = ChainSampler(server, self.graph)
         self.tools: dict[str, ToolSpec] = {t.name: t for t in server.visible_tools()}
         self.profiles = {t.name: ToolProfile.of(t) for t in server.visible_tools()}
+        # what an abstention turn may hide: a tool no offered tool stands in for (every
+        # other tool of the server is offered beside a hidden one)
+        self.hideable: list[str] = [t for t in self.tools if not server.stand_ins(t)]
         self.lint = LintReader(registry)  # what prove-gym lint-data reads a task as
         own = set(server.tools)
         self.foreign: list[ToolSpec] = [
@@ -351,7 +366,7 @@ def _run_block(
 ) -> BlockResult:
     sc = server_context(server, cfg, registry)
     rng = random.Random(stable_int("synth-block", cfg.seed, server, block))
-    counts: Counter[str] = Counter()
+    counts: Counter[str] = Counter(dict(view.used))
     tries: Counter[str] = Counter()
     lessons = Lessons()
     out = BlockResult(server, block)
@@ -372,7 +387,20 @@ def _run_block(
             cfg.abstention_rate, abstentions, levels.total()
         )
         conv = Conversation(
-            sc, cfg, rng, counts, tries, cid, lessons, states, weights, due, known, view.full, i
+            sc,
+            cfg,
+            rng,
+            counts,
+            tries,
+            cid,
+            lessons,
+            states,
+            weights,
+            due,
+            known,
+            view.full,
+            i,
+            only=view.only,
         )
         result = conv.build()
         out.outcomes.append(result)
@@ -466,11 +494,13 @@ class Conversation:
         known: BlockDedup | DedupIndex | None = None,
         full: frozenset[str] = frozenset(),
         index: int = 0,
+        only: tuple[str, ...] = (),
     ) -> None:
         self.sc = sc
         self.index = index  # the candidate's place in its block
         self.known = known
         self.full = full
+        self.only = only  # the tools to target (View.only), or any
         self.states = states or []
         self.level_weights = level_weights
         self.abstention_due = abstention_due
@@ -521,8 +551,10 @@ class Conversation:
         weights = list(cfg.length_weights) or [1.0] * (hi - lo + 1)
         self.length = weighted_choice(rng, lengths, [weights[n - lo] for n in lengths])
 
-    def _target(self) -> str:
-        names = list(self.sc.tools)
+    def _target(self, among: list[str] | None = None) -> str:
+        names = list(self.sc.tools) if among is None else among
+        if among is None and self.only:
+            names = list(self.only)
         weights = [1.0 / (1.0 + self.counts[t] + 0.5 * self.tries[t]) ** 2 for t in names]
         target = weighted_choice(self.rng, names, weights)
         self.tries[target] += 1
@@ -654,12 +686,13 @@ class Conversation:
             d.segment = seg
 
     def _hidden(self, plan: list[PlannedStep]) -> str | None:
-        """The tool to hide: the chain's last, if no earlier step needs it too."""
+        """The tool to hide: the chain's last, if no earlier step needs it too and no
+        offered tool stands in for it (``stands_in_for``: its request could be served)."""
         if not self.missing_tool or self.n_seg < 2 or len(plan) < self.n_seg:
             self.missing_tool = False
             return None
         last = plan[-1].name
-        if any(s.name == last for s in plan[:-1]):
+        if any(s.name == last for s in plan[:-1]) or last not in self.sc.hideable:
             self.missing_tool = False
             return None
         return last
@@ -1286,7 +1319,7 @@ class Conversation:
         if self.irrelevant:
             busy = {q.split(".")[0] for q in tools}
             foreign = [f for f in sc.foreign_phrasings if f[0].server_name not in busy]
-            rt = self.renderer.irrelevant(foreign_requests(foreign, rng))
+            rt = self.renderer.irrelevant(sc.server.out_of_scope, foreign_requests(foreign, rng))
             slots = [k for k in range(len(turns) + 1) if clarify_at is None or k != clarify_at + 1]
             at = rng.choice(slots)
             turns.insert(at, Turn(user=rt.text, kind="abstain", info_level="complete"))
@@ -1443,8 +1476,8 @@ class Conversation:
         offered = [t.qualified_name for t in sc.server.visible_tools()]
         turns: list[Turn] = []
         rendered: list[RenderedTurn | None] = []
-        if rng.random() < 0.5:
-            target = self._target()
+        if rng.random() < 0.5 and sc.hideable:
+            target = self._target(sc.hideable)
             self.hidden = target
             outcome = self._execute([sc.sampler.new_step(rng, target)])
             if outcome is not None:
@@ -1462,7 +1495,7 @@ class Conversation:
         for _ in range(4 * n_turns):
             if len(turns) >= n_turns:
                 break
-            rt = self.renderer.irrelevant(foreign_requests(foreign, rng))
+            rt = self.renderer.irrelevant(sc.server.out_of_scope, foreign_requests(foreign, rng))
             if rt.text in asked:
                 continue
             asked.add(rt.text)

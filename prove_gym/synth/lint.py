@@ -13,9 +13,10 @@ nothing is executed and no state is sampled, so a dataset of any size is read in
 pass. Tools that are not installed are read from the task's ``tool_schemas`` where it
 has them, else by name alone.
 
-Not checked: whether an abstention task hides a tool while an offered one could serve
-the request. Nothing in the task format or the author API says which tools can stand in
-for each other, so it cannot be told from the JSON.
+An abstention turn's hidden tool is read off the installed server: a tool of one of the
+task's servers that the task does not offer. Whether an offered tool could serve its
+request anyway is what the servers declare (``stands_in_for``); a task whose tools are
+not installed is not checked for it.
 """
 
 from __future__ import annotations
@@ -154,6 +155,10 @@ class LintTask:
     requested: list[Step] = field(default_factory=list)
     """The calls the user asked for, in order: the scored ones and those the gold gives up
     (a failed call last in its turn); not the failed attempts it recovers from."""
+    stood_in: list[tuple[str, str]] = field(default_factory=list)
+    """(offered tool, hidden tool it declares it stands in for), qualified names: a tool of
+    one of the task's installed servers left out of the offered ones while a tool that can
+    serve its requests is offered."""
 
     def tool(self, name: str) -> Tool | None:
         return self.tools.get(name)
@@ -229,9 +234,26 @@ class Reader:
                     unknown.add(str(q))
                 else:
                     tools[tool.name] = tool
-        return LintTask(
+        task = LintTask(
             str(data.get("id", "?")), data, users, steps, tools, unknown, requested=requested
         )
+        if isinstance(data.get("tools"), list):
+            task.stood_in = self._stood_in(data, {str(q) for q in data["tools"]})
+        return task
+
+    def _stood_in(self, data: Mapping[str, Any], offered: set[str]) -> list[tuple[str, str]]:
+        out = []
+        for name in _list(data.get("servers")):
+            server = self.registry.servers.get(str(name))
+            if server is None:
+                continue
+            for hidden in server.visible_tools():
+                if hidden.qualified_name in offered:
+                    continue
+                for stand_in in server.stand_ins(hidden.name):
+                    if f"{server.name}.{stand_in}" in offered:
+                        out.append((f"{server.name}.{stand_in}", hidden.qualified_name))
+        return out
 
 
 # ------------------------------------------------------------------------ helpers
@@ -334,8 +356,11 @@ DESTROY_VERBS = frozenset(
     {"delete", "detach", "leave", "remove", "rm", "rmdir", "unassign", "unsubscribe"}
 )
 """Verbs that end an entity: a creation after one makes another entity, undoing nothing."""
-MAKE_VERBS = frozenset({"add", "book", "create", "open", "place", "post", "record", "schedule"})
-"""Verbs that make an entity: ending what one made (by its id) undoes it."""
+MAKE_VERBS = frozenset(
+    {"add", "book", "create", "mkdir", "open", "place", "post", "record", "schedule"}
+)
+"""Verbs that make an entity: ending what one made (by its id) undoes it (``mkdir`` then
+``rmdir`` of the folder it made)."""
 _OBJECT_NOISE = frozenset(["to", "from", "on", "in", "into", "of", "saved"])
 
 
@@ -788,6 +813,15 @@ def stripped_enum_listed(task: LintTask) -> list[str]:
     return out
 
 
+def hidden_tool_stood_in(task: LintTask) -> list[str]:
+    """An abstention turn whose server's tool is hidden while an offered tool declares it
+    can serve that tool's requests (``stands_in_for``: ``head`` hidden, ``read_lines``
+    offered), so answering the turn with a call would be right and the label says abstain."""
+    if not any(t.get("kind") == "abstain" for t in task.turns):
+        return []
+    return [f"{hidden} hidden, {stand_in} offered" for stand_in, hidden in task.stood_in]
+
+
 # ------------------------------------------------------------------ the registry
 @dataclass(frozen=True)
 class Limit:
@@ -849,6 +883,7 @@ FLAW_CLASSES: dict[str, FlawClass] = {
         FlawClass("same_as_itself", same_as_itself),
         FlawClass("clarify_with_independent", clarify_with_independent),
         FlawClass("stripped_enum_listed", stripped_enum_listed),
+        FlawClass("hidden_tool_stood_in", hidden_tool_stood_in),
     )
 }
 """Every flaw class, in report order."""

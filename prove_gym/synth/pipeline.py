@@ -122,10 +122,33 @@ def mix_targets(cfg: SynthConfig, quota: int) -> dict[str, int]:
     return {"abstention": abstention, **dict(zip(MIX_KINDS[1:], counts, strict=True))}
 
 
-class _Collector:
-    """Consumes block results per server in block order until each quota is met."""
+COVERAGE_BLOCKS = 8
+"""Blocks a server may run past its quota while some of its tools are in no kept task's
+gold (see :meth:`_Collector._cover`)."""
+COVERAGE_MISSES = 2
+"""Coverage blocks in a row that bring no unused tool after which a server stops looking:
+a tool that no chain reaches on these states is not worth more blocks."""
 
-    def __init__(self, cfg: SynthConfig, servers: list[str], result: SynthResult) -> None:
+
+def gold_tools(task: Task) -> list[str]:
+    """The tools ``task``'s gold calls, once per call (what the report counts per tool)."""
+    return [step.name for step in task.scored_steps]
+
+
+class _Collector:
+    """Consumes block results per server in block order until each quota is met, then,
+    while some tool of the server is in no kept gold (and the quota is at least its number
+    of tools), for up to :data:`COVERAGE_BLOCKS` more blocks swaps in tasks that call one
+    (:meth:`_cover`)."""
+
+    def __init__(
+        self,
+        cfg: SynthConfig,
+        servers: list[str],
+        result: SynthResult,
+        registry: Registry | None = None,
+    ) -> None:
+        registry = registry or get_registry()
         self.cfg = cfg
         self.quota = quotas(cfg.n, servers)
         self.kept: dict[str, list[Task]] = {s: [] for s in servers}
@@ -138,15 +161,33 @@ class _Collector:
         self.yields: dict[str, list[int]] = {s: [] for s in servers}
         self.targets = {s: mix_targets(cfg, q) for s, q in self.quota.items()}
         self.mix: dict[str, Counter[str]] = {s: Counter() for s in servers}
-        # per server, before block k was absorbed: how many tasks were kept, and the mix
-        self.history: dict[str, list[tuple[int, Counter[str]]]] = {
-            s: [(0, Counter())] for s in servers
+        # per tool, how many gold calls of the kept tasks call it
+        self.used: dict[str, Counter[str]] = {s: Counter() for s in servers}
+        self.tools = {s: [t.name for t in registry.get_server(s).visible_tools()] for s in servers}
+        self.full_at: dict[str, int] = {}  # the block that filled each server's quota
+        self.misses = dict.fromkeys(servers, 0)  # coverage blocks in a row that found none
+        # per server, before block k was absorbed: how many tasks were kept, the mix and
+        # the tools used
+        self.history: dict[str, list[tuple[int, Counter[str], Counter[str]]]] = {
+            s: [(0, Counter(), Counter())] for s in servers
         }
 
     def done(self, server: str) -> bool:
-        return len(self.kept[server]) >= self.quota[server] or (
-            self.next[server] >= self.max_blocks[server]
+        if self.next[server] >= self.max_blocks[server]:
+            return True
+        if len(self.kept[server]) < self.quota[server]:
+            return False
+        full_at = self.full_at.get(server, self.next[server])
+        return (
+            self.quota[server] < len(self.tools[server])  # too few tasks to call every tool
+            or not self.unused(server)
+            or self.next[server] > full_at + COVERAGE_BLOCKS
+            or self.misses[server] >= COVERAGE_MISSES
         )
+
+    def unused(self, server: str) -> list[str]:
+        """The server's tools in no kept task's gold, in the order it declares them."""
+        return [t for t in self.tools[server] if not self.used[server][t]]
 
     def add(self, block: BlockResult, on_task: Callable[[int], None]) -> None:
         self.buffer[(block.server, block.block)] = block
@@ -154,11 +195,16 @@ class _Collector:
         while not self.done(server) and (server, self.next[server]) in self.buffer:
             self._absorb(self.buffer.pop((server, self.next[server])), on_task)
             self.next[server] += 1
-            self.history[server].append((len(self.kept[server]), Counter(self.mix[server])))
+            self.history[server].append(
+                (len(self.kept[server]), Counter(self.mix[server]), Counter(self.used[server]))
+            )
 
     def _absorb(self, block: BlockResult, on_task: Callable[[int], None]) -> None:
         server = block.server
         self.result.blocks += 1
+        if len(self.kept[server]) >= self.quota[server]:
+            self._cover(block)
+            return
         before = len(self.kept[server])
         for outcome in block.outcomes:
             if len(self.kept[server]) >= self.quota[server]:
@@ -180,13 +226,52 @@ class _Collector:
                 self.result.drops["near_duplicate"] += 1
                 continue
             self.mix[server][kind] += 1
+            self.used[server].update(gold_tools(outcome.task))
             self.dedup[server].add(outcome.features)
             self.result.writer.update(outcome.rewrites)
             self.kept[server].append(self._number(outcome, len(self.kept[server])))
+        if len(self.kept[server]) >= self.quota[server]:
+            self.full_at[server] = block.block
         gained = len(self.kept[server]) - before
         self.yields[server].append(gained)
         if gained:
             on_task(gained)
+
+    def _cover(self, block: BlockResult) -> None:
+        """A block past the quota: each candidate whose gold calls a tool that no kept gold
+        calls replaces the latest kept task of the same mix kind whose gold tools all stay
+        in some other kept gold. The mix, the count and every other tool's presence hold;
+        a candidate that brings no unused tool, or finds no such task, is dropped."""
+        server = block.server
+        kept, used = self.kept[server], self.used[server]
+        self.misses[server] += 1
+        for outcome in block.outcomes:
+            self.result.candidates += 1
+            if isinstance(outcome, str):
+                self.result.drops[outcome] += 1
+                continue
+            tools = gold_tools(outcome.task)
+            if not any(not used[t] for t in tools):
+                self.result.drops["coverage:no_unused_tool"] += 1
+                continue
+            self.misses[server] = 0
+            if self.dedup[server].near_duplicate(outcome.features):
+                self.result.drops["near_duplicate"] += 1
+                continue
+            kind = mix_kind(outcome.task)
+            for i in range(len(kept) - 1, -1, -1):
+                if mix_kind(kept[i]) != kind:
+                    continue
+                gone = Counter(gold_tools(kept[i]))
+                if all(used[t] > n for t, n in gone.items()):
+                    break
+            else:
+                self.result.drops["coverage:no_swap"] += 1
+                continue
+            used.subtract(gone)
+            used.update(tools)
+            self.dedup[server].add(outcome.features)
+            kept[i] = self._number(outcome, i)
 
     def view(self, server: str, block: int) -> View | None:
         """What ``block`` of ``server`` starts from: the collector as it was once it had
@@ -199,12 +284,18 @@ class _Collector:
         at = max(0, block - self.cfg.view_lag + 1)
         if at > self.next[server]:
             return None
-        n_kept, mix = self.history[server][at]
+        n_kept, mix, used = self.history[server][at]
         targets = self.targets[server]
         full = frozenset(
             k for k in MIX_KINDS if mix[k] >= targets[k] and block < self.max_blocks[server] // 2
         )
-        return View(self.dedup[server].first(n_kept), full)
+        counts = tuple(sorted((t, n) for t, n in used.items() if n > 0))
+        if n_kept < self.quota[server]:
+            return View(self.dedup[server].first(n_kept), full, counts)
+        # past the quota: a block only looks for the tools no kept gold calls yet, of any
+        # kind (a task it brings replaces one of its own kind)
+        only = tuple(t for t in self.tools[server] if not used[t])
+        return View(self.dedup[server].first(n_kept), frozenset(), counts, only)
 
     def _number(self, cand: Candidate, k: int) -> Task:
         task = cand.task
@@ -214,6 +305,8 @@ class _Collector:
         """How many more blocks to start for ``server`` given what is running."""
         if self.done(server):
             return 0
+        if len(self.kept[server]) >= self.quota[server]:
+            return max(0, 1 - in_flight)  # coverage blocks, one at a time
         need = self.quota[server] - len(self.kept[server])
         seen = self.yields[server]
         rate = max(1.0, sum(seen) / len(seen)) if seen else self.cfg.block_size * 0.5
@@ -263,7 +356,7 @@ def synthesize(
     if not servers:
         raise ValueError("no servers are installed")
     result = SynthResult(config=cfg, servers=servers)
-    collector = _Collector(cfg, servers, result)
+    collector = _Collector(cfg, servers, result, registry)
     started = time.perf_counter()
     from tqdm import tqdm
 

@@ -74,6 +74,10 @@ IRRELEVANT = [
     "Which planet is closest to the Sun?",
 ]
 
+OWN_OUT_OF_SCOPE = 0.5
+"""Share of irrelevant requests drawn from the server's own ``out_of_scope`` requests
+(what a user of that server might ask for that no tool does), when it declares some."""
+
 
 def words(name: str) -> str:
     """``calendar_id`` -> ``calendar id``."""
@@ -905,8 +909,12 @@ class Renderer:
             text[0].upper() + text[1:], said_values(choice_words(spec, name, value))
         )
 
-    def irrelevant(self, extra: Iterable[str] = ()) -> RenderedTurn:
-        """A request no offered tool can serve (generic, or another server's phrasing)."""
+    def irrelevant(self, own: Sequence[str] = (), extra: Iterable[str] = ()) -> RenderedTurn:
+        """A request no offered tool can serve: half the time one a user of the task's
+        server might make (``own``: its ``out_of_scope``), else a general question or
+        another server's request (``extra``)."""
+        if own and self.rng.random() < OWN_OUT_OF_SCOPE:
+            return RenderedTurn(self.rng.choice(own))
         pool = list(IRRELEVANT) + list(extra)
         return RenderedTurn(self.rng.choice(pool))
 

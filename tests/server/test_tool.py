@@ -298,3 +298,58 @@ def test_an_inverse_must_name_a_write_of_the_same_server() -> None:
 def like_post_read(ctx: ToolContext) -> dict:
     """A read."""
     return {}
+
+
+def test_a_stand_in_is_declared_on_the_tool_that_can_serve_the_request() -> None:
+    """``stands_in_for`` names tools of the same server; ``stand_ins`` reads it backwards,
+    and ``problems()`` (the conformance kit's contract check) names a stand-in for a tool
+    the server does not offer."""
+    server = _server()
+
+    @server.tool(phrasings=["Show the first lines of {path}", "head {path}"])
+    def head(ctx: ToolContext, path: str) -> str:
+        """The first lines of a file.
+
+        Args:
+            path: The file, such as "notes.txt".
+        """
+        return path
+
+    @server.tool(stands_in_for="head", phrasings=["Show {path}", "cat {path}"])
+    def cat(ctx: ToolContext, path: str) -> str:
+        """The whole file.
+
+        Args:
+            path: The file, such as "notes.txt".
+        """
+        return path
+
+    assert server.tools["cat"].stands_in_for == ("head",)
+    assert server.stand_ins("head") == ["cat"] and server.stand_ins("cat") == []
+    assert not [p for p in server.problems() if "stands_in_for" in p]
+
+    @server.tool(stands_in_for=("head", "tail"), phrasings=["Lines of {path}", "sed {path}"])
+    def read_lines(ctx: ToolContext, path: str) -> str:
+        """Some lines of a file.
+
+        Args:
+            path: The file, such as "notes.txt".
+        """
+        return path
+
+    assert server.stand_ins("head") == ["cat", "read_lines"]
+    assert [p for p in server.problems() if "stands_in_for" in p] == [
+        "toy.read_lines: stands_in_for names ['tail'], which are not tools this server offers"
+    ]
+    with pytest.raises(TypeError, match="stands_in_for names the tool itself"):
+        build_tool_spec(head, stands_in_for=("head",))
+
+
+def test_out_of_scope_requests_are_kept_in_order_and_listed_once() -> None:
+    asks = ("Print my week.", "Sync with my phone.")
+    server = Server("toy", version="0", base=_Base, sampler=lambda ctx: None, out_of_scope=asks)
+    assert server.out_of_scope == asks and not server.problems()
+    twice = Server(
+        "toy", version="0", base=_Base, sampler=lambda ctx: None, out_of_scope=asks + asks[:1]
+    )
+    assert twice.problems() == ["toy: out_of_scope lists a request twice"]

@@ -96,6 +96,16 @@ def two_lists(task: Task) -> Task:
     return user(task, 1, "Then invite ana@example.com to the second event from that list.")
 
 
+def hidden_with_stand_in(task: Task) -> Task:
+    """An abstention turn asking what get_free_busy does, get_free_busy hidden, list_events offered."""
+    calendar = get_registry().get_server("calendar")
+    task["tools"] = [
+        t.qualified_name for t in calendar.visible_tools() if t.name != "get_free_busy"
+    ]
+    task["turns"].append({"user": "Am I free on 20 August?", "kind": "abstain", "steps": []})
+    return task
+
+
 SEEDED: dict[str, tuple[Callable[[Task], Task], str]] = {
     "some_placeholder": (lambda t: user(t, 1, "Then invite some email to the new event."), "some email"),
     "iso_datetime": (lambda t: user(t, 0, "Create Design review on cal_01 at 2026-08-15T15:00."), "2026-08-15T15:00"),
@@ -131,6 +141,7 @@ SEEDED: dict[str, tuple[Callable[[Task], Task], str]] = {
     "same_as_itself": (lambda t: user(t, 1, "Invite ana@example.com. Use the same category as the category."), "the same category as the category"),
     "clarify_with_independent": (clarify, "asks for calendar_id; independent: list_contacts()"),
     "stripped_enum_listed": (listed_enum, "calendar.add_reminder.method: email, popup still stated"),
+    "hidden_tool_stood_in": (hidden_with_stand_in, "calendar.get_free_busy hidden, calendar.list_events offered"),
 }  # fmt: skip
 
 
@@ -278,6 +289,7 @@ ISSUE_43_CLASSES = (
     "same_as_itself",
     "clarify_with_independent",
     "stripped_enum_listed",
+    "hidden_tool_stood_in",
 )
 """The classes the generator brings to zero (issue #43); raw enum tokens stay under 1%."""
 
@@ -300,6 +312,19 @@ def test_the_projects_own_2000_task_synthesis_has_none_of_the_flaws(tmp_path) ->
     )
     assert counts["raw_enum_token"] < 20, format_lint(report)
     assert not report.failed, format_lint(report)
+
+
+def test_removing_the_folder_a_call_made_undoes_it() -> None:
+    made = {
+        "id": "fs", "servers": ["filesystem"],
+        "turns": [{"user": "Make ~/drafts, then remove the empty folder ~/drafts.", "steps": [
+            step("s1", "mkdir", path="~/drafts"),
+            step("s2", "rmdir", ("s1",), path="/home/ana/drafts"),
+        ]}],
+    }  # fmt: skip
+    assert list(flags(made)) == ["inverse_write"]
+    made["turns"][0]["steps"][1]["depends_on"] = []  # another folder: nothing undone
+    assert flags(made) == {}
 
 
 def test_ending_what_a_call_made_undoes_it() -> None:

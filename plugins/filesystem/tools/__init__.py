@@ -31,8 +31,25 @@ from . import editing, listing, moving, navigation, reading
 from .fs import Fs, _kind
 from .nodes import Entry
 
+OUT_OF_SCOPE = (
+    "Mount the USB drive.",
+    "Compress the Documents folder into a zip file.",
+    "Open my notes in a text editor.",
+    "Restore the file I deleted last week from the trash.",
+    "Change the owner of my Documents folder to root.",
+    "Encrypt my Finance folder with a password.",
+    "Back up my home directory to the cloud.",
+    "Run the build script and show me the output.",
+    "Free up space by emptying the system cache.",
+    "Create a symbolic link to my projects folder on the desktop.",
+    "Show me which programs have files open in my home folder.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "filesystem",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).parents[1] / "tasks.jsonl",
     version="1.0.0",
     base=Base,

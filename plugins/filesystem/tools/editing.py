@@ -216,6 +216,7 @@ def touch(ctx: ToolContext, path: NewPath) -> Touched:
 
 
 @tool(
+    stands_in_for=("touch", "append_file", "replace_in_file", "insert_lines", "delete_lines"),
     writes=True,
     destructive=True,
     idempotent=True,
@@ -241,6 +242,7 @@ def write_file(ctx: ToolContext, path: NewPath, content: str) -> Written:
 
 
 @tool(
+    stands_in_for=("touch",),
     writes=True,
     returns="file",
     phrasings=["Append '{content}' to {path}", "Add the line '{content}' at the end of {path}"],

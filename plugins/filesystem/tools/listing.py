@@ -53,6 +53,7 @@ def _human(n: int) -> str:
 
 
 @tool(
+    stands_in_for=("exists",),
     returns="path",
     phrasings=["What's in {path}?", "List the files in {path}", "ls -l {path}"],
 )
@@ -83,6 +84,7 @@ def ls(
 
 
 @tool(
+    stands_in_for=("ls",),
     returns="path",
     phrasings=["Show the tree of {path}", "Show me the folder structure under {path}"],
     examples={"max_depth": [1, 2, 3]},
@@ -136,6 +138,7 @@ def tree(
 
 
 @tool(
+    stands_in_for=("exists",),
     returns="path",
     phrasings=["Show details of {path}", "When was {path} last modified?", "stat {path}"],
 )
@@ -189,6 +192,7 @@ def du(ctx: ToolContext, path: PathArg = ".", per_entry: bool = False) -> DiskUs
 
 
 @tool(
+    stands_in_for=("find_by_extension",),
     returns="path",
     phrasings=[
         "Find files named {name} under {path}",

@@ -170,6 +170,7 @@ def _move(fs: Fs, cmd: str, node: NodeRow, path: str, t: Target) -> None:
 
 
 @tool(
+    stands_in_for=("rename", "move_matching"),
     writes=True,
     idempotent=True,
     destructive=True,
@@ -305,6 +306,7 @@ def move_matching(
 
 
 @tool(
+    stands_in_for=("rmdir",),
     writes=True,
     inverse_of=("touch", "write_file"),
     destructive=True,

@@ -21,6 +21,7 @@ def pwd(ctx: ToolContext) -> Cwd:
 
 
 @tool(
+    stands_in_for=("pwd",),
     returns="directory",
     phrasings=["Who am I logged in as?", "What's my user name and home directory?"],
 )
@@ -36,6 +37,7 @@ def whoami(ctx: ToolContext) -> WhoAmI:
 
 
 @tool(
+    stands_in_for=("popd",),
     writes=True,
     returns="directory",
     phrasings=["Go to {path}", "cd into {path}", "Change directory to {path}"],
@@ -63,6 +65,7 @@ def cd(ctx: ToolContext, path: DirArg = "~") -> Cd:
 
 
 @tool(
+    stands_in_for=("cd",),
     writes=True,
     returns="directory",
     phrasings=["pushd {path}", "Remember where I am and go to {path}"],
@@ -103,13 +106,18 @@ def popd(ctx: ToolContext) -> Pushed:
     return {"cwd": fs.path(target), "stack": fs.stack()}
 
 
-@tool(returns="directory", phrasings=["Show the directory stack", "Which directories did I pushd?"])
+@tool(
+    stands_in_for=("pwd",),
+    returns="directory",
+    phrasings=["Show the directory stack", "Which directories did I pushd?"],
+)
 def dirs(ctx: ToolContext) -> Dirs:
     """Show the directory stack, current directory first, then the pushd entries (top first)."""
     return {"stack": [{"index": i, "path": p} for i, p in enumerate(Fs(ctx).stack())]}
 
 
 @tool(
+    stands_in_for=("pwd",),
     returns="path",
     phrasings=["What is the full path of {path}?", "Resolve {path} to an absolute path"],
 )

@@ -40,7 +40,11 @@ from .results import (
 GREP_WORDS = ["TODO", "ERROR", "import", "Attendees", "password", "def ", "WARNING"]
 
 
-@tool(returns="file", phrasings=["Show me {path}", "What does {path} say?", "cat {path}"])
+@tool(
+    stands_in_for=("head", "tail", "read_lines"),
+    returns="file",
+    phrasings=["Show me {path}", "What does {path} say?", "cat {path}"],
+)
 def cat(ctx: ToolContext, path: FileArg) -> FileText:
     """Print the whole content of a file.
 
@@ -52,6 +56,7 @@ def cat(ctx: ToolContext, path: FileArg) -> FileText:
 
 
 @tool(
+    stands_in_for=("read_lines",),
     returns="file",
     phrasings=["Show the first {lines} lines of {path}", "head {path}"],
     examples={"lines": [5, 10, 20]},
@@ -86,6 +91,7 @@ def tail(ctx: ToolContext, path: FileArg, lines: LineCount = 10) -> Excerpt:
 
 
 @tool(
+    stands_in_for=("head", "tail"),
     returns="file",
     phrasings=["Show lines {start} to {end} of {path}", "Print line {start} of {path}"],
     examples={"start": [1, 2, 5, 10], "end": [5, 10, 20]},

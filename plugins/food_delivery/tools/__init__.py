@@ -53,8 +53,25 @@ from .queries import (
     ZONE_RESTAURANTS,
 )
 
+OUT_OF_SCOPE = (
+    "Track the courier's location on a map.",
+    "Call the restaurant and ask whether the curry has nuts.",
+    "Pay for the order with PayPal.",
+    "Apply my student discount.",
+    "Add a new restaurant to the app.",
+    "Change the restaurant's opening hours.",
+    "Give the courier a bonus for the rain.",
+    "Subscribe me to free delivery for a year.",
+    "Recommend a wine to go with my order.",
+    "Schedule an order for next Friday at noon.",
+    "Show me the calories of everything on the menu.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "food_delivery",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).parents[1] / "tasks.jsonl",
     version="1.0.0",
     base=Base,

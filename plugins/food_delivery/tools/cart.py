@@ -294,6 +294,7 @@ def add_to_cart(
 
 
 @tool(
+    stands_in_for=("clear_cart",),
     writes=True,
     inverse_of="add_to_cart",
     destructive=True,

@@ -55,8 +55,25 @@ from .queries import (
     VARIANTS,
 )
 
+OUT_OF_SCOPE = (
+    "Gift-wrap my order.",
+    "Track the delivery van on a map.",
+    "Price-match the headphones with another shop.",
+    "Create a wish list for my birthday.",
+    "Change the email address on my account.",
+    "Chat with a customer service agent.",
+    "Reserve this item in a store near me.",
+    "Pay in four instalments.",
+    "Write a review for the headphones I bought.",
+    "Notify me when the blue sneakers are back in stock.",
+    "Add a product to the catalog.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "shopping",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).parents[1] / "tasks.jsonl",
     version="1.0.0",
     base=Base,

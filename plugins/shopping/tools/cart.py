@@ -271,6 +271,7 @@ def _cart_item(ctx: ToolContext, c: Any, v: Any) -> Any:
 
 
 @tool(
+    stands_in_for=("remove_from_cart",),
     writes=True,
     idempotent=True,
     returns=("variant", "customer", "coupon"),

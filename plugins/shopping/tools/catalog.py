@@ -158,6 +158,7 @@ def search_products(
 
 
 @tool(
+    stands_in_for=("check_availability",),
     returns=("product", "variant", "category"),
     phrasings=[
         "Show me product {product_id}",

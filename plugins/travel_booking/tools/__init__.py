@@ -62,8 +62,25 @@ from .queries import (
     UPCOMING_STAYS,
 )
 
+OUT_OF_SCOPE = (
+    "Check me in for my flight.",
+    "Add a checked bag to my booking.",
+    "Order a vegetarian meal on the flight.",
+    "Rent a car at the airport.",
+    "Apply for a visa for this trip.",
+    "Buy travel insurance for the itinerary.",
+    "Upgrade me with my miles.",
+    "Book airport lounge access.",
+    "Request wheelchair assistance at the gate.",
+    "What's the weather in the destination this week?",
+    "Print my boarding pass.",
+)
+"""Requests a user of this server might make that no tool (of any server) serves:
+synthesis asks them in abstention turns."""
+
 server = Server(
     "travel_booking",
+    out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).parents[1] / "tasks.jsonl",
     version="1.0.0",
     base=Base,
