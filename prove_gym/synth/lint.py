@@ -412,6 +412,10 @@ def _undoes(task: LintTask, a: Step, b: Step) -> str | None:
         declared = _inverse_tools(task, a.name, b.name)
         if declared is False:
             return None
+        if declared and a.id in b.depends_on and not _ends(task, a):
+            # the inverse took what the first call made or changed (``mkdir ~/drafts``, then
+            # ``rmdir`` of the path it answered): the same target, however it is spelled
+            return f"{a.call()} then {b.call()}"
         if declared is None:
             (va, oa), (vb, ob) = _verb_object(a.name), _verb_object(b.name)
             if va in MAKE_VERBS and vb in DESTROY_VERBS and a.id in b.depends_on:

@@ -369,6 +369,7 @@ def test_declared_inverses_catch_what_the_name_rules_miss() -> None:
     }  # fmt: skip
     assert list(flags(files)) == ["inverse_write"]
     files["turns"][0]["steps"][1]["arguments"]["path"] = "/tmp/b.txt"  # another file
+    files["turns"][0]["steps"][1]["depends_on"] = []  # (a dependency: the path came from s1)
     assert flags(files) == {}
     trade = {
         "id": "trade", "servers": ["trading"],
