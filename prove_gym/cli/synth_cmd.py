@@ -90,7 +90,7 @@ def add_parser(sub: Any) -> None:
         type=int,
         default=d.state_blocks,
         help="consecutive blocks of a server that share their fresh states (default 1: "
-        "each its own; N samples about N times fewer states, each costing about 55 ms of CPU)",
+        "each its own; N samples about N times fewer states, each costing about 60 ms of CPU)",
     )
     g.add_argument(
         "--sizes",

@@ -43,9 +43,9 @@ class SynthConfig:
             still splits into train and test by many states). 1 (the default) gives
             every block states of its own: 1,000 tasks see over 250 distinct initial
             states. Sampling a state, hashing it and listing its entities costs about
-            55 ms of CPU, as much as five kept tasks, so raising this trades states for
-            speed in a large run (a 13.5K-task run samples about one state per block
-            after its first eight per server). Not in the paper.
+            60 ms of CPU, as much as five kept tasks, so raising this trades states for
+            speed: N samples about N times fewer states after a server's first
+            :data:`OWN_STATE_BLOCKS` blocks. Not in the paper.
         sizes: State sizes the block states are drawn from (``size`` overrides).
         test_fraction: Share of tasks held out for ``test.jsonl``, by initial state so that
             no test state is seen in training: the last ``ceil(f·pool)`` seeds of the pool
