@@ -8,13 +8,20 @@
 - baseline "sample": chain sampling alone (graph walk, no state): chains per second.
 - calls/task: tool calls synthesis executed per kept task (attempts, repairs,
   dropped candidates and the replay included); the gold calls per task beside it.
-- end to end: wall time of ``prove-gym synth --servers all --n N`` in a fresh process
-  (imports, template sampling and entity listing included), per worker count.
+- end to end: ``prove-gym synth --servers all --n N`` in a fresh process (imports,
+  template sampling and entity listing included), per worker count, ``--repeat`` times:
+  the median of its CPU-seconds (user + sys of the process and its workers), validated
+  tasks per CPU-second and distinct initial states ``(server, seed, size)`` per 1,000
+  tasks. Beside it, two baselines measured in this process: *start-up* (a fresh
+  process that imports prove_gym and loads every plugin, nothing else) and *states*
+  (sampling the run's own distinct states again, with the state hash and the entity
+  listing synthesis takes of each): what the run would cost if its tasks were free.
 
-Run: ``python benchmarks/bench_synth.py [--servers all] [--n-per-server 60] [--full-n 2500]
-[--workers 1,2] [--skip-full]``. Target (issue #6): >= 100 validated tasks/s per core.
-The machine's load average is printed: on a shared machine wall times stretch, CPU
-times much less.
+Run: ``python benchmarks/bench_synth.py [--servers all] [--n-per-server 60] [--full-n 1000]
+[--workers 1,2] [--repeat 3] [--skip-full] [--skip-servers]``. Targets (issue #43): at
+``--full-n 1000``, >= 250 distinct states per 1,000 tasks and >= 70 validated tasks per
+CPU-second. The machine's load average is printed: on a shared machine wall times
+stretch, CPU times much less.
 """
 
 from __future__ import annotations
@@ -23,15 +30,20 @@ import argparse
 import json
 import os
 import random
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import prove_gym
+from prove_gym.server.session import Session
 from prove_gym.synth import SynthConfig, build_graph, synthesize
 from prove_gym.synth.chains import ChainSampler
+from prove_gym.synth.grounding import EntityIndex
 
 
 def measure_server(server: str, n: int, state_seeds: int) -> dict[str, float]:
@@ -46,7 +58,7 @@ def measure_server(server: str, n: int, state_seeds: int) -> dict[str, float]:
     gold = sum(len(t.steps) for t in tasks)
 
     srv = prove_gym.get_server(server)
-    sessions = {}
+    sessions: dict[int, Session] = {}
     wall0, cpu0 = time.perf_counter(), time.process_time()
     for task in tasks:
         session = sessions.get(task.seed)
@@ -86,7 +98,10 @@ def measure_server(server: str, n: int, state_seeds: int) -> dict[str, float]:
     }
 
 
-def end_to_end(n: int, workers: int, state_seeds: int) -> tuple[float, int, list[str]]:
+def end_to_end(n: int, workers: int, state_seeds: int) -> dict[str, Any]:
+    """One fresh ``prove-gym synth --servers all --n n`` run: its CPU-seconds (user + sys of
+    the process and its workers, from ``RUSAGE_CHILDREN``), wall time, tasks, distinct
+    states and unused tools."""
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [
             sys.executable,
@@ -105,14 +120,57 @@ def end_to_end(n: int, workers: int, state_seeds: int) -> tuple[float, int, list
             str(state_seeds),
             "--no-progress",
         ]
+        cpu0 = _children_cpu()
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         wall = time.perf_counter() - t0
+        cpu = _children_cpu() - cpu0
         if proc.returncode not in (0, 1):
             raise RuntimeError(proc.stderr[-2000:])
         report = json.loads((Path(tmp) / "report.json").read_text())
+        states = sorted(
+            {
+                (t["servers"][0], t["seed"], t["size"])
+                for split in ("train", "test")
+                for t in map(json.loads, (Path(tmp) / f"{split}.jsonl").read_text().splitlines())
+            }
+        )
         unused = [f"{s}.{t}" for s, ts in report["unused_tools"].items() for t in ts]
-        return wall, report["totals"]["tasks"], unused
+        return {
+            "cpu": cpu,
+            "wall": wall,
+            "tasks": report["totals"]["tasks"],
+            "test": report["totals"]["test"],
+            "states": states,
+            "unused": unused,
+        }
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def startup_cpu() -> float:
+    """CPU-seconds of a fresh process that imports prove_gym and loads every plugin."""
+    cpu0 = _children_cpu()
+    code = "import prove_gym; prove_gym.get_registry().servers"
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return _children_cpu() - cpu0
+
+
+def states_cpu(states: list[tuple[str, int, int]]) -> float:
+    """CPU-seconds of building ``states`` from scratch as synthesis does for each: the
+    sampler, the state hash and the entity listing (the registry already loaded)."""
+    registry = prove_gym.get_registry()
+    cpu0 = time.process_time()
+    for server, seed, size in states:
+        srv = registry.get_server(server)
+        template = srv.sample(seed, size)
+        template.canonical_hash(srv.base.metadata)
+        with Session(srv, template) as session:
+            EntityIndex.of(session)
+    return time.process_time() - cpu0
 
 
 def main() -> None:
@@ -120,14 +178,23 @@ def main() -> None:
     ap.add_argument("--servers", default="all")
     ap.add_argument("--n-per-server", type=int, default=60)
     ap.add_argument("--state-seeds", type=int, default=10)
-    ap.add_argument("--full-n", type=int, default=2500)
+    ap.add_argument("--full-n", type=int, default=1000)
     ap.add_argument("--workers", default="1,2", help="worker counts for the end-to-end runs")
-    ap.add_argument("--skip-full", action="store_true")
+    ap.add_argument("--repeat", type=int, default=3, help="end-to-end runs per worker count")
+    ap.add_argument("--skip-full", action="store_true", help="no end-to-end runs")
+    ap.add_argument("--skip-servers", action="store_true", help="no per-server table")
     args = ap.parse_args()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
+    if not args.skip_servers:
+        per_server(args)
+    if not args.skip_full:
+        full_runs(args)
+
+
+def per_server(args: argparse.Namespace) -> None:
     servers = (
         list(prove_gym.get_registry().servers) if args.servers == "all" else args.servers.split(",")
     )
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
     head = (
         f"{'server':<14} {'tasks':>5} {'kept':>5} {'valid/s wall':>12} {'valid/s cpu':>11} "
         f"{'exec/s cpu':>10} {'sample/s':>9} {'calls/task':>10} {'gold/task':>9}"
@@ -158,16 +225,40 @@ def main() -> None:
         f"same gold chains once, with nothing else, runs at {total / execute:.1f}/s: the bare "
         f"tool calls of the kept tasks are {execute / cpu:.0%} of synthesis time."
     )
-    if args.skip_full:
-        return
-    print(f"\nend to end: prove synth --servers all --n {args.full_n} (fresh process)")
+
+
+def full_runs(args: argparse.Namespace) -> None:
+    n = args.full_n
+    print(
+        f"\nend to end: prove-gym synth --servers all --n {n} (fresh process; medians of "
+        f"{args.repeat} runs)"
+    )
+    states: list[tuple[str, int, int]] = []
     for workers in [int(w) for w in args.workers.split(",")]:
-        wall, n, unused = end_to_end(args.full_n, workers, args.state_seeds)
-        note = f"unused tools: {', '.join(unused)}" if unused else "every tool used"
+        runs = [end_to_end(n, workers, args.state_seeds) for _ in range(args.repeat)]
+        cpu = statistics.median(r["cpu"] for r in runs)
+        wall = statistics.median(r["wall"] for r in runs)
+        run = runs[0]  # every run writes the same bytes
+        states = run["states"]
+        per_1000 = 1000 * len(states) / run["tasks"]
+        unused = run["unused"]
+        more = f" and {len(unused) - 5} more" if len(unused) > 5 else ""
+        note = f"unused tools: {', '.join(unused[:5])}{more}" if unused else "every tool used"
         print(
-            f"  --workers {workers}: {wall:6.1f} s wall, {n} tasks, {n / wall:.1f} tasks/s; {note}",
+            f"  --workers {workers}: {cpu:6.1f} CPU-s ({wall:.1f} s wall), {run['tasks']} tasks "
+            f"({run['test']} test): {run['tasks'] / cpu:.1f} validated tasks per CPU-second; "
+            f"{len(states)} distinct states ({per_1000:.0f} per 1,000 tasks); {note}",
             flush=True,
         )
+    startup = statistics.median(startup_cpu() for _ in range(args.repeat))
+    built = states_cpu(states)
+    print(
+        f"  baselines: start-up (import, load the plugins) {startup:.1f} CPU-s; building the "
+        f"run's {len(states)} states (sample, hash, list entities) {built:.1f} CPU-s, "
+        f"{1000 * built / max(1, len(states)):.0f} ms each. With its tasks free, a run would "
+        f"do {n / (startup + built):.0f} tasks per CPU-second."
+    )
+    print("  targets (issue #43): >= 250 states per 1,000 tasks, >= 70 tasks per CPU-second")
 
 
 if __name__ == "__main__":

@@ -41,10 +41,11 @@ class SynthConfig:
         state_blocks: Blocks that share the same block states, after a server's first
             :data:`OWN_STATE_BLOCKS` (which have states of their own, so a small run
             still splits into train and test by many states). 1 (the default) gives
-            every block states of its own: a 13.5K-task run sees over 1,000 distinct
-            initial states. Sampling a state and listing its entities costs as much
-            as a dozen kept tasks, so 4 cuts a 13.5K-task run's CPU by a third, for
-            about 400 states. Not in the paper.
+            every block states of its own: 1,000 tasks see over 250 distinct initial
+            states. Sampling a state, hashing it and listing its entities costs about
+            60 ms of CPU, as much as five kept tasks, so raising this trades states for
+            speed: N samples about N times fewer states after a server's first
+            :data:`OWN_STATE_BLOCKS` blocks. Not in the paper.
         sizes: State sizes the block states are drawn from (``size`` overrides).
         test_fraction: Share of tasks held out for ``test.jsonl``, by initial state so that
             no test state is seen in training: the last ``ceil(f·pool)`` seeds of the pool
@@ -100,7 +101,9 @@ class SynthConfig:
         block_size: Candidate conversations per unit of work. Output does not depend on
             the number of workers because blocks, not workers, own the randomness. Each
             block samples its own states (``block_states``), so smaller blocks mean more
-            distinct states for the same tasks: 25 gives a 13.5K-task run over 1,000.
+            distinct states for the same tasks: with 7 (the default) about one kept task
+            in four starts from a state of its own (over 250 per 1,000 tasks); 25 gave
+            about 100. Not in the paper.
         view_lag: A block starts from what the collector had kept from every block of
             its server but the ``view_lag - 1`` right before it
             (:class:`~prove_gym.synth.generate.View`): it skips the mix kinds already
@@ -151,7 +154,7 @@ class SynthConfig:
     dedup_threshold: float = 0.70
     dedup: str = "calls"
     max_attempts: int = 3
-    block_size: int = 25
+    block_size: int = 7
     view_lag: int = 2
     workers: int = 1
     writer: str = "template"
