@@ -261,7 +261,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
 
-    try:  # not before: a stdio server does without Starlette and the SDK's HTTP modules
+    try:  # here, not above: a stdio server never imports the HTTP transport
         from prove_gym.mcp.transports import http_app
     except ImportError as exc:
         print(_unavailable_message(_import_problem(exc)), file=sys.stderr)

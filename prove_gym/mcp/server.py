@@ -86,9 +86,10 @@ class ProveMCPServer(LowLevelServer[_ConnectionScope]):
         offload: Run each tool call in a worker thread instead of inline on the
             event loop (see ``docs/mcp.md``: inline is faster for these
             sub-millisecond calls, and keeps one session's calls in order).
-        lazy: Sample the state and open a stdio or in-process session's copy at its
-            first tool call, instead of when the server is built and its lifespan
-            starts: ``initialize`` is then answered before anything is sampled (what
+        lazy: Build the ``tools/list`` answer at the first ``tools/list``, and sample the
+            state and open a stdio or in-process session's copy at its first tool call,
+            instead of when the server is built and its lifespan starts: ``initialize`` is
+            then answered before any of it is done (what
             :func:`~prove_gym.mcp.stdio.serve_stdio` does, for the client that launched it).
 
     Example::
@@ -134,9 +135,9 @@ class ProveMCPServer(LowLevelServer[_ConnectionScope]):
                         "serve these servers with prefix=True"
                     )
                 self.routes[name] = ToolRoute(server.name, spec)
-        # What tools/list answers, built at the first tools/list (each tool's input and
-        # output schema is pydantic's work, which initialize does not need).
-        self._listed: types.ListToolsResult | None = None
+        # What tools/list answers (each tool's input and output schema is pydantic's work,
+        # which initialize does not need): built now, or lazily at the first tools/list.
+        self._listed = None if lazy else self._listing()
         if not lazy:
             for server in group:
                 server.template(seed, size)  # sample now, so opening a session is only a copy
@@ -164,17 +165,20 @@ class ProveMCPServer(LowLevelServer[_ConnectionScope]):
         """The MCP name of ``server``'s ``tool`` on this MCP server."""
         return f"{server}{PREFIX_SEPARATOR}{tool}" if self.prefixed else tool
 
+    def _listing(self) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                mcp_tool(route.spec, name)
+                for name, route in self.routes.items()
+                if not route.spec.hidden
+            ]
+        )
+
     @property
     def _tools(self) -> types.ListToolsResult:
-        """The ``tools/list`` result, built on first use."""
+        """The ``tools/list`` result (built at the first use when ``lazy``)."""
         if self._listed is None:
-            self._listed = types.ListToolsResult(
-                tools=[
-                    mcp_tool(route.spec, name)
-                    for name, route in self.routes.items()
-                    if not route.spec.hidden
-                ]
-            )
+            self._listed = self._listing()
         return self._listed
 
     @property
