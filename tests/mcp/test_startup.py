@@ -33,7 +33,7 @@ async def test_a_lazy_server_samples_at_the_first_call_and_answers_as_an_eager_o
         assert lazy.store.active == 0  # connected and initialized: nothing opened yet
         assert calendar.template(UNSAMPLED) is not None  # (sampled here, by this test)
         calendar.forget(UNSAMPLED)
-        listed = [t.name for t in (await client.list_tools()).tools]
+        listed = (await client.list_tools()).tools
         assert lazy.store.active == 0
         lazy_results = [await client.call_tool(n, a) for n, a in calls]
         assert lazy.store.active == 1
@@ -44,7 +44,10 @@ async def test_a_lazy_server_samples_at_the_first_call_and_answers_as_an_eager_o
         assert eager.store.active == 1
         eager_results = [await client.call_tool(n, a) for n, a in calls]
         eager_hash = await client.call_tool(STATE_HASH_TOOL, {})
-    assert listed == [t.name for t in eager.tools] == [t.name for t in calendar.visible_tools()]
+    async with Client(eager) as client:
+        eager_listed = (await client.list_tools()).tools
+    assert [t.model_dump() for t in listed] == [t.model_dump() for t in eager_listed]
+    assert [t.name for t in listed] == [t.name for t in calendar.visible_tools()]
     assert [r.model_dump() for r in lazy_results] == [r.model_dump() for r in eager_results]
     assert lazy_hash.structured_content == eager_hash.structured_content
 
