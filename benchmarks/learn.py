@@ -47,28 +47,40 @@ sys.path.insert(0, str(ROOT))
 STAGES = ("before SFT", "after SFT", "after GRPO")
 
 
-def _gold_fits(task: Any, tokenizer: Any, budget: int) -> bool | None:
-    """Whether the gold conversation after the prompt fits ``budget`` tokens (``None``: the
-    gold does not earn its full reward, so the task has no gold conversation)."""
+def _gold_fits(task: Any, tokenizer: Any, budget: int, turn_budget: int) -> bool | None:
+    """Whether the gold conversation after the prompt fits ``budget`` tokens and each of its
+    assistant messages fits ``turn_budget`` (the rollout's per-turn cap), so that a policy
+    that writes the gold could play it whole (``None``: the gold does not earn its full
+    reward, so the task has no gold conversation)."""
     from prove_gym.training import sft_rows
 
     rows = sft_rows([task])
     if not rows:
         return None
     messages, tools = rows[0]["messages"], rows[0]["tools"]
-    prompt = tokenizer.apply_chat_template(
-        messages[:2], tools=tools, tokenize=False, add_generation_prompt=True
+
+    def tokens(upto: int, generation_prompt: bool) -> int:
+        text = tokenizer.apply_chat_template(
+            messages[:upto], tools=tools, tokenize=False, add_generation_prompt=generation_prompt
+        )
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    n_prompt = tokens(2, True)
+    if tokens(len(messages), False) - n_prompt > budget:
+        return False
+    return all(
+        tokens(i + 1, False) - tokens(i, True) <= turn_budget
+        for i, m in enumerate(messages)
+        if m["role"] == "assistant"
     )
-    full = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
-    n_prompt = len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
-    n_full = len(tokenizer(full, add_special_tokens=False)["input_ids"])
-    return n_full - n_prompt <= budget
 
 
-def _fitting(tasks: list[Any], tokenizer: Any, budget: int, counts: Counter[str]) -> list[Any]:
+def _fitting(
+    tasks: list[Any], tokenizer: Any, budget: int, turn_budget: int, counts: Counter[str]
+) -> list[Any]:
     kept = []
     for task in tasks:
-        fits = _gold_fits(task, tokenizer, budget)
+        fits = _gold_fits(task, tokenizer, budget, turn_budget)
         counts["no full-reward gold" if fits is None else ("fits" if fits else "over the cap")] += 1
         if fits:
             kept.append(task)
@@ -295,20 +307,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chain-length", default="1-3", help="gold calls per task (synth)")
     p.add_argument("--turns", default="1-2", help="user turns per task (synth)")
     p.add_argument("--extra-tools", type=int, default=1, help="tools offered beyond the gold ones")
-    p.add_argument("--sft-per-server", type=int, default=8, help="SFT tasks per server")
+    p.add_argument("--sft-per-server", type=int, default=30, help="SFT tasks per server")
     p.add_argument("--grpo-per-server", type=int, default=8, help="GRPO tasks per server")
-    p.add_argument("--test-per-server", type=int, default=8, help="held-out tasks per server")
+    p.add_argument("--test-per-server", type=int, default=16, help="held-out tasks per server")
     p.add_argument("--sft-epochs", type=float, default=1.0)
-    p.add_argument("--sft-lr", type=float, default=1e-4)
+    p.add_argument("--sft-lr", type=float, default=2e-4)
+    p.add_argument("--sft-batch", type=int, default=4, help="SFT rows per optimizer step")
     p.add_argument("--grpo-steps", type=int, default=6)
     p.add_argument("--group", type=int, default=4)
     p.add_argument("--prompts-per-step", type=int, default=1)
     p.add_argument("--grpo-lr", type=float, default=5e-6)
     p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto")
     p.add_argument("--precision", choices=["auto", "bf16", "fp32"], default="auto")
-    p.add_argument("--threads", type=int, default=2, help="torch CPU threads")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=2,
+        help="torch CPU threads (1 where other processes share the cores: threads that "
+        "wait on each other stall when one is descheduled)",
+    )
     p.add_argument("--max-total-tokens", type=int, default=1024)
-    p.add_argument("--max-turn-tokens", type=int, default=96)
+    p.add_argument("--max-turn-tokens", type=int, default=160)
     p.add_argument(
         "--slack-tokens",
         type=int,
@@ -394,12 +413,16 @@ def main(argv: list[str] | None = None) -> int:
     for server in servers:
         narrowed = restrict_tools(load("train.jsonl"), server, extra=args.extra_tools)
         need = args.sft_per_server + args.grpo_per_server
-        fitting = _fitting(narrowed[: need * 2], tokenizer, budget, fit_counts["train"])
+        fitting = _fitting(
+            narrowed[: need * 3], tokenizer, budget, args.max_turn_tokens, fit_counts["train"]
+        )
         train += fitting[:need]
         test += held_out(
             restrict_tools(test_all, server, extra=args.extra_tools),
             args.test_per_server,
-            lambda t: bool(_fitting([t], tokenizer, budget, fit_counts["test"])),
+            lambda t: bool(
+                _fitting([t], tokenizer, budget, args.max_turn_tokens, fit_counts["test"])
+            ),
         )
     train_seeds = {(t.server, t.seed) for t in train}
     test = [t for t in test if (t.server, t.seed) not in train_seeds]
@@ -459,6 +482,7 @@ def main(argv: list[str] | None = None) -> int:
         model=(lm, tokenizer),
         epochs=args.sft_epochs,
         learning_rate=args.sft_lr,
+        batch_size=args.sft_batch,
         device=device,
         seed=args.seed,
     )

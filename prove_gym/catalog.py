@@ -90,13 +90,15 @@ def _rows(registry: Registry) -> list[dict[str, Any]]:
                 "server": name,
                 "version": server.version,
                 "tools": [[t.name, bool(t.writes)] for t in tools],
+                "env_ids": server.env_ids,
             }
         )
     return rows
 
 
 def server_catalog(*, cache: bool = True) -> list[dict[str, Any]]:
-    """Every installed server: ``{"server", "version", "tools": [[name, writes], ...]}``.
+    """Every installed server: ``{"server", "version", "tools": [[name, writes], ...],
+    "env_ids": ["prove/<server>-v0", ...]}``.
 
     Read from the cache when its fingerprint matches, else built from the loaded registry
     (and cached). Servers are in the registry's order (by name), tools in their order.

@@ -85,9 +85,11 @@ def episode_instructions(
     registry = registry or get_registry()
     parts = [instructions or DEFAULT_INSTRUCTIONS]
     for name in task.servers:
-        extra = registry.get_server(name).instructions
-        if extra:
-            parts.append(extra)
+        server = registry.get_server(name)
+        parts.append(server.instructions)
+        played = task.env_version(name)  # the rules of every version up to the one played
+        parts += [v.instructions for n, v in server.env_versions.items() if n <= played]
+    parts = [p for p in parts if p]
     if task.system:
         parts.append(task.system)
     return "\n\n".join(parts)

@@ -195,13 +195,29 @@ class Registry:
             raise KeyError(f"server {server_name!r} has no tool {tool_name!r}")
         return server.tools[tool_name]
 
-    def tasks(self, server: str) -> list[Task]:
+    def tasks(self, server: str, env_version: int = 0) -> list[Task]:
         """Hand-written tasks for ``server``, sorted by id (may be empty).
 
         The server's own ``tasks_file`` and whatever plugins add through
         ``prove_gym_tasks``. Sorted so that an env drawing a task with its
         seeded RNG draws the same task whatever order the plugins loaded in.
+        With ``env_version``, that version's own tasks when it declares a
+        ``tasks_file`` (:class:`~prove_gym.server.base.EnvVersion`), else these.
         """
+        version = self.get_server(server).env_versions.get(env_version) if env_version else None
+        if env_version and version is None:
+            raise ValueError(
+                f"{server} has no env version {env_version}; its ids: "
+                f"{self.get_server(server).env_ids}"
+            )
+        if version is not None and version.tasks_file is not None:
+            from prove_gym.task import load_tasks
+
+            key = f"{server}-v{env_version}"
+            with self._lock:
+                if key not in self._tasks:
+                    self._tasks[key] = sorted(load_tasks(version.tasks_file), key=lambda t: t.id)
+                return self._tasks[key]
         with self._lock:
             if server not in self._tasks:
                 srv = self.get_server(server)

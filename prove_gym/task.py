@@ -156,6 +156,10 @@ class Task(BaseModel):
         system: Extra system-prompt text.
         final_state_hash: State hash after replaying all gold steps (set by synthesis).
         meta: Free-form provenance (generator, chain, knobs applied).
+        env_versions: The env version each server plays, by name, where it is not ``-v0``
+            (``{"trading": 1}``: ``prove/trading-v1``'s tool behaviour). The gold and
+            ``final_state_hash`` are recorded under these versions; an env of another
+            version refuses the task.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -171,9 +175,25 @@ class Task(BaseModel):
     system: str | None = None
     final_state_hash: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
+    env_versions: dict[str, int] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _omit_v0(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # a task of -v0 servers only is written as before: datasets keep their bytes
+        data: dict[str, Any] = handler(self)
+        if not data.get("env_versions"):
+            data.pop("env_versions", None)
+        return data
+
+    def env_version(self, server: str) -> int:
+        """The env version ``server`` plays in this task (0: ``-v0``)."""
+        return self.env_versions.get(server, 0)
 
     @model_validator(mode="after")
     def _check_steps(self) -> Task:
+        for name, number in self.env_versions.items():
+            if number < 0:
+                raise ValueError(f"task {self.id!r}: env version of {name!r} must be >= 0")
         seen: set[str] = set()
         attempts: set[str] = set()
         for turn in self.turns:

@@ -147,6 +147,9 @@ still pay the gold its state reward."""
 class Workspace:
     """Isolated sessions for the servers a task touches, and its offered tools.
 
+    Each session plays the env version the task names for its server
+    (``task.env_versions``; ``-v0`` where it names none).
+
     The task's own servers (``task.servers``) get a session at once. A server that
     only lends the task distractor tools gets one the first time one of its tools is
     called (:meth:`session`): most episodes never call one, and its state is then
@@ -184,6 +187,12 @@ class Workspace:
                     f"server {server.name!r} does not have"
                     + (f" (did you mean {near[0]!r}?)" if near else "")
                 )
+        for name, number in task.env_versions.items():
+            if number and number not in self.registry.get_server(name).env_versions:
+                raise TaskError(
+                    f"task {task.id!r} plays env version {number} of {name!r}, which declares "
+                    f"{self.registry.get_server(name).env_ids}"
+                )
         self.sessions = {}
         for name in task.servers:
             self.session(name)
@@ -199,7 +208,9 @@ class Workspace:
             if server not in self.servers:
                 raise KeyError(f"task {self.task.id!r} has no server {server!r}")
             task = self.task
-            found = self.registry.get_server(server).session(task.seed, task.size)
+            found = self.registry.get_server(server).session(
+                task.seed, task.size, env_version=task.env_version(server)
+            )
             self.sessions[server] = found
         return found
 

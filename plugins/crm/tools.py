@@ -20,6 +20,7 @@ from pydantic import Field
 from sqlalchemy import bindparam, case, exists, func, select
 
 from prove_gym.server import (
+    Bound,
     Conflict,
     Entity,
     InvalidArgument,
@@ -918,16 +919,35 @@ PEOPLE = [
 COMPANIES = ["Lumen Analytics", "Northpeak Logistics", "Cedar Health Partners", "Ironleaf Foods"]
 
 
-def _new_email(ctx: ToolContext, rng: random.Random) -> str:
-    first, last, _ = rng.choice(PEOPLE)
-    domain = rng.choice(["lumenanalytics.com", "northpeak.io", "cedarhealth.org"])
-    taken = set(ctx.sql.scalars(CONTACT_EMAILS))
-    taken |= set(ctx.sql.scalars(LEAD_EMAILS))
-    n = 1
-    address = f"{first}.{last}@{domain}".lower()
+def company_domain(company: str) -> str:
+    """The web domain a company's staff write from: its name's letters and digits.
+
+    >>> company_domain("Cedar Health Partners"), company_domain("O'Brien & Sons, Inc.")
+    ('cedarhealthpartners.com', 'obriensonsinc.com')
+    """
+    slug = "".join(ch for ch in company.casefold() if ch.isascii() and ch.isalnum())
+    return f"{slug or 'example'}.com"
+
+
+def _person_email(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The work address of the person the call names, at the company it names (the
+    account's, or ``company``): ``first.last@company.com``, numbered when taken."""
+    first, last = bound.args.get("first_name"), bound.args.get("last_name")
+    if not first or not last:
+        return None
+    company = bound.args.get("company")
+    if company is None and "account_id" in bound.args:
+        account = ctx.sql.first(ACCOUNT, id=str(bound.args["account_id"]))
+        company = account.name if account is not None else None
+    if not company:
+        return None
+    local = ".".join("".join(ch for ch in str(n).casefold() if ch.isalnum()) for n in (first, last))
+    domain = company_domain(str(company))
+    taken = set(ctx.sql.scalars(CONTACT_EMAILS)) | set(ctx.sql.scalars(LEAD_EMAILS))
+    address, n = f"{local}@{domain}", 1
     while address in taken:
         n += 1
-        address = f"{first}.{last}{n}@{domain}".lower()
+        address = f"{local}{n}@{domain}"
     return address
 
 
@@ -1274,10 +1294,10 @@ def create_account(
     examples={
         "first_name": [p[0] for p in PEOPLE],
         "last_name": [p[1] for p in PEOPLE],
-        "email": _new_email,
         "title": [p[2] for p in PEOPLE],
         "phone": ["+1-312-555-0142", "+44 20 7946 0958"],
     },
+    values={"email": _person_email},
 )
 def create_contact(
     ctx: ToolContext,
@@ -1325,10 +1345,10 @@ def create_contact(
     examples={
         "first_name": [p[0] for p in PEOPLE],
         "last_name": [p[1] for p in PEOPLE],
-        "email": _new_email,
         "company": COMPANIES,
         "title": [p[2] for p in PEOPLE],
     },
+    values={"email": _person_email},
 )
 def create_lead(
     ctx: ToolContext,

@@ -21,6 +21,7 @@ from pydantic import Field
 from sqlalchemy import bindparam, func, select
 
 from prove_gym.server import (
+    Bound,
     Entity,
     InvalidArgument,
     PermissionDenied,
@@ -631,6 +632,27 @@ NEW_TITLES = [
     "Herman Miller Aeron chair",
 ]
 PRICES = [15, "24.99", 60, 125, "349.00", 800]
+
+
+def _bid_for_listing(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A bid a buyer would place on the auction: its minimum bid, or one to three
+    increments above it (None: no running auction to bid on)."""
+    lst = ctx.sql.first(LISTING, id=str(bound.args.get("listing_id", "")))
+    if lst is None or lst.format != "auction" or not _running(ctx, lst):
+        return None
+    return str(minimum_bid(lst) + lst.min_increment * rng.choice([0, 0, 1, 2, 3]))
+
+
+def _offer_for_listing(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """An offer a buyer would make on the fixed-price listing: 70-90% of its price
+    (None: not a fixed-price listing)."""
+    lst = ctx.sql.first(LISTING, id=str(bound.args.get("listing_id", "")))
+    if lst is None or lst.format == "auction":
+        return None
+    share = Decimal(rng.choice(["0.70", "0.75", "0.80", "0.85", "0.90"]))
+    return str(max((lst.price * share).quantize(CENT), (lst.price * OFFER_FLOOR).quantize(CENT)))
+
+
 COMMENTS = ["Fast shipping, exactly as described!", "Item as described.", "Arrived damaged."]
 
 
@@ -907,6 +929,7 @@ def create_listing(
         "Bid {amount} on {listing_id} for buyer {buyer_id}",
         "I'm {buyer_id}; place a bid of {amount} on listing {listing_id}",
     ],
+    values={"amount": _bid_for_listing},
 )
 def place_bid(
     ctx: ToolContext, listing_id: ListingRow, buyer_id: UserRow, amount: Amount
@@ -1030,6 +1053,7 @@ def buy_now(ctx: ToolContext, listing_id: ListingRow, buyer_id: UserRow) -> Sale
         "I'm {buyer_id}; would the seller of {listing_id} take {offer_amount}?",
     ],
     examples={"message": ["Would you take this?", "Can pay today.", ""]},
+    values={"offer_amount": _offer_for_listing},
 )
 def make_offer(
     ctx: ToolContext,
@@ -1342,10 +1366,6 @@ def _listings(ctx: ToolContext) -> list[dict[str, Any]]:
             "format": lst.format,
             "status": _status(ctx, lst),
         }
-        if lst.format == "auction":
-            record["amount"] = str(minimum_bid(lst) + lst.min_increment * (n % 3))
-        else:
-            record["offer_amount"] = str((lst.price * Decimal("0.8")).quantize(CENT))
         out.append(record)
     return out
 

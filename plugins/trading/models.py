@@ -32,6 +32,27 @@ MARGIN_MULTIPLIER = 2
 """A margin portfolio may hold positions worth up to twice its equity (Reg T style)."""
 PRICE_BAND = Decimal("0.20")
 """Limit prices must lie within 20% of the previous close (the day's price band)."""
+OPENING_BELL, CLOSING_BELL = dt.time(9, 30), dt.time(16, 0)
+"""The regular session, Monday to Friday, in exchange time (a state's ``now`` is exchange
+time). The sampler models no holidays (every weekday of its history has a bar), so neither
+do the trading hours."""
+
+
+def in_session(at: dt.datetime) -> bool:
+    """Whether ``at`` falls in a regular session: a weekday, 09:30 up to (not at) 16:00."""
+    return at.weekday() < 5 and OPENING_BELL <= at.time() < CLOSING_BELL
+
+
+def next_open(at: dt.datetime) -> dt.datetime:
+    """The start of the first regular session after ``at`` (``at`` itself is not in one).
+
+    >>> next_open(dt.datetime(2026, 3, 14, 10, 30))  # a Saturday
+    datetime.datetime(2026, 3, 16, 9, 30)
+    """
+    day = at.date() if at.time() < OPENING_BELL else at.date() + dt.timedelta(days=1)
+    while day.weekday() >= 5:
+        day += dt.timedelta(days=1)
+    return dt.datetime.combine(day, OPENING_BELL)
 
 
 class Base(DeclarativeBase):

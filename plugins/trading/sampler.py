@@ -23,6 +23,8 @@ from prove_gym.server import SampleContext
 
 from .models import (
     CENT,
+    CLOSING_BELL,
+    OPENING_BELL,
     Bar,
     Instrument,
     Order,
@@ -171,7 +173,6 @@ UNIT = Decimal(1)
 """``1`` as a ``Decimal``: the same sums as the int ``1``, without its conversion each time."""
 MINUTE = dt.timedelta(minutes=1)
 """``MINUTE * n`` is ``timedelta(minutes=n)`` at a third of the cost (no keyword parsing)."""
-OPENING_BELL, CLOSING_BELL = dt.time(9, 30), dt.time(16, 0)
 
 
 # Plain rows, their attributes named as the columns: a state has thousands of them, and

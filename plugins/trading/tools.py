@@ -24,6 +24,7 @@ from sqlalchemy import bindparam, func, or_, select, type_coerce, update
 
 from prove_gym.server import (
     Entity,
+    EnvVersion,
     InvalidArgument,
     Money,
     NotFound,
@@ -51,15 +52,37 @@ from .models import (
     Trade,
     apply_fill,
     buying_power,
+    in_session,
     money,
+    next_open,
     price_band,
 )
 from .sampler import HISTORY_DAYS, sample_trading
 
+MARKET_HOURS = 1
+"""The env version (``prove/trading-v1``) from which the venue keeps regular trading hours
+(:func:`_session_rule`); ``-v0`` trades at any hour, as first released."""
+
+V1_INSTRUCTIONS = (
+    "Trading hours: the exchange trades Monday to Friday, 09:30-16:00 exchange time (ET), "
+    "with no extended hours; get_quote's as_of is the current exchange time. While the "
+    "market is closed a market order is refused, and a limit order is accepted but rests in "
+    "the book without trading until the session opens."
+)
+
 server = Server(
     "trading",
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
-    version="1.0.0",
+    version="1.1.0",
+    env_versions=[
+        EnvVersion(
+            MARKET_HOURS,
+            "keeps market hours: outside Monday-Friday 09:30-16:00 exchange time a market "
+            "order is refused (rule market_closed) and a limit order rests without trading",
+            tasks_file=Path(__file__).with_name("tasks_v1.jsonl"),
+            instructions=V1_INSTRUCTIONS,
+        )
+    ],
     base=Base,
     sampler=sample_trading,
     description="A stock broker and exchange: portfolios with cash and positions, one order "
@@ -107,6 +130,9 @@ RULES: dict[str, str] = {
     "closing_only": "A restricted portfolio may only close positions: sell shares it holds or "
     "buy back shares it is short.",
     "portfolio_closed": "A closed portfolio takes no new or changed orders.",
+    "market_closed": "From prove/trading-v1: outside regular trading hours (Monday to Friday, "
+    "09:30-16:00 exchange time) market orders are refused; limit orders are accepted and rest "
+    "without trading until the session opens.",
     "trading_halted": "No new or changed orders while an instrument is halted (cancels are "
     "still accepted).",
     "price_band": "A limit price must lie within 20% of the previous close.",
@@ -673,6 +699,35 @@ def _in_band(ins: Any, limit_price: Decimal) -> None:
         )
 
 
+def _session_rule(ctx: ToolContext, market: bool) -> bool:
+    """Whether an order may trade now: True during a regular session (and at any hour in
+    ``-v0``). Outside one, from ``prove/trading-v1``, a market order is refused and a limit
+    order is accepted but does not trade (False): it rests until the session opens.
+
+    This is what a broker without extended-hours trading does by default. Alpaca and
+    Interactive Brokers accept a regular-hours limit order while the market is closed and
+    send it to the exchange at the next open, where it fills only at its price or better, so
+    resting it here loses nothing a real account would have. A market order is refused rather
+    than queued: it would fill at an opening price no one knows yet, so the buying power it
+    needs cannot be checked when it is placed, and with no extended hours the venue has
+    nowhere to fill it now (as Alpaca refuses a market order marked for extended hours). The
+    refusal names the rule and the next open, and says a limit order can wait for it.
+    """
+    if ctx.env_version < MARKET_HOURS or in_session(ctx.now):
+        return True
+    if market:
+        opens = next_open(ctx.now)
+        raise RuleBroken(
+            "market_closed",
+            f"the market is closed now ({ctx.now:%A %Y-%m-%d %H:%M} exchange time); regular "
+            "trading hours are Monday to Friday 09:30-16:00, with no extended hours, so a "
+            "market order cannot execute. Place a limit order instead (place_limit_order): it "
+            f"is accepted now and rests in the book until the session opens "
+            f"({opens:%A %Y-%m-%d %H:%M}).",
+        )
+    return False
+
+
 def _own(order: Any) -> str:
     if order.portfolio_id is None:  # another participant's: as a real venue does, say not found
         raise NotFound(  # (permission_denied would tell that the order exists)
@@ -759,11 +814,15 @@ def _plan(
     quantity: int,
     limit_price: Decimal | None,
     exclude: Any | None = None,
+    *,
+    trading: bool = True,
 ) -> _Plan:
     """Match against the book and check every rule; raises ``RuleBroken``, changes nothing.
 
     ``limit_price`` None is a market order. ``exclude`` is an order being changed: its own
-    holds and offered shares do not count against it.
+    holds and offered shares do not count against it. ``trading`` False (the market is
+    closed, :func:`_session_rule`): nothing trades, the whole order rests (an order it would
+    reach of its own portfolio is still refused: it would trade against it at the open).
     """
     buying = side == "buy"
     other = "sell" if buying else "buy"
@@ -786,6 +845,8 @@ def _plan(
         take = min(left, _remaining(resting))
         fills.append((resting, take, resting.limit_price))
         left -= take
+    if not trading:
+        fills, left = [], quantity
     if limit_price is None and not fills:
         raise RuleBroken(
             "no_liquidity",
@@ -1050,10 +1111,11 @@ def _submit(
     limit_price: Decimal | None,
 ) -> ExecutionOut:
     _writable(portfolio)
+    trading = _session_rule(ctx, market=limit_price is None)
     _tradable(ins)
     if limit_price is not None:
         _in_band(ins, limit_price)
-    plan = _plan(ctx, portfolio, ins, side, quantity, limit_price)
+    plan = _plan(ctx, portfolio, ins, side, quantity, limit_price, trading=trading)
     new = {
         "id": next_id(ctx, Order.id, "ord", 5),
         "portfolio_id": portfolio.id,
@@ -1662,7 +1724,14 @@ def replace_order(
         )
     _in_band(ins, limit_price)
     plan = _plan(
-        ctx, portfolio, ins, order.side, quantity - order.filled_quantity, limit_price, order
+        ctx,
+        portfolio,
+        ins,
+        order.side,
+        quantity - order.filled_quantity,
+        limit_price,
+        order,
+        trading=_session_rule(ctx, market=False),
     )
     change: dict[str, Any] = {"quantity": quantity, "limit_price": limit_price}
     if limit_price != order.limit_price or quantity > order.quantity:

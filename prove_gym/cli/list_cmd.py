@@ -21,7 +21,6 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from prove_gym.catalog import server_catalog
-    from prove_gym.env.registration import env_id
 
     catalog = server_catalog(cache=not args.no_cache)
     rows: list[dict[str, Any]] = [
@@ -30,7 +29,8 @@ def run(args: argparse.Namespace) -> int:
             "version": entry["version"],
             "tools": len(entry["tools"]),
             "writes": sum(writes for _, writes in entry["tools"]),
-            "env_id": env_id(entry["server"]),
+            "env_id": entry["env_ids"][0],
+            "env_ids": entry["env_ids"],
             "tool_names": [name for name, _ in entry["tools"]],
         }
         for entry in catalog
@@ -39,9 +39,10 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2))
         return 0
     width = max([len(r["server"]) for r in rows] + [6])
-    print(f"{'server':<{width}}  {'tools':>5}  {'writes':>6}  env id")
+    print(f"{'server':<{width}}  {'tools':>5}  {'writes':>6}  env ids")
     for r, entry in zip(rows, catalog, strict=True):
-        print(f"{r['server']:<{width}}  {r['tools']:>5}  {r['writes']:>6}  {r['env_id']}")
+        ids = ", ".join(r["env_ids"])
+        print(f"{r['server']:<{width}}  {r['tools']:>5}  {r['writes']:>6}  {ids}")
         if args.tools:
             for name, writes in entry["tools"]:
                 print(f"{'':<{width}}    - {name} ({'write' if writes else 'read'})")

@@ -162,10 +162,21 @@ def add_parser(sub: Any) -> None:
     )
     g = p.add_argument_group("optional LLM (OpenAI-compatible endpoint)")
     g.add_argument(
-        "--llm-url", help="base URL, such as http://127.0.0.1:8000/v1: paraphrase user turns"
+        "--writer",
+        choices=("template", "llm"),
+        default=d.writer,
+        help="who writes the user turns: the templates (default) or the endpoint at "
+        "--llm-url, each rewrite checked against the gold (a rejected one keeps the template)",
     )
+    g.add_argument("--llm-url", help="base URL, such as http://127.0.0.1:8000/v1")
     g.add_argument("--llm-model", help="model name the endpoint serves")
     g.add_argument("--llm-api-key", help="bearer token (default: $OPENAI_API_KEY)")
+    g.add_argument(
+        "--llm-timeout",
+        type=float,
+        default=d.llm_timeout,
+        help=f"seconds per request (default {d.llm_timeout:g}; a failed turn keeps its template)",
+    )
     g.add_argument("--llm-graph", action="store_true", help="also refine the dependency graph")
     g.add_argument("--cache-dir", help="LLM reply cache (default: ~/.cache/prove_gym)")
     p.add_argument(
@@ -214,9 +225,11 @@ def run(args: argparse.Namespace) -> int:
         block_size=args.block_size,
         view_lag=args.view_lag,
         workers=args.workers,
+        writer=args.writer,
         llm_url=args.llm_url,
         llm_model=args.llm_model,
         llm_api_key=args.llm_api_key,
+        llm_timeout=args.llm_timeout,
         llm_graph=args.llm_graph,
         cache_dir=args.cache_dir,
     )

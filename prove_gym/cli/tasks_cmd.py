@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 
@@ -10,8 +11,9 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "tasks",
         help="check a server's shipped tasks against their recorded final states (or --rehash)",
-        description="Replay every gold call of a server's shipped tasks (its tasks_file) on a "
-        "fresh state and compare the final state hash with the recorded one. Exit 1 on any "
+        description="Replay every gold call of a server's shipped tasks (its tasks_file, and "
+        "the tasks_file of each later env version, under that version) on a fresh state and "
+        "compare the final state hash with the recorded one. Exit 1 on any "
         "difference. After a deliberate change to tools or sampling, --rehash writes the new "
         "hashes, but only when every gold call still succeeds.",
     )
@@ -29,14 +31,35 @@ def build_args(server: str, *, rehash: bool = False) -> argparse.Namespace:
 
 def run(args: argparse.Namespace) -> int:
     import prove_gym
-    from prove_gym.task import load_tasks, save_tasks
-    from prove_gym.workspace import replay_tasks
 
     registry = prove_gym.get_registry()
     server = registry.get_server(args.server)
     if server.tasks_file is None:
         raise ValueError(f"server {server.name!r} declares no tasks_file")
-    replays = replay_tasks(load_tasks(server.tasks_file), registry)
+    files = [(server.tasks_file, 0)]
+    files += [(v.tasks_file, n) for n, v in server.env_versions.items() if v.tasks_file]
+    codes = [
+        _check_file(server.name, path, number, args.rehash, registry) for path, number in files
+    ]
+    return max(codes)
+
+
+def _check_file(server: str, path: Path, env_version: int, rehash: bool, registry: Any) -> int:
+    """Replay one tasks file (the tasks of ``prove/<server>-v<env_version>``): 0 when every
+    recorded final state matches (or was rewritten with ``rehash``), else 1."""
+    from prove_gym.task import load_tasks, save_tasks
+    from prove_gym.workspace import replay_tasks
+
+    tasks = load_tasks(path)
+    label = f"{server}-v{env_version} ({path.name})"
+    astray = [t.id for t in tasks if t.env_version(server) != env_version]
+    if astray:
+        print(
+            f"{label}: {len(astray)} task(s) are not recorded for v{env_version} "
+            f'(set "env_versions": {{"{server}": {env_version}}}): {", ".join(astray[:5])}'
+        )
+        return 1
+    replays = replay_tasks(tasks, registry)
     for r in replays:
         for failure in r.failures:
             print(f"{r.task.id}: gold call {failure}")
@@ -46,18 +69,20 @@ def run(args: argparse.Namespace) -> int:
     failed = [r for r in replays if r.failures]
     changed = [r for r in replays if r.changed]
     if failed:
-        print(f"{len(failed)} task(s) no longer replay; fix them first. Nothing was written.")
+        print(
+            f"{label}: {len(failed)} task(s) no longer replay; fix them first. Nothing was written."
+        )
         return 1
     if not changed:
-        print(f"{len(replays)} tasks of {server.name}: every recorded final state matches")
+        print(f"{len(replays)} tasks of {label}: every recorded final state matches")
         return 0
-    if not args.rehash:
+    if not rehash:
         print(
-            f"{len(changed)} of {len(replays)} tasks of {server.name} end in another state than "
+            f"{len(changed)} of {len(replays)} tasks of {label} end in another state than "
             "recorded. If the change was deliberate, run with --rehash (and give the env a new "
             "version: CONTRIBUTING.md, Versioning)."
         )
         return 1
-    save_tasks((r.recorded() for r in replays), server.tasks_file)
-    print(f"rewrote {server.tasks_file.name}: {len(changed)} of {len(replays)} hashes updated")
+    save_tasks((r.recorded() for r in replays), path)
+    print(f"rewrote {path.name}: {len(changed)} of {len(replays)} hashes updated")
     return 0

@@ -102,8 +102,10 @@ class ProveEnv(gym.Env[str, Action]):
       (``info["turn_reward"]``, ``info["turn_breakdown"]``; ``None`` on steps that close no
       turn). The step's reward is the episode's, unchanged. Off by default.
     - ``env_version``: set by the registered id (``prove/<server>-v<N>``): a server's
-      later versions (``Server(env_versions=...)``) may offer a different tool set or pay
-      a different default reward; ``-v0`` is the server as first released.
+      later versions (``Server(env_versions=...)``) may offer a different tool set, pay
+      a different default reward, or change what tools do (then with tasks of their own,
+      the default pool); ``-v0`` is the server as first released. Tasks are played under
+      this version; a task recorded for another one (``Task.env_versions``) is refused.
 
     ## Version History
 
@@ -146,7 +148,7 @@ class ProveEnv(gym.Env[str, Action]):
         elif tasks is not None:
             pool = [Task.coerce(t) for t in tasks]  # type: ignore[arg-type]
         else:
-            pool = list(self.registry.tasks(server))
+            pool = list(self.registry.tasks(server, env_version))
         self.tasks: list[Task] = pool
         self.size = size
         self.caps = EpisodeCaps(
@@ -259,6 +261,14 @@ class ProveEnv(gym.Env[str, Action]):
                 for t in self.registry.get_server(name).visible_tools()
                 if name != self.server.name or t.name in keep
             ]
+        played = task.env_versions.get(self.server.name)
+        if played is None and self.env_version:
+            updates["env_versions"] = {**task.env_versions, self.server.name: self.env_version}
+        elif played is not None and played != self.env_version:
+            raise ValueError(
+                f"task {task.id!r} is recorded for prove/{self.server.name}-v{played}, not "
+                f"this env's prove/{self.server.name}-v{self.env_version}"
+            )
         if {"seed", "size"} & set(updates) and task.final_state_hash:
             updates["final_state_hash"] = None  # it was computed for the task's own initial state
         if task.server != self.server.name and self.server.name not in task.servers:

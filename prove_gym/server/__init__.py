@@ -40,10 +40,11 @@ if TYPE_CHECKING:
     from prove_gym.server.session import Session
     from prove_gym.server.sql import Query, Sql
     from prove_gym.server.state import StateTemplate, canonical_state_hash, stable_int
-    from prove_gym.server.tool import Entity, ParamSpec, Record, ToolContext, ToolSpec
+    from prove_gym.server.tool import Bound, Entity, ParamSpec, Record, ToolContext, ToolSpec
     from prove_gym.server.types import Money
 
 _LAZY: dict[str, str] = {
+    "Bound": "prove_gym.server.tool",
     "Conflict": "prove_gym.server.errors",
     "Entity": "prove_gym.server.tool",
     "EntitySource": "prove_gym.server.base",
@@ -81,6 +82,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "Bound",
     "Conflict",
     "Entity",
     "EntitySource",

@@ -286,18 +286,32 @@ class EnvVersion:
             version that adds tools leaves earlier versions' tool sets unchanged.
         reward: The reward this version pays by default (a ``RewardConfig``; ``None``:
             the default config), so a reward change gets a version of its own.
+        tasks_file: This version's own hand-written tasks (``.jsonl``), each recorded under
+            it (``"env_versions": {"<server>": <number>}``). A version that changes what a
+            tool does needs them: the earlier tasks' gold ends elsewhere, or fails, under
+            it. ``None``: it plays the server's ``tasks_file`` (a version that only adds
+            tools or changes the reward).
+        instructions: System-prompt text added after the server's ``instructions`` in
+            this version and every later one (the rules that are new in it).
+
+    Tools see the version a session plays as ``ctx.env_version`` and branch on it
+    (``if ctx.env_version >= 1:``), so earlier versions keep their results.
     """
 
     number: int
     changes: str
     tools: tuple[str, ...] | None = None
     reward: Any = None
+    tasks_file: Path | None = None
+    instructions: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.number, int) or self.number < 1:
             raise ValueError(f"EnvVersion.number must be an integer >= 1, got {self.number!r}")
         if not self.changes.strip():
             raise ValueError(f"EnvVersion {self.number}: say what changed in `changes`")
+        if self.tasks_file is not None and not isinstance(self.tasks_file, Path):
+            object.__setattr__(self, "tasks_file", Path(self.tasks_file))
 
 
 class Server:
@@ -377,6 +391,7 @@ class Server:
         phrasings: Sequence[str] = (),
         normalise: Mapping[str, Normalisation] | None = None,
         examples: Mapping[str, Sequence[Any] | Callable[..., Any]] | None = None,
+        values: Mapping[str, Callable[..., Any]] | None = None,
     ) -> Any:
         """Declare a tool (decorator). See :func:`prove_gym.server.tool.build_tool_spec`.
 
@@ -391,6 +406,9 @@ class Server:
             normalise: Per-argument value normalisation used by the reward.
             examples: Per-argument example values for synthesis (a list, or a callable
                 ``(ctx, rng) -> value`` for values that depend on the state).
+            values: Per-argument value sources for synthesis, for values that must fit
+                the rest of the call: ``(ctx, rng, bound) -> value | None``
+                (:class:`~prove_gym.server.tool.Bound`).
         """
 
         def register(func: F) -> F:
@@ -405,6 +423,7 @@ class Server:
                 phrasings=phrasings,
                 normalise=normalise,
                 examples=examples,
+                values=values,
             )
             if spec.name in self.tools:
                 raise ValueError(f"server {self.name!r} declares tool {spec.name!r} twice")
@@ -516,6 +535,11 @@ class Server:
             unknown = sorted(set(version.tools or ()) - {t.name for t in self.visible_tools()})
             if unknown:
                 found.append(f"{self.name}: env v{version.number} offers unknown tools {unknown}")
+            if version.tasks_file is not None and not version.tasks_file.is_file():
+                found.append(
+                    f"{self.name}: env v{version.number}'s tasks_file {version.tasks_file.name} "
+                    "does not exist (record its tasks under it: CONTRIBUTING.md, Versioning)"
+                )
         for t in self.tools.values():
             for p in t.row_params:
                 assert p.entity is not None
@@ -656,6 +680,20 @@ class Server:
         with self._lock:
             self._templates.pop((seed, size), None)
 
-    def session(self, seed: int = 0, size: int | None = None) -> Session:
-        """A new isolated session starting from the (cached) state of ``seed``."""
-        return Session(self, self.template(seed, size))
+    def session(self, seed: int = 0, size: int | None = None, *, env_version: int = 0) -> Session:
+        """A new isolated session starting from the (cached) state of ``seed``.
+
+        Args:
+            seed: The state's seed.
+            size: The state's size (default: the server's ``default_size``).
+            env_version: The env version whose tool behaviour it plays (0: ``-v0``); the
+                state is the same in every version.
+
+        Raises:
+            ValueError: The server declares no such env version.
+        """
+        if env_version != 0 and env_version not in self.env_versions:
+            raise ValueError(
+                f"{self.name} has no env version {env_version!r}; its ids: {self.env_ids}"
+            )
+        return Session(self, self.template(seed, size), env_version)

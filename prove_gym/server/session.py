@@ -35,21 +35,29 @@ class Session:
     leaves the state exactly as it was (its transaction is rolled back). Read
     tools are always rolled back too, so a read can never change state.
 
+    A session plays one env version of its server (``env_version``, 0 for ``-v0``):
+    its tools see it as ``ctx.env_version``.
+
     Example:
         >>> s = registry.get_server("calendar").session(seed=7)
         >>> s.call("list_calendars", {}).ok
         True
     """
 
-    def __init__(self, server: Server, template: StateTemplate) -> None:
+    def __init__(self, server: Server, template: StateTemplate, env_version: int = 0) -> None:
         self.server = server
         self.template = template
+        self.env_version = env_version
         self._conn = server.open_state(template)
         self.closed = False
         self._db: OrmSession | None = None  # made on first use of :attr:`db` (tests)
         self._layout = template.layout  # the schema layout the connection holds
         self._ctx = ToolContext(
-            sql=Sql(self.raw_connection), now=template.now, seed=template.seed, server=server
+            sql=Sql(self.raw_connection),
+            now=template.now,
+            seed=template.seed,
+            server=server,
+            env_version=env_version,
         )
         # SQLite's count of rows ever inserted, updated or deleted on this connection (by any
         # statement, trigger or rollback-ed write alike) when the state was last exactly the
@@ -91,7 +99,13 @@ class Session:
         lister or an example source directly (tests, grounding). It sees the current state;
         roll back anything it writes with :meth:`rollback`."""
         self._check_open()
-        return ToolContext(sql=self._ctx.sql, now=self.now, seed=self.seed, server=self.server)
+        return ToolContext(
+            sql=self._ctx.sql,
+            now=self.now,
+            seed=self.seed,
+            server=self.server,
+            env_version=self.env_version,
+        )
 
     # ------------------------------------------------------------------ calls
     def call(self, name: str, arguments: Any = None, *, allow_hidden: bool = False) -> ToolResult:
@@ -305,7 +319,7 @@ class Session:
         """
         self._check_open()
         self.rollback()  # what is not committed is not part of the state
-        twin = Session(self.server, self.template)
+        twin = Session(self.server, self.template, self.env_version)
         if not self._holds_template():
             twin._restore(self.snapshot(), self._layout)
             raw = self.raw_connection

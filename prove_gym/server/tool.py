@@ -85,6 +85,10 @@ class ToolContext:
         now: The fixed "current time" of this state, derived from the seed.
         seed: The seed the state was sampled from.
         server: The server the tool belongs to.
+        env_version: The env version the session plays (``prove/<server>-v<N>``; 0 for
+            ``-v0``). A tool whose behaviour changed in a later version
+            (:class:`~prove_gym.server.base.EnvVersion`) branches on it, so every earlier
+            version keeps its results.
         budget: What this call may still spend (a fresh one per call): spend it with
             :meth:`spend` where a tool's work grows with its arguments or the state.
     """
@@ -93,6 +97,7 @@ class ToolContext:
     now: dt.datetime
     seed: int
     server: Server
+    env_version: int = 0
     budget: WorkBudget = field(default_factory=WorkBudget)
 
     def spend(self, n: int = 1, what: str = "entries", *, hint: str = "") -> None:
@@ -103,6 +108,41 @@ class ToolContext:
         changes nothing. ``hint`` says how to ask for less, such as "give a deeper path".
         """
         self.budget.spend(n, what, hint=hint)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """What a value source (``values=`` of a tool) is given besides the context and the
+    random generator: the call as drawn so far.
+
+    Synthesis draws a call's identifiers first, then its values from lists and
+    ``examples=``, then the values of its ``values=`` sources, so a source sees every
+    other argument of the call (the listing a bid is for, the path a text goes to, the
+    name an address is made from).
+
+    Attributes:
+        args: The arguments drawn so far, by parameter name (an entity as its id).
+        records: For each entity argument, its record as the entity source lists it in
+            the initial state (absent for an entity the conversation made: read the
+            live state through the context instead).
+
+    >>> Bound({"path": "~/clip.mp4"}).extension("path")
+    '.mp4'
+    """
+
+    args: Mapping[str, Any] = field(default_factory=dict)
+    records: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def extension(self, name: str) -> str:
+        """The lower-case extension of the path in argument ``name`` (``""`` for none)."""
+        base = str(self.args.get(name, "")).rsplit("/", 1)[-1]
+        stem, dot, ext = base.rpartition(".")
+        return f".{ext.lower()}" if dot and stem else ""
+
+
+ValueSource = Callable[..., Any]
+"""A ``values=`` entry: ``(ctx, rng, bound: Bound) -> value``, or None when no value fits
+the call as drawn (synthesis then draws the call again, with other entities)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +187,10 @@ class ToolSpec:
         phrasings: User-request templates for synthesis, e.g. "Cancel the event {event_id}".
         examples: Per-parameter example values for synthesis: a list to draw from, or a
             callable ``(ctx, rng) -> value`` for values that depend on the state (dates near "now").
+        values: Per-parameter value sources for synthesis, for a value that must fit the
+            rest of the call (a bid near the listing's price, a text that fits the file
+            type): ``(ctx, rng, bound) -> value | None`` (:class:`Bound`, :data:`ValueSource`).
+            A parameter with one takes its value from it and from nothing else.
         server_name: Name of the owning server (set on registration).
         output_schema: JSON schema of a successful result, from the return annotation (a
             TypedDict, a pydantic model, a list of them...); results that are not objects are
@@ -165,6 +209,7 @@ class ToolSpec:
     hidden: bool = False
     phrasings: tuple[str, ...] = ()
     examples: Mapping[str, Sequence[Any] | Callable[..., Any]] = field(default_factory=dict)
+    values: Mapping[str, ValueSource] = field(default_factory=dict)
     server_name: str = ""
     # What the argument model and the output schema are built from, on first use: building
     # them for every tool of every server (pydantic's model and JSON-schema generation) was
@@ -335,6 +380,7 @@ def build_tool_spec(
     phrasings: Sequence[str] = (),
     normalise: Mapping[str, Normalisation] | None = None,
     examples: Mapping[str, Sequence[Any] | Callable[..., Any]] | None = None,
+    values: Mapping[str, ValueSource] | None = None,
 ) -> ToolSpec:
     """Read a tool function's signature and docstring into a :class:`ToolSpec`.
 
@@ -389,10 +435,27 @@ def build_tool_spec(
         raise TypeError(
             f"tool {tool_name!r}: docstring documents unknown arguments {sorted(unknown)}"
         )
-    for what, names in (("normalise", normalise), ("examples", examples or {})):
+    for what, names in (
+        ("normalise", normalise),
+        ("examples", examples or {}),
+        ("values", values or {}),
+    ):
         bad = set(names) - {p.name for p in params}
         if bad:
             raise TypeError(f"tool {tool_name!r}: {what} names unknown arguments {sorted(bad)}")
+    for name, source in sorted((values or {}).items()):
+        if not callable(source):
+            raise TypeError(f"tool {tool_name!r}: values[{name!r}] is not a callable")
+        if any(p.name == name and p.entity is not None for p in params):
+            raise TypeError(
+                f"tool {tool_name!r}: values[{name!r}] names an identifier; synthesis draws "
+                "identifiers from the state (values= is for the values that must fit them)"
+            )
+        if name in (examples or {}):
+            raise TypeError(
+                f"tool {tool_name!r}: {name!r} has both examples= and values=; a value "
+                "source is the one way its values are drawn"
+            )
     known = get_args(Normalisation)
     for name, how in sorted(normalise.items()):
         if how not in known:  # caught here, not by the first reward that compares the value
@@ -415,6 +478,7 @@ def build_tool_spec(
         hidden=hidden,
         phrasings=tuple(phrasings),
         examples=dict(examples or {}),
+        values=dict(values or {}),
         _fields=fields,
         _return=hints.get("return"),
     )

@@ -7,7 +7,8 @@ declarations (:mod:`~prove_gym.synth.graph`), topology-aware chain sampling
 user turns rendered from phrasings (:mod:`~prove_gym.synth.render`), replay
 validation and near-duplicate removal (:mod:`~prove_gym.synth.validate`), and
 writers for trainers (:mod:`~prove_gym.synth.export`). No LLM is needed; one
-can paraphrase user turns and refine the graph (:mod:`~prove_gym.synth.llm`).
+can rewrite the user turns (:mod:`~prove_gym.synth.writer`, each rewrite checked
+against the gold) and refine the graph, through :mod:`~prove_gym.synth.llm`.
 
 >>> from prove_gym.synth import SynthConfig, synthesize, write_dataset
 >>> result = synthesize(SynthConfig(servers=("calendar",), n=20))  # doctest: +SKIP

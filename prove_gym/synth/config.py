@@ -111,9 +111,15 @@ class SynthConfig:
             still lets 20 servers keep two workers busy). Output depends on it, never on
             the workers. Not in the paper.
         workers: Processes to fan out over (1 = in this process).
-        llm_url: OpenAI-compatible base URL (``http://host:port/v1``) for paraphrasing
-            user turns; ``None`` writes template text only.
+        writer: Who writes the user turns: ``"template"`` (the renderer's text) or
+            ``"llm"`` (the endpoint at ``llm_url`` rewrites each planned turn; a rewrite
+            the checks reject falls back to the template:
+            :mod:`~prove_gym.synth.writer`).
+        llm_url: OpenAI-compatible base URL (``http://host:port/v1``) for
+            ``writer="llm"`` and ``llm_graph``.
         llm_model: Model name sent to the endpoint.
+        llm_timeout: Seconds per request before it counts as failed (it is retried
+            twice; a turn whose request fails keeps its template text).
         llm_api_key: Bearer token for the endpoint (``None``: read ``OPENAI_API_KEY``).
         llm_graph: Also refine the dependency graph with the LLM.
         cache_dir: Where LLM replies are cached (``None``: ``~/.cache/prove_gym``).
@@ -147,9 +153,11 @@ class SynthConfig:
     block_size: int = 25
     view_lag: int = 2
     workers: int = 1
+    writer: str = "template"
     llm_url: str | None = None
     llm_model: str | None = None
     llm_api_key: str | None = field(default=None, repr=False)
+    llm_timeout: float = 60.0
     llm_graph: bool = False
     cache_dir: str | None = None
 
@@ -208,8 +216,16 @@ class SynthConfig:
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.writer not in ("template", "llm"):
+            raise ValueError(f"writer must be 'template' or 'llm', got {self.writer!r}")
+        if (self.writer == "llm" or self.llm_graph) and not self.llm_url:
+            raise ValueError("writer='llm' and llm_graph need llm_url (the endpoint's base URL)")
+        if self.llm_url and self.writer != "llm" and not self.llm_graph:
+            raise ValueError("llm_url is used by writer='llm' or llm_graph: pass one of them")
         if self.llm_url and not self.llm_model:
             raise ValueError("llm_url needs llm_model (the model name the endpoint serves)")
+        if not self.llm_timeout > 0:
+            raise ValueError(f"llm_timeout must be positive, got {self.llm_timeout}")
 
     # ------------------------------------------------------------ derived
     def seed_pool(self) -> list[int]:

@@ -334,6 +334,22 @@ def build_report(result: SynthResult, registry: Registry | None = None) -> dict[
         "recovering_tasks": recovering,
         "drops": dict(sorted(result.drops.items())),
         "drop_reasons": dict(sorted(coarse.items())),
+        "writer": _writer_counts(result),
+    }
+
+
+def _writer_counts(result: SynthResult) -> dict[str, Any]:
+    """What the writer did to the planned user turns of the kept tasks: rewrites accepted,
+    rejected by reason (each fell back to the template text), and the share accepted."""
+    counts = result.writer
+    rejected = {k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k != "accepted"}
+    asked = counts["accepted"] + sum(rejected.values())
+    return {
+        "writer": result.config.writer,
+        "turns": asked,
+        "accepted": counts["accepted"],
+        "accepted_share": round(counts["accepted"] / asked, 4) if asked else 0.0,
+        "rejected": rejected,
     }
 
 
@@ -394,6 +410,14 @@ def format_report(report: dict[str, Any], seconds: float | None = None) -> str:
         f"{'text check':<15} {tot['text_gold_rejections']} candidates rejected "
         f"({100 * tot['text_gold_rejection_share']:.1f}%): text and gold calls disagreed"
     )
+    writer = report["writer"]
+    if writer["writer"] == "llm":
+        reasons = ", ".join(f"{k} {v}" for k, v in writer["rejected"].items()) or "none"
+        lines.append(
+            f"{'llm writer':<15} {writer['accepted']} of {writer['turns']} planned turns "
+            f"rewritten ({100 * writer['accepted_share']:.1f}%); rejected, template kept: "
+            f"{reasons}"
+        )
     drops = sorted(report["drop_reasons"].items(), key=lambda kv: -kv[1])
     lines.append(f"{'dropped':<15} " + ("  ".join(f"{k}: {v}" for k, v in drops) or "none"))
     lines.append("")

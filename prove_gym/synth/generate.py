@@ -68,17 +68,19 @@ from prove_gym.synth.grounding import (
     message_hints,
     repair_tools,
 )
-from prove_gym.synth.lint import LOGIN, inverse_write, repeated_login, repeated_write
+from prove_gym.synth.lint import FLAW_CLASSES, LOGIN, inverse_write, repeated_login, repeated_write
 from prove_gym.synth.lint import Reader as LintReader
-from prove_gym.synth.llm import LLMClient, LLMError
+from prove_gym.synth.llm import LLMClient
 from prove_gym.synth.render import (
     OPENERS,
     SLOT,
     RenderedTurn,
     Renderer,
     can_leave_out,
+    choice_words,
     fillable_phrasings,
     foreign_requests,
+    said_values,
     usable_phrasings,
 )
 from prove_gym.synth.validate import (
@@ -89,9 +91,10 @@ from prove_gym.synth.validate import (
     text_problems,
     untraced_secrets,
 )
+from prove_gym.synth.writer import LLMWriter
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/10"
+GENERATOR = "prove_gym.synth/11"
 """Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
 ``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
 of ``final_state_hash`` unless a call changed their state (see
@@ -114,7 +117,10 @@ preposition instead of saying "some <parameter>", and names a parameter as a use
 ("the duration", 90 minutes; not "the duration minutes"), and says a date-time as people do
 ("at 5 pm on August 15, 2026", not "2026-08-15T17:00") and a snake_case choice as words
 ("in progress", not "in_progress"); a conversation logs in once, and says "the new X" only
-after a call that made that X."""
+after a call that made that X; /11 draws the values a tool declares with ``values=`` last,
+from the call as drawn so far (a bid near the listing's minimum bid, a text that fits the
+file's type, an address made of the person's name and company, a dish of the restaurant's
+own menu)."""
 
 PLAN_DRAWS = 6
 """Chains a candidate draws before it gives up (see :meth:`Conversation._plan`): drawing
@@ -127,13 +133,6 @@ GIVE_UP_KINDS = frozenset({"precondition_failed", "conflict"})
 _TEXT_DROPS = ("text_gold_mismatch", "untraced_secret")
 """Drop reasons of the text checks: a candidate showing a recovery is rebuilt without it."""
 
-PARAPHRASE_SYSTEM = (
-    "You rewrite a user's request to an assistant so that it sounds natural and varied, as a "
-    "real person would write it. Keep the meaning and every request in it. Copy each string "
-    "listed under KEEP exactly as written (same characters). Do not add requests, values or "
-    "details. Reply with the rewritten message only."
-)
-
 
 @dataclass
 class Candidate:
@@ -141,6 +140,9 @@ class Candidate:
 
     task: Task
     features: frozenset[str]
+    rewrites: Counter[str] = field(default_factory=Counter)
+    """What the writer did to its turns: ``accepted``, ``rejected:<reason>``
+    (:meth:`~prove_gym.synth.writer.LLMWriter.write`); empty for template text."""
 
 
 @dataclass(frozen=True)
@@ -209,9 +211,13 @@ class ServerContext:
                 api_key=cfg.llm_api_key,
                 cache_dir=cfg.cache_dir,
                 seed=cfg.seed,
+                timeout=cfg.llm_timeout,
             )
             if cfg.llm_url
             else None
+        )
+        self.writer = (
+            LLMWriter(self.client) if cfg.writer == "llm" and self.client is not None else None
         )
         self.graph = build_graph(server)
         if cfg.llm_graph and self.client is not None:
@@ -467,6 +473,7 @@ class Conversation:
         self.lessons = lessons if lessons is not None else Lessons()
         # the final state's (bytes, hash), once the chain has run (see build)
         self.recorded: tuple[bytes, str] = (b"", "")
+        self.withheld: list[str] = []  # what a clarify turn leaves out, as the user says it
         self._missing_pool: list[tuple[int, str]] | None = None
         self._snap: tuple[int, bytes] | None = None  # (changes counted, state bytes)
         self.cfg = cfg
@@ -1173,6 +1180,11 @@ class Conversation:
         self.shown = False
         # (build dropped a clarify candidate with no value to leave out)
         omit = self._missing_param() if self.level == "missing" else None
+        self.withheld = (
+            said_values(choice_words(done[omit[0]].tool, omit[1], done[omit[0]].args[omit[1]]))
+            if omit is not None
+            else []
+        )
         level = self.level
         shown = self._recoveries() if recover else {}
         self.shown = bool(shown)
@@ -1290,7 +1302,6 @@ class Conversation:
         cfg, sc, done = self.cfg, self.sc, self.done
         if not cfg.turns[0] <= len(turns) <= cfg.turns[1]:
             return "turn_count"
-        paraphrased = self._paraphrase(turns, rendered)
         overrides = self._strip_enums(tools) if self.strip else {}
         n_distractors = len(tools) - len(offered)
         chain = [d.name for d in done]
@@ -1316,7 +1327,7 @@ class Conversation:
                 },
                 "calls": self.calls,
                 "failed_calls": self.failures,
-                "paraphrased": paraphrased,
+                "paraphrased": 0,  # the LLM writer's accepted rewrites, counted below
                 "outcomes": [r.outcome for r in results],
                 "recoveries": recoveries or [],
             },
@@ -1343,6 +1354,12 @@ class Conversation:
         )
         if reason is not None:
             return reason
+        rewrites: Counter[str] = Counter()
+        if sc.writer is not None:  # last: a candidate dropped above costs no request
+            task, rewrites = sc.writer.write(
+                task, rendered, lambda t: self._text_findings(t, results), self.withheld
+            )
+            task.meta["paraphrased"] = rewrites["accepted"]
         task.final_state_hash = final_hash
         if abstention:
             # nothing is called: what is asked is what tells two of them apart
@@ -1352,7 +1369,18 @@ class Conversation:
             )
         else:
             feats = self.features
-        return Candidate(task, feats)
+        return Candidate(task, feats, rewrites)
+
+    def _text_findings(self, task: Task, results: list[ToolResult]) -> set[str]:
+        """What the text of ``task`` fails: the text and gold check, the credentials check
+        and every lint class (what a rewrite of a turn may not add)."""
+        sc = self.sc
+        found = {f"text_check:{p.split(':', 1)[0]}" for p in text_problems(task, results)}
+        if untraced_secrets(task, results, sc.registry):
+            found.add("text_check:untraced_secret")
+        read = sc.lint.read(task.model_dump(mode="json"))
+        found.update(f"lint:{name}" for name, flaw in FLAW_CLASSES.items() if flaw.check(read))
+        return found
 
     def _special_turns(self) -> list[str]:
         """The special turns known once the chain is drawn: ``clarify`` for a missing value,
@@ -1393,6 +1421,7 @@ class Conversation:
         self.session = sc.session(self.seed, self.size)
         self.renderer = Renderer(rng, "complete")
         self.clarify_plan = None
+        self.withheld = []
         self.n_seg = 1
         self.hidden = None
         n_turns = rng.randint(*cfg.turns)
@@ -1462,20 +1491,6 @@ class Conversation:
                 out[qname] = stripped
         return out
 
-    def _paraphrase(self, turns: list[Turn], rendered: list[RenderedTurn | None]) -> int:
-        client = self.sc.client
-        if client is None:
-            return 0
-        count = 0
-        for turn, rt in zip(turns, rendered, strict=True):
-            if rt is None:
-                continue
-            text = paraphrase(client, rt.text, rt.keep)
-            if text is not None:
-                turn.user = text
-                count += 1
-        return count
-
 
 def _move_opener(turns: list[Turn]) -> None:
     """Move the greeting ("Hi! ") of ``turns[1]`` to ``turns[0]``, which now opens."""
@@ -1485,24 +1500,3 @@ def _move_opener(turns: list[Turn]) -> None:
             turns[1] = turns[1].model_copy(update={"user": text[len(opener) :]})
             turns[0] = turns[0].model_copy(update={"user": opener + turns[0].user})
             return
-
-
-def paraphrase(client: LLMClient, text: str, keep: list[str]) -> str | None:
-    """An LLM paraphrase of a user turn that keeps every listed value, or None.
-
-    A reply that drops a value, is empty, or is much longer than the original is
-    rejected (the template text stays); so is any transport error.
-    """
-    content = f"MESSAGE:\n{text}\n\nKEEP:\n" + "\n".join(keep or ["(nothing)"])
-    try:
-        reply = client.complete(
-            [{"role": "system", "content": PARAPHRASE_SYSTEM}, {"role": "user", "content": content}]
-        )
-    except LLMError:
-        return None
-    reply = reply.strip().strip('"').strip()
-    if not reply or len(reply) > 3 * len(text) + 200:
-        return None
-    if any(value not in reply for value in keep):
-        return None
-    return reply

@@ -14,7 +14,11 @@ Rules, in the order they apply to each parameter of a step:
    agree with the conversation on the key fields of other kinds (an account of
    the customer who logged in), follow what failed calls taught
    (:class:`Lessons`), and never reuse a value for two parameters of one step.
-2. **Other values**: a field of the same name (or its plural, a list) in the
+2. **Values that must fit the call** (``values=`` of the tool): its value source,
+   given the call as drawn so far (:class:`~prove_gym.server.tool.Bound`: every other
+   argument and the records of its entities), so they are drawn last; a source that
+   finds no fitting value (None) fails the draw, as an unresolved identifier does.
+3. **Other values**: a field of the same name (or its plural, a list) in the
    record of an identifier the step already uses (required parameters, and
    optional ones of read tools: a write's optional field set to its current
    value would change nothing); else ``examples=``; else enum/``Literal``
@@ -37,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prove_gym.server.session import Session
-from prove_gym.server.tool import ParamSpec, ToolSpec, enum_choices
+from prove_gym.server.tool import Bound, ParamSpec, ToolSpec, ValueSource, enum_choices
 from prove_gym.synth.chains import PlannedStep, is_secret_kind
 
 _NO = object()
@@ -365,7 +369,8 @@ class Grounded:
         links: Parameter -> index of the earlier step whose result gave its value.
         records: Entity records of the identifiers used (they supply other values).
         sources: Parameter -> where its value came from (``link``, ``hint``,
-            ``record``, ``state``, ``example``, ``enum``, ``related``, ``default``).
+            ``record``, ``state``, ``value``, ``example``, ``enum``, ``related``,
+            ``default``).
         unresolved: A required parameter nothing could fill.
     """
 
@@ -390,7 +395,13 @@ class _Draw:
     records: list[dict[str, Any]] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
     used: dict[str, set[str]] = field(default_factory=dict)
+    args: dict[str, Any] = field(default_factory=dict)  # drawn so far
+    bound: dict[str, dict[str, Any]] = field(default_factory=dict)  # parameter -> record
 
+
+VALUE_REDRAWS = 3
+"""Draws of a step's entities, at most, before a ``values=`` source that finds no fitting
+value makes the step ungroundable (see :meth:`Grounder.ground`)."""
 
 _RANGE_PAIRS = (("start", "end"), ("min", "max"), ("earliest", "latest"), ("first", "last"))
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -482,7 +493,38 @@ class Grounder:
             hints: Values to use when valid (a repair step takes the failing step's values).
             banned: Values not to draw (an earlier attempt's error message named them).
             lessons: What earlier failures taught (see :class:`Lessons`).
+
+        When a ``values=`` source finds no value that fits the entities drawn (text for
+        a photo, a bid on a fixed-price listing), those entities are drawn again, up to
+        :data:`VALUE_REDRAWS` times, without the ones that did not fit (a hint stays).
         """
+        no, extra = frozenset(str(b) for b in banned), tuple(extra)
+        for _ in range(VALUE_REDRAWS):
+            g = self._ground_once(step, done, context, extra, hints, no, lessons)
+            if g.unresolved is None or g.unresolved not in step.tool.values:
+                return g
+            misfits = {
+                str(v)
+                for name, value in g.args.items()
+                if name in step.tool.entity_params and g.sources.get(name) != "hint"
+                for v in (value if isinstance(value, list) else [value])
+            }
+            if not misfits:
+                return g
+            no |= misfits
+        return self._ground_once(step, done, context, extra, hints, no, lessons)
+
+    def _ground_once(
+        self,
+        step: PlannedStep,
+        done: Sequence[DoneStep],
+        context: Mapping[str, Any],
+        extra: Iterable[str],
+        hints: Mapping[str, Any] | None,
+        banned: frozenset[str],
+        lessons: Lessons | None,
+    ) -> Grounded:
+        """One draw of :meth:`ground`."""
         spec = step.tool
         props = spec.input_schema().get("properties", {})
         d = _Draw(
@@ -490,12 +532,17 @@ class Grounder:
             done,
             context,
             dict(hints or {}),
-            frozenset(str(b) for b in banned),
+            banned,
             lessons if lessons is not None else Lessons(),
         )
-        args: dict[str, Any] = {}
-        # identifiers first: their records then supply the other values
-        for p in sorted(self.wanted(step, extra), key=lambda p: p.entity is None):
+        args = d.args
+
+        # identifiers first: their records then supply the other values; the values that
+        # must fit the rest of the call last, when the rest is known
+        def order(p: ParamSpec) -> int:
+            return 0 if p.entity is not None else 2 if p.name in spec.values else 1
+
+        for p in sorted(self.wanted(step, extra), key=order):
             prop = props.get(p.name, {})
             value = self._entity(d, p) if p.entity is not None else self._plain(d, p, prop)
             if value is _NO:
@@ -619,6 +666,7 @@ class Grounder:
             rec = self.index.record(kind, v)
             if rec is not None:
                 d.records.append(rec)
+                d.bound.setdefault(p.name, rec)
         d.sources[p.name] = source
         return value
 
@@ -628,6 +676,12 @@ class Grounder:
         if p.name in d.hints:
             d.sources[p.name] = "hint"
             return d.hints[p.name]
+        source = spec.values.get(p.name)
+        if source is not None:  # the one place its values come from
+            value = self._fitting(source, d)
+            if value is not _NO:
+                d.sources[p.name] = "value"
+            return value
         if p.required or not spec.writes:
             value = self._from_records(p.name, d.records, d.banned)
             if value is not _NO:
@@ -681,6 +735,15 @@ class Grounder:
                     if flat:
                         return self.rng.choice(flat)
         return _NO
+
+    def _fitting(self, source: ValueSource, d: _Draw) -> Any:
+        """What a ``values=`` source gives for the call as drawn so far (None: _NO)."""
+        bound = Bound(dict(d.args), dict(d.bound))
+        try:
+            value = source(self.session.context(), self.rng, bound)
+        finally:
+            self.session.rollback()
+        return _NO if value is None or str(value) in d.banned else value
 
     def _example(self, source: Any) -> Any:
         if callable(source):

@@ -1,7 +1,7 @@
 """A minimal client for any OpenAI-compatible chat-completions endpoint (plain HTTP, no SDK).
 
 Used for the two optional LLM steps of synthesis: refining the dependency graph
-and paraphrasing user turns. Replies are cached on disk by a hash of the whole
+and writing user turns (:mod:`~prove_gym.synth.writer`). Replies are cached on disk by a hash of the whole
 request, so a rerun with the same flags sends nothing and writes the same bytes.
 
 >>> client = LLMClient("http://127.0.0.1:8000/v1", "qwen3-4b")  # doctest: +SKIP
@@ -21,6 +21,9 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+MAX_REPLY_BYTES = 1 << 20
+"""A reply body longer than this (1 MiB) is an error, read no further."""
 
 
 class LLMError(RuntimeError):
@@ -141,7 +144,10 @@ class LLMClient:
             self.requests += 1
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as resp:
-                    data = json.loads(resp.read().decode("utf-8"))
+                    raw = resp.read(MAX_REPLY_BYTES + 1)
+                if len(raw) > MAX_REPLY_BYTES:
+                    raise LLMError(f"{self.url} answered more than {MAX_REPLY_BYTES} bytes")
+                data = json.loads(raw.decode("utf-8", "replace"))
             except urllib.error.HTTPError as exc:
                 detail = exc.read().decode("utf-8", "replace")[:300]
                 last = LLMError(f"{self.url} answered HTTP {exc.code}: {detail}")

@@ -51,6 +51,8 @@ class SynthResult:
         missing: Servers that fell short of their quota (server -> tasks short).
         warnings: What a reader of the output should know that the files do not say
             (a server with no test tasks, and why).
+        writer: What the LLM writer did to the user turns of the kept tasks
+            (``accepted``, ``rejected:<reason>``); empty for template text.
     """
 
     config: SynthConfig
@@ -62,6 +64,7 @@ class SynthResult:
     seconds: float = 0.0
     missing: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    writer: Counter[str] = field(default_factory=Counter)
 
     def split(self, name: str) -> list[Task]:
         """Tasks of the ``train`` or ``test`` split."""
@@ -178,6 +181,7 @@ class _Collector:
                 continue
             self.mix[server][kind] += 1
             self.dedup[server].add(outcome.features)
+            self.result.writer.update(outcome.rewrites)
             self.kept[server].append(self._number(outcome, len(self.kept[server])))
         gained = len(self.kept[server]) - before
         self.yields[server].append(gained)

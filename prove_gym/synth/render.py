@@ -662,7 +662,7 @@ class Renderer:
             for p in spec.params:
                 if p.required or p.entity is not None or p.name in extra:
                     continue
-                if p.name in spec.examples and self.rng.random() < 0.25:
+                if (p.name in spec.examples or p.name in spec.values) and self.rng.random() < 0.25:
                     extra.add(p.name)
         return extra
 

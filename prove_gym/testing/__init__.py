@@ -10,6 +10,10 @@
       from prove_gym.testing.conformance import conformance_suite
 
       TestConformance = conformance_suite("calendar", samples=["evt_0001", "evt_9999"])
+
+- :mod:`prove_gym.testing.llm_stub`: a stand-in OpenAI-compatible chat endpoint on
+  127.0.0.1 (imported on its own), with deterministic rewrites, hostile ones among them,
+  for the LLM writer of synthesis.
 """
 
 from prove_gym.testing.strategies import (

@@ -68,7 +68,7 @@ from prove_gym.server.errors import ErrorKind
 from prove_gym.server.result import ToolResult
 from prove_gym.server.session import Session
 from prove_gym.server.state import canonical_state_hash
-from prove_gym.server.tool import ToolSpec
+from prove_gym.server.tool import Bound, ToolSpec
 from prove_gym.task import Task, Turn
 from prove_gym.testing.strategies import fuzz_arguments, hostile_action_cases, hostile_cases
 
@@ -136,8 +136,15 @@ def conformance_suite(
     srv = reg.get_server(server)
     tools = list(srv.tools)
     visible = [t.name for t in srv.visible_tools()]
-    tasks = reg.tasks(server)
     versions = [0, *sorted(getattr(srv, "env_versions", None) or ())]
+    # -v0's tasks, then each later version's own (replayed under it: Task.env_versions)
+    tasks = list(reg.tasks(server))
+    task_ids = [t.id for t in tasks]
+    for number in versions[1:]:
+        if srv.env_versions[number].tasks_file is not None:
+            own = reg.tasks(server, number)
+            tasks += own
+            task_ids += [f"v{number}-{t.id}" for t in own]
     kept_samples = tuple(samples)
     sequences = max(3, max_examples // 3)
 
@@ -174,7 +181,7 @@ def conformance_suite(
         def test_sampler_determinism(self) -> None:
             check_sampler_determinism(srv, sizes=sizes, registry=registry)
 
-        @pytest.mark.parametrize("task", tasks, ids=[t.id for t in tasks])
+        @pytest.mark.parametrize("task", tasks, ids=task_ids)
         def test_shipped_task(self, task: Task) -> None:
             check_task(task, registry=registry)
 
@@ -460,7 +467,8 @@ class CallChecker:
 
     def plausible(self, spec: ToolSpec) -> dict[str, list[Any]]:
         """Per-parameter values read from the state: real ids from the entity sources, record
-        fields named like parameters, and the tool's callable ``examples``."""
+        fields named like parameters, the tool's callable ``examples``, and what its
+        ``values=`` sources give for the call made of those."""
         if self._records is None:
             self._records = {}
             for kind in self.server.entities:
@@ -483,6 +491,13 @@ class CallChecker:
                 values += self._call_examples(example)
             if values:
                 found[p.name] = values
+        # a value source fits the rest of the call: given the first values found above
+        drawn = {name: values[0] for name, values in found.items()}
+        for name, source in sorted(spec.values.items()):
+            fitting = self._call_examples(lambda ctx, rng, s=source: s(ctx, rng, Bound(drawn)))
+            fitting = [v for v in fitting if v is not None]
+            if fitting:
+                found[name] = found.get(name, []) + fitting
         return found
 
     def _call_examples(self, example: Callable[..., Any]) -> list[Any]:

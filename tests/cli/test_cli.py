@@ -24,6 +24,7 @@ def test_prove_list_counts_servers_and_tools() -> None:
     total = sum(len(s.visible_tools()) for s in servers.values())
     assert out.stdout.strip().splitlines()[-1] == f"{len(servers)} servers, {total} tools"
     assert "prove/calendar-v0" in out.stdout
+    assert "prove/trading-v0, prove/trading-v1" in out.stdout  # every version's id
 
 
 def test_prove_list_json_is_machine_readable() -> None:
@@ -31,6 +32,9 @@ def test_prove_list_json_is_machine_readable() -> None:
     assert {r["server"] for r in rows} == set(prove_gym.get_registry().servers)
     calendar = next(r for r in rows if r["server"] == "calendar")
     assert calendar["tools"] == 17 and "create_event" in calendar["tool_names"]
+    trading = next(r for r in rows if r["server"] == "trading")
+    assert trading["env_id"] == "prove/trading-v0"
+    assert trading["env_ids"] == ["prove/trading-v0", "prove/trading-v1"]
 
 
 def test_prove_demo_plays_an_episode_and_shows_the_reward() -> None:

@@ -3,6 +3,7 @@ own, its tasks, and the conformance suite."""
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 from decimal import Decimal
 from typing import Any
@@ -1130,6 +1131,193 @@ def test_every_rule_is_enforced_somewhere_and_documented() -> None:
 
     raised = set(re.findall(r'RuleBroken\(\s*"(\w+)"', inspect.getsource(tools)))
     assert raised == set(tools.RULES)
+
+
+# ------------------------------------------------------------ market hours (-v1)
+def _seed_at(when: Any) -> int:
+    """The first state seed whose "now" satisfies ``when`` (a predicate on the datetime)."""
+    return next(seed for seed in range(1000) if when(TRADING.now_for(seed)))
+
+
+CLOSED_SEEDS = {
+    "saturday": _seed_at(lambda now: now.weekday() == 5),
+    "sunday": _seed_at(lambda now: now.weekday() == 6),
+    "weekday before 09:30": _seed_at(lambda now: now.weekday() < 5 and now.hour == 9 > now.minute),
+    "weekday at 16:00": _seed_at(
+        lambda now: now.weekday() < 5 and (now.hour, now.minute) == (16, 0)
+    ),
+    "weekday evening": _seed_at(lambda now: now.weekday() < 5 and now.hour == 17),
+}
+OPEN_SEEDS = {
+    "weekday at 09:30": _seed_at(
+        lambda now: now.weekday() < 5 and (now.hour, now.minute) == (9, 30) and now.day != 1
+    ),
+    "weekday at 15:30": _seed_at(
+        lambda now: now.weekday() < 5 and (now.hour, now.minute) == (15, 30)
+    ),
+}
+
+
+def _crossing_buy(session: Session) -> dict[str, Any]:
+    """A limit buy of 3 shares at the best ask (it would trade at once while the market is
+    open), from a funded cash portfolio with no open orders."""
+    symbol = tradable(session)[0]
+    pf = portfolio_of(session, "cash")
+    fund(session, pf, 100_000)
+    ask = book(session, symbol, "sell")[0][2]
+    return {"portfolio_id": pf, "symbol": symbol, "side": "buy", "quantity": 3, "limit_price": ask}
+
+
+@pytest.mark.parametrize("when", CLOSED_SEEDS)
+def test_v1_refuses_market_orders_and_rests_limit_orders_while_closed(when: str) -> None:
+    from prove_plugins.trading.models import in_session
+
+    seed = CLOSED_SEEDS[when]
+    assert not in_session(TRADING.now_for(seed))
+    with TRADING.session(seed=seed) as v0, TRADING.session(seed=seed, env_version=1) as v1:
+        limit = _crossing_buy(v1)
+        market = {k: limit[k] for k in ("portfolio_id", "symbol", "side", "quantity")}
+        message = refused(v1, "place_market_order", market, "market_closed")
+        assert "09:30-16:00" in message and "place_limit_order" in message
+        assert f"{TRADING.now_for(seed):%A}" in message
+        rested = ok(v1, "place_limit_order", {**limit, "limit_price": str(limit["limit_price"])})
+        assert rested["trades"] == [] and rested["status"] == "open"
+        assert rested["remaining_quantity"] == 3
+        assert Decimal(rested["held_buying_power"]) == 3 * limit["limit_price"]
+        higher = str(limit["limit_price"] + Decimal("0.05"))
+        moved = ok(
+            v1,
+            "replace_order",
+            {"order_id": rested["order_id"], "quantity": 4, "limit_price": higher},
+        )
+        assert moved["trades"] == [] and moved["status"] == "open"  # a change trades no more
+        ok(v1, "cancel_order", {"order_id": rested["order_id"]})  # cancels are taken any time
+        # -v0 keeps its meaning: the same orders trade at any hour
+        _crossing_buy(v0)
+        assert ok(v0, "place_market_order", market)["trades"]
+        assert ok(v0, "place_limit_order", {**limit, "limit_price": str(limit["limit_price"])})[
+            "trades"
+        ]
+
+
+@pytest.mark.parametrize("when", OPEN_SEEDS)
+def test_v1_trades_as_v0_during_the_session(when: str) -> None:
+    from prove_plugins.trading.models import in_session
+
+    seed = OPEN_SEEDS[when]
+    assert in_session(TRADING.now_for(seed))
+    results = []
+    for version in (0, 1):
+        with TRADING.session(seed=seed, env_version=version) as session:
+            limit = _crossing_buy(session)
+            market = {k: limit[k] for k in ("portfolio_id", "symbol", "side", "quantity")}
+            done = [
+                ok(
+                    session,
+                    "place_limit_order",
+                    {**limit, "limit_price": str(limit["limit_price"])},
+                ),
+                ok(session, "place_market_order", market),
+            ]
+            assert all(d["trades"] for d in done)
+            results.append((done, session.state_hash()))
+    assert results[0] == results[1]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1))
+def test_v1_refuses_a_market_order_exactly_when_the_market_is_closed(seed: int) -> None:
+    from prove_plugins.trading.models import in_session
+
+    def play(session: Session) -> tuple[Any, str]:
+        limit = _crossing_buy(session)
+        market = {k: limit[k] for k in ("portfolio_id", "symbol", "side", "quantity")}
+        if session.env_version == 1 and not in_session(session.now):
+            refused(session, "place_market_order", market, "market_closed")  # nothing changes
+            return None, session.state_hash()
+        return ok(session, "place_market_order", market), session.state_hash()
+
+    with TRADING.session(seed=seed) as v0, TRADING.session(seed=seed, env_version=1) as v1:
+        done0, done1 = play(v0), play(v1)
+    assert done0[0]["trades"]  # -v0 trades at any hour
+    if in_session(TRADING.now_for(seed)):
+        assert done1 == done0  # in the session -v1 is -v0
+    else:
+        assert done1[0] is None
+
+
+def test_a_weekend_task_cannot_fill_a_market_order() -> None:
+    import gymnasium
+    from prove_plugins.trading.models import in_session
+
+    from prove_gym.eval import OraclePolicy
+
+    registry = prove_gym.get_registry()
+    weekend = [
+        t
+        for t in registry.tasks("trading")
+        if TRADING.now_for(t.seed).weekday() >= 5
+        and any(s.name == "place_market_order" for s in t.steps)
+    ]
+    assert weekend
+    task = weekend[0]
+    for env_id in ("prove/trading-v0", "prove/trading-v1"):
+        env = gymnasium.make(env_id).unwrapped
+        env.reset(options={"task": task})
+        episode = env.episode
+        agent = OraclePolicy().start(episode)
+        while not episode.done:
+            episode.step(agent.act(episode))
+        market = next(r for r in episode.trajectory if r.name == "place_market_order")
+        if env_id.endswith("v0"):  # as published: it fills on a Saturday
+            assert market.result.ok and market.result.content["trades"]
+        else:
+            assert market.result.error_kind == ErrorKind.PRECONDITION_FAILED
+            assert (market.result.message or "").startswith("Rule 'market_closed' failed:")
+        env.close()
+    # -v1's own tasks: none set while the market is closed places a market order
+    v1_tasks = registry.tasks("trading", 1)
+    assert task.id not in {t.id for t in v1_tasks}
+    assert not [
+        t.id
+        for t in v1_tasks
+        if not in_session(TRADING.now_for(t.seed))
+        and any(s.name == "place_market_order" for s in t.steps)
+    ]
+
+
+def test_market_hours_are_weekdays_from_the_opening_to_the_closing_bell() -> None:
+    from prove_plugins.trading.models import in_session, next_open
+
+    friday = dt.date(2026, 3, 13)
+    at = lambda day, h, m: dt.datetime.combine(day, dt.time(h, m))  # noqa: E731
+    assert [in_session(at(friday, h, m)) for h, m in [(9, 29), (9, 30), (15, 59), (16, 0)]] == [
+        False,
+        True,
+        True,
+        False,
+    ]
+    monday_open = at(friday + dt.timedelta(days=3), 9, 30)
+    for closed in [at(friday, 16, 0), at(friday, 23, 59), at(friday + dt.timedelta(days=1), 10, 0)]:
+        assert not in_session(closed) and next_open(closed) == monday_open
+    assert next_open(at(friday, 8, 0)) == at(friday, 9, 30)
+
+
+@given(at=st.datetimes(min_value=dt.datetime(2026, 1, 1), max_value=dt.datetime(2027, 12, 31)))
+def test_the_next_open_is_the_first_session_minute_after_a_closed_time(at: dt.datetime) -> None:
+    from prove_plugins.trading.models import in_session, next_open
+
+    if in_session(at):
+        assert at.weekday() < 5 and dt.time(9, 30) <= at.time() < dt.time(16, 0)
+        return
+    opens = next_open(at)
+    assert opens > at and in_session(opens) and opens.time() == dt.time(9, 30)
+    assert opens - at <= dt.timedelta(days=2, hours=17, minutes=30)  # Friday 16:00 to Monday
+    assert not in_session(opens - dt.timedelta(minutes=1))
+    between = dt.datetime.combine(at.date(), dt.time(12, 0))
+    while between < opens:  # no session day is skipped
+        assert not (at < between and in_session(between)), between
+        between += dt.timedelta(days=1)
 
 
 # ------------------------------------------------------------------- tasks

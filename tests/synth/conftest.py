@@ -3,17 +3,13 @@ and a tiny OpenAI-compatible HTTP server on 127.0.0.1 for the optional LLM steps
 
 from __future__ import annotations
 
-import json
 import pickle
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
 from prove_gym.synth import SynthConfig, SynthResult, synthesize
+from prove_gym.testing.llm_stub import StubChat
 
 PER_SERVER = 50
 
@@ -46,53 +42,8 @@ def dataset(
         return result
 
 
-Reply = Callable[[dict[str, Any]], "str | tuple[int, str]"]
-
-
-@dataclass
-class FakeLLM:
-    """A chat-completions endpoint that answers with ``reply(request_json)``."""
-
-    url: str
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    headers: list[dict[str, str]] = field(default_factory=list)
-    reply: Reply = field(default=lambda payload: "ok")
-
-
 @pytest.fixture
-def fake_llm() -> Iterator[FakeLLM]:
-    state = FakeLLM(url="")
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", 0))
-            payload = json.loads(self.rfile.read(length))
-            state.requests.append(payload)
-            state.headers.append(dict(self.headers))
-            answer = state.reply(payload)
-            status, text = answer if isinstance(answer, tuple) else (200, answer)
-            if status == 200:
-                body = json.dumps(
-                    {"choices": [{"message": {"role": "assistant", "content": text}}]}
-                ).encode()
-            else:
-                body = text.encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    try:
-        yield state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
+def fake_llm() -> Iterator[StubChat]:
+    """A chat-completions endpoint on 127.0.0.1 that answers with ``fake_llm.reply(request)``."""
+    with StubChat() as stub:
+        yield stub

@@ -1,17 +1,13 @@
-"""The OpenAI-compatible client and LLM paraphrasing, against a real HTTP server on 127.0.0.1."""
+"""The OpenAI-compatible client, against a real HTTP server on 127.0.0.1."""
 
 from __future__ import annotations
 
-import json
-import re
 import socket
 
 import pytest
 
-from prove_gym import gold_replay
-from prove_gym.synth import LLMClient, LLMError, SynthConfig, synthesize
-from prove_gym.synth.generate import paraphrase
-from prove_gym.synth.llm import chat_url, extract_json
+from prove_gym.synth import LLMClient, LLMError
+from prove_gym.synth.llm import MAX_REPLY_BYTES, chat_url, extract_json
 
 
 def test_a_reply_is_the_assistant_text_and_the_request_is_openai_shaped(fake_llm, tmp_path) -> None:
@@ -71,47 +67,9 @@ def test_urls_and_json_replies_are_read_leniently() -> None:
         extract_json("no json here")
 
 
-def _message(payload: dict) -> str:
-    content = payload["messages"][1]["content"]
-    return re.search(r"MESSAGE:\n(.*)\n\nKEEP:", content, re.DOTALL).group(1)
-
-
-def test_a_paraphrase_is_used_only_when_it_keeps_every_value(fake_llm, tmp_path) -> None:
-    client = LLMClient(fake_llm.url, "m", cache_dir=tmp_path)
-    fake_llm.reply = lambda payload: "Please, " + _message(payload)
-    assert paraphrase(client, "Cancel evt_0042.", ["evt_0042"]) == "Please, Cancel evt_0042."
-    fake_llm.reply = lambda payload: "Cancel my meeting."
-    assert paraphrase(client, "Cancel evt_0043.", ["evt_0043"]) is None
-    fake_llm.reply = lambda payload: (500, "down")
-    assert (
-        paraphrase(LLMClient(fake_llm.url, "m", cache_dir=tmp_path, retries=0), "Hi x.", ["x"])
-        is None
-    )
-
-
-def test_synthesis_paraphrases_user_turns_through_the_endpoint_and_stays_valid(
-    fake_llm, tmp_path
-) -> None:
-    fake_llm.reply = lambda payload: "Hey! " + _message(payload)
-    cfg = SynthConfig(
-        servers=("calendar",),
-        n=6,
-        seed=5,
-        state_seeds=1,
-        llm_url=fake_llm.url,
-        llm_model="para",
-        cache_dir=str(tmp_path),
-    )
-    result = synthesize(cfg)
-    assert fake_llm.requests, "the endpoint was never called"
-    assert all(t.meta["paraphrased"] > 0 for t in result.tasks)
-    for task in result.tasks:
-        asked = [t for t in task.turns if t.kind != "abstain" or not t.steps]
-        assert any(t.user.startswith("Hey! ") for t in asked)
-        _, final = gold_replay(task)
-        assert final == task.final_state_hash
-    again = synthesize(cfg)  # every reply now comes from the cache
-    calls = len(fake_llm.requests)
-    assert [t.to_json() for t in again.tasks] == [t.to_json() for t in result.tasks]
-    assert len(fake_llm.requests) == calls
-    assert json.loads(result.tasks[0].to_json())["meta"]["paraphrased"] >= 1
+def test_a_reply_over_the_size_cap_is_an_error_read_no_further(fake_llm, tmp_path) -> None:
+    fake_llm.reply = lambda payload: "x" * (MAX_REPLY_BYTES + 10)
+    client = LLMClient(fake_llm.url, "m", cache_dir=tmp_path, retries=0)
+    with pytest.raises(LLMError, match="more than"):
+        client.complete([{"role": "user", "content": "x"}])
+    assert not list(tmp_path.rglob("*.json")), "nothing is cached"

@@ -9,6 +9,7 @@ from typing import Annotated
 from pydantic import Field
 
 from prove_gym.server import (
+    Bound,
     Conflict,
     InvalidArgument,
     NotFound,
@@ -51,12 +52,49 @@ def _new_dir(ctx: ToolContext, rng: random.Random) -> str:
     return f"{rng.choice(_home_dirs(ctx))}/{name}"
 
 
-CONTENTS = [
+_NOTES = (
     "Remember to renew the passport before June.",
-    "TODO: update the README with install steps",
     "Meeting moved to Thursday 10:00.",
-    'export PATH="$HOME/bin:$PATH"',
-]
+    "Buy milk and call the bank",
+)
+_SHELL = ('export PATH="$HOME/bin:$PATH"', "alias ll='ls -la'", "export EDITOR=vim")
+TEXT_BY_TYPE: dict[str, tuple[str, ...]] = {
+    ".txt": _NOTES,
+    ".md": ("## Notes", "- [ ] Call the dentist", "TODO: update the README with install steps"),
+    ".py": ("import os", "# TODO: handle the empty case", "DEBUG = False"),
+    ".go": ("// TODO: handle the error", 'import "fmt"', "const debug = false"),
+    ".js": ("// TODO: handle the error", "const DEBUG = false;", "console.log('done');"),
+    ".log": ("INFO backup finished", "WARN disk usage at 91%", "ERROR connection refused"),
+    ".csv": ("Groceries,42.10,card", "Rent,1250.00,transfer"),
+    ".json": ('{"debug": false}',),
+    ".toml": ("debug = false", "[tool.ruff]"),
+    ".m3u": ("Blue in Green.mp3", "So What.mp3"),
+    ".vim": ("set number", "syntax on"),
+    ".bashrc": _SHELL,
+    ".profile": _SHELL,
+    ".sh": _SHELL,
+    ".gitignore": ("*.log", "node_modules/", ".venv/"),
+}
+"""Text that fits a file, by its extension (a dotfile by its name). A file of another
+type (a photo, a video, a PDF, a key, git's own files) takes no typed-in text."""
+
+
+def text_for(path: str) -> tuple[str, ...]:
+    """The texts :data:`TEXT_BY_TYPE` gives a file at ``path`` (none for other types).
+
+    >>> text_for("~/Videos/lisbon-20260412.mp4"), text_for("~/notes/todo.MD")[0]
+    ((), '## Notes')
+    """
+    name = path.rsplit("/", 1)[-1].lower()
+    if name.startswith(".") and name.count(".") == 1:
+        return TEXT_BY_TYPE.get(name, ())
+    return TEXT_BY_TYPE.get(Bound({"path": path}).extension("path"), ())
+
+
+def _text_for_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A text that fits the type of the file in ``path`` (None: the file takes no text)."""
+    texts = text_for(str(bound.args.get("path", "")))
+    return rng.choice(texts) if texts else None
 
 
 @tool(
@@ -187,7 +225,8 @@ def touch(ctx: ToolContext, path: NewPath) -> Touched:
         "Create {path} containing '{content}'",
         "Replace the contents of {path} with '{content}'",
     ],
-    examples={"path": _new_file, "content": CONTENTS},
+    examples={"path": _new_file},
+    values={"content": _text_for_file},
 )
 def write_file(ctx: ToolContext, path: NewPath, content: str) -> Written:
     """Write text to a file, creating it or replacing everything in it (like
@@ -205,7 +244,7 @@ def write_file(ctx: ToolContext, path: NewPath, content: str) -> Written:
     writes=True,
     returns="file",
     phrasings=["Append '{content}' to {path}", "Add the line '{content}' at the end of {path}"],
-    examples={"content": CONTENTS},
+    values={"content": _text_for_file},
 )
 def append_file(
     ctx: ToolContext, path: FileArg, content: Annotated[str, Field(min_length=1)]
@@ -274,7 +313,8 @@ def replace_in_file(
         "Insert '{text}' at line {line_number} of {path}",
         "Add '{text}' before line {line_number} in {path}",
     ],
-    examples={"line_number": [1, 2, 3], "text": ["# Reviewed", "TODO: check this", "import os"]},
+    examples={"line_number": [1, 2, 3]},
+    values={"text": _text_for_file},
 )
 def insert_lines(ctx: ToolContext, path: FileArg, line_number: int, text: str) -> Inserted:
     """Insert one or more lines before a line number (1 = at the top; last line + 1 = at the end).

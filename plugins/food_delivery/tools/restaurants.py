@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import random
+import re
 from decimal import Decimal
 from typing import Any
 
-from prove_gym.server import ToolContext, search_pattern
+from prove_gym.server import Bound, ToolContext, search_pattern
 from prove_gym.server.tool import tool
 
 from ..models import is_open, next_opening
@@ -178,13 +179,28 @@ def get_restaurant(ctx: ToolContext, restaurant_id: RestaurantRow) -> Restaurant
     }
 
 
+_DISH_WORD = re.compile(r"[A-Za-z]{4,}")
+
+
+def _dish_word(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A word of one of the restaurant's own dishes ("margherita" at a pizzeria, "curry"
+    at a Thai kitchen), as a diner searches its menu; drinks are no dishes."""
+    items = ctx.sql.all(
+        _menu_matching(False, False), restaurant_id=str(bound.args.get("restaurant_id", ""))
+    )
+    words = sorted(
+        {w.casefold() for i in items if i.category != "Drinks" for w in _DISH_WORD.findall(i.name)}
+    )
+    return rng.choice(words) if words else None
+
+
 @tool(
     returns=("menu_item", "option", "restaurant"),
     phrasings=[
         "Show me the menu of {restaurant_id}",
         "What {search} dishes does {restaurant_id} have?",
     ],
-    examples={"search": ["pizza", "chicken", "roll", "curry", "burger", "vegan", "tacos"]},
+    values={"search": _dish_word},
 )
 def get_menu(
     ctx: ToolContext,

@@ -8,7 +8,14 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from prove_gym.server import InvalidArgument, ToolContext, next_id, parse_date, search_pattern
+from prove_gym.server import (
+    Bound,
+    InvalidArgument,
+    ToolContext,
+    next_id,
+    parse_date,
+    search_pattern,
+)
 from prove_gym.server.tool import tool
 
 from ..models import AIRLINES, FlightBooking, LoyaltyAccount, Traveller
@@ -56,13 +63,22 @@ def _traveller_word(ctx: ToolContext, rng: random.Random) -> str:
 
 FIRST_NAMES = ["Maria", "Tom", "Aisha", "Jonas", "Priya", "Lucas", "Ingrid"]
 LAST_NAMES = ["Lopez", "Becker", "Khan", "Weber", "Patel", "Moreau", "Larsen"]
-NEW_EMAILS = [
-    "maria.lopez@acme-corp.com",
-    "tom.becker@gmail.com",
-    "aisha.khan@outlook.com",
-    "jonas.weber@proton.me",
-    "priya.patel@acme-corp.com",
-]
+MAIL_DOMAINS = ["gmail.com", "outlook.com", "proton.me", "acme-corp.com"]
+
+
+def _traveller_email(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The address of the traveller the call names: ``first.last@<a mail domain>``,
+    numbered when another traveller has it."""
+    first, last = bound.args.get("first_name"), bound.args.get("last_name")
+    if not first or not last:
+        return None
+    local = ".".join("".join(ch for ch in str(n).casefold() if ch.isalnum()) for n in (first, last))
+    domain = rng.choice(MAIL_DOMAINS)
+    address, n = f"{local}@{domain}", 1
+    while ctx.sql.first(TRAVELLER_BY_EMAIL, email=address) is not None:
+        n += 1
+        address = f"{local}{n}@{domain}"
+    return address
 
 
 @tool(
@@ -109,12 +125,12 @@ def find_travellers(
     examples={
         "first_name": FIRST_NAMES,
         "last_name": LAST_NAMES,
-        "email": NEW_EMAILS,
         "date_of_birth": ["1985-04-12", "1992-11-03", "1978-07-22", "2001-01-30"],
         "nationality": ["PT", "ES", "FR", "DE", "GB", "US"],
         "passport_number": _passport_no,
         "passport_expiry": _expiry,
     },
+    values={"email": _traveller_email},
 )
 def create_traveller(
     ctx: ToolContext,

@@ -1,0 +1,293 @@
+"""Plausible values (``values=`` of a tool): an argument fits the entity it goes with.
+
+Each check reads the gold calls of a synthesized dataset as a researcher would and
+flags the implausible value the old draws made: text typed into a video, a bid far
+from the listing's price, an address that is not the person's, a dish the restaurant
+does not serve. The checks replay each task's gold on its own initial state, so the
+state a call saw is the one it is judged against.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Annotated, Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import prove_gym
+from prove_gym.server import Bound, Entity, ToolContext
+from prove_gym.synth import SynthConfig, SynthResult, synthesize
+from prove_gym.task import GoldStep, Task
+from prove_gym.workspace import Workspace
+
+Visit = Callable[[Workspace, GoldStep], str | None]
+
+
+def flagged(tasks: list[Task], server: str, visits: dict[str, Visit]) -> tuple[int, list[str]]:
+    """Replay every task of ``server``: ``visits[tool]`` judges each gold call of ``tool``
+    on the state right before it (a reason, or None). Returns (calls judged, findings)."""
+    judged, found = 0, []
+    for task in tasks:
+        if task.server != server:
+            continue
+        with Workspace(task, prove_gym.get_registry()) as ws:
+            for i, turn in enumerate(task.turns):
+                for step in turn.steps:
+                    visit = visits.get(step.name)
+                    if visit is not None and not step.attempt and step.expect_error is None:
+                        judged += 1
+                        reason = visit(ws, step)
+                        if reason is not None:
+                            found.append(f"{task.id}: {step.name}{step.arguments}: {reason}")
+                    ws.call(step.name, step.arguments, turn=i)
+    return judged, found
+
+
+@pytest.fixture(scope="module")
+def tasks() -> list[Task]:
+    """A few hundred tasks of the four servers with declared value sources."""
+    servers = ("crm", "filesystem", "food_delivery", "marketplace", "travel_booking")
+    result: SynthResult = synthesize(SynthConfig(servers=servers, n=400, seed=29, state_seeds=3))
+    return result.tasks
+
+
+# ----------------------------------------------------------------- file contents
+BINARY = (".jpg", ".png", ".pdf", ".mp4", ".mp3", ".deb", ".pub")
+CODE = {
+    ".py": ("import ", "#", " = "),
+    ".go": ("//", "import ", "const "),
+    ".js": ("//", "const ", "console."),
+}
+
+
+def text_misfits_file(path: str, text: str) -> str | None:
+    """Why ``text`` does not belong in the file at ``path`` (None when it does)."""
+    ext = Bound({"path": path}).extension("path")
+    if ext in BINARY or path.rsplit("/", 1)[-1] in ("HEAD", "id_ed25519"):
+        return f"text typed into a {ext or 'binary'} file"
+    code = CODE.get(ext)
+    if code is not None and not any(mark in text for mark in code):
+        return f"{text!r} is no {ext} source line"
+    if ext not in CODE and text.startswith(("import ", "//", "const ")):
+        return f"source code {text!r} in a {ext or 'plain'} file"
+    return None
+
+
+def _file_text(param: str) -> Visit:
+    def visit(ws: Workspace, step: GoldStep) -> str | None:
+        return text_misfits_file(str(step.arguments["path"]), str(step.arguments[param]))
+
+    return visit
+
+
+def test_the_implausible_file_text_check_catches_the_old_draws() -> None:
+    assert text_misfits_file("~/Videos/lisbon-20260412.mp4", "import os") is not None
+    assert text_misfits_file("~/notes/todo.md", "import os") is not None
+    assert text_misfits_file("~/src/app.py", "import os") is None
+
+
+def test_text_written_to_a_file_fits_its_type(tasks) -> None:
+    judged, found = flagged(
+        tasks,
+        "filesystem",
+        {
+            "write_file": _file_text("content"),
+            "append_file": _file_text("content"),
+            "insert_lines": _file_text("text"),
+        },
+    )
+    assert judged >= 5, "too few file writes to judge"
+    assert found == []
+
+
+@given(st.sampled_from([".mp4", ".jpg", ".py", ".md", ".txt", ".log", ".xyz", ""]), st.integers())
+def test_the_file_text_source_gives_binary_and_unknown_types_nothing(ext: str, seed: int) -> None:
+    from prove_plugins.filesystem.tools.editing import text_for
+
+    texts = text_for(f"~/x/file{ext}")
+    if ext in (".mp4", ".jpg", ".xyz", ""):
+        assert texts == ()
+    else:
+        text = random.Random(seed).choice(texts)
+        assert text_misfits_file(f"~/x/file{ext}", text) is None
+
+
+# ----------------------------------------------------------------- bids and offers
+def _listing(ws: Workspace, step: GoldStep) -> dict[str, Any]:
+    result = ws.session("marketplace").call(
+        "get_listing", {"listing_id": step.arguments["listing_id"]}
+    )
+    assert result.ok, result
+    return dict(result.content)
+
+
+def bid_misfits(listing: dict[str, Any], amount: Any) -> str | None:
+    """Why a bid is not one a buyer would place on ``listing`` (None when it is): below the
+    minimum bid, or more than five increments above it."""
+    low, step = Decimal(str(listing["minimum_bid"])), Decimal(str(listing["min_increment"]))
+    bid = Decimal(str(amount))
+    if not low <= bid <= low + 5 * step:
+        return f"bid {bid} on a listing whose minimum bid is {low} (increment {step})"
+    return None
+
+
+def offer_misfits(listing: dict[str, Any], amount: Any) -> str | None:
+    """Why an offer is not one a buyer would make: outside half to all of the price."""
+    price, offer = Decimal(str(listing["price"])), Decimal(str(amount))
+    if not price / 2 <= offer < price:
+        return f"offer {offer} on a listing priced {price}"
+    return None
+
+
+def test_the_bid_check_catches_a_bid_far_from_the_price() -> None:
+    book = {"minimum_bid": "36.00", "min_increment": "1.00", "price": "36.00"}
+    assert bid_misfits(book, "184.20") is not None and bid_misfits(book, "37.00") is None
+    assert offer_misfits(book, "12.00") is not None and offer_misfits(book, "30.00") is None
+
+
+def test_bids_and_offers_are_near_the_listing_price(tasks) -> None:
+    judged, found = flagged(
+        tasks,
+        "marketplace",
+        {
+            "place_bid": lambda ws, s: bid_misfits(_listing(ws, s), s.arguments["amount"]),
+            "make_offer": lambda ws, s: offer_misfits(_listing(ws, s), s.arguments["offer_amount"]),
+        },
+    )
+    assert judged >= 5, "too few bids and offers to judge"
+    assert found == []
+
+
+# ----------------------------------------------------------------- names and e-mails
+def address_misfits(first: str, last: str, email: str, company: str | None = None) -> str | None:
+    """Why ``email`` is not the address of ``first last`` (at ``company``), or None."""
+    local, _, domain = email.casefold().partition("@")
+    parts = ["".join(ch for ch in n.casefold() if ch.isalnum()) for n in (first, last)]
+    if local.rstrip("0123456789") != ".".join(parts):
+        return f"{first} {last} writes from {email}"
+    if company is not None:
+        letters = "".join(ch for ch in company.casefold() if ch.isalnum())
+        if domain.split(".")[0] != letters:
+            return f"{first} {last} of {company} writes from {email}"
+    return None
+
+
+def test_the_address_check_catches_a_name_that_is_not_the_address() -> None:
+    assert address_misfits("Maria", "Becker", "tom.becker@gmail.com") is not None
+    assert address_misfits("Priya", "Raman", "priya.raman@northpeak.io", "Lumen Analytics")
+    assert (
+        address_misfits("Priya", "Raman", "priya.raman2@lumenanalytics.com", "Lumen Analytics")
+        is None
+    )
+
+
+def _account_name(ws: Workspace, account_id: str) -> str:
+    result = ws.session("crm").call("get_account", {"account_id": account_id})
+    assert result.ok, result
+    return str(result.content["name"])
+
+
+def _person(company: Callable[[Workspace, GoldStep], str | None]) -> Visit:
+    def visit(ws: Workspace, step: GoldStep) -> str | None:
+        a = step.arguments
+        return address_misfits(a["first_name"], a["last_name"], a["email"], company(ws, step))
+
+    return visit
+
+
+def test_a_new_person_writes_from_their_own_address(tasks) -> None:
+    judged, found = flagged(
+        tasks,
+        "crm",
+        {
+            "create_contact": _person(lambda ws, s: _account_name(ws, s.arguments["account_id"])),
+            "create_lead": _person(lambda ws, s: s.arguments["company"]),
+        },
+    )
+    more, found_too = flagged(
+        tasks, "travel_booking", {"create_traveller": _person(lambda ws, s: None)}
+    )
+    assert judged + more >= 5, "too few new people to judge"
+    assert found + found_too == []
+
+
+# ----------------------------------------------------------------- dishes
+def test_a_menu_search_asks_for_what_the_restaurant_serves(tasks) -> None:
+    def visit(ws: Workspace, step: GoldStep) -> str | None:
+        search = step.arguments.get("search")
+        if search is None:
+            return None
+        result = ws.session("food_delivery").call("get_menu", dict(step.arguments))
+        if not result.ok or not result.content["total"]:
+            return f"{search!r} is on no dish of {step.arguments['restaurant_id']}"
+        return None
+
+    judged, found = flagged(tasks, "food_delivery", {"get_menu": visit})
+    assert judged >= 3, "too few menu reads to judge"
+    assert found == []
+
+
+# ----------------------------------------------------------------- the author API
+def test_a_value_source_sees_the_call_drawn_so_far_and_none_fails_the_draw() -> None:
+    from prove_gym.synth.chains import PlannedStep
+    from prove_gym.synth.grounding import Grounder, entity_index
+
+    server = prove_gym.get_registry().get_server("marketplace")
+    session = server.session(0, server.default_size)
+    index = entity_index(session)
+    spec = server.tools["place_bid"]
+    listings = {r["listing_id"]: r for r in session.list_entities("listing")}
+    auction = next(
+        i for i, r in listings.items() if r["format"] == "auction" and r["status"] == "active"
+    )
+    ended = next(i for i, r in listings.items() if r["status"] == "awaiting_close")
+    fixed = next(i for i, r in listings.items() if r["format"] != "auction")
+    grounder = Grounder(session, index, random.Random(3))
+    drawn = grounder.ground(PlannedStep(spec), [], {}, hints={"listing_id": auction})
+    assert drawn.unresolved is None and drawn.sources["amount"] == "value"
+    detail = session.call("get_listing", {"listing_id": auction}).content
+    assert bid_misfits(detail, drawn.args["amount"]) is None
+    # a fixed-price listing, or an auction past its close, takes no bid: the source says
+    # so and the draw fails
+    for listing in (fixed, ended):
+        drawn = grounder.ground(PlannedStep(spec), [], {}, hints={"listing_id": listing})
+        assert drawn.unresolved == "amount"
+
+
+def test_values_are_declared_for_known_parameters_as_callables_and_alone() -> None:
+    from prove_gym.server.tool import build_tool_spec
+
+    def bid(ctx: ToolContext, listing_id: str, amount: float) -> dict:
+        """Bid.
+
+        Args:
+            listing_id: The listing.
+            amount: The bid.
+        """
+        return {}
+
+    def near(ctx, rng, bound):
+        return bound.args.get("listing_id")
+
+    assert build_tool_spec(bid, values={"amount": near}).values == {"amount": near}
+    with pytest.raises(TypeError, match="unknown arguments"):
+        build_tool_spec(bid, values={"price": near})
+    with pytest.raises(TypeError, match="not a callable"):
+        build_tool_spec(bid, values={"amount": [1, 2]})  # type: ignore[dict-item]
+
+    def bid_on(ctx: ToolContext, listing_id: Annotated[str, Entity("listing")]) -> dict:
+        """Bid.
+
+        Args:
+            listing_id: The listing.
+        """
+        return {}
+
+    with pytest.raises(TypeError, match="names an identifier"):
+        build_tool_spec(bid_on, values={"listing_id": near})
+    with pytest.raises(TypeError, match="both examples= and values="):
+        build_tool_spec(bid, examples={"amount": [1]}, values={"amount": near})
