@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from prove_gym.adapters.common import _task_from_row
 from prove_gym.episode import Episode
 from prove_gym.registry import Registry, get_registry
-from prove_gym.server.base import stable_int
+from prove_gym.server.state import stable_int
 from prove_gym.task import Task
 from prove_gym.workspace import LEGACY_HASH_GENERATORS, offered_tools
 

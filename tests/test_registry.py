@@ -281,3 +281,30 @@ def test_server_names_come_from_the_entry_points_without_importing_a_plugin() ->
     names, loaded = out.stdout.strip().splitlines()[-2:]
     assert json.loads(names) == sorted(prove_gym.get_registry().servers)
     assert json.loads(loaded) == []
+
+
+def test_import_prove_gym_leaves_gymnasium_unimported_and_registers_when_it_is() -> None:
+    code = (
+        "import json, sys, prove_gym\n"
+        "before = 'gymnasium' in sys.modules\n"
+        "prove_gym.get_server('banking')  # a plugin loaded before gymnasium is imported\n"
+        "hooks = [type(f).__name__ for f in sys.meta_path]\n"
+        "import gymnasium\n"
+        "print(json.dumps([before, 'prove/calendar-v0' in gymnasium.registry,\n"
+        "    'prove/banking-v0' in gymnasium.registry, hooks.count('_AfterGymnasiumImport'),\n"
+        "    [type(f).__name__ for f in sys.meta_path].count('_AfterGymnasiumImport'),\n"
+        "    type(gymnasium.__loader__).__name__, type(gymnasium.__spec__.loader).__name__]))\n"
+        "print(gymnasium.make('prove/banking-v0').reset(seed=0)[1]['task_id'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    facts, task_id = out.stdout.strip().splitlines()[-2:]
+    assert json.loads(facts) == [
+        False,  # serving MCP or listing servers pays nothing for Gymnasium and NumPy
+        True,
+        True,
+        1,  # one hook waited for gymnasium...
+        0,  # ...and left once it had run
+        "SourceFileLoader",  # gymnasium keeps its own loader
+        "SourceFileLoader",
+    ]
+    assert task_id.startswith("banking-")

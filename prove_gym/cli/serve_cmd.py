@@ -230,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         from prove_gym.mcp.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_TTL, SessionStore
-        from prove_gym.mcp.transports import http_app, serve_stdio
+        from prove_gym.mcp.stdio import serve_stdio
     except ImportError as exc:
         print(_unavailable_message(_import_problem(exc)), file=sys.stderr)
         return 2
@@ -261,6 +261,11 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
 
+    try:  # here, not above: a stdio server never imports the HTTP transport
+        from prove_gym.mcp.transports import http_app
+    except ImportError as exc:
+        print(_unavailable_message(_import_problem(exc)), file=sys.stderr)
+        return 2
     store = SessionStore(max_sessions=args.max_sessions or None, ttl=args.ttl or None)
     app = http_app(
         servers,

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from prove_gym.episode import Action, Episode
-from prove_gym.server.base import stable_int
+from prove_gym.server.state import stable_int
 
 __all__ = [
     "Agent",

@@ -2,34 +2,67 @@
 
 See ``docs/mcp.md``. :class:`ProveMCPServer` is the MCP server (an SDK low-level
 server); :func:`serve_stdio`, :func:`http_app` and :func:`serve_http` run it.
+
+Each name is imported from its module on first use (PEP 562), so that a stdio server
+never imports the HTTP transport (:mod:`prove_gym.mcp.transports`).
 """
 
-from prove_gym.mcp.server import ProveMCPServer, ToolRoute
-from prove_gym.mcp.sessions import (
-    DEFAULT_MAX_SESSIONS,
-    DEFAULT_TTL,
-    SessionLimitReached,
-    SessionState,
-    SessionStore,
-)
-from prove_gym.mcp.tools import (
-    ERROR_META,
-    HELPER_TOOLS,
-    PREFIX_SEPARATOR,
-    RESET_TOOL,
-    STATE_HASH_TOOL,
-    call_result,
-    mcp_tool,
-    structured,
-)
-from prove_gym.mcp.transports import (
-    Endpoint,
-    http_app,
-    http_endpoints,
-    http_server,
-    serve_http,
-    serve_stdio,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prove_gym.mcp.server import ProveMCPServer, ToolRoute
+    from prove_gym.mcp.sessions import (
+        DEFAULT_MAX_SESSIONS,
+        DEFAULT_TTL,
+        SessionLimitReached,
+        SessionState,
+        SessionStore,
+    )
+    from prove_gym.mcp.stdio import serve_stdio
+    from prove_gym.mcp.tools import (
+        ERROR_META,
+        HELPER_TOOLS,
+        PREFIX_SEPARATOR,
+        RESET_TOOL,
+        STATE_HASH_TOOL,
+        call_result,
+        mcp_tool,
+        structured,
+    )
+    from prove_gym.mcp.transports import (
+        Endpoint,
+        http_app,
+        http_endpoints,
+        http_server,
+        serve_http,
+    )
+
+_LAZY: dict[str, str] = {
+    "DEFAULT_MAX_SESSIONS": "prove_gym.mcp.sessions",
+    "DEFAULT_TTL": "prove_gym.mcp.sessions",
+    "ERROR_META": "prove_gym.mcp.tools",
+    "HELPER_TOOLS": "prove_gym.mcp.tools",
+    "PREFIX_SEPARATOR": "prove_gym.mcp.tools",
+    "RESET_TOOL": "prove_gym.mcp.tools",
+    "STATE_HASH_TOOL": "prove_gym.mcp.tools",
+    "Endpoint": "prove_gym.mcp.transports",
+    "ProveMCPServer": "prove_gym.mcp.server",
+    "SessionLimitReached": "prove_gym.mcp.sessions",
+    "SessionState": "prove_gym.mcp.sessions",
+    "SessionStore": "prove_gym.mcp.sessions",
+    "ToolRoute": "prove_gym.mcp.server",
+    "call_result": "prove_gym.mcp.tools",
+    "http_app": "prove_gym.mcp.transports",
+    "http_endpoints": "prove_gym.mcp.transports",
+    "http_server": "prove_gym.mcp.transports",
+    "mcp_tool": "prove_gym.mcp.tools",
+    "serve_http": "prove_gym.mcp.transports",
+    "serve_stdio": "prove_gym.mcp.stdio",
+    "structured": "prove_gym.mcp.tools",
+}
 
 __all__ = [
     "DEFAULT_MAX_SESSIONS",
@@ -54,3 +87,16 @@ __all__ = [
     "serve_stdio",
     "structured",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'prove_gym.mcp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

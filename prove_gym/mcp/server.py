@@ -10,7 +10,8 @@ Where a session's state lives:
 
 * **stdio** and **in-process** (``mcp.Client(server)``): one state per
   connection, opened when the server's lifespan starts (one stdio process, or
-  one ``async with Client(...)`` block) and closed when it ends.
+  one ``async with Client(...)`` block), or at its first tool call with
+  ``lazy=True`` (as ``prove-gym serve`` runs stdio), and closed when it ends.
 * **streamable HTTP**: one state per ``Mcp-Session-Id``, opened at the
   ``initialize`` handshake and closed when the session ends (client DELETE,
   idle TTL, or shutdown).
@@ -85,6 +86,11 @@ class ProveMCPServer(LowLevelServer[_ConnectionScope]):
         offload: Run each tool call in a worker thread instead of inline on the
             event loop (see ``docs/mcp.md``: inline is faster for these
             sub-millisecond calls, and keeps one session's calls in order).
+        lazy: Build the ``tools/list`` answer at the first ``tools/list``, and sample the
+            state and open a stdio or in-process session's copy at its first tool call,
+            instead of when the server is built and its lifespan starts: ``initialize`` is
+            then answered before any of it is done (what
+            :func:`~prove_gym.mcp.stdio.serve_stdio` does, for the client that launched it).
 
     Example::
 
@@ -103,6 +109,7 @@ class ProveMCPServer(LowLevelServer[_ConnectionScope]):
         prefix: bool | None = None,
         http: bool = False,
         offload: bool = False,
+        lazy: bool = False,
     ) -> None:
         group = [servers] if isinstance(servers, Server) else list(servers)
         if not group:
@@ -117,8 +124,8 @@ class ProveMCPServer(LowLevelServer[_ConnectionScope]):
         self.prefixed = len(group) > 1 if prefix is None else prefix
         self.http = http
         self.offload = offload
+        self.lazy = lazy
         self.routes: dict[str, ToolRoute] = {}
-        listed: list[types.Tool] = []
         for server in group:
             for spec in server.tools.values():
                 name = self.mcp_name(server.name, spec.name)
@@ -128,11 +135,12 @@ class ProveMCPServer(LowLevelServer[_ConnectionScope]):
                         "serve these servers with prefix=True"
                     )
                 self.routes[name] = ToolRoute(server.name, spec)
-                if not spec.hidden:
-                    listed.append(mcp_tool(spec, name))
-        self._tools = types.ListToolsResult(tools=listed)
-        for server in group:
-            server.template(seed, size)  # sample now, so opening a session is only a copy
+        # What tools/list answers (each tool's input and output schema is pydantic's work,
+        # which initialize does not need): built now, or lazily at the first tools/list.
+        self._listed = None if lazy else self._listing()
+        if not lazy:
+            for server in group:
+                server.template(seed, size)  # sample now, so opening a session is only a copy
         single = group[0] if len(group) == 1 else None
         super().__init__(
             f"prove-{'+'.join(names)}",
@@ -156,6 +164,22 @@ class ProveMCPServer(LowLevelServer[_ConnectionScope]):
     def mcp_name(self, server: str, tool: str) -> str:
         """The MCP name of ``server``'s ``tool`` on this MCP server."""
         return f"{server}{PREFIX_SEPARATOR}{tool}" if self.prefixed else tool
+
+    def _listing(self) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                mcp_tool(route.spec, name)
+                for name, route in self.routes.items()
+                if not route.spec.hidden
+            ]
+        )
+
+    @property
+    def _tools(self) -> types.ListToolsResult:
+        """The ``tools/list`` result (built at the first use when ``lazy``)."""
+        if self._listed is None:
+            self._listed = self._listing()
+        return self._listed
 
     @property
     def tools(self) -> list[types.Tool]:
@@ -267,7 +291,7 @@ async def _lifespan(server: LowLevelServer[Any]) -> AsyncIterator[_ConnectionSco
     """One scope per lifespan; for stdio and in-process clients that is one session."""
     assert isinstance(server, ProveMCPServer)
     scope = _ConnectionScope()
-    if not server.http:
+    if not server.http and not server.lazy:
         scope.state = server.open_state()
     try:
         yield scope

@@ -1,6 +1,6 @@
-"""Run :class:`~prove_gym.mcp.server.ProveMCPServer` over stdio or streamable HTTP.
+"""Run :class:`~prove_gym.mcp.server.ProveMCPServer` over streamable HTTP.
 
-stdio serves one client (the process that launched it), so one session.
+(stdio, which serves one client and so one session, is :mod:`prove_gym.mcp.stdio`.)
 Streamable HTTP serves many clients from one process: each ``Mcp-Session-Id``
 gets its own state, idle sessions end after the store's TTL, and a new session
 is refused with a clear JSON-RPC error once ``max_sessions`` are open.
@@ -17,7 +17,6 @@ import mcp.types as types
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken
-from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
@@ -36,7 +35,6 @@ from prove_gym.http_guard import (
     http_server,
     is_loopback,
     serve_http,
-    settle_heap,
     token_matches,
 )
 from prove_gym.mcp.server import ProveMCPServer
@@ -53,7 +51,6 @@ __all__ = [
     "http_server",
     "is_loopback",
     "serve_http",
-    "serve_stdio",
     "transport_security",
 ]
 
@@ -85,27 +82,6 @@ class StaticTokenVerifier:
         if token_matches(token, self._token):
             return AccessToken(token=token, client_id="prove-gym-client", scopes=[])
         return None
-
-
-async def serve_stdio(
-    servers: Server | Sequence[Server],
-    *,
-    seed: int = 0,
-    size: int | None = None,
-    offload: bool = False,
-) -> None:
-    """Speak MCP on this process's stdin/stdout until the client closes stdin.
-
-    Several servers share the one connection with prefixed tool names
-    (``calendar__create_event``). Once the states are sampled it frees start-up
-    garbage and freezes the rest (``gc.freeze()``, see :func:`~prove_gym.http_guard.settle_heap`).
-    """
-    server = ProveMCPServer(
-        servers, seed=seed, size=size, store=SessionStore(max_sessions=1, ttl=None), offload=offload
-    )
-    settle_heap()
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 @dataclass(frozen=True, slots=True)

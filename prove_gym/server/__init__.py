@@ -2,41 +2,84 @@
 
 ``TypedDict`` and ``NotRequired`` are ``typing_extensions``' (pydantic reads tool return
 types with them on Python 3.11): import them from here for typed tool results.
+
+Every other name is imported from its module on first use (PEP 562): a process that needs
+only :func:`stable_int` or :data:`~prove_gym.server.state.MAX_STATE_SIZE` (the command
+line's ``synth`` options) does not import SQLAlchemy and pydantic for them.
 """
 
-from typing import NotRequired
+import importlib
+from typing import TYPE_CHECKING, Any, NotRequired
 
 from typing_extensions import TypedDict
 
-from prove_gym.server.base import (
-    EntitySource,
-    EnvVersion,
-    SampleContext,
-    Sampler,
-    Server,
-    Weighted,
-    stable_int,
-)
-from prove_gym.server.errors import (
-    Conflict,
-    ErrorKind,
-    InvalidArgument,
-    NotFound,
-    PermissionDenied,
-    PreconditionFailed,
-    ToolError,
-    WorkLimitExceeded,
-)
-from prove_gym.server.ids import next_id
-from prove_gym.server.parsing import parse_date
-from prove_gym.server.patterns import compile_glob, compile_regex
-from prove_gym.server.result import ToolResult, to_jsonable
-from prove_gym.server.search import contains, search_pattern
-from prove_gym.server.session import Session
-from prove_gym.server.sql import Query, Sql
-from prove_gym.server.state import StateTemplate, canonical_state_hash
-from prove_gym.server.tool import Bound, Entity, ParamSpec, Record, ToolContext, ToolSpec
-from prove_gym.server.types import Money
+if TYPE_CHECKING:
+    from prove_gym.server.base import (
+        EntitySource,
+        EnvVersion,
+        SampleContext,
+        Sampler,
+        Server,
+        Weighted,
+    )
+    from prove_gym.server.errors import (
+        Conflict,
+        ErrorKind,
+        InvalidArgument,
+        NotFound,
+        PermissionDenied,
+        PreconditionFailed,
+        ToolError,
+        WorkLimitExceeded,
+    )
+    from prove_gym.server.ids import next_id
+    from prove_gym.server.parsing import parse_date
+    from prove_gym.server.patterns import compile_glob, compile_regex
+    from prove_gym.server.result import ToolResult, to_jsonable
+    from prove_gym.server.search import contains, search_pattern
+    from prove_gym.server.session import Session
+    from prove_gym.server.sql import Query, Sql
+    from prove_gym.server.state import StateTemplate, canonical_state_hash, stable_int
+    from prove_gym.server.tool import Bound, Entity, ParamSpec, Record, ToolContext, ToolSpec
+    from prove_gym.server.types import Money
+
+_LAZY: dict[str, str] = {
+    "Bound": "prove_gym.server.tool",
+    "Conflict": "prove_gym.server.errors",
+    "Entity": "prove_gym.server.tool",
+    "EntitySource": "prove_gym.server.base",
+    "EnvVersion": "prove_gym.server.base",
+    "ErrorKind": "prove_gym.server.errors",
+    "InvalidArgument": "prove_gym.server.errors",
+    "Money": "prove_gym.server.types",
+    "NotFound": "prove_gym.server.errors",
+    "ParamSpec": "prove_gym.server.tool",
+    "PermissionDenied": "prove_gym.server.errors",
+    "PreconditionFailed": "prove_gym.server.errors",
+    "Query": "prove_gym.server.sql",
+    "Record": "prove_gym.server.tool",
+    "SampleContext": "prove_gym.server.base",
+    "Sampler": "prove_gym.server.base",
+    "Server": "prove_gym.server.base",
+    "Session": "prove_gym.server.session",
+    "Sql": "prove_gym.server.sql",
+    "StateTemplate": "prove_gym.server.state",
+    "ToolContext": "prove_gym.server.tool",
+    "ToolError": "prove_gym.server.errors",
+    "ToolResult": "prove_gym.server.result",
+    "ToolSpec": "prove_gym.server.tool",
+    "Weighted": "prove_gym.server.base",
+    "WorkLimitExceeded": "prove_gym.server.errors",
+    "canonical_state_hash": "prove_gym.server.state",
+    "compile_glob": "prove_gym.server.patterns",
+    "compile_regex": "prove_gym.server.patterns",
+    "contains": "prove_gym.server.search",
+    "next_id": "prove_gym.server.ids",
+    "parse_date": "prove_gym.server.parsing",
+    "search_pattern": "prove_gym.server.search",
+    "stable_int": "prove_gym.server.state",
+    "to_jsonable": "prove_gym.server.result",
+}
 
 __all__ = [
     "Bound",
@@ -77,3 +120,16 @@ __all__ = [
     "stable_int",
     "to_jsonable",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'prove_gym.server' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

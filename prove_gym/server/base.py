@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import random
 import sqlite3
 import threading
@@ -30,6 +29,7 @@ from prove_gym.server.state import (
     create_change_log,
     install_change_log,
     schema_layout,
+    stable_int,
     template_key,
 )
 from prove_gym.server.tool import Normalisation, ToolSpec, build_tool_spec, declared_options
@@ -46,12 +46,6 @@ EPOCH = dt.datetime(2026, 1, 5, 9, 0)
 IDLE_STATES = 4
 """Databases of closed sessions a server keeps for its next sessions (a reset-heavy loop
 opens and closes one per episode)."""
-
-
-def stable_int(*parts: object) -> int:
-    """A 64-bit integer from ``parts`` that is the same on every machine and run."""
-    data = "/".join(str(p) for p in parts).encode()
-    return int.from_bytes(hashlib.sha256(data).digest()[:8], "big")
 
 
 @dataclass(slots=True)

@@ -50,6 +50,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sqlalchemy import MetaData, Table
 
+
+def stable_int(*parts: object) -> int:
+    """A 64-bit integer from ``parts`` that is the same on every machine and run."""
+    data = "/".join(str(p) for p in parts).encode()
+    return int.from_bytes(hashlib.sha256(data).digest()[:8], "big")
+
+
 MAX_STATE_SIZE = 16
 """The largest state size a server samples (the default is 1). Sampling grows with the
 size (travel_booking's size 16 is 12 MB and about 40 s of CPU); a task or a command asking

@@ -15,13 +15,35 @@ against the gold) and refine the graph, through :mod:`~prove_gym.synth.llm`.
 >>> write_dataset(result, "data/")  # doctest: +SKIP
 
 See ``docs/synthesis.md`` for the knobs and the output formats.
+
+Each name is imported from its module on first use (PEP 562): the command line reads
+:class:`SynthConfig`'s defaults for ``synth``'s options without importing the pipeline.
 """
 
-from prove_gym.synth.config import SynthConfig
-from prove_gym.synth.export import build_report, format_report, write_dataset
-from prove_gym.synth.graph import Edge, ToolGraph, build_graph, refine_graph
-from prove_gym.synth.llm import LLMClient, LLMError
-from prove_gym.synth.pipeline import SynthResult, synthesize
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prove_gym.synth.config import SynthConfig
+    from prove_gym.synth.export import build_report, format_report, write_dataset
+    from prove_gym.synth.graph import Edge, ToolGraph, build_graph, refine_graph
+    from prove_gym.synth.llm import LLMClient, LLMError
+    from prove_gym.synth.pipeline import SynthResult, synthesize
+
+_LAZY: dict[str, str] = {
+    "Edge": "prove_gym.synth.graph",
+    "LLMClient": "prove_gym.synth.llm",
+    "LLMError": "prove_gym.synth.llm",
+    "SynthConfig": "prove_gym.synth.config",
+    "SynthResult": "prove_gym.synth.pipeline",
+    "ToolGraph": "prove_gym.synth.graph",
+    "build_graph": "prove_gym.synth.graph",
+    "build_report": "prove_gym.synth.export",
+    "format_report": "prove_gym.synth.export",
+    "refine_graph": "prove_gym.synth.graph",
+    "synthesize": "prove_gym.synth.pipeline",
+    "write_dataset": "prove_gym.synth.export",
+}
 
 __all__ = [
     "Edge",
@@ -37,3 +59,16 @@ __all__ = [
     "synthesize",
     "write_dataset",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'prove_gym.synth' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -8,8 +8,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from prove_gym.server.base import stable_int
-from prove_gym.server.state import MAX_STATE_SIZE
+from prove_gym.server.state import MAX_STATE_SIZE, stable_int
 
 BLOCK_SEED_BASE = 100_000
 """Block states' seeds start here; the shared pool's are below it."""

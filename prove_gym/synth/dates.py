@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from prove_gym.server.base import stable_int
+from prove_gym.server.state import stable_int
 
 MONTHS = (
     "January",

@@ -48,10 +48,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prove_gym.registry import Registry, get_registry
-from prove_gym.server.base import Server, stable_int
+from prove_gym.server.base import Server
 from prove_gym.server.gc_tuning import rare_collections
 from prove_gym.server.result import ToolResult
 from prove_gym.server.session import Session
+from prove_gym.server.state import stable_int
 from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.chains import ChainSampler, PlannedStep, is_secret_kind, weighted_choice
 from prove_gym.synth.config import SynthConfig

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from prove_gym.registry import Registry, get_registry
-from prove_gym.server.base import stable_int
+from prove_gym.server.state import stable_int
 from prove_gym.synth.config import BLOCK_SEED_BASE, SynthConfig
 from prove_gym.synth.generate import BlockResult, Candidate, View, run_block
 from prove_gym.synth.validate import DedupIndex

@@ -73,3 +73,17 @@ def test_a_reader_that_stops_early_gets_no_traceback() -> None:
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def test_help_imports_no_plugin_stack() -> None:
+    """`prove-gym --help` builds every subcommand's parser (synth's from SynthConfig's
+    defaults) without SQLAlchemy, pydantic, Faker, Gymnasium or the MCP SDK."""
+    code = (
+        "import json, sys\n"
+        "from prove_gym.cli import build_parser\n"
+        "build_parser().format_help()\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & {'sqlalchemy', "
+        "'pydantic', 'faker', 'gymnasium', 'numpy', 'mcp'})))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == []
