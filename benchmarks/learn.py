@@ -113,6 +113,25 @@ def held_out(tasks: list[Any], per_server: int, fits: Any = None) -> list[Any]:
     return out
 
 
+def _resumed(folder: Path, name: str, test: list[Any]) -> Any:
+    """The evaluation an earlier run of the same flags wrote to ``folder``, when it played
+    exactly ``test`` in order (greedy decoding of the same model: the same results), else
+    ``None``."""
+    from prove_gym.eval.metrics import EpisodeResult
+    from prove_gym.eval.report import EvalReport
+
+    path = folder / "results.jsonl"
+    if not path.is_file():
+        return None
+    with open(path, encoding="utf-8") as fh:
+        results = [EpisodeResult(**json.loads(line)) for line in fh if line.strip()]
+    if [r.task_id for r in results] != [t.id for t in test]:
+        print(f"{path} played other tasks: evaluating {name} again", flush=True)
+        return None
+    print(f"{name}: taken from {path} (the same {len(results)} tasks)", flush=True)
+    return EvalReport(name, results)
+
+
 def _needs_calls(task: Any) -> bool:
     return bool(task.scored_steps)
 
@@ -337,6 +356,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--skip-sft-eval", action="store_true", help="evaluate before SFT and after GRPO only"
     )
+    p.add_argument(
+        "--resume-before",
+        action="store_true",
+        help="take the evaluation before SFT from --out when an earlier run of the same "
+        "flags wrote it for the same held-out tasks",
+    )
     p.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="a few minutes: tiny sizes everywhere")
@@ -457,9 +482,11 @@ def main(argv: list[str] | None = None) -> int:
 
     def evaluate(name: str) -> dict[str, Any]:
         started = time.perf_counter()
-        # under the precision GRPO's rollouts generate in (bf16 autocast where supported)
-        with torch.autocast(device.device, dtype=torch.bfloat16, enabled=device.bf16):
-            report = evaluate_model(lm, tokenizer, test, name=name, batch_size=8, **caps)
+        report = _resumed(out / f"eval_{name.replace(' ', '_')}", name, test) if resume else None
+        if report is None:
+            # under the precision GRPO's rollouts generate in (bf16 autocast where supported)
+            with torch.autocast(device.device, dtype=torch.bfloat16, enabled=device.bf16):
+                report = evaluate_model(lm, tokenizer, test, name=name, batch_size=8, **caps)
         timings[f"eval {name}"] = time.perf_counter() - started
         reports[name] = report
         figures = _figures(report)
@@ -473,7 +500,9 @@ def main(argv: list[str] | None = None) -> int:
         return figures
 
     lm.to(device.device)
+    resume = args.resume_before
     stages = {"before SFT": evaluate("before SFT")}
+    resume = False  # only the shipped model's evaluation can be taken from an earlier run
     started = time.perf_counter()
     rows = sft_rows(sft_tasks)
     sft = train_sft(

@@ -100,20 +100,20 @@ def test_every_tool_of_every_server_is_in_gold_in_a_1000_task_run(
 def test_coverage_blocks_swap_in_a_task_for_a_tool_no_gold_calls(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """At this seed the file system's quota leaves ``rm`` out of every gold; the blocks run
+    """At this seed the file system's quota leaves ``rmdir`` out of every gold; the blocks run
     past the quota bring it in, in place of a task of the same kind, and change nothing
     else: the count, the mix and every other tool's presence."""
     from prove_gym.synth import pipeline
     from prove_gym.synth.pipeline import mix_kind
 
-    cfg = SynthConfig(servers=("filesystem",), n=50, seed=53)
+    cfg = SynthConfig(servers=("filesystem",), n=50, seed=89)
     monkeypatch.setattr(pipeline, "COVERAGE_BLOCKS", 0)
     before = synthesize(cfg)
     monkeypatch.undo()
     after = synthesize(cfg)
     unused_before = build_report(before)["unused_tools"]["filesystem"]
     unused_after = build_report(after)["unused_tools"]["filesystem"]
-    assert "rm" in unused_before and "rm" not in unused_after
+    assert "rmdir" in unused_before and "rmdir" not in unused_after
     assert set(unused_after) < set(unused_before)
     assert len(after.tasks) == len(before.tasks) == 50
     assert sorted(map(mix_kind, after.tasks)) == sorted(map(mix_kind, before.tasks))
