@@ -10,9 +10,9 @@ server plugin (``gymnasium.make("prove_gym:prove/calendar-v0")`` imports it for 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from prove_gym._lazy import lazy_names
 from prove_gym.env.registration import env_id, register_entry_point_ids, register_ids
 
 if TYPE_CHECKING:
@@ -136,17 +136,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'prove_gym' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
 
 
 def register_envs(registry: Registry | None = None) -> list[str]:

@@ -8,10 +8,11 @@ only :func:`stable_int` or :data:`~prove_gym.server.state.MAX_STATE_SIZE` (the c
 line's ``synth`` options) does not import SQLAlchemy and pydantic for them.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any, NotRequired
+from typing import TYPE_CHECKING, NotRequired
 
 from typing_extensions import TypedDict
+
+from prove_gym._lazy import lazy_names
 
 if TYPE_CHECKING:
     from prove_gym.server.base import (
@@ -122,14 +123,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'prove_gym.server' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)

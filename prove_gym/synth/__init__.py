@@ -20,8 +20,9 @@ Each name is imported from its module on first use (PEP 562): the command line r
 :class:`SynthConfig`'s defaults for ``synth``'s options without importing the pipeline.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from prove_gym._lazy import lazy_names
 
 if TYPE_CHECKING:
     from prove_gym.synth.config import SynthConfig
@@ -61,14 +62,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'prove_gym.synth' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
