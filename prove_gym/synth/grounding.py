@@ -139,38 +139,47 @@ def plural_names(key: str) -> tuple[str, ...]:
 
 
 def extract_ids(content: Any, key: str) -> list[Any]:
-    """Identifier values under field ``key`` (or its plural list) anywhere in a result, in order.
+    """Identifier values under field ``key`` (or its plural list) anywhere in a result: those
+    inside a list first (the listing "the first X in those results" counts in), then those
+    outside any list (a header such as the caller's own store), each in order.
 
     >>> extract_ids([{"event_id": "evt_1"}, {"event_id": "evt_2", "x": {"event_id": "evt_1"}}], "event_id")
     ['evt_1', 'evt_2']
     >>> extract_ids({"customer_id": "c1", "accounts": ["a1", "a2"]}, "account_id")
     ['a1', 'a2']
+    >>> extract_ids({"you": {"store_id": "s13"}, "stores": [{"store_id": "s15"}]}, "store_id")
+    ['s15', 's13']
     """
-    found: list[Any] = []
-    seen: set[str] = set()
+    listed: list[Any] = []
+    loose: list[Any] = []
     plurals = plural_names(key)
 
-    def add(value: Any) -> None:
-        if isinstance(value, str | int) and not isinstance(value, bool) and str(value) not in seen:
-            seen.add(str(value))
-            found.append(value)
+    def add(value: Any, in_list: bool) -> None:
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            (listed if in_list else loose).append(value)
 
-    def walk(node: Any) -> None:
+    def walk(node: Any, in_list: bool) -> None:
         if isinstance(node, dict):
             for k, v in node.items():
                 if k == key:
-                    add(v)
+                    add(v, in_list)
                 elif k in plurals and isinstance(v, list):
                     for item in v:
                         if not isinstance(item, dict | list):
-                            add(item)
+                            add(item, True)
                 if isinstance(v, dict | list):
-                    walk(v)
+                    walk(v, in_list or isinstance(v, list))
         elif isinstance(node, list):
             for item in node:
-                walk(item)
+                walk(item, True)
 
-    walk(content)
+    walk(content, False)
+    found: list[Any] = []
+    seen: set[str] = set()
+    for value in (*listed, *loose):
+        if str(value) not in seen:
+            seen.add(str(value))
+            found.append(value)
     return found
 
 

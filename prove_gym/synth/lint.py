@@ -159,6 +159,9 @@ class LintTask:
     """(offered tool, hidden tool it declares it stands in for), qualified names: a tool of
     one of the task's installed servers left out of the offered ones while a tool that can
     serve its requests is offered."""
+    existed: Callable[[str, str], bool] | None = None
+    """Whether an id of an entity kind is in the task's initial state (its installed servers
+    at its seed and size, sampled on first use); ``None`` where none is installed."""
 
     def tool(self, name: str) -> Tool | None:
         return self.tools.get(name)
@@ -239,7 +242,31 @@ class Reader:
         )
         if isinstance(data.get("tools"), list):
             task.stood_in = self._stood_in(data, {str(q) for q in data["tools"]})
+        task.existed = self._existed(data)
         return task
+
+    def _existed(self, data: Mapping[str, Any]) -> Callable[[str, str], bool] | None:
+        from prove_gym.synth.grounding import entity_index
+
+        seed, size = data.get("seed"), data.get("size")
+        servers = [self.registry.servers.get(str(n)) for n in _list(data.get("servers"))]
+        installed = [s for s in servers if s is not None]
+        if not installed or type(seed) is not int or (size is not None and type(size) is not int):
+            return None
+
+        @functools.cache
+        def existed(kind: str, value: str) -> bool:
+            for server in installed:
+                if kind in server.entities:
+                    session = server.session(seed, size)
+                    try:
+                        if entity_index(session).exists(kind, value):
+                            return True
+                    finally:
+                        session.close()
+            return False
+
+        return existed
 
     def _stood_in(self, data: Mapping[str, Any], offered: set[str]) -> list[tuple[str, str]]:
         out = []
@@ -702,7 +729,8 @@ def id_before_creation(task: LintTask) -> list[str]:
     From the JSON alone the creation is inferred: the first call taking the id depends
     on a call that makes its kind, on no other call whose result holds that kind, and no
     entity both calls take differs (an address added for another customer). An id that
-    existed all along and meets all three would be flagged too.
+    existed all along and meets all three is not flagged when the task's server is
+    installed (:attr:`LintTask.existed`: the initial state holds it).
     """
     kinds = sorted(set(_kinds(task).values()))
     by_id = {s.id: s for s in task.requested}
@@ -714,6 +742,8 @@ def id_before_creation(task: LintTask) -> list[str]:
                 first.setdefault((kind, value), step)
     out = []
     for (kind, value), step in first.items():
+        if task.existed is not None and task.existed(kind, value):
+            continue  # in the initial state: a dependency on a maker is the graph's, not the id's
         deps = [by_id[d] for d in step.depends_on if d in by_id]
         makers = [
             d

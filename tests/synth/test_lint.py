@@ -423,3 +423,19 @@ def test_a_reference_to_the_one_thing_in_play_passes() -> None:
     nothing = user(clean(), 1, "Then invite ana@example.com to the same event.")
     assert list(flags(nothing)) == ["ambiguous_reference"]  # no earlier call took an event
     assert "no earlier event" in flags(nothing)["ambiguous_reference"][0]
+
+
+def test_an_id_the_initial_state_holds_is_not_said_before_its_creation() -> None:
+    """A call on an event the graph made depend on ``create_event``: said in the first turn,
+    it is flagged while nothing tells the lint what existed, and not once the task names a
+    seed whose initial state holds it (the lint samples calendar at that seed)."""
+    task = user(
+        clean(), 0, "Create an event called Design review on cal_01 at 3 pm, and see evt_0004."
+    )
+    task["turns"][1]["steps"][0]["arguments"]["event_id"] = "evt_0004"
+    assert list(flags(task)) == ["id_before_creation"]
+    task["seed"] = 0  # calendar at seed 0 starts with evt_0004
+    assert flags(task) == {}
+    task["turns"][1]["steps"][0]["arguments"]["event_id"] = "evt_0301"
+    task["turns"][0]["user"] = task["turns"][0]["user"].replace("evt_0004", "evt_0301")
+    assert list(flags(task)) == ["id_before_creation"]  # one it does not hold
