@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sft-epochs", type=float, default=1.0)
     p.add_argument("--sft-lr", type=float, default=2e-4)
     p.add_argument("--sft-batch", type=int, default=4, help="SFT rows per optimizer step")
-    p.add_argument("--grpo-steps", type=int, default=6)
+    p.add_argument("--grpo-steps", type=int, default=4)
     p.add_argument("--group", type=int, default=4)
     p.add_argument("--prompts-per-step", type=int, default=1)
     p.add_argument("--grpo-lr", type=float, default=5e-6)
