@@ -258,7 +258,10 @@ class Reader:
         def existed(kind: str, value: str) -> bool:
             for server in installed:
                 if kind in server.entities:
-                    session = server.session(seed, size)
+                    try:
+                        session = server.session(seed, size)
+                    except ValueError:  # a size out of range: what existed is unknown
+                        return False
                     try:
                         if entity_index(session).exists(kind, value):
                             return True

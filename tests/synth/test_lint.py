@@ -434,6 +434,9 @@ def test_an_id_the_initial_state_holds_is_not_said_before_its_creation() -> None
     )
     task["turns"][1]["steps"][0]["arguments"]["event_id"] = "evt_0004"
     assert list(flags(task)) == ["id_before_creation"]
+    task["seed"], task["size"] = 0, 10**9  # no state of that size: nothing known to exist
+    assert list(flags(task)) == ["id_before_creation"]
+    task["size"] = None
     task["seed"] = 0  # calendar at seed 0 starts with evt_0004
     assert flags(task) == {}
     task["turns"][1]["steps"][0]["arguments"]["event_id"] = "evt_0301"
