@@ -480,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     caps = {"max_total_tokens": args.max_total_tokens, "max_turn_tokens": args.max_turn_tokens}
     reports: dict[str, Any] = {}
 
-    def evaluate(name: str) -> dict[str, Any]:
+    def evaluate(name: str, resume: bool = False) -> dict[str, Any]:
         started = time.perf_counter()
         report = _resumed(out / f"eval_{name.replace(' ', '_')}", name, test) if resume else None
         if report is None:
@@ -500,9 +500,8 @@ def main(argv: list[str] | None = None) -> int:
         return figures
 
     lm.to(device.device)
-    resume = args.resume_before
-    stages = {"before SFT": evaluate("before SFT")}
-    resume = False  # only the shipped model's evaluation can be taken from an earlier run
+    # only the shipped model's evaluation can be taken from an earlier run
+    stages = {"before SFT": evaluate("before SFT", resume=args.resume_before)}
     started = time.perf_counter()
     rows = sft_rows(sft_tasks)
     sft = train_sft(
