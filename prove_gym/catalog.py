@@ -10,8 +10,10 @@ that only lists pays for a look at file metadata instead:
   own modules (an edit anywhere changes the key; so does installing or removing a plugin);
 - the Python version.
 
-A miss (or ``cache=False``) loads the registry and writes the file atomically. The cache
-lives in ``$PROVE_GYM_CACHE_DIR``, else ``$XDG_CACHE_HOME/prove_gym``, else
+A miss (or ``cache=False``) loads the registry and writes the file atomically, then removes
+the stale catalogs of this same installation (its file name starts with a digest of where
+prove_gym and the interpreter live), never another checkout's or virtual environment's that
+shares the folder. The cache lives in ``$PROVE_GYM_CACHE_DIR``, else ``$XDG_CACHE_HOME/prove_gym``, else
 ``~/.cache/prove_gym``; where it cannot be written, nothing is cached and nothing fails.
 """
 
@@ -81,6 +83,14 @@ def fingerprint() -> str:
     return digest.hexdigest()[:32]
 
 
+def installation() -> str:
+    """A short digest of where this prove_gym and interpreter live: the part of a catalog's
+    file name that one installation's fingerprints share, so its stale files can be told from
+    another installation's."""
+    where = f"{Path(__file__).resolve().parent}\0{sys.prefix}"
+    return hashlib.sha256(where.encode()).hexdigest()[:12]
+
+
 def _rows(registry: Registry) -> list[dict[str, Any]]:
     rows = []
     for name, server in registry.servers.items():
@@ -105,7 +115,8 @@ def server_catalog(*, cache: bool = True) -> list[dict[str, Any]]:
     """
     if not cache:
         return _rows(get_registry())
-    path = cache_dir() / f"catalog-{fingerprint()}.json"
+    mine = f"catalog-{installation()}-"
+    path = cache_dir() / f"{mine}{fingerprint()}.json"
     try:
         rows = json.loads(path.read_text(encoding="utf-8"))
         if isinstance(rows, list):
@@ -119,7 +130,7 @@ def server_catalog(*, cache: bool = True) -> list[dict[str, Any]]:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump(rows, out)
         os.replace(tmp, path)  # readers see the old file or the whole new one
-        for stale in path.parent.glob("catalog-*.json"):
+        for stale in path.parent.glob(f"{mine}*.json"):
             if stale != path:
                 stale.unlink(missing_ok=True)
     except OSError:

@@ -51,6 +51,19 @@ def test_editing_a_plugin_changes_the_key(tmp_path: Path) -> None:
     assert catalog.fingerprint() == before
 
 
+def test_a_miss_evicts_this_installations_stale_files_only(cache: Path) -> None:
+    """Checkouts and virtual environments that share one cache folder keep their own files:
+    a rebuild removes this installation's stale catalog, not another's."""
+    mine = f"catalog-{catalog.installation()}-"
+    stale = cache / f"{mine}{'0' * 32}.json"
+    other = cache / f"catalog-{'f' * 12}-{'0' * 32}.json"
+    for path in (stale, other):
+        path.write_text("[]")
+    catalog.server_catalog()
+    names = sorted(p.name for p in cache.glob("catalog-*.json"))
+    assert names == sorted([other.name, f"{mine}{catalog.fingerprint()}.json"])
+
+
 def test_an_unwritable_cache_lists_anyway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
