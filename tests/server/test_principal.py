@@ -284,3 +284,16 @@ def test_a_task_names_its_principal_and_the_system_prompt_says_who_the_user_is()
 
 def test_the_conformance_check_passes_a_server_that_enforces_its_principal() -> None:
     check_principal(notes_server())
+
+
+def test_the_conformance_check_names_an_owned_entity_that_declares_no_owner() -> None:
+    server = notes_server()
+    forgot = server.entities["note"]
+    server.entities["note"] = type(forgot)(forgot.kind, forgot.key, forgot.fn, forgot.model)
+    with pytest.raises(AssertionError) as failed:
+        check_principal(server)
+    assert str(failed.value) == (
+        "prove/principal_notes-v1: entity 'note' refers to the account in column 'account_id' "
+        "but declares no owner=: a call naming another account's note is never refused "
+        "(declare owner='account_id')"
+    )
