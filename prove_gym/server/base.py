@@ -296,12 +296,17 @@ class Principal:
             ``model``, whose rows a session can be opened for.
         prompt: What the system prompt tells the model, ``{id}`` filled with the
             principal's id: ``"You act for the owner of mailbox {id}: ..."``.
+        admin_only: Tools no principal may call, whatever it owns (the shop's own
+            operations, such as marking an order shipped): refused with
+            ``permission_denied``, rule ``admin_only``, before they run.
     """
 
     entity: str
     prompt: str
+    admin_only: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "admin_only", tuple(self.admin_only))
         if "{id}" not in self.prompt:
             raise ValueError(
                 f"Principal({self.entity!r}): the prompt must name the principal with {{id}}"
@@ -670,6 +675,12 @@ class Server:
                     "entity declared with a model (@server.entity(..., model=...))"
                 )
                 continue
+            unknown = sorted(set(who.admin_only) - {t.name for t in self.visible_tools()})
+            if unknown:
+                found.append(
+                    f"{self.name}: env v{version.number}'s principal names unknown admin_only "
+                    f"tools {unknown}"
+                )
             for t in self.visible_tools():
                 for p in t.params:
                     owned = self.entities.get(p.entity.name) if p.entity is not None else None

@@ -171,6 +171,8 @@ class Session:
         raw.set_progress_handler(budget.sql_tick, SQL_TICK)
         try:
             try:
+                if self._acting is not None and spec.name in self._acting.admin_only:
+                    raise self._admin_only(spec)
                 for p in spec.row_params:
                     kwargs[p.name] = self._resolve(p, kwargs[p.name])
                 if self._acting is not None:
@@ -248,6 +250,15 @@ class Session:
                 raise NotFound(source.missing(one))
             rows.append(row)
         return rows if isinstance(value, list) else rows[0]
+
+    def _admin_only(self, spec: ToolSpec) -> PermissionDenied:
+        """The refusal of a tool no principal may call (``Principal.admin_only``)."""
+        assert self._acting is not None
+        me = self.server.entities[self._acting.entity].shown
+        return PermissionDenied(
+            f"Rule 'admin_only' failed: {spec.name} is for {self.server.name}'s own staff; "
+            f"acting for {me} {self.principal!r} you cannot call it. Nothing was changed."
+        )
 
     def _check_principal(self, spec: ToolSpec, kwargs: Mapping[str, Any]) -> None:
         """Refuse a call naming a row another principal owns (rule ``not_your_<entity>``)."""

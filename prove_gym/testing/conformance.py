@@ -30,7 +30,8 @@ parametrized per tool (or task, or env version) where that makes sense:
   whose entity parameters a principal owns is called, on a session acting for one
   principal, with another principal's entities; it must be refused with
   ``permission_denied`` naming the rule ``not_your_<entity>`` and change nothing, and the
-  same call acting for their owner must not be refused by that rule.
+  same call acting for their owner must not be refused by that rule; a tool the principal
+  declares ``admin_only`` must be refused for it.
 
 Each check is also a plain function (:func:`check_fuzz`, :func:`check_tool_contract`, ...)
 that raises ``AssertionError`` with a message naming the server, the tool and the likely
@@ -830,7 +831,8 @@ def check_principal(server: Server) -> None:
     given the other's entity, it must answer ``permission_denied`` naming the rule
     (``not_your_<entity>``) and leave the state unchanged; called for the owner of them all, it
     must not be refused by that rule. An entity whose model refers to the principal's table
-    but declares no ``owner=`` is reported too: the core would never check it.
+    but declares no ``owner=`` is reported too: the core would never check it. Every tool the
+    principal declares ``admin_only`` must be refused (rule ``admin_only``) and change nothing.
     """
     seen: list[Any] = []
     for number in sorted(server.env_versions):
@@ -870,7 +872,7 @@ def _check_acting(server: Server, version: int, acting: Any) -> None:
         tools = []
         for spec in server.visible_tools():
             owned = server.owned_params(spec, acting)
-            if not owned:
+            if not owned or spec.name in acting.admin_only:  # refused whoever owns what
                 continue
             for o in owned:
                 if o.source.kind not in owned_by:
@@ -945,6 +947,30 @@ def _check_acting(server: Server, version: int, acting: Any) -> None:
         f"{where}: no tool could be checked: no two {acting.entity}s own an entity of each "
         "kind any tool takes on the state of seed {FUZZ_SEED}"
     )
+    for name in acting.admin_only:
+        spec = server.tools[name]
+        props = spec.input_schema().get("properties", {})
+        with server.session(seed=FUZZ_SEED) as plain:
+            plausible = CallChecker(server, plain).plausible(spec)
+        args = {
+            p.name: first_value(
+                props.get(p.name, {}), plausible.get(p.name, ()), spec.examples.get(p.name)
+            )
+            for p in spec.params
+            if p.required
+        }
+        with server.session(
+            seed=FUZZ_SEED, env_version=version, principal=principals[0]
+        ) as session:
+            before = session.state_hash()
+            result = session.call(name, args)
+            assert result.error_kind == ErrorKind.PERMISSION_DENIED and (
+                (result.message or "").startswith("Rule 'admin_only' failed:")
+            ), (
+                f"{where}.{name}: admin_only, yet acting for {acting.entity} {principals[0]!r} "
+                f"it answered {result.error_kind}: {_cut(result.message or 'ok')}"
+            )
+            assert session.state_hash() == before, f"{where}.{name}: a refused call wrote"
 
 
 # --------------------------------------------------------------- tasks, gym

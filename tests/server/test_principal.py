@@ -82,7 +82,9 @@ def notes_server(name: str = "principal_notes") -> Server:
             EnvVersion(
                 1,
                 "acts for one account",
-                principal=Principal("account", "You act for account {id}."),
+                principal=Principal(
+                    "account", "You act for account {id}.", admin_only=("clear_notes",)
+                ),
             ),
             EnvVersion(2, "changes nothing else", instructions="Be brief."),
         ],
@@ -121,7 +123,16 @@ def notes_server(name: str = "principal_notes") -> Server:
         """
         return [{"note_id": n.id, "text": n.text} for n in note_ids]
 
+    @server.tool(writes=True, phrasings=["Clear every note", "Empty all the notes"])
+    def clear_notes(ctx: ToolContext) -> list[NoteOut]:
+        """Blank every note of every account (the operator's clean-up)."""
+        ctx.sql.run(CLEAR)
+        return []
+
     return server
+
+
+CLEAR = Query(Note.__table__.update().values(text=""))
 
 
 def test_v0_acts_for_nobody_and_behaves_as_before() -> None:
@@ -296,4 +307,24 @@ def test_the_conformance_check_names_an_owned_entity_that_declares_no_owner() ->
         "prove/principal_notes-v1: entity 'note' refers to the account in column 'account_id' "
         "but declares no owner=: a call naming another account's note is never refused "
         "(declare owner='account_id')"
+    )
+
+
+def test_an_admin_only_tool_is_refused_for_any_principal_and_declared_tools_only() -> None:
+    server = notes_server()
+    with server.session() as v0:
+        assert v0.call("clear_notes").ok
+    with server.session(env_version=1, principal="acc_1") as s:
+        before = s.state_hash()
+        refused = s.call("clear_notes")
+        assert refused.error_kind == ErrorKind.PERMISSION_DENIED
+        assert refused.message == (
+            "Rule 'admin_only' failed: clear_notes is for principal_notes's own staff; acting "
+            "for account 'acc_1' you cannot call it. Nothing was changed."
+        )
+        assert s.state_hash() == before
+    typo = Principal("account", "{id}", admin_only=("clear_note",))
+    server.env_versions[1] = EnvVersion(1, "acts for one account", principal=typo)
+    assert "principal_notes: env v1's principal names unknown admin_only tools ['clear_note']" in (
+        server.problems()
     )
