@@ -89,6 +89,9 @@ def episode_instructions(
         parts.append(server.instructions)
         played = task.env_version(name)  # the rules of every version up to the one played
         parts += [v.instructions for n, v in server.env_versions.items() if n <= played]
+        acting = server.principal(played)
+        if acting is not None and name in task.principals:
+            parts.append(acting.prompt.replace("{id}", task.principals[name]))
     parts = [p for p in parts if p]
     if task.system:
         parts.append(task.system)

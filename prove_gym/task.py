@@ -160,6 +160,9 @@ class Task(BaseModel):
             (``{"trading": 1}``: ``prove/trading-v1``'s tool behaviour). The gold and
             ``final_state_hash`` are recorded under these versions; an env of another
             version refuses the task.
+        principals: Who the user is, by server, where the version played declares a
+            principal (``{"email": "mbx_03"}``: the owner of that mailbox): every call to
+            that server acts for it, and the system prompt says so.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -176,13 +179,15 @@ class Task(BaseModel):
     final_state_hash: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
     env_versions: dict[str, int] = Field(default_factory=dict)
+    principals: dict[str, str] = Field(default_factory=dict)
 
     @model_serializer(mode="wrap")
     def _omit_v0(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # a task of -v0 servers only is written as before: datasets keep their bytes
         data: dict[str, Any] = handler(self)
-        if not data.get("env_versions"):
-            data.pop("env_versions", None)
+        for later in ("env_versions", "principals"):
+            if not data.get(later):
+                data.pop(later, None)
         return data
 
     def env_version(self, server: str) -> int:

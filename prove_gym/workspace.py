@@ -148,7 +148,8 @@ class Workspace:
     """Isolated sessions for the servers a task touches, and its offered tools.
 
     Each session plays the env version the task names for its server
-    (``task.env_versions``; ``-v0`` where it names none).
+    (``task.env_versions``; ``-v0`` where it names none), acting for the principal the
+    task names for it (``task.principals``) where that version declares one.
 
     The task's own servers (``task.servers``) get a session at once. A server that
     only lends the task distractor tools gets one the first time one of its tools is
@@ -193,6 +194,18 @@ class Workspace:
                     f"task {task.id!r} plays env version {number} of {name!r}, which declares "
                     f"{self.registry.get_server(name).env_ids}"
                 )
+        for name in dict.fromkeys([*task.env_versions, *task.principals]):
+            acting = self.registry.get_server(name).principal(task.env_version(name))
+            if (acting is None) != (name not in task.principals):
+                raise TaskError(
+                    f"task {task.id!r}: prove/{name}-v{task.env_version(name)} "
+                    + (
+                        f"acts for one {acting.entity}: name it in the task's principals "
+                        f'({{"{name}": "<id>"}})'
+                        if acting is not None
+                        else "acts for nobody: drop it from the task's principals"
+                    )
+                )
         self.sessions = {}
         for name in task.servers:
             self.session(name)
@@ -208,9 +221,15 @@ class Workspace:
             if server not in self.servers:
                 raise KeyError(f"task {self.task.id!r} has no server {server!r}")
             task = self.task
-            found = self.registry.get_server(server).session(
-                task.seed, task.size, env_version=task.env_version(server)
-            )
+            try:
+                found = self.registry.get_server(server).session(
+                    task.seed,
+                    task.size,
+                    env_version=task.env_version(server),
+                    principal=task.principals.get(server),
+                )
+            except ValueError as exc:  # a principal the state has no row for
+                raise TaskError(f"task {task.id!r}: {exc}") from exc
             self.sessions[server] = found
         return found
 

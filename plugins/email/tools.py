@@ -22,8 +22,10 @@ from sqlalchemy import BindParameter, bindparam, case, delete, func, select
 from prove_gym.server import (
     Conflict,
     Entity,
+    EnvVersion,
     InvalidArgument,
     PreconditionFailed,
+    Principal,
     Query,
     Record,
     Server,
@@ -78,11 +80,30 @@ OUT_OF_SCOPE = (
 """Requests a user of this server might make that no tool (of any server) serves:
 synthesis asks them in abstention turns."""
 
+OWNER = 1
+"""The env version from which a session acts for one mailbox's owner."""
+
 server = Server(
     "email",
     out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
-    version="1.0.0",
+    version="1.1.0",
+    env_versions=[
+        EnvVersion(
+            OWNER,
+            "acts for one mailbox's owner (the task's principal): a call on another "
+            "mailbox, or on its messages, threads, drafts or labels, is refused with "
+            "permission_denied (rule not_your_mailbox) and changes nothing",
+            tasks_file=Path(__file__).with_name("tasks_v1.jsonl"),
+            principal=Principal(
+                "mailbox",
+                "You are signed in to mailbox {id} and act for its owner: you read, write, "
+                "file and send only that mailbox's mail (list_mailboxes shows its address). "
+                "Calls on another mailbox or its messages, threads, drafts or labels are "
+                "refused (rule 'not_your_mailbox').",
+            ),
+        )
+    ],
     base=Base,
     sampler=sample_email,
     description="A company's email: each employee's mailbox with folders (inbox, archive, "
@@ -1757,6 +1778,7 @@ def _contacts(ctx: ToolContext) -> list[dict[str, Any]]:
     "message",
     key="message_id",
     model=Message,
+    owner="mailbox_id",
     not_found="Call search_messages with the mailbox's id (and a word of the subject or the "
     "sender) to find the message's id (such as 'msg_00137').",
 )
@@ -1779,6 +1801,7 @@ def _messages(ctx: ToolContext) -> list[dict[str, Any]]:
     "thread",
     key="thread_id",
     model=Thread,
+    owner="mailbox_id",
     not_found="Call search_messages with the mailbox's id: every message names its thread_id "
     "(such as 'thr_0042').",
 )
@@ -1791,6 +1814,7 @@ def _threads(ctx: ToolContext) -> list[dict[str, Any]]:
     "draft",
     key="draft_id",
     model=Draft,
+    owner="mailbox_id",
     not_found="Call list_drafts with the mailbox's id to find the draft's id (such as 'drf_0012').",
 )
 def _drafts(ctx: ToolContext) -> list[dict[str, Any]]:
@@ -1811,6 +1835,7 @@ def _drafts(ctx: ToolContext) -> list[dict[str, Any]]:
     "label",
     key="label_id",
     model=Label,
+    owner="mailbox_id",
     not_found="Call list_mailboxes: it lists each mailbox's labels with their ids "
     "(such as 'lbl_012').",
 )

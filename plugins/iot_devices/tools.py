@@ -22,9 +22,11 @@ from sqlalchemy import bindparam, delete, func, select
 from prove_gym.server import (
     Conflict,
     Entity,
+    EnvVersion,
     InvalidArgument,
     NotRequired,
     PreconditionFailed,
+    Principal,
     Query,
     Record,
     Server,
@@ -97,11 +99,29 @@ OUT_OF_SCOPE = (
 """Requests a user of this server might make that no tool (of any server) serves:
 synthesis asks them in abstention turns."""
 
+MEMBER = 1
+"""The env version from which a session acts for a member of one home."""
+
 server = Server(
     "iot_devices",
     out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
-    version="1.0.0",
+    version="1.1.0",
+    env_versions=[
+        EnvVersion(
+            MEMBER,
+            "acts for a member of one home (the task's principal): a call on another "
+            "home, or on its rooms, devices, scenes or automations, is refused with "
+            "permission_denied (rule not_your_home) and changes nothing",
+            tasks_file=Path(__file__).with_name("tasks_v1.jsonl"),
+            principal=Principal(
+                "home",
+                "You are signed in as a member of home {id} and act for it: a call naming "
+                "another home, or a room, device, scene or automation of another home, is "
+                "refused (rule 'not_your_home'). list_homes shows your home's name.",
+            ),
+        )
+    ],
     base=Base,
     sampler=sample_iot_devices,
     description="Smart homes: rooms with lights (brightness, colour temperature), "
@@ -1747,7 +1767,11 @@ def _homes(ctx: ToolContext) -> list[dict]:
 
 
 @server.entity(
-    "room", key="room_id", model=Room, not_found="Call list_rooms with the home's id to find it."
+    "room",
+    key="room_id",
+    model=Room,
+    not_found="Call list_rooms with the home's id to find it.",
+    owner="home_id",
 )
 def _rooms(ctx: ToolContext) -> list[dict]:
     return [
@@ -1764,6 +1788,7 @@ def _device_record(d: Any, key: str) -> dict[str, Any]:
     key="device_id",
     model=Device,
     not_found="Call search_devices, list_devices or list_rooms to find the device's id.",
+    owner="home_id",
 )
 def _devices(ctx: ToolContext) -> list[dict]:
     return [_device_record(d, "device_id") for d in _rows(ctx)]
@@ -1772,7 +1797,13 @@ def _devices(ctx: ToolContext) -> list[dict]:
 NOT_FOUND_KIND = "Call list_rooms or list_devices (kind='{kind}') to find the {kind}'s id."
 
 
-@server.entity("light", key="light_id", model=Device, not_found=NOT_FOUND_KIND.format(kind="light"))
+@server.entity(
+    "light",
+    key="light_id",
+    model=Device,
+    not_found=NOT_FOUND_KIND.format(kind="light"),
+    owner="home_id",
+)
 def _lights(ctx: ToolContext) -> list[dict]:
     out = []
     for d in _rows(ctx, "light"):
@@ -1790,6 +1821,7 @@ def _lights(ctx: ToolContext) -> list[dict]:
     key="thermostat_id",
     model=Device,
     not_found=NOT_FOUND_KIND.format(kind="thermostat"),
+    owner="home_id",
 )
 def _thermostats(ctx: ToolContext) -> list[dict]:
     out = []
@@ -1803,7 +1835,13 @@ def _thermostats(ctx: ToolContext) -> list[dict]:
     return out
 
 
-@server.entity("lock", key="lock_id", model=Device, not_found=NOT_FOUND_KIND.format(kind="lock"))
+@server.entity(
+    "lock",
+    key="lock_id",
+    model=Device,
+    not_found=NOT_FOUND_KIND.format(kind="lock"),
+    owner="home_id",
+)
 def _locks(ctx: ToolContext) -> list[dict]:
     out = []
     for d in _rows(ctx, "lock"):
@@ -1815,7 +1853,13 @@ def _locks(ctx: ToolContext) -> list[dict]:
     return out
 
 
-@server.entity("blind", key="blind_id", model=Device, not_found=NOT_FOUND_KIND.format(kind="blind"))
+@server.entity(
+    "blind",
+    key="blind_id",
+    model=Device,
+    not_found=NOT_FOUND_KIND.format(kind="blind"),
+    owner="home_id",
+)
 def _blinds(ctx: ToolContext) -> list[dict]:
     out = []
     for d in _rows(ctx, "blind"):
@@ -1825,7 +1869,13 @@ def _blinds(ctx: ToolContext) -> list[dict]:
     return out
 
 
-@server.entity("plug", key="plug_id", model=Device, not_found=NOT_FOUND_KIND.format(kind="plug"))
+@server.entity(
+    "plug",
+    key="plug_id",
+    model=Device,
+    not_found=NOT_FOUND_KIND.format(kind="plug"),
+    owner="home_id",
+)
 def _plugs(ctx: ToolContext) -> list[dict]:
     out = []
     for d in _rows(ctx, "plug"):
@@ -1839,7 +1889,11 @@ def _plugs(ctx: ToolContext) -> list[dict]:
 
 
 @server.entity(
-    "sensor", key="sensor_id", model=Device, not_found=NOT_FOUND_KIND.format(kind="sensor")
+    "sensor",
+    key="sensor_id",
+    model=Device,
+    not_found=NOT_FOUND_KIND.format(kind="sensor"),
+    owner="home_id",
 )
 def _sensors(ctx: ToolContext) -> list[dict]:
     return [
@@ -1855,6 +1909,7 @@ def _sensors(ctx: ToolContext) -> list[dict]:
     label="motion or contact sensor",
     not_found="Call list_rooms or list_devices (kind='sensor') to find a motion or contact "
     "sensor's id.",
+    owner="home_id",
 )
 def _trigger_sensors(ctx: ToolContext) -> list[dict]:
     out = []
@@ -1870,6 +1925,7 @@ def _trigger_sensors(ctx: ToolContext) -> list[dict]:
     key="scene_id",
     model=Scene,
     not_found="Call list_scenes with the home's id to find it.",
+    owner="home_id",
 )
 def _scenes(ctx: ToolContext) -> list[dict]:
     """Scenes that apply cleanly now (every device online and able to take its setting)."""
@@ -1888,6 +1944,7 @@ def _scenes(ctx: ToolContext) -> list[dict]:
     key="automation_id",
     model=Automation,
     not_found="Call list_automations with the home's id to find it.",
+    owner="home_id",
 )
 def _automations(ctx: ToolContext) -> list[dict]:
     out = []

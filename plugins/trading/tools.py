@@ -29,6 +29,7 @@ from prove_gym.server import (
     Money,
     NotFound,
     PreconditionFailed,
+    Principal,
     Query,
     Record,
     Server,
@@ -62,6 +63,9 @@ from .sampler import HISTORY_DAYS, sample_trading
 MARKET_HOURS = 1
 """The env version (``prove/trading-v1``) from which the venue keeps regular trading hours
 (:func:`_session_rule`); ``-v0`` trades at any hour, as first released."""
+HOLDER = 2
+"""The env version (``prove/trading-v2``) from which a session acts for one account
+holder (a portfolio), keeping v1's market hours."""
 
 V1_INSTRUCTIONS = (
     "Trading hours: the exchange trades Monday to Friday, 09:30-16:00 exchange time (ET), "
@@ -91,7 +95,7 @@ server = Server(
     "trading",
     out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
-    version="1.1.0",
+    version="1.2.0",
     env_versions=[
         EnvVersion(
             MARKET_HOURS,
@@ -99,7 +103,21 @@ server = Server(
             "order is refused (rule market_closed) and a limit order rests without trading",
             tasks_file=Path(__file__).with_name("tasks_v1.jsonl"),
             instructions=V1_INSTRUCTIONS,
-        )
+        ),
+        EnvVersion(
+            HOLDER,
+            "acts for one account holder (the task's principal, a portfolio) and keeps v1's "
+            "market hours: a call on another portfolio or its orders is refused with "
+            "permission_denied (rule not_your_portfolio) and changes nothing",
+            tasks_file=Path(__file__).with_name("tasks_v2.jsonl"),
+            principal=Principal(
+                "portfolio",
+                "You are signed in as the holder of brokerage account (portfolio) {id}: "
+                "you see and place orders only for it. A call naming another portfolio, or "
+                "an order of another portfolio or of the market, is refused (rule "
+                "'not_your_portfolio').",
+            ),
+        ),
     ],
     base=Base,
     sampler=sample_trading,
@@ -1873,6 +1891,7 @@ def _instruments(ctx: ToolContext) -> list[dict]:
     "order",
     key="order_id",
     model=Order,
+    owner="portfolio_id",
     not_found="Call list_orders with the portfolio's id to see its orders "
     "(ids such as 'ord_01234').",
 )

@@ -106,6 +106,7 @@ class ProveEnv(gym.Env[str, Action]):
       a different default reward, or change what tools do (then with tasks of their own,
       the default pool); ``-v0`` is the server as first released. Tasks are played under
       this version; a task recorded for another one (``Task.env_versions``) is refused.
+      A version with an acting principal plays the task's ``principals`` (who the user is).
 
     ## Version History
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from prove_gym.server.base import (
         EntitySource,
         EnvVersion,
+        Principal,
         SampleContext,
         Sampler,
         Server,
@@ -50,6 +51,7 @@ _LAZY: dict[str, str] = {
     "Entity": "prove_gym.server.tool",
     "EntitySource": "prove_gym.server.base",
     "EnvVersion": "prove_gym.server.base",
+    "Principal": "prove_gym.server.base",
     "ErrorKind": "prove_gym.server.errors",
     "InvalidArgument": "prove_gym.server.errors",
     "Money": "prove_gym.server.types",
@@ -96,6 +98,7 @@ __all__ = [
     "ParamSpec",
     "PermissionDenied",
     "PreconditionFailed",
+    "Principal",
     "Query",
     "Record",
     "SampleContext",

@@ -22,7 +22,7 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 
 from prove_gym.server.gc_tuning import rare_collections
 from prove_gym.server.session import Session
-from prove_gym.server.sql import DIALECT, Sql
+from prove_gym.server.sql import DIALECT, Sql, key_column
 from prove_gym.server.state import (
     MAX_STATE_SIZE,
     StateTemplate,
@@ -203,6 +203,9 @@ class EntitySource:
         label: How the kind reads in messages (default: the kind with spaces).
         case: ``"upper"`` or ``"lower"`` when the kind's ids are case-insensitive, as a real
             system's coupon codes are: the id a model sends is matched in that case.
+        owner: The column of ``model`` holding the id of the principal the entity belongs
+            to (``"mailbox_id"`` on a message), in the env versions that declare a
+            :class:`Principal`; ``None``: nobody owns it (an instrument, an address).
     """
 
     kind: str
@@ -212,6 +215,12 @@ class EntitySource:
     not_found: str = ""
     label: str = ""
     case: Literal["exact", "upper", "lower"] = "exact"
+    owner: str | None = None
+
+    @property
+    def shown(self) -> str:
+        """How the kind reads in messages: its ``label``, or the kind with spaces."""
+        return self.label or self.kind.replace("_", " ")
 
     def lookup_key(self, value: Any) -> Any:
         """The id a model sent, as it is stored: surrounding white space dropped (no id has
@@ -225,8 +234,7 @@ class EntitySource:
 
     def missing(self, value: Any) -> str:
         """The ``not_found`` message for an id that does not exist."""
-        label = self.label or self.kind.replace("_", " ")
-        return f"No {label} with id {value!r}. {self.not_found}".strip()
+        return f"No {self.shown} with id {value!r}. {self.not_found}".strip()
 
 
 _faker_local = threading.local()
@@ -272,6 +280,45 @@ def _seeded_faker(seed: int) -> Faker:
 
 
 @dataclass(frozen=True, slots=True)
+class Principal:
+    """Who the user is: the entity a session acts for, from the env version declaring it on.
+
+    A real mailbox is read and sent from by its owner, a home is run by its members: the
+    task names one (``Task.principals``, ``{"email": "mbx_03"}``) and every call acts for
+    it. Ownership is declared once, on the entities (``@server.entity(..., owner=
+    "mailbox_id")``: the row's column naming its principal; the principal's own kind owns
+    itself), and the core enforces it: a call whose entity parameter names a row another
+    principal owns is refused with ``permission_denied``, rule ``not_your_<entity>``,
+    before the tool runs, and changes nothing (CONTRIBUTING.md, "An acting principal").
+
+    Attributes:
+        entity: The kind the principal is (``"mailbox"``): an entity declared with a
+            ``model``, whose rows a session can be opened for.
+        prompt: What the system prompt tells the model, ``{id}`` filled with the
+            principal's id: ``"You act for the owner of mailbox {id}: ..."``.
+        admin_only: Tools no principal may call, whatever it owns (the shop's own
+            operations, such as marking an order shipped): refused with
+            ``permission_denied``, rule ``admin_only``, before they run.
+    """
+
+    entity: str
+    prompt: str
+    admin_only: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "admin_only", tuple(self.admin_only))
+        if "{id}" not in self.prompt:
+            raise ValueError(
+                f"Principal({self.entity!r}): the prompt must name the principal with {{id}}"
+            )
+
+    @property
+    def rule(self) -> str:
+        """The rule a call acting for another principal breaks: ``not_your_mailbox``."""
+        return f"not_your_{self.entity}"
+
+
+@dataclass(frozen=True, slots=True)
 class EnvVersion:
     """A later Gymnasium version of a server's env: ``prove/<server>-v<number>``.
 
@@ -293,6 +340,8 @@ class EnvVersion:
             tools or changes the reward).
         instructions: System-prompt text added after the server's ``instructions`` in
             this version and every later one (the rules that are new in it).
+        principal: Who the user is (:class:`Principal`) in this version and every later
+            one: each session acts for one, named by the task.
 
     Tools see the version a session plays as ``ctx.env_version`` and branch on it
     (``if ctx.env_version >= 1:``), so earlier versions keep their results.
@@ -304,6 +353,7 @@ class EnvVersion:
     reward: Any = None
     tasks_file: Path | None = None
     instructions: str = ""
+    principal: Principal | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.number, int) or self.number < 1:
@@ -312,6 +362,31 @@ class EnvVersion:
             raise ValueError(f"EnvVersion {self.number}: say what changed in `changes`")
         if self.tasks_file is not None and not isinstance(self.tasks_file, Path):
             object.__setattr__(self, "tasks_file", Path(self.tasks_file))
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedParam:
+    """An entity parameter whose row belongs to a principal (:meth:`Server.owned_params`).
+
+    Attributes:
+        name: The parameter.
+        source: Its entity kind's declaration.
+        column: The row's column that holds the id of the principal owning it.
+    """
+
+    name: str
+    source: EntitySource
+    column: str
+
+
+def _owner_column(source: EntitySource, principal: Principal) -> str | None:
+    """The column of ``source``'s rows naming their principal: its declared ``owner``, or
+    the primary key for the principal's own kind; ``None`` when nobody owns them."""
+    if source.owner is not None:
+        return source.owner
+    if source.kind == principal.entity and source.model is not None:
+        return key_column(source.model)
+    return None
 
 
 class Server:
@@ -378,6 +453,7 @@ class Server:
         # closed sessions' databases, each with the schema layout it holds and the template
         # it still holds exactly, if it does (open_state)
         self._idle: list[tuple[str, Connection, StateTemplate | None]] = []
+        self._owned: dict[tuple[str, str], tuple[OwnedParam, ...]] = {}
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, version={self.version!r}, tools={len(self.visible_tools())})"
@@ -494,6 +570,7 @@ class Server:
         not_found: str = "",
         label: str = "",
         case: Literal["exact", "upper", "lower"] = "exact",
+        owner: str | None = None,
     ) -> Callable[[F], F]:
         """Declare an entity kind once (decorator on the function that lists them).
 
@@ -511,17 +588,29 @@ class Server:
         when it does not exist, so no tool writes that lookup again. The id is matched
         without surrounding white space, and in ``case`` when that is not ``"exact"``.
 
+        ``owner`` names the column of ``model`` that holds the id of the principal the
+        entity belongs to (``owner="mailbox_id"``): in an env version with a
+        :class:`Principal`, a call naming a row of another principal is refused before the
+        tool runs. The principal's own kind needs none (its rows own themselves).
+
         >>> @server.entity("event", key="event_id", model=Event,
         ...                not_found="Call search_events to find the event's id.")
         ... def events(ctx): return [{"event_id": e.id, "title": e.title} for e in ...]
         """
         if model is not None and not hasattr(model, "__mapper__"):
             raise TypeError(f"entity {kind!r}: model must be a SQLAlchemy mapped class")
+        if owner is not None and (model is None or owner not in model.__table__.columns):  # type: ignore[attr-defined]
+            raise TypeError(
+                f"entity {kind!r}: owner={owner!r} must name a column of its model "
+                f"({getattr(model, '__name__', None)})"
+            )
 
         def register(func: F) -> F:
             if kind in self.entities:
                 raise ValueError(f"server {self.name!r} declares entity {kind!r} twice")
-            self.entities[kind] = EntitySource(kind, key, func, model, not_found, label, case)
+            self.entities[kind] = EntitySource(
+                kind, key, func, model, not_found, label, case, owner
+            )
             return func
 
         return register
@@ -575,6 +664,33 @@ class Server:
                     f"{self.name}: env v{version.number}'s tasks_file {version.tasks_file.name} "
                     "does not exist (record its tasks under it: CONTRIBUTING.md, Versioning)"
                 )
+        for version in self.env_versions.values():
+            who = version.principal
+            if who is None:
+                continue
+            source = self.entities.get(who.entity)
+            if source is None or source.model is None:
+                found.append(
+                    f"{self.name}: env v{version.number}'s principal {who.entity!r} is not an "
+                    "entity declared with a model (@server.entity(..., model=...))"
+                )
+                continue
+            unknown = sorted(set(who.admin_only) - {t.name for t in self.visible_tools()})
+            if unknown:
+                found.append(
+                    f"{self.name}: env v{version.number}'s principal names unknown admin_only "
+                    f"tools {unknown}"
+                )
+            for t in self.visible_tools():
+                for p in t.params:
+                    owned = self.entities.get(p.entity.name) if p.entity is not None else None
+                    if p.row is None and owned is not None and _owner_column(owned, who):
+                        found.append(
+                            f"{self.name}.{t.name}: parameter {p.name!r} names a {owned.kind} by id "
+                            f"only, so the core cannot check whose it is in env "
+                            f"v{version.number}: take its row (Annotated[Record[...], "
+                            f"Entity({owned.kind!r})])"
+                        )
         for t in self.tools.values():
             for p in t.row_params:
                 assert p.entity is not None
@@ -732,7 +848,14 @@ class Server:
         with self._lock:
             self._templates.pop((seed, size), None)
 
-    def session(self, seed: int = 0, size: int | None = None, *, env_version: int = 0) -> Session:
+    def session(
+        self,
+        seed: int = 0,
+        size: int | None = None,
+        *,
+        env_version: int = 0,
+        principal: str | None = None,
+    ) -> Session:
         """A new isolated session starting from the (cached) state of ``seed``.
 
         Args:
@@ -740,12 +863,61 @@ class Server:
             size: The state's size (default: the server's ``default_size``).
             env_version: The env version whose tool behaviour it plays (0: ``-v0``); the
                 state is the same in every version.
+            principal: The id of the entity the session acts for (``"mbx_03"``): required
+                in a version that declares a :class:`Principal`, refused in one that does not.
 
         Raises:
-            ValueError: The server declares no such env version.
+            ValueError: The server declares no such env version, or the principal is
+                missing, not allowed, or names no entity of the state.
         """
         if env_version != 0 and env_version not in self.env_versions:
             raise ValueError(
                 f"{self.name} has no env version {env_version!r}; its ids: {self.env_ids}"
             )
-        return Session(self, self.template(seed, size), env_version)
+        who = self.principal(env_version)
+        if who is None and principal is not None:
+            raise ValueError(
+                f"prove/{self.name}-v{env_version} acts for nobody; it takes no principal "
+                f"(got {principal!r})"
+            )
+        if who is not None and principal is None:
+            raise ValueError(
+                f"prove/{self.name}-v{env_version} acts for one {who.entity}: name its id "
+                f'(a task\'s "principals": {{"{self.name}": "<id>"}})'
+            )
+        session = Session(self, self.template(seed, size), env_version, principal)
+        if who is not None and session.principal_row() is None:
+            session.close()
+            raise ValueError(
+                f"{self.name}: no {who.entity} with id {principal!r} in the state of seed "
+                f"{seed} to act for"
+            )
+        return session
+
+    def principal(self, env_version: int) -> Principal | None:
+        """Who a session of ``env_version`` acts for: the :class:`Principal` of the latest
+        version up to it that declares one (``None`` in ``-v0`` and before any does)."""
+        found = None
+        for number, version in self.env_versions.items():
+            if number <= env_version and version.principal is not None:
+                found = version.principal
+        return found
+
+    def owned_params(self, spec: ToolSpec, principal: Principal) -> tuple[OwnedParam, ...]:
+        """The entity parameters of ``spec`` whose rows a principal of kind
+        ``principal.entity`` owns, each with the row column naming the owner (worked out
+        once per tool and principal kind)."""
+        key = (spec.name, principal.entity)
+        found = self._owned.get(key)
+        if found is None:
+            owned = []
+            for p in spec.row_params:
+                assert p.entity is not None
+                source = self.entities.get(p.entity.name)
+                if source is None:
+                    continue
+                column = _owner_column(source, principal)
+                if column is not None:
+                    owned.append(OwnedParam(p.name, source, column))
+            found = self._owned[key] = tuple(owned)
+        return found

@@ -11,9 +11,9 @@ import pydantic
 from sqlalchemy.orm import Session as OrmSession
 
 from prove_gym.server.budget import SQL_TICK, WorkBudget
-from prove_gym.server.errors import ErrorKind, NotFound, ToolError
+from prove_gym.server.errors import ErrorKind, NotFound, PermissionDenied, ToolError
 from prove_gym.server.result import ToolResult, to_jsonable
-from prove_gym.server.sql import Sql, record_by_key
+from prove_gym.server.sql import Sql, key_column, record_by_key
 from prove_gym.server.state import (
     StateTemplate,
     canonical_state_hash,
@@ -36,7 +36,10 @@ class Session:
     tools are always rolled back too, so a read can never change state.
 
     A session plays one env version of its server (``env_version``, 0 for ``-v0``):
-    its tools see it as ``ctx.env_version``.
+    its tools see it as ``ctx.env_version``. In a version that declares a
+    :class:`~prove_gym.server.base.Principal` it acts for one (``principal``, the id its
+    tools see as ``ctx.principal``): a call naming another principal's entity is refused
+    with ``permission_denied`` before the tool runs.
 
     Example:
         >>> s = registry.get_server("calendar").session(seed=7)
@@ -44,10 +47,18 @@ class Session:
         True
     """
 
-    def __init__(self, server: Server, template: StateTemplate, env_version: int = 0) -> None:
+    def __init__(
+        self,
+        server: Server,
+        template: StateTemplate,
+        env_version: int = 0,
+        principal: str | None = None,
+    ) -> None:
         self.server = server
         self.template = template
         self.env_version = env_version
+        self.principal = principal
+        self._acting = server.principal(env_version) if principal is not None else None
         self._conn = server.open_state(template)
         self.closed = False
         self._db: OrmSession | None = None  # made on first use of :attr:`db` (tests)
@@ -58,6 +69,7 @@ class Session:
             seed=template.seed,
             server=server,
             env_version=env_version,
+            principal=principal,
         )
         # SQLite's count of rows ever inserted, updated or deleted on this connection (by any
         # statement, trigger or rollback-ed write alike) when the state was last exactly the
@@ -105,7 +117,17 @@ class Session:
             seed=self.seed,
             server=self.server,
             env_version=self.env_version,
+            principal=self.principal,
         )
+
+    def principal_row(self) -> Any:
+        """The row of the principal this session acts for (``None`` when it acts for
+        nobody, or the id names no row)."""
+        if self._acting is None:
+            return None
+        source = self.server.entities[self._acting.entity]
+        assert source.model is not None
+        return self._ctx.sql.first(record_by_key(source.model), key=self.principal)
 
     # ------------------------------------------------------------------ calls
     def call(self, name: str, arguments: Any = None, *, allow_hidden: bool = False) -> ToolResult:
@@ -149,8 +171,12 @@ class Session:
         raw.set_progress_handler(budget.sql_tick, SQL_TICK)
         try:
             try:
+                if self._acting is not None and spec.name in self._acting.admin_only:
+                    raise self._admin_only(spec)
                 for p in spec.row_params:
                     kwargs[p.name] = self._resolve(p, kwargs[p.name])
+                if self._acting is not None:
+                    self._check_principal(spec, kwargs)
                 content = to_jsonable(spec.fn(self._ctx, **kwargs))
             finally:  # commit and rollback are never interrupted
                 raw.set_progress_handler(None, 0)
@@ -224,6 +250,41 @@ class Session:
                 raise NotFound(source.missing(one))
             rows.append(row)
         return rows if isinstance(value, list) else rows[0]
+
+    def _admin_only(self, spec: ToolSpec) -> PermissionDenied:
+        """The refusal of a tool no principal may call (``Principal.admin_only``)."""
+        assert self._acting is not None
+        me = self.server.entities[self._acting.entity].shown
+        return PermissionDenied(
+            f"Rule 'admin_only' failed: {spec.name} is for {self.server.name}'s own staff; "
+            f"acting for {me} {self.principal!r} you cannot call it. Nothing was changed."
+        )
+
+    def _check_principal(self, spec: ToolSpec, kwargs: Mapping[str, Any]) -> None:
+        """Refuse a call naming a row another principal owns (rule ``not_your_<entity>``)."""
+        acting = self._acting
+        assert acting is not None
+        for owned in self.server.owned_params(spec, acting):
+            value = kwargs[owned.name]
+            for row in value if isinstance(value, list) else [value]:
+                if row is None:
+                    continue
+                owner = getattr(row, owned.column)
+                if owner == self.principal:
+                    continue
+                me = self.server.entities[acting.entity].shown
+                source = owned.source
+                assert source.model is not None
+                named = getattr(row, key_column(source.model))
+                whose = (
+                    f"{source.shown} {named!r} is not yours"
+                    if source.kind == acting.entity
+                    else f"{source.shown} {named!r} belongs to {me} {owner!r}"
+                )
+                raise PermissionDenied(
+                    f"Rule '{acting.rule}' failed: {whose}; you act for {me} "
+                    f"{self.principal!r} and can use only its own. Nothing was changed."
+                )
 
     def _unknown_tool_message(self, name: object) -> str:
         return unknown_tool_message(name, [t.name for t in self.server.visible_tools()])
@@ -319,7 +380,7 @@ class Session:
         """
         self._check_open()
         self.rollback()  # what is not committed is not part of the state
-        twin = Session(self.server, self.template, self.env_version)
+        twin = Session(self.server, self.template, self.env_version, self.principal)
         if not self._holds_template():
             twin._restore(self.snapshot(), self._layout)
             raw = self.raw_connection

@@ -404,6 +404,13 @@ def _insert_values(table: Table, plan: _InsertPlan, values: Mapping[str, Any]) -
 
 
 @functools.cache
+def key_column(model: Any) -> str:
+    """The name of the single primary-key column of ``model``'s table: the field of its
+    rows (:func:`record_by_key`) that holds the id."""
+    (pk,) = _table(model).primary_key.columns
+    return str(pk.key)
+
+
 def record_by_key(model: Any) -> Query:
     """The statement that reads one row of ``model``'s table by its primary key (``key``)."""
     table = _table(model)

@@ -91,6 +91,10 @@ class ToolContext:
             version keeps its results.
         budget: What this call may still spend (a fresh one per call): spend it with
             :meth:`spend` where a tool's work grows with its arguments or the state.
+        principal: The id of the entity the session acts for (``"mbx_03"``) in an env
+            version that declares a :class:`~prove_gym.server.base.Principal`, else
+            ``None``. The core already refuses entity parameters another principal owns;
+            a tool reads it to scope what it lists.
     """
 
     sql: Sql
@@ -98,6 +102,7 @@ class ToolContext:
     seed: int
     server: Server
     env_version: int = 0
+    principal: str | None = None
     budget: WorkBudget = field(default_factory=WorkBudget)
 
     def spend(self, n: int = 1, what: str = "entries", *, hint: str = "") -> None:

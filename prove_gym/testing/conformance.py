@@ -26,6 +26,12 @@ parametrized per tool (or task, or env version) where that makes sense:
 - ``test_shipped_task[task]``: the oracle scores the maximum on every hand-written task,
   terminates, and reaches its recorded ``final_state_hash``.
 - ``test_gymnasium_check_env[vN]``: Gymnasium's ``check_env`` on every env id of the server.
+- ``test_principal`` (a server with an acting principal in some env version): every tool
+  whose entity parameters a principal owns is called, on a session acting for one
+  principal, with another principal's entities; it must be refused with
+  ``permission_denied`` naming the rule ``not_your_<entity>`` and change nothing, and the
+  same call acting for their owner must not be refused by that rule; a tool the principal
+  declares ``admin_only`` must be refused for it.
 
 Each check is also a plain function (:func:`check_fuzz`, :func:`check_tool_contract`, ...)
 that raises ``AssertionError`` with a message naming the server, the tool and the likely
@@ -70,7 +76,12 @@ from prove_gym.server.session import Session
 from prove_gym.server.state import canonical_state_hash
 from prove_gym.server.tool import Bound, ToolSpec
 from prove_gym.task import Task, Turn
-from prove_gym.testing.strategies import fuzz_arguments, hostile_action_cases, hostile_cases
+from prove_gym.testing.strategies import (
+    first_value,
+    fuzz_arguments,
+    hostile_action_cases,
+    hostile_cases,
+)
 
 __all__ = [
     "DEFAULT_MAX_EXAMPLES",
@@ -83,6 +94,7 @@ __all__ = [
     "check_hostile_actions",
     "check_output_schema",
     "check_phrasings",
+    "check_principal",
     "check_sampler_determinism",
     "check_server_contract",
     "check_task",
@@ -188,6 +200,11 @@ def conformance_suite(
         @pytest.mark.parametrize("version", versions, ids=[f"v{v}" for v in versions])
         def test_gymnasium_check_env(self, version: int) -> None:
             check_gymnasium(srv, registry=registry, version=version)
+
+        if any(srv.principal(v) is not None for v in versions):
+
+            def test_principal(self) -> None:
+                check_principal(srv)
 
     return TestConformance
 
@@ -799,6 +816,161 @@ hashes(Server(
     default_size={server.default_size!r},
 ))
 """
+
+
+# ---------------------------------------------------------------- principal
+def check_principal(server: Server) -> None:
+    """In every env version that declares a new :class:`~prove_gym.server.base.Principal`, a
+    call acting for another principal is refused and the same call for its owner is not.
+
+    On the state of seed ``FUZZ_SEED``, for every visible tool with entity parameters a
+    principal owns (:meth:`Server.owned_params`): its arguments are built from the entity
+    sources (each owned parameter given an entity of one principal, the others their first
+    plausible value) for two principals that each own an entity of every such kind. Called on
+    a session acting for the one with the other's entities, and with one parameter at a time
+    given the other's entity, it must answer ``permission_denied`` naming the rule
+    (``not_your_<entity>``) and leave the state unchanged; called for the owner of them all, it
+    must not be refused by that rule. An entity whose model refers to the principal's table
+    but declares no ``owner=`` is reported too: the core would never check it. Every tool the
+    principal declares ``admin_only`` must be refused (rule ``admin_only``) and change nothing.
+    """
+    seen: list[Any] = []
+    for number in sorted(server.env_versions):
+        acting = server.principal(number)
+        if acting is None or any(acting is p for p in seen):
+            continue
+        seen.append(acting)
+        _check_acting(server, number, acting)
+
+
+def _check_acting(server: Server, version: int, acting: Any) -> None:
+    from prove_gym.server.sql import record_by_key
+
+    where = f"prove/{server.name}-v{version}"
+    principal_model = server.entities[acting.entity].model
+    problems = []
+    for kind, source in server.entities.items():
+        if source.model is None or source.owner is not None or kind == acting.entity:
+            continue
+        for column in source.model.__table__.columns:  # type: ignore[attr-defined]
+            if any(fk.column.table is principal_model.__table__ for fk in column.foreign_keys):  # type: ignore[union-attr]
+                problems.append(
+                    f"{where}: entity {kind!r} refers to the {acting.entity} in column "
+                    f"{column.name!r} but declares no owner=: a call naming another "
+                    f"{acting.entity}'s {kind} is never refused (declare owner={column.name!r})"
+                )
+    with server.session(seed=FUZZ_SEED) as plain:
+        key = server.entities[acting.entity].key
+        principals = [r[key] for r in plain.list_entities(acting.entity)]
+        assert len(principals) >= 2, (
+            f"{where}: the state of seed {FUZZ_SEED} has {len(principals)} {acting.entity}(s) "
+            "to act for; the principal check needs two (the sampler makes too few?)"
+        )
+        owned_by: dict[str, dict[Any, list[Any]]] = {}  # kind -> principal -> its entities' ids
+        ctx = plain.context()
+        checker = CallChecker(server, plain)
+        tools = []
+        for spec in server.visible_tools():
+            owned = server.owned_params(spec, acting)
+            if not owned or spec.name in acting.admin_only:  # refused whoever owns what
+                continue
+            for o in owned:
+                if o.source.kind not in owned_by:
+                    assert o.source.model is not None
+                    by_key = record_by_key(o.source.model)
+                    ids: dict[Any, list[Any]] = {}
+                    for record in plain.list_entities(o.source.kind):
+                        row = ctx.sql.first(by_key, key=record[o.source.key])
+                        if row is not None:
+                            ids.setdefault(getattr(row, o.column), []).append(record[o.source.key])
+                    owned_by[o.source.kind] = ids
+            plain.rollback()
+            tools.append((spec, owned, checker.plausible(spec)))
+    assert not problems, "\n".join(problems)
+    checked = 0
+    for spec, owned, plausible in tools:
+        owners = [p for p in principals if all(owned_by[o.source.kind].get(p) for o in owned)][:2]
+        if len(owners) < 2:
+            continue  # no two principals own one of each: nothing to swap on this state
+        mine, theirs = owners
+        props = spec.input_schema().get("properties", {})
+        many = {p.name for p in spec.params if p.entity is not None and p.entity.many}
+        base = {
+            p.name: first_value(
+                props.get(p.name, {}), plausible.get(p.name, ()), spec.examples.get(p.name)
+            )
+            for p in spec.params
+            if p.required
+        }
+
+        def owned_args(
+            who: Any, base: dict[str, Any] = base, owned: Any = owned, many: set[str] = many
+        ) -> dict[str, Any]:
+            args = dict(base)
+            for o in owned:
+                first = owned_by[o.source.kind][who][0]
+                args[o.name] = [first] if o.name in many else first
+            return args
+
+        calls = [owned_args(theirs)]
+        if len(owned) > 1:
+            calls += [{**owned_args(mine), o.name: owned_args(theirs)[o.name]} for o in owned]
+        with server.session(seed=FUZZ_SEED, env_version=version, principal=mine) as session:
+            before = session.state_hash()
+            for args in calls:
+                result = session.call(spec.name, args)
+                assert result.error_kind == ErrorKind.PERMISSION_DENIED and (
+                    f"Rule '{acting.rule}'" in (result.message or "")
+                ), (
+                    f"{where}.{spec.name}: acting for {acting.entity} {mine!r}, a call naming "
+                    f"{theirs!r}'s entities {_short(args)} answered {result.error_kind}: "
+                    f"{_cut(result.message or 'ok')}; expected permission_denied with rule "
+                    f"'{acting.rule}' (likely cause: an entity kind without owner=, or "
+                    "arguments the check could not build: give the tool examples=)"
+                )
+                assert session.state_hash() == before, f"{where}.{spec.name}: a refused call wrote"
+        for who in (mine, theirs):
+            with server.session(seed=FUZZ_SEED, env_version=version, principal=who) as session:
+                args = owned_args(who)
+                result = session.call(spec.name, args)
+                assert not (
+                    result.error_kind == ErrorKind.PERMISSION_DENIED
+                    and f"Rule '{acting.rule}'" in (result.message or "")
+                ), (
+                    f"{where}.{spec.name}: acting for {acting.entity} {who!r}, a call naming "
+                    f"only its own entities {_short(args)} was refused: "
+                    f"{_cut(result.message or '')} (an owner= column that names another "
+                    "entity than the principal?)"
+                )
+        checked += 1
+    assert checked, (
+        f"{where}: no tool could be checked: no two {acting.entity}s own an entity of each "
+        "kind any tool takes on the state of seed {FUZZ_SEED}"
+    )
+    for name in acting.admin_only:
+        spec = server.tools[name]
+        props = spec.input_schema().get("properties", {})
+        with server.session(seed=FUZZ_SEED) as plain:
+            plausible = CallChecker(server, plain).plausible(spec)
+        args = {
+            p.name: first_value(
+                props.get(p.name, {}), plausible.get(p.name, ()), spec.examples.get(p.name)
+            )
+            for p in spec.params
+            if p.required
+        }
+        with server.session(
+            seed=FUZZ_SEED, env_version=version, principal=principals[0]
+        ) as session:
+            before = session.state_hash()
+            result = session.call(name, args)
+            assert result.error_kind == ErrorKind.PERMISSION_DENIED and (
+                (result.message or "").startswith("Rule 'admin_only' failed:")
+            ), (
+                f"{where}.{name}: admin_only, yet acting for {acting.entity} {principals[0]!r} "
+                f"it answered {result.error_kind}: {_cut(result.message or 'ok')}"
+            )
+            assert session.state_hash() == before, f"{where}.{name}: a refused call wrote"
 
 
 # --------------------------------------------------------------- tasks, gym

@@ -380,7 +380,7 @@ def hostile_cases(
     base: dict[str, Any] = {}
     for p in spec.params:
         if p.required:
-            base[p.name] = _first_value(
+            base[p.name] = first_value(
                 props.get(p.name, {}), plausible.get(p.name, ()), spec.examples.get(p.name)
             )
     cases = [dict(base)]
@@ -389,7 +389,9 @@ def hostile_cases(
     return cases
 
 
-def _first_value(schema: Mapping[str, Any], plausible: Sequence[Any], examples: Any) -> Any:
+def first_value(schema: Mapping[str, Any], plausible: Sequence[Any], examples: Any) -> Any:
+    """The value a well-formed call gives a parameter: its first plausible value, else its
+    first listed example, enum value or a value of its schema's type."""
     if plausible:
         return plausible[0]
     if isinstance(examples, Sequence) and not isinstance(examples, str) and examples:

@@ -749,3 +749,27 @@ def test_shipped_tasks_are_sorted_unique_and_many() -> None:
     lines = EMAIL.tasks_file.read_text().splitlines() if EMAIL.tasks_file else []
     assert [json.loads(line)["id"] for line in lines] == sorted(ids)
     assert all(json.loads(line)["servers"] == ["email"] for line in lines)
+
+
+def test_v1_reads_and_sends_only_as_the_mailbox_owner() -> None:
+    """prove/email-v1 acts for one mailbox's owner (issue #50: read and send as any mailbox)."""
+    email = prove_gym.get_server("email")
+    with email.session(seed=0) as plain:
+        message, theirs = rows(plain, "SELECT id, mailbox_id FROM messages ORDER BY id")[0]
+        mine = one(plain, "SELECT id FROM mailboxes WHERE id != ? ORDER BY id", theirs)
+    with email.session(seed=0, env_version=1, principal=mine) as s:
+        before = s.state_hash()
+        read = s.call("get_message", {"message_id": message})
+        assert read.error_kind == ErrorKind.PERMISSION_DENIED
+        assert f"message '{message}' belongs to mailbox '{theirs}'" in (read.message or "")
+        sent = s.call(
+            "create_draft",
+            {"mailbox_id": theirs, "to": ["a@example.com"], "subject": "Hi", "body": "Hello"},
+        )
+        assert sent.error_kind == ErrorKind.PERMISSION_DENIED
+        assert (sent.message or "").startswith(
+            f"Rule 'not_your_mailbox' failed: mailbox '{theirs}' is not yours"
+        )
+        assert s.state_hash() == before
+        own = {"mailbox_id": mine, "to": ["a@example.com"], "subject": "Hi", "body": "Hello"}
+        assert s.call("create_draft", own).ok

@@ -499,3 +499,23 @@ def test_a_binary_sensor_reads_as_words_in_the_listing(
     listed = home.call("list_devices", {"home_id": "hom_01", "kind": "sensor"})
     [row] = [d for d in listed.content if d["device_id"] == device]
     assert row["state"] == state  # not "contact 0.0 open" for a closed door
+
+
+def test_v1_a_member_of_one_home_cannot_unlock_another_homes_door() -> None:
+    """prove/iot_devices-v1 acts for a member of one home (issue #50: any home's front door)."""
+    with IOT.session(seed=0) as plain:
+        lock, theirs = rows(
+            plain, "SELECT id, home_id FROM devices WHERE kind = 'lock' ORDER BY id"
+        )[0]
+        mine = one(plain, "SELECT id FROM homes WHERE id != ? ORDER BY id", theirs)
+    with IOT.session(seed=0, env_version=1, principal=mine) as member:
+        before = member.state_hash()
+        refused = member.call("set_lock", {"lock_id": lock, "action": "unlock"})
+        assert refused.error_kind == ErrorKind.PERMISSION_DENIED
+        assert refused.message is not None and refused.message.startswith(
+            f"Rule 'not_your_home' failed: lock '{lock}' belongs to home '{theirs}'"
+        )
+        assert member.state_hash() == before
+    with IOT.session(seed=0, env_version=1, principal=theirs) as owner:
+        result = owner.call("set_lock", {"lock_id": lock, "action": "unlock"})
+        assert result.error_kind != ErrorKind.PERMISSION_DENIED, result

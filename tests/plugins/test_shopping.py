@@ -1234,3 +1234,24 @@ def test_a_coupon_code_is_found_whatever_its_case_and_spacing(shop: Session, spe
         exact.error_kind,
         exact.content,
     )
+
+
+def test_v1_acts_for_one_customer_and_leaves_shipping_and_refunds_to_the_shop() -> None:
+    """prove/shopping-v1 (issue #50: the support agent marked orders shipped and refunded)."""
+    with SHOP.session(seed=0) as v0:
+        order, theirs = rows(
+            v0, "SELECT id, customer_id FROM orders WHERE status = 'placed' ORDER BY id"
+        )[0]
+        mine = one(v0, "SELECT id FROM customers WHERE id != ? ORDER BY id", theirs)
+        assert v0.call("update_order_status", {"order_id": order, "status": "shipped"}).ok
+    with SHOP.session(seed=0, env_version=1, principal=theirs) as owner:
+        before = owner.state_hash()
+        shipped = owner.call("update_order_status", {"order_id": order, "status": "shipped"})
+        assert shipped.error_kind == ErrorKind.PERMISSION_DENIED
+        assert (shipped.message or "").startswith("Rule 'admin_only' failed: update_order_status")
+        assert owner.state_hash() == before
+        assert owner.call("get_order", {"order_id": order}).ok
+    with SHOP.session(seed=0, env_version=1, principal=mine) as other:
+        result = other.call("get_order", {"order_id": order})
+        assert result.error_kind == ErrorKind.PERMISSION_DENIED
+        assert f"order '{order}' belongs to customer '{theirs}'" in (result.message or "")

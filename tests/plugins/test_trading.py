@@ -1337,3 +1337,31 @@ TestConformance = conformance_suite(
     samples=["pf_9999", "ord_99999", "ZZZZ", "aapl", "0.001", "-5", "1e9", "market", "all"],
     invariants=rule_violations,
 )
+
+
+@pytest.mark.parametrize("when", CLOSED_SEEDS)
+def test_v2_trades_only_for_the_account_holder_and_keeps_market_hours(when: str) -> None:
+    """prove/trading-v2 acts for one portfolio's holder (issue #50: any portfolio by id)."""
+    seed = CLOSED_SEEDS[when]
+    with TRADING.session(seed=seed) as v0:
+        mine = portfolio_of(v0, "cash")
+        theirs = column(v0, "SELECT id FROM portfolios WHERE id != ? ORDER BY id", mine)[0]
+        market_order = column(
+            v0, "SELECT id FROM orders WHERE portfolio_id IS NULL AND status = 'open' ORDER BY id"
+        )[0]
+    with TRADING.session(seed=seed, env_version=2, principal=mine) as v2:
+        limit = _crossing_buy(v2)
+        assert limit["portfolio_id"] == mine
+        market = {k: limit[k] for k in ("portfolio_id", "symbol", "side", "quantity")}
+        refused(v2, "place_market_order", market, "market_closed")  # v1's rule stays
+        before = v2.state_hash()
+        for name, args in (
+            ("place_market_order", {**market, "portfolio_id": theirs}),
+            ("get_portfolio", {"portfolio_id": theirs}),
+            ("cancel_order", {"order_id": market_order}),
+        ):
+            result = v2.call(name, args)
+            assert result.error_kind == ErrorKind.PERMISSION_DENIED, (name, result)
+            assert (result.message or "").startswith("Rule 'not_your_portfolio' failed:")
+        assert v2.state_hash() == before
+        assert ok(v2, "get_portfolio", {"portfolio_id": mine})["portfolio_id"] == mine

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, get_args
 
-from prove_gym.server import Server, ToolContext
+from prove_gym.server import EnvVersion, Principal, Server, ToolContext
 
 from ..models import (
     CATEGORIES,
@@ -71,11 +71,33 @@ OUT_OF_SCOPE = (
 """Requests a user of this server might make that no tool (of any server) serves:
 synthesis asks them in abstention turns."""
 
+CUSTOMER = 1
+"""The env version from which a session acts for one customer."""
+
 server = Server(
     "shopping",
     out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).parents[1] / "tasks.jsonl",
-    version="1.0.0",
+    version="1.1.0",
+    env_versions=[
+        EnvVersion(
+            CUSTOMER,
+            "acts for one customer (the task's principal): a call on another customer or "
+            "their addresses, orders or returns is refused with permission_denied (rule "
+            "not_your_customer); marking orders shipped or delivered and paying refunds are "
+            "the shop's own operations (rule admin_only)",
+            tasks_file=Path(__file__).parents[1] / "tasks_v1.jsonl",
+            principal=Principal(
+                "customer",
+                "You are helping customer {id}, who is signed in: you act for them only. "
+                "Calls on another customer, or their addresses, orders or returns, are "
+                "refused (rule 'not_your_customer'). Marking an order shipped or delivered "
+                "and paying a refund are done by the shop's warehouse once the parcel moves "
+                "or the returned items arrive, not by you (rule 'admin_only').",
+                admin_only=("update_order_status", "process_refund"),
+            ),
+        )
+    ],
     base=Base,
     sampler=sample_shopping,
     description="An online shop's customer-support tools (Northwind Goods): a catalog of "
@@ -252,6 +274,7 @@ def _variants(ctx: ToolContext) -> list[dict[str, Any]]:
     "address",
     key="address_id",
     model=Address,
+    owner="customer_id",
     not_found="Call list_addresses with the customer's id to see their addresses (such as "
     "'adr_0007').",
 )
@@ -275,6 +298,7 @@ NEXT_STATUS = {"placed": "shipped", "shipped": "delivered"}
     "order",
     key="order_id",
     model=Order,
+    owner="customer_id",
     not_found="Call list_orders with the customer's id to find the order's id (such as "
     "'ord_00131').",
 )
@@ -303,6 +327,7 @@ def _orders(ctx: ToolContext) -> list[dict[str, Any]]:
     "return",
     key="return_id",
     model=ReturnRequest,
+    owner="customer_id",
     not_found="Call list_returns with the customer's or the order's id to find the return's "
     "id (such as 'ret_0009').",
 )
