@@ -276,10 +276,11 @@ class Session:
                 source = owned.source
                 assert source.model is not None
                 named = getattr(row, key_column(source.model))
+                # another principal's id is not told: a real API does not say whose it is
                 whose = (
                     f"{source.shown} {named!r} is not yours"
                     if source.kind == acting.entity
-                    else f"{source.shown} {named!r} belongs to {me} {owner!r}"
+                    else f"{source.shown} {named!r} is another {me}'s"
                 )
                 raise PermissionDenied(
                     f"Rule '{acting.rule}' failed: {whose}; you act for {me} "

@@ -761,7 +761,10 @@ def test_v1_reads_and_sends_only_as_the_mailbox_owner() -> None:
         before = s.state_hash()
         read = s.call("get_message", {"message_id": message})
         assert read.error_kind == ErrorKind.PERMISSION_DENIED
-        assert f"message '{message}' belongs to mailbox '{theirs}'" in (read.message or "")
+        assert f"message '{message}' is another mailbox's; you act for mailbox '{mine}'" in (
+            read.message or ""
+        )
+        assert theirs not in (read.message or "")  # whose it is is not told
         sent = s.call(
             "create_draft",
             {"mailbox_id": theirs, "to": ["a@example.com"], "subject": "Hi", "body": "Hello"},

@@ -513,7 +513,7 @@ def test_v1_a_member_of_one_home_cannot_unlock_another_homes_door() -> None:
         refused = member.call("set_lock", {"lock_id": lock, "action": "unlock"})
         assert refused.error_kind == ErrorKind.PERMISSION_DENIED
         assert refused.message is not None and refused.message.startswith(
-            f"Rule 'not_your_home' failed: lock '{lock}' belongs to home '{theirs}'"
+            f"Rule 'not_your_home' failed: lock '{lock}' is another home's; you act for home '{mine}'"
         )
         assert member.state_hash() == before
     with IOT.session(seed=0, env_version=1, principal=theirs) as owner:

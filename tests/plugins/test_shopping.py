@@ -1254,4 +1254,7 @@ def test_v1_acts_for_one_customer_and_leaves_shipping_and_refunds_to_the_shop() 
     with SHOP.session(seed=0, env_version=1, principal=mine) as other:
         result = other.call("get_order", {"order_id": order})
         assert result.error_kind == ErrorKind.PERMISSION_DENIED
-        assert f"order '{order}' belongs to customer '{theirs}'" in (result.message or "")
+        assert f"order '{order}' is another customer's; you act for customer '{mine}'" in (
+            result.message or ""
+        )
+        assert theirs not in (result.message or "")  # whose it is is not told

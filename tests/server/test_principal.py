@@ -163,7 +163,7 @@ def test_a_call_on_another_principals_row_is_refused_naming_the_rule_and_changes
         refused = s.call("edit_note", {"note_id": "nt_21", "text": "mine now"})
         assert refused.error_kind == ErrorKind.PERMISSION_DENIED
         assert refused.message == (
-            "Rule 'not_your_account' failed: note 'nt_21' belongs to account 'acc_2'; you act "
+            "Rule 'not_your_account' failed: note 'nt_21' is another account's; you act "
             "for account 'acc_1' and can use only its own. Nothing was changed."
         )
         assert s.state_hash() == before
