@@ -21,6 +21,7 @@ from prove_gym.server.patterns import compile_regex
 
 from ._declare import tool
 from .args import FileArg, LineCount, PathArg
+from .fitting import line_in_file, text_choice
 from .fs import Fs, _join, _split
 from .nodes import AnyNode
 from .results import (
@@ -94,7 +95,8 @@ def tail(ctx: ToolContext, path: FileArg, lines: LineCount = 10) -> Excerpt:
     stands_in_for=("head", "tail"),
     returns="file",
     phrasings=["Show lines {start} to {end} of {path}", "Print line {start} of {path}"],
-    examples={"start": [1, 2, 5, 10], "end": [5, 10, 20]},
+    examples={"end": [5, 10, 20]},
+    values={"start": line_in_file([1, 2, 5, 10])},
 )
 def read_lines(
     ctx: ToolContext, path: FileArg, start: Annotated[int, Field(ge=1)], end: int | None = None
@@ -149,7 +151,7 @@ def wc(ctx: ToolContext, path: FileArg) -> WordCount:
         "Which lines in {path} mention {pattern}?",
         "grep -r {pattern} {path}",
     ],
-    examples={"pattern": GREP_WORDS},
+    values={"pattern": text_choice(GREP_WORDS)},
 )
 def grep(
     ctx: ToolContext,
