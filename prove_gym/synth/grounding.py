@@ -556,7 +556,7 @@ class Grounder:
             prop = props.get(p.name, {})
             value = self._entity(d, p) if p.entity is not None else self._plain(d, p, prop)
             if value is _NO:
-                if p.required:
+                if p.required or p.name in spec.values:  # wanted, and nothing fits the call
                     return Grounded(args, d.links, d.records, d.sources, unresolved=p.name)
                 d.sources.pop(p.name, None)
                 continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from prove_gym.server import Bound, ToolContext
 
@@ -21,6 +22,8 @@ BINARY_TYPES = frozenset(
 )  # fmt: skip
 """Extensions of files whose content is not lines of text (photos, videos, documents,
 archives, packages): no text tool is asked about them."""
+
+T = TypeVar("T")
 
 FOLDER_NAMES = ("archive-2025", "old-projects", "backup", "to-sort", "shared")
 """New names for a folder: names of a collection, with no file extension."""
@@ -37,17 +40,16 @@ def is_text_path(path: str) -> bool:
     return Bound({"path": path}).extension("path") not in BINARY_TYPES
 
 
-def text_choice(
-    choices: Sequence[str],
-) -> Callable[[ToolContext, random.Random, Bound], str | None]:
-    """A value source drawing from ``choices`` for a call on a text file (None otherwise,
-    so synthesis draws another file)."""
+def text_choice(choices: Sequence[T]) -> Callable[[ToolContext, random.Random, Bound], T | None]:
+    """A value source drawing from ``choices`` for a call on a text file, or on a folder
+    (a search of its files); None for a file that is not text, so synthesis draws another
+    file."""
 
-    def source(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    def source(ctx: ToolContext, rng: random.Random, bound: Bound) -> T | None:
         record = bound.records.get("path", {})
-        if record.get("type") == "directory":
-            return rng.choice(list(choices))  # a search of a folder's files
-        return rng.choice(list(choices)) if is_text_path(str(bound.args.get("path", ""))) else None
+        if record.get("type") == "directory" or is_text_path(str(bound.args.get("path", ""))):
+            return rng.choice(list(choices))
+        return None
 
     return source
 

@@ -60,7 +60,7 @@ def cat(ctx: ToolContext, path: FileArg) -> FileText:
     stands_in_for=("read_lines",),
     returns="file",
     phrasings=["Show the first {lines} lines of {path}", "head {path}"],
-    examples={"lines": [5, 10, 20]},
+    values={"lines": text_choice([5, 10, 20])},
 )
 def head(ctx: ToolContext, path: FileArg, lines: LineCount = 10) -> Excerpt:
     """Print the first lines of a file.
@@ -77,7 +77,7 @@ def head(ctx: ToolContext, path: FileArg, lines: LineCount = 10) -> Excerpt:
 @tool(
     returns="file",
     phrasings=["Show the last {lines} lines of {path}", "tail {path}"],
-    examples={"lines": [5, 10, 20, 50]},
+    values={"lines": text_choice([5, 10, 20, 50])},
 )
 def tail(ctx: ToolContext, path: FileArg, lines: LineCount = 10) -> Excerpt:
     """Print the last lines of a file (the newest entries of a log).
@@ -273,7 +273,7 @@ _NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)")
         "Sort the lines of {path}",
         "Sort {path} by column {field} separated by '{separator}'",
     ],
-    examples={"field": [1, 2, 3], "separator": [",", ":"]},
+    values={"field": text_choice([1, 2, 3]), "separator": text_choice([",", ":"])},
 )
 def sort_lines(
     ctx: ToolContext,
