@@ -578,7 +578,7 @@ def _ended(task: LintTask, step: Step) -> dict[str, Any] | None:
             if tool is not None and tool.entities
             else [(k, k.removesuffix("_id")) for k in step.arguments]
         )
-        names = [k for k, kind in pairs if kind in step.name]
+        names = [k for k, kind in pairs if f"_{kind}_" in f"_{step.name}_"]
     else:
         return None
     target = {k: step.arguments[k] for k in names if k in step.arguments}

@@ -334,6 +334,8 @@ def test_text_tools_ask_text_files_and_a_rename_keeps_the_kind(tasks) -> None:
         old = Bound({"path": step.arguments["path"]}).extension("path")
         if (kind == "directory" and new) or (kind == "file" and new != old):
             return f"a {kind} renamed to {step.arguments['new_name']!r}"
+        if step.arguments["path"].rsplit("/", 1)[-1].startswith("."):
+            return "a hidden entry renamed"
         return None
 
     visits: dict[str, Visit] = {name: lambda ws, s: on_text(s) for name in TEXT_TOOLS}

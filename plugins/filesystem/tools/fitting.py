@@ -77,9 +77,10 @@ def line_in_file(
     return source
 
 
-def new_name_like(ctx: ToolContext | None, rng: random.Random, bound: Bound) -> str:
+def new_name_like(ctx: ToolContext | None, rng: random.Random, bound: Bound) -> str | None:
     """A new name of the same kind as the entry in ``path``: a folder's name for a folder,
-    the file's stem with a suffix and its own extension for a file.
+    the file's stem with a suffix and its own extension for a file; None for a hidden
+    entry (``.git``, ``.bashrc``), whose name is what tools look for.
 
     >>> new_name_like(None, random.Random(1), Bound({"path": "~/Documents/Q3-report.txt"},
     ...     {"path": {"type": "file"}}))
@@ -88,6 +89,8 @@ def new_name_like(ctx: ToolContext | None, rng: random.Random, bound: Bound) -> 
     path = str(bound.args.get("path", "")).rstrip("/")
     kind = bound.records.get("path", {}).get("type")
     name = path.rsplit("/", 1)[-1]
+    if name.startswith("."):
+        return None
     if kind == "directory" or (kind is None and not Bound({"path": path}).extension("path")):
         return rng.choice([n for n in FOLDER_NAMES if n != name] or ["renamed"])
     ext = Bound({"path": path}).extension("path")
