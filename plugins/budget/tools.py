@@ -26,6 +26,7 @@ from pydantic import Field
 from sqlalchemy import and_, bindparam, case, delete, func, or_, select, update
 
 from prove_gym.server import (
+    Bound,
     Conflict,
     Entity,
     InvalidArgument,
@@ -924,6 +925,25 @@ def _window_end(ctx: ToolContext, rng: random.Random) -> str:
 AMOUNTS = [12.5, 24.99, "38.40", 45, 60, "89.95", 120]
 PAYEES = ["Whole Foods Market", "Shell", "Target", "Chipotle", "CVS Pharmacy", "AMC Theatres"]
 PAYERS = ["Acme Corp payroll", "Freelance invoice", "Tax refund", "Venmo from Sam", "eBay sale"]
+PAY: list[str | int] = [1850, "2450.00", "3120.00"]
+"""What a paycheck brings in."""
+OTHER_INCOME: list[str | int] = [75, 150, "320.50", 1200]
+"""What other income brings in (a refund, a sale, money from a friend)."""
+SPENDING_GROUPS = frozenset({"Bills", "Everyday"})
+"""Groups whose envelopes income is never filed under (payroll is no rent)."""
+
+
+def _income_amount(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | int | None:
+    """An amount the payer would pay (a paycheck for payroll), for income filed where income
+    goes: Ready to Assign, a savings goal, or (money from a friend) a Lifestyle envelope.
+    None for a bill or an everyday envelope, so synthesis draws another category."""
+    group = bound.records.get("category_id", {}).get("group")
+    payer = str(bound.args.get("payer", ""))
+    if group in SPENDING_GROUPS or (group == "Lifestyle" and not payer.startswith("Venmo")):
+        return None
+    return rng.choice(PAY if "payroll" in payer.casefold() else OTHER_INCOME)
+
+
 MEMOS = ["Weekly shop", "Birthday dinner", "Reimbursed later", "Split with roommate"]
 BILL_PAYEES = ["Netflix", "Planet Fitness", "Spotify", "Comcast Xfinity", "Geico", "Dog walker"]
 
@@ -1216,11 +1236,11 @@ def add_expense(
         "Add {amount} from {payer} to {account_id} and put it straight into {category_id}",
     ],
     examples={
-        "amount": [150, "320.50", 1200, "2450.00", 75],
         "payer": PAYERS,
         "memo": ["Paycheck", "Refund", "Birthday money", "Reimbursement"],
         "date": _open_day,
     },
+    values={"amount": _income_amount},
 )
 def add_income(
     ctx: ToolContext,

@@ -641,13 +641,25 @@ def _user_word(ctx: ToolContext, rng: random.Random) -> str:
     return rng.choice(names).split()[-1]
 
 
-NEW_TITLES = [
-    "Vintage Polaroid SX-70 camera",
-    "Apple AirPods Pro 2",
-    "LEGO Technic Porsche 911",
-    "Signed Beatles Abbey Road vinyl",
-    "Herman Miller Aeron chair",
-]
+NEW_TITLES: dict[str, tuple[str, ...]] = {
+    "electronics": ("Apple AirPods Pro 2", "Nintendo Switch OLED", "Kindle Paperwhite"),
+    "collectibles": ("Vintage Polaroid SX-70 camera", "1986 Topps baseball card set"),
+    "fashion": ("Levi's 501 jeans, W32 L32", "Barbour waxed jacket, size M"),
+    "home": ("Herman Miller Aeron chair", "Le Creuset Dutch oven, 5.5 qt"),
+    "sports": ("Trek road bike, 56 cm", "Wilson Pro Staff tennis racket"),
+    "books": ("Harry Potter box set, hardcover", "The Lord of the Rings, 1st edition"),
+    "music": ("Signed Beatles Abbey Road vinyl", "Fender Stratocaster guitar"),
+    "toys": ("LEGO Technic Porsche 911", "Hot Wheels 1968 Redline collection"),
+}
+"""Things to list, by the category they are listed in."""
+
+
+def _title_for_category(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A title of a thing sold in the category the call names (not AirPods in books)."""
+    titles = NEW_TITLES.get(str(bound.args.get("category", "")))
+    return rng.choice(titles) if titles else None
+
+
 PRICES = [15, "24.99", 60, 125, "349.00", 800]
 
 
@@ -870,7 +882,8 @@ def list_sales(
         "List my {title} ({condition}) as {format} at {price} in {category}; I am {seller_id}",
         "Sell {title} for {price} as user {seller_id}, {format}, {category}, {condition}",
     ],
-    examples={"title": NEW_TITLES, "price": PRICES},
+    examples={"price": PRICES},
+    values={"title": _title_for_category},
 )
 def create_listing(
     ctx: ToolContext,

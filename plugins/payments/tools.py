@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import random
+import re
 from decimal import Decimal
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,6 +28,7 @@ from pydantic import Field
 from sqlalchemy import bindparam, func, select
 
 from prove_gym.server import (
+    Bound,
     Conflict,
     Entity,
     InvalidArgument,
@@ -792,7 +794,18 @@ DESCRIPTIONS = [
     "Brake service and parts",
     "Portrait session and prints",
 ]
-NEW_CUSTOMERS = ["Maria Lopez", "Tom Becker", "Aisha Khan", "Jonas Weber", "Priya Patel"]
+
+
+def _name_for_email(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The name of the customer the invoice's email belongs to: the customer's own name
+    when one has it, else the name the address spells (``mary.parsons@...`` is Mary
+    Parsons); None when it spells no first and last name."""
+    record = bound.records.get("customer_email")
+    if record is not None and record.get("name"):
+        return str(record["name"])
+    local = str(bound.args.get("customer_email", "")).split("@", 1)[0]
+    parts = [p for p in re.split(r"[._-]", local) if p.isalpha()]
+    return " ".join(p.capitalize() for p in parts) if len(parts) == 2 else None
 
 
 # ------------------------------------------------------------------- tools
@@ -945,9 +958,9 @@ def get_invoice(ctx: ToolContext, invoice_id: InvoiceRow) -> InvoiceDetail:
         "amount": INVOICE_AMOUNTS,
         "description": DESCRIPTIONS,
         "due_date": _day_ahead,
-        "customer_name": NEW_CUSTOMERS,
         "idempotency_key": _new_key,
     },
+    values={"customer_name": _name_for_email},
 )
 def create_invoice(
     ctx: ToolContext,

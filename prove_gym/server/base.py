@@ -475,6 +475,7 @@ class Server:
         examples: Mapping[str, Sequence[Any] | Callable[..., Any]] | None = None,
         values: Mapping[str, Callable[..., Any]] | None = None,
         stands_in_for: str | Sequence[str] = (),
+        ends_when: Mapping[str, Any] | None = None,
     ) -> Any:
         """Declare a tool (decorator). See :func:`prove_gym.server.tool.build_tool_spec`.
 
@@ -499,6 +500,9 @@ class Server:
                 too, alone or after reads (``cat`` and ``read_lines`` for ``head``): an
                 abstention turn never hides one of them while this one is offered
                 (:meth:`stand_ins`).
+            ends_when: Argument values with which a call ends what it names, for a write
+                that is no deletion by name (``update_cart_item`` with ``{"quantity": 0}``
+                removes the line): synthesis never plans a write to that entity before it.
         """
 
         def register(func: F) -> F:
@@ -516,6 +520,7 @@ class Server:
                 examples=examples,
                 values=values,
                 stands_in_for=stands_in_for,
+                ends_when=ends_when,
             )
             if spec.name in self.tools:
                 raise ValueError(f"server {self.name!r} declares tool {spec.name!r} twice")

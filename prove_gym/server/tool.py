@@ -203,6 +203,11 @@ class ToolSpec:
             rest of the call (a bid near the listing's price, a text that fits the file
             type): ``(ctx, rng, bound) -> value | None`` (:class:`Bound`, :data:`ValueSource`).
             A parameter with one takes its value from it and from nothing else.
+        ends_when: Argument values with which a call ends the entity it names, for a write
+            whose name does not say so (``update_cart_item`` with ``{"quantity": 0}``
+            removes the line, as ``remove_from_cart`` does): a write to that entity earlier
+            in the same task is moot (the ``moot_write`` lint class), and synthesis never
+            plans one.
         server_name: Name of the owning server (set on registration).
         output_schema: JSON schema of a successful result, from the return annotation (a
             TypedDict, a pydantic model, a list of them...); results that are not objects are
@@ -224,6 +229,7 @@ class ToolSpec:
     stands_in_for: tuple[str, ...] = ()
     examples: Mapping[str, Sequence[Any] | Callable[..., Any]] = field(default_factory=dict)
     values: Mapping[str, ValueSource] = field(default_factory=dict)
+    ends_when: Mapping[str, Any] = field(default_factory=dict)
     server_name: str = ""
     # What the argument model and the output schema are built from, on first use: building
     # them for every tool of every server (pydantic's model and JSON-schema generation) was
@@ -397,6 +403,7 @@ def build_tool_spec(
     examples: Mapping[str, Sequence[Any] | Callable[..., Any]] | None = None,
     values: Mapping[str, ValueSource] | None = None,
     stands_in_for: str | Sequence[str] = (),
+    ends_when: Mapping[str, Any] | None = None,
 ) -> ToolSpec:
     """Read a tool function's signature and docstring into a :class:`ToolSpec`.
 
@@ -455,6 +462,7 @@ def build_tool_spec(
         ("normalise", normalise),
         ("examples", examples or {}),
         ("values", values or {}),
+        ("ends_when", ends_when or {}),
     ):
         bad = set(names) - {p.name for p in params}
         if bad:
@@ -487,6 +495,8 @@ def build_tool_spec(
         raise TypeError(f"tool {tool_name!r}: inverse_of= is for writes; a read undoes nothing")
     if tool_name in inverses:
         raise TypeError(f"tool {tool_name!r}: a tool is not its own inverse")
+    if ends_when and not writes:
+        raise TypeError(f"tool {tool_name!r}: ends_when= is for writes; a read ends nothing")
     stand_in = (stands_in_for,) if isinstance(stands_in_for, str) else tuple(stands_in_for)
     if tool_name in stand_in:
         raise TypeError(f"tool {tool_name!r}: stands_in_for names the tool itself")
@@ -505,6 +515,7 @@ def build_tool_spec(
         stands_in_for=stand_in,
         examples=dict(examples or {}),
         values=dict(values or {}),
+        ends_when=dict(ends_when or {}),
         _fields=fields,
         _return=hints.get("return"),
     )

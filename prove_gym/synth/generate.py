@@ -69,7 +69,14 @@ from prove_gym.synth.grounding import (
     repair_tools,
 )
 from prove_gym.synth.knowledge import Knowledge
-from prove_gym.synth.lint import FLAW_CLASSES, LOGIN, inverse_write, repeated_login, repeated_write
+from prove_gym.synth.lint import (
+    FLAW_CLASSES,
+    LOGIN,
+    inverse_write,
+    moot_write,
+    repeated_login,
+    repeated_write,
+)
 from prove_gym.synth.lint import Reader as LintReader
 from prove_gym.synth.llm import LLMClient
 from prove_gym.synth.render import (
@@ -96,7 +103,7 @@ from prove_gym.synth.validate import (
 from prove_gym.synth.writer import LLMWriter
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/11"
+GENERATOR = "prove_gym.synth/12"
 """Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
 ``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
 of ``final_state_hash`` unless a call changed their state (see
@@ -1398,6 +1405,8 @@ class Conversation:
         read = sc.lint.read(task.model_dump(mode="json"))
         if inverse_write(read) or repeated_write(read):  # a chain that undoes or redoes itself
             return "undoes_itself"
+        if moot_write(read):  # a write that a later call ends, or an ending made undone
+            return "moot_write"
         if repeated_login(read):  # one user logs in once
             return "second_login"
         reason, final_hash = replay(

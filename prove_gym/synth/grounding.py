@@ -21,7 +21,8 @@ Rules, in the order they apply to each parameter of a step:
 3. **Other values**: a field of the same name (or its plural, a list) in the
    record of an identifier the step already uses (required parameters, and
    optional ones of read tools: a write's optional field set to its current
-   value would change nothing); else ``examples=``; else enum/``Literal``
+   value would change nothing; never the ``name``/``title`` of what the call makes, which
+   no person's record names); else ``examples=``; else enum/``Literal``
    choices; else a field of that name in a record of a kind the tool returns
    (a search for something that exists); else the default.
 
@@ -555,7 +556,7 @@ class Grounder:
             prop = props.get(p.name, {})
             value = self._entity(d, p) if p.entity is not None else self._plain(d, p, prop)
             if value is _NO:
-                if p.required:
+                if p.required or p.name in spec.values:  # wanted, and nothing fits the call
                     return Grounded(args, d.links, d.records, d.sources, unresolved=p.name)
                 d.sources.pop(p.name, None)
                 continue
@@ -691,7 +692,7 @@ class Grounder:
             if value is not _NO:
                 d.sources[p.name] = "value"
             return value
-        if p.required or not spec.writes:
+        if (p.required or not spec.writes) and not _names_new(spec, p.name):
             value = self._from_records(p.name, d.records, d.banned)
             if value is not _NO:
                 d.sources[p.name] = "record"
@@ -826,6 +827,21 @@ def message_hints(message: str, tool: ToolSpec) -> dict[str, Any]:
             if len(named) == 1:
                 out[name] = named[0]
     return out
+
+
+OWN_NAMES = frozenset({"name", "title"})
+"""Parameters that name the thing a call makes: a list, an account or a payee is named
+for what it is, never after the person whose record the call uses."""
+
+
+def _names_new(spec: ToolSpec, param: str) -> bool:
+    """Whether ``param`` names the entity ``spec`` makes (``create_list``'s ``name``: a tool
+    that writes and returns a kind it takes no identifier of), so no other record's
+    ``name`` fills it ("Create a list called Eric Floyd" after the user's own name)."""
+    if param not in OWN_NAMES or not spec.writes:
+        return False
+    taken = {e.name for e in spec.entity_params.values()}
+    return any(kind not in taken for kind in spec.returns)
 
 
 def _is_default(value: Any, prop: Mapping[str, Any] | None) -> bool:

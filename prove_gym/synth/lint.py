@@ -8,9 +8,10 @@ class over a dataset and counts the tasks each flags; a class is over its limit 
 flags more tasks than it allows (by default none, except raw enum tokens: at most 1%).
 
 The checks read only the task and the installed servers' tool declarations (names,
-parameters, enums, descriptions, whether a tool writes, the entity kinds it returns);
-nothing is executed and no state is sampled, so a dataset of any size is read in one
-pass. Tools that are not installed are read from the task's ``tool_schemas`` where it
+parameters, enums, descriptions, whether a tool writes, the entity kinds it returns) and,
+for the two classes that need what existed (``id_before_creation``, ``moot_write``), the
+records of the task's initial state, sampled at its seed and size on first use; nothing
+is executed, so a dataset of any size is read in one pass. Tools that are not installed are read from the task's ``tool_schemas`` where it
 has them, else by name alone.
 
 An abstention turn's hidden tool is read off the installed server: a tool of one of the
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from prove_gym.registry import Registry, get_registry
+from prove_gym.server.base import Server
 from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.enums import enum_values, stated
 from prove_gym.synth.render import COPY_VERBS, UNDO_VERBS, unreadable_name, words
@@ -70,6 +72,13 @@ class Tool:
     """``(parameter, entity kind)`` of its entity parameters."""
     undoes: tuple[str, ...] = ()
     """The tools this one declares it undoes (its own ``inverse_of=``): it ends what they made."""
+    ends_when: Mapping[str, Any] = field(default_factory=dict)
+    """Argument values with which a call ends what it names (``ends_when=``)."""
+    makes: tuple[str, ...] = ()
+    """Kinds a call leaves behind that outlive what it names: kinds it returns without
+    taking one, which a tool of its server ends (``post_recurring_expense`` records a
+    transaction, which ``delete_transaction`` ends; ``add_to_cart`` returns a product,
+    which nothing ends: it makes none)."""
 
     @property
     def declared(self) -> bool:
@@ -77,7 +86,13 @@ class Tool:
         return bool(self.inverses)
 
     @classmethod
-    def of(cls, spec: ToolSpec, inverses: frozenset[str] = frozenset()) -> Tool:
+    def of(
+        cls,
+        spec: ToolSpec,
+        inverses: frozenset[str] = frozenset(),
+        endable: frozenset[str] = frozenset(),
+    ) -> Tool:
+        """From a declared tool; ``endable``: the kinds a tool of its server ends."""
         props = spec.input_schema().get("properties", {})
         return cls(
             name=spec.name,
@@ -92,6 +107,14 @@ class Tool:
             idempotent=spec.idempotent,
             undoes=spec.inverse_of,
             entities=tuple((k, e.name) for k, e in spec.entity_params.items()),
+            ends_when=dict(spec.ends_when),
+            makes=tuple(
+                k
+                for k in spec.returns
+                if k in endable and k not in {e.name for e in spec.entity_params.values()}
+            )
+            if spec.writes
+            else (),
         )
 
     @classmethod
@@ -162,6 +185,10 @@ class LintTask:
     existed: Callable[[str, str], bool] | None = None
     """Whether an id of an entity kind is in the task's initial state (its installed servers
     at its seed and size, sampled on first use); ``None`` where none is installed."""
+    record: Callable[[str, str], Mapping[str, Any] | None] | None = None
+    """The record of an id of an entity kind in the task's initial state (as its entity
+    source lists it), or None for an id it does not hold; ``None`` where no server of the
+    task is installed."""
 
     def tool(self, name: str) -> Tool | None:
         return self.tools.get(name)
@@ -182,16 +209,32 @@ class Reader:
     def __init__(self, registry: Registry | None = None) -> None:
         self.registry = registry or get_registry()
         self._tools: dict[str, Tool | None] = {}
+        self._ends: dict[str, frozenset[str]] = {}
 
     def _tool(self, qualified: str) -> Tool | None:
         if qualified not in self._tools:
             try:
                 spec = self.registry.get_tool(qualified)
                 server = self.registry.get_server(spec.server_name)
-                self._tools[qualified] = Tool.of(spec, server.inverses(spec.name))
+                self._tools[qualified] = Tool.of(
+                    spec, server.inverses(spec.name), self._endable(server)
+                )
             except KeyError:
                 self._tools[qualified] = None
         return self._tools[qualified]
+
+    def _endable(self, server: Server) -> frozenset[str]:
+        """The kinds a visible write of ``server`` ends: one that declares ``inverse_of=``
+        or ``ends_when=``, or whose verb ends what it names (:data:`DESTROY_VERBS`)."""
+        if server.name not in self._ends:
+            self._ends[server.name] = frozenset(
+                e.name
+                for t in server.visible_tools()
+                if t.writes
+                and (t.inverse_of or t.ends_when or _verb_object(t.name)[0] in DESTROY_VERBS)
+                for e in t.entity_params.values()
+            )
+        return self._ends[server.name]
 
     def read(self, data: Mapping[str, Any]) -> LintTask:
         turns = [t for t in _list(data.get("turns")) if isinstance(t, Mapping)]
@@ -242,10 +285,20 @@ class Reader:
         )
         if isinstance(data.get("tools"), list):
             task.stood_in = self._stood_in(data, {str(q) for q in data["tools"]})
-        task.existed = self._existed(data)
+        task.record = self._record(data)
+        task.existed = (
+            None
+            if task.record is None
+            else functools.partial(lambda r, kind, value: r(kind, value) is not None, task.record)
+        )
         return task
 
-    def _existed(self, data: Mapping[str, Any]) -> Callable[[str, str], bool] | None:
+    def _record(
+        self, data: Mapping[str, Any]
+    ) -> Callable[[str, str], Mapping[str, Any] | None] | None:
+        """The record of an id of an entity kind in the task's initial state (its installed
+        servers at its seed and size, sampled on first use), or None where none is
+        installed."""
         from prove_gym.synth.grounding import entity_index
 
         seed, size = data.get("seed"), data.get("size")
@@ -255,21 +308,22 @@ class Reader:
             return None
 
         @functools.cache
-        def existed(kind: str, value: str) -> bool:
+        def record(kind: str, value: str) -> Mapping[str, Any] | None:
             for server in installed:
                 if kind in server.entities:
                     try:
                         session = server.session(seed, size)
                     except ValueError:  # a size out of range: what existed is unknown
-                        return False
+                        return None
                     try:
-                        if entity_index(session).exists(kind, value):
-                            return True
+                        found = entity_index(session).record(kind, value)
+                        if found is not None:
+                            return found
                     finally:
                         session.close()
-            return False
+            return None
 
-        return existed
+        return record
 
     def _stood_in(self, data: Mapping[str, Any], offered: set[str]) -> list[tuple[str, str]]:
         out = []
@@ -501,6 +555,90 @@ def repeated_write(task: LintTask) -> list[str]:
             why = " (idempotent: the second changes nothing)" if tool and tool.idempotent else ""
             out.append(f"{s.call()} twice{why}")
         seen.add(key)
+    return out
+
+
+def _ended(task: LintTask, step: Step) -> dict[str, Any] | None:
+    """What a call ends, as the arguments that name it, or None for a call that ends
+    nothing: a deletion by name or declaration (:func:`_ends`), of the entity its name
+    says (``delete_message`` ends its ``message_id``; ``remove_coupon`` ends no customer,
+    ``delete_lines`` no file), or a write called with its ``ends_when=`` values
+    (``update_cart_item`` with quantity 0 ends the line its customer and variant name).
+    A tool that is not installed names what it ends by its arguments' names."""
+    tool = task.tool(step.name)
+    if (
+        tool is not None
+        and tool.ends_when
+        and all(k in step.arguments and step.arguments[k] == v for k, v in tool.ends_when.items())
+    ):
+        names = [k for k, _ in tool.entities]
+    elif _ends(task, step):
+        pairs = (
+            tool.entities
+            if tool is not None and tool.entities
+            else [(k, k.removesuffix("_id")) for k in step.arguments]
+        )
+        names = [k for k, kind in pairs if f"_{kind}_" in f"_{step.name}_"]
+    else:
+        return None
+    target = {k: step.arguments[k] for k in names if k in step.arguments}
+    return target or None
+
+
+_OWN_FIELDS = ("name", "title", "payee", "subject", "summary", "description")
+"""Fields that say what an entity is: a re-created one repeats one of them."""
+
+
+def _recreated(task: LintTask, ended: Step, target: Mapping[str, Any], made: Step) -> bool:
+    """Whether ``made`` creates again what ``ended`` ended (cancel the rent, then add a rent
+    bill to the same payee): it makes an entity of the kind ended whose name, title or
+    payee is the ended one's in the initial state."""
+    end_tool, tool = task.tool(ended.name), task.tool(made.name)
+    if end_tool is None or tool is None or task.record is None or not tool.writes:
+        return False
+    for param, kind in end_tool.entities:
+        if param not in target or kind not in tool.returns or kind in dict(tool.entities).values():
+            continue
+        value = target[param]
+        rec = task.record(kind, str(value)) if not isinstance(value, list) else None
+        if rec is None:
+            continue
+        for f in _OWN_FIELDS:
+            mine, theirs = made.arguments.get(f), rec.get(f)
+            if (
+                isinstance(mine, str)
+                and isinstance(theirs, str)
+                and mine.strip()
+                and mine.strip().casefold() == theirs.strip().casefold()
+            ):
+                return True
+    return False
+
+
+def moot_write(task: LintTask) -> list[str]:
+    """A write that a later call of the same task makes moot: a write to an entity that a
+    later call ends (edit or react to a message, then delete it; add a variant to a cart,
+    then set its quantity to 0), or an entity ended and then made again (cancel the rent,
+    then re-add it). A write that leaves something behind (``post_recurring_expense``
+    records a transaction) is not moot; a write and its declared inverse are
+    :func:`inverse_write`'s."""
+    writes = [s for s in task.steps if task.writes(s.name)]
+    out = []
+    for j, b in enumerate(writes):
+        target = _ended(task, b)
+        if target is None:
+            continue
+        for a in writes[:j]:
+            tool = task.tool(a.name)
+            if tool is not None and tool.makes:
+                continue  # it leaves behind what the ending does not end
+            if _key(a) == _key(b) or _undoes(task, a, b) is not None:
+                continue  # repeated_write's or inverse_write's
+            if all(k in a.arguments and a.arguments[k] == v for k, v in target.items()):
+                out.append(f"{a.call()}, then {b.call()} ends it")
+        for c in writes[j + 1 :]:
+            if _recreated(task, b, target, c):
+                out.append(f"{b.call()}, then {c.call()} makes it again")
     return out
 
 
@@ -911,6 +1049,7 @@ FLAW_CLASSES: dict[str, FlawClass] = {
         FlawClass("parameter_name", parameter_name),
         FlawClass("inverse_write", inverse_write),
         FlawClass("repeated_write", repeated_write),
+        FlawClass("moot_write", moot_write),
         FlawClass("repeated_login", repeated_login),
         FlawClass("new_without_create", new_without_create),
         FlawClass("ambiguous_reference", ambiguous_reference),

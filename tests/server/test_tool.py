@@ -295,6 +295,28 @@ def test_an_inverse_must_name_a_write_of_the_same_server() -> None:
         server.tool(writes=True, inverse_of="like_post_read")(like_post_read)
 
 
+def test_ends_when_names_arguments_of_a_write() -> None:
+    """``ends_when=`` says with which argument values a write ends what it names; a read
+    ends nothing, and an unknown argument is a mistake seen at declaration."""
+
+    def set_quantity(ctx: ToolContext, item_id: str, quantity: int) -> dict:
+        """Set an item's quantity; 0 removes it.
+
+        Args:
+            item_id: The item, such as "itm_01".
+            quantity: The new quantity, such as 2.
+        """
+        return {}
+
+    spec = build_tool_spec(set_quantity, writes=True, ends_when={"quantity": 0})
+    assert spec.ends_when == {"quantity": 0}
+    assert build_tool_spec(set_quantity, writes=True).ends_when == {}
+    with pytest.raises(TypeError, match="a read ends nothing"):
+        build_tool_spec(set_quantity, ends_when={"quantity": 0})
+    with pytest.raises(TypeError, match=r"ends_when names unknown arguments \['qty'\]"):
+        build_tool_spec(set_quantity, writes=True, ends_when={"qty": 0})
+
+
 def like_post_read(ctx: ToolContext) -> dict:
     """A read."""
     return {}

@@ -123,6 +123,10 @@ SEEDED: dict[str, tuple[Callable[[Task], Task], str]] = {
         lambda t: add_steps(t, 1, step("s3", "add_invitee", (), event_id="evt_0301", email="ana@example.com")),
         'add_invitee(event_id="evt_0301", email="ana@example.com") twice',
     ),
+    "moot_write": (
+        lambda t: add_steps(t, 1, step("s3", "delete_event", (), event_id="evt_0301")),
+        'add_invitee(event_id="evt_0301", email="ana@example.com"), then delete_event(event_id="evt_0301") ends it',
+    ),
     "repeated_login": (banking_logins, "2 calls: authenticate("),
     "new_without_create": (
         lambda t: {**t, "turns": [
@@ -442,3 +446,65 @@ def test_an_id_the_initial_state_holds_is_not_said_before_its_creation() -> None
     task["turns"][1]["steps"][0]["arguments"]["event_id"] = "evt_0301"
     task["turns"][0]["user"] = task["turns"][0]["user"].replace("evt_0004", "evt_0301")
     assert list(flags(task)) == ["id_before_creation"]  # one it does not hold
+
+
+def one_turn(server: str, *steps: dict[str, Any], seed: int | None = None, size: int = 1) -> Task:
+    task: Task = {
+        "id": f"{server}-moot",
+        "servers": [server],
+        "turns": [{"user": "Do it.", "steps": list(steps)}],
+    }
+    if seed is not None:
+        task.update(seed=seed, size=size)
+    return task  # fmt: skip
+
+
+def test_a_write_declared_to_end_what_it_names_makes_an_earlier_write_moot() -> None:
+    """``update_cart_item`` declares ``ends_when={"quantity": 0}``: adding a variant and then
+    setting it to 0 wastes the add; setting it to 2 does not."""
+    add = step("s1", "add_to_cart", customer_id="cus_050", variant_id="var_00153")
+    zero = step("s2", "update_cart_item", customer_id="cus_050", variant_id="var_00153", quantity=0)
+    (found,) = flags(one_turn("shopping", add, zero))["moot_write"]
+    assert found.startswith('add_to_cart(customer_id="cus_050"') and "update_cart_item(" in found
+    two = step("s2", "update_cart_item", customer_id="cus_050", variant_id="var_00153", quantity=2)
+    assert flags(one_turn("shopping", add, two)) == {}
+    other = step(
+        "s2", "update_cart_item", customer_id="cus_050", variant_id="var_00999", quantity=0
+    )
+    assert flags(one_turn("shopping", add, other)) == {}
+
+
+def test_an_ending_names_its_entity_by_its_own_name() -> None:
+    """``remove_coupon`` ends the coupon, not the customer it takes: an address added to that
+    customer stays; ``delete_lines`` ends lines, not the file that was chmodded."""
+    address = step("s1", "add_address", customer_id="cus_111", label="home", line1="2 N Central Ave",
+                   city="Phoenix", postal_code="85004", country="US")  # fmt: skip
+    coupon = step("s2", "remove_coupon", customer_id="cus_111")
+    assert "moot_write" not in flags(one_turn("shopping", address, coupon))
+    chmod = step("s1", "chmod", path="/home/kyle/notes.txt", mode="644")
+    lines = step("s2", "delete_lines", path="/home/kyle/notes.txt", start=3)
+    assert "moot_write" not in flags(one_turn("filesystem", chmod, lines))
+    edit = step("s1", "edit_message", message_id="msg_00629", text="Fixed now.")
+    delete = step("s2", "delete_message", message_id="msg_00629")
+    assert "moot_write" in flags(one_turn("team_chat", edit, delete))
+
+
+def test_a_write_that_leaves_something_behind_is_not_moot() -> None:
+    """Posting this month's rent records a transaction (which ``delete_transaction`` ends):
+    cancelling the recurring rent afterwards does not undo it."""
+    post = step("s1", "post_recurring_expense", recurring_id="rec_001")
+    cancel = step("s2", "cancel_recurring_expense", recurring_id="rec_001")
+    assert "moot_write" not in flags(one_turn("budget", post, cancel))
+
+
+def test_an_ending_then_the_same_thing_made_again_is_moot() -> None:
+    """Cancel the rent, then add a rent bill to the same payee: the cancellation is wasted.
+    The payee is read from the initial state at the task's seed and size."""
+    cancel = step("s1", "cancel_recurring_expense", recurring_id="rec_001")
+    again = step("s2", "create_recurring_expense", account_id="acc_01", amount="1525.00", category_id="cat_001",
+                 frequency="monthly", payee="Thomas Property Management", start_date="2026-11-16")  # fmt: skip
+    (found,) = flags(one_turn("budget", cancel, again, seed=153953556))["moot_write"]
+    assert found.endswith("makes it again")
+    other = {**again, "arguments": {**again["arguments"], "payee": "Netflix"}}
+    assert flags(one_turn("budget", cancel, other, seed=153953556)) == {}
+    assert flags(one_turn("budget", cancel, again)) == {}  # no seed: nothing is known to exist

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import prove_gym
 from prove_gym.synth import SynthConfig, SynthResult, synthesize
 from prove_gym.synth.config import OWN_STATE_BLOCKS
+from prove_gym.synth.dates import iso_datetime, said_datetimes
 from prove_gym.synth.enums import enum_values, strippable
 from prove_gym.synth.generate import ABSTENTION_MARGIN, abstention_due, run_block
 from prove_gym.synth.pipeline import MIX_KINDS, mix_kind, mix_targets, quotas
@@ -64,11 +65,13 @@ def test_a_missing_value_makes_a_clarify_turn_followed_by_the_answer_with_the_ca
                 assert answer.kind == "normal" and answer.steps
                 name = turn.missing[0]
                 values = [s.arguments[name] for s in answer.steps if name in s.arguments]
-                # a list value is said item by item ("Use * for the events.")
+                # a list value is said item by item ("Use * for the events."), a date-time
+                # as words ("10 pm on November 18, 2026")
                 said = [
                     all(str(x) in answer.user for x in v)
                     if isinstance(v, list)
                     else str(v) in answer.user
+                    or iso_datetime(str(v)) in said_datetimes(answer.user)
                     for v in values
                 ]
                 assert any(said), (task.id, answer.user)

@@ -291,3 +291,111 @@ def test_values_are_declared_for_known_parameters_as_callables_and_alone() -> No
         build_tool_spec(bid_on, values={"listing_id": near})
     with pytest.raises(TypeError, match="both examples= and values="):
         build_tool_spec(bid, examples={"amount": [1]}, values={"amount": near})
+
+
+# ----------------------------------------------------------------- things that fit their entity
+def test_a_new_listing_is_a_thing_of_its_category(tasks) -> None:
+    from prove_plugins.marketplace.tools import NEW_TITLES
+
+    def visit(ws: Workspace, step: GoldStep) -> str | None:
+        title, category = step.arguments["title"], step.arguments["category"]
+        return None if title in NEW_TITLES[category] else f"{title!r} listed in {category}"
+
+    judged, found = flagged(tasks, "marketplace", {"create_listing": visit})
+    assert judged >= 3, "too few new listings to judge"
+    assert found == []
+
+
+TEXT_TOOLS = ("grep", "read_lines", "delete_lines", "replace_in_file", "head", "tail", "sort")
+
+
+def test_text_tools_ask_text_files_and_a_rename_keeps_the_kind(tasks) -> None:
+    """grep, read_lines, delete_lines, replace_in_file (and head, tail, sort when they name
+    lines or a column) are asked about text files only, at a line the file has; a folder
+    is renamed to a folder's name and a file keeps its extension."""
+
+    def on_text(step: GoldStep) -> str | None:
+        named = step.name not in ("head", "tail", "sort") or any(
+            k in step.arguments for k in ("lines", "field", "separator")
+        )
+        ext = Bound({"path": step.arguments["path"]}).extension("path")
+        return f"a {ext} file is no text" if named and ext in BINARY else None
+
+    def lines(ws: Workspace, step: GoldStep) -> str | None:
+        total = ws.session("filesystem").call("wc", {"path": step.arguments["path"]})
+        if total.ok and step.arguments["start"] > total.content["lines"]:
+            return f"line {step.arguments['start']} of a {total.content['lines']}-line file"
+        return on_text(step)
+
+    def rename(ws: Workspace, step: GoldStep) -> str | None:
+        paths = {r["path"]: r for r in ws.session("filesystem").list_entities("path")}
+        kind = paths[step.arguments["path"]]["type"]
+        new = Bound({"path": step.arguments["new_name"]}).extension("path")
+        old = Bound({"path": step.arguments["path"]}).extension("path")
+        if (kind == "directory" and new) or (kind == "file" and new != old):
+            return f"a {kind} renamed to {step.arguments['new_name']!r}"
+        if step.arguments["path"].rsplit("/", 1)[-1].startswith("."):
+            return "a hidden entry renamed"
+        return None
+
+    visits: dict[str, Visit] = {name: lambda ws, s: on_text(s) for name in TEXT_TOOLS}
+    visits.update(read_lines=lines, delete_lines=lines, rename=rename)
+    judged, found = flagged(tasks, "filesystem", visits)
+    assert judged >= 10, "too few text reads and renames to judge"
+    assert found == []
+
+
+def _draw(server: str, tool: str, seed: int, **hints: Any) -> Any:
+    """One grounding of ``tool`` at state seed 0, with ``hints`` and every optional
+    parameter wanted."""
+    from prove_gym.synth.chains import PlannedStep
+    from prove_gym.synth.grounding import Grounder, entity_index
+
+    srv = prove_gym.get_registry().get_server(server)
+    session = srv.session(0, srv.default_size)
+    spec = srv.tools[tool]
+    grounder = Grounder(session, entity_index(session), random.Random(seed))
+    extra = [p.name for p in spec.params if not p.required]
+    return session, grounder.ground(PlannedStep(spec), [], {}, extra=extra, hints=hints)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_an_invoiced_customer_is_named_as_they_are(seed: int) -> None:
+    """The customer name of an invoice is the name of the customer whose e-mail it goes to
+    (not "Aisha Khan" for mary.parsons@gmail.com)."""
+    session, drawn = _draw("payments", "create_invoice", seed)
+    assert drawn.unresolved is None
+    (customer,) = [
+        r
+        for r in session.list_entities("customer")
+        if r["customer_email"] == drawn.args["customer_email"]
+        and r["merchant_id"] == drawn.args["merchant_id"]
+    ]
+    assert drawn.args["customer_name"] == customer["name"]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_new_list_is_named_for_what_it_holds_not_for_its_owner(seed: int) -> None:
+    from prove_plugins.maps.tools import NEW_LIST_NAMES
+
+    session, drawn = _draw("maps", "create_list", seed)
+    assert drawn.unresolved is None and drawn.args["name"] in NEW_LIST_NAMES
+    assert drawn.args["name"] not in {r.get("name") for r in session.list_entities("user")}
+
+
+def test_income_is_never_filed_under_a_bill() -> None:
+    """Income into a Bills or Everyday envelope fits nothing (the draw fails and is made
+    again with another category); a paycheck is paycheck-sized."""
+    from prove_plugins.budget.tools import OTHER_INCOME, PAY
+
+    srv = prove_gym.get_registry().get_server("budget")
+    cats = srv.session(0, srv.default_size).list_entities("category")
+    bill = next(c["category_id"] for c in cats if c["group"] == "Bills")
+    goal = next(c["category_id"] for c in cats if c["group"] == "Savings goals")
+    _, drawn = _draw("budget", "add_income", 1, category_id=bill, payer="Acme Corp payroll")
+    assert drawn.unresolved == "amount"
+    _, drawn = _draw("budget", "add_income", 1, category_id=goal, payer="Acme Corp payroll")
+    assert drawn.unresolved is None
+    assert Decimal(str(drawn.args["amount"])) in [Decimal(str(v)) for v in PAY]
+    _, drawn = _draw("budget", "add_income", 2, category_id=goal, payer="Tax refund")
+    assert Decimal(str(drawn.args["amount"])) in [Decimal(str(v)) for v in OTHER_INCOME]

@@ -21,6 +21,7 @@ from prove_gym.server import (
 from ..models import Node
 from ._declare import tool
 from .args import MAX_FILE_BYTES, MAX_PATH, FileArg, NewPath
+from .fitting import line_in_file, word_in_text_file
 from .fs import Fs, _join, _split, check_name
 from .nodes import AnyNode
 from .results import Appended, Deleted, Inserted, Made, Replaced, Touched, Written
@@ -270,7 +271,8 @@ def append_file(
         "Replace '{find}' with '{replace}' in {path}",
         "In {path}, change {find} to {replace}",
     ],
-    examples={"find": ["TODO", "localhost", "2025"], "replace": ["DONE", "127.0.0.1", "2026"]},
+    examples={"replace": ["DONE", "127.0.0.1", "2026"]},
+    values={"find": word_in_text_file},
 )
 def replace_in_file(
     ctx: ToolContext,
@@ -345,7 +347,8 @@ def insert_lines(ctx: ToolContext, path: FileArg, line_number: int, text: str) -
     destructive=True,
     returns="file",
     phrasings=["Delete line {start} of {path}", "Remove lines {start} to {end} from {path}"],
-    examples={"start": [1, 2, 3], "end": [3, 4, 5]},
+    examples={"end": [3, 4, 5]},
+    values={"start": line_in_file([1, 2, 3])},
 )
 def delete_lines(ctx: ToolContext, path: FileArg, start: int, end: int | None = None) -> Deleted:
     """Delete the lines from start to end inclusive (like `sed -i '3,5d'`).

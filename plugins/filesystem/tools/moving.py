@@ -21,6 +21,7 @@ from prove_gym.server.patterns import compile_glob
 from ..models import Node
 from ._declare import tool
 from .args import MAX_NAME, DirArg, NamePattern, PathArg
+from .fitting import new_name_like
 from .fs import Fs, _perms, check_name
 from .nodes import AnyNode, Entry, NodeRow
 from .queries import MOVE_NODES, SET_MODE
@@ -204,7 +205,7 @@ def mv(ctx: ToolContext, source: PathArg, destination: DirArg) -> Moved:
     idempotent=True,
     returns="path",
     phrasings=["Rename {path} to {new_name}", "Call {path} {new_name} instead"],
-    examples={"new_name": ["final-report.txt", "old-notes.md", "archive-2025", "draft-v2.md"]},
+    values={"new_name": new_name_like},
 )
 def rename(
     ctx: ToolContext, path: PathArg, new_name: Annotated[str, Field(max_length=MAX_NAME)]

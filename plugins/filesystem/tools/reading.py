@@ -21,6 +21,7 @@ from prove_gym.server.patterns import compile_regex
 
 from ._declare import tool
 from .args import FileArg, LineCount, PathArg
+from .fitting import line_in_file, text_choice
 from .fs import Fs, _join, _split
 from .nodes import AnyNode
 from .results import (
@@ -59,7 +60,7 @@ def cat(ctx: ToolContext, path: FileArg) -> FileText:
     stands_in_for=("read_lines",),
     returns="file",
     phrasings=["Show the first {lines} lines of {path}", "head {path}"],
-    examples={"lines": [5, 10, 20]},
+    values={"lines": text_choice([5, 10, 20])},
 )
 def head(ctx: ToolContext, path: FileArg, lines: LineCount = 10) -> Excerpt:
     """Print the first lines of a file.
@@ -76,7 +77,7 @@ def head(ctx: ToolContext, path: FileArg, lines: LineCount = 10) -> Excerpt:
 @tool(
     returns="file",
     phrasings=["Show the last {lines} lines of {path}", "tail {path}"],
-    examples={"lines": [5, 10, 20, 50]},
+    values={"lines": text_choice([5, 10, 20, 50])},
 )
 def tail(ctx: ToolContext, path: FileArg, lines: LineCount = 10) -> Excerpt:
     """Print the last lines of a file (the newest entries of a log).
@@ -94,7 +95,8 @@ def tail(ctx: ToolContext, path: FileArg, lines: LineCount = 10) -> Excerpt:
     stands_in_for=("head", "tail"),
     returns="file",
     phrasings=["Show lines {start} to {end} of {path}", "Print line {start} of {path}"],
-    examples={"start": [1, 2, 5, 10], "end": [5, 10, 20]},
+    examples={"end": [5, 10, 20]},
+    values={"start": line_in_file([1, 2, 5, 10])},
 )
 def read_lines(
     ctx: ToolContext, path: FileArg, start: Annotated[int, Field(ge=1)], end: int | None = None
@@ -149,7 +151,7 @@ def wc(ctx: ToolContext, path: FileArg) -> WordCount:
         "Which lines in {path} mention {pattern}?",
         "grep -r {pattern} {path}",
     ],
-    examples={"pattern": GREP_WORDS},
+    values={"pattern": text_choice(GREP_WORDS)},
 )
 def grep(
     ctx: ToolContext,
@@ -271,7 +273,7 @@ _NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)")
         "Sort the lines of {path}",
         "Sort {path} by column {field} separated by '{separator}'",
     ],
-    examples={"field": [1, 2, 3], "separator": [",", ":"]},
+    values={"field": text_choice([1, 2, 3]), "separator": text_choice([",", ":"])},
 )
 def sort_lines(
     ctx: ToolContext,

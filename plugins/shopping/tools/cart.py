@@ -280,6 +280,7 @@ def _cart_item(ctx: ToolContext, c: Any, v: Any) -> Any:
         "Make it {quantity} of {variant_id} in the cart of {customer_id}",
     ],
     examples={"quantity": [0, 1, 2, 3]},
+    ends_when={"quantity": 0},
 )
 def update_cart_item(
     ctx: ToolContext,

@@ -1,0 +1,98 @@
+"""Value sources (``values=``) for synthesis: values that fit the file or folder a call names.
+
+A text tool (grep, read_lines, delete_lines, replace_in_file) is asked about text files
+only, never about a photo or a video; a line number is one the file has; a rename keeps
+what the entry is (a folder gets a folder's name, a file keeps its extension).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from prove_gym.server import Bound, ToolContext
+
+BINARY_TYPES = frozenset(
+    {
+        ".jpg", ".jpeg", ".png", ".gif", ".heic", ".webp", ".mp4", ".mov", ".mkv", ".mp3",
+        ".wav", ".flac", ".pdf", ".zip", ".gz", ".tgz", ".tar", ".deb", ".dmg", ".iso",
+        ".exe", ".bin", ".docx", ".xlsx", ".pptx",
+    }
+)  # fmt: skip
+"""Extensions of files whose content is not lines of text (photos, videos, documents,
+archives, packages): no text tool is asked about them."""
+
+T = TypeVar("T")
+
+FOLDER_NAMES = ("archive-2025", "old-projects", "backup", "to-sort", "shared")
+"""New names for a folder: names of a collection, with no file extension."""
+FILE_SUFFIXES = ("-final", "-old", "-v2", "-backup")
+"""What a renamed file's name gets after its stem (its extension stays)."""
+
+
+def is_text_path(path: str) -> bool:
+    """Whether the file at ``path`` holds lines of text (not a photo, a video, an archive).
+
+    >>> is_text_path("~/Pictures/IMG_2531.jpg"), is_text_path("logs/app.log")
+    (False, True)
+    """
+    return Bound({"path": path}).extension("path") not in BINARY_TYPES
+
+
+def text_choice(choices: Sequence[T]) -> Callable[[ToolContext, random.Random, Bound], T | None]:
+    """A value source drawing from ``choices`` for a call on a text file, or on a folder
+    (a search of its files); None for a file that is not text, so synthesis draws another
+    file."""
+
+    def source(ctx: ToolContext, rng: random.Random, bound: Bound) -> T | None:
+        record = bound.records.get("path", {})
+        if record.get("type") == "directory" or is_text_path(str(bound.args.get("path", ""))):
+            return rng.choice(list(choices))
+        return None
+
+    return source
+
+
+def word_in_text_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A word that occurs in the text file in ``path`` (its record's ``find``; None for a
+    file that is not text)."""
+    word = bound.records.get("path", {}).get("find")
+    return str(word) if word and is_text_path(str(bound.args.get("path", ""))) else None
+
+
+def line_in_file(
+    choices: Sequence[int],
+) -> Callable[[ToolContext, random.Random, Bound], int | None]:
+    """A value source for a line number of the text file in ``path``: one of ``choices``
+    that the file has (None for a file that is not text, or has none of them)."""
+
+    def source(ctx: ToolContext, rng: random.Random, bound: Bound) -> int | None:
+        if not is_text_path(str(bound.args.get("path", ""))):
+            return None
+        lines = bound.records.get("path", {}).get("lines")
+        fits = [n for n in choices if not isinstance(lines, int) or n <= lines]
+        return rng.choice(fits) if fits else None
+
+    return source
+
+
+def new_name_like(ctx: ToolContext | None, rng: random.Random, bound: Bound) -> str | None:
+    """A new name of the same kind as the entry in ``path``: a folder's name for a folder,
+    the file's stem with a suffix and its own extension for a file; None for a hidden
+    entry (``.git``, ``.bashrc``), whose name is what tools look for.
+
+    >>> new_name_like(None, random.Random(1), Bound({"path": "~/Documents/Q3-report.txt"},
+    ...     {"path": {"type": "file"}}))
+    'Q3-report-old.txt'
+    """
+    path = str(bound.args.get("path", "")).rstrip("/")
+    kind = bound.records.get("path", {}).get("type")
+    name = path.rsplit("/", 1)[-1]
+    if name.startswith("."):
+        return None
+    if kind == "directory" or (kind is None and not Bound({"path": path}).extension("path")):
+        return rng.choice([n for n in FOLDER_NAMES if n != name] or ["renamed"])
+    ext = Bound({"path": path}).extension("path")
+    stem = name[: len(name) - len(ext)] if ext else name
+    return f"{stem}{rng.choice(FILE_SUFFIXES)}{name[len(stem) :]}"
