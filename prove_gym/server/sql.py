@@ -44,9 +44,11 @@ from typing import Any
 
 from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.dialects import sqlite
+from sqlalchemy.orm import Mapper
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import BindParameter
+from sqlalchemy.sql.selectable import FromClause
 from sqlalchemy.sql.type_api import TypeEngine
 
 from prove_gym.server.types import Money
@@ -200,14 +202,25 @@ def _datetime_text(general: Callable[[Any], Any], value: Any) -> Any:
     return general(value)
 
 
+def _mapped_class(statement: ClauseElement) -> type | None:
+    """The mapped class selected whole (``select(Item)``), if any: what the statement's
+    ``column_descriptions`` would give as an ``expr`` that is a class, read from the raw
+    columns it was built from (a table annotated with its mapper); ``column_descriptions``
+    itself costs more than compiling the statement, once per statement per process."""
+    for column in getattr(statement, "_raw_columns", ()):
+        mapper = column._annotations.get("parententity")
+        if isinstance(column, FromClause) and isinstance(mapper, Mapper):
+            return mapper.class_
+    return None
+
+
 def _compile(statement: ClauseElement) -> _Compiled:
-    descriptions = getattr(statement, "column_descriptions", None) or ()
-    for d in descriptions:
-        if isinstance(d.get("expr"), type):
-            raise TypeError(
-                f"select columns or {d['expr'].__name__}.__table__, not the mapped class "
-                f"{d['expr'].__name__}: it brings the ORM's eager loads into the SQL"
-            )
+    mapped = _mapped_class(statement)
+    if mapped is not None:
+        raise TypeError(
+            f"select columns or {mapped.__name__}.__table__, not the mapped class "
+            f"{mapped.__name__}: it brings the ORM's eager loads into the SQL"
+        )
     compiled = statement.compile(dialect=DIALECT)
     assert isinstance(compiled, SQLCompiler)
     binds = []

@@ -392,3 +392,26 @@ def test_what_a_call_wrote_through_ctx_sql_is_undone_unless_it_succeeds() -> Non
         again = s.call("copy", {"note_id": "note_2"})  # the key is taken: a clean conflict
         assert again.error_kind == "conflict" and "UNIQUE constraint failed" in again.message
         assert s.call("read_notes", {"note_ids": ["note_9"]}).content == ["Note 2"]
+
+
+def test_a_mapped_class_is_found_as_column_descriptions_would_find_it() -> None:
+    """The misuse check reads the statement's raw columns (cheaper than compiling it): it
+    flags exactly the statements whose ``column_descriptions`` hold a mapped class."""
+    from sqlalchemy import func
+    from sqlalchemy.orm import aliased
+
+    from prove_gym.server.sql import _mapped_class
+
+    shapes = [
+        select(Item),
+        select(Item).where(Item.owner_id == "o1").order_by(Item.id),
+        select(Item.__table__),
+        select(Item.title, Item.id),
+        select(aliased(Item)),
+        select(func.count()).select_from(Item),
+        select(Item.__table__.c.title).join(Item.__table__.alias()),
+        select(Item.title).where(Item.id.in_(select(Item.id).where(Item.title == "a"))),
+    ]
+    for statement in shapes:
+        whole = [d["expr"] for d in statement.column_descriptions if isinstance(d["expr"], type)]
+        assert _mapped_class(statement) == (whole[0] if whole else None), statement
