@@ -29,7 +29,7 @@ from typing import Any
 
 from prove_gym.server.tool import ToolSpec, enum_choices
 from prove_gym.synth.chains import is_secret_kind
-from prove_gym.synth.dates import iso_datetime, say_datetime
+from prove_gym.synth.dates import iso_datetime, say_iso
 from prove_gym.synth.enums import enum_values
 from prove_gym.synth.grounding import DoneStep
 from prove_gym.synth.knowledge import ORDINALS, Knowledge
@@ -89,8 +89,8 @@ def render_value(value: Any) -> str:
 
     >>> render_value(True), render_value(["a", "b"]), render_value(45)
     ('yes', 'a, b', '45')
-    >>> render_value("2026-08-15T17:00") != "2026-08-15T17:00"
-    True
+    >>> render_value("2026-08-15T17:00") != "2026-08-15T17:00", render_value("2026-08")
+    (True, 'August 2026')
     """
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -98,10 +98,10 @@ def render_value(value: Any) -> str:
         return ", ".join(render_value(v) for v in value)
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, str):
-        when = iso_datetime(value)
-        if when is not None:  # "5 pm on August 15, 2026", never "2026-08-15T17:00"
-            return say_datetime(when)
+    if isinstance(value, str):  # "5 pm on August 15, 2026", "August 2026": never ISO
+        said = say_iso(value)
+        if said is not None:
+            return said
     return str(value)
 
 
@@ -609,6 +609,158 @@ def _finish(text: str) -> str:
     return text if text.endswith(("?", ".", "!")) else text + "."
 
 
+@dataclass(frozen=True)
+class Extra:
+    """A gold value the chosen phrasing has no slot for, as :func:`settings_sentence` says it.
+
+    Attributes:
+        name: The parameter.
+        label: How the user names it (:func:`spoken_name`), None where the name is no noun.
+        said: The value as said (:func:`setting`), or the reference to it ("that event").
+        referred: ``said`` is a reference to a value an earlier step produced.
+        plain: The value alone, unquoted and without the parameter's words ("to" of
+            "to ana@example.com"), for a template that says those itself.
+        count: The number it states, where it is one (a singular unit: "1 day").
+    """
+
+    name: str
+    label: str | None
+    said: str
+    referred: bool = False
+    plain: str = ""
+    count: float | None = None
+
+
+def _count(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+SAID_AS: dict[str, str] = {
+    "limit": "Show me at most {}.",
+    "max_results": "Show me at most {}.",
+    "lines": "Show {} line(s).",
+    "diff.context": "Show {} line(s) of context.",
+    "get_order_book.depth": "Show {} price level(s) on each side.",
+    "max_depth": "Go {} level(s) deep.",
+    "days": "Cover the last {} day(s).",
+    "set_recurrence.count": "Stop after {} occurrence(s).",
+    "set_recurrence.interval": "Repeat it at an interval of {}.",
+    "quantity": "I'd like {}.",
+    "quantities": "The quantities are {}, in that order.",
+    "guests": "It's for {} guest(s).",
+    "place_order.tip": "Tip the courier {}.",
+    "min_price": "Nothing under {}.",
+    "max_price": "Nothing over {}.",
+    "min_size": "Only files of at least {} bytes.",
+    "radius_m": "Search within {}.",
+    "speed_kph": "Hold {}.",
+    "temperature_c": "Make it {}.",
+    "fan_speed": "Put the fan on {}.",
+    "story_points": "Estimate it at {} point(s).",
+    "delete_lines.end": "Up to line {}.",
+    "read_lines.end": "Up to line {}.",
+    "sort.field": "Sort by column {}.",
+    "sort.separator": 'Columns are separated by "{}".',
+    "find.name": 'Only names matching "{}".',
+    "query": 'Search for "{}".',
+    "search": 'Search for "{}".',
+    "start_date": "From {}.",
+    "end_date": "Until {}.",
+    "date": "On {}.",
+    "due_date": "It's due on {}.",
+    "close_date": "It should close by {}.",
+    "month": "In {}.",
+    "duration_minutes": "Make it {} long.",
+    "create_webhook_endpoint.events": "Subscribe it to {}.",
+    "idempotency_key": "Make it safe to retry with the key {}.",
+    "to": "Send it to {}.",
+    "update_event.start": "Move it to {}.",
+    "cc": "Copy {}.",
+    "labels": "Label it with {}.",
+    "get_free_busy.email": "Check {} instead of me.",
+    "author_id": "Only ones by {}.",
+    "get_workflow.issue_id": "Check them against {}.",
+    "participant_email": "Only ones with {}.",
+}
+"""How a user says a value the phrasing has no slot for, by parameter name (the same
+names mean the same across servers; ``tool.parameter`` for one tool's own), a sentence
+with ``{}`` for the value as said, or the reference to it ("that user"); "(s)" is "s"
+unless the number is 1. The names it does not list are said by
+:func:`extra_sentence`'s general rule."""
+SAID_AS_WRITE: dict[str, str] = {
+    "assignee_id": "Assign it to {}.",
+    "owner_id": "Have {} own it.",
+}
+"""As :data:`SAID_AS`, for a write (``assignee_id`` of a new issue: "assign it to ...")."""
+SAID_AS_READ: dict[str, str] = {
+    "assignee_id": "Only ones assigned to {}.",
+    "owner_id": "Only ones owned by {}.",
+}
+"""As :data:`SAID_AS`, for a read (``assignee_id`` of a search: "only ones assigned to ...")."""
+CHANGE_VERBS = frozenset({"change", "edit", "modify", "update"})
+"""First words of the names of tools that change fields of what they name: a value
+given to one is a change ("change the title to ...")."""
+
+
+def extra_sentence(spec: ToolSpec, extra: Extra) -> str:
+    """One value the phrasing has no slot for, as a sentence of its own: never the
+    parameter's name in a template ("Use 8 as the count", "Set the limit to 5").
+
+    A name in :data:`SAID_AS` (or its read/write forms) says it its way ("Show me at
+    most 5.", 'Search for "pricing".'); a name that is no noun is a clause of its own
+    ("Show hidden.", "Make it 60 minutes before."); an identifier is "the calendar
+    cal_01" (or the reference to it) used by a write, or a read's filter ("Only for
+    that account."); a field of a tool that changes one is changed ("Change the title
+    to ..."), and any other value is "The memo is ...".
+
+    >>> from prove_gym import get_registry
+    >>> tool = get_registry().get_tool
+    >>> extra_sentence(tool("vehicle.get_trip_log"), Extra("limit", "limit", "5", count=5))
+    'Show me at most 5.'
+    >>> extra_sentence(tool("retail_chain.list_sales"), Extra("days", "days", "1", count=1))
+    'Cover the last 1 day.'
+    >>> extra_sentence(tool("email.update_draft"), Extra("to", None, "to a@b.com", plain="a@b.com"))
+    'Send it to a@b.com.'
+    >>> extra_sentence(tool("budget.search_transactions"), Extra("account_id", "account", "that account", True))
+    'Only for that account.'
+    >>> extra_sentence(tool("calendar.create_event"), Extra("calendar_id", "calendar", "cal_01"))
+    'Use the calendar cal_01.'
+    >>> extra_sentence(tool("calendar.update_event"), Extra("title", "title", '"Design review"'))
+    'Change the title to "Design review".'
+    >>> extra_sentence(tool("banking.transfer_funds"), Extra("memo", "memo", '"Holiday fund"'))
+    'The memo is "Holiday fund".'
+    """
+    said = extra.said if extra.referred else extra.plain or extra.said
+    if not said:  # "" is a value too: a note left empty
+        return f"Leave the {extra.label or words(extra.name)} empty."
+    template = (
+        SAID_AS.get(f"{spec.name}.{extra.name}")
+        or (SAID_AS_WRITE if spec.writes else SAID_AS_READ).get(extra.name)
+        or SAID_AS.get(extra.name)
+    )
+    if template is not None:
+        singular = extra.count == 1
+        text = re.sub(r"\(s\)", "" if singular else "s", template).replace("{}", said)
+        return text[:1].upper() + text[1:]
+    said = extra.said
+    if extra.label is None:  # "Make it 60 minutes before.", "Show hidden."
+        return _finish(f"Make it {said}" if said[:1].isdigit() else said[:1].upper() + said[1:])
+    if extra.name in spec.entity_params:
+        named = said if extra.referred else f"the {extra.label} {said}"
+        return f"Use {named}." if spec.writes else f"Only for {named}."
+    if spec.writes and spec.name.split("_")[0] in CHANGE_VERBS:
+        return f"Change the {extra.label} to {said}."
+    return f"The {extra.label} is {said}."
+
+
+def settings_sentence(spec: ToolSpec, extras: Sequence[Extra]) -> str:
+    """The values a phrasing has no slot for, a sentence each (:func:`extra_sentence`); a
+    quoted value that ends a sentence ends it ('The comment is "Thanks!"', not '... "Thanks!".').
+    """
+    said = (extra_sentence(spec, extra) for extra in extras)
+    return " ".join(re.sub(r'([.?!]")\.$', r"\1", sentence) for sentence in said)
+
+
 @dataclass
 class RenderedTurn:
     """A user turn's text and the literal values it states (a paraphrase must keep them)."""
@@ -783,7 +935,7 @@ class Renderer:
                 ):
                     self.unknowable.append(f"{spec.name}.{name}")
         slots = set(SLOT.findall(phrasing))
-        extras: list[tuple[str | None, str]] = []
+        extras: list[Extra] = []
         for name, value in args.items():
             if name in slots or name == omit:
                 continue
@@ -791,66 +943,19 @@ class Renderer:
             if name in refs:
                 if entity is not None and is_secret_kind(entity.name):
                     continue  # the user never handles credentials a tool issued
-                extras.append((spoken_name(name)[0] or _label(name), refs[name]))
+                named = spoken_name(name)[0] or _label(name)
+                extras.append(Extra(name, named, refs[name], referred=True))
                 continue
             keep.extend(said_values(choice_words(spec, name, value)))
-            extras.append(setting(name, value, spec))
+            label, said = setting(name, value, spec)
+            plain = render_value(choice_words(spec, name, value))
+            extras.append(Extra(name, label, said, plain=plain, count=_count(value)))
         if extras:
             body = text.rstrip()
             end = body[-1] if body and body[-1] in "?.!" else "."
             body = body[:-1] if body and body[-1] in "?.!" else body
-            text = f"{body}{end} {self._settings(extras)}"
+            text = f"{body}{end} {settings_sentence(spec, extras)}"
         return _finish(text), keep
-
-    def _settings(self, pairs: Sequence[tuple[str | None, str]]) -> str:
-        """Values the phrasing has no slot for, as one sentence of their own (a value
-        whose name is no noun, :func:`setting`, as a sentence of its own before it).
-
-        >>> Renderer(random.Random(0), "complete")._settings([("limit", "5"), ("status", "open")])
-        'Use 5 as the limit and open as the status.'
-        >>> Renderer(random.Random(0), "complete")._settings([(None, "show hidden")])
-        'Show hidden.'
-        >>> Renderer(random.Random(0), "complete")._settings([("category", "that category")])
-        'Use that category.'
-        """
-        clauses = [value for label, value in pairs if label is None]
-        if clauses:
-            named = [(label, value) for label, value in pairs if label is not None]
-            # "Make it 60 minutes before.", "Move open issues to spr_020.", "Show hidden."
-            said = " ".join(
-                _finish(f"Make it {c}" if c[:1].isdigit() else c[:1].upper() + c[1:])
-                for c in clauses
-            )
-            return f"{said} {self._settings(named)}" if named else said
-        labelled = [(label, value) for label, value in pairs if label is not None]
-        pairs = labelled
-        # "Use the same category", not "Use the same category as the category"; "Use that
-        # category", not "Set the category to that category"
-        said_alone = [
-            (label, value)
-            for label, value in pairs
-            if value.startswith("the same ") or value == f"that {label}"
-        ]
-        same = [value for _label, value in said_alone]
-        if same:
-            rest = [pair for pair in pairs if pair not in said_alone]
-            kept = f"Use {_and(same)}."
-            return f"{kept} {self._settings(rest)}" if rest else kept
-        style = self.rng.randrange(3)
-        if style == 0:
-            parts = [f"the {label} to {value}" for label, value in pairs]
-            return f"Set {_and(parts)}."
-        if style == 1:
-            parts = [f"{value} as the {label}" for label, value in pairs]
-            return f"Use {_and(parts)}."
-        (label, value), others = pairs[0], pairs[1:]
-        # "the author usr_003", but "the author should be that user", not "the author that user"
-        parts = [f"the {label} should be {value}"] + [
-            f"the {lb} should be {v}" if v.split(" ", 1)[0] in _REFERRING else f"the {lb} {v}"
-            for lb, v in others
-        ]
-        text = _and(parts)
-        return text[0].upper() + text[1:] + "."
 
     def request(
         self,
@@ -905,6 +1010,8 @@ class Renderer:
         else:
             template = self.rng.choice(SUPPLY)
         text = template.format(value=said, words=label)
+        if isinstance(value, list) and len(value) > 1:  # "The messages are msg_1, msg_2."
+            text = text.replace(f"The {label} is ", f"The {label} are ")
         return RenderedTurn(
             text[0].upper() + text[1:], said_values(choice_words(spec, name, value))
         )

@@ -442,3 +442,57 @@ def test_an_id_the_initial_state_holds_is_not_said_before_its_creation() -> None
     task["turns"][1]["steps"][0]["arguments"]["event_id"] = "evt_0301"
     task["turns"][0]["user"] = task["turns"][0]["user"].replace("evt_0004", "evt_0301")
     assert list(flags(task)) == ["id_before_creation"]  # one it does not hold
+
+
+@pytest.mark.parametrize(
+    ("text", "snippet"),
+    [
+        ("Invite ana@example.com to the new event. Use 8 as the count.", "as the count"),
+        ("Invite ana@example.com to the new event. Set the limit to 5.", "Set the limit to"),
+        ("Invite ana@example.com to the new event. The title should be Sync.", "The title should be"),
+        ("Invite ana@example.com. Use the first event in those results as the event.", "as the event"),
+        ("Invite ana@example.com to the new event. Set the calendar id to cal_02.", "Set the calendar id to"),
+    ],
+)  # fmt: skip
+def test_a_parameter_name_in_a_template_frame_is_caught(text: str, snippet: str) -> None:
+    """ "Use V as the P", "Set the P to V", "The P should be V" for any parameter of an
+    offered tool (calendar: ``count``, ``limit``, ``title``, ``event_id``, ``calendar_id``)."""
+    found = flags(user(clean(), 1, text))
+    assert list(found) == ["parameter_name"], found
+    assert snippet in found["parameter_name"][0]
+
+
+def test_a_frame_around_words_that_name_no_parameter_is_not_caught() -> None:
+    """English that happens to share the frame: no parameter is called "headlights" or
+    "same time"."""
+    text = "Invite ana@example.com to the new event, as the same time works. Set the headlights to auto."
+    assert flags(user(clean(), 1, text)) == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "snippet"),
+    [
+        ("Invite ana@example.com to the new event in 2026-08.", "2026-08"),
+        ("Invite ana@example.com to the new event on 2026-08-20.", "2026-08-20"),
+    ],
+)
+def test_an_iso_date_or_month_is_caught(text: str, snippet: str) -> None:
+    found = flags(user(clean(), 1, text))
+    assert list(found) == ["iso_datetime"], found
+    assert snippet in found["iso_datetime"][0]
+
+
+def test_a_date_inside_a_name_the_user_states_is_not_caught() -> None:
+    """A file name with a date in it is stated as it is: it is a name, not a date said."""
+    task = user(
+        clean(),
+        1,
+        "Invite ana@example.com to the new event. Attach report-2026-08.pdf and logs/2026-08-20.txt.",
+    )
+    assert flags(task) == {}
+    screenshot = "Screenshot 2026-06-03 at 10.29.00.png"
+    task = user(clean(), 1, f"Invite {screenshot} to the new event.")
+    task["turns"][1]["steps"][0]["arguments"]["email"] = screenshot
+    assert flags(task) == {}
+    task["turns"][1]["steps"][0]["arguments"]["email"] = "ana@example.com"
+    assert list(flags(task)) == ["iso_datetime"]

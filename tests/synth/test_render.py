@@ -211,7 +211,7 @@ def test_a_value_left_out_takes_its_preposition_with_it(phrasing, name, expected
         ("speed_kph", 0, ("speed", "0 km/h")),
         ("temperature_c", 21.5, ("temperature", "21.5°C")),
         ("to_currency", "GBP", ("target currency", "GBP")),
-        ("check_in", "2026-08-20", ("check-in", "2026-08-20")),
+        ("check_in", "2026-08-20", ("check-in", "August 20, 2026")),
         ("minutes_before", 60, (None, "60 minutes before")),
         ("move_open_issues_to", "spr_020", (None, "move open issues to spr_020")),
         ("show_hidden", True, (None, "show hidden")),
@@ -273,3 +273,28 @@ def test_a_snake_case_choice_is_said_as_words_and_the_checker_takes_them() -> No
             if name in spec.entity_params:
                 assert choice_words(spec, name, "acc_0001") == "acc_0001"
     assert checked > 20
+
+
+def test_no_value_without_a_slot_is_said_in_a_template_frame() -> None:
+    """Every parameter of every tool, said without a slot (a value, or a reference to
+    one), reads without the frames the lint flags ("Use 8 as the count", "Set the limit
+    to 5", "The author should be usr_077")."""
+    from prove_gym import get_registry
+    from prove_gym.synth.lint import _named, _template_pattern
+    from prove_gym.synth.render import Extra, _label, extra_sentence, spoken_name
+
+    registry = get_registry()
+    for server in registry.server_names:
+        for spec in registry.get_server(server).tools.values():
+            frame = _template_pattern(frozenset(n for p in spec.params for n in _named(p.name)))
+            if frame is None:
+                continue  # a tool without parameters
+            for p in spec.params:
+                label, said = setting(p.name, 8, spec)
+                plain = Extra(p.name, label, said, plain="8", count=8)
+                referred = Extra(
+                    p.name, spoken_name(p.name)[0] or _label(p.name), "that thing", True
+                )
+                for extra in (plain, referred):
+                    sentence = extra_sentence(spec, extra)
+                    assert frame.search(sentence) is None, (spec.qualified_name, sentence)
