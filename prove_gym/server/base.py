@@ -332,6 +332,9 @@ class Server:
         out_of_scope: Requests a user of this server might make that none of its tools
             (nor any other server's) can serve, such as "Print my calendar for next week":
             synthesis asks them in abstention turns, beside general questions.
+        me: Who the user of a session is, where the state fixes it (a signed-in person):
+            ``(ctx) -> {entity kind: id}`` read from a state (``{"user": "usr_001"}``).
+            Synthesis says "me" for those ids ("Add me to chan_004"), never the id.
 
     Example:
         >>> server = Server("notes", version="1.0", base=Base, sampler=sample_notes)
@@ -353,6 +356,7 @@ class Server:
         tasks_file: str | Path | None = None,
         env_versions: Sequence[EnvVersion] = (),
         out_of_scope: Sequence[str] = (),
+        me: Callable[[Any], Mapping[str, Any]] | None = None,
     ) -> None:
         if not name.isidentifier() or name.lower() != name:
             raise ValueError(f"server name must be a lowercase identifier, got {name!r}")
@@ -369,6 +373,7 @@ class Server:
             raise ValueError(f"server {name!r}: env versions must be distinct and ascending")
         self.env_versions: dict[int, EnvVersion] = {v.number: v for v in env_versions}
         self.out_of_scope: tuple[str, ...] = tuple(out_of_scope)
+        self.me = me
         self.tools: dict[str, ToolSpec] = {}
         self.entities: dict[str, EntitySource] = {}
         self._templates: OrderedDict[tuple[int, int], StateTemplate] = OrderedDict()

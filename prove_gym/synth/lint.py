@@ -32,7 +32,7 @@ from typing import Any
 from prove_gym.registry import Registry, get_registry
 from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.enums import enum_values, stated
-from prove_gym.synth.render import COPY_VERBS, UNDO_VERBS, unreadable_name, words
+from prove_gym.synth.render import COPY_VERBS, LOGIN, UNDO_VERBS, unreadable_name, words
 
 EXAMPLES = 3
 """Examples kept per flaw class."""
@@ -561,9 +561,6 @@ def repeated_write(task: LintTask) -> list[str]:
             out.append(f"{s.call()} twice{why}")
         seen.add(key)
     return out
-
-
-LOGIN = re.compile(r"^(?:log_?in|sign_?in|authenticate|auth)(?:_|$)")
 
 
 def repeated_login(task: LintTask) -> list[str]:

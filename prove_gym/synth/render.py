@@ -35,6 +35,8 @@ from prove_gym.synth.grounding import DoneStep
 from prove_gym.synth.knowledge import ORDINALS, Knowledge
 
 SLOT = re.compile(r"\{(\w+)\}")
+LOGIN = re.compile(r"^(?:log_?in|sign_?in|authenticate|auth)(?:_|$)")
+"""Names of tools that log a user in (and take who they are)."""
 
 OPENERS = ["", "", "Hi! ", "Hello. ", "Could you help me? ", "Please help me with this. "]
 FOLLOW_UPS = ["Now ", "Thanks. Now ", "Great. ", "OK, next: ", "One more thing: ", "Also, "]
@@ -591,6 +593,55 @@ def _creates(step: DoneStep, kind: str) -> bool:
     return creates(step.tool, kind)
 
 
+def filtered_by(done: Sequence[DoneStep], index: int) -> frozenset[str]:
+    """The choices (as words) that filtered the lists step ``index`` of a read took its
+    identifiers from: "paid" for an invoice from ``list_invoices(status="paid")``. Asking
+    that read whether the invoice is paid asks what the user already knows."""
+    step = done[index]
+    if step.tool.writes:
+        return frozenset()
+    out: set[str] = set()
+    for producer in sorted(set(step.links.values())):
+        source = done[producer]
+        if source.tool.writes:
+            continue
+        props = source.tool.input_schema().get("properties", {})
+        for name, value in sorted(source.args.items()):
+            if isinstance(value, str) and value in enum_values(props.get(name, {})):
+                out.add(str(choice_words(source.tool, name, value)).lower())
+    return frozenset(out)
+
+
+def asks_about(phrasing: str, known: Iterable[str]) -> bool:
+    """Whether ``phrasing``'s own words (not its slots) name one of ``known``'s choices.
+
+    >>> asks_about("Has invoice {invoice_id} been paid?", {"paid"}), asks_about("Show me invoice {invoice_id}", {"paid"})
+    (True, False)
+    """
+    text = SLOT.sub(" ", phrasing).lower()
+    return any(re.search(rf"\b{re.escape(word)}\b", text) for word in known)
+
+
+def _object_slot(phrasing: str, name: str) -> bool:
+    """Whether ``{name}`` stands where "me" reads: right after the phrasing's opening verb
+    or after a preposition ("Add {user_id} to ...", "Show the posts of {user_id}"), not
+    as a subject ("What has {author_id} posted?") nor before "'s".
+
+    >>> _object_slot("Add {user_id} to {channel_id}", "user_id")
+    True
+    >>> _object_slot("What has {author_id} posted?", "author_id"), _object_slot("Show {user_id}'s profile", "user_id")
+    (False, False)
+    """
+    slot = "{" + name + "}"
+    start = phrasing.find(slot)
+    if start < 0 or phrasing[start + len(slot) :].startswith("'"):
+        return False
+    before = [w for w in phrasing[:start].split() if w.lower() != "please"]
+    if not before:
+        return False
+    return len(before) == 1 or before[-1].lower() in PREPOSITIONS
+
+
 def _fix_articles(phrasing: str, args: Mapping[str, Any]) -> str:
     """``Add an {method} reminder`` with method "popup" -> ``Add a {method} reminder``."""
 
@@ -786,6 +837,15 @@ class Renderer:
         """Ids said (or supplied to a clarify turn) where the user could not know them yet
         (``tool.param``; :meth:`Knowledge.knowable <prove_gym.synth.knowledge.Knowledge.knowable>`):
         the conversation is dropped."""
+        self.me: Mapping[str, str] = {}
+        """Who the user is, where the server's state fixes it (``Server(me=...)``): ids by
+        entity kind; the user says "me (usr_001)" for them, never the bare id."""
+        self.self_answered: list[str] = []
+        """Reads asked only in words that the filter of the list they come from already
+        answers ("Has the first paid invoice been paid?"): the conversation is dropped."""
+        self.self_named: list[str] = []
+        """Slots (``tool.param``) where the user would name themself by id in a place "me"
+        does not read ("What has usr_001 posted?"): the conversation is dropped."""
 
     # ------------------------------------------------------------ phrasing
     def plan_phrasing(self, spec: ToolSpec) -> str | None:
@@ -851,6 +911,18 @@ class Renderer:
         where = self.rng.choice(["in those results", "from that list"])
         return f"the {ORDINALS[ref.position]} {noun} {where}"
 
+    def _mine(self, spec: ToolSpec, args: Mapping[str, Any], refs: Mapping[str, str]) -> set[str]:
+        """Parameters of this call whose value is the user themself (:attr:`me`), said
+        as they are (not referred to)."""
+        return {
+            name
+            for name, entity in spec.entity_params.items()
+            if name not in refs
+            and entity.name in self.me
+            and name in args
+            and str(args[name]) == self.me[entity.name]
+        }
+
     def phrase(
         self,
         index: int,
@@ -879,6 +951,11 @@ class Renderer:
         fits = [ph for ph in usable if omit is None or omit not in SLOT.findall(ph)]
         if omit is not None and not fits:
             fits = [ph for ph in usable if _left_out(spec, ph, omit) is not None]
+        known = filtered_by(done, index)
+        if known:  # not "has the first paid invoice been paid?": another phrasing, or drop
+            fits = [ph for ph in fits if not asks_about(ph, known)]
+            if not fits:
+                self.self_answered.append(f"{spec.name}:{sorted(known)[0]}")
         if planned in fits:
             phrasing = planned
         elif fits:
@@ -899,6 +976,20 @@ class Renderer:
         if omit is not None and "{" + omit + "}" in phrasing:
             phrasing = _left_out(spec, phrasing, omit) or phrasing
         phrasing = _fix_articles(phrasing, args)
+        if LOGIN.match(spec.name):  # "I'm the same customer": nobody learns who they are
+            for name in sorted(refs):  # from a lookup; a login states its own id
+                if not is_secret_kind(spec.entity_params[name].name):
+                    self.self_named.append(f"{spec.name}.{name}")
+        mine = self._mine(spec, args, refs)
+        for name in sorted(mine):
+            if "{" + name + "}" not in phrasing:
+                continue
+            noun = words(spec.entity_params[name].name).split()[-1]
+            fitted = noun_phrase_slot(phrasing, name, noun)  # "Add user {x}": "Add {x}"
+            if fitted is not None and _object_slot(fitted, name):
+                phrasing = fitted
+            else:
+                self.self_named.append(f"{spec.name}.{name}")
         keep: list[str] = []
 
         def fill(m: re.Match[str]) -> str:
@@ -910,6 +1001,9 @@ class Renderer:
                 return f"some {words(name)}"
             if name in refs:
                 return refs[name]
+            if name in mine:  # "Add me (usr_001) to chan_004", never "Add usr_001 to ..."
+                keep.extend(said_values(args[name]))
+                return f"me ({render_value(args[name])})"
             value = choice_words(spec, name, args[name])
             keep.extend(said_values(value))
             return render_value(value)
@@ -947,6 +1041,10 @@ class Renderer:
                 extras.append(Extra(name, named, refs[name], referred=True))
                 continue
             keep.extend(said_values(choice_words(spec, name, value)))
+            if name in mine:  # "Only ones by me (usr_001)."
+                named = spoken_name(name)[0] or _label(name)
+                extras.append(Extra(name, named, f"me ({render_value(value)})", referred=True))
+                continue
             label, said = setting(name, value, spec)
             plain = render_value(choice_words(spec, name, value))
             extras.append(Extra(name, label, said, plain=plain, count=_count(value)))

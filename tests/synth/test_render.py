@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import random
 import re
+from typing import Any
 
 import pytest
 
 import prove_gym
+from prove_gym import get_registry
 from prove_gym.synth.enums import enum_values
+from prove_gym.synth.grounding import DoneStep
 from prove_gym.synth.render import (
     SLOT,
     UNITS,
+    Renderer,
     _left_out,
     can_leave_out,
     choice_words,
@@ -279,7 +284,6 @@ def test_no_value_without_a_slot_is_said_in_a_template_frame() -> None:
     """Every parameter of every tool, said without a slot (a value, or a reference to
     one), reads without the frames the lint flags ("Use 8 as the count", "Set the limit
     to 5", "The author should be usr_077")."""
-    from prove_gym import get_registry
     from prove_gym.synth.lint import _named, _template_pattern
     from prove_gym.synth.render import Extra, _label, extra_sentence, spoken_name
 
@@ -298,3 +302,62 @@ def test_no_value_without_a_slot_is_said_in_a_template_frame() -> None:
                 for extra in (plain, referred):
                     sentence = extra_sentence(spec, extra)
                     assert frame.search(sentence) is None, (spec.qualified_name, sentence)
+
+
+def _done(qualified: str, links: dict[str, int] | None = None, **args: Any) -> DoneStep:
+    tool = get_registry().get_tool(qualified)
+    return DoneStep(tool, dict(args), dict(links or {}))
+
+
+def test_the_user_is_me_never_their_own_id() -> None:
+    """team_chat's signed-in person (``Server(me=...)``) adding themself says "me
+    (usr_001)"; where "me" cannot stand ("What has usr_001 posted?") the conversation is
+    dropped; someone else is named by id."""
+    done = [_done("team_chat.add_channel_member", channel_id="chan_004", user_id="usr_001")]
+    for seed in range(6):
+        renderer = Renderer(random.Random(seed), "complete")
+        renderer.me = {"user": "usr_001"}
+        text, keep = renderer.phrase(0, done, planned=None)
+        assert "me (usr_001)" in text and "usr_001" in keep and not renderer.self_named, text
+    other = [_done("team_chat.add_channel_member", channel_id="chan_004", user_id="usr_002")]
+    renderer = Renderer(random.Random(0), "complete")
+    renderer.me = {"user": "usr_001"}
+    assert "me" not in renderer.phrase(0, other, planned=None)[0].split()
+    posted = [_done("social_media.get_profile", user_id="usr_001")]
+    renderer = Renderer(random.Random(0), "complete")
+    renderer.me = {"user": "usr_001"}
+    renderer.phrase(0, posted, planned="What has {user_id} posted lately?")
+    assert renderer.self_named == ["get_profile.user_id"]
+
+
+def test_a_login_never_refers_to_who_the_user_is() -> None:
+    """ "I'm the same customer" after looking a customer up: nobody learns who they are
+    from a lookup, so the conversation is dropped."""
+    done = [
+        _done("banking.find_customer", query="Bishop"),
+        _done("banking.authenticate", {"customer_id": 0}, customer_id="cus_001", passcode="1234"),
+    ]
+    done[0].produced = {"customer": ["cus_001"]}
+    renderer = Renderer(random.Random(0), "complete")
+    text, _ = renderer.phrase(1, done, planned=None)
+    assert renderer.self_named == ["authenticate.customer_id"], text
+
+
+def test_a_read_is_not_asked_what_its_lists_filter_already_says() -> None:
+    """An invoice from the *paid* invoices is not asked "has it been paid?": another
+    phrasing of the read, or no conversation."""
+    done = [
+        _done("payments.list_invoices", merchant_id="mer_001", status="paid"),
+        _done("payments.get_invoice", {"invoice_id": 0}, invoice_id="inv_00001"),
+    ]
+    done[0].produced = {"invoice": ["inv_00001", "inv_00002"]}
+    for seed in range(8):
+        renderer = Renderer(random.Random(seed), "complete")
+        text, _ = renderer.phrase(1, done, planned="Has invoice {invoice_id} been paid?")
+        assert "paid" not in text and not renderer.self_answered, text
+    unfiltered = [_done("payments.list_invoices", merchant_id="mer_001"), done[1]]
+    unfiltered[0].produced = done[0].produced
+    text, _ = Renderer(random.Random(0), "complete").phrase(
+        1, unfiltered, planned="Has invoice {invoice_id} been paid?"
+    )
+    assert "paid" in text
