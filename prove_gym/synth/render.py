@@ -594,9 +594,10 @@ def _creates(step: DoneStep, kind: str) -> bool:
 
 
 def filtered_by(done: Sequence[DoneStep], index: int) -> frozenset[str]:
-    """The choices (as words) that filtered the lists step ``index`` of a read took its
-    identifiers from: "paid" for an invoice from ``list_invoices(status="paid")``. Asking
-    that read whether the invoice is paid asks what the user already knows."""
+    """The choices (as words) of the fields that filtered the lists step ``index`` of a
+    read took its identifiers from: "open", "overdue", "paid", "void" for an invoice from
+    ``list_invoices(status="overdue")``. Asking that read whether the invoice is paid asks
+    what the user already knows (its status)."""
     step = done[index]
     if step.tool.writes:
         return frozenset()
@@ -607,8 +608,9 @@ def filtered_by(done: Sequence[DoneStep], index: int) -> frozenset[str]:
             continue
         props = source.tool.input_schema().get("properties", {})
         for name, value in sorted(source.args.items()):
-            if isinstance(value, str) and value in enum_values(props.get(name, {})):
-                out.add(str(choice_words(source.tool, name, value)).lower())
+            choices = enum_values(props.get(name, {}))
+            if isinstance(value, str) and value in choices:
+                out.update(str(choice_words(source.tool, name, c)).lower() for c in choices)
     return frozenset(out)
 
 

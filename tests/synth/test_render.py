@@ -355,6 +355,11 @@ def test_a_read_is_not_asked_what_its_lists_filter_already_says() -> None:
         renderer = Renderer(random.Random(seed), "complete")
         text, _ = renderer.phrase(1, done, planned="Has invoice {invoice_id} been paid?")
         assert "paid" not in text and not renderer.self_answered, text
+    done[0].args["status"] = "overdue"  # its status is known all the same
+    for seed in range(8):
+        renderer = Renderer(random.Random(seed), "complete")
+        text, _ = renderer.phrase(1, done, planned="Has invoice {invoice_id} been paid?")
+        assert "paid" not in text and not renderer.self_answered, text
     unfiltered = [_done("payments.list_invoices", merchant_id="mer_001"), done[1]]
     unfiltered[0].produced = done[0].produced
     text, _ = Renderer(random.Random(0), "complete").phrase(
