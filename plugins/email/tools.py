@@ -965,7 +965,7 @@ def list_contacts(
     returns=("message", "thread"),
     phrasings=[
         "Find emails mentioning '{query}' in {mailbox_id}",
-        "Show the mail in the {folder} of {mailbox_id}",
+        "Show the mail in the {folder} folder of {mailbox_id}",
         "Search mailbox {mailbox_id} for messages from {query}",
         "Which messages of {mailbox_id} carry label {label_id}?",
     ],
