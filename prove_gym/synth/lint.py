@@ -696,7 +696,8 @@ def ambiguous_reference(task: LintTask) -> list[str]:
     """ "that X" or "the same X" in a user turn whose referent is not the one X in play:
     the gold's X (an id the user did not state) is not alone among the Xs earlier calls
     took ("Use that category" when cat_019 was named earlier and the gold takes cat_007),
-    or, for "the same X", no earlier call took it.
+    or, for "the same X", no earlier call took it (nor did the turn say it before: "show
+    evt_0110, then remind me of the same event").
 
     From the JSON alone: an X a result showed but no call took is not seen, so "that X"
     for the one X a search found passes.
@@ -709,6 +710,13 @@ def ambiguous_reference(task: LintTask) -> list[str]:
             if kind is None:
                 continue
             same = m.group(1).lower() == "the same"
+            if same and any(
+                v in text[: m.start()]
+                for s in task.requested
+                if s.turn == _answer(task, t)
+                for v in _kind_values(task, s, kind)
+            ):
+                continue  # "the details of evt_0110. Then ... for the same event": said before it
             problems = []
             for step, value in _referenced(task, t, kind):
                 earlier = {v for s in _before(task, step) for v in _kind_values(task, s, kind)}

@@ -496,3 +496,19 @@ def test_a_date_inside_a_name_the_user_states_is_not_caught() -> None:
     assert flags(task) == {}
     task["turns"][1]["steps"][0]["arguments"]["email"] = "ana@example.com"
     assert list(flags(task)) == ["iso_datetime"]
+
+
+def test_the_same_x_can_stand_for_an_id_said_before_it_in_the_turn() -> None:
+    """ "Show evt_0007. Then invite ana to the same event": the referent was said a
+    sentence before, so another event of the turn taken by reference does not make it
+    ambiguous; "the same event" with no such id before it still is."""
+    task = clean()
+    task["turns"][1]["steps"] = [
+        step("s2a", "get_event", event_id="evt_0007"),
+        step("s2", "add_invitee", ("s2a",), event_id="evt_0007", email="ana@example.com"),
+        step("s3", "add_invitee", ("s1",), event_id="evt_0301", email="bo@example.com"),
+    ]
+    said = "Show evt_0007. Then invite ana@example.com to the same event, and bo@example.com to the new event."
+    assert flags(user(task, 1, said)) == {}
+    unsaid = "Invite ana@example.com to the same event, and bo@example.com to the new event. Show evt_0007."
+    assert list(flags(user(task, 1, unsaid))) == ["ambiguous_reference"]
