@@ -822,7 +822,7 @@ def search_products(
     returns="product",
     phrasings=[
         "Show the stock levels of {store_id}",
-        "How many {search} does store {store_id} have?",
+        "How many products matching '{search}' does store {store_id} have?",
         "Show the inventory of {store_id}",
     ],
     examples={"search": _product_word},

@@ -375,6 +375,8 @@ def noun_phrase_slot(
     'Add flight {flight_id} to {itinerary_id}'
     >>> noun_phrase_slot("Sell {quantity} {symbol}", "symbol") is None
     True
+    >>> noun_phrase_slot("I want to buy listing {listing_id} now", "listing_id", "listing") is None
+    True
     """
     slot = "{" + name + "}"
     start = phrasing.find(slot)
@@ -392,7 +394,8 @@ def noun_phrase_slot(
     ):
         return None
     before = phrasing[:start].split()
-    if noun and before and before[-1].lower() == noun.lower():
+    named = bool(noun and before and before[-1].lower() == noun.lower())
+    if named:  # "buy listing {x}": the noun goes, and no other word names it
         before.pop()
     while before and before[-1].lower() in DETERMINERS:
         before.pop()
@@ -413,7 +416,12 @@ def noun_phrase_slot(
 
     if not reads(before):
         # a label after a determiner or a preposition: "to trip {x}", "the ticket {x}"
-        if not labels or len(before) < 2 or before[-2].lower() not in DETERMINERS | PREPOSITIONS:
+        if (
+            not labels
+            or named
+            or len(before) < 2
+            or before[-2].lower() not in DETERMINERS | PREPOSITIONS
+        ):
             return None
         before.pop()
         while before and before[-1].lower() in DETERMINERS:
@@ -658,8 +666,14 @@ def _fix_articles(phrasing: str, args: Mapping[str, Any]) -> str:
 
 
 def _finish(text: str) -> str:
+    """``text`` ending as a sentence: a full stop unless it has one (or a quote ends it:
+    'saying "Thanks!"').
+
+    >>> _finish("Show it"), _finish('The note is "FYI."'), _finish("Done?")
+    ('Show it.', 'The note is "FYI."', 'Done?')
+    """
     text = text.strip()
-    return text if text.endswith(("?", ".", "!")) else text + "."
+    return text if text.endswith(("?", ".", "!", '."', '?"', '!"')) else text + "."
 
 
 @dataclass(frozen=True)
@@ -1101,6 +1115,14 @@ class Renderer:
         """The user's answer to a clarifying question: the missing value of ``spec``'s
         parameter ``name``."""
         label, said = setting(name, value, spec)
+        if spec is not None and (
+            f"{spec.name}.{name}" in SAID_AS or name in SAID_AS
+        ):  # 'Search for "Walter".', never "The query is Walter."
+            plain = render_value(choice_words(spec, name, value))
+            text = extra_sentence(spec, Extra(name, label, said, plain=plain, count=_count(value)))
+            if self.rng.random() < 0.5:
+                text = "Sorry, I forgot: " + _lower_first(text)
+            return RenderedTurn(text, said_values(choice_words(spec, name, value)))
         if label is None:  # "It's 60 minutes before.", "Move open issues to spr_020."
             template = self.rng.choice(
                 SUPPLY[:1]
@@ -1110,7 +1132,7 @@ class Renderer:
         else:
             template = self.rng.choice(SUPPLY)
         text = template.format(value=said, words=label)
-        if isinstance(value, list) and len(value) > 1:  # "The messages are msg_1, msg_2."
+        if isinstance(value, list) or name.endswith("_ids"):  # "The options are opt_0143."
             text = text.replace(f"The {label} is ", f"The {label} are ")
         return RenderedTurn(
             text[0].upper() + text[1:], said_values(choice_words(spec, name, value))
