@@ -688,6 +688,7 @@ class Extra:
         plain: The value alone, unquoted and without the parameter's words ("to" of
             "to ana@example.com"), for a template that says those itself.
         count: The number it states, where it is one (a singular unit: "1 day").
+        flag: The value, where it is a yes or no ("recursive": "Make it recursive.").
     """
 
     name: str
@@ -696,6 +697,7 @@ class Extra:
     referred: bool = False
     plain: str = ""
     count: float | None = None
+    flag: bool | None = None
 
 
 def _count(value: Any) -> float | None:
@@ -796,6 +798,8 @@ def extra_sentence(spec: ToolSpec, extra: Extra) -> str:
     'Change the title to "Design review".'
     >>> extra_sentence(tool("banking.transfer_funds"), Extra("memo", "memo", '"Holiday fund"'))
     'The memo is "Holiday fund".'
+    >>> extra_sentence(tool("filesystem.grep"), Extra("recursive", "recursive", "yes", flag=True))
+    'Make it recursive.'
     """
     said = extra.said if extra.referred else extra.plain or extra.said
     if not said:  # "" is a value too: a note left empty
@@ -810,6 +814,8 @@ def extra_sentence(spec: ToolSpec, extra: Extra) -> str:
         text = re.sub(r"\(s\)", "" if singular else "s", template).replace("{}", said)
         return text[:1].upper() + text[1:]
     said = extra.said
+    if extra.flag is not None and extra.label is not None:  # never "The recursive is yes."
+        return f"Make it {extra.label}." if extra.flag else f"Don't make it {extra.label}."
     if extra.label is None:  # "Make it 60 minutes before.", "Show hidden."
         return _finish(f"Make it {said}" if said[:1].isdigit() else said[:1].upper() + said[1:])
     if extra.name in spec.entity_params:
@@ -1063,7 +1069,8 @@ class Renderer:
                 continue
             label, said = setting(name, value, spec)
             plain = render_value(choice_words(spec, name, value))
-            extras.append(Extra(name, label, said, plain=plain, count=_count(value)))
+            flag = value if isinstance(value, bool) else None
+            extras.append(Extra(name, label, said, plain=plain, count=_count(value), flag=flag))
         if extras:
             body = text.rstrip()
             end = body[-1] if body and body[-1] in "?.!" else "."
