@@ -183,3 +183,15 @@ def test_a_persona_kind_keeps_the_one_in_play() -> None:
         assert len(drawn) > 1
     finally:
         server.persona = ("customer",)
+
+
+def test_a_persona_that_names_no_entity_kind_is_a_problem() -> None:
+    server = prove_gym.get_registry().get_server("food_delivery")
+    assert not [p for p in server.problems() if "persona" in p]
+    server.persona = ("customers",)  # a typo of "customer"
+    try:
+        assert (
+            "food_delivery: persona names 'customers', which is no entity kind" in server.problems()
+        )
+    finally:
+        server.persona = ("customer",)
