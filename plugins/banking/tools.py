@@ -1247,11 +1247,11 @@ def list_scheduled_payments(
     idempotent=True,
     returns=("scheduled_payment", "account", "beneficiary"),
     phrasings=[
-        "Schedule a {frequency} payment of {amount} from {from_account_id} to {beneficiary_id} "
-        "starting {start_date}",
+        "Schedule a payment of {amount} from {from_account_id} to {beneficiary_id} "
+        "starting {start_date}, {frequency}",
         "On {start_date}, move {amount} from {from_account_id} to {to_account_id}",
-        "Set up a {frequency} transfer of {amount} from {from_account_id} to {to_account_id} "
-        "from {start_date}",
+        "Set up a transfer of {amount} from {from_account_id} to {to_account_id} "
+        "from {start_date}, {frequency}",
     ],
     examples={
         "amount": AMOUNTS,

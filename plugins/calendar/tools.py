@@ -688,7 +688,7 @@ def remove_invitee(ctx: ToolContext, event_id: EventRow, email: Email) -> Guests
     returns="event",
     phrasings=[
         "Mark {email} as {response} for {event_id}",
-        "Record that {email} {response} {event_id}",
+        "Record {email}'s reply to {event_id} as {response}",
     ],
     normalise={"email": "casefold"},
 )
@@ -723,7 +723,8 @@ def respond_to_invitation(
     returns="event",
     phrasings=[
         "Make {event_id} repeat {frequency}",
-        "Repeat event {event_id} every {interval} {frequency} for {count} times",
+        "Make {event_id} repeat {frequency}, {count} times in all",
+        "Repeat event {event_id} {frequency} at an interval of {interval}, {count} times in all",
     ],
     examples={"interval": [1, 2], "count": [4, 8, 10]},
 )

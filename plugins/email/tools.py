@@ -985,8 +985,8 @@ def list_contacts(
 @server.tool(
     returns=("message", "thread"),
     phrasings=[
-        "Find emails about {query} in {mailbox_id}",
-        "Show the mail in the {folder} of {mailbox_id}",
+        "Find emails mentioning '{query}' in {mailbox_id}",
+        "Show the mail in the {folder} folder of {mailbox_id}",
         "Search mailbox {mailbox_id} for messages from {query}",
         "Which messages of {mailbox_id} carry label {label_id}?",
     ],

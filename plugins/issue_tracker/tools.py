@@ -1019,7 +1019,7 @@ def create_issue(
     idempotent=True,
     returns="issue",
     phrasings=[
-        "Raise the priority of {issue_id} to {priority}",
+        "Change the priority of {issue_id} to {priority}",
         "Rename issue {issue_id} to '{title}'",
         "Estimate {issue_id} at {story_points} points",
     ],

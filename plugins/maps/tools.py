@@ -1155,7 +1155,7 @@ def search_nearby(
 @server.tool(
     stands_in_for=("get_distance_matrix",),
     phrasings=[
-        "How do I get from {origin_address_id} to {destination_address_id} by {mode}?",
+        "Plan a {mode} route from {origin_address_id} to {destination_address_id}",
         "How long does it take to {mode} from {origin_address_id} to {destination_address_id}?",
     ],
 )
@@ -1207,8 +1207,7 @@ def get_route(
 @server.tool(
     stands_in_for=("get_route",),
     phrasings=[
-        "Which of {destination_address_ids} is quickest to reach from {origin_address_id} "
-        "by {mode}?",
+        "Which of {destination_address_ids} is the quickest {mode} from {origin_address_id}?",
         "Compare {mode} times from {origin_address_id} to {destination_address_ids}",
     ],
 )

@@ -689,9 +689,9 @@ COMMENTS = ["Fast shipping, exactly as described!", "Item as described.", "Arriv
 @server.tool(
     returns="listing",
     phrasings=[
-        "Find listings for {query}",
+        "Find listings with '{query}' in the title",
         "Show me {category} listings under {max_price}",
-        "Any {status} listings matching {query}?",
+        "Any {status} listings matching '{query}'?",
     ],
     examples={"query": _title_word, "max_price": [50, 100, 250, 500, 1000]},
 )

@@ -782,9 +782,9 @@ def list_stores(ctx: ToolContext, query: SearchText | None = None) -> StoreList:
 @server.tool(
     returns="product",
     phrasings=[
-        "Find the product {query} in the catalog",
+        "Find the products named '{query}' in the catalog",
         "What {category} products do we sell?",
-        "Look up the price of {query}",
+        "Look up the prices of products matching '{query}'",
     ],
     examples={"query": _product_word},
 )
@@ -822,7 +822,7 @@ def search_products(
     returns="product",
     phrasings=[
         "Show the stock levels of {store_id}",
-        "How many {search} does store {store_id} have?",
+        "How many products matching '{search}' does store {store_id} have?",
         "Show the inventory of {store_id}",
     ],
     examples={"search": _product_word},

@@ -72,6 +72,7 @@ synthesis asks them in abstention turns."""
 server = Server(
     "social_media",
     out_of_scope=OUT_OF_SCOPE,
+    me=lambda ctx: {"user": _me(ctx).id},
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,

@@ -80,6 +80,7 @@ synthesis asks them in abstention turns."""
 server = Server(
     "team_chat",
     out_of_scope=OUT_OF_SCOPE,
+    me=lambda ctx: {"user": _me(ctx).id},
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,

@@ -1006,7 +1006,7 @@ def set_seat_heating(
     writes=True,
     idempotent=True,
     phrasings=[
-        "Set the headlights to {headlights}",
+        "Switch the headlights to {headlights}",
         "Turn the hazard lights {hazard_lights}",
         "Switch the fog lights {fog_lights}",
     ],

@@ -620,7 +620,8 @@ TRANSCRIPT_WORDS = ["deadline", "budget", "action item", "rolled back", "pricing
 @server.tool(
     returns=("meeting", "user"),
     phrasings=[
-        "Find the meeting about {query}",
+        "Find the meetings with '{query}' in the title",
+        "Which meetings have '{query}' in their title?",
         "Which meetings are {status} right now?",
         "Show the meetings {participant_email} is part of",
     ],

@@ -407,6 +407,13 @@ class Server:
         out_of_scope: Requests a user of this server might make that none of its tools
             (nor any other server's) can serve, such as "Print my calendar for next week":
             synthesis asks them in abstention turns, beside general questions.
+        me: Who the user of a session is, where the state fixes it (a signed-in person):
+            ``(ctx) -> {entity kind: id}`` read from a state (``{"user": "usr_001"}``).
+            Synthesis says "me" for those ids ("Add me to chan_004"), never the id.
+        persona: Entity kinds one of which a conversation is about, the person it serves
+            (``("customer",)``: a support assistant serves one customer at a time).
+            Synthesis draws such an id from the state only when the conversation has none
+            yet; later it keeps the one in play (never a second customer unasked).
 
     Example:
         >>> server = Server("notes", version="1.0", base=Base, sampler=sample_notes)
@@ -428,6 +435,8 @@ class Server:
         tasks_file: str | Path | None = None,
         env_versions: Sequence[EnvVersion] = (),
         out_of_scope: Sequence[str] = (),
+        me: Callable[[Any], Mapping[str, Any]] | None = None,
+        persona: Sequence[str] = (),
     ) -> None:
         if not name.isidentifier() or name.lower() != name:
             raise ValueError(f"server name must be a lowercase identifier, got {name!r}")
@@ -444,6 +453,8 @@ class Server:
             raise ValueError(f"server {name!r}: env versions must be distinct and ascending")
         self.env_versions: dict[int, EnvVersion] = {v.number: v for v in env_versions}
         self.out_of_scope: tuple[str, ...] = tuple(out_of_scope)
+        self.me = me
+        self.persona: tuple[str, ...] = tuple(persona)
         self.tools: dict[str, ToolSpec] = {}
         self.entities: dict[str, EntitySource] = {}
         self._templates: OrderedDict[tuple[int, int], StateTemplate] = OrderedDict()
@@ -660,6 +671,9 @@ class Server:
                 )
         if len(set(self.out_of_scope)) != len(self.out_of_scope):
             found.append(f"{self.name}: out_of_scope lists a request twice")
+        for kind in self.persona:
+            if kind not in self.entities:
+                found.append(f"{self.name}: persona names {kind!r}, which is no entity kind")
         for version in self.env_versions.values():
             unknown = sorted(set(version.tools or ()) - {t.name for t in self.visible_tools()})
             if unknown:

@@ -6,7 +6,9 @@ types that. :func:`say_datetime` writes it as a user would ("5 pm on August 15, 
 the text is a function of the value alone), and :func:`said_datetimes` finds every such
 phrase in a text and gives the date-times it denotes, so the text check
 (:func:`prove_gym.synth.validate.text_problems`) accepts a human form that denotes exactly
-the gold value. Both read and write the same forms, declared once here.
+the gold value. Dates ("2026-08-15": "August 15, 2026") and months ("2026-08": "August
+2026") likewise (:func:`say_iso`, :func:`said_dates`, :func:`said_months`). Each is read
+and written in the same forms, declared once here.
 
 The reader is one regular expression with no nested repetition: linear in the text,
 whatever the text (a model's output included).
@@ -15,7 +17,7 @@ whatever the text (a model's output included).
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import date, datetime
 
 from prove_gym.server.state import stable_int
 
@@ -62,6 +64,106 @@ def iso_datetime(value: str) -> datetime | None:
         return datetime(year, month, day, hour, minute, second)
     except ValueError:
         return None
+
+
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_ISO_MONTH = re.compile(r"(\d{4})-(\d{2})")
+# a said date ("August 15, 2026", "15 August 2026", "Aug 15, 2026") or month ("August
+# 2026"); a month is not the tail of a date ("15 August 2026" says a day)
+_SAID_DATE = re.compile(
+    rf"\b(?:(?P<m1>{_MONTH_WORD}) (?P<d1>\d{{1,2}}), (?P<y1>\d{{4}})"
+    rf"|(?P<d2>\d{{1,2}}) (?P<m2>{_MONTH_WORD}) (?P<y2>\d{{4}}))\b"
+)
+_SAID_MONTH = re.compile(rf"(?<!\d )\b(?P<m>{_MONTH_WORD}) (?P<y>\d{{4}})\b")
+
+
+def iso_date(value: str) -> date | None:
+    """The day an ISO 8601 date value ("2026-08-15") denotes, or None for anything else.
+
+    >>> iso_date("2026-08-15"), iso_date("2026-02-30"), iso_date("2026-08-15T17:00")
+    (datetime.date(2026, 8, 15), None, None)
+    """
+    m = _ISO_DATE.fullmatch(value)
+    if m is None:
+        return None
+    try:
+        return date(*(int(g) for g in m.groups()))
+    except ValueError:
+        return None
+
+
+def iso_month(value: str) -> tuple[int, int] | None:
+    """``(year, month)`` of an ISO 8601 month value ("2026-08"), or None for anything else.
+
+    >>> iso_month("2026-08"), iso_month("2026-13"), iso_month("2026-08-15")
+    ((2026, 8), None, None)
+    """
+    m = _ISO_MONTH.fullmatch(value)
+    if m is None or not 1 <= int(m[2]) <= 12:
+        return None
+    return int(m[1]), int(m[2])
+
+
+def say_date(day: date) -> str:
+    """``day`` as a user writes it, in a form drawn from the value.
+
+    >>> say_date(date(2026, 8, 15)) in ("August 15, 2026", "15 August 2026", "Aug 15, 2026")
+    True
+    """
+    month = MONTHS[day.month - 1]
+    form = stable_int("said-date", day.isoformat()) % 3
+    if form == 0:
+        return f"{month} {day.day}, {day.year}"
+    if form == 1:
+        return f"{day.day} {month} {day.year}"
+    return f"{month[:3]} {day.day}, {day.year}"
+
+
+def say_month(year: int, month: int) -> str:
+    """A month as a user writes it: ``say_month(2026, 8)`` is "August 2026"."""
+    return f"{MONTHS[month - 1]} {year}"
+
+
+def say_iso(value: str) -> str | None:
+    """An ISO 8601 date-time, date or month value as a user writes it, or None for any
+    other text.
+
+    >>> say_iso("2026-08"), say_iso("report-2026-08"), say_iso("2026-08-15") is not None
+    ('August 2026', None, True)
+    """
+    when = iso_datetime(value)
+    if when is not None:  # "5 pm on August 15, 2026", never "2026-08-15T17:00"
+        return say_datetime(when)
+    day = iso_date(value)
+    if day is not None:
+        return say_date(day)
+    month = iso_month(value)
+    return say_month(*month) if month is not None else None
+
+
+def said_dates(text: str) -> set[date]:
+    """Every day ``text`` says in a form :func:`say_date` writes (a date-time says its day).
+
+    >>> sorted(said_dates("from Aug 15, 2026 to 2 September 2026, not August 40, 2026"))
+    [datetime.date(2026, 8, 15), datetime.date(2026, 9, 2)]
+    """
+    out: set[date] = set()
+    for m in _SAID_DATE.finditer(text):
+        month = _MONTH[(m["m1"] or m["m2"]).lower()]
+        try:
+            out.add(date(int(m["y1"] or m["y2"]), month, int(m["d1"] or m["d2"])))
+        except ValueError:
+            continue
+    return out
+
+
+def said_months(text: str) -> set[tuple[int, int]]:
+    """Every month ``text`` says as :func:`say_month` writes it, ``(year, month)``.
+
+    >>> sorted(said_months("in August 2026, not on 15 August 2026"))
+    [(2026, 8)]
+    """
+    return {(int(m["y"]), _MONTH[m["m"].lower()]) for m in _SAID_MONTH.finditer(text)}
 
 
 def _clock(dt: datetime, twelve: bool) -> str:

@@ -589,6 +589,7 @@ class Conversation:
         size = self.size
         offered = [t.qualified_name for t in sc.server.visible_tools() if t.name != self.hidden]
         self.session = sc.session(self.seed, size)
+        self.renderer.me = self._me(sc.server)
         outcome = self._execute(plan)
         if isinstance(outcome, str):
             return outcome
@@ -724,6 +725,15 @@ class Conversation:
                         continue
                 options.append((i, step.segment))
         return self.rng.choice(options) if options else None
+
+    def _me(self, server: Server) -> dict[str, str]:
+        """Who the user is in this conversation's state (``Server(me=...)``), ids by kind."""
+        if server.me is None:
+            return {}
+        try:
+            return {kind: str(v) for kind, v in server.me(self.session.context()).items()}
+        finally:
+            self.session.rollback()
 
     # -------------------------------------------------------------- execute
     def _execute(self, plan: list[PlannedStep]) -> str | None:
@@ -1300,6 +1310,8 @@ class Conversation:
             lambda d, kind: creates(d.tool, kind),
         )
         self.renderer.unknowable = []
+        self.renderer.self_named = []
+        self.renderer.self_answered = []
         for idxs, hidden in requests:
             first = not turns
             if hidden:
@@ -1338,6 +1350,10 @@ class Conversation:
                 _move_opener(turns)
         if self.renderer.unknowable:  # an id said before the user could know it
             return f"unknowable_value:{self.renderer.unknowable[0]}"
+        if self.renderer.self_named:  # the user would name themself by id
+            return f"self_by_id:{self.renderer.self_named[0]}"
+        if self.renderer.self_answered:  # a read its own list's filter answers
+            return f"self_answered:{self.renderer.self_answered[0]}"
         if not any(not s.attempt for t in turns for s in t.steps):
             return "no_gold_steps"  # none, or only a call given up: nothing to score
         recoveries = ["repair" if done[i].repairs else "retry" for i in sorted(shown)]

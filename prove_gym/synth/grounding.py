@@ -8,7 +8,9 @@ Rules, in the order they apply to each parameter of a step:
    that kind (a link: the request then says "that event"; a destructive step's
    result is only ever read), else from a field of that name in the record of
    another identifier of the step (the sibling account, an invitee of the
-   event), else from the entities that exist in the initial state
+   event), else (for a kind the server declares its ``persona``: the customer a
+   support assistant serves) the one of that kind the conversation already has,
+   else from the entities that exist in the initial state
    (``Session.list_entities``). Credentials (kinds containing ``token``/``auth``)
    are never drawn from state: only a producer's output may supply them. Draws
    agree with the conversation on the key fields of other kinds (an account of
@@ -657,6 +659,14 @@ class Grounder:
         key = self.index.key(kind)
         if key is None:
             return _NO  # an unindexed kind has no records to pick from
+        if kind in self.server.persona:  # one customer per conversation: the one in play
+            current = d.context.get(self._keys.get(kind, key), d.context.get(p.name))
+            if (
+                current is not None
+                and str(current) not in excluded
+                and self.index.exists(kind, current)
+            ):
+                return self._take(d, p, kind, current, "state")
         candidates = self.index.without(kind, excluded)
         if not candidates:
             return _NO

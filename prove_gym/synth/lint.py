@@ -34,7 +34,7 @@ from prove_gym.registry import Registry, get_registry
 from prove_gym.server.base import Server
 from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.enums import enum_values, stated
-from prove_gym.synth.render import COPY_VERBS, UNDO_VERBS, unreadable_name, words
+from prove_gym.synth.render import COPY_VERBS, LOGIN, UNDO_VERBS, unreadable_name, words
 
 EXAMPLES = 3
 """Examples kept per flaw class."""
@@ -371,13 +371,45 @@ def some_placeholder(task: LintTask) -> list[str]:
     return _matches(pattern, task.users) if pattern else []
 
 
-ISO_DATETIME = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+ISO_DATETIME = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}"
+    r"|(?<![\w/.-])\d{4}-(?:0[1-9]|1[0-2])(?:-\d{2})?(?![\w/-]|\.\w)"
+)
 
 
 def iso_datetime(task: LintTask) -> list[str]:
-    """An ISO 8601 date and time ("2026-08-15T17:00") in a user turn: people say dates
-    and times, they do not type timestamps."""
-    return _matches(ISO_DATETIME, task.users)
+    """An ISO 8601 date and time ("2026-08-15T17:00"), date ("2026-08-15") or month
+    ("in 2026-08") in a user turn: people say dates, months and times, they do not type
+    timestamps. Not a part of a name ("report-2026-08.pdf", "logs/2026-08-15.txt"), nor
+    of a longer value a gold call takes, which the user states as it is (a file called
+    "Screenshot 2026-06-03 at 10.29.00.png")."""
+    names = [
+        v
+        for step in task.requested or task.steps
+        for v in _strings(step.arguments)
+        if ISO_DATETIME.fullmatch(v) is None and ISO_DATETIME.search(v)
+    ]
+    return [
+        _around(text, m.start(), m.end())
+        for text in task.users
+        for m in ISO_DATETIME.finditer(text)
+        if not any(
+            text.find(name, max(0, m.end() - len(name)), m.start() + len(name)) >= 0
+            for name in names
+        )
+    ]
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """The strings in an argument value (in lists and objects too)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
 
 
 SNAKE = re.compile(r"(?<![\w.@/-])[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+(?![\w@/-])")
@@ -395,13 +427,40 @@ def raw_enum_token(task: LintTask) -> list[str]:
     ]
 
 
+def _named(name: str) -> frozenset[str]:
+    """How a template names parameter ``name``: its words, and without "id"
+    (``product_id``: "product id", "product")."""
+    said = words(name)
+    bare = re.sub(r" ids?$", "", said)
+    return frozenset({said, bare} if bare else {said})
+
+
+@functools.lru_cache(maxsize=1024)
+def _template_pattern(names: frozenset[str]) -> re.Pattern[str] | None:
+    """A parameter's name in a template's frame: "as the <name>", "set the <name> to",
+    "the <name> should be" (ignoring case, whole words)."""
+    if not names:
+        return None
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=lambda n: (-len(n), n)))
+    return re.compile(
+        rf"\bas the (?:{alternatives})\b|\bset the (?:{alternatives}) to\b"
+        rf"|\bthe (?:{alternatives}) should be\b",
+        re.IGNORECASE,
+    )
+
+
 def parameter_name(task: LintTask) -> list[str]:
-    """A parameter's name written as if it were words ("Set the duration minutes to 45",
-    "the temperature c", "the to currency"): names with ``_`` of the offered tools that
-    do not read as English (:func:`unreadable_name`)."""
-    names = frozenset(words(p) for p in _params(task) if unreadable_name(p))
+    """A parameter's name written as if it were words: names with ``_`` of the offered
+    tools that do not read as English (:func:`unreadable_name`: "Set the duration
+    minutes to 45", "the temperature c", "the to currency"), and any parameter's name in
+    a template's frame ("Use 8 as the count", "Set the limit to 5", "The author should
+    be usr_077", "Use the first product ... as the product")."""
+    params = _params(task)
+    names = frozenset(words(p) for p in params if unreadable_name(p))
     pattern = _phrase_pattern(names, "the ")
-    return _matches(pattern, task.users) if pattern else []
+    found = _matches(pattern, task.users) if pattern else []
+    framed = _template_pattern(frozenset(n for p in params for n in _named(p)))
+    return found + (_matches(framed, task.users) if framed else [])
 
 
 INVERSE_VERBS = {
@@ -778,7 +837,8 @@ def ambiguous_reference(task: LintTask) -> list[str]:
     """ "that X" or "the same X" in a user turn whose referent is not the one X in play:
     the gold's X (an id the user did not state) is not alone among the Xs earlier calls
     took ("Use that category" when cat_019 was named earlier and the gold takes cat_007),
-    or, for "the same X", no earlier call took it.
+    or, for "the same X", no earlier call took it (nor did the turn say it before: "show
+    evt_0110, then remind me of the same event").
 
     From the JSON alone: an X a result showed but no call took is not seen, so "that X"
     for the one X a search found passes.
@@ -791,6 +851,13 @@ def ambiguous_reference(task: LintTask) -> list[str]:
             if kind is None:
                 continue
             same = m.group(1).lower() == "the same"
+            if same and any(
+                v in text[: m.start()]
+                for s in task.requested
+                if s.turn == _answer(task, t)
+                for v in _kind_values(task, s, kind)
+            ):
+                continue  # "the details of evt_0110. Then ... for the same event": said before it
             problems = []
             for step, value in _referenced(task, t, kind):
                 earlier = {v for s in _before(task, step) for v in _kind_values(task, s, kind)}

@@ -29,12 +29,14 @@ from typing import Any
 
 from prove_gym.server.tool import ToolSpec, enum_choices
 from prove_gym.synth.chains import is_secret_kind
-from prove_gym.synth.dates import iso_datetime, say_datetime
+from prove_gym.synth.dates import iso_datetime, say_iso
 from prove_gym.synth.enums import enum_values
 from prove_gym.synth.grounding import DoneStep
 from prove_gym.synth.knowledge import ORDINALS, Knowledge
 
 SLOT = re.compile(r"\{(\w+)\}")
+LOGIN = re.compile(r"^(?:log_?in|sign_?in|authenticate|auth)(?:_|$)")
+"""Names of tools that log a user in (and take who they are)."""
 
 OPENERS = ["", "", "Hi! ", "Hello. ", "Could you help me? ", "Please help me with this. "]
 FOLLOW_UPS = ["Now ", "Thanks. Now ", "Great. ", "OK, next: ", "One more thing: ", "Also, "]
@@ -89,8 +91,8 @@ def render_value(value: Any) -> str:
 
     >>> render_value(True), render_value(["a", "b"]), render_value(45)
     ('yes', 'a, b', '45')
-    >>> render_value("2026-08-15T17:00") != "2026-08-15T17:00"
-    True
+    >>> render_value("2026-08-15T17:00") != "2026-08-15T17:00", render_value("2026-08")
+    (True, 'August 2026')
     """
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -98,10 +100,10 @@ def render_value(value: Any) -> str:
         return ", ".join(render_value(v) for v in value)
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, str):
-        when = iso_datetime(value)
-        if when is not None:  # "5 pm on August 15, 2026", never "2026-08-15T17:00"
-            return say_datetime(when)
+    if isinstance(value, str):  # "5 pm on August 15, 2026", "August 2026": never ISO
+        said = say_iso(value)
+        if said is not None:
+            return said
     return str(value)
 
 
@@ -373,6 +375,8 @@ def noun_phrase_slot(
     'Add flight {flight_id} to {itinerary_id}'
     >>> noun_phrase_slot("Sell {quantity} {symbol}", "symbol") is None
     True
+    >>> noun_phrase_slot("I want to buy listing {listing_id} now", "listing_id", "listing") is None
+    True
     """
     slot = "{" + name + "}"
     start = phrasing.find(slot)
@@ -390,7 +394,8 @@ def noun_phrase_slot(
     ):
         return None
     before = phrasing[:start].split()
-    if noun and before and before[-1].lower() == noun.lower():
+    named = bool(noun and before and before[-1].lower() == noun.lower())
+    if named:  # "buy listing {x}": the noun goes, and no other word names it
         before.pop()
     while before and before[-1].lower() in DETERMINERS:
         before.pop()
@@ -411,7 +416,12 @@ def noun_phrase_slot(
 
     if not reads(before):
         # a label after a determiner or a preposition: "to trip {x}", "the ticket {x}"
-        if not labels or len(before) < 2 or before[-2].lower() not in DETERMINERS | PREPOSITIONS:
+        if (
+            not labels
+            or named
+            or len(before) < 2
+            or before[-2].lower() not in DETERMINERS | PREPOSITIONS
+        ):
             return None
         before.pop()
         while before and before[-1].lower() in DETERMINERS:
@@ -591,6 +601,57 @@ def _creates(step: DoneStep, kind: str) -> bool:
     return creates(step.tool, kind)
 
 
+def filtered_by(done: Sequence[DoneStep], index: int) -> frozenset[str]:
+    """The choices (as words) of the fields that filtered the lists step ``index`` of a
+    read took its identifiers from: "open", "overdue", "paid", "void" for an invoice from
+    ``list_invoices(status="overdue")``. Asking that read whether the invoice is paid asks
+    what the user already knows (its status)."""
+    step = done[index]
+    if step.tool.writes:
+        return frozenset()
+    out: set[str] = set()
+    for producer in sorted(set(step.links.values())):
+        source = done[producer]
+        if source.tool.writes:
+            continue
+        props = source.tool.input_schema().get("properties", {})
+        for name, value in sorted(source.args.items()):
+            choices = enum_values(props.get(name, {}))
+            if isinstance(value, str) and value in choices:
+                out.update(str(choice_words(source.tool, name, c)).lower() for c in choices)
+    return frozenset(out)
+
+
+def asks_about(phrasing: str, known: Iterable[str]) -> bool:
+    """Whether ``phrasing``'s own words (not its slots) name one of ``known``'s choices.
+
+    >>> asks_about("Has invoice {invoice_id} been paid?", {"paid"}), asks_about("Show me invoice {invoice_id}", {"paid"})
+    (True, False)
+    """
+    text = SLOT.sub(" ", phrasing).lower()
+    return any(re.search(rf"\b{re.escape(word)}\b", text) for word in known)
+
+
+def _object_slot(phrasing: str, name: str) -> bool:
+    """Whether ``{name}`` stands where "me" reads: right after the phrasing's opening verb
+    or after a preposition ("Add {user_id} to ...", "Show the posts of {user_id}"), not
+    as a subject ("What has {author_id} posted?") nor before "'s".
+
+    >>> _object_slot("Add {user_id} to {channel_id}", "user_id")
+    True
+    >>> _object_slot("What has {author_id} posted?", "author_id"), _object_slot("Show {user_id}'s profile", "user_id")
+    (False, False)
+    """
+    slot = "{" + name + "}"
+    start = phrasing.find(slot)
+    if start < 0 or phrasing[start + len(slot) :].startswith("'"):
+        return False
+    before = [w for w in phrasing[:start].split() if w.lower() != "please"]
+    if not before:
+        return False
+    return len(before) == 1 or before[-1].lower() in PREPOSITIONS
+
+
 def _fix_articles(phrasing: str, args: Mapping[str, Any]) -> str:
     """``Add an {method} reminder`` with method "popup" -> ``Add a {method} reminder``."""
 
@@ -605,8 +666,172 @@ def _fix_articles(phrasing: str, args: Mapping[str, Any]) -> str:
 
 
 def _finish(text: str) -> str:
+    """``text`` ending as a sentence: a full stop unless it has one (or a quote ends it:
+    'saying "Thanks!"').
+
+    >>> _finish("Show it"), _finish('The note is "FYI."'), _finish("Done?")
+    ('Show it.', 'The note is "FYI."', 'Done?')
+    """
     text = text.strip()
-    return text if text.endswith(("?", ".", "!")) else text + "."
+    return text if text.endswith(("?", ".", "!", '."', '?"', '!"')) else text + "."
+
+
+@dataclass(frozen=True)
+class Extra:
+    """A gold value the chosen phrasing has no slot for, as :func:`settings_sentence` says it.
+
+    Attributes:
+        name: The parameter.
+        label: How the user names it (:func:`spoken_name`), None where the name is no noun.
+        said: The value as said (:func:`setting`), or the reference to it ("that event").
+        referred: ``said`` is a reference to a value an earlier step produced.
+        plain: The value alone, unquoted and without the parameter's words ("to" of
+            "to ana@example.com"), for a template that says those itself.
+        count: The number it states, where it is one (a singular unit: "1 day").
+        flag: The value, where it is a yes or no ("recursive": "Make it recursive.").
+    """
+
+    name: str
+    label: str | None
+    said: str
+    referred: bool = False
+    plain: str = ""
+    count: float | None = None
+    flag: bool | None = None
+
+
+def _count(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+SAID_AS: dict[str, str] = {
+    "limit": "Show me at most {}.",
+    "max_results": "Show me at most {}.",
+    "lines": "Show {} line(s).",
+    "diff.context": "Show {} line(s) of context.",
+    "get_order_book.depth": "Show {} price level(s) on each side.",
+    "max_depth": "Go {} level(s) deep.",
+    "days": "Cover the last {} day(s).",
+    "set_recurrence.count": "Stop after {} occurrence(s).",
+    "set_recurrence.interval": "Repeat it at an interval of {}.",
+    "quantity": "I'd like {}.",
+    "quantities": "The quantities are {}, in that order.",
+    "guests": "It's for {} guest(s).",
+    "place_order.tip": "Tip the courier {}.",
+    "min_price": "Nothing under {}.",
+    "max_price": "Nothing over {}.",
+    "min_size": "Only files of at least {} bytes.",
+    "radius_m": "Search within {}.",
+    "speed_kph": "Hold {}.",
+    "temperature_c": "Make it {}.",
+    "fan_speed": "Put the fan on {}.",
+    "story_points": "Estimate it at {} point(s).",
+    "delete_lines.end": "Up to line {}.",
+    "read_lines.end": "Up to line {}.",
+    "sort.field": "Sort by column {}.",
+    "sort.separator": 'Columns are separated by "{}".',
+    "find.name": 'Only names matching "{}".',
+    "query": 'Search for "{}".',
+    "search": 'Search for "{}".',
+    "start_date": "From {}.",
+    "end_date": "Until {}.",
+    "date": "On {}.",
+    "due_date": "It's due on {}.",
+    "close_date": "It should close by {}.",
+    "month": "In {}.",
+    "duration_minutes": "Make it {} long.",
+    "create_webhook_endpoint.events": "Subscribe it to {}.",
+    "idempotency_key": "Make it safe to retry with the key {}.",
+    "to": "Send it to {}.",
+    "update_event.start": "Move it to {}.",
+    "cc": "Copy {}.",
+    "labels": "Label it with {}.",
+    "get_free_busy.email": "Check {} instead of me.",
+    "author_id": "Only ones by {}.",
+    "get_workflow.issue_id": "Check them against {}.",
+    "participant_email": "Only ones with {}.",
+}
+"""How a user says a value the phrasing has no slot for, by parameter name (the same
+names mean the same across servers; ``tool.parameter`` for one tool's own), a sentence
+with ``{}`` for the value as said, or the reference to it ("that user"); "(s)" is "s"
+unless the number is 1. The names it does not list are said by
+:func:`extra_sentence`'s general rule."""
+SAID_AS_WRITE: dict[str, str] = {
+    "assignee_id": "Assign it to {}.",
+    "owner_id": "Have {} own it.",
+}
+"""As :data:`SAID_AS`, for a write (``assignee_id`` of a new issue: "assign it to ...")."""
+SAID_AS_READ: dict[str, str] = {
+    "assignee_id": "Only ones assigned to {}.",
+    "owner_id": "Only ones owned by {}.",
+}
+"""As :data:`SAID_AS`, for a read (``assignee_id`` of a search: "only ones assigned to ...")."""
+CHANGE_VERBS = frozenset({"change", "edit", "modify", "update"})
+"""First words of the names of tools that change fields of what they name: a value
+given to one is a change ("change the title to ...")."""
+
+
+def extra_sentence(spec: ToolSpec, extra: Extra) -> str:
+    """One value the phrasing has no slot for, as a sentence of its own: never the
+    parameter's name in a template ("Use 8 as the count", "Set the limit to 5").
+
+    A name in :data:`SAID_AS` (or its read/write forms) says it its way ("Show me at
+    most 5.", 'Search for "pricing".'); a name that is no noun is a clause of its own
+    ("Show hidden.", "Make it 60 minutes before."); an identifier is "the calendar
+    cal_01" (or the reference to it) used by a write, or a read's filter ("Only for
+    that account."); a field of a tool that changes one is changed ("Change the title
+    to ..."), and any other value is "The memo is ...".
+
+    >>> from prove_gym import get_registry
+    >>> tool = get_registry().get_tool
+    >>> extra_sentence(tool("vehicle.get_trip_log"), Extra("limit", "limit", "5", count=5))
+    'Show me at most 5.'
+    >>> extra_sentence(tool("retail_chain.list_sales"), Extra("days", "days", "1", count=1))
+    'Cover the last 1 day.'
+    >>> extra_sentence(tool("email.update_draft"), Extra("to", None, "to a@b.com", plain="a@b.com"))
+    'Send it to a@b.com.'
+    >>> extra_sentence(tool("budget.search_transactions"), Extra("account_id", "account", "that account", True))
+    'Only for that account.'
+    >>> extra_sentence(tool("calendar.create_event"), Extra("calendar_id", "calendar", "cal_01"))
+    'Use the calendar cal_01.'
+    >>> extra_sentence(tool("calendar.update_event"), Extra("title", "title", '"Design review"'))
+    'Change the title to "Design review".'
+    >>> extra_sentence(tool("banking.transfer_funds"), Extra("memo", "memo", '"Holiday fund"'))
+    'The memo is "Holiday fund".'
+    >>> extra_sentence(tool("filesystem.grep"), Extra("recursive", "recursive", "yes", flag=True))
+    'Make it recursive.'
+    """
+    said = extra.said if extra.referred else extra.plain or extra.said
+    if not said:  # "" is a value too: a note left empty
+        return f"Leave the {extra.label or words(extra.name)} empty."
+    template = (
+        SAID_AS.get(f"{spec.name}.{extra.name}")
+        or (SAID_AS_WRITE if spec.writes else SAID_AS_READ).get(extra.name)
+        or SAID_AS.get(extra.name)
+    )
+    if template is not None:
+        singular = extra.count == 1
+        text = re.sub(r"\(s\)", "" if singular else "s", template).replace("{}", said)
+        return text[:1].upper() + text[1:]
+    said = extra.said
+    if extra.flag is not None and extra.label is not None:  # never "The recursive is yes."
+        return f"Make it {extra.label}." if extra.flag else f"Don't make it {extra.label}."
+    if extra.label is None:  # "Make it 60 minutes before.", "Show hidden."
+        return _finish(f"Make it {said}" if said[:1].isdigit() else said[:1].upper() + said[1:])
+    if extra.name in spec.entity_params:
+        named = said if extra.referred else f"the {extra.label} {said}"
+        return f"Use {named}." if spec.writes else f"Only for {named}."
+    if spec.writes and spec.name.split("_")[0] in CHANGE_VERBS:
+        return f"Change the {extra.label} to {said}."
+    return f"The {extra.label} is {said}."
+
+
+def settings_sentence(spec: ToolSpec, extras: Sequence[Extra]) -> str:
+    """The values a phrasing has no slot for, a sentence each (:func:`extra_sentence`); a
+    quoted value that ends a sentence ends it ('The comment is "Thanks!"', not '... "Thanks!".').
+    """
+    said = (extra_sentence(spec, extra) for extra in extras)
+    return " ".join(re.sub(r'([.?!]")\.$', r"\1", sentence) for sentence in said)
 
 
 @dataclass
@@ -634,6 +859,15 @@ class Renderer:
         """Ids said (or supplied to a clarify turn) where the user could not know them yet
         (``tool.param``; :meth:`Knowledge.knowable <prove_gym.synth.knowledge.Knowledge.knowable>`):
         the conversation is dropped."""
+        self.me: Mapping[str, str] = {}
+        """Who the user is, where the server's state fixes it (``Server(me=...)``): ids by
+        entity kind; the user says "me (usr_001)" for them, never the bare id."""
+        self.self_answered: list[str] = []
+        """Reads asked only in words that the filter of the list they come from already
+        answers ("Has the first paid invoice been paid?"): the conversation is dropped."""
+        self.self_named: list[str] = []
+        """Slots (``tool.param``) where the user would name themself by id in a place "me"
+        does not read ("What has usr_001 posted?"): the conversation is dropped."""
 
     # ------------------------------------------------------------ phrasing
     def plan_phrasing(self, spec: ToolSpec) -> str | None:
@@ -699,6 +933,18 @@ class Renderer:
         where = self.rng.choice(["in those results", "from that list"])
         return f"the {ORDINALS[ref.position]} {noun} {where}"
 
+    def _mine(self, spec: ToolSpec, args: Mapping[str, Any], refs: Mapping[str, str]) -> set[str]:
+        """Parameters of this call whose value is the user themself (:attr:`me`), said
+        as they are (not referred to)."""
+        return {
+            name
+            for name, entity in spec.entity_params.items()
+            if name not in refs
+            and entity.name in self.me
+            and name in args
+            and str(args[name]) == self.me[entity.name]
+        }
+
     def phrase(
         self,
         index: int,
@@ -727,6 +973,11 @@ class Renderer:
         fits = [ph for ph in usable if omit is None or omit not in SLOT.findall(ph)]
         if omit is not None and not fits:
             fits = [ph for ph in usable if _left_out(spec, ph, omit) is not None]
+        known = filtered_by(done, index)
+        if known:  # not "has the first paid invoice been paid?": another phrasing, or drop
+            fits = [ph for ph in fits if not asks_about(ph, known)]
+            if not fits:
+                self.self_answered.append(f"{spec.name}:{sorted(known)[0]}")
         if planned in fits:
             phrasing = planned
         elif fits:
@@ -747,6 +998,20 @@ class Renderer:
         if omit is not None and "{" + omit + "}" in phrasing:
             phrasing = _left_out(spec, phrasing, omit) or phrasing
         phrasing = _fix_articles(phrasing, args)
+        if LOGIN.match(spec.name):  # "I'm the same customer": nobody learns who they are
+            for name in sorted(refs):  # from a lookup; a login states its own id
+                if not is_secret_kind(spec.entity_params[name].name):
+                    self.self_named.append(f"{spec.name}.{name}")
+        mine = self._mine(spec, args, refs)
+        for name in sorted(mine):
+            if "{" + name + "}" not in phrasing:
+                continue
+            noun = words(spec.entity_params[name].name).split()[-1]
+            fitted = noun_phrase_slot(phrasing, name, noun)  # "Add user {x}": "Add {x}"
+            if fitted is not None and _object_slot(fitted, name):
+                phrasing = fitted
+            else:
+                self.self_named.append(f"{spec.name}.{name}")
         keep: list[str] = []
 
         def fill(m: re.Match[str]) -> str:
@@ -758,6 +1023,9 @@ class Renderer:
                 return f"some {words(name)}"
             if name in refs:
                 return refs[name]
+            if name in mine:  # "Add me (usr_001) to chan_004", never "Add usr_001 to ..."
+                keep.extend(said_values(args[name]))
+                return f"me ({render_value(args[name])})"
             value = choice_words(spec, name, args[name])
             keep.extend(said_values(value))
             return render_value(value)
@@ -783,7 +1051,7 @@ class Renderer:
                 ):
                     self.unknowable.append(f"{spec.name}.{name}")
         slots = set(SLOT.findall(phrasing))
-        extras: list[tuple[str | None, str]] = []
+        extras: list[Extra] = []
         for name, value in args.items():
             if name in slots or name == omit:
                 continue
@@ -791,66 +1059,24 @@ class Renderer:
             if name in refs:
                 if entity is not None and is_secret_kind(entity.name):
                     continue  # the user never handles credentials a tool issued
-                extras.append((spoken_name(name)[0] or _label(name), refs[name]))
+                named = spoken_name(name)[0] or _label(name)
+                extras.append(Extra(name, named, refs[name], referred=True))
                 continue
             keep.extend(said_values(choice_words(spec, name, value)))
-            extras.append(setting(name, value, spec))
+            if name in mine:  # "Only ones by me (usr_001)."
+                named = spoken_name(name)[0] or _label(name)
+                extras.append(Extra(name, named, f"me ({render_value(value)})", referred=True))
+                continue
+            label, said = setting(name, value, spec)
+            plain = render_value(choice_words(spec, name, value))
+            flag = value if isinstance(value, bool) else None
+            extras.append(Extra(name, label, said, plain=plain, count=_count(value), flag=flag))
         if extras:
             body = text.rstrip()
             end = body[-1] if body and body[-1] in "?.!" else "."
             body = body[:-1] if body and body[-1] in "?.!" else body
-            text = f"{body}{end} {self._settings(extras)}"
+            text = f"{body}{end} {settings_sentence(spec, extras)}"
         return _finish(text), keep
-
-    def _settings(self, pairs: Sequence[tuple[str | None, str]]) -> str:
-        """Values the phrasing has no slot for, as one sentence of their own (a value
-        whose name is no noun, :func:`setting`, as a sentence of its own before it).
-
-        >>> Renderer(random.Random(0), "complete")._settings([("limit", "5"), ("status", "open")])
-        'Use 5 as the limit and open as the status.'
-        >>> Renderer(random.Random(0), "complete")._settings([(None, "show hidden")])
-        'Show hidden.'
-        >>> Renderer(random.Random(0), "complete")._settings([("category", "that category")])
-        'Use that category.'
-        """
-        clauses = [value for label, value in pairs if label is None]
-        if clauses:
-            named = [(label, value) for label, value in pairs if label is not None]
-            # "Make it 60 minutes before.", "Move open issues to spr_020.", "Show hidden."
-            said = " ".join(
-                _finish(f"Make it {c}" if c[:1].isdigit() else c[:1].upper() + c[1:])
-                for c in clauses
-            )
-            return f"{said} {self._settings(named)}" if named else said
-        labelled = [(label, value) for label, value in pairs if label is not None]
-        pairs = labelled
-        # "Use the same category", not "Use the same category as the category"; "Use that
-        # category", not "Set the category to that category"
-        said_alone = [
-            (label, value)
-            for label, value in pairs
-            if value.startswith("the same ") or value == f"that {label}"
-        ]
-        same = [value for _label, value in said_alone]
-        if same:
-            rest = [pair for pair in pairs if pair not in said_alone]
-            kept = f"Use {_and(same)}."
-            return f"{kept} {self._settings(rest)}" if rest else kept
-        style = self.rng.randrange(3)
-        if style == 0:
-            parts = [f"the {label} to {value}" for label, value in pairs]
-            return f"Set {_and(parts)}."
-        if style == 1:
-            parts = [f"{value} as the {label}" for label, value in pairs]
-            return f"Use {_and(parts)}."
-        (label, value), others = pairs[0], pairs[1:]
-        # "the author usr_003", but "the author should be that user", not "the author that user"
-        parts = [f"the {label} should be {value}"] + [
-            f"the {lb} should be {v}" if v.split(" ", 1)[0] in _REFERRING else f"the {lb} {v}"
-            for lb, v in others
-        ]
-        text = _and(parts)
-        return text[0].upper() + text[1:] + "."
 
     def request(
         self,
@@ -896,6 +1122,14 @@ class Renderer:
         """The user's answer to a clarifying question: the missing value of ``spec``'s
         parameter ``name``."""
         label, said = setting(name, value, spec)
+        if spec is not None and (
+            f"{spec.name}.{name}" in SAID_AS or name in SAID_AS
+        ):  # 'Search for "Walter".', never "The query is Walter."
+            plain = render_value(choice_words(spec, name, value))
+            text = extra_sentence(spec, Extra(name, label, said, plain=plain, count=_count(value)))
+            if self.rng.random() < 0.5:
+                text = "Sorry, I forgot: " + _lower_first(text)
+            return RenderedTurn(text, said_values(choice_words(spec, name, value)))
         if label is None:  # "It's 60 minutes before.", "Move open issues to spr_020."
             template = self.rng.choice(
                 SUPPLY[:1]
@@ -905,6 +1139,8 @@ class Renderer:
         else:
             template = self.rng.choice(SUPPLY)
         text = template.format(value=said, words=label)
+        if isinstance(value, list) or name.endswith("_ids"):  # "The options are opt_0143."
+            text = text.replace(f"The {label} is ", f"The {label} are ")
         return RenderedTurn(
             text[0].upper() + text[1:], said_values(choice_words(spec, name, value))
         )

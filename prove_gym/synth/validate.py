@@ -31,7 +31,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from prove_gym.registry import Registry
@@ -40,7 +40,14 @@ from prove_gym.server.result import ToolResult
 from prove_gym.server.session import Session
 from prove_gym.server.state import combine_hashes
 from prove_gym.synth.chains import is_secret_kind, is_secret_param
-from prove_gym.synth.dates import iso_datetime, said_datetimes
+from prove_gym.synth.dates import (
+    iso_date,
+    iso_datetime,
+    iso_month,
+    said_dates,
+    said_datetimes,
+    said_months,
+)
 from prove_gym.synth.render import DETERMINERS, NOUN_PHRASE_AFTER, literal_values
 from prove_gym.task import GoldStep, Task
 from prove_gym.workspace import offered_tools
@@ -155,11 +162,15 @@ def _untraced(
 
     said = ""
     said_times: set[datetime] = set()
+    said_days: set[date] = set()
+    said_monthly: set[tuple[int, int]] = set()
     outputs: list[str] = []
     k = 0
     for t, turn in enumerate(task.turns):
         said += "\n" + norm(turn.user)
         said_times |= said_datetimes(turn.user)
+        said_days |= said_dates(turn.user)
+        said_monthly |= said_months(turn.user)
         for step in turn.steps:
             for name, value in step.arguments.items():
                 for text in literal_values(value):
@@ -169,6 +180,11 @@ def _untraced(
                     when = iso_datetime(text)
                     if when is not None and when in said_times:
                         continue  # "5 pm on August 15, 2026" states 2026-08-15T17:00
+                    day, month = iso_date(text), iso_month(text)
+                    if (day is not None and day in said_days) or (
+                        month is not None and month in said_monthly
+                    ):
+                        continue  # "August 15, 2026" states 2026-08-15, "August 2026" 2026-08
                     if not any(wanted in out for out in outputs):
                         yield t, step, name, text
             outputs.append(norm(results[k].to_text()))

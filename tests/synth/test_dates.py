@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime
+from datetime import date, datetime
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from prove_gym.server.result import ToolResult
-from prove_gym.synth.dates import iso_datetime, said_datetimes, say_datetime
+from prove_gym.synth.dates import (
+    iso_date,
+    iso_datetime,
+    iso_month,
+    said_dates,
+    said_datetimes,
+    said_months,
+    say_datetime,
+)
 from prove_gym.synth.render import render_value
 from prove_gym.synth.validate import text_problems
 from prove_gym.task import GoldStep, Task, Turn
@@ -65,3 +73,40 @@ def test_reading_hostile_text_takes_linear_time() -> None:
         start = time.process_time()
         said_datetimes(text)
         assert time.process_time() - start < 2.0
+
+
+DAYS = st.dates(min_value=date(1900, 1, 1), max_value=date(2099, 12, 31))
+
+
+@given(DAYS)
+def test_a_date_or_a_month_is_said_and_read_back_as_exactly_that_one(day: date) -> None:
+    """ "2026-08-15": "August 15, 2026" (or "15 August 2026", "Aug 15, 2026"); "2026-08":
+    "August 2026"; never the ISO form, and each reads back as the value it says."""
+    value, month = day.isoformat(), day.isoformat()[:7]
+    said_day, said_month = render_value(value), render_value(month)
+    assert "-" not in said_day and "-" not in said_month
+    assert iso_date(value) == day and said_dates(f"on {said_day}.") == {day}
+    assert iso_month(month) == (day.year, day.month)
+    assert said_months(f"in {said_month}.") == {(day.year, day.month)}
+    assert said_months(f"on {said_day}.") == set()  # a day is not its month
+
+
+def test_the_text_check_takes_a_said_date_or_month_only_for_its_value() -> None:
+    results = [ToolResult.success({"total": 1})]
+
+    def task(user: str, month: str, start: str) -> Task:
+        step = GoldStep(
+            id="s1",
+            name="search_transactions",
+            arguments={"month": month, "start_date": start},
+        )
+        return Task(id="t", servers=["budget"], seed=0, turns=[Turn(user=user, steps=[step])])
+
+    said = "What did I spend in August 2026, from Aug 3, 2026?"
+    assert text_problems(task(said, "2026-08", "2026-08-03"), results) == []
+    assert text_problems(task(said, "2026-09", "2026-08-03"), results) == [
+        "unsaid:search_transactions.month"
+    ]
+    assert text_problems(task(said, "2026-08", "2026-08-04"), results) == [
+        "unsaid:search_transactions.start_date"
+    ]

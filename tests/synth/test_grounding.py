@@ -148,3 +148,50 @@ _TOKEN_TEXT = st.text(st.sampled_from(list("ab1_- .'é²\u0301٣")), max_size=12
 def test_a_value_is_named_as_the_token_regex_finds_it(message: str, value: str) -> None:
     pattern = rf"(?<![\w-]){re.escape(value)}(?![\w-])"
     assert _names(message, value) == bool(re.search(pattern, message))
+
+
+def test_a_persona_kind_keeps_the_one_in_play() -> None:
+    """food_delivery serves one customer at a time (``Server(persona=("customer",))``): a
+    customer drawn from the state is the conversation's one, never a second unasked;
+    without the declaration each draw is afresh."""
+    import random as _random
+
+    from prove_gym.synth.chains import PlannedStep
+    from prove_gym.synth.grounding import Grounder, entity_index
+
+    server = prove_gym.get_registry().get_server("food_delivery")
+    assert server.persona == ("customer",)
+    session = server.session(0, server.default_size)
+    customers = [r["customer_id"] for r in session.list_entities("customer")]
+    assert len(customers) > 1
+    spec = server.tools["view_cart"]
+    for seed in range(5):
+        grounder = Grounder(session, entity_index(session), _random.Random(seed))
+        first = grounder.ground(PlannedStep(spec), [], {})
+        assert first.unresolved is None
+        context = {"customer_id": first.args["customer_id"]}
+        for _ in range(4):
+            again = grounder.ground(PlannedStep(spec), [], context)
+            assert again.args["customer_id"] == first.args["customer_id"]
+    server.persona = ()  # without the declaration, a fresh draw each time
+    try:
+        grounder = Grounder(session, entity_index(session), _random.Random(0))
+        context = {"customer_id": customers[0]}
+        drawn = {
+            grounder.ground(PlannedStep(spec), [], context).args["customer_id"] for _ in range(8)
+        }
+        assert len(drawn) > 1
+    finally:
+        server.persona = ("customer",)
+
+
+def test_a_persona_that_names_no_entity_kind_is_a_problem() -> None:
+    server = prove_gym.get_registry().get_server("food_delivery")
+    assert not [p for p in server.problems() if "persona" in p]
+    server.persona = ("customers",)  # a typo of "customer"
+    try:
+        assert (
+            "food_delivery: persona names 'customers', which is no entity kind" in server.problems()
+        )
+    finally:
+        server.persona = ("customer",)

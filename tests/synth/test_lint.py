@@ -508,3 +508,73 @@ def test_an_ending_then_the_same_thing_made_again_is_moot() -> None:
     other = {**again, "arguments": {**again["arguments"], "payee": "Netflix"}}
     assert flags(one_turn("budget", cancel, other, seed=153953556)) == {}
     assert flags(one_turn("budget", cancel, again)) == {}  # no seed: nothing is known to exist
+
+
+@pytest.mark.parametrize(
+    ("text", "snippet"),
+    [
+        ("Invite ana@example.com to the new event. Use 8 as the count.", "as the count"),
+        ("Invite ana@example.com to the new event. Set the limit to 5.", "Set the limit to"),
+        ("Invite ana@example.com to the new event. The title should be Sync.", "The title should be"),
+        ("Invite ana@example.com. Use the first event in those results as the event.", "as the event"),
+        ("Invite ana@example.com to the new event. Set the calendar id to cal_02.", "Set the calendar id to"),
+    ],
+)  # fmt: skip
+def test_a_parameter_name_in_a_template_frame_is_caught(text: str, snippet: str) -> None:
+    """ "Use V as the P", "Set the P to V", "The P should be V" for any parameter of an
+    offered tool (calendar: ``count``, ``limit``, ``title``, ``event_id``, ``calendar_id``)."""
+    found = flags(user(clean(), 1, text))
+    assert list(found) == ["parameter_name"], found
+    assert snippet in found["parameter_name"][0]
+
+
+def test_a_frame_around_words_that_name_no_parameter_is_not_caught() -> None:
+    """English that happens to share the frame: no parameter is called "headlights" or
+    "same time"."""
+    text = "Invite ana@example.com to the new event, as the same time works. Set the headlights to auto."
+    assert flags(user(clean(), 1, text)) == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "snippet"),
+    [
+        ("Invite ana@example.com to the new event in 2026-08.", "2026-08"),
+        ("Invite ana@example.com to the new event on 2026-08-20.", "2026-08-20"),
+    ],
+)
+def test_an_iso_date_or_month_is_caught(text: str, snippet: str) -> None:
+    found = flags(user(clean(), 1, text))
+    assert list(found) == ["iso_datetime"], found
+    assert snippet in found["iso_datetime"][0]
+
+
+def test_a_date_inside_a_name_the_user_states_is_not_caught() -> None:
+    """A file name with a date in it is stated as it is: it is a name, not a date said."""
+    task = user(
+        clean(),
+        1,
+        "Invite ana@example.com to the new event. Attach report-2026-08.pdf and logs/2026-08-20.txt.",
+    )
+    assert flags(task) == {}
+    screenshot = "Screenshot 2026-06-03 at 10.29.00.png"
+    task = user(clean(), 1, f"Invite {screenshot} to the new event.")
+    task["turns"][1]["steps"][0]["arguments"]["email"] = screenshot
+    assert flags(task) == {}
+    task["turns"][1]["steps"][0]["arguments"]["email"] = "ana@example.com"
+    assert list(flags(task)) == ["iso_datetime"]
+
+
+def test_the_same_x_can_stand_for_an_id_said_before_it_in_the_turn() -> None:
+    """ "Show evt_0007. Then invite ana to the same event": the referent was said a
+    sentence before, so another event of the turn taken by reference does not make it
+    ambiguous; "the same event" with no such id before it still is."""
+    task = clean()
+    task["turns"][1]["steps"] = [
+        step("s2a", "get_event", event_id="evt_0007"),
+        step("s2", "add_invitee", ("s2a",), event_id="evt_0007", email="ana@example.com"),
+        step("s3", "add_invitee", ("s1",), event_id="evt_0301", email="bo@example.com"),
+    ]
+    said = "Show evt_0007. Then invite ana@example.com to the same event, and bo@example.com to the new event."
+    assert flags(user(task, 1, said)) == {}
+    unsaid = "Invite ana@example.com to the same event, and bo@example.com to the new event. Show evt_0007."
+    assert list(flags(user(task, 1, unsaid))) == ["ambiguous_reference"]

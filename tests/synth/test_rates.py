@@ -16,6 +16,7 @@ from prove_gym.synth.dates import iso_datetime, said_datetimes
 from prove_gym.synth.enums import enum_values, strippable
 from prove_gym.synth.generate import ABSTENTION_MARGIN, abstention_due, run_block
 from prove_gym.synth.pipeline import MIX_KINDS, mix_kind, mix_targets, quotas
+from prove_gym.synth.render import render_value
 
 
 def share(tasks, predicate) -> float:
@@ -66,11 +67,13 @@ def test_a_missing_value_makes_a_clarify_turn_followed_by_the_answer_with_the_ca
                 name = turn.missing[0]
                 values = [s.arguments[name] for s in answer.steps if name in s.arguments]
                 # a list value is said item by item ("Use * for the events."), a date-time
-                # as words ("10 pm on November 18, 2026")
+                # as words ("10 pm on November 18, 2026"), a date or a month as it is said
+                # ("In February 2026.", not "2026-02")
                 said = [
-                    all(str(x) in answer.user for x in v)
+                    all(str(x) in answer.user or render_value(x) in answer.user for x in v)
                     if isinstance(v, list)
                     else str(v) in answer.user
+                    or render_value(v) in answer.user
                     or iso_datetime(str(v)) in said_datetimes(answer.user)
                     for v in values
                 ]

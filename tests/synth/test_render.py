@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import random
 import re
+from typing import Any
 
 import pytest
 
 import prove_gym
+from prove_gym import get_registry
 from prove_gym.synth.enums import enum_values
+from prove_gym.synth.grounding import DoneStep
 from prove_gym.synth.render import (
     SLOT,
     UNITS,
+    Renderer,
     _left_out,
     can_leave_out,
     choice_words,
@@ -211,7 +216,7 @@ def test_a_value_left_out_takes_its_preposition_with_it(phrasing, name, expected
         ("speed_kph", 0, ("speed", "0 km/h")),
         ("temperature_c", 21.5, ("temperature", "21.5°C")),
         ("to_currency", "GBP", ("target currency", "GBP")),
-        ("check_in", "2026-08-20", ("check-in", "2026-08-20")),
+        ("check_in", "2026-08-20", ("check-in", "August 20, 2026")),
         ("minutes_before", 60, (None, "60 minutes before")),
         ("move_open_issues_to", "spr_020", (None, "move open issues to spr_020")),
         ("show_hidden", True, (None, "show hidden")),
@@ -273,3 +278,91 @@ def test_a_snake_case_choice_is_said_as_words_and_the_checker_takes_them() -> No
             if name in spec.entity_params:
                 assert choice_words(spec, name, "acc_0001") == "acc_0001"
     assert checked > 20
+
+
+def test_no_value_without_a_slot_is_said_in_a_template_frame() -> None:
+    """Every parameter of every tool, said without a slot (a value, or a reference to
+    one), reads without the frames the lint flags ("Use 8 as the count", "Set the limit
+    to 5", "The author should be usr_077")."""
+    from prove_gym.synth.lint import _named, _template_pattern
+    from prove_gym.synth.render import Extra, _label, extra_sentence, spoken_name
+
+    registry = get_registry()
+    for server in registry.server_names:
+        for spec in registry.get_server(server).tools.values():
+            frame = _template_pattern(frozenset(n for p in spec.params for n in _named(p.name)))
+            if frame is None:
+                continue  # a tool without parameters
+            for p in spec.params:
+                label, said = setting(p.name, 8, spec)
+                plain = Extra(p.name, label, said, plain="8", count=8)
+                referred = Extra(
+                    p.name, spoken_name(p.name)[0] or _label(p.name), "that thing", True
+                )
+                for extra in (plain, referred):
+                    sentence = extra_sentence(spec, extra)
+                    assert frame.search(sentence) is None, (spec.qualified_name, sentence)
+
+
+def _done(qualified: str, links: dict[str, int] | None = None, **args: Any) -> DoneStep:
+    tool = get_registry().get_tool(qualified)
+    return DoneStep(tool, dict(args), dict(links or {}))
+
+
+def test_the_user_is_me_never_their_own_id() -> None:
+    """team_chat's signed-in person (``Server(me=...)``) adding themself says "me
+    (usr_001)"; where "me" cannot stand ("What has usr_001 posted?") the conversation is
+    dropped; someone else is named by id."""
+    done = [_done("team_chat.add_channel_member", channel_id="chan_004", user_id="usr_001")]
+    for seed in range(6):
+        renderer = Renderer(random.Random(seed), "complete")
+        renderer.me = {"user": "usr_001"}
+        text, keep = renderer.phrase(0, done, planned=None)
+        assert "me (usr_001)" in text and "usr_001" in keep and not renderer.self_named, text
+    other = [_done("team_chat.add_channel_member", channel_id="chan_004", user_id="usr_002")]
+    renderer = Renderer(random.Random(0), "complete")
+    renderer.me = {"user": "usr_001"}
+    assert "me" not in renderer.phrase(0, other, planned=None)[0].split()
+    posted = [_done("social_media.get_profile", user_id="usr_001")]
+    renderer = Renderer(random.Random(0), "complete")
+    renderer.me = {"user": "usr_001"}
+    renderer.phrase(0, posted, planned="What has {user_id} posted lately?")
+    assert renderer.self_named == ["get_profile.user_id"]
+
+
+def test_a_login_never_refers_to_who_the_user_is() -> None:
+    """ "I'm the same customer" after looking a customer up: nobody learns who they are
+    from a lookup, so the conversation is dropped."""
+    done = [
+        _done("banking.find_customer", query="Bishop"),
+        _done("banking.authenticate", {"customer_id": 0}, customer_id="cus_001", passcode="1234"),
+    ]
+    done[0].produced = {"customer": ["cus_001"]}
+    renderer = Renderer(random.Random(0), "complete")
+    text, _ = renderer.phrase(1, done, planned=None)
+    assert renderer.self_named == ["authenticate.customer_id"], text
+
+
+def test_a_read_is_not_asked_what_its_lists_filter_already_says() -> None:
+    """An invoice from the *paid* invoices is not asked "has it been paid?": another
+    phrasing of the read, or no conversation."""
+    done = [
+        _done("payments.list_invoices", merchant_id="mer_001", status="paid"),
+        _done("payments.get_invoice", {"invoice_id": 0}, invoice_id="inv_00001"),
+    ]
+    done[0].produced = {"invoice": ["inv_00001", "inv_00002"]}
+    for seed in range(8):
+        renderer = Renderer(random.Random(seed), "complete")
+        text, _ = renderer.phrase(1, done, planned="Has invoice {invoice_id} been paid?")
+        assert "paid" not in text and not renderer.self_answered, text
+    done[0].args["status"] = "overdue"  # its status is known all the same
+    for seed in range(8):
+        renderer = Renderer(random.Random(seed), "complete")
+        text, _ = renderer.phrase(1, done, planned="Has invoice {invoice_id} been paid?")
+        assert "paid" not in text and not renderer.self_answered, text
+    unfiltered = [_done("payments.list_invoices", merchant_id="mer_001"), done[1]]
+    unfiltered[0].produced = done[0].produced
+    text, _ = Renderer(random.Random(0), "complete").phrase(
+        1, unfiltered, planned="Has invoice {invoice_id} been paid?"
+    )
+    assert "paid" in text

@@ -196,7 +196,7 @@ def du(ctx: ToolContext, path: PathArg = ".", per_entry: bool = False) -> DiskUs
     returns="path",
     phrasings=[
         "Find files named {name} under {path}",
-        "Search {path} for {name}",
+        "Search {path} for anything named '{name}'",
         "Find files bigger than {min_size} bytes in {path}",
     ],
     examples={

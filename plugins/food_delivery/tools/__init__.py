@@ -72,6 +72,7 @@ synthesis asks them in abstention turns."""
 server = Server(
     "food_delivery",
     out_of_scope=OUT_OF_SCOPE,
+    persona=("customer",),
     tasks_file=Path(__file__).parents[1] / "tasks.jsonl",
     version="1.0.0",
     base=Base,

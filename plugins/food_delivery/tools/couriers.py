@@ -131,7 +131,7 @@ def assign_courier(ctx: ToolContext, order_id: OrderRow, courier_id: CourierRow)
     returns=("courier", "order"),
     phrasings=[
         "Set courier {courier_id} to {status}",
-        "Courier {courier_id} is going {status}",
+        "Courier {courier_id} is now {status}",
     ],
 )
 def set_courier_availability(

@@ -267,7 +267,7 @@ def place_order(
     returns=("order", "courier"),
     phrasings=[
         "Mark order {order_id} as {new_status}",
-        "The restaurant has {new_status} order {order_id}",
+        "The restaurant says order {order_id} is now {new_status}",
         "Move {order_id} to {new_status}",
     ],
 )

@@ -77,6 +77,7 @@ CUSTOMER = 1
 server = Server(
     "shopping",
     out_of_scope=OUT_OF_SCOPE,
+    persona=("customer",),
     tasks_file=Path(__file__).parents[1] / "tasks.jsonl",
     version="1.1.0",
     env_versions=[
