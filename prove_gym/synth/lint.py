@@ -701,9 +701,6 @@ def moot_write(task: LintTask) -> list[str]:
     return out
 
 
-LOGIN = re.compile(r"^(?:log_?in|sign_?in|authenticate|auth)(?:_|$)")
-
-
 def repeated_login(task: LintTask) -> list[str]:
     """More than one login or authentication call in one task."""
     logins = [s for s in task.steps if LOGIN.match(s.name)]
