@@ -39,7 +39,7 @@ from prove_gym.formats import (
 )
 from prove_gym.registry import Registry, get_registry
 from prove_gym.reward import RewardBreakdown, RewardConfig, score
-from prove_gym.reward.turns import turn_reward
+from prove_gym.reward.turns import TurnCredit, turn_credit
 from prove_gym.server.errors import ErrorKind
 from prove_gym.server.result import ToolResult
 from prove_gym.task import Task
@@ -247,8 +247,8 @@ class StepOutcome:
         caps_hit: The call caps this message ran into (``"max_calls_per_message"``,
             ``"max_calls_per_episode"``); empty when every call ran.
         skipped_calls: Calls of this message that were not run because of them.
-        turn_breakdown: With ``Episode(turn_rewards=True)``, the reward of the user turn this
-            step closed (:mod:`prove_gym.reward.turns`); ``None`` otherwise.
+        turn_credit: With ``Episode(turn_rewards=True)``, what the user turn this step closed
+            is paid, and why (:mod:`prove_gym.reward.turns`); ``None`` otherwise.
     """
 
     observation: str
@@ -259,7 +259,7 @@ class StepOutcome:
     breakdown: RewardBreakdown | None
     caps_hit: tuple[str, ...] = ()
     skipped_calls: int = 0
-    turn_breakdown: RewardBreakdown | None = None
+    turn_credit: TurnCredit | None = None
 
     @property
     def done(self) -> bool:
@@ -267,9 +267,10 @@ class StepOutcome:
 
     @property
     def turn_reward(self) -> float | None:
-        """The reward of the user turn this step closed (``Episode(turn_rewards=True)``):
-        ``None`` when no turn closed, or turn rewards are off."""
-        return float(self.turn_breakdown.total) if self.turn_breakdown is not None else None
+        """The reward of the user turn this step closed (``Episode(turn_rewards=True)``): the
+        change of the turn potential, so an episode's turn rewards sum to its reward; ``None``
+        when no turn closed, or turn rewards are off."""
+        return self.turn_credit.reward if self.turn_credit is not None else None
 
     @property
     def reward(self) -> float:
@@ -288,8 +289,10 @@ class Episode:
         reward: The reward configuration (default: the paper's).
         instructions: Replaces :data:`DEFAULT_INSTRUCTIONS` in the system message.
         registry: Where servers and formats are looked up.
-        turn_rewards: Also score each user turn when it closes, against that turn's gold
-            (:mod:`prove_gym.reward.turns`); the episode's reward is the same either way.
+        turn_rewards: Also pay each user turn a reward when it closes, the change of a
+            potential that scores the conversation so far against the gold so far
+            (:mod:`prove_gym.reward.turns`); the turn rewards sum to the episode's reward,
+            which is the same either way.
 
     Attributes:
         task, format, caps, reward_config, registry: As given.
@@ -305,7 +308,8 @@ class Episode:
         calls_made: Calls admitted so far (run, or answered as unparseable), for the caps.
         terminated, truncated: How the episode ended (both ``False`` while it runs).
         breakdown: The reward once the episode is over.
-        turn_breakdowns: With ``turn_rewards``, the reward of each user turn closed so far.
+        turn_credits: With ``turn_rewards``, what each user turn closed so far was paid; once
+            the episode is over their rewards sum to ``breakdown.total``.
     """
 
     def __init__(
@@ -321,7 +325,7 @@ class Episode:
     ) -> None:
         self.registry = registry or get_registry()
         self.turn_rewards = turn_rewards
-        self.turn_breakdowns: list[RewardBreakdown] = []
+        self.turn_credits: list[TurnCredit] = []
         self.task = task
         self.format = self.registry.get_format(format) if isinstance(format, str) else format
         self.caps = caps or EpisodeCaps()
@@ -403,11 +407,11 @@ class Episode:
         if not self.done and self.assistant_turns >= self.caps.max_assistant_turns:
             self.truncated = True
         self.messages += [assistant, *answer]
-        closed = None
-        if self.turn_rewards and (self.user_turn > closing or self.done):
-            closed = self._close_turn(closing)
         if self.done:
             self._finish()
+        credit = None
+        if self.turn_rewards and (self.user_turn > closing or self.done):
+            credit = self._close_turn(closing)
         return StepOutcome(
             observation=self.format.feedback(answer, self.tools),
             messages=(assistant, *answer),
@@ -417,7 +421,7 @@ class Episode:
             breakdown=self.breakdown,
             caps_hit=caps_hit,
             skipped_calls=len(parsed.calls) - len(admitted),
-            turn_breakdown=closed,
+            turn_credit=credit,
         )
 
     def call(self, name: Any, arguments: Any) -> CallRecord:
@@ -452,9 +456,9 @@ class Episode:
         """
         if not self.done:
             self.terminated, self.truncated = not truncated, truncated
+            self._finish()
             if self.turn_rewards:
                 self._close_turn(self.user_turn)
-            self._finish()
         assert self.breakdown is not None
         return self.breakdown
 
@@ -475,7 +479,7 @@ class Episode:
         twin.messages = list(self.messages)
         twin.trajectory = list(self.trajectory)
         twin.caps_hit = list(self.caps_hit)
-        twin.turn_breakdowns = list(self.turn_breakdowns)
+        twin.turn_credits = list(self.turn_credits)
         return twin
 
     def close(self) -> None:
@@ -585,20 +589,24 @@ class Episode:
             ]
         return message
 
-    def _close_turn(self, index: int) -> RewardBreakdown | None:
-        """Score turn ``index`` as it closes (a turn past the task's last has no gold)."""
-        if index >= len(self.task.turns) or len(self.turn_breakdowns) > index:
+    def _close_turn(self, index: int) -> TurnCredit | None:
+        """Pay turn ``index`` as it closes: its potential less the previous turn's. The
+        potential of the turn that ends the episode is the episode's reward, so the turn
+        rewards sum to it (a turn past the task's last has no gold)."""
+        if index >= len(self.task.turns) or len(self.turn_credits) > index:
             return None
-        breakdown = turn_reward(
+        credit = turn_credit(
             self.task,
             index,
             self.trajectory,
             self.workspace.state_hash(),
+            self.turn_credits[-1].potential if self.turn_credits else 0.0,
             self.reward_config,
             self.registry,
+            episode=self.breakdown if self.done else None,
         )
-        self.turn_breakdowns.append(breakdown)
-        return breakdown
+        self.turn_credits.append(credit)
+        return credit
 
     def _finish(self) -> None:
         breakdown = score(

@@ -23,11 +23,12 @@ variable                       meaning                                          
                                ``PROVE_REWARD_WEIGHT_ARGUMENTS=0.2``
 ``PROVE_REWARD_COMPONENTS``    plugin components to add, by name:               (none)
                                ``no_long_calls,polite``
-``PROVE_TURN_REWARDS``         ``1``: also score each user turn when it closes  ``0``
-                               (verl: ``turn_scores``; OpenRLHF: each step's
-                               ``rewards`` is the credit of the turns it
-                               closed, summed by OpenRLHF; ``scores`` stays
-                               the episode's total)
+``PROVE_TURN_REWARDS``         ``1``: also pay each user turn when it closes,   ``0``
+                               rewards that sum to the episode's (verl:
+                               ``turn_scores``; OpenRLHF: each step's
+                               ``rewards`` is the reward of the turns it
+                               closed, summed by OpenRLHF to the episode's
+                               total; ``scores`` stays that total)
 =============================  ===============================================  ==========
 """
 

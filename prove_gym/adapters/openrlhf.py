@@ -124,7 +124,7 @@ class ProveAgentInstance(AgentInstanceBase):
         episode = self.episode
         if episode is None:
             raise RuntimeError("step() before reset()")
-        closed = len(episode.turn_breakdowns)  # turns paid before this step
+        closed = len(episode.turn_credits)  # turns paid before this step
         out = await asyncio.to_thread(episode.step, states["action_text"])
         rollout = _ROLLOUT.get()
         renderer = self._renderer()
@@ -143,8 +143,10 @@ class ProveAgentInstance(AgentInstanceBase):
             episode.close()
         reward = float(episode.breakdown.total) if episode.breakdown is not None else 0.0
         score = reward
-        if self.settings.turn_rewards:  # OpenRLHF sums the steps' rewards: each turn's credit
-            reward = sum(float(b.total) for b in episode.turn_breakdowns[closed:])
+        if self.settings.turn_rewards:
+            # each turn's reward on the step that closed it: OpenRLHF sums the steps' rewards,
+            # and the turn rewards sum to the episode's total, so the return is the same
+            reward = sum(c.reward for c in episode.turn_credits[closed:])
         return {
             "rewards": torch.tensor(reward),
             "scores": torch.tensor(score),

@@ -735,7 +735,9 @@ class MultiTurnRollout:
     ``env_mask`` (see :class:`Rollout`), and the reward as ``prove_total``, ``prove_task_id``,
     ``prove_prompt_tasks``, ``prove_n_calls``, ``prove_user_turns``,
     ``prove_assistant_turns``, ``prove_truncated`` and one ``prove_<component>`` per reward
-    component (``None`` where undefined), which :func:`prove_reward` pays and logs.
+    component (``None`` where undefined), which :func:`prove_reward` pays and logs (with
+    ``PROVE_TURN_REWARDS=1``, also ``prove_worst_turn``: the lowest turn reward times the
+    task's number of turns).
 
     A prompt only selects its task: the model reads the episode's own opening messages
     (for rows from :func:`trl_rows`, the same system and user messages). Where several
@@ -963,10 +965,12 @@ class MultiTurnRollout:
             "prove_assistant_turns": [r.episode.assistant_turns for r in rollouts],
             "prove_truncated": [r.episode.truncated for r in rollouts],
         }
-        if self.settings.turn_rewards:  # logged by prove_reward as prove/turn_reward
-            out["prove_turn_reward"] = [
-                sum(float(b.total) for b in r.episode.turn_breakdowns)
-                / max(1, len(r.episode.turn_breakdowns))
+        if self.settings.turn_rewards:  # logged by prove_reward as prove/worst_turn
+            # the turn rewards sum to prove_total; what the sum hides is the weakest turn,
+            # shown on the episode's scale (times the task's turns: a turn done right after
+            # turns done right shows the maximum)
+            out["prove_worst_turn"] = [
+                min((c.reward for c in r.episode.turn_credits), default=0.0) * len(r.task.turns)
                 for r in rollouts
             ]
         names = list(self.settings.reward_config.breakdown_keys)

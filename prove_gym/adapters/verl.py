@@ -146,8 +146,9 @@ class ProveAgentLoop(AgentLoopBase):
             metrics=AgentLoopMetrics(),
             extra_fields={
                 "reward_extra_info": reward_extra_info(breakdown, self.settings.reward_config),
-                # verl's field for per-turn credit; empty unless PROVE_TURN_REWARDS is set
-                "turn_scores": [float(b.total) for b in episode.turn_breakdowns],
+                # verl's field for per-turn credit, summing to reward_score; empty unless
+                # PROVE_TURN_REWARDS is set
+                "turn_scores": [c.reward for c in episode.turn_credits],
             },
         )
 

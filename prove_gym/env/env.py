@@ -98,9 +98,12 @@ class ProveEnv(gym.Env[str, Action]):
       (``"default"``, ``"paper"``: the paper's reward exactly); the resolved config is
       ``env.reward_config``.
     - ``instructions``: system-prompt text placed before the tools.
-    - ``turn_rewards``: also score each user turn when it closes, against that turn's gold
-      (``info["turn_reward"]``, ``info["turn_breakdown"]``; ``None`` on steps that close no
-      turn). The step's reward is the episode's, unchanged. Off by default.
+    - ``turn_rewards``: also pay each user turn a reward when it closes, the change of a
+      potential scoring the conversation so far against the gold so far
+      (``info["turn_reward"]``, and ``info["turn_credit"]``, a
+      :class:`~prove_gym.reward.turns.TurnCredit`, for why; ``None`` on steps that close no
+      turn); an episode's turn rewards sum to its reward. The step's reward is the
+      episode's, unchanged. Off by default.
     - ``env_version``: set by the registered id (``prove/<server>-v<N>``): a server's
       later versions (``Server(env_versions=...)``) may offer a different tool set, pay
       a different default reward, or change what tools do (then with tasks of their own,
@@ -306,7 +309,7 @@ class ProveEnv(gym.Env[str, Action]):
         }
         if self.turn_rewards:
             info["turn_reward"] = out.turn_reward
-            info["turn_breakdown"] = out.turn_breakdown
+            info["turn_credit"] = out.turn_credit
         return out.observation, out.reward, out.terminated, out.truncated, info
 
     # ------------------------------------------------------------ extras

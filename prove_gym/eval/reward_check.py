@@ -72,7 +72,7 @@ from prove_gym.registry import Registry, get_registry
 from prove_gym.reward import RewardConfig, score
 from prove_gym.reward.common import prepare
 from prove_gym.reward.state import canonical
-from prove_gym.reward.turns import gold_turns, turn_reward
+from prove_gym.reward.turns import gold_turns, turn_rewards
 from prove_gym.server.tool import ToolSpec, enum_choices
 from prove_gym.task import Task, load_tasks
 from prove_gym.workspace import CallRecord, Workspace, gold_replay
@@ -810,13 +810,18 @@ def turn_rows(
     registry: Registry,
 ) -> tuple[tuple[bool, float], ...]:
     """Per user turn of an executed trajectory (its records, the state hash at the end of
-    each turn): (judged correct, normalised turn reward)."""
+    each turn): (judged correct, turn reward as a fraction of a turn's share of the maximum).
+
+    A turn's share is the episode's maximum over the task's number of turns: a turn done
+    right after turns done right scores 1.0 (when the gold scores the maximum), and the
+    fractions of a trajectory's turns average to its normalised episode reward."""
     labels = judge_turns(task, records, hashes, registry)
-    rows = []
-    for t, label in enumerate(labels):
-        b = turn_reward(task, t, records, hashes[t], config, registry)
-        rows.append((label, round(b.total / b.max_total, 12) + 0.0 if b.max_total else 0.0))
-    return tuple(rows)
+    credits = turn_rewards(task, records, hashes, config, registry)
+    share = credits[-1].completion.max_total / len(task.turns)  # the episode's breakdown
+    return tuple(
+        (label, round(c.reward / share, 12) + 0.0 if share else 0.0)
+        for label, c in zip(labels, credits, strict=True)
+    )
 
 
 def chosen_config(spec: str) -> RewardConfig:
@@ -895,7 +900,8 @@ def evaluate_task(
 def summarise_turns(trajectories: Sequence[Trajectory], config: str) -> dict[str, Any]:
     """Per family: the AUC of turn rewards against the per-turn judge (the family's turns
     pooled with its tasks' oracle turns), and, over trajectories, the AUC of the sum of a
-    trajectory's turn rewards against the episode judge beside that of the episode reward."""
+    trajectory's turn rewards against the episode judge beside that of the episode reward,
+    and the largest gap between that sum and the episode reward (nil: they telescope)."""
     oracles = {t.task: t for t in trajectories if t.family == "oracle"}
     families: dict[str, Any] = {}
     for family in FAMILIES:
@@ -909,15 +915,18 @@ def summarise_turns(trajectories: Sequence[Trajectory], config: str) -> dict[str
         }
     every = [pair for t in trajectories for pair in t.turns]
     labels = [t.verdict.correct for t in trajectories]
+    # each turn's fraction of its share: their mean is the sum over the episode's maximum
+    sums = [sum(r for _, r in t.turns) / max(1, len(t.turns)) for t in trajectories]
     return {
         "config": config,
         "auc": roc_auc([r for _, r in every], [ok for ok, _ in every]),
         "turns": len(every),
-        # the sum over the number of turns: tasks of 1 and 3 turns are pooled
-        "sum_auc": roc_auc(
-            [sum(r for _, r in t.turns) / max(1, len(t.turns)) for t in trajectories], labels
-        ),
+        "sum_auc": roc_auc(sums, labels),
         "episode_auc": roc_auc([t.rewards[config] for t in trajectories], labels),
+        "sum_gap": max(
+            (abs(x - t.rewards[config]) for x, t in zip(sums, trajectories, strict=True)),
+            default=0.0,
+        ),
         "families": families,
     }
 
@@ -938,9 +947,9 @@ def format_turns(summary: Mapping[str, Any]) -> str:
         )
     lines.append(f"{'all turns':<22} {summary['turns']:>6} {'':>8} {_fmt(summary['auc']):>7}")
     lines.append(
-        f"Ranking whole trajectories against the episode judge: the turn rewards' sum (over "
-        f"the task's number of turns) AUC "
-        f"{_fmt(summary['sum_auc'])}, the episode reward AUC {_fmt(summary['episode_auc'])}"
+        f"Ranking whole trajectories against the episode judge: the turn rewards' sum AUC "
+        f"{_fmt(summary['sum_auc'])}, the episode reward AUC {_fmt(summary['episode_auc'])} "
+        f"(largest gap between the two, normalised: {summary['sum_gap']:.1e})"
     )
     return "\n".join(lines)
 

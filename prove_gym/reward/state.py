@@ -63,8 +63,9 @@ def prepared_gold_turns(
     each scored gold step of the turn answered (as :func:`prepared_gold_answers`).
 
     The one replay of a prepared task: it also remembers the gold state hash (the last
-    turn's) and the answers of every step, which :func:`prepared_gold_hash` and
-    :func:`prepared_gold_answers` return.
+    turn's), the answers of every step and the replay's records, which
+    :func:`prepared_gold_hash`, :func:`prepared_gold_answers` and
+    :func:`prepared_gold_records` return.
     """
     memo = prepared.memo
     if "gold_turns" not in memo:
@@ -81,9 +82,18 @@ def prepared_gold_turns(
                             else None
                         )
                 memo.setdefault("gold_state_hash", hashes[-1])
+                memo["gold_records"] = tuple(records)
                 memo["gold_answers"] = tuple(a for turn in answers for a in turn)
                 memo["gold_turns"] = tuple(zip(hashes, map(tuple, answers), strict=True))
     return tuple(memo["gold_turns"])
+
+
+def prepared_gold_records(prepared: PreparedTask, registry: Registry) -> tuple[CallRecord, ...]:
+    """The gold replay's calls with their live results and user-turn indices (failed attempts
+    included), from the one replay of :func:`prepared_gold_turns`."""
+    if "gold_records" not in prepared.memo:
+        prepared_gold_turns(prepared, registry)
+    return tuple(prepared.memo["gold_records"])
 
 
 def canonical(value: Any) -> str:

@@ -294,7 +294,9 @@ def test_with_turn_rewards_openrlhf_sums_each_turns_credit_and_scores_the_total(
         for text in texts:
             if episode.step(text).done:
                 break
-    turns = [b.total for b in episode.turn_breakdowns]
-    assert len(turns) == 2
-    assert out["reward"] == pytest.approx(sum(turns))  # what OpenRLHF trains on
+    turns = [c.reward for c in episode.turn_credits]
+    assert len(turns) == 2 and all(r > 0 for r in turns)
+    assert episode.breakdown is not None
+    # what OpenRLHF trains on: the steps' rewards, summed; the turns' sum is the episode's
+    assert out["reward"] == pytest.approx(sum(turns)) == episode.breakdown.total
     assert out["scores"] == pytest.approx(episode.breakdown.total)  # the episode's, unchanged

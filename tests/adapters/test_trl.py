@@ -674,21 +674,22 @@ def test_two_grpo_steps_play_every_user_turn_of_tasks_from_two_servers(
         assert entry["completions/mean_length"] == pytest.approx(sum(model_tokens) / 4)
 
 
-def test_with_turn_rewards_each_rollout_reports_its_turns_mean_credit(
+def test_with_turn_rewards_each_rollout_reports_its_weakest_turn(
     rollout_trainer: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     trainer, _tokenizer = rollout_trainer
     task = _three_turn_task()
     row = trl_rows([task])[0]
     plain = MultiTurnRollout([row])([row["prompt"]], trainer)
-    assert "prove_turn_reward" not in plain  # off by default
+    assert "prove_worst_turn" not in plain  # off by default
     monkeypatch.setenv("PROVE_TURN_REWARDS", "1")
     rollout = MultiTurnRollout([row])
     out = rollout([row["prompt"]] * 2, trainer)
     for i, r in enumerate(rollout.last):
-        turns = [b.total for b in r.episode.turn_breakdowns]
+        turns = [c.reward for c in r.episode.turn_credits]
         assert len(turns) == r.user_turns == 3
-        assert out["prove_turn_reward"][i] == pytest.approx(sum(turns) / 3)
+        assert sum(turns) == pytest.approx(out["prove_total"][i])  # they add up to the total
+        assert out["prove_worst_turn"][i] == pytest.approx(min(turns) * 3)
     assert prove_reward(**{k: v for k, v in out.items() if k.startswith("prove_")}) == [
         float(t) for t in out["prove_total"]
     ]  # the reward paid is the episode's; the turns' credit is a logged column

@@ -95,6 +95,9 @@ def test_reward_check_reports_families_and_auc_on_a_synthesized_folder(
     assert "Credit per user turn (state=0.3)" in report
     all_turns = next(line for line in report.splitlines() if line.startswith("all turns"))
     assert float(all_turns.split()[-1]) >= 0.9  # turn rewards rank turns by their outcome
+    ranking = next(line for line in report.splitlines() if line.startswith("Ranking whole"))
+    gap = ranking.rsplit(": ", 1)[1].rstrip(")")
+    assert float(gap) < 1e-9  # the turn rewards of every trajectory sum to its reward
     assert "Reward validity: 12 tasks" in report and "train.jsonl, " in report
     for family in ("oracle", "drop_call", "duplicate_write", "wrong_entity_id"):
         assert family in report
