@@ -73,6 +73,7 @@ from prove_gym.reward import RewardConfig, score
 from prove_gym.reward.common import prepare
 from prove_gym.reward.state import canonical
 from prove_gym.reward.turns import gold_turns, turn_rewards
+from prove_gym.server.result import to_jsonable
 from prove_gym.server.tool import ToolSpec, enum_choices
 from prove_gym.task import Task, load_tasks
 from prove_gym.workspace import CallRecord, Workspace, gold_replay
@@ -1214,7 +1215,9 @@ def run(args: argparse.Namespace) -> int:
             **({"turns": turn_summary} if turn_summary is not None else {}),
             "trajectories": [t.to_dict() for t in trajectories],
         }
-        Path(args.json).write_text(json.dumps(payload, indent=1, sort_keys=False) + "\n")
+        # a call's arguments may hold a Decimal read from a result: written as the tools
+        # write money, an exact string
+        Path(args.json).write_text(json.dumps(to_jsonable(payload), indent=1) + "\n")
     print(f"ran in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return 0
 

@@ -3,6 +3,7 @@ calendar task; and the command on a small synthesized set."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -108,3 +109,26 @@ def test_reward_check_reports_families_and_auc_on_a_synthesized_folder(
 def test_reward_check_refuses_a_source_that_is_not_there(tmp_path: Path, capsys) -> None:
     assert main(["reward-check", str(tmp_path / "nothing")]) == 2
     assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_reward_check_writes_its_json_when_a_call_holds_an_exact_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """maps-0-00008 reverse-geocodes a place whose coordinates a result gave as Decimals: the
+    trajectories still go to ``--json``, the number as the exact string the tools write."""
+    shipped = Path(__file__).parents[2] / "plugins" / "maps" / "tasks.jsonl"
+    line = next(x for x in shipped.read_text().splitlines() if '"id":"maps-0-00008"' in x)
+    source = tmp_path / "one.jsonl"
+    source.write_text(line + "\n")
+    written = tmp_path / "report.json"
+    assert main(["reward-check", str(source), "--variants", "1", "--json", str(written)]) == 0
+    capsys.readouterr()
+    payload = json.loads(written.read_text())
+    geocodes = [
+        c["arguments"]
+        for t in payload["trajectories"]
+        for c in t["calls"]
+        if c["name"] == "reverse_geocode"
+    ]
+    assert geocodes and all(isinstance(a["latitude"], str | float) for a in geocodes)
+    assert any(isinstance(a["latitude"], str) for a in geocodes)  # it held a Decimal
