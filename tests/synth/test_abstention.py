@@ -100,24 +100,23 @@ def test_every_tool_of_every_server_is_in_gold_in_a_1000_task_run(
 def test_coverage_blocks_swap_in_a_task_for_a_tool_no_gold_calls(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """At this seed the file system's quota leaves ``rmdir`` out of every gold; the blocks run
-    past the quota bring it in, in place of a task of the same kind, and change nothing
-    else: the count, the mix and every other tool's presence. (A seed where they do is
-    rare: with ``prove_gym.synth/12`` seeds 89-129 either call ``rmdir`` within the quota
-    or find no chain to it in the coverage blocks; 130 is the first that shows the swap.)"""
+    """At this seed the file system's quota of 40 tasks (one a tool) leaves some tools out
+    of every gold; the blocks run past the quota bring some of them in, each in place of a
+    task of the same kind, and change nothing else: the count, the mix and the ids. (Which
+    tools a quota misses moves with every change to the generator's draws, so the test
+    asks for any.)"""
     from prove_gym.synth import pipeline
     from prove_gym.synth.pipeline import mix_kind
 
-    cfg = SynthConfig(servers=("filesystem",), n=50, seed=130)
+    cfg = SynthConfig(servers=("filesystem",), n=40, seed=1)
     monkeypatch.setattr(pipeline, "COVERAGE_BLOCKS", 0)
     before = synthesize(cfg)
     monkeypatch.undo()
     after = synthesize(cfg)
     unused_before = build_report(before)["unused_tools"]["filesystem"]
     unused_after = build_report(after)["unused_tools"]["filesystem"]
-    assert "rmdir" in unused_before and "rmdir" not in unused_after
-    assert set(unused_after) < set(unused_before)
-    assert len(after.tasks) == len(before.tasks) == 50
+    assert set(unused_after) < set(unused_before)  # some tool brought in, none lost
+    assert len(after.tasks) == len(before.tasks) == cfg.n
     assert sorted(map(mix_kind, after.tasks)) == sorted(map(mix_kind, before.tasks))
     assert [t.id for t in after.tasks] == [t.id for t in before.tasks]
     assert after.drops["coverage:no_unused_tool"] > 0
