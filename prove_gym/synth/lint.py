@@ -397,7 +397,25 @@ def iso_datetime(task: LintTask) -> list[str]:
             text.find(name, max(0, m.end() - len(name)), m.start() + len(name)) >= 0
             for name in names
         )
+        and not _in_file_name(text, m.start(), m.end())
     ]
+
+
+_NAME_BEFORE = re.compile(r"/[^/\s]+ \Z")
+_EXTENSION_AFTER = re.compile(
+    r"[^/\s]*(?: [^/\s]+){0,4}?\.[A-Za-z0-9]{2,4}(?=\s|\Z|[,;:!?)]|\.(?:\s|\Z))"
+)
+
+
+def _in_file_name(text: str, start: int, end: int) -> bool:
+    """Whether the date at ``text[start:end]`` sits in a path's last name with spaces in it
+    (".../Screenshots/Screenshot 2026-07-19 at 17.09.00.png"), which a turn states even when
+    no gold call takes it (a request to abstain from). Reads at most 64 characters each
+    side."""
+    return (
+        _NAME_BEFORE.search(text[max(0, start - 64) : start]) is not None
+        and _EXTENSION_AFTER.match(text[end : end + 64]) is not None
+    )
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -562,6 +562,14 @@ def test_a_date_inside_a_name_the_user_states_is_not_caught() -> None:
     assert flags(task) == {}
     task["turns"][1]["steps"][0]["arguments"]["email"] = "ana@example.com"
     assert list(flags(task)) == ["iso_datetime"]
+    # a path's last name with spaces, stated where no gold call takes it (a request the
+    # model must abstain from): still a name
+    path = "/home/andrew/Pictures/Screenshots/Screenshot 2026-07-19 at 17.09.00.png"
+    assert (
+        flags(user(clean(), 1, f"Invite ana@example.com. mv {path} /home/andrew/Documents.")) == {}
+    )
+    said = "Invite ana@example.com. Meet at /home/andrew on 2026-07-19 at noon."
+    assert list(flags(user(clean(), 1, said))) == ["iso_datetime"]  # a date said near a path
 
 
 def test_the_same_x_can_stand_for_an_id_said_before_it_in_the_turn() -> None:
