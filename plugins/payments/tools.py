@@ -1634,7 +1634,8 @@ def create_webhook_endpoint(
     returns=("event", "webhook_endpoint", "invoice"),
     phrasings=[
         "Which webhooks were sent for invoice {invoice_id} of {merchant_id}?",
-        "Show the failed webhook deliveries of {merchant_id}",
+        "Show the webhook events of {merchant_id}",
+        "Show the {delivery_status} webhook deliveries of {merchant_id}",
         "List the latest {type} events of {merchant_id}",
     ],
 )
