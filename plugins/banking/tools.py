@@ -75,6 +75,7 @@ synthesis asks them in abstention turns."""
 server = Server(
     "banking",
     out_of_scope=OUT_OF_SCOPE,
+    persona=("customer",),
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,

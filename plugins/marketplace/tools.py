@@ -71,6 +71,7 @@ synthesis asks them in abstention turns."""
 server = Server(
     "marketplace",
     out_of_scope=OUT_OF_SCOPE,
+    persona=("user",),
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
     version="1.0.0",
     base=Base,
