@@ -224,6 +224,36 @@ class BlockResult:
         return [o for o in self.outcomes if isinstance(o, Candidate)]
 
 
+_STRIPPABLE: dict[tuple[str, tuple[str, ...]], bool] = {}
+
+
+def has_enums(server: Server, registry: Registry) -> bool:
+    """Whether some tool of ``server`` has enum values that stripping can take away."""
+    tools = server.visible_tools()
+    key = (server.name, tuple(t.name for t in tools))
+    if key not in _STRIPPABLE:
+        _STRIPPABLE[key] = any(
+            stripped_schema(registry.get_tool(f"{server.name}.{t.name}")) is not None for t in tools
+        )
+    return _STRIPPABLE[key]
+
+
+def strip_rate(server: Server, registry: Registry, cfg: SynthConfig) -> float:
+    """How often a task of ``server`` is drawn with its enums stripped, so that the run's
+    share of such tasks is ``cfg.strip_enum_rate``: the servers none of whose tools has an
+    enum (email, team_chat, ...) strip only what a distractor brings, so the servers that
+    can strip do so proportionally more often (a quarter more when 4 of 20 cannot)."""
+    names = (
+        list(registry.servers)
+        if list(cfg.servers) in ([], ["all"])
+        else [n for n in cfg.servers if n in registry.servers]
+    )
+    able = [n for n in names if has_enums(registry.get_server(n), registry)]
+    if not able or server.name not in able:
+        return cfg.strip_enum_rate
+    return min(1.0, cfg.strip_enum_rate * len(names) / len(able))
+
+
 class ServerContext:
     """Per-process, per-server state shared by all blocks: graph, sampler, foreign tools."""
 
@@ -267,6 +297,7 @@ class ServerContext:
             if t.name not in own
         ]
         self.foreign_phrasings = fillable_phrasings(self.foreign)
+        self.strip_rate = strip_rate(server, registry, cfg)
         self._known = DedupIndex(cfg.dedup_threshold)
         producers: dict[str, list[ToolSpec]] = {}
         for t in self.tools.values():
@@ -537,7 +568,7 @@ class Conversation:
         self.irrelevant = rng.random() < cfg.irrelevant_rate
         self.missing_tool = rng.random() < cfg.missing_tool_rate
         self.distract = rng.random() < cfg.distractor_rate
-        self.strip = rng.random() < cfg.strip_enum_rate
+        self.strip = rng.random() < self.sc.strip_rate
         # drawn on every candidate (the block's random stream does not depend on it), but
         # only taken while the block's abstention tasks lag their share (see run_block)
         self.abstain_only = rng.random() < cfg.abstention_rate and self.abstention_due
