@@ -813,17 +813,21 @@ def _said(task: LintTask, upto: int, value: str, *, only: bool = False) -> bool:
     return any(pattern.search(t) for t in texts)
 
 
-def _referenced(task: LintTask, turn: int, kind: str) -> list[tuple[Step, str]]:
+def _referenced(
+    task: LintTask, turn: int, kind: str, *, stated: bool = False
+) -> list[tuple[Step, str]]:
     """(call, id) pairs of the answer to ``turn`` taking an id of ``kind`` the user does
     not state in that turn: what a reference in it can stand for (in a clarify turn, also
-    the value its answer supplies: "one of my categories ... under the same category")."""
+    the value its answer supplies: "one of my categories ... under the same category").
+    With ``stated``, the ids the turn also states are included (a turn may name again, in
+    a later request, what it referred to before)."""
     at = _answer(task, turn)
     return [
         (s, v)
         for s in task.requested
         if s.turn == at
         for v in _kind_values(task, s, kind)
-        if not _said(task, turn, v, only=True)
+        if stated or not _said(task, turn, v, only=True)
     ]
 
 
@@ -901,13 +905,17 @@ def list_reference(task: LintTask) -> list[str]:
             if kind is None:
                 continue
             problems = []
-            for step, value in _referenced(task, t, kind):
+            unstated = _referenced(task, t, kind)
+            # a call whose id the turn also states later ("... into the first account in
+            # those results. ... Only for the account acc_01.") can be the referent too
+            for step, value in _referenced(task, t, kind, stated=True):
                 listings = [s for s in _before(task, step) if _lists(task, s, kind)]
                 # (a call the gold gives up has no dependencies recorded)
                 given_up = step not in task.steps
                 if len(listings) == 1 and (given_up or listings[0].id in step.depends_on):
                     break  # the phrase can stand for this one: no flaw
-                problems.append(f"{len(listings)} lists: gold {value}")
+                if (step, value) in unstated:
+                    problems.append(f"{len(listings)} lists: gold {value}")
             else:
                 if problems:
                     out.append(f"{_around(text, m.start(), m.end())} ({problems[0]})")

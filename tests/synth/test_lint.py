@@ -586,3 +586,34 @@ def test_the_same_x_can_stand_for_an_id_said_before_it_in_the_turn() -> None:
     assert flags(user(task, 1, said)) == {}
     unsaid = "Invite ana@example.com to the same event, and bo@example.com to the new event. Show evt_0007."
     assert list(flags(user(task, 1, unsaid))) == ["ambiguous_reference"]
+
+
+def test_a_list_reference_whose_id_the_turn_also_states_later_is_not_caught() -> None:
+    """A clarify turn (budget-4343-00009): "... into the first account in those results.
+    ... Only for the account acc_01." The listing is in the answer turn and the income
+    depends on it; that the turn names acc_01 again later does not make the reference
+    stand for nothing. The same text with the income not depending on the listing is."""
+    text = (
+        "I spent 62.68 at Verizon Fios, put it under cat_004 and paid with one of my "
+        "accounts. Then show my account balances. After that, I got paid 75 from Tax refund "
+        "into the first account in those results. After that, find my Netflix purchases. "
+        "Only for the account acc_01."
+    )
+    answer = [
+        step("s1", "add_expense", account_id="acc_05", amount="62.68", category_id="cat_004",
+             payee="Verizon Fios"),
+        step("s2", "list_accounts"),
+        step("s3", "add_income", ("s2",), account_id="acc_01", amount=75, payer="Tax refund"),
+        step("s4", "search_transactions", account_id="acc_01", query="Netflix"),
+    ]  # fmt: skip
+    task: Task = {
+        "id": "budget-clarify",
+        "servers": ["budget"],
+        "turns": [
+            {"user": text, "kind": "clarify", "missing": ["account_id"], "steps": []},
+            {"user": "Use acc_05 for the account.", "steps": answer},
+        ],
+    }
+    assert "list_reference" not in flags(task)
+    answer[2]["depends_on"] = []
+    assert "list_reference" in flags(task)
