@@ -665,6 +665,21 @@ def _fix_articles(phrasing: str, args: Mapping[str, Any]) -> str:
     return re.sub(r"\b([Aa]n?) \{(\w+)\}", fix, phrasing)
 
 
+def _singular_after_one(phrasing: str, args: Mapping[str, Any], refs: Mapping[str, str]) -> str:
+    """``phrasing`` with a regular plural after a slot whose value is 1 made singular:
+    "change {order_id} to {quantity} shares" says "to 1 share", "for {nights} nights"
+    "for 1 night" ("class", "bus" are no plurals)."""
+    for name in SLOT.findall(phrasing):
+        if name in refs or name not in args or render_value(args[name]) != "1":
+            continue
+        phrasing = re.sub(
+            r"(\{" + re.escape(name) + r"\} [a-z]{2,})s\b",
+            lambda m: m.group(1) if not m.group(1).endswith(("s", "u")) else m.group(0),
+            phrasing,
+        )
+    return phrasing
+
+
 def _finish(text: str) -> str:
     """``text`` ending as a sentence: a full stop unless it has one (or a quote ends it:
     'saying "Thanks!"').
@@ -1013,6 +1028,7 @@ class Renderer:
             else:
                 self.self_named.append(f"{spec.name}.{name}")
         keep: list[str] = []
+        phrasing = _singular_after_one(phrasing, args, refs)
 
         def fill(m: re.Match[str]) -> str:
             name = m.group(1)

@@ -366,3 +366,19 @@ def test_a_read_is_not_asked_what_its_lists_filter_already_says() -> None:
         1, unfiltered, planned="Has invoice {invoice_id} been paid?"
     )
     assert "paid" in text
+
+
+def test_a_plural_after_a_slot_of_one_is_made_singular() -> None:
+    """ "change ord_01480 to 1 shares" (the by-eye read of synth/12) reads "to 1 share";
+    other values, references and words that are no plurals stay as they are."""
+    from prove_gym.synth.render import _singular_after_one
+
+    phrasing = "Change {order_id} to {quantity} shares at {limit_price}"
+    one = {"order_id": "ord_1", "quantity": 1, "limit_price": "9.50"}
+    assert _singular_after_one(phrasing, one, {}) == (
+        "Change {order_id} to {quantity} share at {limit_price}"
+    )
+    assert _singular_after_one(phrasing, {**one, "quantity": 4}, {}) == phrasing
+    assert _singular_after_one(phrasing, one, {"quantity": "that many"}) == phrasing
+    assert _singular_after_one("Book {n} class", {"n": 1}, {}) == "Book {n} class"
+    assert _singular_after_one("Take {n} bus", {"n": 1}, {}) == "Take {n} bus"
