@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prove_gym.registry import Registry, get_registry
-from prove_gym.reward.common import prepare
+from prove_gym.reward.common import PreparedTask, prepare
 from prove_gym.reward.config import RewardConfig
 from prove_gym.reward.score import RewardBreakdown, score
 from prove_gym.reward.state import prepared_gold_records, prepared_gold_turns
@@ -185,16 +185,34 @@ def _potential(
         # nothing to split: the whole completion, the state as it stands
         final = gold[-1][0] if matches else state_hash
         whole = score(task, completion, config=config, final_state_hash=final, registry=registry)
-        top = score(task, replay, config=config, final_state_hash=gold[-1][0], registry=registry)
-        return _tidy(whole.total - (1 - share) * top.total), whole
+        top = _gold_total(task, prepared, replay, gold[-1][0], config, registry)
+        return _tidy(whole.total - (1 - share) * top), whole
     raw = dataclasses.replace(config, normalise=False).with_weights(**{STATE: 0.0})
     rest = score(task, completion, config=raw, final_state_hash=gold[-1][0], registry=registry)
-    top = score(task, replay, config=raw, final_state_hash=gold[-1][0], registry=registry)
-    potential = rest.total - (1 - share) * top.total + (share * weight if matches else 0.0)
+    top = _gold_total(task, prepared, replay, gold[-1][0], raw, registry)
+    potential = rest.total - (1 - share) * top + (share * weight if matches else 0.0)
     if config.normalise:
         low, high = _raw_bounds(config, rest)
         potential = (potential - share * low) / (high - low) if high > low else 0.0
     return _tidy(potential), rest
+
+
+def _gold_total(
+    task: Task,
+    prepared: PreparedTask,
+    replay: Sequence[CallRecord],
+    final: str,
+    config: RewardConfig,
+    registry: Registry,
+) -> float:
+    """What the gold replay itself scores under ``config``: the same for every turn of every
+    episode of the task, so computed once per config and kept with the prepared task."""
+    totals: dict[RewardConfig, float] = prepared.memo.setdefault("gold_totals", {})
+    if config not in totals:
+        totals[config] = score(
+            task, replay, config=config, final_state_hash=final, registry=registry
+        ).total
+    return totals[config]
 
 
 def _raw_bounds(config: RewardConfig, breakdown: RewardBreakdown) -> tuple[float, float]:
