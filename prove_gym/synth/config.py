@@ -6,9 +6,12 @@ import dataclasses
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prove_gym.server.state import MAX_STATE_SIZE, stable_int
+
+if TYPE_CHECKING:
+    from prove_gym.registry import Registry
 
 BLOCK_SEED_BASE = 100_000
 """Block states' seeds start here; the shared pool's are below it."""
@@ -285,3 +288,15 @@ class SynthConfig:
         out.pop("llm_api_key", None)
         out.pop("workers", None)  # output does not depend on it
         return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
+
+
+def resolve_servers(names: tuple[str, ...] | list[str], registry: Registry) -> list[str]:
+    """``("all",)`` -> every installed server (sorted); names are checked."""
+    if not names or list(names) == ["all"]:
+        return list(registry.servers)
+    out = []
+    for name in names:
+        registry.get_server(name)  # a KeyError naming the installed servers
+        if name not in out:
+            out.append(name)
+    return out

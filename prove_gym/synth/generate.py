@@ -55,7 +55,7 @@ from prove_gym.server.session import Session
 from prove_gym.server.state import stable_int
 from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.chains import ChainSampler, PlannedStep, is_secret_kind, weighted_choice
-from prove_gym.synth.config import SynthConfig
+from prove_gym.synth.config import SynthConfig, resolve_servers
 from prove_gym.synth.enums import stripped_schema
 from prove_gym.synth.graph import STATE, ToolProfile, build_graph, refine_graph
 from prove_gym.synth.grounding import (
@@ -243,11 +243,7 @@ def strip_rate(server: Server, registry: Registry, cfg: SynthConfig) -> float:
     share of such tasks is ``cfg.strip_enum_rate``: the servers none of whose tools has an
     enum (email, team_chat, ...) strip only what a distractor brings, so the servers that
     can strip do so proportionally more often (a quarter more when 4 of 20 cannot)."""
-    names = (
-        list(registry.servers)
-        if list(cfg.servers) in ([], ["all"])
-        else [n for n in cfg.servers if n in registry.servers]
-    )
+    names = resolve_servers(cfg.servers, registry)
     able = [n for n in names if has_enums(registry.get_server(n), registry)]
     if not able or server.name not in able:
         return cfg.strip_enum_rate

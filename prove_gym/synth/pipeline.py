@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from prove_gym.registry import Registry, get_registry
 from prove_gym.server.state import stable_int
-from prove_gym.synth.config import BLOCK_SEED_BASE, SynthConfig
+from prove_gym.synth.config import BLOCK_SEED_BASE, SynthConfig, resolve_servers
 from prove_gym.synth.generate import BlockResult, Candidate, View, run_block
 from prove_gym.synth.validate import DedupIndex
 from prove_gym.task import Task
@@ -69,18 +69,6 @@ class SynthResult:
     def split(self, name: str) -> list[Task]:
         """Tasks of the ``train`` or ``test`` split."""
         return [t for t in self.tasks if t.meta.get("split") == name]
-
-
-def resolve_servers(names: tuple[str, ...] | list[str], registry: Registry) -> list[str]:
-    """``("all",)`` -> every installed server (sorted); names are checked."""
-    if not names or list(names) == ["all"]:
-        return list(registry.servers)
-    out = []
-    for name in names:
-        registry.get_server(name)  # a KeyError naming the installed servers
-        if name not in out:
-            out.append(name)
-    return out
 
 
 def quotas(n: int, servers: list[str]) -> dict[str, int]:
