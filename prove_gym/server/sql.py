@@ -424,8 +424,11 @@ def key_column(model: Any) -> str:
     return str(pk.key)
 
 
+@functools.cache
 def record_by_key(model: Any) -> Query:
-    """The statement that reads one row of ``model``'s table by its primary key (``key``)."""
+    """The statement that reads one row of ``model``'s table by its primary key (``key``);
+    one per table per process, so it is compiled once (every id a call names is read
+    through it)."""
     table = _table(model)
     (pk,) = table.primary_key.columns
     return Query(select(table).where(pk == bindparam("key")))
