@@ -850,7 +850,12 @@ def _check_acting(server: Server, version: int, acting: Any) -> None:
     principal_model = server.entities[acting.entity].model
     problems = []
     for kind, source in server.entities.items():
-        if source.model is None or source.owner is not None or kind == acting.entity:
+        if (
+            source.model is None
+            or source.owner is not None
+            or source.shared
+            or kind == acting.entity
+        ):
             continue
         for column in source.model.__table__.columns:  # type: ignore[attr-defined]
             if any(fk.column.table is principal_model.__table__ for fk in column.foreign_keys):  # type: ignore[union-attr]
