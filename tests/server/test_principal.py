@@ -374,3 +374,23 @@ def test_an_entity_is_owned_or_shared_not_both() -> None:
     server = notes_server("principal_both")
     with pytest.raises(TypeError, match="a shared entity has no owner="):
         server.entity("board", key="note_id", model=Note, owner="account_id", shared=True)
+
+
+def test_a_principal_whose_tools_name_nothing_it_owns_passes_the_check() -> None:
+    """A signed-in person the tools act as without naming them (social_media's user): no
+    owned parameter, so nothing to swap; an owned one no two principals hold still fails."""
+    server = shared_server()
+    del server.tools["read_notes"]  # its account_id was the only owned parameter
+    check_principal(server)
+    owned = notes_server("principal_unheld")
+    note = owned.entities["note"]
+    lister = note.fn
+    owned.entities["note"] = type(note)(
+        note.kind,
+        note.key,
+        lambda ctx: [r for r in lister(ctx) if r["account_id"] == "acc_1"],
+        note.model,
+        owner="account_id",
+    )
+    with pytest.raises(AssertionError, match="no tool could be checked: no two accounts own"):
+        check_principal(owned)
