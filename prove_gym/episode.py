@@ -286,7 +286,8 @@ class Episode:
         format: A :class:`~prove_gym.formats.ToolCallFormat` or the name of a
             registered one (default ``"hermes"``).
         caps: Turn caps (default :class:`EpisodeCaps`: the paper's 10 and 5).
-        reward: The reward configuration (default: the paper's).
+        reward: The reward configuration (default: ``RewardConfig()``, the validated default;
+            ``RewardConfig.preset("paper")`` is the paper's reward exactly).
         instructions: Replaces :data:`DEFAULT_INSTRUCTIONS` in the system message.
         registry: Where servers and formats are looked up.
         turn_rewards: Also pay each user turn a reward when it closes, the change of a

@@ -182,9 +182,14 @@ def conformance_suite(
         def test_fuzz(self, tool: str) -> None:
             check_fuzz(srv, tool, samples=kept_samples, max_examples=max_examples)
 
-        def test_call_sequences(self) -> None:
+        @pytest.mark.parametrize("version", versions, ids=[f"v{v}" for v in versions])
+        def test_call_sequences(self, version: int) -> None:
             check_call_sequences(
-                srv, samples=kept_samples, invariants=invariants, max_examples=sequences
+                srv,
+                samples=kept_samples,
+                invariants=invariants,
+                max_examples=sequences,
+                version=version,
             )
 
         def test_hostile_actions(self) -> None:
@@ -610,8 +615,13 @@ def call_sequence_machine(
     *,
     samples: Sequence[Any] = (),
     invariants: Invariants | None = None,
+    version: int = 0,
 ) -> type[RuleBasedStateMachine]:
     """A ``RuleBasedStateMachine`` calling random tools with fuzzed arguments on one session.
+
+    The session plays env ``version``; where that version has an acting principal, it acts
+    for the first one the sampled state lists, so the version's own rules (market hours,
+    refusals for another principal's rows) run under the sequences and the invariants.
 
     Arguments are junk, schema-shaped and plausible, not hostile (hostile values are the
     per-tool fuzz's business), so that sequences of successful writes reach states that
@@ -619,18 +629,23 @@ def call_sequence_machine(
     findings (failed calls and reads leave the state unchanged, results fit their schema,
     ...) and ``invariants(session)``.
     """
+    acting = server.principal(version)
+    principal = None
     with server.session(seed=FUZZ_SEED) as probe:
         checker = CallChecker(server, probe)
         strategies = {
             name: fuzz_arguments(spec, samples, plausible=checker.plausible(spec), hostile=False)
             for name, spec in server.tools.items()
         }
+        if acting is not None:
+            key = server.entities[acting.entity].key
+            principal = min(r[key] for r in probe.list_entities(acting.entity))
     names = list(strategies)
 
     class CallSequences(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.session = server.session(seed=FUZZ_SEED)
+            self.session = server.session(seed=FUZZ_SEED, env_version=version, principal=principal)
             self.checker = CallChecker(server, self.session)
             self.history: list[str] = []
 
@@ -672,9 +687,11 @@ def check_call_sequences(
     invariants: Invariants | None = None,
     max_examples: int = DEFAULT_MAX_EXAMPLES // 3,
     steps: int = SEQUENCE_STEPS,
+    version: int = 0,
 ) -> None:
-    """Run :func:`call_sequence_machine`: ``max_examples`` sequences of up to ``steps`` calls."""
-    machine = call_sequence_machine(server, samples=samples, invariants=invariants)
+    """Run :func:`call_sequence_machine`: ``max_examples`` sequences of up to ``steps`` calls,
+    under env ``version`` (the suite runs every version the server declares)."""
+    machine = call_sequence_machine(server, samples=samples, invariants=invariants, version=version)
     run_state_machine_as_test(machine, settings=_settings(max_examples, steps=steps))
 
 

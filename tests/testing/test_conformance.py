@@ -13,6 +13,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from prove_gym import Registry, Task, gold_replay, hookimpl
 from prove_gym.server import (
     Entity,
+    EnvVersion,
     NotFound,
     PreconditionFailed,
     Query,
@@ -431,3 +432,37 @@ def test_a_well_formed_value_is_a_plausible_one_its_enum_allows(
     from prove_gym.testing.strategies import first_value
 
     assert first_value(schema, plausible, None) == expected
+
+
+def test_call_sequences_run_under_the_version_asked_for() -> None:
+    """A rule that only a later version has is exercised by that version's sequences."""
+    server = Server(
+        "versioned_notes",
+        version="1.0",
+        base=Base,
+        sampler=sample_notes,
+        description="Notes.",
+        env_versions=[EnvVersion(1, "files new notes under 'archived'")],
+    )
+
+    @server.tool(writes=True, phrasings=["Add a note called {title}", "Write down {title}"])
+    def add_note(
+        ctx: ToolContext, title: Annotated[str, Field(min_length=1, max_length=200)]
+    ) -> str:
+        """Add a note.
+
+        Args:
+            title: What the note says, such as "Groceries".
+        """
+        note_id = next_id(ctx, Note.id, "note", 3)
+        tag = "archived" if ctx.env_version >= 1 else "home"
+        ctx.sql.insert(Note, id=note_id, title=title, tag=tag)
+        return note_id
+
+    def tags_are_known(session: Session) -> list[str]:
+        rows = session.raw_connection.execute("SELECT id, tag FROM notes").fetchall()
+        return [f"{note} has tag {tag!r}" for note, tag in rows if tag not in TAGS]
+
+    check_call_sequences(server, invariants=tags_are_known, max_examples=5, steps=5)
+    with pytest.raises(AssertionError, match="has tag 'archived'"):
+        check_call_sequences(server, invariants=tags_are_known, max_examples=5, steps=5, version=1)
