@@ -91,7 +91,8 @@ def rule_violations(session: Session) -> list[str]:
            WHERE NOT p.comments_enabled""",
     )
     # visibility through the read tools
-    me = one(session, "SELECT user_id FROM me")
+    # the signed-in person: the task's principal from -v1 on, else the state's Me row
+    me = session.principal or one(session, "SELECT user_id FROM me")
     visible = count(session, VISIBLE_POSTS.format(what="COUNT(*)").replace(":me", "?"), *[me] * 4)
     found = session.call("search_posts", {"limit": 1})
     if not found.ok or found.content["total"] != visible:
