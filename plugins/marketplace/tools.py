@@ -23,9 +23,11 @@ from sqlalchemy import bindparam, func, select
 from prove_gym.server import (
     Bound,
     Entity,
+    EnvVersion,
     InvalidArgument,
     PermissionDenied,
     PreconditionFailed,
+    Principal,
     Query,
     Record,
     Server,
@@ -68,12 +70,41 @@ OUT_OF_SCOPE = (
 """Requests a user of this server might make that no tool (of any server) serves:
 synthesis asks them in abstention turns."""
 
+MEMBER = 1
+"""The env version from which a session acts for one signed-in member: its buyer_id,
+seller_id and user_id are the member's own (the core refuses another's); find_users matches
+what a profile shows, and get_listing shows a listing's offers to its seller and each
+buyer their own."""
+
 server = Server(
     "marketplace",
     out_of_scope=OUT_OF_SCOPE,
     persona=("user",),
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
-    version="1.0.0",
+    version="1.1.0",
+    env_versions=[
+        EnvVersion(
+            MEMBER,
+            "acts for one signed-in member (the task's principal): a call whose buyer_id, "
+            "seller_id or user_id is another member is refused with permission_denied (rule "
+            "not_your_user), so a member buys and bids on others' listings and sells, edits "
+            "and answers offers on their own only; find_users matches names and usernames "
+            "only (no email lookups) and get_listing shows offers only to the listing's "
+            "seller and to their own buyer",
+            tasks_file=Path(__file__).with_name("tasks_v1.jsonl"),
+            principal=Principal(
+                "user",
+                "You are helping marketplace member {id}, who is signed in: you act for them "
+                "only. Every buyer_id, seller_id and user_id you pass is {id}; a call acting "
+                "as another member is refused (rule 'not_your_user'). They bid on, make "
+                "offers on and buy other members' listings, and create, close, cancel and "
+                "answer offers on their own. Other members' public profiles "
+                "(get_seller_profile, find_users by name or username) and listings are open "
+                "to them; the offers on a listing are shown only to its seller and to the "
+                "member who made each.",
+            ),
+        )
+    ],
     base=Base,
     sampler=sample_marketplace,
     description="An online marketplace where every member can buy and sell: auction listings "
@@ -93,6 +124,8 @@ server = Server(
 )
 
 UserRow = Annotated[Record[User], Entity("user")]
+AnyUserRow = Annotated[Record[User], Entity("user", shared=True)]
+"""A member whose public profile anyone may see (not a member acted for)."""
 ListingRow = Annotated[Record[Listing], Entity("listing")]
 OfferRow = Annotated[Record[Offer], Entity("offer")]
 SaleRow = Annotated[Record[Sale], Entity("sale")]
@@ -395,12 +428,15 @@ def _listings_matching(
 
 
 @functools.cache
-def _users_matching(by_text: bool) -> Query:
-    """Users by name, at most ``limit``, optionally matching a text: find_users'."""
+def _users_matching(by_text: bool, by_email: bool = True) -> Query:
+    """Users by name, at most ``limit``, optionally matching a text (in their email too,
+    unless ``by_email`` is false: a member looks others up by what a profile shows):
+    find_users'."""
     stmt = select(users)
     if by_text:
+        fields = (User.name, User.username, User.email, User.id)
         stmt = stmt.where(
-            contains(bindparam("pattern"), User.name, User.username, User.email, User.id)
+            contains(bindparam("pattern"), *(f for f in fields if by_email or f is not User.email))
         )
     return Query(stmt.order_by(User.name, User.id).limit(bindparam("limit")))
 
@@ -528,7 +564,12 @@ def _detail(ctx: ToolContext, listing_id: str) -> ListingDetail:
             }
             for b in ctx.sql.all(BIDS, listing_id=lst.id)
         ],
-        "offers": [_offer_out(o) for o in ctx.sql.all(OFFERS, listing_id=lst.id)],
+        "offers": [
+            _offer_out(o)
+            for o in ctx.sql.all(OFFERS, listing_id=lst.id)
+            # a signed-in member sees the offers on their own listing, elsewhere their own
+            if ctx.principal is None or ctx.principal in (lst.seller_id, o.buyer_id)
+        ],
         "sale": _sale_out(sale) if sale is not None else None,
     }
 
@@ -753,6 +794,9 @@ def search_listings(
 def get_listing(ctx: ToolContext, listing_id: ListingRow) -> ListingDetail:
     """Get one listing with its seller's rating, all bids (highest first), offers and sale.
 
+    Acting for a signed-in member, offers are shown to the listing's seller, and to each
+    other member only their own.
+
     Args:
         listing_id: The listing, such as "lst_0042" (search_listings finds it by title).
 
@@ -774,6 +818,9 @@ def get_listing(ctx: ToolContext, listing_id: ListingRow) -> ListingDetail:
 def find_users(ctx: ToolContext, query: SearchText, limit: Limit = 10) -> list[UserOut]:
     """Find marketplace members by name, username, email or id, ordered by name.
 
+    Acting for a signed-in member, the email is not searched: others are found by name,
+    username or id.
+
     Args:
         query: Case-insensitive text, such as "Garcia", "jsmith" or "usr_007".
         limit: Maximum number of users to return (1-50), such as 10.
@@ -784,7 +831,9 @@ def find_users(ctx: ToolContext, query: SearchText, limit: Limit = 10) -> list[U
     """
     text = query.strip()
     params = {"pattern": search_pattern(text)} if text else {}
-    found = ctx.sql.all(_users_matching(bool(text)), **params, limit=limit)
+    # a signed-in member finds others by what a profile shows, never by their email
+    by_email = ctx.principal is None
+    found = ctx.sql.all(_users_matching(bool(text), by_email), **params, limit=limit)
     return [_user_out(ctx, u) for u in found]
 
 
@@ -805,7 +854,7 @@ def _user_out(ctx: ToolContext, u: Any) -> UserOut:
     returns=("user", "listing"),
     phrasings=["How is seller {seller_id} rated?", "Show the seller profile of {seller_id}"],
 )
-def get_seller_profile(ctx: ToolContext, seller_id: UserRow) -> SellerProfile:
+def get_seller_profile(ctx: ToolContext, seller_id: AnyUserRow) -> SellerProfile:
     """A seller's rating, sales count, unsettled listings and ten most recent ratings.
 
     Args:
@@ -1376,10 +1425,15 @@ def _users(ctx: ToolContext) -> list[dict[str, Any]]:
     return [{"user_id": u.id, "name": u.name, "search": u.name.split()[-1]} for u in rows]
 
 
+# Listings, offers and sales are no one member's (shared=True): every member bids on others'
+# listings, an offer is between its buyer and the listing's seller. The acting member is
+# checked where a tool names them (buyer_id, seller_id, user_id), and the tools' own rules
+# (own_listing, not_your_listing, not_your_purchase) say what each may do with the rest.
 @server.entity(
     "listing",
     key="listing_id",
     model=Listing,
+    shared=True,
     not_found="Call search_listings with words of the title to find the listing's id (such "
     "as 'lst_0042').",
 )
@@ -1406,6 +1460,7 @@ def _listings(ctx: ToolContext) -> list[dict[str, Any]]:
     "offer",
     key="offer_id",
     model=Offer,
+    shared=True,
     not_found="Call get_listing with the listing's id to see its offers (ids such as 'ofr_0012').",
 )
 def _offers(ctx: ToolContext) -> list[dict[str, Any]]:
@@ -1425,6 +1480,7 @@ def _offers(ctx: ToolContext) -> list[dict[str, Any]]:
     "sale",
     key="sale_id",
     model=Sale,
+    shared=True,
     not_found="Call list_sales with the buyer's id and role 'buyer' to find the sale's id "
     "(such as 'sal_0031').",
 )

@@ -31,8 +31,10 @@ from prove_gym.server import (
     Bound,
     Conflict,
     Entity,
+    EnvVersion,
     InvalidArgument,
     PreconditionFailed,
+    Principal,
     Query,
     Record,
     Server,
@@ -86,11 +88,33 @@ OUT_OF_SCOPE = (
 """Requests a user of this server might make that no tool (of any server) serves:
 synthesis asks them in abstention turns."""
 
+MERCHANT_ACCOUNT = 1
+"""The env version from which a session acts for one merchant's account (signed in to its
+dashboard, as its API key would): another merchant's invoices, charges and endpoints are
+refused by the core, and find_merchant finds only the merchant itself."""
+
 server = Server(
     "payments",
     out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
-    version="1.0.0",
+    version="1.1.0",
+    env_versions=[
+        EnvVersion(
+            MERCHANT_ACCOUNT,
+            "acts for one merchant's account (the task's principal): a call on another "
+            "merchant, or its invoices, charges or webhook endpoints, is refused with "
+            "permission_denied (rule not_your_merchant); find_merchant finds only the "
+            "merchant itself",
+            tasks_file=Path(__file__).with_name("tasks_v1.jsonl"),
+            principal=Principal(
+                "merchant",
+                "You are signed in to the dashboard of merchant {id} and act for it only: its "
+                "invoices, charges, refunds, payouts, webhooks and events. find_merchant "
+                "finds only this merchant; a call on another merchant or its invoices, "
+                "charges or webhook endpoints is refused (rule 'not_your_merchant').",
+            ),
+        )
+    ],
     base=Base,
     sampler=sample_payments,
     description="A payment platform serving many small businesses (merchants): invoices to "
@@ -359,6 +383,24 @@ deliveries_t, keys_t = WebhookDelivery.__table__, IdempotencyKey.__table__
 MERCHANT = Query(select(merchants_t).where(Merchant.id == bindparam("id")))
 MERCHANTS = Query(select(merchants_t).order_by(Merchant.id))
 MERCHANT_NAMES = Query(select(Merchant.name).order_by(Merchant.id))
+# find_merchant acting for a merchant: itself, if it matches the text (or there is none)
+OWN_MERCHANT_MATCHING = Query(
+    select(merchants_t)
+    .where(
+        Merchant.id == bindparam("me"),
+        contains(
+            bindparam("pattern"),
+            Merchant.name,
+            Merchant.email,
+            Merchant.invoice_prefix,
+            Merchant.id,
+        ),
+    )
+    .limit(bindparam("limit"))
+)
+OWN_MERCHANT = Query(
+    select(merchants_t).where(Merchant.id == bindparam("me")).limit(bindparam("limit"))
+)
 # find_merchant's: by name, at most ``limit``, all of them or those matching a text
 MERCHANTS_BY_NAME = Query(
     select(merchants_t).order_by(Merchant.name, Merchant.id).limit(bindparam("limit"))
@@ -822,7 +864,7 @@ def find_merchant(
     """Find merchants by name, email, invoice prefix or id; with their balance and webhooks.
 
     The balance is charged_total - refunded_total - paid_out_total: what the merchant can
-    refund or pay out now.
+    refund or pay out now. Signed in to one merchant's account, it finds only that merchant.
 
     Args:
         query: Case-insensitive text, such as "Bakery", "billing@smithbakery.com", "SMIT" or
@@ -835,7 +877,12 @@ def find_merchant(
         "open_invoices": 3, "webhook_endpoints": [{"endpoint_id": "we_0003", ...}], ...}].
     """
     text = (query or "").strip()
-    if text:
+    me = ctx.principal  # signed in to one merchant's account: it finds only itself
+    if me is not None and text:
+        found = ctx.sql.all(OWN_MERCHANT_MATCHING, me=me, pattern=search_pattern(text), limit=limit)
+    elif me is not None:
+        found = ctx.sql.all(OWN_MERCHANT, me=me, limit=limit)
+    elif text:
         found = ctx.sql.all(MERCHANTS_MATCHING, pattern=search_pattern(text), limit=limit)
     else:
         found = ctx.sql.all(MERCHANTS_BY_NAME, limit=limit)
@@ -1777,6 +1824,7 @@ def _customers(ctx: ToolContext) -> list[dict[str, Any]]:
     "invoice",
     key="invoice_id",
     model=Invoice,
+    owner="merchant_id",
     not_found="Call list_invoices with the merchant's id (search= the customer's name or the "
     "invoice number such as 'SMIT-0042') to find the invoice's id (such as 'inv_00042').",
 )
@@ -1803,6 +1851,7 @@ def _invoices(ctx: ToolContext) -> list[dict[str, Any]]:
     "charge",
     key="charge_id",
     model=Charge,
+    owner="merchant_id",
     not_found="Call get_invoice with the invoice's id to see its charges (ids such as 'ch_00107').",
 )
 def _charges(ctx: ToolContext) -> list[dict[str, Any]]:
@@ -1838,6 +1887,7 @@ def _payouts(ctx: ToolContext) -> list[dict[str, Any]]:
     "webhook_endpoint",
     key="endpoint_id",
     model=WebhookEndpoint,
+    owner="merchant_id",
     not_found="Call find_merchant to see a merchant's webhook endpoints (ids such as 'we_0003').",
 )
 def _endpoints(ctx: ToolContext) -> list[dict[str, Any]]:

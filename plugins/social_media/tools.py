@@ -23,9 +23,11 @@ from sqlalchemy import bindparam, delete, func, or_, select
 from prove_gym.server import (
     Conflict,
     Entity,
+    EnvVersion,
     InvalidArgument,
     PermissionDenied,
     PreconditionFailed,
+    Principal,
     Query,
     Record,
     Server,
@@ -69,12 +71,33 @@ OUT_OF_SCOPE = (
 """Requests a user of this server might make that no tool (of any server) serves:
 synthesis asks them in abstention turns."""
 
+SIGNED_IN = 1
+"""The env version from which the task says who is signed in (its principal, any user of the
+state): every tool acts as that person, where -v0 acts as the state's own Me row."""
+
 server = Server(
     "social_media",
     out_of_scope=OUT_OF_SCOPE,
     me=lambda ctx: {"user": _me(ctx).id},
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
-    version="1.0.0",
+    version="1.1.0",
+    env_versions=[
+        EnvVersion(
+            SIGNED_IN,
+            "acts for the person the task signs in (its principal, any user): every tool "
+            "reads 'me' as them, so what they may see, follow, like or comment on follows "
+            "their own follows and blocks (rules private_account, blocked, you_blocked, ...); "
+            "other people and posts are named as before and never acted as",
+            tasks_file=Path(__file__).with_name("tasks_v1.jsonl"),
+            principal=Principal(
+                "user",
+                "You are signed in as {id} and act as them ('me'): search_users shows their "
+                "handle. You see, follow, like and comment only as they may: a private "
+                "account's posts only once they follow it, nothing across a block. Refused "
+                "calls name the rule.",
+            ),
+        )
+    ],
     base=Base,
     sampler=sample_social_media,
     description="A social network (like Instagram or X) seen by one signed-in person: public "
@@ -92,7 +115,10 @@ server = Server(
 )
 
 # Rows: the core looks the id up before the tool runs (not_found hints: see the entities below).
-UserRow = Annotated[Record[User], Entity("user")]
+# Another person (or a post of anyone's): a session acts as its principal without naming
+# them, so a user or post parameter only says whom the act is about (shared: never refused
+# for whose it is; the visibility rules decide).
+UserRow = Annotated[Record[User], Entity("user", shared=True)]
 PostRow = Annotated[Record[Post], Entity("post")]
 FollowedRow = Annotated[Record[User], Entity("followed_user")]
 RequesterRow = Annotated[Record[User], Entity("requester")]
@@ -504,7 +530,10 @@ def _now(ctx: ToolContext) -> dt.datetime:
 
 
 def _me(ctx: ToolContext) -> Any:
-    """My row of the users table."""
+    """My row of the users table: the person the task signs in (from env version 1), else
+    the one the state's Me row names."""
+    if ctx.principal is not None:
+        return ctx.sql.one(USER, id=ctx.principal)
     return ctx.sql.one(ME)
 
 
@@ -1403,6 +1432,7 @@ def _users(ctx: ToolContext) -> list[dict[str, Any]]:
     "post",
     key="post_id",
     model=Post,
+    shared=True,
     not_found="Call get_feed, search_posts or get_profile to find the post's id (such as "
     "'post_00412').",
 )
@@ -1477,6 +1507,7 @@ def _blocked(ctx: ToolContext) -> list[dict[str, Any]]:
     "liked_post",
     key="post_id",
     model=Post,
+    shared=True,
     not_found="Call get_feed, search_posts or get_post to find a post you liked (its "
     "liked_by_me is true; ids such as 'post_00412').",
 )

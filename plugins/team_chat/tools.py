@@ -26,9 +26,11 @@ from sqlalchemy.sql.elements import BindParameter
 from prove_gym.server import (
     Conflict,
     Entity,
+    EnvVersion,
     InvalidArgument,
     PermissionDenied,
     PreconditionFailed,
+    Principal,
     Query,
     Record,
     Server,
@@ -77,12 +79,34 @@ OUT_OF_SCOPE = (
 """Requests a user of this server might make that no tool (of any server) serves:
 synthesis asks them in abstention turns."""
 
+SIGNED_IN = 1
+"""The env version from which the task says who is signed in (its principal, any user of the
+state): every tool acts as that person, where -v0 acts as the state's own Me row."""
+
 server = Server(
     "team_chat",
     out_of_scope=OUT_OF_SCOPE,
     me=lambda ctx: {"user": _me(ctx).id},
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
-    version="1.0.0",
+    version="1.1.0",
+    env_versions=[
+        EnvVersion(
+            SIGNED_IN,
+            "acts for the person the task signs in (its principal, any user): every tool "
+            "reads 'me' as them, so the workspaces, channels and messages they may read, "
+            "post in, edit or delete follow their own seats, memberships and role (rules "
+            "not_in_workspace, private_channel, not_a_member, not_author, ...); other people "
+            "are named as before and never acted as",
+            tasks_file=Path(__file__).with_name("tasks_v1.jsonl"),
+            principal=Principal(
+                "user",
+                "You are signed in as {id} and act as them ('me'): list_channels shows their "
+                "handle, workspaces and role. You read private channels, post, react, pin and "
+                "edit only as they may; deleting others' messages needs their workspace "
+                "role to be owner or admin. Refused calls name the rule.",
+            ),
+        )
+    ],
     base=Base,
     sampler=sample_team_chat,
     description="A team chat (like Slack) seen by one signed-in person: workspaces, public "
@@ -102,7 +126,10 @@ server = Server(
 WorkspaceRow = Annotated[Record[Workspace], Entity("workspace")]
 ChannelRow = Annotated[Record[Channel], Entity("channel")]
 MessageRow = Annotated[Record[Message], Entity("message")]
-UserRow = Annotated[Record[User], Entity("user")]
+# Another person (or a channel or message of anyone's): a session acts as its principal
+# without naming them, so these only say whom the act is about (shared: never refused for
+# whose it is; membership, privacy and roles decide).
+UserRow = Annotated[Record[User], Entity("user", shared=True)]
 Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
 SearchText = Annotated[str, Field(max_length=200)]
 EmojiName = Annotated[
@@ -299,6 +326,7 @@ messages_t, pins_t = Message.__table__, Pin.__table__
 authors, pinners = users_t.alias("authors"), users_t.alias("pinners")
 
 ME = Query(select(users_t).join(Me.__table__, Me.user_id == User.id).where(Me.id == 1))
+USER = Query(select(users_t).where(User.id == bindparam("id")))
 USER_BY_HANDLE = Query(select(users_t).where(User.handle == bindparam("handle")))
 USER_HANDLE = Query(select(User.handle).where(User.id == bindparam("id")))
 SEAT = Query(
@@ -546,7 +574,10 @@ def _now(ctx: ToolContext) -> dt.datetime:
 
 
 def _me(ctx: ToolContext) -> Any:
-    """The signed-in person's row of ``users``."""
+    """The signed-in person's row of ``users``: the one the task signs in (from env version
+    1), else the one the state's Me row names."""
+    if ctx.principal is not None:
+        return ctx.sql.one(USER, id=ctx.principal)
     return ctx.sql.one(ME)
 
 
@@ -1500,6 +1531,7 @@ def _workspaces(ctx: ToolContext) -> list[dict[str, Any]]:
     "channel",
     key="channel_id",
     model=Channel,
+    shared=True,
     not_found="Call list_channels to see the channels you can see and their ids (such as "
     "'chan_004').",
 )
@@ -1534,6 +1566,7 @@ def _channels(ctx: ToolContext) -> list[dict[str, Any]]:
     "message",
     key="message_id",
     model=Message,
+    shared=True,
     not_found="Call read_channel or search_messages to find the message's id (such as "
     "'msg_00412').",
 )

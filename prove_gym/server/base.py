@@ -206,6 +206,10 @@ class EntitySource:
         owner: The column of ``model`` holding the id of the principal the entity belongs
             to (``"mailbox_id"`` on a message), in the env versions that declare a
             :class:`Principal`; ``None``: nobody owns it (an instrument, an address).
+        shared: Its rows refer to principals but are no one principal's: several act on
+            each (a listing every member may bid on, an offer between its buyer and its
+            seller), and the tools' own rules say who may do what. The conformance check
+            then asks no ``owner=`` of it.
     """
 
     kind: str
@@ -216,6 +220,7 @@ class EntitySource:
     label: str = ""
     case: Literal["exact", "upper", "lower"] = "exact"
     owner: str | None = None
+    shared: bool = False
 
     @property
     def shown(self) -> str:
@@ -587,6 +592,7 @@ class Server:
         label: str = "",
         case: Literal["exact", "upper", "lower"] = "exact",
         owner: str | None = None,
+        shared: bool = False,
     ) -> Callable[[F], F]:
         """Declare an entity kind once (decorator on the function that lists them).
 
@@ -607,7 +613,9 @@ class Server:
         ``owner`` names the column of ``model`` that holds the id of the principal the
         entity belongs to (``owner="mailbox_id"``): in an env version with a
         :class:`Principal`, a call naming a row of another principal is refused before the
-        tool runs. The principal's own kind needs none (its rows own themselves).
+        tool runs. The principal's own kind needs none (its rows own themselves). ``shared``
+        says instead that its rows refer to principals but are no one's (a marketplace's
+        listings, every member bids on): the tools' own rules decide who may act on them.
 
         >>> @server.entity("event", key="event_id", model=Event,
         ...                not_found="Call search_events to find the event's id.")
@@ -620,12 +628,16 @@ class Server:
                 f"entity {kind!r}: owner={owner!r} must name a column of its model "
                 f"({getattr(model, '__name__', None)})"
             )
+        if owner is not None and shared:
+            raise TypeError(
+                f"entity {kind!r}: a shared entity has no owner= (say one or the other)"
+            )
 
         def register(func: F) -> F:
             if kind in self.entities:
                 raise ValueError(f"server {self.name!r} declares entity {kind!r} twice")
             self.entities[kind] = EntitySource(
-                kind, key, func, model, not_found, label, case, owner
+                kind, key, func, model, not_found, label, case, owner, shared
             )
             return func
 
@@ -703,7 +715,13 @@ class Server:
             for t in self.visible_tools():
                 for p in t.params:
                     owned = self.entities.get(p.entity.name) if p.entity is not None else None
-                    if p.row is None and owned is not None and _owner_column(owned, who):
+                    if (
+                        p.row is None
+                        and owned is not None
+                        and p.entity is not None
+                        and not p.entity.shared
+                        and _owner_column(owned, who)
+                    ):
                         found.append(
                             f"{self.name}.{t.name}: parameter {p.name!r} names a {owned.kind} by id "
                             f"only, so the core cannot check whose it is in env "
@@ -933,7 +951,7 @@ class Server:
             for p in spec.row_params:
                 assert p.entity is not None
                 source = self.entities.get(p.entity.name)
-                if source is None:
+                if source is None or p.entity.shared:  # any principal's row, by design
                     continue
                 column = _owner_column(source, principal)
                 if column is not None:

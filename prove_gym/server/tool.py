@@ -63,10 +63,15 @@ class Entity:
     Args:
         name: The entity kind ("event", "account", "path").
         many: True when the parameter holds a list of identifiers.
+        shared: True when the parameter may name a row whoever owns it, in an env version
+            that acts for a principal: a look at what every principal may see (another
+            member's public profile), not an act as its owner. The core then does not
+            check whose the row is (``Principal``; CONTRIBUTING.md, "An acting principal").
     """
 
     name: str
     many: bool = False
+    shared: bool = False
 
 
 Normalisation = Literal["casefold", "strip", "path"]
@@ -683,12 +688,12 @@ def _find_entity(annotation: Any) -> Entity | None:
         base = typing.get_args(annotation)[0]
         for meta in annotation.__metadata__:
             if isinstance(meta, Entity):
-                return Entity(meta.name, many=True) if _is_list(base) else meta
+                return Entity(meta.name, True, meta.shared) if _is_list(base) else meta
         return _find_entity(base)
     for arg in typing.get_args(annotation):
         found = _find_entity(arg)
         if found is not None:
-            return Entity(found.name, many=True) if _is_list(annotation) else found
+            return Entity(found.name, True, found.shared) if _is_list(annotation) else found
     return None
 
 

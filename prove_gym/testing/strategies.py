@@ -390,8 +390,15 @@ def hostile_cases(
 
 
 def first_value(schema: Mapping[str, Any], plausible: Sequence[Any], examples: Any) -> Any:
-    """The value a well-formed call gives a parameter: its first plausible value, else its
-    first listed example, enum value or a value of its schema's type."""
+    """The value a well-formed call gives a parameter: its first plausible value (that the
+    schema's enum allows, where it has one: a record field named like the parameter may be
+    another kind's, an order's ``status`` for a courier's), else its first listed example,
+    enum value or a value of its schema's type."""
+    allowed = [
+        v for option in [schema, *(schema.get("anyOf") or ())] for v in (option.get("enum") or ())
+    ]
+    if allowed:
+        plausible = [v for v in plausible if any(v == a and type(v) is type(a) for a in allowed)]
     if plausible:
         return plausible[0]
     if isinstance(examples, Sequence) and not isinstance(examples, str) and examples:

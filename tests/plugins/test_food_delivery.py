@@ -977,3 +977,83 @@ def test_shipped_tasks_are_sorted_unique_and_many() -> None:
 def test_history_times_never_pass_the_clock(food: Session) -> None:
     latest = one(food, "SELECT MAX(at) FROM tracking_events")
     assert dt.datetime.fromisoformat(str(latest)) <= food.now
+
+
+# ------------------------------------------------------------ -v1: a signed-in customer
+def test_v1_acts_for_one_customer_and_leaves_the_kitchen_and_dispatch_to_the_platform() -> None:
+    """prove/food_delivery-v1 (issue #50: the assistant acted for any customer, moved orders
+    through the kitchen and dispatched couriers)."""
+    with FOOD.session(seed=0) as v0:
+        order, theirs = rows(
+            v0, "SELECT id, customer_id FROM orders WHERE status = 'placed' ORDER BY id"
+        )[0]
+        mine = one(v0, "SELECT id FROM customers WHERE id != ? ORDER BY id", theirs)
+        assert v0.call("update_order_status", {"order_id": order, "new_status": "accepted"}).ok
+        assert v0.call("list_couriers", {}).ok
+    with FOOD.session(seed=0, env_version=1, principal=mine) as other:
+        before = other.state_hash()
+        for name, args in [
+            ("get_order", {"order_id": order}),
+            ("cancel_order", {"order_id": order, "reason": "customer_request"}),
+            ("view_cart", {"customer_id": theirs}),
+        ]:
+            refused = other.call(name, args)
+            assert refused.error_kind == ErrorKind.PERMISSION_DENIED, (name, refused)
+            assert (refused.message or "").startswith("Rule 'not_your_customer' failed"), refused
+            assert theirs not in (refused.message or "") or name == "view_cart"
+        assert other.state_hash() == before
+    with FOOD.session(seed=0, env_version=1, principal=theirs) as owner:
+        before = owner.state_hash()
+        for name, args in [
+            ("update_order_status", {"order_id": order, "new_status": "accepted"}),
+            ("list_couriers", {}),
+        ]:
+            refused = owner.call(name, args)
+            assert refused.error_kind == ErrorKind.PERMISSION_DENIED, (name, refused)
+            assert (refused.message or "").startswith(f"Rule 'admin_only' failed: {name}")
+        assert owner.state_hash() == before
+        assert owner.call("get_order", {"order_id": order}).ok
+
+
+def test_v1_a_customer_cancels_only_with_their_own_reasons() -> None:
+    """A full refund while preparing for 'restaurant_unavailable' is the restaurant's to give."""
+    with FOOD.session(seed=0) as v0:
+        order, who = rows(
+            v0, "SELECT id, customer_id FROM orders WHERE status = 'placed' ORDER BY id"
+        )[0]
+        assert v0.call("cancel_order", {"order_id": order, "reason": "courier_unavailable"}).ok
+    with FOOD.session(seed=0, env_version=1, principal=who) as customer:
+        before = customer.state_hash()
+        for reason in ("restaurant_unavailable", "courier_unavailable"):
+            refused = customer.call("cancel_order", {"order_id": order, "reason": reason})
+            assert refused.error_kind == ErrorKind.PERMISSION_DENIED
+            assert (refused.message or "").startswith("Rule 'customer_cancel_reason' failed")
+        assert customer.state_hash() == before
+        done = customer.call("cancel_order", {"order_id": order, "reason": "customer_request"})
+        assert done.ok and done.content["status"] == "cancelled"
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_v1_listings_show_only_the_customers_own(seed: int) -> None:
+    """find_customer finds only the signed-in account; list_orders, even by restaurant or
+    status, only its orders; -v0 lists everyone's as before."""
+    with FOOD.session(seed=seed) as v0:
+        who, restaurant = rows(v0, "SELECT customer_id, restaurant_id FROM orders ORDER BY id")[0]
+        name = one(v0, "SELECT name FROM customers WHERE id = ?", who)
+        everyone = v0.call("list_orders", {"restaurant_id": restaurant, "limit": 50}).content
+        found = v0.call("find_customer", {"query": "a", "limit": 50}).content
+        assert len(found) > 1
+        assert {o["customer_id"] for o in everyone["orders"]} != {who}
+        theirs = sql_count(v0, "SELECT COUNT(*) FROM orders WHERE customer_id = ?", who)
+    with FOOD.session(seed=seed, env_version=1, principal=who) as me:
+        assert [c["customer_id"] for c in me.call("find_customer", {"query": name}).content] == [
+            who
+        ]
+        other = next(c for c in found if c["customer_id"] != who)
+        assert me.call("find_customer", {"query": other["customer_id"]}).content == []
+        mine = me.call("list_orders", {"limit": 50}).content
+        assert mine["total"] == theirs
+        assert {o["customer_id"] for o in mine["orders"]} == {who}
+        at = me.call("list_orders", {"restaurant_id": restaurant, "limit": 50}).content
+        assert at["orders"] and {o["customer_id"] for o in at["orders"]} == {who}
+        assert at["total"] == len(at["orders"]) < everyone["total"]

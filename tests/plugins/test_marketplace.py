@@ -748,3 +748,59 @@ def test_shipped_tasks_are_sorted_unique_and_many() -> None:
     lines = MARKET.tasks_file.read_text().splitlines() if MARKET.tasks_file else []
     assert [json.loads(line)["id"] for line in lines] == sorted(ids)
     assert sum(1 for i in ids if re.fullmatch(r"marketplace-\d{3}", i)) >= 3
+
+
+# ------------------------------------------------------------ -v1: a signed-in member
+def test_v1_a_member_buys_others_listings_and_sells_only_their_own() -> None:
+    """prove/marketplace-v1 (issue #50: the assistant bid, bought and sold as any member)."""
+    with MARKET.session(seed=0) as v0:
+        offer = v0.list_entities("offer")[0]
+        seller, buyer = offer["seller_id"], offer["buyer_id"]
+        listing = offer["listing_id"]
+        other = one(v0, "SELECT id FROM users WHERE id NOT IN (?, ?) ORDER BY id", seller, buyer)
+        as_seller = {"offer_id": offer["offer_id"], "seller_id": seller, "decision": "decline"}
+        assert v0.call("respond_to_offer", as_seller).ok  # -v0: acts for whoever it names
+    with MARKET.session(seed=0, env_version=1, principal=other) as s:
+        before = s.state_hash()
+        for name, args in [
+            ("respond_to_offer", as_seller),
+            ("cancel_listing", {"listing_id": listing, "seller_id": seller}),
+            ("buy_now", {"listing_id": listing, "buyer_id": buyer}),
+            ("list_sales", {"user_id": buyer, "role": "buyer"}),
+        ]:
+            refused = s.call(name, args)
+            assert refused.error_kind == ErrorKind.PERMISSION_DENIED, (name, refused)
+            assert (refused.message or "").startswith("Rule 'not_your_user' failed"), refused
+        # as themself on another's listing: the tool's own rule, as in -v0
+        mine = s.call("cancel_listing", {"listing_id": listing, "seller_id": other})
+        assert mine.error_kind == ErrorKind.PERMISSION_DENIED
+        assert (mine.message or "").startswith("Rule 'not_your_listing' failed"), mine
+        assert s.state_hash() == before
+        # others' public profiles and listings stay open to them
+        assert s.call("get_seller_profile", {"seller_id": seller}).ok
+        assert s.call("buy_now", {"listing_id": listing, "buyer_id": other}).ok
+    with MARKET.session(seed=0, env_version=1, principal=seller) as s:
+        assert s.call("respond_to_offer", as_seller).ok
+
+
+def test_v1_listings_show_a_member_what_a_member_sees() -> None:
+    """find_users matches no email for a member; a listing's offers are its seller's and each
+    buyer's own to see; -v0 shows everything as before."""
+    with MARKET.session(seed=0) as v0:
+        offer = v0.list_entities("offer")[0]
+        seller, buyer, listing = offer["seller_id"], offer["buyer_id"], offer["listing_id"]
+        other = one(v0, "SELECT id FROM users WHERE id NOT IN (?, ?) ORDER BY id", seller, buyer)
+        email, username = rows(v0, "SELECT email, username FROM users WHERE id = ?", seller)[0]
+        assert [u["user_id"] for u in v0.call("find_users", {"query": email}).content] == [seller]
+        every = v0.call("get_listing", {"listing_id": listing}).content["offers"]
+        assert offer["offer_id"] in {o["offer_id"] for o in every}
+    with MARKET.session(seed=0, env_version=1, principal=other) as s:
+        assert s.call("find_users", {"query": email}).content == []
+        by_name = s.call("find_users", {"query": username}).content
+        assert [u["user_id"] for u in by_name] == [seller]
+        assert s.call("get_listing", {"listing_id": listing}).content["offers"] == []
+    with MARKET.session(seed=0, env_version=1, principal=buyer) as s:
+        own = s.call("get_listing", {"listing_id": listing}).content["offers"]
+        assert own and {o["buyer_id"] for o in own} == {buyer}
+    with MARKET.session(seed=0, env_version=1, principal=seller) as s:
+        assert s.call("get_listing", {"listing_id": listing}).content["offers"] == every

@@ -1086,3 +1086,44 @@ def test_shipped_tasks_are_sorted_unique_and_many() -> None:
     assert len(ids) == len(set(ids)) >= 200
     lines = PAYMENTS.tasks_file.read_text().splitlines() if PAYMENTS.tasks_file else []
     assert [json.loads(line)["id"] for line in lines] == sorted(ids)
+
+
+# ------------------------------------------------------------ -v1: one merchant's account
+def test_v1_acts_for_one_merchants_account() -> None:
+    """prove/payments-v1 (issue #50: the assistant charged, refunded and paid out for any
+    merchant on the platform)."""
+    with PAYMENTS.session(seed=0) as v0:
+        invoice = v0.list_entities("invoice")[0]
+        charge = v0.list_entities("charge")[0]
+        theirs = invoice["merchant_id"]
+        mine = one(v0, "SELECT id FROM merchants WHERE id != ? ORDER BY id", theirs)
+        assert v0.call("void_invoice", {"invoice_id": invoice["invoice_id"]}).error_kind != (
+            ErrorKind.PERMISSION_DENIED
+        )
+    with PAYMENTS.session(seed=0, env_version=1, principal=mine) as s:
+        before = s.state_hash()
+        other_charge = next(c for c in s.list_entities("charge") if c["merchant_id"] != mine)
+        for name, args in [
+            ("void_invoice", {"invoice_id": invoice["invoice_id"]}),
+            ("refund_charge", {"charge_id": other_charge["charge_id"]}),
+            ("create_payout", {"merchant_id": theirs}),
+            ("list_events", {"merchant_id": theirs}),
+        ]:
+            refused = s.call(name, args)
+            assert refused.error_kind == ErrorKind.PERMISSION_DENIED, (name, refused)
+            assert (refused.message or "").startswith("Rule 'not_your_merchant' failed"), refused
+        assert s.state_hash() == before
+    with PAYMENTS.session(seed=0, env_version=1, principal=charge["merchant_id"]) as s:
+        assert s.call("refund_charge", {"charge_id": charge["charge_id"]}).ok
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_v1_find_merchant_finds_only_the_signed_in_merchant(seed: int) -> None:
+    with PAYMENTS.session(seed=seed) as v0:
+        everyone = v0.call("find_merchant", {"limit": 50}).content
+        assert len(everyone) > 1
+        me, other = everyone[0], everyone[1]
+    with PAYMENTS.session(seed=seed, env_version=1, principal=me["merchant_id"]) as s:
+        assert s.call("find_merchant", {"limit": 50}).content == [me]
+        assert s.call("find_merchant", {"query": me["name"]}).content == [me]
+        assert s.call("find_merchant", {"query": other["merchant_id"]}).content == []

@@ -91,7 +91,8 @@ def rule_violations(session: Session) -> list[str]:
            WHERE NOT p.comments_enabled""",
     )
     # visibility through the read tools
-    me = one(session, "SELECT user_id FROM me")
+    # the signed-in person: the task's principal from -v1 on, else the state's Me row
+    me = session.principal or one(session, "SELECT user_id FROM me")
     visible = count(session, VISIBLE_POSTS.format(what="COUNT(*)").replace(":me", "?"), *[me] * 4)
     found = session.call("search_posts", {"limit": 1})
     if not found.ok or found.content["total"] != visible:
@@ -738,3 +739,60 @@ def test_shipped_tasks_are_sorted_unique_and_many() -> None:
     assert len(ids) == len(set(ids)) >= 200
     lines = SOCIAL.tasks_file.read_text().splitlines() if SOCIAL.tasks_file else []
     assert [json.loads(line)["id"] for line in lines] == sorted(ids)
+
+
+# ------------------------------------------------------------ -v1: the task signs someone in
+def test_v1_acts_as_the_person_the_task_signs_in() -> None:
+    """prove/social_media-v1: 'me' is the task's principal, not the state's Me row (issue
+    #50: the task says who the user is); -v0 still acts as the Me row."""
+    with SOCIAL.session(seed=0) as v0:
+        me = v0.call("search_users", {}).content["me"]["id"]
+        assert one(v0, "SELECT user_id FROM me") == me
+        # a private account, someone who follows it and someone who neither follows it nor is
+        # blocked either way
+        private, follower = rows(
+            v0,
+            "SELECT u.id, f.follower_id FROM users u JOIN follows f ON f.followee_id = u.id "
+            "WHERE u.is_private AND f.follower_id != ? AND u.id != ? ORDER BY u.id, f.follower_id",
+            me,
+            me,
+        )[0]
+        stranger = one(
+            v0,
+            "SELECT id FROM users WHERE id NOT IN (?, ?, ?) AND id NOT IN (SELECT follower_id "
+            "FROM follows WHERE followee_id = ?) AND id NOT IN (SELECT blocker_id FROM blocks "
+            "WHERE blocked_id = ?) AND id NOT IN (SELECT blocked_id FROM blocks WHERE "
+            "blocker_id = ?) ORDER BY id",
+            private,
+            follower,
+            me,
+            private,
+            private,
+            private,
+        )
+        post = one(v0, "SELECT id FROM posts WHERE author_id = ? ORDER BY id", private)
+    with SOCIAL.session(seed=0, env_version=1, principal=follower) as s:
+        seen = s.call("search_users", {})
+        assert seen.content["me"]["id"] == follower
+        assert s.call("get_profile", {}).content["user_id"] == follower
+        assert s.call("get_post", {"post_id": post}).ok  # an approved follower's view
+    with SOCIAL.session(seed=0, env_version=1, principal=stranger) as s:
+        before = s.state_hash()
+        hidden = s.call("get_post", {"post_id": post})
+        assert hidden.error_kind == ErrorKind.PERMISSION_DENIED, hidden
+        assert (hidden.message or "").startswith("Rule 'private_account' failed"), hidden
+        assert s.call("like_post", {"post_id": post}).error_kind == ErrorKind.PERMISSION_DENIED
+        assert s.state_hash() == before
+        requested = s.call(
+            "follow_user", {"user_id": private}
+        )  # another person: named, not acted as
+        assert requested.ok, requested
+        mine = s.call("list_connections", {"list_name": "requests_sent"}).content
+        assert private in {u["user_id"] for u in mine["users"]}
+
+
+def test_v1_signs_in_only_someone_of_the_state() -> None:
+    with pytest.raises(ValueError, match="no user with id 'usr_999'"):
+        SOCIAL.session(seed=0, env_version=1, principal="usr_999")
+    with pytest.raises(ValueError, match="acts for one user"):
+        SOCIAL.session(seed=0, env_version=1)

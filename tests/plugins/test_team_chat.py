@@ -864,3 +864,64 @@ def test_shipped_tasks_are_sorted_unique_and_many() -> None:
     assert len(ids) == len(set(ids)) >= 200
     lines = CHAT.tasks_file.read_text().splitlines() if CHAT.tasks_file else []
     assert [json.loads(line)["id"] for line in lines] == sorted(ids)
+
+
+# ------------------------------------------------------------ -v1: the task signs someone in
+def test_v1_acts_as_the_person_the_task_signs_in_with_their_own_role() -> None:
+    """prove/team_chat-v1: 'me' is the task's principal, not the state's Me row (issue #50:
+    the task says who the user is); deleting others' messages stays a workspace admin's."""
+    with CHAT.session(seed=0) as v0:
+        me = v0.call("list_channels", {}).content["me"]["user_id"]
+        assert one(v0, "SELECT user_id FROM me") == me
+        message, author, workspace = rows(
+            v0,
+            "SELECT m.id, m.author_id, c.workspace_id FROM messages m JOIN channels c ON "
+            "c.id = m.channel_id WHERE NOT c.is_private AND NOT c.archived AND NOT m.deleted "
+            "AND m.id NOT IN (SELECT message_id FROM pins) ORDER BY m.id",
+        )[0]
+        seats = "SELECT user_id FROM workspace_members WHERE workspace_id = ? AND user_id != ? "
+        member = one(
+            v0, seats + "AND role = 'member' AND active ORDER BY user_id", workspace, author
+        )
+        admin = one(
+            v0,
+            seats + "AND role IN ('owner', 'admin') AND active ORDER BY user_id",
+            workspace,
+            author,
+        )
+    with CHAT.session(seed=0, env_version=1, principal=member) as s:
+        assert s.call("list_channels", {}).content["me"]["user_id"] == member
+        before = s.state_hash()
+        refused = s.call("delete_message", {"message_id": message})
+        assert refused.error_kind == ErrorKind.PRECONDITION_FAILED, refused  # as in -v0
+        assert (refused.message or "").startswith("Rule 'not_author' failed"), refused
+        assert s.state_hash() == before
+    with CHAT.session(seed=0, env_version=1, principal=admin) as s:
+        deleted = s.call("delete_message", {"message_id": message})
+        assert deleted.ok and deleted.content["deleted"], deleted
+
+
+def test_v1_a_private_channel_is_read_only_by_the_signed_in_persons_membership() -> None:
+    with CHAT.session(seed=0) as v0:
+        channel, workspace = rows(
+            v0, "SELECT id, workspace_id FROM channels WHERE is_private ORDER BY id"
+        )[0]
+        inside = one(
+            v0, "SELECT user_id FROM channel_members WHERE channel_id = ? ORDER BY 1", channel
+        )
+        outside = one(
+            v0,
+            "SELECT user_id FROM workspace_members WHERE workspace_id = ? AND user_id NOT IN "
+            "(SELECT user_id FROM channel_members WHERE channel_id = ?) ORDER BY user_id",
+            workspace,
+            channel,
+        )
+    with CHAT.session(seed=0, env_version=1, principal=outside) as s:
+        hidden = s.call("read_channel", {"channel_id": channel})
+        assert hidden.error_kind == ErrorKind.PERMISSION_DENIED, hidden
+        seen = s.call("list_channels", {"workspace_id": workspace}).content["workspaces"][0]
+        assert channel not in {c["channel_id"] for c in seen["channels"]}
+    with CHAT.session(seed=0, env_version=1, principal=inside) as s:
+        assert s.call("read_channel", {"channel_id": channel}).ok
+        seen = s.call("list_channels", {"workspace_id": workspace}).content["workspaces"][0]
+        assert channel in {c["channel_id"] for c in seen["channels"]}

@@ -328,3 +328,69 @@ def test_an_admin_only_tool_is_refused_for_any_principal_and_declared_tools_only
     assert "principal_notes: env v1's principal names unknown admin_only tools ['clear_note']" in (
         server.problems()
     )
+
+
+def shared_server() -> Server:
+    """notes_server plus a look at any account (shared=True on the parameter) and a board of
+    notes every account may pin to (shared=True on the entity)."""
+    server = notes_server("principal_shared")
+    source = server.entities["note"]
+    # a note here is everyone's to read and pin: its account is who wrote it, not who owns it
+    server.entities["note"] = type(source)(
+        source.kind, source.key, source.fn, source.model, shared=True
+    )
+
+    @server.tool(returns="note", phrasings=["Show account {account_id}", "Who is {account_id}?"])
+    def show_account(
+        ctx: ToolContext, account_id: Annotated[Record[Account], Entity("account", shared=True)]
+    ) -> NoteOut:
+        """What every account may see of another.
+
+        Args:
+            account_id: The account, such as "acc_2".
+        """
+        return {"note_id": "", "text": account_id.id}
+
+    return server
+
+
+def test_a_shared_parameter_or_entity_names_any_principals_row() -> None:
+    """A marketplace member looks at another's public profile and bids on another's listing:
+    the core does not refuse them, and the conformance check asks no owner= of them."""
+    server = shared_server()
+    assert server.problems() == []
+    with server.session(env_version=1, principal="acc_1") as s:
+        seen = s.call("show_account", {"account_id": "acc_2"})
+        assert seen.ok and seen.content["text"] == "acc_2"
+        assert s.call("edit_note", {"note_id": "nt_21", "text": "pinned"}).ok
+        own_kind = s.call("read_notes", {"note_ids": ["nt_21"], "account_id": "acc_2"})
+        assert own_kind.error_kind == ErrorKind.PERMISSION_DENIED  # not shared: still checked
+    spec = server.tools["show_account"]
+    assert server.owned_params(spec, Principal("account", "{id}")) == ()
+    check_principal(server)  # read_notes' account_id is still checked
+
+
+def test_an_entity_is_owned_or_shared_not_both() -> None:
+    server = notes_server("principal_both")
+    with pytest.raises(TypeError, match="a shared entity has no owner="):
+        server.entity("board", key="note_id", model=Note, owner="account_id", shared=True)
+
+
+def test_a_principal_whose_tools_name_nothing_it_owns_passes_the_check() -> None:
+    """A signed-in person the tools act as without naming them (social_media's user): no
+    owned parameter, so nothing to swap; an owned one no two principals hold still fails."""
+    server = shared_server()
+    del server.tools["read_notes"]  # its account_id was the only owned parameter
+    check_principal(server)
+    owned = notes_server("principal_unheld")
+    note = owned.entities["note"]
+    lister = note.fn
+    owned.entities["note"] = type(note)(
+        note.kind,
+        note.key,
+        lambda ctx: [r for r in lister(ctx) if r["account_id"] == "acc_1"],
+        note.model,
+        owner="account_id",
+    )
+    with pytest.raises(AssertionError, match="no tool could be checked: no two accounts own"):
+        check_principal(owned)

@@ -22,7 +22,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from prove_gym.server import Server, ToolContext
+from prove_gym.server import EnvVersion, Principal, Server, ToolContext
 
 from ..models import (
     RATING_WINDOW_DAYS,
@@ -69,12 +69,46 @@ OUT_OF_SCOPE = (
 """Requests a user of this server might make that no tool (of any server) serves:
 synthesis asks them in abstention turns."""
 
+CUSTOMER = 1
+"""The env version from which a session acts for one signed-in customer: the core refuses
+another customer's rows and the ``admin_only`` tools; find_customer and list_orders show the
+customer's own; cancel_order takes only :data:`.args.CUSTOMER_CANCEL_REASONS`."""
+
 server = Server(
     "food_delivery",
     out_of_scope=OUT_OF_SCOPE,
     persona=("customer",),
     tasks_file=Path(__file__).parents[1] / "tasks.jsonl",
-    version="1.0.0",
+    version="1.1.0",
+    env_versions=[
+        EnvVersion(
+            CUSTOMER,
+            "acts for one customer (the task's principal): a call on another customer or "
+            "their cart lines or orders is refused with permission_denied (rule "
+            "not_your_customer); find_customer and list_orders show only the customer's own; "
+            "moving an order through the kitchen, dispatching couriers and the courier fleet "
+            "are the platform's own operations (rule admin_only); a customer cancels only for "
+            "their own reasons (rule customer_cancel_reason)",
+            tasks_file=Path(__file__).parents[1] / "tasks_v1.jsonl",
+            principal=Principal(
+                "customer",
+                "You are helping customer {id}, who is signed in to the app: you act for "
+                "them only. find_customer and list_orders show only their own account and "
+                "orders; a call on another customer, or their cart or orders, is refused "
+                "(rule 'not_your_customer'). Moving an order to accepted, preparing, picked "
+                "up or delivered, assigning couriers, listing couriers and setting their "
+                "availability are done by the restaurants and the platform's dispatch, not by "
+                "you (rule 'admin_only'). A customer cancels with reason customer_request or "
+                "duplicate_order (rule 'customer_cancel_reason').",
+                admin_only=(
+                    "update_order_status",
+                    "assign_courier",
+                    "list_couriers",
+                    "set_courier_availability",
+                ),
+            ),
+        )
+    ],
     base=Base,
     sampler=sample_food_delivery,
     description="A city food delivery platform: restaurants with opening hours, delivery "
@@ -232,6 +266,7 @@ def _customers(ctx: ToolContext) -> list[dict[str, Any]]:
     "cart_line",
     key="cart_line_id",
     model=CartLine,
+    owner="customer_id",
     not_found="Call view_cart with the customer's id to see their cart lines (such as 'cl_0031').",
 )
 def _cart_line_records(ctx: ToolContext) -> list[dict[str, Any]]:
@@ -246,6 +281,7 @@ def _cart_line_records(ctx: ToolContext) -> list[dict[str, Any]]:
     "order",
     key="order_id",
     model=Order,
+    owner="customer_id",
     not_found="Call list_orders with the customer's or restaurant's id to find the order's id "
     "(such as 'ord_00321').",
 )

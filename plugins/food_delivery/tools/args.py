@@ -57,6 +57,9 @@ NextStatus = Literal["accepted", "preparing", "picked_up", "delivered"]
 CancelReason = Literal[
     "customer_request", "duplicate_order", "restaurant_unavailable", "courier_unavailable"
 ]
+CUSTOMER_CANCEL_REASONS = ("customer_request", "duplicate_order")
+"""The reasons a customer acting for themself cancels with (from env version 1): the others
+refund in full while preparing, and are the restaurant's or dispatch's to give."""
 Stars = Annotated[int, Field(ge=1, le=5)]
 Tip = Annotated[Decimal, Field(ge=0, le=100, decimal_places=2)]
 Quantity = Annotated[int, Field(ge=1, le=MAX_LINE_QUANTITY)]
@@ -85,6 +88,9 @@ RULES: dict[str, str] = {
     "order_not_cancellable": "Only placed, accepted or preparing orders can be cancelled; the "
     "refund is everything, except that a customer's cancellation while preparing keeps half "
     "the food subtotal.",
+    "customer_cancel_reason": "A signed-in customer (from env version 1) cancels with reason "
+    "customer_request or duplicate_order; restaurant_unavailable and courier_unavailable are "
+    "the restaurant's and dispatch's to give.",
     "rating_not_allowed": "Only a delivered order can be rated.",
     "already_rated": "An order is rated once.",
     "rating_window": f"An order can be rated for {RATING_WINDOW_DAYS} days after delivery.",

@@ -32,6 +32,7 @@ from .queries import (
     DELETE_CART_LINE,
     ITEM_GROUPS,
     ITEM_OPTIONS,
+    OWN_CUSTOMER_MATCHING,
     RESTAURANT,
 )
 from .results import CartAdded, CartCleared, CartLineOut, CartOut, CartRemoved, CustomerOut
@@ -118,6 +119,8 @@ def find_customer(
 ) -> list[CustomerOut]:
     """Find customers by name, email, phone or id, with their zone, cart and active orders.
 
+    Acting for a signed-in customer, it finds only their own account.
+
     Args:
         query: Case-insensitive text, such as "Garcia", "ana.garcia@gmail.com" or "cus_0012".
         limit: Maximum number of customers to return (1-50), such as 10.
@@ -130,7 +133,12 @@ def find_customer(
     text = query.strip()
     if not text:
         raise InvalidArgument("query must not be blank: give part of a name, email or phone.")
-    rows = ctx.sql.all(CUSTOMERS_MATCHING, pattern=search_pattern(text), limit=limit)
+    if ctx.principal is not None:  # a signed-in customer sees their own account only
+        rows = ctx.sql.all(
+            OWN_CUSTOMER_MATCHING, me=ctx.principal, pattern=search_pattern(text), limit=limit
+        )
+    else:
+        rows = ctx.sql.all(CUSTOMERS_MATCHING, pattern=search_pattern(text), limit=limit)
     out: list[CustomerOut] = []
     for c in rows:
         active = ctx.sql.scalars(ACTIVE_ORDER_IDS, customer_id=c.id)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from prove_gym.server import Conflict, ToolContext, next_id
+from prove_gym.server import Conflict, PermissionDenied, ToolContext, next_id
 from prove_gym.server.tool import tool
 
 from ..models import (
@@ -39,6 +39,7 @@ from ._common import (
     _release,
 )
 from .args import (
+    CUSTOMER_CANCEL_REASONS,
     CancelReason,
     CustomerRow,
     Limit,
@@ -104,6 +105,8 @@ def list_orders(
 ) -> OrderList:
     """List orders, newest first, by customer, restaurant and/or status.
 
+    Acting for a signed-in customer, only that customer's own orders are listed.
+
     Args:
         customer_id: Only this customer's orders, such as "cus_0012".
         restaurant_id: Only this restaurant's orders, such as "rst_004".
@@ -118,12 +121,14 @@ def list_orders(
     params: dict[str, Any] = {}
     if customer_id is not None:
         params["customer_id"] = customer_id.id
+    elif ctx.principal is not None:  # a signed-in customer sees their own orders only
+        params["customer_id"] = ctx.principal
     if restaurant_id is not None:
         params["restaurant_id"] = restaurant_id.id
     if status is not None:
         params["status"] = status
     count, matching = _orders_matching(
-        customer_id is not None, restaurant_id is not None, status is not None
+        "customer_id" in params, restaurant_id is not None, status is not None
     )
     total = ctx.sql.scalar(count, **params) or 0
     rows = ctx.sql.all(matching, limit=limit, **params)
@@ -344,6 +349,7 @@ def cancel_order(ctx: ToolContext, order_id: OrderRow, reason: CancelReason) -> 
     customer's cancellation ("customer_request" or "duplicate_order") keeps half of the
     food subtotal; "restaurant_unavailable" and "courier_unavailable" always refund in
     full. A picked up or delivered order cannot be cancelled. Its courier becomes free.
+    Acting for a signed-in customer, the reason is "customer_request" or "duplicate_order".
 
     Args:
         order_id: The order, such as "ord_00321".
@@ -354,6 +360,12 @@ def cancel_order(ctx: ToolContext, order_id: OrderRow, reason: CancelReason) -> 
         The order with "status": "cancelled", "refunded": "29.99" and "cancel_reason".
     """
     o: Any = order_id
+    if ctx.principal is not None and reason not in CUSTOMER_CANCEL_REASONS:
+        raise PermissionDenied(
+            f"Rule 'customer_cancel_reason' failed: a customer cancels with reason "
+            f"'customer_request' or 'duplicate_order', not {reason!r}, which is the "
+            "restaurant's or dispatch's to give. Nothing was changed."
+        )
     if o.status not in CANCELLABLE:
         why = {
             "picked_up": "the courier has already picked it up and is on the way",

@@ -127,6 +127,15 @@ CUSTOMERS_MATCHING = Query(
     .order_by(Customer.name, Customer.id)
     .limit(bindparam("limit"))
 )
+# find_customer acting for a signed-in customer: their own account, if it matches
+OWN_CUSTOMER_MATCHING = Query(
+    select(customers)
+    .where(
+        Customer.id == bindparam("me"),
+        contains(bindparam("pattern"), Customer.name, Customer.email, Customer.phone, Customer.id),
+    )
+    .limit(bindparam("limit"))
+)
 ACTIVE_ORDER_IDS = Query(
     select(Order.id)
     .where(Order.customer_id == bindparam("customer_id"), Order.status.in_(ACTIVE_STATUSES))
