@@ -991,6 +991,7 @@ class Conversation:
         done.failed = self._recoverable(step, g.args, done.repairs)
         self.done.append(done)
         self.done_index[step] = len(self.done) - 1
+        self.grounder.settle(step.tool, g.args, g.records)  # who the user is, from then on
         self.phrasings[len(self.done) - 1] = phrasing
         for rec in g.records:
             for k, v in rec.items():

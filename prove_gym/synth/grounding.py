@@ -8,10 +8,12 @@ Rules, in the order they apply to each parameter of a step:
    that kind (a link: the request then says "that event"; a destructive step's
    result is only ever read), else from a field of that name in the record of
    another identifier of the step (the sibling account, an invitee of the
-   event), else (for a kind the server declares its ``persona``: the customer a
-   support assistant serves) the one of that kind the conversation already has,
-   else from the entities that exist in the initial state
-   (``Session.list_entities``). Credentials (kinds containing ``token``/``auth``)
+   event), else from the entities that exist in the initial state
+   (``Session.list_entities``). A kind the server declares its ``persona`` (the
+   customer a support assistant serves, the member a marketplace acts for) is one id
+   per conversation (:meth:`Grounder.settle`): every parameter of that kind takes
+   it once a call has, and records drawn with it agree on its role (see
+   :meth:`Grounder._agreeing`). Credentials (kinds containing ``token``/``auth``)
    are never drawn from state: only a producer's output may supply them. Draws
    agree with the conversation on the key fields of other kinds (an account of
    the customer who logged in), follow what failed calls taught
@@ -341,6 +343,20 @@ class Lessons:
         return out
 
 
+def _in_role(
+    record: Mapping[str, Any], roles: frozenset[str], bound: set[str], owner: str, me: str
+) -> bool:
+    """Whether ``record`` names persona ``me`` in the roles a call gives it (``bound``, and
+    the kind's key ``owner``) and in no other of ``roles``."""
+    for f in roles & record.keys():
+        value = record[f]
+        if value is None or isinstance(value, dict | list):
+            continue
+        if (f in bound or f == owner) != (str(value) == me):
+            return False  # another member's own listing, or the persona's to buy from
+    return True
+
+
 def _names(message: str, text: str) -> bool:
     """Whether ``message`` holds ``text`` as a whole token: no word character or ``-`` on
     either side (the regex ``(?<![\\w-])text(?![\\w-])``, without compiling one per value).
@@ -434,6 +450,38 @@ class Grounder:
         self.index = index
         self.rng = rng
         self._keys = {kind: src.key for kind, src in self.server.entities.items()}
+        self.persona: dict[str, str] = {}
+        """The conversation's one id of each persona kind, once a call has taken one."""
+        # the record fields that can name a persona: its key, and every parameter of its
+        # kind (``seller_id``, ``buyer_id``: the role a call gives the member)
+        self._roles: dict[str, frozenset[str]] = {
+            kind: frozenset(
+                {self._keys.get(kind, ""), *(
+                    name
+                    for t in self.server.visible_tools()
+                    for name, e in t.entity_params.items()
+                    if e.name == kind
+                )} - {""}
+            )
+            for kind in self.server.persona
+        }
+
+    def settle(
+        self, spec: ToolSpec, args: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Take the persona a call that ran acted for as the conversation's: an id of a
+        persona kind it passed, else the owner its records name by the kind's key (an
+        order of cus_0076 makes cus_0076 the customer). The first one of each kind stays:
+        one customer, one member per conversation."""
+        for name, entity in spec.entity_params.items():
+            value = args.get(name)
+            if entity.name in self.server.persona and isinstance(value, str | int):
+                self.persona.setdefault(entity.name, str(value))
+        for kind in self.server.persona:
+            for rec in records:
+                owner = rec.get(self._keys.get(kind, ""))
+                if isinstance(owner, str | int) and self.index.exists(kind, owner):
+                    self.persona.setdefault(kind, str(owner))
 
     def _agreeing(
         self, d: _Draw, kind: str, records: Sequence[dict[str, Any]]
@@ -453,6 +501,9 @@ class Grounder:
                 if value is not None and not isinstance(value, dict | list):
                     here.setdefault(f, value)
         context = {**d.context, **here}
+        for persona, value in self.persona.items():  # the conversation's own customer
+            if persona != kind and persona in self._keys:
+                context[self._keys[persona]] = value
         wanted = [(f, str(context[f])) for f in fields if f in context]
         out = list(records)
         for f, text in wanted:  # one field at a time: the records agreeing on all of them
@@ -463,7 +514,50 @@ class Grounder:
                 or isinstance(value, dict | list)
                 or str(value) == text
             ]
-        return out
+        return self._in_role(d, kind, out)
+
+    def _persona_only(
+        self, d: _Draw, kind: str, records: Sequence[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """``records`` that agree with the conversation's persona alone (its key field and
+        its role, :meth:`_in_role`), when no record agrees with the whole conversation."""
+        out = list(records)
+        for persona, value in self.persona.items():
+            f = self._keys.get(persona)
+            if persona == kind or f is None:
+                continue
+            out = [
+                r
+                for r in out
+                if (v := r.get(f)) is None or isinstance(v, dict | list) or str(v) == value
+            ]
+        return self._in_role(d, kind, out)
+
+    def _in_role(
+        self, d: _Draw, kind: str, records: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """``records`` that give the persona this call binds the role the call gives it.
+
+        A call that passes the persona as ``seller_id`` takes a listing whose
+        ``seller_id`` is the persona (a member cancels their own listing); one that passes
+        it as ``buyer_id`` takes a listing that does not name the persona in another role
+        (a member buys from *other* members). A record field names a role when it is the
+        persona kind's key or a parameter of that kind of some tool of the server.
+        """
+        if kind in self.server.persona:
+            return records
+        for persona, roles in self._roles.items():
+            bound = {
+                name
+                for name, e in d.step.tool.entity_params.items()
+                if e.name == persona and name in d.args and not isinstance(d.args[name], list)
+            }
+            if not bound:
+                continue
+            me = str(d.args[min(bound)])
+            owner = self._keys.get(persona, "")
+            records = [r for r in records if _in_role(r, roles, bound, owner, me)]
+        return records
 
     def produced(self, spec: ToolSpec, content: Any) -> dict[str, list[Any]]:
         """Identifiers of the kinds ``spec`` declares it returns, found in ``content``."""
@@ -552,6 +646,8 @@ class Grounder:
         # identifiers first: their records then supply the other values; the values that
         # must fit the rest of the call last, when the rest is known
         def order(p: ParamSpec) -> int:
+            if p.entity is not None and p.entity.name in self.persona:
+                return -1  # who acts first: the records drawn after it agree on the role
             return 0 if p.entity is not None else 2 if p.name in spec.values else 1
 
         for p in sorted(self.wanted(step, extra), key=order):
@@ -602,6 +698,8 @@ class Grounder:
         taken = d.used.setdefault(kind, set())
         excluded = taken | d.banned  # (taken grows only once a value is chosen)
         secret = is_secret_kind(kind)
+        if kind in self.server.persona and not many:
+            return self._persona(d, p, kind, excluded)
         # 1. a hint (a repair takes the failing step's own values), linked if produced earlier
         if p.name in d.hints:
             hinted = d.hints[p.name]
@@ -659,25 +757,51 @@ class Grounder:
         key = self.index.key(kind)
         if key is None:
             return _NO  # an unindexed kind has no records to pick from
-        if kind in self.server.persona:  # one customer per conversation: the one in play
-            current = d.context.get(self._keys.get(kind, key), d.context.get(p.name))
-            if (
-                current is not None
-                and str(current) not in excluded
-                and self.index.exists(kind, current)
-            ):
-                return self._take(d, p, kind, current, "state")
         candidates = self.index.without(kind, excluded)
         if not candidates:
             return _NO
         candidates = d.lessons.fit(d.step.tool.name, p.name, candidates)
-        pool_records = self._agreeing(d, kind, candidates) or candidates
+        pool_records = self._agreeing(d, kind, candidates) or self._persona_only(d, kind, candidates)
+        if not pool_records:
+            return _NO  # only another customer's: the conversation serves one
         if many:
             picks = self.rng.sample(pool_records, min(len(pool_records), self.rng.randint(1, 2)))
             value = [r[key] for r in picks]
         else:
             value = self.rng.choice(pool_records)[key]
         return self._take(d, p, kind, value, "state")
+
+    def _persona(self, d: _Draw, p: ParamSpec, kind: str, excluded: Collection[str]) -> Any:
+        """The persona for ``p``: the conversation's (:meth:`settle`), whatever an error
+        named; else a field ``p`` of a record this call uses (the seller of the listing a
+        call cancels), else one from the initial state that none of this call's records
+        names in another role (not the seller of the listing it buys). Never one an
+        earlier result listed: a user does not look themselves up."""
+        if kind in self.persona:
+            return self._take(d, p, kind, self.persona[kind], "state")
+        hinted = d.hints.get(p.name)
+        if hinted is not None and not isinstance(hinted, list) and self.index.exists(kind, hinted):
+            return self._take(d, p, kind, hinted, "hint")
+        others: set[str] = set()
+        for rec in d.records:
+            value = rec.get(p.name)
+            if value is not None and str(value) not in excluded and self.index.exists(kind, value):
+                return self._take(d, p, kind, value, "record")
+            others.update(
+                str(rec[f])
+                for f in self._roles.get(kind, frozenset())
+                if f != p.name and rec.get(f) is not None and not isinstance(rec[f], dict | list)
+            )
+        key = self.index.key(kind)
+        if key is None:
+            return _NO
+        candidates = d.lessons.fit(
+            d.step.tool.name, p.name, self.index.without(kind, set(excluded) | others)
+        )
+        if not candidates:
+            return _NO
+        pool = self._agreeing(d, kind, candidates) or candidates
+        return self._take(d, p, kind, self.rng.choice(pool)[key], "state")
 
     def _take(self, d: _Draw, p: ParamSpec, kind: str, value: Any, source: str) -> Any:
         taken = d.used.setdefault(kind, set())

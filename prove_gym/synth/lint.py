@@ -189,6 +189,9 @@ class LintTask:
     """The record of an id of an entity kind in the task's initial state (as its entity
     source lists it), or None for an id it does not hold; ``None`` where no server of the
     task is installed."""
+    persona: Mapping[str, str] = field(default_factory=dict)
+    """The persona kinds its installed servers declare (``Server(persona=...)``), each with
+    the field naming its id (``{"customer": "customer_id"}``)."""
 
     def tool(self, name: str) -> Tool | None:
         return self.tools.get(name)
@@ -286,6 +289,13 @@ class Reader:
         if isinstance(data.get("tools"), list):
             task.stood_in = self._stood_in(data, {str(q) for q in data["tools"]})
         task.record = self._record(data)
+        task.persona = {
+            kind: server.entities[kind].key
+            for name in _list(data.get("servers"))
+            if (server := self.registry.servers.get(str(name))) is not None
+            for kind in server.persona
+            if kind in server.entities
+        }
         task.existed = (
             None
             if task.record is None
@@ -719,6 +729,34 @@ def moot_write(task: LintTask) -> list[str]:
     return out
 
 
+def second_persona(task: LintTask) -> list[str]:
+    """A conversation that acts for two people of a kind its server serves one of at a time
+    (``Server(persona=...)``: the customer of a bank or shop, the member of a
+    marketplace): gold calls taking two ids of that kind (bids as usr_021, then lists "my"
+    racket as usr_040), or a call taking one while an entity another call takes belongs to
+    another (reads cus_035's cards, then moves money from cus_015's account: the owner is
+    read from the task's initial state, by the kind's key field)."""
+    out = []
+    for kind, key in sorted(task.persona.items()):
+        who: dict[str, str] = {}
+        for s in task.requested:
+            tool = task.tool(s.name)
+            for param, taken in tool.entities if tool is not None else ():
+                value = s.arguments.get(param)
+                if value is None or isinstance(value, list | dict):
+                    continue
+                if taken == kind:
+                    who.setdefault(str(value), f"{s.name}({param}={value})")
+                elif task.record is not None:
+                    rec = task.record(taken, str(value))
+                    owner = rec.get(key) if rec is not None else None
+                    if isinstance(owner, str | int):
+                        who.setdefault(str(owner), f"{s.name}({param}={value}) of {owner}")
+        if len(who) > 1:
+            out.append(f"{len(who)} {words(kind)}s: " + ", ".join(who.values()))
+    return out
+
+
 def repeated_login(task: LintTask) -> list[str]:
     """More than one login or authentication call in one task."""
     logins = [s for s in task.steps if LOGIN.match(s.name)]
@@ -1140,6 +1178,7 @@ FLAW_CLASSES: dict[str, FlawClass] = {
         FlawClass("inverse_write", inverse_write),
         FlawClass("repeated_write", repeated_write),
         FlawClass("moot_write", moot_write),
+        FlawClass("second_persona", second_persona),
         FlawClass("repeated_login", repeated_login),
         FlawClass("new_without_create", new_without_create),
         FlawClass("ambiguous_reference", ambiguous_reference),
