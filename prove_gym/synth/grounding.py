@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prove_gym.server.session import Session
+from prove_gym.server.sql import key_column, record_by_key
 from prove_gym.server.tool import Bound, ParamSpec, ToolSpec, ValueSource, enum_choices
 from prove_gym.synth.chains import PlannedStep, is_secret_kind
 
@@ -456,12 +457,16 @@ class Grounder:
         # kind (``seller_id``, ``buyer_id``: the role a call gives the member)
         self._roles: dict[str, frozenset[str]] = {
             kind: frozenset(
-                {self._keys.get(kind, ""), *(
-                    name
-                    for t in self.server.visible_tools()
-                    for name, e in t.entity_params.items()
-                    if e.name == kind
-                )} - {""}
+                {
+                    self._keys.get(kind, ""),
+                    *(
+                        name
+                        for t in self.server.visible_tools()
+                        for name, e in t.entity_params.items()
+                        if e.name == kind
+                    ),
+                }
+                - {""}
             )
             for kind in self.server.persona
         }
@@ -533,9 +538,7 @@ class Grounder:
             ]
         return self._in_role(d, kind, out)
 
-    def _in_role(
-        self, d: _Draw, kind: str, records: list[dict[str, Any]]
-    ) -> list[dict[str, Any]]:
+    def _in_role(self, d: _Draw, kind: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``records`` that give the persona this call binds the role the call gives it.
 
         A call that passes the persona as ``seller_id`` takes a listing whose
@@ -761,7 +764,9 @@ class Grounder:
         if not candidates:
             return _NO
         candidates = d.lessons.fit(d.step.tool.name, p.name, candidates)
-        pool_records = self._agreeing(d, kind, candidates) or self._persona_only(d, kind, candidates)
+        pool_records = self._agreeing(d, kind, candidates) or self._persona_only(
+            d, kind, candidates
+        )
         if not pool_records:
             return _NO  # only another customer's: the conversation serves one
         if many:
@@ -820,23 +825,30 @@ class Grounder:
         if p.name in d.hints:
             d.sources[p.name] = "hint"
             return d.hints[p.name]
+        # an update never sets a field to the value it has now (a draft's subject to its own)
+        current = self._current(d, p.name)
+        banned = d.banned | current
         source = spec.values.get(p.name)
         if source is not None:  # the one place its values come from
-            value = self._fitting(source, d)
+            value = self._fitting(source, d, banned)
             if value is not _NO:
                 d.sources[p.name] = "value"
             return value
         if (p.required or not spec.writes) and not _names_new(spec, p.name):
-            value = self._from_records(p.name, d.records, d.banned)
+            value = self._from_records(p.name, d.records, banned)
             if value is not _NO:
                 d.sources[p.name] = "record"
                 return value
         if p.name in spec.examples:
-            value = self._example(spec.examples[p.name])
+            value = self._example(spec.examples[p.name], banned)
             if value is not _NO:
                 d.sources[p.name] = "example"
                 return value
-        choices = [c for c in enum_choices(prop) if str(c) not in d.banned] or enum_choices(prop)
+        choices = [c for c in enum_choices(prop) if str(c) not in banned] or [
+            c for c in enum_choices(prop) if str(c) not in current
+        ]
+        if current and "boolean" in schema_types(prop):
+            choices = [c for c in (True, False) if str(c) not in current]
         if choices:
             d.sources[p.name] = "enum"
             return self.rng.choice(choices)
@@ -848,13 +860,17 @@ class Grounder:
             agreeing = self._agreeing(d, kind, related) or list(related)
             with_field = [r for r in agreeing if r.get(p.name) not in (None, "", [])]
             if with_field:
-                value = self._from_records(p.name, [self.rng.choice(with_field)], d.banned)
+                value = self._from_records(p.name, [self.rng.choice(with_field)], banned)
                 if value is not _NO:
                     d.sources[p.name] = "related"
                     return value
         if not p.required:
             default = spec.args_model.model_fields[p.name].default
-            if default is not None and isinstance(default, str | int | float | bool):
+            if (
+                default is not None
+                and isinstance(default, str | int | float | bool)
+                and str(default) not in current
+            ):
                 d.sources[p.name] = "default"
                 return default
         return _NO
@@ -880,22 +896,58 @@ class Grounder:
                         return self.rng.choice(flat)
         return _NO
 
-    def _fitting(self, source: ValueSource, d: _Draw) -> Any:
+    def _current(self, d: _Draw, name: str) -> frozenset[str]:
+        """What an update's parameter ``name`` would leave as it is (:func:`updates`): the
+        value of the column of that name in the rows its entity arguments name, read from
+        the live state (the draft this conversation made, not the initial state's records),
+        as text. Empty for any other tool, or where no entity's row has such a column."""
+        spec = d.step.tool
+        if not updates(spec):
+            return frozenset()
+        out: set[str] = set()
+        for param, entity in spec.entity_params.items():
+            value = d.args.get(param)
+            source = self.server.entities.get(entity.name)
+            if (
+                value is None
+                or isinstance(value, list | dict)
+                or source is None
+                or source.model is None
+                or name not in source.model.__table__.columns  # type: ignore[attr-defined]
+                or name == key_column(source.model)
+            ):
+                continue
+            try:
+                row = self.session.context().sql.first(
+                    record_by_key(source.model), key=source.lookup_key(value)
+                )
+            finally:
+                self.session.rollback()
+            now = getattr(row, name, None) if row is not None else None
+            column = source.model.__table__.columns[name]  # type: ignore[attr-defined]
+            if now is not None and _is_bool(column):
+                now = bool(now)
+            if now is not None:
+                out.add(str(now))
+        return frozenset(out)
+
+    def _fitting(self, source: ValueSource, d: _Draw, banned: frozenset[str]) -> Any:
         """What a ``values=`` source gives for the call as drawn so far (None: _NO)."""
         bound = Bound(dict(d.args), dict(d.bound))
         try:
             value = source(self.session.context(), self.rng, bound)
         finally:
             self.session.rollback()
-        return _NO if value is None or str(value) in d.banned else value
+        return _NO if value is None or str(value) in banned else value
 
-    def _example(self, source: Any) -> Any:
+    def _example(self, source: Any, banned: frozenset[str] = frozenset()) -> Any:
         if callable(source):
             try:
-                return source(self.session.context(), self.rng)
+                value = source(self.session.context(), self.rng)
             finally:
                 self.session.rollback()
-        values = list(source)
+            return _NO if value is None or str(value) in banned else value
+        values = [v for v in source if str(v) not in banned]
         return self.rng.choice(values) if values else _NO
 
 
@@ -961,6 +1013,23 @@ def message_hints(message: str, tool: ToolSpec) -> dict[str, Any]:
             if len(named) == 1:
                 out[name] = named[0]
     return out
+
+
+def updates(spec: ToolSpec) -> bool:
+    """Whether ``spec`` changes what it names and makes nothing: a write whose every returned
+    kind is one it takes (``update_draft``, ``edit_message``; not ``refund_charge``, which
+    makes a refund, nor ``reply_to_message``, which makes a draft). Its other parameters
+    are new values for the fields of the same names."""
+    taken = {e.name for e in spec.entity_params.values()}
+    return spec.writes and bool(taken) and all(kind in taken for kind in spec.returns)
+
+
+def _is_bool(column: Any) -> bool:
+    """Whether a table column holds booleans (SQLite stores them as 0 and 1)."""
+    try:
+        return column.type.python_type is bool
+    except NotImplementedError:
+        return False
 
 
 OWN_NAMES = frozenset({"name", "title"})

@@ -757,6 +757,69 @@ def second_persona(task: LintTask) -> list[str]:
     return out
 
 
+def _updates(tool: Tool | None) -> bool:
+    """Whether a tool changes what it names and makes nothing (as
+    :func:`prove_gym.synth.grounding.updates`): its arguments but the ids are new values."""
+    return (
+        tool is not None
+        and tool.writes
+        and bool(tool.takes)
+        and all(k in tool.takes for k in tool.returns)
+    )
+
+
+def noop_update(task: LintTask) -> list[str]:
+    """An update that sets a field to the value the task already gave it: the subject of
+    the draft it made to the subject it made it with (``create_draft``, then
+    ``update_draft`` of it), or an earlier write's value again. Only tools that change what
+    they name and make nothing (``update_draft``, ``edit_message``) are read; what a call
+    made is known by the call that depends on it. (The initial state's values are not
+    read: entity records hold values to draw, not always the current ones.)"""
+    by_id = {s.id: s for s in task.requested}
+    out = []
+    for n, b in enumerate(task.requested):
+        tool = task.tool(b.name)
+        if tool is None or not _updates(tool):
+            continue
+        ids = {p for p, _ in tool.entities}
+        for param, kind in tool.entities:
+            value = b.arguments.get(param)
+            if value is None or isinstance(value, list | dict):
+                continue
+            setters = [
+                a
+                for a in task.requested[:n]
+                if task.writes(a.name)
+                and (
+                    str(value) in map(str, _kind_values(task, a, kind))
+                    or (a.id in b.depends_on and a.id in by_id and kind in _made(task, a))
+                )
+            ]
+            for field_name, new in b.arguments.items():
+                if field_name in ids or isinstance(new, list | dict):
+                    continue
+                before = next(
+                    (
+                        a.arguments[field_name]
+                        for a in reversed(setters)
+                        if field_name in a.arguments
+                    ),
+                    None,
+                )
+                if (
+                    before is not None
+                    and str(before).strip().casefold() == str(new).strip().casefold()
+                ):
+                    out.append(f"{b.call()}: {field_name} is already {json.dumps(new)}")
+    return out
+
+
+def _made(task: LintTask, step: Step) -> tuple[str, ...]:
+    """The kinds a call returns without taking one: what it made."""
+    tool = task.tool(step.name)
+    return tuple(k for k in tool.returns if k not in tool.takes) if tool is not None else ()
+
+
 def repeated_login(task: LintTask) -> list[str]:
     """More than one login or authentication call in one task."""
     logins = [s for s in task.steps if LOGIN.match(s.name)]
@@ -1178,6 +1241,7 @@ FLAW_CLASSES: dict[str, FlawClass] = {
         FlawClass("inverse_write", inverse_write),
         FlawClass("repeated_write", repeated_write),
         FlawClass("moot_write", moot_write),
+        FlawClass("noop_update", noop_update),
         FlawClass("second_persona", second_persona),
         FlawClass("repeated_login", repeated_login),
         FlawClass("new_without_create", new_without_create),
