@@ -702,11 +702,33 @@ def _recreated(task: LintTask, ended: Step, target: Mapping[str, Any], made: Ste
     return False
 
 
+def _made_then_ended(task: LintTask, made: Step, ended: Step, target: Mapping[str, Any]) -> bool:
+    """Whether ``ended`` ends what ``made`` created in the same task (a reply in a thread,
+    then deleting that reply): ``ended`` depends on ``made``, which creates the kind it
+    ends (:func:`_creates`: a reply or copy of a message is a message) without taking that
+    id, and the id is not in the task's initial state (where that is known)."""
+    if made.id not in ended.depends_on:
+        return False
+    tool = task.tool(ended.name)
+    kinds = dict(tool.entities) if tool is not None else {}
+    for param, value in target.items():
+        kind = kinds.get(param, param.removesuffix("_id"))
+        if isinstance(value, list | dict) or str(value) in map(str, made.arguments.values()):
+            continue
+        if not _creates(task.tool(made.name), made.name, words(kind)):
+            continue
+        if task.existed is not None and task.existed(kind, str(value)):
+            continue  # it was there before the task: the dependency is another one
+        return True
+    return False
+
+
 def moot_write(task: LintTask) -> list[str]:
     """A write that a later call of the same task makes moot: a write to an entity that a
     later call ends (edit or react to a message, then delete it; add a variant to a cart,
-    then set its quantity to 0), or an entity ended and then made again (cancel the rent,
-    then re-add it). A write that leaves something behind (``post_recurring_expense``
+    then set its quantity to 0), an entity the task made and then ends (reply in a
+    thread, then delete that reply), or an entity ended and then made again (cancel the
+    rent, then re-add it). A write that leaves something behind (``post_recurring_expense``
     records a transaction) is not moot; a write and its declared inverse are
     :func:`inverse_write`'s."""
     writes = [s for s in task.steps if task.writes(s.name)]
@@ -723,6 +745,8 @@ def moot_write(task: LintTask) -> list[str]:
                 continue  # repeated_write's or inverse_write's
             if all(k in a.arguments and a.arguments[k] == v for k, v in target.items()):
                 out.append(f"{a.call()}, then {b.call()} ends it")
+            elif _made_then_ended(task, a, b, target):
+                out.append(f"{a.call()} makes what {b.call()} ends")
         for c in writes[j + 1 :]:
             if _recreated(task, b, target, c):
                 out.append(f"{b.call()}, then {c.call()} makes it again")
