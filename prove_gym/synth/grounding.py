@@ -663,6 +663,8 @@ class Grounder:
                 continue
             args[p.name] = coerce(value, prop)
         self._order_ranges(args, d.sources)
+        if not spec.writes:
+            _one_period(args, d.sources, {p.name for p in spec.params if p.required})
         # a gold value that only repeats the tool's default teaches the model nothing
         for p in spec.params:
             if not p.required and p.name in args and _is_default(args[p.name], props.get(p.name)):
@@ -1013,6 +1015,35 @@ def message_hints(message: str, tool: ToolSpec) -> dict[str, Any]:
             if len(named) == 1:
                 out[name] = named[0]
     return out
+
+
+_MONTH = re.compile(r"^\d{4}-\d{2}$")
+_BOUND_WORDS = ("start", "end", "from", "until", "since", "after", "before", "earliest", "latest")
+
+
+def _one_period(args: dict[str, Any], sources: dict[str, str], required: Collection[str]) -> None:
+    """A read's filters drawn together agree: a month ("2026-06") and a day bound
+    (``start_date``, ``end_date``: "2026-07-28") outside it would ask for June and for
+    days in July at once, so the month goes (the bounds say the period), if it is optional.
+
+    >>> args = {"month": "2026-06", "start_date": "2026-06-08", "end_date": "2026-07-28"}
+    >>> _one_period(args, {}, ()); sorted(args)
+    ['end_date', 'start_date']
+    >>> args = {"month": "2026-06", "start_date": "2026-06-08"}
+    >>> _one_period(args, {}, ()); sorted(args)
+    ['month', 'start_date']
+    """
+    days = [
+        str(v)[:7]
+        for k, v in args.items()
+        if isinstance(v, str) and _ISO_DAY.match(v) and any(w in k for w in _BOUND_WORDS)
+    ]
+    if not days:
+        return
+    for name in [k for k, v in args.items() if isinstance(v, str) and _MONTH.match(v)]:
+        if name not in required and sources.get(name) != "hint" and set(days) != {args[name]}:
+            del args[name]
+            sources.pop(name, None)
 
 
 def updates(spec: ToolSpec) -> bool:

@@ -844,6 +844,31 @@ def _made(task: LintTask, step: Step) -> tuple[str, ...]:
     return tuple(k for k in tool.returns if k not in tool.takes) if tool is not None else ()
 
 
+_MONTH = re.compile(r"^\d{4}-(?:0[1-9]|1[0-2])$")
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_BOUND_WORDS = ("start", "end", "from", "until", "since", "after", "before", "earliest", "latest")
+
+
+def contradicting_filters(task: LintTask) -> list[str]:
+    """A read whose filters, drawn together, ask for two periods at once: a month and a
+    day bound outside it ("spending in June 2026. From June 8, 2026. Until Jul 28, 2026.":
+    ``month="2026-06"``, ``end_date="2026-07-28"``)."""
+    out = []
+    for s in task.requested:
+        if task.writes(s.name):
+            continue
+        args = s.arguments
+        months = {str(v) for v in args.values() if isinstance(v, str) and _MONTH.match(v)}
+        days = {
+            str(v)[:7]
+            for k, v in args.items()
+            if isinstance(v, str) and _DAY.match(v) and any(w in k for w in _BOUND_WORDS)
+        }
+        if months and days and (len(months) > 1 or days != months):
+            out.append(s.call())
+    return out
+
+
 def repeated_login(task: LintTask) -> list[str]:
     """More than one login or authentication call in one task."""
     logins = [s for s in task.steps if LOGIN.match(s.name)]
@@ -1266,6 +1291,7 @@ FLAW_CLASSES: dict[str, FlawClass] = {
         FlawClass("repeated_write", repeated_write),
         FlawClass("moot_write", moot_write),
         FlawClass("noop_update", noop_update),
+        FlawClass("contradicting_filters", contradicting_filters),
         FlawClass("second_persona", second_persona),
         FlawClass("repeated_login", repeated_login),
         FlawClass("new_without_create", new_without_create),
