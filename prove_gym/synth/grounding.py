@@ -21,7 +21,10 @@ Rules, in the order they apply to each parameter of a step:
 2. **Values that must fit the call** (``values=`` of the tool): its value source,
    given the call as drawn so far (:class:`~prove_gym.server.tool.Bound`: every other
    argument and the records of its entities), so they are drawn last; a source that
-   finds no fitting value (None) fails the draw, as an unresolved identifier does.
+   finds no fitting value (None) fails the draw, as an unresolved identifier does. An
+   identifier's source runs once every identifier is drawn and keeps it, replaces it
+   with one that fits (the second file ``diff`` compares, beside the first), or fails
+   the draw (a photo for ``cat``).
 3. **Other values**: a field of the same name (or its plural, a list) in the
    record of an identifier the step already uses (required parameters, and
    optional ones of read tools: a write's optional field set to its current
@@ -653,7 +656,13 @@ class Grounder:
                 return -1  # who acts first: the records drawn after it agree on the role
             return 0 if p.entity is not None else 2 if p.name in spec.values else 1
 
+        checked = False
         for p in sorted(self.wanted(step, extra), key=order):
+            if p.entity is None and not checked:
+                checked = True  # every identifier is drawn: those that must fit are checked
+                misfit = self._fit_identifiers(d)
+                if misfit is not None:
+                    return Grounded(args, d.links, d.records, d.sources, unresolved=misfit)
             prop = props.get(p.name, {})
             value = self._entity(d, p) if p.entity is not None else self._plain(d, p, prop)
             if value is _NO:
@@ -662,6 +671,10 @@ class Grounder:
                 d.sources.pop(p.name, None)
                 continue
             args[p.name] = coerce(value, prop)
+        if not checked:
+            misfit = self._fit_identifiers(d)
+            if misfit is not None:
+                return Grounded(args, d.links, d.records, d.sources, unresolved=misfit)
         self._order_ranges(args, d.sources)
         if not spec.writes:
             _one_period(args, d.sources, {p.name for p in spec.params if p.required})
@@ -673,6 +686,33 @@ class Grounder:
                 d.sources.pop(p.name, None)
         ordered = {p.name: args[p.name] for p in spec.params if p.name in args}
         return Grounded(ordered, d.links, d.records, d.sources)
+
+    def _fit_identifiers(self, d: _Draw) -> str | None:
+        """Run the ``values=`` sources of the call's identifiers, in signature order, once
+        every identifier is drawn: each returns the drawn id when it fits the rest of the
+        call (a text file for ``cat``), another that does (a file beside the first one
+        ``diff`` compares), or None; the parameter that found none, or None when all fit."""
+        spec = d.step.tool
+        for p in spec.params:
+            source = spec.values.get(p.name)
+            if source is None or p.entity is None or p.name not in d.args:
+                continue
+            if d.sources.get(p.name) == "hint":
+                continue  # a repair's own value stays
+            value = self._fitting(source, d, d.banned)
+            if value is _NO:
+                return p.name
+            if str(value) != str(d.args[p.name]):
+                d.args[p.name] = value
+                d.links.pop(p.name, None)
+                d.sources[p.name] = "value"
+                rec = self.index.record(p.entity.name, value)
+                if rec is not None:
+                    d.bound[p.name] = rec
+                    d.records.append(rec)
+                else:
+                    d.bound.pop(p.name, None)
+        return None
 
     def _order_ranges(self, args: dict[str, Any], sources: Mapping[str, str]) -> None:
         """Draw range bounds as an ordered pair: start_date <= end_date, min_x <= max_x."""

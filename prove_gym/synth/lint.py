@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import json
+import random
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from typing import Any
 
 from prove_gym.registry import Registry, get_registry
 from prove_gym.server.base import Server
-from prove_gym.server.tool import ToolSpec
+from prove_gym.server.tool import Bound, ToolSpec
 from prove_gym.synth.enums import enum_values, stated
 from prove_gym.synth.render import COPY_VERBS, LOGIN, UNDO_VERBS, unreadable_name, words
 
@@ -74,6 +75,9 @@ class Tool:
     """The tools this one declares it undoes (its own ``inverse_of=``): it ends what they made."""
     ends_when: Mapping[str, Any] = field(default_factory=dict)
     """Argument values with which a call ends what it names (``ends_when=``)."""
+    checks: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    """The value sources of its identifiers (``values=`` on an ``Entity`` parameter): each
+    says whether the id a call passes fits the rest of the call (returns it unchanged)."""
     makes: tuple[str, ...] = ()
     """Kinds a call leaves behind that outlive what it names: kinds it returns without
     taking one, which a tool of its server ends (``post_recurring_expense`` records a
@@ -108,6 +112,7 @@ class Tool:
             undoes=spec.inverse_of,
             entities=tuple((k, e.name) for k, e in spec.entity_params.items()),
             ends_when=dict(spec.ends_when),
+            checks={k: v for k, v in spec.values.items() if k in spec.entity_params},
             makes=tuple(
                 k
                 for k in spec.returns
@@ -189,6 +194,9 @@ class LintTask:
     """The record of an id of an entity kind in the task's initial state (as its entity
     source lists it), or None for an id it does not hold; ``None`` where no server of the
     task is installed."""
+    session: Callable[[], Any] | None = None
+    """Opens a session on the task's initial state (its first installed server, at its seed
+    and size), or None where none is installed; the caller closes it."""
     persona: Mapping[str, str] = field(default_factory=dict)
     """The persona kinds its installed servers declare (``Server(persona=...)``), each with
     the field naming its id (``{"customer": "customer_id"}``)."""
@@ -289,6 +297,7 @@ class Reader:
         if isinstance(data.get("tools"), list):
             task.stood_in = self._stood_in(data, {str(q) for q in data["tools"]})
         task.record = self._record(data)
+        task.session = self._session(data)
         task.persona = {
             kind: server.entities[kind].key
             for name in _list(data.get("servers"))
@@ -334,6 +343,15 @@ class Reader:
             return None
 
         return record
+
+    def _session(self, data: Mapping[str, Any]) -> Callable[[], Any] | None:
+        """A function opening a session on the task's initial state, or None."""
+        seed, size = data.get("seed"), data.get("size")
+        servers = [self.registry.servers.get(str(n)) for n in _list(data.get("servers"))]
+        installed = [s for s in servers if s is not None]
+        if not installed or type(seed) is not int or (size is not None and type(size) is not int):
+            return None
+        return functools.partial(installed[0].session, seed, size)
 
     def _stood_in(self, data: Mapping[str, Any], offered: set[str]) -> list[tuple[str, str]]:
         out = []
@@ -869,6 +887,49 @@ def contradicting_filters(task: LintTask) -> list[str]:
     return out
 
 
+def misfit_identifier(task: LintTask) -> list[str]:
+    """An id that does not fit the rest of its call, by the tool's own value source for it
+    (``values=`` on an identifier): ``cat`` of a photo, ``diff`` of a project's
+    ``usage.md`` against a pip build log. The source is run on the task's initial state;
+    it answers the id unchanged when the id fits."""
+    out: list[str] = []
+    session = None
+    try:
+        for s in task.requested:
+            tool = task.tool(s.name)
+            if tool is None or not tool.checks:
+                continue
+            kinds = dict(tool.entities)
+            for param, source in tool.checks.items():
+                value = s.arguments.get(param)
+                if value is None or isinstance(value, list | dict):
+                    continue
+                if session is None:
+                    if task.session is None:
+                        return out
+                    try:
+                        session = task.session()
+                    except ValueError:  # a size out of range: nothing to check against
+                        return out
+                records = {
+                    k: rec
+                    for k, kind in kinds.items()
+                    if k in s.arguments
+                    and task.record is not None
+                    and (rec := task.record(kind, str(s.arguments[k]))) is not None
+                }
+                try:
+                    fit = source(session.context(), random.Random(0), Bound(s.arguments, records))
+                finally:
+                    session.rollback()
+                if fit is None or str(fit) != str(value):
+                    out.append(f"{s.call()}: {param} does not fit")
+    finally:
+        if session is not None:
+            session.close()
+    return out
+
+
 def repeated_login(task: LintTask) -> list[str]:
     """More than one login or authentication call in one task."""
     logins = [s for s in task.steps if LOGIN.match(s.name)]
@@ -1292,6 +1353,7 @@ FLAW_CLASSES: dict[str, FlawClass] = {
         FlawClass("moot_write", moot_write),
         FlawClass("noop_update", noop_update),
         FlawClass("contradicting_filters", contradicting_filters),
+        FlawClass("misfit_identifier", misfit_identifier),
         FlawClass("second_persona", second_persona),
         FlawClass("repeated_login", repeated_login),
         FlawClass("new_without_create", new_without_create),
