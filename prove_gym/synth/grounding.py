@@ -820,12 +820,16 @@ class Grounder:
 
     def _persona(self, d: _Draw, p: ParamSpec, kind: str, excluded: Collection[str]) -> Any:
         """The persona for ``p``: the conversation's (:meth:`settle`), whatever an error
-        named; else a field ``p`` of a record this call uses (the seller of the listing a
+        named; else the one the conversation's records name by the kind's key (``context``);
+        else a field ``p`` of a record this call uses (the seller of the listing a
         call cancels), else one from the initial state that none of this call's records
         names in another role (not the seller of the listing it buys). Never one an
         earlier result listed: a user does not look themselves up."""
         if kind in self.persona:
             return self._take(d, p, kind, self.persona[kind], "state")
+        current = d.context.get(self._keys.get(kind, ""))  # the owner of what it used so far
+        if current is not None and self.index.exists(kind, current):
+            return self._take(d, p, kind, current, "state")
         hinted = d.hints.get(p.name)
         if hinted is not None and not isinstance(hinted, list) and self.index.exists(kind, hinted):
             return self._take(d, p, kind, hinted, "hint")

@@ -102,6 +102,24 @@ def file_beside_first(ctx: ToolContext, rng: random.Random, bound: Bound) -> str
     return rng.choice(near or same) if near or same else None
 
 
+def empty_directory(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """An empty directory of the live state for ``rmdir``: the one drawn if it is empty,
+    else one that is (a folder an earlier call of the conversation emptied or made), else
+    None. A sampled tree has no empty folder, so ``rmdir`` fits only after a call that
+    empties one (``mv`` or ``rm`` of its only file, ``move_matching`` of all it holds)."""
+    from .fs import Fs  # the live tree
+
+    fs = Fs(ctx)
+    nodes, _ = fs.walk(fs.root)
+    empty = sorted(
+        fs.path(n) for n, _ in nodes if n.is_dir and n.parent_id is not None and not fs.children(n)
+    )
+    drawn = str(bound.args.get("path", "")).rstrip("/")
+    if drawn in empty:
+        return drawn
+    return rng.choice(empty) if empty else None
+
+
 def word_in_text_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
     """A word that occurs in the text file in ``path`` (its record's ``find``; None for a
     file that is not text)."""
