@@ -117,8 +117,8 @@ COVERAGE_MISSES = 2
 """Coverage blocks in a row that do not even reach an unused tool after which a server
 stops looking: a tool that no chain reaches on these states is not worth more blocks. A
 block whose candidates called one and failed on its precondition (``rmdir`` needs an
-empty folder, which only a chain that empties one has) is no miss: such a tool comes in
-one block in seven or eight, so two blocks in a row without it are common."""
+empty folder, which only a chain that empties one has) is no miss (such a tool comes in
+about one block in ten, so two blocks in a row without it are common)."""
 
 
 def reaches(reason: str, tools: Collection[str]) -> bool:

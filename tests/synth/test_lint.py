@@ -323,6 +323,11 @@ def test_a_swap_or_a_new_entity_after_a_deletion_undoes_nothing() -> None:
 
 
 ISSUE_43_CLASSES = (
+    "noop_update",
+    "contradicting_filters",
+    "misfit_identifier",
+    "second_persona",
+    "moot_write",
     "some_placeholder",
     "iso_datetime",
     "parameter_name",
