@@ -740,7 +740,9 @@ class Grounder:
     def _entity(self, d: _Draw, p: ParamSpec) -> Any:
         assert p.entity is not None
         kind, many = p.entity.name, p.entity.many
-        taken = d.used.setdefault(kind, set())
+        # one value per call, whatever kinds its parameters take ("copy X to X" drew a
+        # folder as the path to copy and as the folder to copy it into)
+        taken = {v for values in d.used.values() for v in values}
         excluded = taken | d.banned  # (taken grows only once a value is chosen)
         secret = is_secret_kind(kind)
         if kind in self.server.persona and not many:
