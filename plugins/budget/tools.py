@@ -922,6 +922,37 @@ def _window_end(ctx: ToolContext, rng: random.Random) -> str:
     return (ctx.now.date() - dt.timedelta(days=rng.randint(0, 5))).isoformat()
 
 
+def _payee_for_search(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A payee of a transaction the search's other filters find (the month, the days, the
+    category, the account, the kind), so its words and the filters agree: no "Whole Foods"
+    asked of the rent category (None: the filters find nothing to name)."""
+    args = bound.args
+    params: dict[str, Any] = {}
+    try:
+        if args.get("month") is not None:
+            params["first"], params["last"] = _month_bounds(_month(ctx, str(args["month"])))
+        if args.get("start_date") is not None:
+            params["lo"] = parse_date(str(args["start_date"]), "start_date")
+        if args.get("end_date") is not None:
+            params["hi"] = parse_date(str(args["end_date"]), "end_date")
+    except InvalidArgument:
+        return None
+    for name in ("category_id", "account_id", "kind"):
+        if args.get(name) is not None:
+            params[name] = str(args[name])
+    search = _search_queries(
+        month="first" in params,
+        since="lo" in params,
+        until="hi" in params,
+        by_category="category_id" in params,
+        by_account="account_id" in params,
+        by_kind="kind" in params,
+        matching=False,
+    )
+    payees = sorted({row.payee for row in ctx.sql.all(search.page, **params, limit=100)})
+    return rng.choice(payees) if payees else None
+
+
 AMOUNTS = [12.5, 24.99, "38.40", 45, 60, "89.95", 120]
 PAYEES = ["Whole Foods Market", "Shell", "Target", "Chipotle", "CVS Pharmacy", "AMC Theatres"]
 PAYERS = ["Acme Corp payroll", "Freelance invoice", "Tax refund", "Venmo from Sam", "eBay sale"]
@@ -1048,12 +1079,8 @@ def list_categories(
         "List the transactions on account {account_id} from {start_date} to {end_date}",
         "How much did I spend in {month}?",
     ],
-    examples={
-        "query": ["Starbucks", "Whole Foods", "Shell", "Amazon", "Netflix", "payroll"],
-        "month": _recent_month,
-        "start_date": _window_start,
-        "end_date": _window_end,
-    },
+    examples={"month": _recent_month, "start_date": _window_start, "end_date": _window_end},
+    values={"query": _payee_for_search},
 )
 def search_transactions(
     ctx: ToolContext,

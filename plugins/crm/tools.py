@@ -1078,7 +1078,7 @@ def get_account(ctx: ToolContext, account_id: AccountRow) -> AccountDetail:
 
 @server.tool(
     returns=("contact", "account"),
-    phrasings=["Find the contact {query}", "List the contacts at account {account_id}"],
+    phrasings=["Find contacts matching '{query}'", "List the contacts at account {account_id}"],
     examples={"query": ["cfo", "director", "procurement", "gmail", "smith"]},
 )
 def search_contacts(
@@ -1116,7 +1116,7 @@ def search_contacts(
 @server.tool(
     returns=("lead", "owner"),
     phrasings=[
-        "Find the lead {query}",
+        "Find leads matching '{query}'",
         "Which leads are {status}?",
         "Show the leads from {source} owned by {owner_id}",
     ],

@@ -935,7 +935,7 @@ def list_mailboxes(ctx: ToolContext, query: SearchText | None = None) -> list[Ma
     returns="contact",
     phrasings=[
         "Who are the contacts of {mailbox_id}?",
-        "Find the contact {query} in mailbox {mailbox_id}",
+        "Find contacts matching '{query}' in mailbox {mailbox_id}",
     ],
     examples={"query": ["Garcia", "acme", "Smith", "gmail"]},
 )
@@ -1598,7 +1598,7 @@ def move_message(
 @server.tool(
     writes=True,
     returns="message",
-    phrasings=["Mark {message_ids} as {flag}", "Flag the emails {message_ids} as {flag}"],
+    phrasings=["Mark {message_ids} as {flag}", "Flag {message_ids} as {flag}"],
 )
 def mark_messages(
     ctx: ToolContext,

@@ -319,7 +319,6 @@ offers, sales, ratings = Offer.__table__, Sale.__table__, Rating.__table__
 USER = Query(select(users).where(User.id == bindparam("id")))
 USER_NAME = Query(select(User.name).where(User.id == bindparam("id")))
 USERS = Query(select(User.id, User.name).order_by(User.id))
-USER_IDS = Query(select(User.id).order_by(User.id))
 ACTIVE_COUNT = Query(
     select(func.count()).where(
         Listing.seller_id == bindparam("seller_id"),
@@ -1409,11 +1408,6 @@ def rate_seller(
 
 
 # --------------------------------------------------------------- entities
-def _other_user(user_ids: list[str], n: int, *not_: str | None) -> str:
-    ids = [u for u in user_ids if u not in not_]
-    return ids[n % len(ids)]
-
-
 @server.entity(
     "user",
     key="user_id",
@@ -1438,17 +1432,16 @@ def _users(ctx: ToolContext) -> list[dict[str, Any]]:
     "as 'lst_0042').",
 )
 def _listings(ctx: ToolContext) -> list[dict[str, Any]]:
-    """Unsettled listings, with their seller, a buyer who may act on them and a fitting amount."""
-    user_ids = ctx.sql.scalars(USER_IDS)
+    """Unsettled listings, with their seller. Who buys is the conversation's member
+    (``persona``), never the seller: the grounding takes a listing that does not name the
+    member as its seller for a call that passes them as ``buyer_id``."""
     out = []
     for lst in ctx.sql.all(ACTIVE_LISTINGS):
-        n = int(lst.id.rsplit("_", 1)[1])
         record: dict[str, Any] = {
             "listing_id": lst.id,
             "title": lst.title,
             "search": lst.title.split()[0],
             "seller_id": lst.seller_id,
-            "buyer_id": _other_user(user_ids, n, lst.seller_id, lst.high_bidder_id),
             "format": lst.format,
             "status": _status(ctx, lst),
         }

@@ -152,7 +152,11 @@ class Bound:
 
 ValueSource = Callable[..., Any]
 """A ``values=`` entry: ``(ctx, rng, bound: Bound) -> value``, or None when no value fits
-the call as drawn (synthesis then draws the call again, with other entities)."""
+the call as drawn (synthesis then draws the call again, with other entities). For an
+identifier (an ``Entity`` parameter, drawn from the state like any other) the source
+checks the id drawn, in ``bound.args``, once every identifier of the call is drawn: it
+returns that id when it fits, another that does (read from the live state), or None
+(``cat`` takes a text file; ``diff`` two files that belong together)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -475,11 +479,6 @@ def build_tool_spec(
     for name, source in sorted((values or {}).items()):
         if not callable(source):
             raise TypeError(f"tool {tool_name!r}: values[{name!r}] is not a callable")
-        if any(p.name == name and p.entity is not None for p in params):
-            raise TypeError(
-                f"tool {tool_name!r}: values[{name!r}] names an identifier; synthesis draws "
-                "identifiers from the state (values= is for the values that must fit them)"
-            )
         if name in (examples or {}):
             raise TypeError(
                 f"tool {tool_name!r}: {name!r} has both examples= and values=; a value "

@@ -72,10 +72,14 @@ from prove_gym.synth.knowledge import Knowledge
 from prove_gym.synth.lint import (
     FLAW_CLASSES,
     LOGIN,
+    contradicting_filters,
     inverse_write,
+    misfit_identifier,
     moot_write,
+    noop_update,
     repeated_login,
     repeated_write,
+    second_persona,
 )
 from prove_gym.synth.lint import Reader as LintReader
 from prove_gym.synth.llm import LLMClient
@@ -103,7 +107,7 @@ from prove_gym.synth.validate import (
 from prove_gym.synth.writer import LLMWriter
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/12"
+GENERATOR = "prove_gym.synth/13"
 """Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
 ``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
 of ``final_state_hash`` unless a call changed their state (see
@@ -991,6 +995,7 @@ class Conversation:
         done.failed = self._recoverable(step, g.args, done.repairs)
         self.done.append(done)
         self.done_index[step] = len(self.done) - 1
+        self.grounder.settle(step.tool, g.args, g.records)  # who the user is, from then on
         self.phrasings[len(self.done) - 1] = phrasing
         for rec in g.records:
             for k, v in rec.items():
@@ -1450,6 +1455,9 @@ class Conversation:
             return "undoes_itself"
         if moot_write(read):  # a write that a later call ends, or an ending made undone
             return "moot_write"
+        for flaw in (second_persona, noop_update, contradicting_filters, misfit_identifier):
+            if flaw(read):  # what the grounding avoids, should a draw still come out so
+                return flaw.__name__
         if repeated_login(read):  # one user logs in once
             return "second_login"
         reason, final_hash = replay(

@@ -8,10 +8,12 @@ Rules, in the order they apply to each parameter of a step:
    that kind (a link: the request then says "that event"; a destructive step's
    result is only ever read), else from a field of that name in the record of
    another identifier of the step (the sibling account, an invitee of the
-   event), else (for a kind the server declares its ``persona``: the customer a
-   support assistant serves) the one of that kind the conversation already has,
-   else from the entities that exist in the initial state
-   (``Session.list_entities``). Credentials (kinds containing ``token``/``auth``)
+   event), else from the entities that exist in the initial state
+   (``Session.list_entities``). A kind the server declares its ``persona`` (the
+   customer a support assistant serves, the member a marketplace acts for) is one id
+   per conversation (:meth:`Grounder.settle`): every parameter of that kind takes
+   it once a call has, and records drawn with it agree on its role (see
+   :meth:`Grounder._agreeing`). Credentials (kinds containing ``token``/``auth``)
    are never drawn from state: only a producer's output may supply them. Draws
    agree with the conversation on the key fields of other kinds (an account of
    the customer who logged in), follow what failed calls taught
@@ -19,7 +21,10 @@ Rules, in the order they apply to each parameter of a step:
 2. **Values that must fit the call** (``values=`` of the tool): its value source,
    given the call as drawn so far (:class:`~prove_gym.server.tool.Bound`: every other
    argument and the records of its entities), so they are drawn last; a source that
-   finds no fitting value (None) fails the draw, as an unresolved identifier does.
+   finds no fitting value (None) fails the draw, as an unresolved identifier does. An
+   identifier's source runs once every identifier is drawn and keeps it, replaces it
+   with one that fits (the second file ``diff`` compares, beside the first), or fails
+   the draw (a photo for ``cat``).
 3. **Other values**: a field of the same name (or its plural, a list) in the
    record of an identifier the step already uses (required parameters, and
    optional ones of read tools: a write's optional field set to its current
@@ -44,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prove_gym.server.session import Session
+from prove_gym.server.sql import key_column, record_by_key
 from prove_gym.server.tool import Bound, ParamSpec, ToolSpec, ValueSource, enum_choices
 from prove_gym.synth.chains import PlannedStep, is_secret_kind
 
@@ -341,6 +347,20 @@ class Lessons:
         return out
 
 
+def _in_role(
+    record: Mapping[str, Any], roles: frozenset[str], bound: set[str], owner: str, me: str
+) -> bool:
+    """Whether ``record`` names persona ``me`` in the roles a call gives it (``bound``, and
+    the kind's key ``owner``) and in no other of ``roles``."""
+    for f in roles & record.keys():
+        value = record[f]
+        if value is None or isinstance(value, dict | list):
+            continue
+        if (f in bound or f == owner) != (str(value) == me):
+            return False  # another member's own listing, or the persona's to buy from
+    return True
+
+
 def _names(message: str, text: str) -> bool:
     """Whether ``message`` holds ``text`` as a whole token: no word character or ``-`` on
     either side (the regex ``(?<![\\w-])text(?![\\w-])``, without compiling one per value).
@@ -434,6 +454,42 @@ class Grounder:
         self.index = index
         self.rng = rng
         self._keys = {kind: src.key for kind, src in self.server.entities.items()}
+        self.persona: dict[str, str] = {}
+        """The conversation's one id of each persona kind, once a call has taken one."""
+        # the record fields that can name a persona: its key, and every parameter of its
+        # kind (``seller_id``, ``buyer_id``: the role a call gives the member)
+        self._roles: dict[str, frozenset[str]] = {
+            kind: frozenset(
+                {
+                    self._keys.get(kind, ""),
+                    *(
+                        name
+                        for t in self.server.visible_tools()
+                        for name, e in t.entity_params.items()
+                        if e.name == kind
+                    ),
+                }
+                - {""}
+            )
+            for kind in self.server.persona
+        }
+
+    def settle(
+        self, spec: ToolSpec, args: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Take the persona a call that ran acted for as the conversation's: an id of a
+        persona kind it passed, else the owner its records name by the kind's key (an
+        order of cus_0076 makes cus_0076 the customer). The first one of each kind stays:
+        one customer, one member per conversation."""
+        for name, entity in spec.entity_params.items():
+            value = args.get(name)
+            if entity.name in self.server.persona and isinstance(value, str | int):
+                self.persona.setdefault(entity.name, str(value))
+        for kind in self.server.persona:
+            for rec in records:
+                owner = rec.get(self._keys.get(kind, ""))
+                if isinstance(owner, str | int) and self.index.exists(kind, owner):
+                    self.persona.setdefault(kind, str(owner))
 
     def _agreeing(
         self, d: _Draw, kind: str, records: Sequence[dict[str, Any]]
@@ -453,6 +509,9 @@ class Grounder:
                 if value is not None and not isinstance(value, dict | list):
                     here.setdefault(f, value)
         context = {**d.context, **here}
+        for persona, value in self.persona.items():  # the conversation's own customer
+            if persona != kind and persona in self._keys:
+                context[self._keys[persona]] = value
         wanted = [(f, str(context[f])) for f in fields if f in context]
         out = list(records)
         for f, text in wanted:  # one field at a time: the records agreeing on all of them
@@ -463,7 +522,48 @@ class Grounder:
                 or isinstance(value, dict | list)
                 or str(value) == text
             ]
-        return out
+        return self._in_role(d, kind, out)
+
+    def _persona_only(
+        self, d: _Draw, kind: str, records: Sequence[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """``records`` that agree with the conversation's persona alone (its key field and
+        its role, :meth:`_in_role`), when no record agrees with the whole conversation."""
+        out = list(records)
+        for persona, value in self.persona.items():
+            f = self._keys.get(persona)
+            if persona == kind or f is None:
+                continue
+            out = [
+                r
+                for r in out
+                if (v := r.get(f)) is None or isinstance(v, dict | list) or str(v) == value
+            ]
+        return self._in_role(d, kind, out)
+
+    def _in_role(self, d: _Draw, kind: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``records`` that give the persona this call binds the role the call gives it.
+
+        A call that passes the persona as ``seller_id`` takes a listing whose
+        ``seller_id`` is the persona (a member cancels their own listing); one that passes
+        it as ``buyer_id`` takes a listing that does not name the persona in another role
+        (a member buys from *other* members). A record field names a role when it is the
+        persona kind's key or a parameter of that kind of some tool of the server.
+        """
+        if kind in self.server.persona:
+            return records
+        for persona, roles in self._roles.items():
+            bound = {
+                name
+                for name, e in d.step.tool.entity_params.items()
+                if e.name == persona and name in d.args and not isinstance(d.args[name], list)
+            }
+            if not bound:
+                continue
+            me = str(d.args[min(bound)])
+            owner = self._keys.get(persona, "")
+            records = [r for r in records if _in_role(r, roles, bound, owner, me)]
+        return records
 
     def produced(self, spec: ToolSpec, content: Any) -> dict[str, list[Any]]:
         """Identifiers of the kinds ``spec`` declares it returns, found in ``content``."""
@@ -552,9 +652,17 @@ class Grounder:
         # identifiers first: their records then supply the other values; the values that
         # must fit the rest of the call last, when the rest is known
         def order(p: ParamSpec) -> int:
+            if p.entity is not None and p.entity.name in self.persona:
+                return -1  # who acts first: the records drawn after it agree on the role
             return 0 if p.entity is not None else 2 if p.name in spec.values else 1
 
+        checked = False
         for p in sorted(self.wanted(step, extra), key=order):
+            if p.entity is None and not checked:
+                checked = True  # every identifier is drawn: those that must fit are checked
+                misfit = self._fit_identifiers(d)
+                if misfit is not None:
+                    return Grounded(args, d.links, d.records, d.sources, unresolved=misfit)
             prop = props.get(p.name, {})
             value = self._entity(d, p) if p.entity is not None else self._plain(d, p, prop)
             if value is _NO:
@@ -563,7 +671,13 @@ class Grounder:
                 d.sources.pop(p.name, None)
                 continue
             args[p.name] = coerce(value, prop)
+        if not checked:
+            misfit = self._fit_identifiers(d)
+            if misfit is not None:
+                return Grounded(args, d.links, d.records, d.sources, unresolved=misfit)
         self._order_ranges(args, d.sources)
+        if not spec.writes:
+            _one_period(args, d.sources, {p.name for p in spec.params if p.required})
         # a gold value that only repeats the tool's default teaches the model nothing
         for p in spec.params:
             if not p.required and p.name in args and _is_default(args[p.name], props.get(p.name)):
@@ -572,6 +686,33 @@ class Grounder:
                 d.sources.pop(p.name, None)
         ordered = {p.name: args[p.name] for p in spec.params if p.name in args}
         return Grounded(ordered, d.links, d.records, d.sources)
+
+    def _fit_identifiers(self, d: _Draw) -> str | None:
+        """Run the ``values=`` sources of the call's identifiers, in signature order, once
+        every identifier is drawn: each returns the drawn id when it fits the rest of the
+        call (a text file for ``cat``), another that does (a file beside the first one
+        ``diff`` compares), or None; the parameter that found none, or None when all fit."""
+        spec = d.step.tool
+        for p in spec.params:
+            source = spec.values.get(p.name)
+            if source is None or p.entity is None or p.name not in d.args:
+                continue
+            if d.sources.get(p.name) == "hint":
+                continue  # a repair's own value stays
+            value = self._fitting(source, d, d.banned)
+            if value is _NO:
+                return p.name
+            if str(value) != str(d.args[p.name]):
+                d.args[p.name] = value
+                d.links.pop(p.name, None)
+                d.sources[p.name] = "value"
+                rec = self.index.record(p.entity.name, value)
+                if rec is not None:
+                    d.bound[p.name] = rec
+                    d.records.append(rec)
+                else:
+                    d.bound.pop(p.name, None)
+        return None
 
     def _order_ranges(self, args: dict[str, Any], sources: Mapping[str, str]) -> None:
         """Draw range bounds as an ordered pair: start_date <= end_date, min_x <= max_x."""
@@ -599,9 +740,13 @@ class Grounder:
     def _entity(self, d: _Draw, p: ParamSpec) -> Any:
         assert p.entity is not None
         kind, many = p.entity.name, p.entity.many
-        taken = d.used.setdefault(kind, set())
+        # one value per call, whatever kinds its parameters take ("copy X to X" drew a
+        # folder as the path to copy and as the folder to copy it into)
+        taken = {v for values in d.used.values() for v in values}
         excluded = taken | d.banned  # (taken grows only once a value is chosen)
         secret = is_secret_kind(kind)
+        if kind in self.server.persona and not many:
+            return self._persona(d, p, kind, excluded)
         # 1. a hint (a repair takes the failing step's own values), linked if produced earlier
         if p.name in d.hints:
             hinted = d.hints[p.name]
@@ -659,25 +804,57 @@ class Grounder:
         key = self.index.key(kind)
         if key is None:
             return _NO  # an unindexed kind has no records to pick from
-        if kind in self.server.persona:  # one customer per conversation: the one in play
-            current = d.context.get(self._keys.get(kind, key), d.context.get(p.name))
-            if (
-                current is not None
-                and str(current) not in excluded
-                and self.index.exists(kind, current)
-            ):
-                return self._take(d, p, kind, current, "state")
         candidates = self.index.without(kind, excluded)
         if not candidates:
             return _NO
         candidates = d.lessons.fit(d.step.tool.name, p.name, candidates)
-        pool_records = self._agreeing(d, kind, candidates) or candidates
+        pool_records = self._agreeing(d, kind, candidates) or self._persona_only(
+            d, kind, candidates
+        )
+        if not pool_records:
+            return _NO  # only another customer's: the conversation serves one
         if many:
             picks = self.rng.sample(pool_records, min(len(pool_records), self.rng.randint(1, 2)))
             value = [r[key] for r in picks]
         else:
             value = self.rng.choice(pool_records)[key]
         return self._take(d, p, kind, value, "state")
+
+    def _persona(self, d: _Draw, p: ParamSpec, kind: str, excluded: Collection[str]) -> Any:
+        """The persona for ``p``: the conversation's (:meth:`settle`), whatever an error
+        named; else the one the conversation's records name by the kind's key (``context``);
+        else a field ``p`` of a record this call uses (the seller of the listing a
+        call cancels), else one from the initial state that none of this call's records
+        names in another role (not the seller of the listing it buys). Never one an
+        earlier result listed: a user does not look themselves up."""
+        if kind in self.persona:
+            return self._take(d, p, kind, self.persona[kind], "state")
+        current = d.context.get(self._keys.get(kind, ""))  # the owner of what it used so far
+        if current is not None and self.index.exists(kind, current):
+            return self._take(d, p, kind, current, "state")
+        hinted = d.hints.get(p.name)
+        if hinted is not None and not isinstance(hinted, list) and self.index.exists(kind, hinted):
+            return self._take(d, p, kind, hinted, "hint")
+        others: set[str] = set()
+        for rec in d.records:
+            value = rec.get(p.name)
+            if value is not None and str(value) not in excluded and self.index.exists(kind, value):
+                return self._take(d, p, kind, value, "record")
+            others.update(
+                str(rec[f])
+                for f in self._roles.get(kind, frozenset())
+                if f != p.name and rec.get(f) is not None and not isinstance(rec[f], dict | list)
+            )
+        key = self.index.key(kind)
+        if key is None:
+            return _NO
+        candidates = d.lessons.fit(
+            d.step.tool.name, p.name, self.index.without(kind, set(excluded) | others)
+        )
+        if not candidates:
+            return _NO
+        pool = self._agreeing(d, kind, candidates) or candidates
+        return self._take(d, p, kind, self.rng.choice(pool)[key], "state")
 
     def _take(self, d: _Draw, p: ParamSpec, kind: str, value: Any, source: str) -> Any:
         taken = d.used.setdefault(kind, set())
@@ -696,23 +873,30 @@ class Grounder:
         if p.name in d.hints:
             d.sources[p.name] = "hint"
             return d.hints[p.name]
+        # an update never sets a field to the value it has now (a draft's subject to its own)
+        current = self._current(d, p.name)
+        banned = d.banned | current
         source = spec.values.get(p.name)
         if source is not None:  # the one place its values come from
-            value = self._fitting(source, d)
+            value = self._fitting(source, d, banned)
             if value is not _NO:
                 d.sources[p.name] = "value"
             return value
         if (p.required or not spec.writes) and not _names_new(spec, p.name):
-            value = self._from_records(p.name, d.records, d.banned)
+            value = self._from_records(p.name, d.records, banned)
             if value is not _NO:
                 d.sources[p.name] = "record"
                 return value
         if p.name in spec.examples:
-            value = self._example(spec.examples[p.name])
+            value = self._example(spec.examples[p.name], banned)
             if value is not _NO:
                 d.sources[p.name] = "example"
                 return value
-        choices = [c for c in enum_choices(prop) if str(c) not in d.banned] or enum_choices(prop)
+        choices = [c for c in enum_choices(prop) if str(c) not in banned] or [
+            c for c in enum_choices(prop) if str(c) not in current
+        ]
+        if current and "boolean" in schema_types(prop):
+            choices = [c for c in (True, False) if str(c) not in current]
         if choices:
             d.sources[p.name] = "enum"
             return self.rng.choice(choices)
@@ -724,13 +908,17 @@ class Grounder:
             agreeing = self._agreeing(d, kind, related) or list(related)
             with_field = [r for r in agreeing if r.get(p.name) not in (None, "", [])]
             if with_field:
-                value = self._from_records(p.name, [self.rng.choice(with_field)], d.banned)
+                value = self._from_records(p.name, [self.rng.choice(with_field)], banned)
                 if value is not _NO:
                     d.sources[p.name] = "related"
                     return value
         if not p.required:
             default = spec.args_model.model_fields[p.name].default
-            if default is not None and isinstance(default, str | int | float | bool):
+            if (
+                default is not None
+                and isinstance(default, str | int | float | bool)
+                and str(default) not in current
+            ):
                 d.sources[p.name] = "default"
                 return default
         return _NO
@@ -756,22 +944,58 @@ class Grounder:
                         return self.rng.choice(flat)
         return _NO
 
-    def _fitting(self, source: ValueSource, d: _Draw) -> Any:
+    def _current(self, d: _Draw, name: str) -> frozenset[str]:
+        """What an update's parameter ``name`` would leave as it is (:func:`updates`): the
+        value of the column of that name in the rows its entity arguments name, read from
+        the live state (the draft this conversation made, not the initial state's records),
+        as text. Empty for any other tool, or where no entity's row has such a column."""
+        spec = d.step.tool
+        if not updates(spec):
+            return frozenset()
+        out: set[str] = set()
+        for param, entity in spec.entity_params.items():
+            value = d.args.get(param)
+            source = self.server.entities.get(entity.name)
+            if (
+                value is None
+                or isinstance(value, list | dict)
+                or source is None
+                or source.model is None
+                or name not in source.model.__table__.columns  # type: ignore[attr-defined]
+                or name == key_column(source.model)
+            ):
+                continue
+            try:
+                row = self.session.context().sql.first(
+                    record_by_key(source.model), key=source.lookup_key(value)
+                )
+            finally:
+                self.session.rollback()
+            now = getattr(row, name, None) if row is not None else None
+            column = source.model.__table__.columns[name]  # type: ignore[attr-defined]
+            if now is not None and _is_bool(column):
+                now = bool(now)
+            if now is not None:
+                out.add(str(now))
+        return frozenset(out)
+
+    def _fitting(self, source: ValueSource, d: _Draw, banned: frozenset[str]) -> Any:
         """What a ``values=`` source gives for the call as drawn so far (None: _NO)."""
         bound = Bound(dict(d.args), dict(d.bound))
         try:
             value = source(self.session.context(), self.rng, bound)
         finally:
             self.session.rollback()
-        return _NO if value is None or str(value) in d.banned else value
+        return _NO if value is None or str(value) in banned else value
 
-    def _example(self, source: Any) -> Any:
+    def _example(self, source: Any, banned: frozenset[str] = frozenset()) -> Any:
         if callable(source):
             try:
-                return source(self.session.context(), self.rng)
+                value = source(self.session.context(), self.rng)
             finally:
                 self.session.rollback()
-        values = list(source)
+            return _NO if value is None or str(value) in banned else value
+        values = [v for v in source if str(v) not in banned]
         return self.rng.choice(values) if values else _NO
 
 
@@ -837,6 +1061,52 @@ def message_hints(message: str, tool: ToolSpec) -> dict[str, Any]:
             if len(named) == 1:
                 out[name] = named[0]
     return out
+
+
+_MONTH = re.compile(r"^\d{4}-\d{2}$")
+_BOUND_WORDS = ("start", "end", "from", "until", "since", "after", "before", "earliest", "latest")
+
+
+def _one_period(args: dict[str, Any], sources: dict[str, str], required: Collection[str]) -> None:
+    """A read's filters drawn together agree: a month ("2026-06") and a day bound
+    (``start_date``, ``end_date``: "2026-07-28") outside it would ask for June and for
+    days in July at once, so the month goes (the bounds say the period), if it is optional.
+
+    >>> args = {"month": "2026-06", "start_date": "2026-06-08", "end_date": "2026-07-28"}
+    >>> _one_period(args, {}, ()); sorted(args)
+    ['end_date', 'start_date']
+    >>> args = {"month": "2026-06", "start_date": "2026-06-08"}
+    >>> _one_period(args, {}, ()); sorted(args)
+    ['month', 'start_date']
+    """
+    days = [
+        str(v)[:7]
+        for k, v in args.items()
+        if isinstance(v, str) and _ISO_DAY.match(v) and any(w in k for w in _BOUND_WORDS)
+    ]
+    if not days:
+        return
+    for name in [k for k, v in args.items() if isinstance(v, str) and _MONTH.match(v)]:
+        if name not in required and sources.get(name) != "hint" and set(days) != {args[name]}:
+            del args[name]
+            sources.pop(name, None)
+
+
+def updates(spec: ToolSpec) -> bool:
+    """Whether ``spec`` changes what it names and makes nothing: a write whose every returned
+    kind is one it takes (``update_draft``, ``edit_message``; not ``refund_charge``, which
+    makes a refund, nor ``reply_to_message``, which makes a draft). Its other parameters
+    are new values for the fields of the same names."""
+    taken = {e.name for e in spec.entity_params.values()}
+    return spec.writes and bool(taken) and all(kind in taken for kind in spec.returns)
+
+
+def _is_bool(column: Any) -> bool:
+    """Whether a table column holds booleans (SQLite stores them as 0 and 1)."""
+    try:
+        return column.type.python_type is bool
+    except NotImplementedError:
+        return False
 
 
 OWN_NAMES = frozenset({"name", "title"})

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import json
+import random
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from typing import Any
 
 from prove_gym.registry import Registry, get_registry
 from prove_gym.server.base import Server
-from prove_gym.server.tool import ToolSpec
+from prove_gym.server.tool import Bound, ToolSpec
 from prove_gym.synth.enums import enum_values, stated
 from prove_gym.synth.render import COPY_VERBS, LOGIN, UNDO_VERBS, unreadable_name, words
 
@@ -74,6 +75,9 @@ class Tool:
     """The tools this one declares it undoes (its own ``inverse_of=``): it ends what they made."""
     ends_when: Mapping[str, Any] = field(default_factory=dict)
     """Argument values with which a call ends what it names (``ends_when=``)."""
+    checks: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    """The value sources of its identifiers (``values=`` on an ``Entity`` parameter): each
+    says whether the id a call passes fits the rest of the call (returns it unchanged)."""
     makes: tuple[str, ...] = ()
     """Kinds a call leaves behind that outlive what it names: kinds it returns without
     taking one, which a tool of its server ends (``post_recurring_expense`` records a
@@ -108,6 +112,7 @@ class Tool:
             undoes=spec.inverse_of,
             entities=tuple((k, e.name) for k, e in spec.entity_params.items()),
             ends_when=dict(spec.ends_when),
+            checks={k: v for k, v in spec.values.items() if k in spec.entity_params},
             makes=tuple(
                 k
                 for k in spec.returns
@@ -189,6 +194,12 @@ class LintTask:
     """The record of an id of an entity kind in the task's initial state (as its entity
     source lists it), or None for an id it does not hold; ``None`` where no server of the
     task is installed."""
+    session: Callable[[], Any] | None = None
+    """Opens a session on the task's initial state (its first installed server, at its seed
+    and size), or None where none is installed; the caller closes it."""
+    persona: Mapping[str, str] = field(default_factory=dict)
+    """The persona kinds its installed servers declare (``Server(persona=...)``), each with
+    the field naming its id (``{"customer": "customer_id"}``)."""
 
     def tool(self, name: str) -> Tool | None:
         return self.tools.get(name)
@@ -286,6 +297,14 @@ class Reader:
         if isinstance(data.get("tools"), list):
             task.stood_in = self._stood_in(data, {str(q) for q in data["tools"]})
         task.record = self._record(data)
+        task.session = self._session(data)
+        task.persona = {
+            kind: server.entities[kind].key
+            for name in _list(data.get("servers"))
+            if (server := self.registry.servers.get(str(name))) is not None
+            for kind in server.persona
+            if kind in server.entities
+        }
         task.existed = (
             None
             if task.record is None
@@ -324,6 +343,15 @@ class Reader:
             return None
 
         return record
+
+    def _session(self, data: Mapping[str, Any]) -> Callable[[], Any] | None:
+        """A function opening a session on the task's initial state, or None."""
+        seed, size = data.get("seed"), data.get("size")
+        servers = [self.registry.servers.get(str(n)) for n in _list(data.get("servers"))]
+        installed = [s for s in servers if s is not None]
+        if not installed or type(seed) is not int or (size is not None and type(size) is not int):
+            return None
+        return functools.partial(installed[0].session, seed, size)
 
     def _stood_in(self, data: Mapping[str, Any], offered: set[str]) -> list[tuple[str, str]]:
         out = []
@@ -692,11 +720,33 @@ def _recreated(task: LintTask, ended: Step, target: Mapping[str, Any], made: Ste
     return False
 
 
+def _made_then_ended(task: LintTask, made: Step, ended: Step, target: Mapping[str, Any]) -> bool:
+    """Whether ``ended`` ends what ``made`` created in the same task (a reply in a thread,
+    then deleting that reply): ``ended`` depends on ``made``, which creates the kind it
+    ends (:func:`_creates`: a reply or copy of a message is a message) without taking that
+    id, and the id is not in the task's initial state (where that is known)."""
+    if made.id not in ended.depends_on:
+        return False
+    tool = task.tool(ended.name)
+    kinds = dict(tool.entities) if tool is not None else {}
+    for param, value in target.items():
+        kind = kinds.get(param, param.removesuffix("_id"))
+        if isinstance(value, list | dict) or str(value) in map(str, made.arguments.values()):
+            continue
+        if not _creates(task.tool(made.name), made.name, words(kind)):
+            continue
+        if task.existed is not None and task.existed(kind, str(value)):
+            continue  # it was there before the task: the dependency is another one
+        return True
+    return False
+
+
 def moot_write(task: LintTask) -> list[str]:
     """A write that a later call of the same task makes moot: a write to an entity that a
     later call ends (edit or react to a message, then delete it; add a variant to a cart,
-    then set its quantity to 0), or an entity ended and then made again (cancel the rent,
-    then re-add it). A write that leaves something behind (``post_recurring_expense``
+    then set its quantity to 0), an entity the task made and then ends (reply in a
+    thread, then delete that reply), or an entity ended and then made again (cancel the
+    rent, then re-add it). A write that leaves something behind (``post_recurring_expense``
     records a transaction) is not moot; a write and its declared inverse are
     :func:`inverse_write`'s."""
     writes = [s for s in task.steps if task.writes(s.name)]
@@ -713,9 +763,176 @@ def moot_write(task: LintTask) -> list[str]:
                 continue  # repeated_write's or inverse_write's
             if all(k in a.arguments and a.arguments[k] == v for k, v in target.items()):
                 out.append(f"{a.call()}, then {b.call()} ends it")
+            elif _made_then_ended(task, a, b, target):
+                out.append(f"{a.call()} makes what {b.call()} ends")
         for c in writes[j + 1 :]:
             if _recreated(task, b, target, c):
                 out.append(f"{b.call()}, then {c.call()} makes it again")
+    return out
+
+
+def second_persona(task: LintTask) -> list[str]:
+    """A conversation that acts for two people of a kind its server serves one of at a time
+    (``Server(persona=...)``: the customer of a bank or shop, the member of a
+    marketplace): gold calls taking two ids of that kind (bids as usr_021, then lists "my"
+    racket as usr_040), or a call taking one while an entity another call takes belongs to
+    another (reads cus_035's cards, then moves money from cus_015's account: the owner is
+    read from the task's initial state, by the kind's key field)."""
+    out = []
+    for kind, key in sorted(task.persona.items()):
+        who: dict[str, str] = {}
+        for s in task.requested:
+            tool = task.tool(s.name)
+            for param, taken in tool.entities if tool is not None else ():
+                value = s.arguments.get(param)
+                if value is None or isinstance(value, list | dict):
+                    continue
+                if taken == kind:
+                    who.setdefault(str(value), f"{s.name}({param}={value})")
+                elif task.record is not None:
+                    rec = task.record(taken, str(value))
+                    owner = rec.get(key) if rec is not None else None
+                    if isinstance(owner, str | int):
+                        who.setdefault(str(owner), f"{s.name}({param}={value}) of {owner}")
+        if len(who) > 1:
+            out.append(f"{len(who)} {words(kind)}s: " + ", ".join(who.values()))
+    return out
+
+
+def _updates(tool: Tool | None) -> bool:
+    """Whether a tool changes what it names and makes nothing (as
+    :func:`prove_gym.synth.grounding.updates`): its arguments but the ids are new values."""
+    return (
+        tool is not None
+        and tool.writes
+        and bool(tool.takes)
+        and all(k in tool.takes for k in tool.returns)
+    )
+
+
+def noop_update(task: LintTask) -> list[str]:
+    """An update that sets a field to the value the task already gave it: the subject of
+    the draft it made to the subject it made it with (``create_draft``, then
+    ``update_draft`` of it), or an earlier write's value again. Only tools that change what
+    they name and make nothing (``update_draft``, ``edit_message``) are read; what a call
+    made is known by the call that depends on it. (The initial state's values are not
+    read: entity records hold values to draw, not always the current ones.)"""
+    by_id = {s.id: s for s in task.requested}
+    out = []
+    for n, b in enumerate(task.requested):
+        tool = task.tool(b.name)
+        if tool is None or not _updates(tool):
+            continue
+        ids = {p for p, _ in tool.entities}
+        for param, kind in tool.entities:
+            value = b.arguments.get(param)
+            if value is None or isinstance(value, list | dict):
+                continue
+            setters = [
+                a
+                for a in task.requested[:n]
+                if task.writes(a.name)
+                and (
+                    str(value) in map(str, _kind_values(task, a, kind))
+                    or (a.id in b.depends_on and a.id in by_id and kind in _made(task, a))
+                )
+            ]
+            for field_name, new in b.arguments.items():
+                if field_name in ids or isinstance(new, list | dict):
+                    continue
+                before = next(
+                    (
+                        a.arguments[field_name]
+                        for a in reversed(setters)
+                        if field_name in a.arguments
+                    ),
+                    None,
+                )
+                if (
+                    before is not None
+                    and str(before).strip().casefold() == str(new).strip().casefold()
+                ):
+                    out.append(f"{b.call()}: {field_name} is already {json.dumps(new)}")
+    return out
+
+
+def _made(task: LintTask, step: Step) -> tuple[str, ...]:
+    """The kinds a call returns without taking one: what it made."""
+    tool = task.tool(step.name)
+    return tuple(k for k in tool.returns if k not in tool.takes) if tool is not None else ()
+
+
+_MONTH = re.compile(r"^\d{4}-(?:0[1-9]|1[0-2])$")
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_BOUND_WORDS = ("start", "end", "from", "until", "since", "after", "before", "earliest", "latest")
+
+
+def contradicting_filters(task: LintTask) -> list[str]:
+    """A read whose filters, drawn together, ask for two periods at once: a month and a
+    day bound outside it ("spending in June 2026. From June 8, 2026. Until Jul 28, 2026.":
+    ``month="2026-06"``, ``end_date="2026-07-28"``)."""
+    out = []
+    for s in task.requested:
+        if task.writes(s.name):
+            continue
+        args = s.arguments
+        months = {str(v) for v in args.values() if isinstance(v, str) and _MONTH.match(v)}
+        days = {
+            str(v)[:7]
+            for k, v in args.items()
+            if isinstance(v, str) and _DAY.match(v) and any(w in k for w in _BOUND_WORDS)
+        }
+        if months and days and (len(months) > 1 or days != months):
+            out.append(s.call())
+    return out
+
+
+def misfit_identifier(task: LintTask) -> list[str]:
+    """An id that does not fit the rest of its call, by the tool's own value source for it
+    (``values=`` on an identifier): ``cat`` of a photo, ``diff`` of a project's
+    ``usage.md`` against a pip build log. The source is run on the task's initial state;
+    it answers the id unchanged when the id fits. An id an earlier write of the task took
+    (a folder it emptied, a file it wrote) is not checked: its state is not known."""
+    out: list[str] = []
+    session = None
+    written: set[str] = set()  # ids an earlier write took: their state is no longer known
+    try:
+        for s in task.requested:
+            tool = task.tool(s.name)
+            if tool is None or not tool.checks:
+                if task.writes(s.name):
+                    written.update(str(v) for v in _strings(s.arguments))
+                continue
+            kinds = dict(tool.entities)
+            for param, source in tool.checks.items():
+                value = s.arguments.get(param)
+                if value is None or isinstance(value, list | dict) or str(value) in written:
+                    continue
+                if session is None:
+                    if task.session is None:
+                        return out
+                    try:
+                        session = task.session()
+                    except ValueError:  # a size out of range: nothing to check against
+                        return out
+                records = {
+                    k: rec
+                    for k, kind in kinds.items()
+                    if k in s.arguments
+                    and task.record is not None
+                    and (rec := task.record(kind, str(s.arguments[k]))) is not None
+                }
+                try:
+                    fit = source(session.context(), random.Random(0), Bound(s.arguments, records))
+                finally:
+                    session.rollback()
+                if fit is None or str(fit) != str(value):
+                    out.append(f"{s.call()}: {param} does not fit")
+            if tool.writes:
+                written.update(str(v) for v in _strings(s.arguments))
+    finally:
+        if session is not None:
+            session.close()
     return out
 
 
@@ -1140,6 +1357,10 @@ FLAW_CLASSES: dict[str, FlawClass] = {
         FlawClass("inverse_write", inverse_write),
         FlawClass("repeated_write", repeated_write),
         FlawClass("moot_write", moot_write),
+        FlawClass("noop_update", noop_update),
+        FlawClass("contradicting_filters", contradicting_filters),
+        FlawClass("misfit_identifier", misfit_identifier),
+        FlawClass("second_persona", second_persona),
         FlawClass("repeated_login", repeated_login),
         FlawClass("new_without_create", new_without_create),
         FlawClass("ambiguous_reference", ambiguous_reference),

@@ -110,12 +110,26 @@ def mix_targets(cfg: SynthConfig, quota: int) -> dict[str, int]:
     return {"abstention": abstention, **dict(zip(MIX_KINDS[1:], counts, strict=True))}
 
 
-COVERAGE_BLOCKS = 8
+COVERAGE_BLOCKS = 24
 """Blocks a server may run past its quota while some of its tools are in no kept task's
 gold (see :meth:`_Collector._cover`)."""
 COVERAGE_MISSES = 2
-"""Coverage blocks in a row that bring no unused tool after which a server stops looking:
-a tool that no chain reaches on these states is not worth more blocks."""
+"""Coverage blocks in a row that do not even reach an unused tool after which a server
+stops looking: a tool that no chain reaches on these states is not worth more blocks. A
+block whose candidates called one and failed on its precondition (``rmdir`` needs an
+empty folder, which only a chain that empties one has) is no miss (such a tool comes in
+about one block in ten, so two blocks in a row without it are common)."""
+
+
+def reaches(reason: str, tools: Collection[str]) -> bool:
+    """Whether a candidate dropped for ``reason`` got as far as calling (or grounding) one
+    of ``tools``: ``step_failed:rmdir``, ``ungroundable:rmdir.path``, ``noop_write:rmdir``.
+
+    >>> reaches("ungroundable:rmdir.path", ["rmdir"]), reaches("near_duplicate", ["rmdir"])
+    (True, False)
+    """
+    kind, _, rest = reason.partition(":")
+    return kind in ("step_failed", "ungroundable", "noop_write") and rest.split(".")[0] in tools
 
 
 def gold_tools(task: Task) -> list[str]:
@@ -232,11 +246,14 @@ class _Collector:
         a candidate that brings no unused tool, or finds no such task, is dropped."""
         server = block.server
         kept, used = self.kept[server], self.used[server]
+        unused = self.unused(server)
         self.misses[server] += 1
         for outcome in block.outcomes:
             self.result.candidates += 1
             if isinstance(outcome, str):
                 self.result.drops[outcome] += 1
+                if reaches(outcome, unused):
+                    self.misses[server] = 0  # reached, and failed on this state: try on
                 continue
             tools = gold_tools(outcome.task)
             if not any(not used[t] for t in tools):

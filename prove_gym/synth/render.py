@@ -202,6 +202,11 @@ def setting(name: str, value: Any, spec: ToolSpec | None = None) -> tuple[str | 
     ((None, 'show hidden'), (None, "don't show hidden"), (None, 'not open now'))
     """
     label, phrase = spoken_name(name)
+    entity = spec.entity_params.get(name) if spec is not None else None
+    if entity is not None and label is not None:  # "the saved" of saved_id: a saved place
+        kind = words(entity.name)
+        if kind.startswith(label + " "):
+            label, phrase = kind, phrase.replace(label, kind, 1)
     if isinstance(value, bool) and label is None:
         flag = phrase.replace("{}", "").strip()
         if value:

@@ -603,7 +603,9 @@ def test_entity_sources_list_entities_that_exist(market: Session) -> None:
         ids = {i for (i,) in rows(market, f"SELECT id FROM {tables[kind]}")}
         assert {r[source.key] for r in records} <= ids, kind
     for record in market.list_entities("listing"):
-        assert record["buyer_id"] != record["seller_id"]
+        # who buys is the conversation's member (persona=), never a listing's designated
+        # buyer: a buyer_id field would make grounding take the listing only for that one
+        assert "buyer_id" not in record and record["seller_id"]
     for record in market.list_entities("offer"):
         assert (
             one(market, "SELECT status FROM offers WHERE id = ?", record["offer_id"]) == "pending"

@@ -108,7 +108,7 @@ def test_coverage_blocks_swap_in_a_task_for_a_tool_no_gold_calls(
     from prove_gym.synth import pipeline
     from prove_gym.synth.pipeline import mix_kind
 
-    cfg = SynthConfig(servers=("filesystem",), n=40, seed=1)
+    cfg = SynthConfig(servers=("filesystem",), n=40, seed=5)
     monkeypatch.setattr(pipeline, "COVERAGE_BLOCKS", 0)
     before = synthesize(cfg)
     monkeypatch.undo()
@@ -127,3 +127,24 @@ def test_coverage_blocks_swap_in_a_task_for_a_tool_no_gold_calls(
     # the coverage blocks, like any, depend on the flags alone: two workers, the same bytes
     two = synthesize(dataclasses.replace(cfg, workers=2))
     assert [t.to_json() for t in two.tasks] == [t.to_json() for t in after.tasks]
+
+
+def test_a_coverage_block_that_reaches_an_unused_tool_is_no_miss() -> None:
+    """rmdir needs an empty folder, which only a chain that empties one has: blocks that
+    call it and fail keep the search going (two of them in a row used to end it, and
+    ``prove-gym synth --servers all --n 1000 --seed 41`` warned "tools never used:
+    filesystem: rmdir"); blocks that do not reach it at all still end it."""
+    from prove_gym.synth import SynthResult, pipeline
+    from prove_gym.synth.generate import BlockResult
+
+    cfg = SynthConfig(servers=("filesystem",), n=1, seed=41)
+    collector = pipeline._Collector(cfg, ["filesystem"], SynthResult(cfg, ["filesystem"]))
+    unused = collector.unused("filesystem")
+    assert "rmdir" in unused
+    for block in range(5):
+        failed = BlockResult("filesystem", block, ["step_failed:rmdir", "ungroundable:rmdir.path"])
+        collector._cover(failed)
+        assert collector.misses["filesystem"] == 0
+    for block in range(5, 7):
+        collector._cover(BlockResult("filesystem", block, ["near_duplicate", "undoes_itself"]))
+    assert collector.misses["filesystem"] == 2 == pipeline.COVERAGE_MISSES

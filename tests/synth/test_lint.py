@@ -106,6 +106,46 @@ def hidden_with_stand_in(task: Task) -> Task:
     return task
 
 
+def same_title_again(task: Task) -> Task:
+    """The new event's title set to the title it was created with."""
+    return add_steps(
+        task, 1, step("s3", "update_event", ("s1",), event_id="evt_0301", title="Design review")
+    )
+
+
+def two_periods(task: Task) -> Task:
+    """budget-2026-00032: "spending in June 2026. From June 8, 2026. Until Jul 28, 2026." """
+    return {
+        "id": "budget-periods", "servers": ["budget"],
+        "turns": [{"user": "Show my spending in June 2026. From June 8, 2026. Until Jul 28, 2026.",
+                   "steps": [step("s1", "search_transactions", month="2026-06",
+                                  start_date="2026-06-08", end_date="2026-07-28")]}],
+    }  # fmt: skip
+
+
+def cat_a_photo(task: Task) -> Task:
+    """``cat`` of a photo: its value source takes text files only."""
+    return {
+        "id": "filesystem-photo", "servers": ["filesystem"], "seed": 0, "size": 1,
+        "turns": [{"user": "Show me /home/ronnie/Downloads/IMG_2542.jpg.",
+                   "steps": [step("s1", "cat", path="/home/ronnie/Downloads/IMG_2542.jpg")]}],
+    }  # fmt: skip
+
+
+def two_members(task: Task) -> Task:
+    """marketplace-2026-00014: bids as usr_021, then lists "my" racket as usr_040."""
+    return {
+        "id": "marketplace-two", "servers": ["marketplace"],
+        "turns": [
+            {"user": "I'm usr_021; place a bid of 40.00 on listing lst_0007.",
+             "steps": [step("s1", "place_bid", listing_id="lst_0007", buyer_id="usr_021", amount="40.00")]},
+            {"user": "List my tennis racket for 60 as a fixed-price listing in sports; I am usr_040.",
+             "steps": [step("s2", "create_listing", seller_id="usr_040", title="Tennis racket",
+                            price="60.00", format="fixed_price", category="sports", condition="good")]},
+        ],
+    }  # fmt: skip
+
+
 SEEDED: dict[str, tuple[Callable[[Task], Task], str]] = {
     "some_placeholder": (lambda t: user(t, 1, "Then invite some email to the new event."), "some email"),
     "iso_datetime": (lambda t: user(t, 0, "Create Design review on cal_01 at 2026-08-15T15:00."), "2026-08-15T15:00"),
@@ -127,6 +167,10 @@ SEEDED: dict[str, tuple[Callable[[Task], Task], str]] = {
         lambda t: add_steps(t, 1, step("s3", "delete_event", (), event_id="evt_0301")),
         'add_invitee(event_id="evt_0301", email="ana@example.com"), then delete_event(event_id="evt_0301") ends it',
     ),
+    "noop_update": (same_title_again, 'title is already "Design review"'),
+    "contradicting_filters": (two_periods, 'search_transactions(month="2026-06", start_date="2026-06-08"'),
+    "misfit_identifier": (cat_a_photo, "IMG_2542.jpg\"): path does not fit"),
+    "second_persona": (two_members, "2 users: place_bid(buyer_id=usr_021), create_listing(seller_id=usr_040)"),
     "repeated_login": (banking_logins, "2 calls: authenticate("),
     "new_without_create": (
         lambda t: {**t, "turns": [
@@ -279,6 +323,11 @@ def test_a_swap_or_a_new_entity_after_a_deletion_undoes_nothing() -> None:
 
 
 ISSUE_43_CLASSES = (
+    "noop_update",
+    "contradicting_filters",
+    "misfit_identifier",
+    "second_persona",
+    "moot_write",
     "some_placeholder",
     "iso_datetime",
     "parameter_name",
@@ -617,3 +666,56 @@ def test_a_list_reference_whose_id_the_turn_also_states_later_is_not_caught() ->
     assert "list_reference" not in flags(task)
     answer[2]["depends_on"] = []
     assert "list_reference" in flags(task)
+
+
+def test_a_reply_the_task_made_and_then_deleted_is_moot() -> None:
+    """team_chat-2026-00036 replied in a thread, then deleted its own new reply (the delete
+    depends on the reply, which made a message the initial state does not hold)."""
+    reply = step("s1", "reply_in_thread", message_id="msg_00707", text="Thanks, I'll take a look.")
+    delete = step("s2", "delete_message", ("s1",), message_id="msg_00990")
+    (found,) = flags(one_turn("team_chat", reply, delete, seed=0))["moot_write"]
+    assert found.startswith("reply_in_thread(") and "makes what delete_message(" in found
+    # deleting a message of the initial state after replying elsewhere wastes nothing
+    other = step("s2", "delete_message", (), message_id="msg_00990")
+    assert "moot_write" not in flags(one_turn("team_chat", reply, other, seed=0))
+
+
+def test_an_update_to_another_value_or_another_entity_is_no_noop() -> None:
+    other = add_steps(
+        clean(), 1, step("s3", "update_event", ("s1",), event_id="evt_0301", title="Design sync")
+    )
+    assert flags(other) == {}
+    elsewhere = add_steps(
+        clean(), 1, step("s3", "update_event", (), event_id="evt_0007", title="Design review")
+    )
+    assert flags(elsewhere) == {}
+
+
+def test_filters_of_one_period_agree() -> None:
+    task = two_periods(clean())
+    task["turns"][0]["steps"][0]["arguments"]["end_date"] = "2026-06-28"
+    assert flags(task) == {}  # June, and days in June: redundant, not contradictory
+    del task["turns"][0]["steps"][0]["arguments"]["month"]
+    assert flags(task) == {}
+
+
+def test_an_id_a_write_changed_earlier_is_not_judged_on_the_initial_state() -> None:
+    """rmdir's source wants an empty folder: one an earlier ``move_matching`` emptied is
+    not known to be empty from the initial state, so it is not flagged."""
+    folder = "/home/ronnie/Documents/Recipes"
+    empty = step(
+        "s1", "move_matching", pattern="*", destination="/home/ronnie/Desktop", path=folder
+    )
+    rmdir = step("s2", "rmdir", ("s1",), path=folder)
+    assert "misfit_identifier" not in flags(one_turn("filesystem", empty, rmdir, seed=0))
+    assert "misfit_identifier" in flags(one_turn("filesystem", rmdir, seed=0))
+    text = step("s1", "cat", path="/home/ronnie/Desktop/ideas.md")
+    assert flags(one_turn("filesystem", text, seed=0)) == {}
+
+
+def test_one_member_in_two_roles_is_one_persona() -> None:
+    """Selling and then buying as the same member is one person; an account of another
+    customer than the one who logged in is a second (its owner read from the initial state)."""
+    task = two_members(clean())
+    task["turns"][1]["steps"][0]["arguments"]["seller_id"] = "usr_021"
+    assert "second_persona" not in flags(task)

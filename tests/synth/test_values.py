@@ -287,8 +287,8 @@ def test_values_are_declared_for_known_parameters_as_callables_and_alone() -> No
         """
         return {}
 
-    with pytest.raises(TypeError, match="names an identifier"):
-        build_tool_spec(bid_on, values={"listing_id": near})
+    # an identifier's source checks the id drawn from the state (keeps it, swaps it, or None)
+    assert build_tool_spec(bid_on, values={"listing_id": near}).values == {"listing_id": near}
     with pytest.raises(TypeError, match="both examples= and values="):
         build_tool_spec(bid, examples={"amount": [1]}, values={"amount": near})
 

@@ -54,6 +54,72 @@ def text_choice(choices: Sequence[T]) -> Callable[[ToolContext, random.Random, B
     return source
 
 
+def text_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The file in ``path`` if it holds text (a text tool never reads a photo; None
+    otherwise, so synthesis draws another file)."""
+    path = str(bound.args.get("path", ""))
+    return path if is_text_path(path) else None
+
+
+def first_text_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The file in ``path1`` if it holds text (the first of two files compared)."""
+    path = str(bound.args.get("path1", ""))
+    return path if is_text_path(path) else None
+
+
+def _folder(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[0]
+
+
+def file_beside_first(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A text file that belongs with the one in ``path1``: the drawn ``path2`` when it is
+    in the same folder or of the same type, else such a file of the live state (the same
+    folder first), else None. Nobody diffs a project's ``usage.md`` against a pip log.
+
+    >>> beside = Bound({"path1": "/home/ana/docs/a.md", "path2": "/home/ana/docs/b.txt"})
+    >>> file_beside_first(None, random.Random(0), beside)
+    '/home/ana/docs/b.txt'
+    """
+    first, second = str(bound.args.get("path1", "")), str(bound.args.get("path2", ""))
+    kind = Bound({"p": first}).extension("p")
+
+    def fits(path: str) -> bool:
+        return (
+            path != first
+            and is_text_path(path)
+            and (_folder(path) == _folder(first) or Bound({"p": path}).extension("p") == kind)
+        )
+
+    if fits(second):
+        return second
+    from .fs import Fs  # the live tree: the conversation may have made files
+
+    fs = Fs(ctx)
+    nodes, _ = fs.walk(fs.root)
+    files = sorted(fs.path(n) for n, _ in nodes if not n.is_dir and n.size > 0 and fs.can(n, "r"))
+    near = [p for p in files if fits(p) and _folder(p) == _folder(first)]
+    same = [p for p in files if fits(p)]
+    return rng.choice(near or same) if near or same else None
+
+
+def empty_directory(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """An empty directory of the live state for ``rmdir``: the one drawn if it is empty,
+    else one that is (a folder an earlier call of the conversation emptied or made), else
+    None. A sampled tree has no empty folder, so ``rmdir`` fits only after a call that
+    empties one (``mv`` or ``rm`` of its only file, ``move_matching`` of all it holds)."""
+    from .fs import Fs  # the live tree
+
+    fs = Fs(ctx)
+    nodes, _ = fs.walk(fs.root)
+    empty = sorted(
+        fs.path(n) for n, _ in nodes if n.is_dir and n.parent_id is not None and not fs.children(n)
+    )
+    drawn = str(bound.args.get("path", "")).rstrip("/")
+    if drawn in empty:
+        return drawn
+    return rng.choice(empty) if empty else None
+
+
 def word_in_text_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
     """A word that occurs in the text file in ``path`` (its record's ``find``; None for a
     file that is not text)."""

@@ -21,7 +21,7 @@ from prove_gym.server.patterns import compile_glob
 from ..models import Node
 from ._declare import tool
 from .args import MAX_NAME, DirArg, NamePattern, PathArg
-from .fitting import new_name_like
+from .fitting import empty_directory, new_name_like
 from .fs import Fs, _perms, check_name
 from .nodes import AnyNode, Entry, NodeRow
 from .queries import MOVE_NODES, SET_MODE
@@ -366,6 +366,7 @@ def rm(ctx: ToolContext, path: PathArg, recursive: bool = False, force: bool = F
     destructive=True,
     returns="directory",
     phrasings=["Remove the empty folder {path}", "rmdir {path}"],
+    values={"path": empty_directory},
 )
 def rmdir(ctx: ToolContext, path: DirArg) -> RemovedDir:
     """Remove an empty directory (use rm with recursive=true for a non-empty one).

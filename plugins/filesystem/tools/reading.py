@@ -21,7 +21,7 @@ from prove_gym.server.patterns import compile_regex
 
 from ._declare import tool
 from .args import FileArg, LineCount, PathArg
-from .fitting import line_in_file, text_choice
+from .fitting import file_beside_first, first_text_file, line_in_file, text_choice, text_file
 from .fs import Fs, _join, _split
 from .nodes import AnyNode
 from .results import (
@@ -45,6 +45,7 @@ GREP_WORDS = ["TODO", "ERROR", "import", "Attendees", "password", "def ", "WARNI
     stands_in_for=("head", "tail", "read_lines"),
     returns="file",
     phrasings=["Show me {path}", "What does {path} say?", "cat {path}"],
+    values={"path": text_file},
 )
 def cat(ctx: ToolContext, path: FileArg) -> FileText:
     """Print the whole content of a file.
@@ -60,7 +61,7 @@ def cat(ctx: ToolContext, path: FileArg) -> FileText:
     stands_in_for=("read_lines",),
     returns="file",
     phrasings=["Show the first {lines} lines of {path}", "head {path}"],
-    values={"lines": text_choice([5, 10, 20])},
+    values={"path": text_file, "lines": text_choice([5, 10, 20])},
 )
 def head(ctx: ToolContext, path: FileArg, lines: LineCount = 10) -> Excerpt:
     """Print the first lines of a file.
@@ -77,7 +78,7 @@ def head(ctx: ToolContext, path: FileArg, lines: LineCount = 10) -> Excerpt:
 @tool(
     returns="file",
     phrasings=["Show the last {lines} lines of {path}", "tail {path}"],
-    values={"lines": text_choice([5, 10, 20, 50])},
+    values={"path": text_file, "lines": text_choice([5, 10, 20, 50])},
 )
 def tail(ctx: ToolContext, path: FileArg, lines: LineCount = 10) -> Excerpt:
     """Print the last lines of a file (the newest entries of a log).
@@ -128,6 +129,7 @@ def read_lines(
 @tool(
     returns="file",
     phrasings=["How many lines are in {path}?", "Count the words in {path}"],
+    values={"path": text_file},
 )
 def wc(ctx: ToolContext, path: FileArg) -> WordCount:
     """Count the lines, words and bytes of a file (like `wc`).
@@ -223,6 +225,7 @@ def grep(
     returns="file",
     phrasings=["What changed between {path1} and {path2}?", "diff {path1} {path2}"],
     examples={"context": [0, 3]},
+    values={"path1": first_text_file, "path2": file_beside_first},
 )
 def diff(
     ctx: ToolContext,
@@ -273,7 +276,11 @@ _NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)")
         "Sort the lines of {path}",
         "Sort {path} by column {field} separated by '{separator}'",
     ],
-    values={"field": text_choice([1, 2, 3]), "separator": text_choice([",", ":"])},
+    values={
+        "path": text_file,
+        "field": text_choice([1, 2, 3]),
+        "separator": text_choice([",", ":"]),
+    },
 )
 def sort_lines(
     ctx: ToolContext,
@@ -324,6 +331,7 @@ def sort_lines(
 @tool(
     returns="file",
     phrasings=["Count repeated lines in {path}", "Show the distinct lines of {path}"],
+    values={"path": text_file},
 )
 def uniq(
     ctx: ToolContext,
