@@ -722,7 +722,7 @@ def respond_to_invitation(
     idempotent=True,
     returns="event",
     phrasings=[
-        "Make {event_id} repeat {frequency}",
+        "Set the repeat rule of {event_id} to {frequency}",
         "Make {event_id} repeat {frequency}, {count} times in all",
         "Repeat event {event_id} {frequency} at an interval of {interval}, {count} times in all",
     ],

@@ -734,6 +734,8 @@ SAID_AS: dict[str, str] = {
     "days": "Cover the last {} day(s).",
     "set_recurrence.count": "Stop after {} occurrence(s).",
     "set_recurrence.interval": "Repeat it at an interval of {}.",
+    "replace_in_file.find": "Look for {}.",
+    "replace_in_file.replace": "Put {} in its place.",
     "quantity": "I'd like {}.",
     "quantities": "The quantities are {}, in that order.",
     "guests": "It's for {} guest(s).",

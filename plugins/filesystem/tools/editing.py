@@ -21,7 +21,7 @@ from prove_gym.server import (
 from ..models import Node
 from ._declare import tool
 from .args import MAX_FILE_BYTES, MAX_PATH, FileArg, NewPath
-from .fitting import line_in_file, word_in_text_file
+from .fitting import line_in_file, replacement_for_find, word_in_text_file
 from .fs import Fs, _join, _split, check_name
 from .nodes import AnyNode
 from .results import Appended, Deleted, Inserted, Made, Replaced, Touched, Written
@@ -271,8 +271,8 @@ def append_file(
         "Replace '{find}' with '{replace}' in {path}",
         "In {path}, change {find} to {replace}",
     ],
-    examples={"replace": ["DONE", "127.0.0.1", "2026"]},
-    values={"find": word_in_text_file},
+    examples={"replace": ["DONE", "Romero", "2026"]},
+    values={"find": word_in_text_file, "replace": replacement_for_find},
 )
 def replace_in_file(
     ctx: ToolContext,

@@ -127,6 +127,28 @@ def word_in_text_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str
     return str(word) if word and is_text_path(str(bound.args.get("path", ""))) else None
 
 
+def replacement_for_find(ctx: ToolContext | None, rng: random.Random, bound: Bound) -> str | None:
+    """What a person would put in place of ``find`` in a text file: the next number for a
+    number (a year moved on: "2025" to "2026", its padding kept), a lower-case word
+    capitalised (a name fixed: "romero" to "Romero"), "DONE" for "TODO"; None otherwise
+    (the call is not drawn: an address written into a contacts list fits no file).
+
+    >>> [replacement_for_find(None, random.Random(1), Bound({"path": "notes.md", "find": f}, {}))
+    ...  for f in ("2025", "007", "romero", "TODO", "Romero")]
+    ['2026', '008', 'Romero', 'DONE', None]
+    """
+    find = bound.args.get("find")
+    if not isinstance(find, str) or not is_text_path(str(bound.args.get("path", ""))):
+        return None
+    if find.isascii() and find.isdigit():
+        return f"{int(find) + 1:0{len(find)}d}"
+    if find == "TODO":
+        return "DONE"
+    if find.isalpha() and find.islower():
+        return find.capitalize()
+    return None
+
+
 def line_in_file(
     choices: Sequence[int],
 ) -> Callable[[ToolContext, random.Random, Bound], int | None]:
