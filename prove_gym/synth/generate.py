@@ -299,6 +299,7 @@ class ServerContext:
         self.foreign_phrasings = fillable_phrasings(self.foreign)
         self.strip_rate = strip_rate(server, registry, cfg)
         self._known = DedupIndex(cfg.dedup_threshold)
+        self._stripped: dict[str, dict[str, Any] | None] = {}
         producers: dict[str, list[ToolSpec]] = {}
         for t in self.tools.values():
             for kind in sorted(t.returns):
@@ -306,6 +307,14 @@ class ServerContext:
                     producers.setdefault(kind, []).append(t)
         # a credential only one tool issues: a step needing it without it gets that tool first
         self.credential_producers = {k: ts[0] for k, ts in producers.items() if len(ts) == 1}
+
+    def stripped_schema(self, qualified: str) -> dict[str, Any] | None:
+        """:func:`~prove_gym.synth.enums.stripped_schema` of the tool ``qualified``, worked out
+        once per tool: a function of its spec alone (read only; the task's JSON round trip
+        copies it)."""
+        if qualified not in self._stripped:
+            self._stripped[qualified] = stripped_schema(self.registry.get_tool(qualified))
+        return self._stripped[qualified]
 
     def dedup_index(self, kept: tuple[frozenset[str], ...]) -> DedupIndex:
         """The near-duplicate index of ``kept`` (a block's :attr:`View.kept`), which blocks
@@ -347,7 +356,6 @@ class ServerContext:
         session = self._sessions.pop(key, None)
         if session is None:
             session = self.server.session(seed, size)
-            _HASHER.remember(session)  # fresh: its hash is the initial one, no second sample
         else:
             session.reset()
         self._sessions[key] = session
@@ -1597,7 +1605,7 @@ class Conversation:
         and the descriptions alike (:func:`~prove_gym.synth.enums.stripped_schema`)."""
         out = {}
         for qname in tools:
-            stripped = stripped_schema(self.sc.registry.get_tool(qname))
+            stripped = self.sc.stripped_schema(qname)
             if stripped is not None:
                 out[qname] = stripped
         return out

@@ -56,9 +56,10 @@ from prove_gym.workspace import offered_tools
 class StateHasher:
     """Canonical state hashes without recomputing what cannot have changed.
 
-    A session whose database bytes equal its template's is in the initial state,
-    whose hash is computed once per (server, seed, size). Only a state that a
-    write changed is hashed in full.
+    A session whose database bytes equal its template's is in the initial state, whose
+    hash its template computes once (:meth:`~prove_gym.server.state.StateTemplate.canonical_hash`),
+    when a hash is first asked for: a state none of whose candidates gets that far is never
+    hashed. Only a state that a write changed is hashed again, from the template's parts.
     """
 
     def __init__(self) -> None:
@@ -74,17 +75,11 @@ class StateHasher:
                 found = self._initial[key] = fresh.state_hash()
         return found
 
-    def remember(self, session: Session) -> None:
-        """Record the hash of a session that is still in its initial state."""
-        key = (session.server.name, session.seed, session.size)
-        if key not in self._initial:
-            self._initial[key] = session.state_hash()
-
     def session_hash(self, session: Session, snapshot: bytes | None = None) -> str:
         """The session's canonical state hash (same value as ``Session.state_hash()``)."""
         data = session.snapshot() if snapshot is None else snapshot
         if data == session.template.data:
-            return self.initial_hash(session.server, session.seed, session.size)
+            return session.template.canonical_hash(session.server.base.metadata)
         return session.state_hash()
 
 
