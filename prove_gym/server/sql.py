@@ -38,8 +38,9 @@ import operator
 import sqlite3
 import threading
 from collections import namedtuple
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Table, bindparam, insert, select, update
@@ -166,6 +167,49 @@ def _bind_processor(type_: TypeEngine[Any]) -> Callable[[Any], Any] | None:
     return process
 
 
+_NONE = type(None)
+
+
+def _bound_alike(type_: TypeEngine[Any]) -> frozenset[type] | None:
+    """The value types for which equal values bind alike in a column of ``type_`` (money,
+    dates and times: what samplers bind by the hundred thousand, many values repeated), so
+    :meth:`Sql.insert_many` binds each distinct value of a column once; ``None`` for the rest.
+
+    Equal ``Decimal`` amounts round to the same minor units whatever their exponent; equal
+    dates have one text; equal naive times have one text (``fold`` is in neither). Aware
+    times are not alike (equal instants in two zones are written as two local times): the
+    caller binds a column holding one value by value.
+    """
+    impl = type_.dialect_impl(DIALECT)
+    if isinstance(impl, Money):
+        return frozenset({Decimal, _NONE})
+    if type(impl) is sqlite.DATETIME and impl._storage_format == _DATETIME_TEXT:
+        return frozenset({dt.datetime, _NONE})
+    if isinstance(impl, sqlite.DATE) and impl._storage_format == _DATE_TEXT:
+        return frozenset({dt.date, _NONE})
+    return None
+
+
+def _bind_column(
+    process: Callable[[Any], Any], alike: frozenset[type] | None, column: Sequence[Any]
+) -> Iterable[Any]:
+    """``map(process, column)``, each distinct value processed once where values of the
+    column's types bind alike (see :func:`_bound_alike`): the same values in the same order,
+    at a dictionary lookup a repeated value. (Such a column is bound before the rows are
+    zipped: a row holding two unbindable values fails on the earlier such column's.)"""
+    if alike is None or len(column) < 2 or not set(map(type, column)) <= alike:
+        return map(process, column)
+    try:
+        memo = dict.fromkeys(column)
+    except TypeError:  # unhashable (a signalling NaN): bound one by one, as ever
+        return map(process, column)
+    if dt.datetime in alike and any(v is not None and v.tzinfo is not None for v in memo):
+        return map(process, column)
+    for value in memo:
+        memo[value] = process(value)
+    return map(memo.__getitem__, column)
+
+
 def _result_processor(type_: TypeEngine[Any]) -> Callable[[Any], Any] | None:
     impl = type_.dialect_impl(DIALECT)
     if isinstance(impl, Money):
@@ -261,6 +305,8 @@ class _InsertPlan:
     sql: str
     columns: tuple[str, ...]
     process: tuple[Callable[[Any], Any] | None, ...]
+    alike: tuple[frozenset[type] | None, ...]
+    """Per column, :func:`_bound_alike` of its type."""
 
 
 @functools.cache
@@ -276,7 +322,8 @@ def _insert_plan(table: Table, keys: tuple[str, ...]) -> _InsertPlan:
     stmt = insert(table).values({k: None for k in columns})
     compiled = stmt.compile(dialect=DIALECT, column_keys=list(columns))
     process = tuple(_bind_processor(table.c[k].type) for k in columns)
-    return _InsertPlan(str(compiled), columns, process)
+    alike = tuple(_bound_alike(table.c[k].type) for k in columns)
+    return _InsertPlan(str(compiled), columns, process, alike)
 
 
 def _table(model: Any) -> Table:
@@ -383,27 +430,29 @@ class Sql:
         plan = _insert_plan(table, tuple(sorted(keys)))
         given = [k for k in plan.columns if k in keys]
         read = (operator.itemgetter if by_name else operator.attrgetter)(*given)
-        slots = [
-            (given.index(k) if k in keys else -1, table.c[k].default, process)
-            for k, process in zip(plan.columns, plan.process, strict=True)
-        ]
         if by_name:
             expected = set(keys)
-            wrong = next((r for r in rows if r.keys() != expected), None)
-            if wrong is not None:
+            # every row's keys compared in C: a key view equals a set of the same keys
+            if not all(map(operator.eq, map(_KEYS, rows), itertools.repeat(expected))):
+                wrong = next(r for r in rows if r.keys() != expected)
                 raise TypeError(
                     f"insert_many into {table.name!r}: every row needs the keys "
                     f"{tuple(sorted(keys))}, got {tuple(sorted(wrong))}"
                 )
         # column by column: C-level zip and map instead of a Python loop over every value
-        got = [read(row) for row in rows]
-        given_columns: list[Iterable[Any]] = (
+        got = list(map(read, rows))
+        given_columns: list[Sequence[Any]] = (
             [got] if len(given) == 1 else list(zip(*got, strict=True))
         )
+        n = len(rows)
         columns: list[Iterable[Any]] = []
-        for i, default, process in slots:
-            column = given_columns[i] if i >= 0 else itertools.repeat(default.arg, len(rows))  # type: ignore[union-attr]
-            columns.append(column if process is None else map(process, column))
+        for key, process, alike in zip(plan.columns, plan.process, plan.alike, strict=True):
+            if key not in keys:  # the declared scalar default, bound once
+                arg = table.c[key].default.arg  # type: ignore[union-attr]
+                columns.append(itertools.repeat(arg if process is None else process(arg), n))
+                continue
+            column = given_columns[given.index(key)]
+            columns.append(column if process is None else _bind_column(process, alike, column))
         self.raw.executemany(plan.sql, list(zip(*columns, strict=True)))
         return len(rows)
 
@@ -433,6 +482,8 @@ def record_by_key(model: Any) -> Query:
     (pk,) = table.primary_key.columns
     return Query(select(table).where(pk == bindparam("key")))
 
+
+_KEYS = operator.methodcaller("keys")
 
 _KEY = "row_key_"  # the parameter a row's key goes in (no column is called so)
 
