@@ -35,6 +35,7 @@ from prove_gym.server.state import (
 from prove_gym.server.tool import Normalisation, ToolSpec, build_tool_spec, declared_options
 
 if TYPE_CHECKING:
+    from _typeshed import SupportsLenAndGetItem
     from faker import Faker
     from sqlalchemy.engine import Connection, Engine
 
@@ -48,6 +49,57 @@ IDLE_STATES = 4
 opens and closes one per episode)."""
 
 
+class SampleRandom(random.Random):
+    """The ``random.Random`` a sampler draws from: its most frequent draws in one call each.
+
+    ``choice``, ``randint`` and ``randrange`` (integer arguments, unit step) inline
+    CPython's ``_randbelow_with_getrandbits``, which each of them reaches through one to
+    three more calls: the same ``getrandbits`` calls, hence the same values and the same
+    state after them (``tests/server/test_sample_random.py`` checks it against
+    ``random.Random`` for any seed and arguments). Anything else, errors included, is
+    ``random.Random``'s own.
+    """
+
+    def choice(self, seq: SupportsLenAndGetItem[_T]) -> _T:
+        n = len(seq)
+        if not n:
+            raise IndexError("Cannot choose from an empty sequence")
+        getrandbits = self.getrandbits
+        k = n.bit_length()
+        r = getrandbits(k)
+        while r >= n:
+            r = getrandbits(k)
+        return seq[r]
+
+    def randint(self, a: int, b: int) -> int:
+        if type(a) is int and type(b) is int and a <= b:
+            n = b - a + 1
+            getrandbits = self.getrandbits
+            k = n.bit_length()
+            r = getrandbits(k)
+            while r >= n:
+                r = getrandbits(k)
+            return a + r
+        return super().randint(a, b)
+
+    def randrange(self, start: int, stop: int | None = None, step: int = 1) -> int:
+        if type(start) is int and type(step) is int and step == 1:
+            if stop is None:
+                low, n = 0, start
+            elif type(stop) is int:
+                low, n = start, stop - start
+            else:
+                return super().randrange(start, stop, step)
+            if n > 0:
+                getrandbits = self.getrandbits
+                k = n.bit_length()
+                r = getrandbits(k)
+                while r >= n:
+                    r = getrandbits(k)
+                return low + r
+        return super().randrange(start, stop, step)
+
+
 @dataclass(slots=True)
 class SampleContext:
     """What a sampler gets to build a state.
@@ -55,7 +107,7 @@ class SampleContext:
     Attributes:
         db: ORM session on the empty database (tables already created); the
             sampler adds rows, the caller commits.
-        rng: A ``random.Random`` seeded from (server, seed, size).
+        rng: A ``random.Random`` (a :class:`SampleRandom`) seeded from (server, seed, size).
         fake: A ``Faker`` seeded the same way; use it for names, emails, text.
         size: Scale; 1 is the default realistic size the server documents.
         now: The fixed current time of this state; sample times around it.
@@ -825,7 +877,7 @@ class Server:
                     key = stable_int("sample", self.name, seed, size)
                     ctx = SampleContext(
                         db=db,
-                        rng=random.Random(key),
+                        rng=SampleRandom(key),
                         fake=_seeded_faker(key),
                         size=size,
                         now=now,
