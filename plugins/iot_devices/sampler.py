@@ -228,7 +228,11 @@ def sample_iot_devices(ctx: SampleContext) -> None:
                 lock.lock_state = "unlocked"
         first.extend(devices)
         _scenes_and_automations(ctx, home, devices, nid, first, later)
-    ctx.insert(first)
+    by_model: dict[type, list[Home | Device | Automation]] = {}
+    for row in first:
+        by_model.setdefault(type(row), []).append(row)
+    for model in (Automation, Device, Home):
+        ctx.insert(by_model.get(model, []))
     ctx.insert(readings, into=Reading)
     ctx.insert(later)
 

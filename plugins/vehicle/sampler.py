@@ -167,7 +167,7 @@ def _destinations(
 def sample_vehicle(ctx: SampleContext) -> None:
     """Fill an empty vehicle database (see the module docstring for sizes)."""
     rng, fake, now = ctx.rng, ctx.fake, ctx.now
-    # every row in the order the ORM's add_all would take them, inserted at once at the end
+    # every row in the order add_all took them, inserted at the end off the ORM's unit of work
     rows: list[Base] = []
     car = rng.choice(CARS)
     electric = car.powertrain == "electric"
@@ -340,4 +340,9 @@ def sample_vehicle(ctx: SampleContext) -> None:
             city=f"{city}, {state}",
         )
     )
-    ctx.insert(rows)
+    # in the order the ORM's flush wrote the tables (its unit of work's): the same pages
+    by_model: dict[type, list[Base]] = {}
+    for row in rows:
+        by_model.setdefault(type(row), []).append(row)
+    for model in (ClimateZone, Destination, Door, Route, Seat, Tire, Trip, Vehicle, Window):
+        ctx.insert(by_model.get(model, []))
