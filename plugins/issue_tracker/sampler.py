@@ -724,8 +724,8 @@ def sample_issue_tracker(ctx: SampleContext) -> None:
     by_model: dict[type, list[Base]] = {}
     for row in orm_rows:
         by_model.setdefault(type(row), []).append(row)
-    for model in (Label, Project, Settings, Sprint, User, ProjectMember):
-        ctx.insert(by_model.get(model, []))
+    for mapped in (Label, Project, Settings, Sprint, User, ProjectMember):
+        ctx.insert(by_model.get(mapped, []))
     for model, records in (
         (Issue, issues),
         (IssueTransition, transitions),
