@@ -337,6 +337,8 @@ class _Sampler:
         self.size = ctx.size
         self.start = ctx.now - dt.timedelta(days=HISTORY_DAYS)
         self.room = _Room(ctx.db)
+        self._known_of: dict[str, tuple[int, list[tuple[str, str, str]]]] = {}
+        """Per mailbox id: the contact count when :meth:`_known` last read, and what it read."""
 
     # ------------------------------------------------------------ helpers
     def _person(self) -> str:
@@ -478,13 +480,24 @@ class _Sampler:
             )
 
     def _known(self, mailbox: Mailbox) -> list[tuple[str, str, str]]:
-        """The mailbox's contacts outside the company, in id order (the order ids were counted)."""
+        """The mailbox's contacts outside the company, in id order (the order ids were counted).
+
+        Kept per mailbox until a contact is added (sending adds them; none is removed, and
+        the fields read here never change): each thread asks, and reading the mapped
+        contacts' attributes again each time was an eighth of the sampler's time.
+        """
+        count = len(self.room.contacts)
+        kept = self._known_of.get(mailbox.id)
+        if kept is not None and kept[0] == count:
+            return kept[1]
         ours = f"@{self._domain}".lower()
-        return [
+        known = [
             (c.name, c.email, c.company)
             for c in self.room.contacts.values()
             if c.mailbox_id == mailbox.id and not c.email.lower().endswith(ours)
         ]
+        self._known_of[mailbox.id] = (count, known)
+        return known
 
     @property
     def _domain(self) -> str:

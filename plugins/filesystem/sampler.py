@@ -894,9 +894,8 @@ def sample_filesystem(ctx: SampleContext) -> None:
     )
     t.file(desktop, "ideas.md", _lines("# Ideas", *(f"- {fake.catch_phrase()}" for _ in range(5))))
 
-    ctx.db.add_all(t.nodes)
-    ctx.db.add(
-        Shell(id=1, user=user, hostname=hostname, home_id=home.id, cwd_id=home.id, oldpwd_id=None)
+    shell = Shell(
+        id=1, user=user, hostname=hostname, home_id=home.id, cwd_id=home.id, oldpwd_id=None
     )
-    ctx.db.flush()
+    ctx.insert([*t.nodes, shell])  # as add_all and a flush write them, off the unit of work
     _ = DirStackEntry  # the directory stack starts empty

@@ -164,7 +164,7 @@ def _half(value: float) -> Decimal:
 
 def sample_iot_devices(ctx: SampleContext) -> None:
     """Fill an empty database (see the module docstring for sizes)."""
-    rng, fake, db, now = ctx.rng, ctx.fake, ctx.db, ctx.now
+    rng, fake, now = ctx.rng, ctx.fake, ctx.now
     counters = {"rm": 0, "dev": 0, "rdg": 0, "scn": 0, "aut": 0}
 
     def nid(kind: str, width: int) -> str:
@@ -173,8 +173,10 @@ def sample_iot_devices(ctx: SampleContext) -> None:
 
     n_homes = 2 * ctx.size
     readings: list[_Reading] = []
-    # The one flush wrote automations, devices, homes, readings, rooms, scenes and scene
-    # actions, in that order: the rows after the readings wait until those are inserted.
+    # Written as the ORM's one flush wrote them (automations, devices, homes, readings, rooms,
+    # scenes and scene actions, in that order), off its unit of work: ``first`` holds the
+    # rows before the readings, ``later`` those after.
+    first: list[Home | Device | Automation] = []
     later: list[Room | Scene | SceneAction] = []
     names = list(HOME_NAMES)
     rng.shuffle(names)
@@ -187,7 +189,7 @@ def sample_iot_devices(ctx: SampleContext) -> None:
             address=fake.street_address() + ", " + fake.city() + ", " + fake.state_abbr(),
             owner_name=fake.name(),
         )
-        db.add(home)
+        first.append(home)
         optional = [r for r in ROOMS if r[0] not in ALWAYS]
         rooms = [r for r in ROOMS if r[0] in ALWAYS] + rng.sample(
             optional, rng.randint(2, len(optional))
@@ -224,11 +226,15 @@ def sample_iot_devices(ctx: SampleContext) -> None:
             door = next(d for d in devices if d.id == lock.contact_sensor_id)
             if door.value == 1 and lock.lock_state == "locked":
                 lock.lock_state = "unlocked"
-        db.add_all(devices)
-        _scenes_and_automations(ctx, home, devices, nid, later)
-    db.flush()
+        first.extend(devices)
+        _scenes_and_automations(ctx, home, devices, nid, first, later)
+    by_model: dict[type, list[Home | Device | Automation]] = {}
+    for row in first:
+        by_model.setdefault(type(row), []).append(row)
+    for model in (Automation, Device, Home):
+        ctx.insert(by_model.get(model, []))
     ctx.insert(readings, into=Reading)
-    db.add_all(later)
+    ctx.insert(later)
 
 
 def _device(
@@ -372,9 +378,10 @@ def _scenes_and_automations(
     home: Home,
     devices: list[Device],
     nid: NewId,
+    first: list[Home | Device | Automation],
     later: list[Room | Scene | SceneAction],
 ) -> None:
-    rng, db, now = ctx.rng, ctx.db, ctx.now
+    rng, now = ctx.rng, ctx.now
 
     def find(kind: str, *words: str) -> list[Device]:
         return [d for d in devices if d.kind == kind and all(w in d.name for w in words)]
@@ -465,7 +472,7 @@ def _scenes_and_automations(
                 (f"{c.name.replace(' Sensor', '')} closed at night", c, "closed", "Good Night")
             )
     for name, sensor, trigger, scene_name in rules:
-        db.add(
+        first.append(
             Automation(
                 id=nid("aut", 3),
                 home_id=home.id,

@@ -19,6 +19,7 @@ from .models import (
     NEEDS_ASSIGNEE,
     PRIORITIES,
     TRANSITIONS,
+    Base,
     Comment,
     Issue,
     IssueLabel,
@@ -436,8 +437,11 @@ def _description(rng: random.Random, spec: ProjectSpec, kind: str) -> str:
 
 def sample_issue_tracker(ctx: SampleContext) -> None:
     """Fill an empty issue tracker database (see the module docstring for sizes)."""
-    rng, fake, db, now = ctx.rng, ctx.fake, ctx.db, ctx.now
+    rng, fake, now = ctx.rng, ctx.fake, ctx.now
     today = now.date()
+    # users, settings, labels, projects, their members and sprints, inserted as add_all and
+    # a flush would insert them, but off the ORM's unit of work
+    orm_rows: list[Base] = []
 
     # ---------------------------------------------------------------- users
     users: list[User] = []
@@ -460,19 +464,20 @@ def sample_issue_tracker(ctx: SampleContext) -> None:
                 active=i not in departed,
             )
         )
-    db.add_all(users)
+    orm_rows.extend(users)
     me = users[0]
-    db.add(Settings(id=1, workspace="Northwind Engineering", acting_user_id=me.id))
+    orm_rows.append(Settings(id=1, workspace="Northwind Engineering", acting_user_id=me.id))
     active = [u for u in users if u.active]
 
     labels = [
         Label(id=f"lbl_{i + 1:02d}", name=n, color=c, description=d)
         for i, (n, c, d) in enumerate(LABELS)
     ]
-    db.add_all(labels)
+    orm_rows.extend(labels)
 
     # ------------------------------------------------------ projects, members
     projects: list[Project] = []
+    project_members: list[ProjectMember] = []
     members: dict[str, list[User]] = {}
     for i, spec in enumerate(PROJECTS):
         team = rng.sample(active[1:], k=rng.randint(5, 8))
@@ -493,8 +498,9 @@ def sample_issue_tracker(ctx: SampleContext) -> None:
             team.append(me)
         for user in dict.fromkeys(team):
             role = "lead" if user is lead else ROLE_FOR_TITLE.get(user.title, "developer")
-            project.members.append(
+            project_members.append(
                 ProjectMember(
+                    project_id=project.id,
                     user_id=user.id,
                     role=role,
                     joined_on=today - dt.timedelta(days=rng.randint(60, 900)),
@@ -502,7 +508,8 @@ def sample_issue_tracker(ctx: SampleContext) -> None:
             )
         members[project.id] = list(dict.fromkeys(team))
         projects.append(project)
-    db.add_all(projects)
+    orm_rows += projects
+    orm_rows += project_members  # (the ORM wrote them by cascade from project.members)
 
     # -------------------------------------------------------------- sprints
     sprints: dict[str, list[Sprint]] = {}
@@ -552,7 +559,7 @@ def sample_issue_tracker(ctx: SampleContext) -> None:
             new_sprint(project, base + k, start, state, spec)
             for k, (state, start) in enumerate(plan)
         ]
-        db.add_all(sprints[project.id])
+        orm_rows.extend(sprints[project.id])
 
     # --------------------------------------------------------------- issues
     n_issues = 300 * ctx.size
@@ -712,7 +719,13 @@ def sample_issue_tracker(ctx: SampleContext) -> None:
             issue_labels.append({"issue_id": issue_id, "label_id": label.id})
         issues.append(issue)
 
-    db.flush()
+    # in the order the ORM's flush wrote these tables (its unit of work's, not the schema's
+    # sorted_tables): the same pages, hence the same bytes
+    by_model: dict[type, list[Base]] = {}
+    for row in orm_rows:
+        by_model.setdefault(type(row), []).append(row)
+    for mapped in (Label, Project, Settings, Sprint, User, ProjectMember):
+        ctx.insert(by_model.get(mapped, []))
     for model, records in (
         (Issue, issues),
         (IssueTransition, transitions),

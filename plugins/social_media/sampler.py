@@ -11,6 +11,7 @@ likes come only from people who could see the post, and never across a block.
 from __future__ import annotations
 
 import datetime as dt
+from itertools import accumulate
 from random import Random
 from typing import Any
 
@@ -202,9 +203,11 @@ class _Network:
         for u in chosen[13:]:
             self.requests[(u, me)] = self.when(0, 14)
         # everybody else follows 4-16 people, popular (public) accounts more often
+        # the same for everyone, summed once (``choices`` with ``weights`` sums them per call)
+        cum_weights = list(accumulate(3 if not self.private[v] else 1 for v in everyone))
         for u in others:
-            weights = [3 if not self.private[v] else 1 for v in everyone]
-            for v in sorted(set(rng.choices(everyone, weights=weights, k=rng.randint(4, 16)))):
+            k = rng.randint(4, 16)
+            for v in sorted(set(rng.choices(everyone, cum_weights=cum_weights, k=k))):
                 if v in (u, me) or self.blocked(u, v) or (u, v) in self.requests:
                     continue
                 self.follows.setdefault((u, v), self.when(1, 500))
@@ -230,9 +233,13 @@ class _Network:
         posts: list[dict[str, Any]] = []
         comments_raw: list[tuple[dt.datetime, str, str, str]] = []
         likes: list[dict[str, Any]] = []
+        viewers_of: dict[str, list[str]] = {}  # who sees an author's posts: no one's changes
         for n, (at, _, author, text, open_) in enumerate(raw_posts, 1):
             pid = f"post_{n:05d}"
-            viewers = [v for v in everyone if v != author and self.can_see(v, author)]
+            viewers = viewers_of.get(author)
+            if viewers is None:
+                viewers = [v for v in everyone if v != author and self.can_see(v, author)]
+                viewers_of[author] = viewers
             likers = rng.sample(viewers, min(len(viewers), rng.randint(0, 9)))
             for v in sorted(likers):
                 likes.append({"post_id": pid, "user_id": v, "created_at": self.after(at, 60 * 48)})

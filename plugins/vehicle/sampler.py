@@ -17,6 +17,7 @@ from decimal import Decimal
 from prove_gym.server import SampleContext
 
 from .models import (
+    Base,
     ClimateZone,
     Destination,
     Door,
@@ -165,12 +166,14 @@ def _destinations(
 
 def sample_vehicle(ctx: SampleContext) -> None:
     """Fill an empty vehicle database (see the module docstring for sizes)."""
-    rng, fake, db, now = ctx.rng, ctx.fake, ctx.db, ctx.now
+    rng, fake, now = ctx.rng, ctx.fake, ctx.now
+    # every row in the order add_all took them, inserted at the end off the ORM's unit of work
+    rows: list[Base] = []
     car = rng.choice(CARS)
     electric = car.powertrain == "electric"
     city, state, clat, clon = rng.choice(CITIES)
     places = _destinations(ctx, electric, city, state, clat, clon)
-    db.add_all(places)
+    rows.extend(places)
 
     consumption = _tenth(rng.uniform(*car.consumption))
     capacity = Decimal(car.capacity)
@@ -238,7 +241,7 @@ def sample_vehicle(ctx: SampleContext) -> None:
         end = _daytime(ctx, start - dt.timedelta(minutes=rng.randint(30, 30 * 60)))
     for n, trip in enumerate(reversed(trips), 1):
         trip.id = f"trp_{n:04d}"
-    db.add_all(trips)
+    rows.extend(trips)
 
     # Driving mode, consistent with the server's rules.
     engine_on = moment != "parked" and level > 0
@@ -253,8 +256,8 @@ def sample_vehicle(ctx: SampleContext) -> None:
     if driving or (not any(d.is_open for d in doors) and rng.random() < 0.6):
         for d in doors:
             d.is_locked = True
-    db.add_all(doors)
-    db.add_all(
+    rows.extend(doors)
+    rows.extend(
         Window(
             position=p,
             open_percent=rng.choice([10, 25, 50, 100]) if rng.random() < 0.15 else 0,
@@ -263,7 +266,7 @@ def sample_vehicle(ctx: SampleContext) -> None:
     )
     cold = now.month in (11, 12, 1, 2, 3)
     climate_on = engine_on and rng.random() < 0.75
-    db.add_all(
+    rows.extend(
         Seat(
             position=p,
             heat_level=rng.choice([1, 2, 3]) if engine_on and cold and rng.random() < 0.5 else 0,
@@ -271,7 +274,7 @@ def sample_vehicle(ctx: SampleContext) -> None:
         for p in SEATS
     )
     base_temp = rng.choice([19.0, 20.0, 20.5, 21.0, 21.5, 22.0, 23.0])
-    db.add_all(
+    rows.extend(
         ClimateZone(
             zone=z,
             target_temp_c=_tenth(base_temp + rng.choice([0.0, 0.0, 0.5, -0.5, 1.0])),
@@ -281,7 +284,7 @@ def sample_vehicle(ctx: SampleContext) -> None:
         for z in ZONES
     )
     low = rng.choice(TIRES) if rng.random() < 0.2 else None
-    db.add_all(
+    rows.extend(
         Tire(
             position=p,
             pressure_kpa=car.tire_kpa - (rng.randint(35, 70) if p == low else rng.randint(-8, 12)),
@@ -303,10 +306,10 @@ def sample_vehicle(ctx: SampleContext) -> None:
                 eta_minutes=eta_minutes(km),
                 status="active",
             )
-            db.add(route)
+            rows.append(route)
 
     year = rng.randint(2016, 2026) if not electric else rng.randint(2019, 2026)
-    db.add(
+    rows.append(
         Vehicle(
             id=1,
             vin=fake.vin(),
@@ -337,3 +340,9 @@ def sample_vehicle(ctx: SampleContext) -> None:
             city=f"{city}, {state}",
         )
     )
+    # in the order the ORM's flush wrote the tables (its unit of work's): the same pages
+    by_model: dict[type, list[Base]] = {}
+    for row in rows:
+        by_model.setdefault(type(row), []).append(row)
+    for model in (ClimateZone, Destination, Door, Route, Seat, Tire, Trip, Vehicle, Window):
+        ctx.insert(by_model.get(model, []))

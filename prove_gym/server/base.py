@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import random
 import sqlite3
 import threading
@@ -35,6 +36,7 @@ from prove_gym.server.state import (
 from prove_gym.server.tool import Normalisation, ToolSpec, build_tool_spec, declared_options
 
 if TYPE_CHECKING:
+    from _typeshed import SupportsLenAndGetItem
     from faker import Faker
     from sqlalchemy.engine import Connection, Engine
 
@@ -48,6 +50,57 @@ IDLE_STATES = 4
 opens and closes one per episode)."""
 
 
+class SampleRandom(random.Random):
+    """The ``random.Random`` a sampler draws from: its most frequent draws in one call each.
+
+    ``choice``, ``randint`` and ``randrange`` (integer arguments, unit step) inline
+    CPython's ``_randbelow_with_getrandbits``, which each of them reaches through one to
+    three more calls: the same ``getrandbits`` calls, hence the same values and the same
+    state after them (``tests/server/test_sample_random.py`` checks it against
+    ``random.Random`` for any seed and arguments). Anything else, errors included, is
+    ``random.Random``'s own.
+    """
+
+    def choice(self, seq: SupportsLenAndGetItem[_T]) -> _T:
+        n = len(seq)
+        if not n:
+            raise IndexError("Cannot choose from an empty sequence")
+        getrandbits = self.getrandbits
+        k = n.bit_length()
+        r = getrandbits(k)
+        while r >= n:
+            r = getrandbits(k)
+        return seq[r]
+
+    def randint(self, a: int, b: int) -> int:
+        if type(a) is int and type(b) is int and a <= b:
+            n = b - a + 1
+            getrandbits = self.getrandbits
+            k = n.bit_length()
+            r = getrandbits(k)
+            while r >= n:
+                r = getrandbits(k)
+            return a + r
+        return super().randint(a, b)
+
+    def randrange(self, start: int, stop: int | None = None, step: int = 1) -> int:
+        if type(start) is int and type(step) is int and step == 1:
+            if stop is None:
+                low, n = 0, start
+            elif type(stop) is int:
+                low, n = start, stop - start
+            else:
+                return super().randrange(start, stop, step)
+            if n > 0:
+                getrandbits = self.getrandbits
+                k = n.bit_length()
+                r = getrandbits(k)
+                while r >= n:
+                    r = getrandbits(k)
+                return low + r
+        return super().randrange(start, stop, step)
+
+
 @dataclass(slots=True)
 class SampleContext:
     """What a sampler gets to build a state.
@@ -55,7 +108,7 @@ class SampleContext:
     Attributes:
         db: ORM session on the empty database (tables already created); the
             sampler adds rows, the caller commits.
-        rng: A ``random.Random`` seeded from (server, seed, size).
+        rng: A ``random.Random`` (a :class:`SampleRandom`) seeded from (server, seed, size).
         fake: A ``Faker`` seeded the same way; use it for names, emails, text.
         size: Scale; 1 is the default realistic size the server documents.
         now: The fixed current time of this state; sample times around it.
@@ -139,22 +192,14 @@ class Weighted(Generic[_T]):
         return rng.choices(self.values, cum_weights=self.cum_weights, k=k)
 
 
-def create_schema(conn: Connection, metadata: MetaData) -> None:
-    """Create ``metadata``'s tables, then each table's indexes by name: the same statements
-    in the same order in every process, hence the same database bytes.
+def _schema_statements(metadata: MetaData) -> tuple[str, ...]:
+    """The DDL of ``metadata``'s tables, then each table's indexes by name: the same
+    statements in the same order in every process, hence the same database bytes.
 
     (``MetaData.create_all`` visits a table's indexes in the order of a Python set, which
     follows memory addresses: the schema's pages came out in another order per process.)
+    Compiled once per schema, cached in the metadata as the state hash caches its queries.
     """
-    raw = conn.connection.dbapi_connection
-    assert raw is not None
-    for statement in _schema_statements(metadata):
-        raw.execute(statement)
-
-
-def _schema_statements(metadata: MetaData) -> tuple[str, ...]:
-    """:func:`create_schema`'s statements, compiled once per schema (each state runs them;
-    cached in the metadata, as the state hash caches its queries)."""
     cached: tuple[int, tuple[str, ...]] | None = metadata.info.get("prove_gym.schema_sql")
     if cached is None or cached[0] != len(metadata.tables):
         statements = []
@@ -466,6 +511,9 @@ class Server:
         self._template_cache_size = template_cache_size
         self._lock = threading.Lock()
         self._engine: Engine | None = None
+        # _start_state's: the DDL it ran, in which process, the database it ran it on and
+        # that database's schema cookie
+        self._empty: tuple[tuple[str, ...], int, sqlite3.Connection, int] | None = None
         # closed sessions' databases, each with the schema layout it holds and the template
         # it still holds exactly, if it does (open_state)
         self._idle: list[tuple[str, Connection, StateTemplate | None]] = []
@@ -837,13 +885,13 @@ class Server:
         with rare_collections():  # a sampler allocates tens of thousands of objects
             conn = self.connect()
             try:
-                create_schema(conn, self.base.metadata)
-                create_change_log(conn.connection.dbapi_connection, self.base.metadata)  # type: ignore[arg-type]
+                raw = cast(sqlite3.Connection, conn.connection.dbapi_connection)
+                self._start_state(raw)
                 with OrmSession(bind=conn, expire_on_commit=False) as db:
                     key = stable_int("sample", self.name, seed, size)
                     ctx = SampleContext(
                         db=db,
-                        rng=random.Random(key),
+                        rng=SampleRandom(key),
                         fake=_seeded_faker(key),
                         size=size,
                         now=now,
@@ -851,7 +899,6 @@ class Server:
                     )
                     self.sampler(ctx)
                     db.commit()
-                raw = cast(sqlite3.Connection, conn.connection.dbapi_connection)
                 install_change_log(raw, self.base.metadata, template_key(self.name, seed, size))
                 raw.commit()
                 data = raw.serialize()
@@ -861,6 +908,30 @@ class Server:
         template = StateTemplate(server=self.name, seed=seed, size=size, now=now, data=data)
         template.__dict__["_layout"] = layout  # what StateTemplate.layout would compute
         return template
+
+    def _start_state(self, raw: sqlite3.Connection) -> None:
+        """Fill the empty database ``raw`` with a state before its sampler runs: the schema
+        and the empty change log, the same bytes as running their DDL on it.
+
+        The DDL runs once per server, into a database kept for this; a sample starts from a
+        copy of its pages (``backup``, a fraction of the DDL's cost: SQLite parses the
+        whole schema again after each statement), then sets the schema cookie the DDL
+        would have left (a backup sets it to 1).
+        """
+        statements, pid = _schema_statements(self.base.metadata), os.getpid()
+        with self._lock:
+            # made again for a table added, and in a forked process (SQLite connections must
+            # not cross a fork)
+            if self._empty is None or self._empty[:2] != (statements, pid):
+                empty = sqlite3.connect(":memory:", check_same_thread=False)
+                for statement in statements:
+                    empty.execute(statement)
+                create_change_log(empty, self.base.metadata)
+                (cookie,) = empty.execute("PRAGMA schema_version").fetchone()
+                self._empty = (statements, pid, empty, int(cookie))
+            empty, cookie = self._empty[2:]
+            empty.backup(raw)
+        raw.execute(f"PRAGMA schema_version = {cookie}")
 
     def template(self, seed: int = 0, size: int | None = None) -> StateTemplate:
         """The state for (seed, size), sampled on first use and cached (LRU, thread-safe)."""

@@ -38,8 +38,9 @@ import operator
 import sqlite3
 import threading
 from collections import namedtuple
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 from sqlalchemy import Table, bindparam, insert, select, update
@@ -166,6 +167,81 @@ def _bind_processor(type_: TypeEngine[Any]) -> Callable[[Any], Any] | None:
     return process
 
 
+_NONE = type(None)
+
+
+def _bound_alike(type_: TypeEngine[Any]) -> frozenset[type] | None:
+    """The value types for which equal values bind alike in a column of ``type_`` (money,
+    dates and times: what samplers bind by the hundred thousand, many values repeated), so
+    :meth:`Sql.insert_many` binds each distinct value of a column once; ``None`` for the rest.
+
+    Equal ``Decimal`` amounts round to the same minor units whatever their exponent; equal
+    dates have one text; equal naive times have one text (``fold`` is in neither). Aware
+    times are not alike (equal instants in two zones are written as two local times): the
+    caller binds a column holding one value by value.
+    """
+    impl = type_.dialect_impl(DIALECT)
+    if isinstance(impl, Money):
+        return frozenset({Decimal, _NONE})
+    if type(impl) is sqlite.DATETIME and impl._storage_format == _DATETIME_TEXT:
+        return frozenset({dt.datetime, _NONE})
+    if isinstance(impl, sqlite.DATE) and impl._storage_format == _DATE_TEXT:
+        return frozenset({dt.date, _NONE})
+    return None
+
+
+def _minor_units(money: Money) -> Callable[[Iterable[Decimal]], Iterable[int]]:
+    """:meth:`Money.to_minor_units` of many ``Decimal`` values (no ``None``) at once: the
+    same quantize, scaleb and int, chained in C instead of a Python call per value."""
+    quantize = operator.methodcaller("quantize", money._quantum, ROUND_HALF_EVEN)
+    scaleb = operator.methodcaller("scaleb", money.places)
+    return lambda values: map(int, map(scaleb, map(quantize, values)))
+
+
+_PROBE = 64
+"""How many of a column's first values :func:`_bind_column` looks at to guess whether
+they repeat enough to bind each distinct one once."""
+
+
+def _bind_column(
+    process: Callable[[Any], Any],
+    alike: frozenset[type] | None,
+    column: Sequence[Any],
+    many: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+) -> Iterable[Any]:
+    """``map(process, column)``, faster where values of the column's types bind alike (see
+    :func:`_bound_alike`): each distinct value processed once, and with ``many`` (``process``
+    of many values of the column's first type at once, none ``None``) where it applies.
+    The same values in the same order. (Such a column is bound before the rows are zipped:
+    a row holding two unbindable values fails on the earlier such column's.)"""
+    if alike is None or len(column) < 2:
+        return map(process, column)
+    types = set(map(type, column))
+    if not types <= alike:
+        return map(process, column)
+    try:
+        if (
+            many is not None
+            and _NONE not in types
+            and len(set(column[:_PROBE])) * 4 > min(len(column), _PROBE) * 3
+        ):  # mostly distinct values: hashing them would cost more than it saves
+            return many(column)
+        memo = dict.fromkeys(column)
+    except TypeError:  # unhashable (a signalling NaN): bound one by one, as ever
+        return map(process, column)
+    if dt.datetime in alike and any(v is not None and v.tzinfo is not None for v in memo):
+        return map(process, column)
+    if many is not None:
+        has_none = memo.pop(None, 0) is None
+        memo = dict(zip(memo, many(memo), strict=True))
+        if has_none:
+            memo[None] = None
+    else:
+        for value in memo:
+            memo[value] = process(value)
+    return map(memo.__getitem__, column)
+
+
 def _result_processor(type_: TypeEngine[Any]) -> Callable[[Any], Any] | None:
     impl = type_.dialect_impl(DIALECT)
     if isinstance(impl, Money):
@@ -261,6 +337,10 @@ class _InsertPlan:
     sql: str
     columns: tuple[str, ...]
     process: tuple[Callable[[Any], Any] | None, ...]
+    alike: tuple[frozenset[type] | None, ...]
+    """Per column, :func:`_bound_alike` of its type."""
+    many: tuple[Callable[[Iterable[Any]], Iterable[Any]] | None, ...]
+    """Per column, its bind of many values at once, for money (:func:`_minor_units`)."""
 
 
 @functools.cache
@@ -276,7 +356,14 @@ def _insert_plan(table: Table, keys: tuple[str, ...]) -> _InsertPlan:
     stmt = insert(table).values({k: None for k in columns})
     compiled = stmt.compile(dialect=DIALECT, column_keys=list(columns))
     process = tuple(_bind_processor(table.c[k].type) for k in columns)
-    return _InsertPlan(str(compiled), columns, process)
+    alike = tuple(_bound_alike(table.c[k].type) for k in columns)
+    many = tuple(_many_bind(table.c[k].type) for k in columns)
+    return _InsertPlan(str(compiled), columns, process, alike, many)
+
+
+def _many_bind(type_: TypeEngine[Any]) -> Callable[[Iterable[Any]], Iterable[Any]] | None:
+    impl = type_.dialect_impl(DIALECT)
+    return _minor_units(impl) if isinstance(impl, Money) else None
 
 
 def _table(model: Any) -> Table:
@@ -383,27 +470,31 @@ class Sql:
         plan = _insert_plan(table, tuple(sorted(keys)))
         given = [k for k in plan.columns if k in keys]
         read = (operator.itemgetter if by_name else operator.attrgetter)(*given)
-        slots = [
-            (given.index(k) if k in keys else -1, table.c[k].default, process)
-            for k, process in zip(plan.columns, plan.process, strict=True)
-        ]
         if by_name:
             expected = set(keys)
-            wrong = next((r for r in rows if r.keys() != expected), None)
-            if wrong is not None:
+            # every row's keys compared in C: a key view equals a set of the same keys
+            if not all(map(operator.eq, map(_KEYS, rows), itertools.repeat(expected))):
+                wrong = next(r for r in rows if r.keys() != expected)
                 raise TypeError(
                     f"insert_many into {table.name!r}: every row needs the keys "
                     f"{tuple(sorted(keys))}, got {tuple(sorted(wrong))}"
                 )
         # column by column: C-level zip and map instead of a Python loop over every value
-        got = [read(row) for row in rows]
-        given_columns: list[Iterable[Any]] = (
+        got = list(map(read, rows))
+        given_columns: list[Sequence[Any]] = (
             [got] if len(given) == 1 else list(zip(*got, strict=True))
         )
+        n = len(rows)
         columns: list[Iterable[Any]] = []
-        for i, default, process in slots:
-            column = given_columns[i] if i >= 0 else itertools.repeat(default.arg, len(rows))  # type: ignore[union-attr]
-            columns.append(column if process is None else map(process, column))
+        binds = zip(plan.columns, plan.process, plan.alike, plan.many, strict=True)
+        for key, process, alike, many in binds:
+            if key not in keys:  # the declared scalar default, bound once
+                arg = table.c[key].default.arg  # type: ignore[union-attr]
+                columns.append(itertools.repeat(arg if process is None else process(arg), n))
+                continue
+            column = given_columns[given.index(key)]
+            bound = column if process is None else _bind_column(process, alike, column, many)
+            columns.append(bound)
         self.raw.executemany(plan.sql, list(zip(*columns, strict=True)))
         return len(rows)
 
@@ -433,6 +524,8 @@ def record_by_key(model: Any) -> Query:
     (pk,) = table.primary_key.columns
     return Query(select(table).where(pk == bindparam("key")))
 
+
+_KEYS = operator.methodcaller("keys")
 
 _KEY = "row_key_"  # the parameter a row's key goes in (no column is called so)
 

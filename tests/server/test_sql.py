@@ -230,6 +230,48 @@ def test_a_bulk_insert_stores_what_inserting_row_by_row_stores(
     assert [type(v) for v in stored[0][0]] == [type(v) for v in stored[1][0]]
 
 
+_NOON = dt.datetime(2026, 3, 3, 12, 0)
+_ALIKE_PRICES = [Decimal("1.5"), Decimal("1.50"), Decimal("0"), Decimal("-0"), Decimal("0.005")]
+_ALIKE_PRICES += [Decimal("0.015"), Decimal("2.675"), Decimal.from_float(2.675)]  # (2.67499...)
+_ALIKE_TIMES = [_NOON, _NOON.replace(fold=1), _NOON.replace(tzinfo=dt.UTC)]
+_ALIKE_TIMES.append(_NOON.replace(hour=13, tzinfo=dt.timezone(dt.timedelta(hours=1))))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    picks=st.lists(
+        st.tuples(
+            st.sampled_from(_ALIKE_PRICES),
+            st.none() | st.sampled_from([dt.date(2026, 1, 1), dt.date(2026, 1, 2)]),
+            st.sampled_from(_ALIKE_TIMES[:2]) | st.sampled_from(_ALIKE_TIMES),
+        ),
+        min_size=2,
+        max_size=12,
+    )
+)
+def test_repeated_values_bind_as_each_alone(picks: list[tuple[Any, Any, Any]]) -> None:
+    """A bulk insert binds each distinct money, date and time value of a column once: values
+    equal but written apart (``1.5`` and ``1.50``, ``0`` and ``-0``, a time with ``fold``)
+    store what each stores alone, and equal instants in two time zones keep their own local
+    times (such a column is bound value by value)."""
+    rows = [{"owner_id": "o1", "title": "t", "price": p, "due": d, "at": a} for p, d, a in picks]
+    stored = []
+    for bulk in (True, False):
+        conn = sqlite3.connect(":memory:")
+        engine = create_engine("sqlite://", creator=lambda conn=conn: conn, poolclass=StaticPool)
+        Base.metadata.create_all(engine)
+        sql = Sql(conn)
+        sql.insert(Owner, id="o1", name="Ana")
+        if bulk:
+            sql.insert_many(Item, rows)
+        else:
+            for r in rows:
+                sql.insert(Item, **r)
+        stored.append(conn.execute("SELECT * FROM items ORDER BY id").fetchall())
+        conn.close()
+    assert stored[0] == stored[1]
+
+
 def test_inserts_take_the_declared_defaults_and_key(db: Any) -> None:
     sql = db
     sql.insert(Owner, id="o1", name="Ana")
