@@ -326,7 +326,9 @@ class TaskReplay:
     Attributes:
         task: The task as given.
         final_state_hash: The state hash after its gold calls.
-        failures: ``"<call>: <result text>"`` for every gold call that failed.
+        failures: ``"<call>: <result text>"`` for every gold call that did not end as the
+            task says: a call that failed, or a failed attempt the gold shows (a step
+            with ``expect_error``) that succeeded or failed with another error kind.
     """
 
     task: Task
@@ -344,10 +346,16 @@ class TaskReplay:
 
 
 def replay_tasks(tasks: Iterable[Task], registry: Registry | None = None) -> list[TaskReplay]:
-    """Replay each task's gold calls on a fresh state: its final hash and failed calls."""
+    """Replay each task's gold calls on a fresh state: its final hash, and the calls that did
+    not end as the task says (:attr:`TaskReplay.failures`)."""
     out = []
     for task in tasks:
         records, final = gold_replay(task, registry)
-        failures = tuple(f"{r.name}: {r.result.to_text()}" for r in records if not r.result.ok)
+        failures = tuple(
+            f"{r.name}: {r.result.to_text()}"
+            + (f" (the gold shows it failing with {step.expect_error})" if step.attempt else "")
+            for step, r in zip(task.steps, records, strict=True)
+            if (r.result.error_kind != step.expect_error if step.attempt else not r.result.ok)
+        )
         out.append(TaskReplay(task, final, failures))
     return out

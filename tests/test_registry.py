@@ -253,7 +253,7 @@ def test_a_fresh_process_builds_only_the_server_it_is_asked_for() -> None:
     play = (
         "import gymnasium, prove_gym\n"
         "env = gymnasium.make('prove/calendar-v0')\n"
-        "env.reset(seed=0)\n"
+        "env.reset(options={'task_id': 'calendar-001'})\n"  # offers no other server's tools
         'env.step(\'<tool_call>{"name": "list_calendars", "arguments": {}}</tool_call>\')\n'
     )
     assert _fresh(play) == ["prove_plugins.calendar"]

@@ -9,7 +9,7 @@ from sqlalchemy import text
 from prove_gym import Workspace, get_registry
 from prove_gym.server.state import combine_hashes
 from prove_gym.task import Task
-from prove_gym.workspace import gold_replay
+from prove_gym.workspace import gold_replay, replay_tasks
 
 REGISTRY = get_registry()
 CALENDAR_TASK = next(t for t in REGISTRY.tasks("calendar") if t.steps)
@@ -128,3 +128,25 @@ def test_offered_tools_are_the_callers_own_and_follow_the_registry() -> None:
     registry.register(Empty(), name="late")
     assert registry.generation == before + 1
     assert offered_tools(task, registry)["get_event"] is registry.get_tool("calendar.get_event")
+
+
+def test_a_failed_attempt_the_gold_shows_replays_when_it_fails_as_shown() -> None:
+    """``prove-gym tasks`` replays synthesized tasks whose gold shows a failed call and its
+    recovery: the attempt failing with its ``expect_error`` is the task as written; failing
+    otherwise, or succeeding, is a replay that went astray."""
+    task = next(
+        t
+        for name in REGISTRY.server_names
+        for t in REGISTRY.tasks(name)
+        if any(s.attempt for s in t.steps)
+    )
+    assert replay_tasks([task])[0].failures == ()
+    step = next(s for s in task.steps if s.attempt)
+    other = "conflict" if step.expect_error != "conflict" else "not_found"
+    turns = [t.model_copy(deep=True) for t in task.turns]
+    for turn in turns:
+        for j, s in enumerate(turn.steps):
+            if s.id == step.id:
+                turn.steps[j] = s.model_copy(update={"expect_error": other})
+    astray = replay_tasks([task.model_copy(update={"turns": turns})])[0].failures
+    assert len(astray) == 1 and f"the gold shows it failing with {other}" in astray[0]

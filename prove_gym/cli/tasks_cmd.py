@@ -1,4 +1,4 @@
-"""``prove-gym tasks``: check, or deliberately re-derive, a server's shipped task hashes."""
+"""``prove-gym tasks``: check servers' shipped tasks, re-derive their hashes, or re-ship them."""
 
 from __future__ import annotations
 
@@ -8,40 +8,127 @@ from typing import Any
 
 
 def add_parser(sub: Any) -> None:
+    from prove_gym.synth.config import SHIP_N, SHIP_SEED
+
     p = sub.add_parser(
         "tasks",
-        help="check a server's shipped tasks against their recorded final states (or --rehash)",
-        description="Replay every gold call of a server's shipped tasks (its tasks_file, and "
-        "the tasks_file of each later env version, under that version) on a fresh state and "
-        "compare the final state hash with the recorded one. Exit 1 on any "
-        "difference. After a deliberate change to tools or sampling, --rehash writes the new "
-        "hashes, but only when every gold call still succeeds.",
+        help="check servers' shipped tasks against their recorded final states (or --rehash, "
+        "or --resynthesize them)",
+        description="Replay every gold call of the servers' shipped tasks (each tasks_file, "
+        "and the tasks_file of each later env version, under that version) on a fresh state "
+        "and compare the final state hash with the recorded one. Exit 1 on any difference. "
+        "After a deliberate change to tools or sampling, --rehash writes the new hashes, but "
+        "only when every gold call still succeeds. --resynthesize re-ships them with the "
+        "current generator: the hand-written tasks kept, the synthesized ones made again "
+        f"(seed {SHIP_SEED}), each env version's file derived from the previous version's "
+        "tasks (CONTRIBUTING.md, Tasks).",
     )
-    p.add_argument("server", help="the server whose tasks_file to check")
+    p.add_argument("servers", nargs="*", metavar="SERVER", help="servers (default: every one)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--rehash", action="store_true", help="write the re-derived hashes into the tasks files"
+    )
+    mode.add_argument(
+        "--resynthesize",
+        action="store_true",
+        help="re-ship every file of the servers: hand-written tasks kept, synthesized ones "
+        "made again, env versions' files derived; prints what each file kept and left out",
+    )
     p.add_argument(
-        "--rehash", action="store_true", help="write the re-derived hashes into the tasks file"
+        "--n",
+        type=int,
+        help=f"with --resynthesize: synthesized tasks per server (default {SHIP_N})",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="with --resynthesize: synthesis processes (default 1; the files do not depend on it)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="with --resynthesize: write OUT/<server>/<file> instead of over the shipped files",
     )
     p.set_defaults(func=run)
 
 
-def build_args(server: str, *, rehash: bool = False) -> argparse.Namespace:
-    """The parsed arguments of ``prove-gym tasks SERVER [--rehash]``."""
-    return argparse.Namespace(server=server, rehash=rehash)
+def build_args(
+    *servers: str,
+    rehash: bool = False,
+    resynthesize: bool = False,
+    n: int | None = None,
+    workers: int | None = None,
+    out: Path | None = None,
+) -> argparse.Namespace:
+    """The parsed arguments of ``prove-gym tasks [SERVER ...] [--rehash | --resynthesize]``."""
+    return argparse.Namespace(
+        servers=list(servers),
+        rehash=rehash,
+        resynthesize=resynthesize,
+        n=n,
+        workers=workers,
+        out=out,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     import prove_gym
+    from prove_gym.synth.config import resolve_servers
 
     registry = prove_gym.get_registry()
-    server = registry.get_server(args.server)
-    if server.tasks_file is None:
-        raise ValueError(f"server {server.name!r} declares no tasks_file")
-    files = [(server.tasks_file, 0)]
-    files += [(v.tasks_file, n) for n, v in server.env_versions.items() if v.tasks_file]
-    codes = [
-        _check_file(server.name, path, number, args.rehash, registry) for path, number in files
-    ]
-    return max(codes)
+    names = resolve_servers(args.servers, registry)
+    if args.resynthesize:
+        return _resynthesize(names, args, registry)
+    if (args.n, args.workers, args.out) != (None, None, None):
+        raise ValueError("--n, --workers and --out go with --resynthesize")
+    codes = []
+    for name in names:
+        server = registry.get_server(name)
+        if server.tasks_file is None:
+            if args.servers:
+                raise ValueError(f"server {server.name!r} declares no tasks_file")
+            continue
+        files = [(server.tasks_file, 0)]
+        files += [(v.tasks_file, n) for n, v in server.env_versions.items() if v.tasks_file]
+        codes += [
+            _check_file(server.name, path, number, args.rehash, registry) for path, number in files
+        ]
+    return max(codes, default=0)
+
+
+def _resynthesize(names: list[str], args: argparse.Namespace, registry: Any) -> int:
+    """Re-ship each server's files (:mod:`prove_gym.synth.ship`): 0 when every server was
+    written with its whole quota, 1 when one fell short (written all the same) or could not
+    be shipped (not written)."""
+    import time
+
+    from prove_gym.synth.config import SHIP_N
+    from prove_gym.synth.ship import ShipError, resynthesize, write_shipment
+
+    n = SHIP_N if args.n is None else args.n
+    workers = 1 if args.workers is None else args.workers
+    if n < 1 or workers < 1:
+        raise ValueError("--n and --workers must be at least 1")
+    code = 0
+    cpu, wall = time.process_time(), time.perf_counter()
+    for name in names:
+        try:
+            shipment = resynthesize(name, n=n, workers=workers, registry=registry)
+        except ShipError as exc:
+            print(f"{name}: not shipped: {exc}")
+            code = 1
+            continue
+        write_shipment(shipment, args.out)
+        print(shipment.summary(), flush=True)
+        if shipment.short:
+            print(f"WARNING: {name} kept {shipment.short} synthesized tasks fewer than --n {n}")
+            code = 1
+    where = args.out if args.out is not None else "the shipped files"
+    print(
+        f"\nre-shipped {len(names)} server(s) into {where} in "
+        f"{time.process_time() - cpu:.1f} CPU-s, {time.perf_counter() - wall:.1f} s"
+    )
+    return code
 
 
 def _check_file(server: str, path: Path, env_version: int, rehash: bool, registry: Any) -> int:

@@ -451,8 +451,9 @@ class Server:
         instructions: Extra system-prompt text for the model (policies, conventions).
         default_size: Size used when none is given.
         template_cache_size: How many sampled states to keep in memory (LRU).
-        tasks_file: The plugin's hand-written tasks (``.jsonl``), offered by the registry
-            and kept current by ``prove-gym tasks --rehash``.
+        tasks_file: The plugin's shipped tasks (``.jsonl``), offered by the registry and
+            kept current by ``prove-gym tasks --rehash``: hand-written ones, and those
+            ``prove-gym tasks --resynthesize`` adds with the current generator.
         env_versions: Later env versions (:class:`EnvVersion`) registered beside ``-v0``.
         out_of_scope: Requests a user of this server might make that none of its tools
             (nor any other server's) can serve, such as "Print my calendar for next week":

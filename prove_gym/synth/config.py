@@ -17,6 +17,13 @@ BLOCK_SEED_BASE = 100_000
 """Block states' seeds start here; the shared pool's are below it."""
 OWN_STATE_BLOCKS = 8
 """A server's first blocks, which sample block states of their own (``SynthConfig.state_blocks``)."""
+SHIP_SEED = 1
+"""The master seed of every server's synthesized tasks. Blocks draw from (seed, server,
+block), so each server's run is its own; ids are ``<server>-1-<k>``, which sort after the
+hand-written ``<server>-001`` ('1' > '0', where seed 0's ``<server>-0-`` sorts first)."""
+
+SHIP_N = 250
+"""Synthesized tasks per server: enough that every env version keeps well over 200."""
 
 
 @dataclass(frozen=True)

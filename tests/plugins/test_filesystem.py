@@ -18,6 +18,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 import prove_gym
 from prove_gym import ErrorKind, Session
 from prove_gym.server import compile_glob
+from prove_gym.synth.ship import is_hand_written
 from prove_gym.testing.conformance import conformance_suite
 
 FS = prove_gym.get_server("filesystem")
@@ -466,7 +467,7 @@ def test_search_tools_find_what_the_sampler_put_there(session) -> None:
 
 # ------------------------------------------------------------------- tasks
 def test_the_hand_written_tasks_cover_chains_turns_clarify_and_abstain() -> None:
-    tasks = prove_gym.get_registry().tasks("filesystem")
+    tasks = [t for t in prove_gym.get_registry().tasks("filesystem") if is_hand_written(t)]
     assert 3 <= len(tasks) <= 5
     kinds = {t.kind for t in tasks} | {turn.kind for t in tasks for turn in t.turns}
     assert {"normal", "clarify", "abstain"} <= kinds

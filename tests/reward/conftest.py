@@ -9,12 +9,14 @@ import pytest
 
 import prove_gym
 from prove_gym import CallRecord, Task, Workspace
+from prove_gym.synth.ship import is_hand_written
 
 
 @pytest.fixture(scope="session")
 def calendar_tasks() -> dict[str, Task]:
     """The calendar plugin's hand-written tasks, by id."""
-    return {t.id: t for t in prove_gym.get_registry().tasks("calendar")}
+    tasks = prove_gym.get_registry().tasks("calendar")
+    return {t.id: t for t in tasks if is_hand_written(t)}
 
 
 @pytest.fixture

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from prove_gym import Task
+from prove_gym import Task, get_registry
 from prove_gym.cli import main
 from prove_gym.eval import reward_check
 from prove_gym.reward import RewardConfig, score
+from prove_gym.synth.ship import is_hand_written
 
 
 @pytest.fixture(scope="module")
@@ -114,14 +115,18 @@ def test_reward_check_refuses_a_source_that_is_not_there(tmp_path: Path, capsys)
 def test_reward_check_writes_its_json_when_a_call_holds_an_exact_number(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """maps-0-00008 reverse-geocodes a place whose coordinates a result gave as Decimals: the
+    """A maps task whose gold never reverse-geocodes gets that read inserted (every offered
+    read is, at 20 variants a family), with coordinates a result gave as Decimals: the
     trajectories still go to ``--json``, the number as the exact string the tools write."""
-    shipped = Path(__file__).parents[2] / "plugins" / "maps" / "tasks.jsonl"
-    line = next(x for x in shipped.read_text().splitlines() if '"id":"maps-0-00008"' in x)
+    task = next(
+        t
+        for t in get_registry().tasks("maps")
+        if is_hand_written(t) and t.steps and "reverse_geocode" not in {s.name for s in t.steps}
+    )
     source = tmp_path / "one.jsonl"
-    source.write_text(line + "\n")
+    source.write_text(task.to_json() + "\n")
     written = tmp_path / "report.json"
-    assert main(["reward-check", str(source), "--variants", "1", "--json", str(written)]) == 0
+    assert main(["reward-check", str(source), "--variants", "20", "--json", str(written)]) == 0
     capsys.readouterr()
     payload = json.loads(written.read_text())
     geocodes = [
