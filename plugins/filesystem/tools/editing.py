@@ -271,7 +271,6 @@ def append_file(
         "Replace '{find}' with '{replace}' in {path}",
         "In {path}, change {find} to {replace}",
     ],
-    examples={"replace": ["DONE", "Romero", "2026"]},
     values={"find": word_in_text_file, "replace": replacement_for_find},
 )
 def replace_in_file(
