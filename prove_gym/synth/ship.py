@@ -18,9 +18,10 @@ the declarations, so the same command gives the same bytes on every machine and 
    (:func:`derive_version`):
 
    - a version whose :class:`~prove_gym.server.base.Principal` is in force keeps the tasks
-     whose gold acts for one principal: the first by id for which every gold call has the
-     same outcome as under the previous version (a task that already names a principal of
-     that kind keeps it), recorded with ``principals``;
+     whose gold acts for one principal: the first for which every gold call has the same
+     outcome as under the previous version (the state's signed-in person, ``Server(me=)``,
+     then the others by id; a task that already names a principal of that kind keeps it),
+     recorded with ``principals``;
    - a version without one keeps the tasks whose gold calls all have the same outcome
      under it.
 
@@ -253,8 +254,8 @@ def derive_version(
 
     A task is kept when its gold calls have the same outcomes (:func:`call_outcome`) under
     ``number`` as under the version it is recorded for; where ``number`` acts for a
-    principal, for the first principal by id for which they do (or the one the task already
-    names, if it names one of that kind). Kept tasks are recorded with the version, the
+    principal, for the first for which they do: the state's signed-in person (``Server(me=)``),
+    then the others by id (or the one the task already names, if it names one of that kind). Kept tasks are recorded with the version, the
     principal and their final state hash under it; the others are counted by the reason of
     the replay that got furthest (ties: the first principal by id).
     """
@@ -303,10 +304,18 @@ def derive_version(
 
 
 def _principals(server: Server, kind: str, task: Task) -> list[str]:
-    """The ids of every ``kind`` entity of ``task``'s initial state, sorted."""
+    """Who ``task`` may act for under a principal of ``kind``: the person its state signs
+    in (``Server(me=)``: the one an earlier version's tasks were written for, whom the
+    entity listing leaves out), then the ids of every ``kind`` entity of its initial
+    state, sorted."""
     source = server.entities[kind]
     with server.session(task.seed, task.size) as session:
-        return sorted(str(row[source.key]) for row in session.list_entities(kind))
+        listed = sorted(str(row[source.key]) for row in session.list_entities(kind))
+        me = server.me(session.context()).get(kind) if server.me is not None else None
+        session.rollback()
+    if me is None:
+        return listed
+    return [str(me), *(who for who in listed if who != str(me))]
 
 
 def write_shipment(shipment: Shipment, out: Path | None = None) -> list[Path]:

@@ -167,3 +167,19 @@ def test_the_resynthesis_options_need_resynthesize() -> None:
     assert main(["tasks", "calendar", "--n", "5"]) == 2
     with pytest.raises(SystemExit):
         main(["tasks", "--rehash", "--resynthesize"])
+
+
+def test_a_version_that_signs_in_acts_first_for_the_person_earlier_tasks_were_written_for() -> None:
+    """social_media's -v0 tasks act as the state's signed-in user (``Server(me=)``), whom the
+    user listing leaves out: -v1 keeps them acting for that user, not the first other one."""
+    registry = prove_gym.get_registry()
+    server = registry.get_server("social_media")
+    previous = [
+        t for t in registry.tasks("social_media") if t.steps and t.steps[0].name == "unblock_user"
+    ][:3]
+    assert previous, "no shipped social_media task unblocks someone"
+    made = derive_version(server, 1, previous, registry)
+    assert [t.id for t in made.tasks] == [t.id for t in previous]
+    with server.session(previous[0].seed, previous[0].size) as session:
+        me = server.me(session.context())["user"]  # type: ignore[misc]
+    assert {t.principals["social_media"] for t in made.tasks} == {me}
