@@ -48,6 +48,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from prove_gym.server.base import Server
 from prove_gym.server.session import Session
 from prove_gym.server.sql import key_column, record_by_key
 from prove_gym.server.tool import Bound, ParamSpec, ToolSpec, ValueSource, enum_choices
@@ -651,10 +652,14 @@ class Grounder:
 
         # identifiers first: their records then supply the other values; the values that
         # must fit the rest of the call last, when the rest is known
+        moves = self._moves(spec)
+
         def order(p: ParamSpec) -> int:
             if p.entity is not None and p.entity.name in self.persona:
                 return -1  # who acts first: the records drawn after it agree on the role
-            return 0 if p.entity is not None else 2 if p.name in spec.values else 1
+            if p.name in moves:
+                return 1  # after the row it moves, whose current reference it must not repeat
+            return 0 if p.entity is not None else 3 if p.name in spec.values else 2
 
         checked = False
         for p in sorted(self.wanted(step, extra), key=order):
@@ -714,6 +719,10 @@ class Grounder:
                     d.bound.pop(p.name, None)
         return None
 
+    def _moves(self, spec: ToolSpec) -> frozenset[str]:
+        """:func:`moves` of ``spec`` on this conversation's server."""
+        return moves(spec, self.server)
+
     def _order_ranges(self, args: dict[str, Any], sources: Mapping[str, str]) -> None:
         """Draw range bounds as an ordered pair: start_date <= end_date, min_x <= max_x."""
         for lo_word, hi_word in _RANGE_PAIRS:
@@ -747,6 +756,10 @@ class Grounder:
         secret = is_secret_kind(kind)
         if kind in self.server.persona and not many:
             return self._persona(d, p, kind, excluded)
+        if p.name in self._moves(d.step.tool):
+            # an update never moves a row to the reference it has now (an event to its own
+            # calendar, an issue to its own assignee)
+            excluded = excluded | self._current(d, p.name)
         # 1. a hint (a repair takes the failing step's own values), linked if produced earlier
         if p.name in d.hints:
             hinted = d.hints[p.name]
@@ -1099,6 +1112,30 @@ def updates(spec: ToolSpec) -> bool:
     are new values for the fields of the same names."""
     taken = {e.name for e in spec.entity_params.values()}
     return spec.writes and bool(taken) and all(kind in taken for kind in spec.returns)
+
+
+def moves(spec: ToolSpec, server: Server) -> frozenset[str]:
+    """The identifier parameters of an update (:func:`updates`) that set a reference of the
+    row another of its identifiers names: one of a kind that is no persona of ``server``,
+    named as a column of that row's table (``update_event``'s ``calendar_id``,
+    ``assign_issue``'s ``assignee_id``). A persona's id names who acts
+    (``set_default_address``'s ``customer_id``), not a new value."""
+    if not updates(spec):
+        return frozenset()
+    out = set()
+    for name, entity in spec.entity_params.items():
+        if entity.name in server.persona or entity.many:
+            continue
+        for other, row in spec.entity_params.items():
+            source = server.entities.get(row.name)
+            if (
+                other != name
+                and source is not None
+                and source.model is not None
+                and name in source.model.__table__.columns  # type: ignore[attr-defined]
+            ):
+                out.add(name)
+    return frozenset(out)
 
 
 def _is_bool(column: Any) -> bool:

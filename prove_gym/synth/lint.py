@@ -35,6 +35,7 @@ from prove_gym.registry import Registry, get_registry
 from prove_gym.server.base import Server
 from prove_gym.server.tool import Bound, ToolSpec
 from prove_gym.synth.enums import enum_values, stated
+from prove_gym.synth.grounding import moves
 from prove_gym.synth.render import COPY_VERBS, LOGIN, UNDO_VERBS, unreadable_name, words
 
 EXAMPLES = 3
@@ -78,6 +79,9 @@ class Tool:
     checks: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     """The value sources of its identifiers (``values=`` on an ``Entity`` parameter): each
     says whether the id a call passes fits the rest of the call (returns it unchanged)."""
+    moves: frozenset[str] = frozenset()
+    """Its identifier parameters that set a reference of the row another one names
+    (:func:`prove_gym.synth.grounding.moves`: ``update_event``'s ``calendar_id``)."""
     makes: tuple[str, ...] = ()
     """Kinds a call leaves behind that outlive what it names: kinds it returns without
     taking one, which a tool of its server ends (``post_recurring_expense`` records a
@@ -95,8 +99,10 @@ class Tool:
         spec: ToolSpec,
         inverses: frozenset[str] = frozenset(),
         endable: frozenset[str] = frozenset(),
+        moves: frozenset[str] = frozenset(),
     ) -> Tool:
-        """From a declared tool; ``endable``: the kinds a tool of its server ends."""
+        """From a declared tool; ``endable``: the kinds a tool of its server ends;
+        ``moves``: its reference parameters (:func:`prove_gym.synth.grounding.moves`)."""
         props = spec.input_schema().get("properties", {})
         return cls(
             name=spec.name,
@@ -113,6 +119,7 @@ class Tool:
             entities=tuple((k, e.name) for k, e in spec.entity_params.items()),
             ends_when=dict(spec.ends_when),
             checks={k: v for k, v in spec.values.items() if k in spec.entity_params},
+            moves=moves,
             makes=tuple(
                 k
                 for k in spec.returns
@@ -228,7 +235,7 @@ class Reader:
                 spec = self.registry.get_tool(qualified)
                 server = self.registry.get_server(spec.server_name)
                 self._tools[qualified] = Tool.of(
-                    spec, server.inverses(spec.name), self._endable(server)
+                    spec, server.inverses(spec.name), self._endable(server), moves(spec, server)
                 )
             except KeyError:
                 self._tools[qualified] = None
@@ -813,11 +820,13 @@ def _updates(tool: Tool | None) -> bool:
 def noop_update(task: LintTask) -> list[str]:
     """An update that sets a field to the value the task already gave it: the subject of
     the draft it made to the subject it made it with (``create_draft``, then
-    ``update_draft`` of it), or an earlier write's value again. Only tools that change what
-    they name and make nothing (``update_draft``, ``edit_message``) are read; what a call
-    made is known by the call that depends on it. (The initial state's values are not
-    read: entity records hold values to draw, not always the current ones.)"""
-    by_id = {s.id: s for s in task.requested}
+    ``update_draft`` of it), or an earlier write's value again; or that moves a row to the
+    reference it has (``update_event`` of an event in cal_01 with ``calendar_id="cal_01"``).
+    Only tools that change what they name and make nothing (``update_draft``,
+    ``edit_message``) are read; what a call made is known by the call that depends on it.
+    The initial state's values are read for references alone (an identifier parameter of
+    a kind that is no persona, named as a field of the row another identifier names): its
+    entity records hold other values to draw, not always the current ones."""
     out = []
     for n, b in enumerate(task.requested):
         tool = task.tool(b.name)
@@ -828,17 +837,10 @@ def noop_update(task: LintTask) -> list[str]:
             value = b.arguments.get(param)
             if value is None or isinstance(value, list | dict):
                 continue
-            setters = [
-                a
-                for a in task.requested[:n]
-                if task.writes(a.name)
-                and (
-                    str(value) in map(str, _kind_values(task, a, kind))
-                    or (a.id in b.depends_on and a.id in by_id and kind in _made(task, a))
-                )
-            ]
+            setters = _setters(task, n, b, kind, value)
+            row = task.record(kind, str(value)) if task.record is not None else None
             for field_name, new in b.arguments.items():
-                if field_name in ids or isinstance(new, list | dict):
+                if isinstance(new, list | dict):
                     continue
                 before = next(
                     (
@@ -848,12 +850,34 @@ def noop_update(task: LintTask) -> list[str]:
                     ),
                     None,
                 )
+                if field_name in ids:
+                    if field_name == param or field_name not in tool.moves:
+                        continue  # the row itself, or an id naming what it acts on
+                    if before is None and row is not None:
+                        before = row.get(field_name)
+                    if isinstance(before, list | dict):
+                        continue
                 if (
                     before is not None
                     and str(before).strip().casefold() == str(new).strip().casefold()
                 ):
                     out.append(f"{b.call()}: {field_name} is already {json.dumps(new)}")
     return out
+
+
+def _setters(task: LintTask, n: int, b: Step, kind: str, value: Any) -> list[Step]:
+    """The writes before the ``n``-th requested call ``b`` that took or made its ``kind``
+    row ``value`` (what a call made is known by the call that depends on it)."""
+    by_id = {s.id: s for s in task.requested}
+    return [
+        a
+        for a in task.requested[:n]
+        if task.writes(a.name)
+        and (
+            str(value) in map(str, _kind_values(task, a, kind))
+            or (a.id in b.depends_on and a.id in by_id and kind in _made(task, a))
+        )
+    ]
 
 
 def _made(task: LintTask, step: Step) -> tuple[str, ...]:

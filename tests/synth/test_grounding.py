@@ -326,3 +326,27 @@ def test_text_tools_take_text_files_and_diff_takes_two_that_belong_together() ->
                     a.rsplit(".", 1)[-1] == b.rsplit(".", 1)[-1]
                 ), (a, b)
         assert grounded >= 8, name
+
+
+def test_an_update_never_moves_a_row_to_the_reference_it_has() -> None:
+    """calendar-2026-00013 moved an event in cal_01 "to the calendar cal_01": an update's
+    identifier that names a column of the row it changes (``update_event``'s
+    ``calendar_id``) is never drawn as the row's current value; a persona's id (who acts)
+    is not such a reference."""
+    from prove_gym.synth.chains import PlannedStep
+    from prove_gym.synth.grounding import moves
+
+    server, session, _ = _grounder("calendar")
+    spec = server.tools["update_event"]
+    assert moves(spec, server) == {"calendar_id"}
+    shopping = prove_gym.get_registry().get_server("shopping")
+    assert moves(shopping.tools["set_default_address"], shopping) == frozenset()
+    events = {r["event_id"]: r for r in session.list_entities("event")}
+    drawn = 0
+    for rng in range(30):
+        *_, grounder = _grounder("calendar", rng=rng)
+        g = grounder.ground(PlannedStep(spec), [], {}, extra=("calendar_id",))
+        if "calendar_id" in g.args:
+            drawn += 1
+            assert g.args["calendar_id"] != events[g.args["event_id"]]["calendar_id"]
+    assert drawn > 10

@@ -719,3 +719,21 @@ def test_one_member_in_two_roles_is_one_persona() -> None:
     task = two_members(clean())
     task["turns"][1]["steps"][0]["arguments"]["seller_id"] = "usr_021"
     assert "second_persona" not in flags(task)
+
+
+def test_an_update_that_moves_a_row_to_the_reference_it_has_is_a_noop() -> None:
+    """calendar-2026-00013: "Change the location of the same event to Zoom. Use the calendar
+    cal_01.", ``update_event`` with ``calendar_id="cal_01"`` of an event already in cal_01
+    (read from the initial state at the task's seed and size, or from the creation)."""
+    move = step("s1", "update_event", event_id="evt_0004", location="Zoom", calendar_id="cal_01")
+    (found,) = flags(one_turn("calendar", move, seed=0))["noop_update"]
+    assert found.endswith('calendar_id is already "cal_01"')
+    other = {**move, "arguments": {**move["arguments"], "calendar_id": "cal_02"}}
+    assert flags(one_turn("calendar", other, seed=0)) == {}
+    made = add_steps(clean(), 1, step("s3", "update_event", ("s1",), event_id="evt_0301",
+                                      calendar_id="cal_01"))  # fmt: skip
+    (found,) = flags(made)["noop_update"]
+    assert found.endswith('calendar_id is already "cal_01"')
+    # who acts is no new value: set_default_address names the customer whose address it is
+    own = step("s1", "set_default_address", customer_id="cus_001", address_id="adr_0001")
+    assert "noop_update" not in flags(one_turn("shopping", own, seed=0))
