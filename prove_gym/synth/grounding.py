@@ -430,6 +430,7 @@ class _Draw:
     used: dict[str, set[str]] = field(default_factory=dict)
     args: dict[str, Any] = field(default_factory=dict)  # drawn so far
     bound: dict[str, dict[str, Any]] = field(default_factory=dict)  # parameter -> record
+    wanted: frozenset[str] = frozenset()  # the parameters this call fills
 
 
 VALUE_REDRAWS = 3
@@ -647,6 +648,7 @@ class Grounder:
             dict(hints or {}),
             banned,
             lessons if lessons is not None else Lessons(),
+            wanted=frozenset(p.name for p in self.wanted(step, extra)),
         )
         args = d.args
 
@@ -719,6 +721,30 @@ class Grounder:
                     d.bound.pop(p.name, None)
         return None
 
+    def _remakes(self, d: _Draw, j: int, kind: str) -> bool:
+        """Whether this call, an update (:func:`updates`), would change a field that the
+        ``j``-th done step set when it made the ``kind`` entity, with no call since that
+        took it: a traveller created with one passport, then updated to another at once
+        (the creation's value never used). Such an update takes another entity."""
+        from prove_gym.synth.render import COPY_VERBS  # (render imports this module)
+
+        spec, prior = d.step.tool, d.done[j]
+        if not updates(spec) or kind not in prior.tool.returns:
+            return False
+        if spec.name.split("_")[0] in COPY_VERBS:
+            return False  # a reply makes a message of its own
+        if kind in {e.name for e in prior.tool.entity_params.values()}:
+            return False  # it took one, made none
+        ids = set(spec.entity_params)
+        if not (d.wanted - ids) & set(prior.args):
+            return False
+        made = {str(v) for v in prior.produced.get(kind, [])}
+        return not any(
+            j in later.links.values()
+            or made & {str(v) for v in later.args.values() if isinstance(v, str | int)}
+            for later in d.done[j + 1 :]
+        )
+
     def _moves(self, spec: ToolSpec) -> frozenset[str]:
         """:func:`moves` of ``spec`` on this conversation's server."""
         return moves(spec, self.server)
@@ -776,6 +802,8 @@ class Grounder:
             prior = d.done[j]
             if not prior.executed or (prior.tool.destructive and d.step.tool.writes):
                 continue  # what a destructive call returned may be gone: only read it
+            if self._remakes(d, j, kind):
+                continue  # what it made would change before anything used it
             ids = [v for v in prior.produced.get(kind, []) if str(v) not in excluded]
             known = [r for v in ids if (r := self.index.record(kind, v)) is not None]
             known = d.lessons.fit(d.step.tool.name, p.name, known)

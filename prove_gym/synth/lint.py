@@ -752,8 +752,9 @@ def moot_write(task: LintTask) -> list[str]:
     """A write that a later call of the same task makes moot: a write to an entity that a
     later call ends (edit or react to a message, then delete it; add a variant to a cart,
     then set its quantity to 0), an entity the task made and then ends (reply in a
-    thread, then delete that reply), or an entity ended and then made again (cancel the
-    rent, then re-add it). A write that leaves something behind (``post_recurring_expense``
+    thread, then delete that reply), an entity ended and then made again (cancel the
+    rent, then re-add it), or a field of an entity the task made, changed before anything
+    used it (create a traveller with one passport, then update it to another). A write that leaves something behind (``post_recurring_expense``
     records a transaction) is not moot; a write and its declared inverse are
     :func:`inverse_write`'s."""
     writes = [s for s in task.steps if task.writes(s.name)]
@@ -775,6 +776,51 @@ def moot_write(task: LintTask) -> list[str]:
         for c in writes[j + 1 :]:
             if _recreated(task, b, target, c):
                 out.append(f"{b.call()}, then {c.call()} makes it again")
+    out.extend(_made_then_changed(task))
+    return out
+
+
+def _made_then_changed(task: LintTask) -> list[str]:
+    """An update of an entity the task made that sets a field the making set, to another
+    value, with no call between that takes it (create a traveller with passport
+    LG3376736, then "update the passport of the new traveller to XH6460534"): the first
+    value was never used. The update depends on the making, which returns the kind the
+    update takes without taking one, and the id is not in the task's initial state."""
+    out = []
+    for n, b in enumerate(task.requested):
+        tool = task.tool(b.name)
+        if tool is None or not _updates(tool) or b.name.split("_")[0] in COPY_VERBS:
+            continue  # (a reply makes a message of its own)
+        ids = {p for p, _ in tool.entities}
+        for m, a in enumerate(task.requested[:n]):
+            if a.id not in b.depends_on or not task.writes(a.name):
+                continue
+            made = [
+                (param, b.arguments[param])
+                for param, kind in tool.entities
+                if kind in _made(task, a)
+                and isinstance(b.arguments.get(param), str | int)
+                and not (task.existed is not None and task.existed(kind, str(b.arguments[param])))
+            ]
+            if not made:
+                continue
+            between = task.requested[m + 1 : n]
+            if any(
+                a.id in c.depends_on
+                or any(str(v) in map(str, c.arguments.values()) for _, v in made)
+                for c in between
+            ):
+                continue  # something used what was made before it changed
+            changed = [
+                f
+                for f, new in b.arguments.items()
+                if f not in ids
+                and f in a.arguments
+                and not isinstance(new, list | dict)
+                and str(a.arguments[f]).strip().casefold() != str(new).strip().casefold()
+            ]
+            if changed:
+                out.append(f"{a.call()} sets {', '.join(changed)}, then {b.call()} changes it")
     return out
 
 

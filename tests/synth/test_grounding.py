@@ -350,3 +350,30 @@ def test_an_update_never_moves_a_row_to_the_reference_it_has() -> None:
             drawn += 1
             assert g.args["calendar_id"] != events[g.args["event_id"]]["calendar_id"]
     assert drawn > 10
+
+
+def test_an_update_does_not_change_at_once_what_a_creation_just_set() -> None:
+    """travel_booking-2026-00012 created a traveller with passport LG3376736 and then
+    updated "the passport of the new traveller" to another: an update that would change a
+    field the creation set, with nothing between that used the new entity, takes another
+    entity; once a call has used the new one, the update may take it."""
+    from prove_gym.synth.chains import PlannedStep
+    from prove_gym.synth.grounding import DoneStep
+
+    server, session, grounder = _grounder("travel_booking")
+    create = server.tools["create_traveller"]
+    args = {"first_name": "Ana", "last_name": "Lee", "email": "ana@lee.com",
+            "date_of_birth": "1990-01-02", "nationality": "ES", "passport_number": "LG3376736",
+            "passport_expiry": "2031-06-30"}  # fmt: skip
+    made = session.call(create.name, args)
+    assert made.ok, made.message
+    new = made.content["traveller_id"]
+    done = [DoneStep(create, args, {}, made.content, {"traveller": [new]})]
+    grounder.session = session
+    renew = grounder.ground(PlannedStep(server.tools["update_passport"]), done, {})
+    assert renew.unresolved is None and renew.args["traveller_id"] != new
+    loyalty = server.tools["add_loyalty_number"]
+    used = {"traveller_id": new, "airline": "IB", "number": "IB123456"}
+    done.append(DoneStep(loyalty, used, {"traveller_id": 0}, {}, {}))
+    again = grounder.ground(PlannedStep(server.tools["update_passport"]), done, {})
+    assert again.args["traveller_id"] == new

@@ -737,3 +737,40 @@ def test_an_update_that_moves_a_row_to_the_reference_it_has_is_a_noop() -> None:
     # who acts is no new value: set_default_address names the customer whose address it is
     own = step("s1", "set_default_address", customer_id="cus_001", address_id="adr_0001")
     assert "noop_update" not in flags(one_turn("shopping", own, seed=0))
+
+
+def test_a_field_made_and_changed_before_any_use_is_moot() -> None:
+    """travel_booking-2026-00012: create_traveller with passport LG3376736, then "update
+    the passport of the new traveller to XH6460534": the creation's value was wasted.
+    A call between that uses the traveller, or an update of another field, is fine."""
+    made = step("s1", "create_traveller", first_name="Ana", last_name="Lee", email="ana@lee.com",
+                date_of_birth="1990-01-02", nationality="ES", passport_number="LG3376736",
+                passport_expiry="2031-06-30")  # fmt: skip
+    renew = step("s2", "update_passport", ("s1",), traveller_id="trv_0101",
+                 passport_number="XH6460534", passport_expiry="2031-06-30")  # fmt: skip
+    (found,) = flags(one_turn("travel_booking", made, renew, seed=0))["moot_write"]
+    assert (
+        found.startswith("create_traveller(")
+        and "sets passport_number, then update_passport(" in found
+    )
+    loyalty = step("s1b", "add_loyalty_number", ("s1",), traveller_id="trv_0101",
+                   airline="IB", number="IB123456")  # fmt: skip
+    assert "moot_write" not in flags(one_turn("travel_booking", made, loyalty, renew, seed=0))
+    same = {**renew, "arguments": {**renew["arguments"], "passport_number": "LG3376736",
+                                   "passport_expiry": "2033-01-01"}}  # fmt: skip
+    assert (
+        "sets passport_expiry, then"
+        in flags(one_turn("travel_booking", made, same, seed=0))["moot_write"][0]
+    )
+    existing = {**renew, "depends_on": []}  # a traveller of the initial state: nothing made
+    assert "moot_write" not in flags(one_turn("travel_booking", made, existing, seed=0))
+
+
+def test_a_reply_to_a_new_message_changes_nothing_of_it() -> None:
+    """team_chat: a reply in the thread of a message just posted makes a message of its
+    own (its text is the reply's), so the post's text is not changed."""
+    post = step("s1", "post_message", channel_id="chan_011", text="Staging is back up.")
+    reply = step(
+        "s2", "reply_in_thread", ("s1",), message_id="msg_02117", text="I can pick this up."
+    )
+    assert "moot_write" not in flags(one_turn("team_chat", post, reply, seed=0))
