@@ -1003,7 +1003,8 @@ class Conversation:
         done.failed = self._recoverable(step, g.args, done.repairs)
         self.done.append(done)
         self.done_index[step] = len(self.done) - 1
-        self.grounder.settle(step.tool, g.args, g.records)  # who the user is, from then on
+        # who the user is, from then on
+        self.grounder.settle(step.tool, g.args, g.records, done.produced)
         self.phrasings[len(self.done) - 1] = phrasing
         for rec in g.records:
             for k, v in rec.items():

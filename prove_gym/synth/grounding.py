@@ -477,16 +477,27 @@ class Grounder:
         }
 
     def settle(
-        self, spec: ToolSpec, args: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
+        self,
+        spec: ToolSpec,
+        args: Mapping[str, Any],
+        records: Sequence[Mapping[str, Any]],
+        produced: Mapping[str, Sequence[Any]] | None = None,
     ) -> None:
         """Take the persona a call that ran acted for as the conversation's: an id of a
-        persona kind it passed, else the owner its records name by the kind's key (an
-        order of cus_0076 makes cus_0076 the customer). The first one of each kind stays:
-        one customer, one member per conversation."""
+        persona kind it passed; else the one record of a persona kind a lookup found
+        (``produced``: the ids its result holds; "search for Kirk" finding cus_0063 makes
+        cus_0063 the customer, where two found leave it open); else the owner its records
+        name by the kind's key (an order of cus_0076 makes cus_0076 the customer). The
+        first one of each kind stays: one customer, one member per conversation."""
         for name, entity in spec.entity_params.items():
             value = args.get(name)
             if entity.name in self.server.persona and isinstance(value, str | int):
                 self.persona.setdefault(entity.name, str(value))
+        taken = {e.name for e in spec.entity_params.values()}
+        for kind in self.server.persona:
+            found = {str(v) for v in (produced or {}).get(kind, ()) if isinstance(v, str | int)}
+            if not spec.writes and kind in spec.returns and kind not in taken and len(found) == 1:
+                self.persona.setdefault(kind, found.pop())
         for kind in self.server.persona:
             for rec in records:
                 owner = rec.get(self._keys.get(kind, ""))

@@ -35,7 +35,7 @@ from prove_gym.registry import Registry, get_registry
 from prove_gym.server.base import Server
 from prove_gym.server.tool import Bound, ToolSpec
 from prove_gym.synth.enums import enum_values, stated
-from prove_gym.synth.grounding import moves
+from prove_gym.synth.grounding import extract_ids, moves
 from prove_gym.synth.render import COPY_VERBS, LOGIN, UNDO_VERBS, unreadable_name, words
 
 EXAMPLES = 3
@@ -830,12 +830,21 @@ def second_persona(task: LintTask) -> list[str]:
     marketplace): gold calls taking two ids of that kind (bids as usr_021, then lists "my"
     racket as usr_040), or a call taking one while an entity another call takes belongs to
     another (reads cus_035's cards, then moves money from cus_015's account: the owner is
-    read from the task's initial state, by the kind's key field)."""
+    read from the task's initial state, by the kind's key field), or after a lookup of
+    that kind that found one person (find_customer "Kirk" finds cus_0063, then an order
+    from the cart of cus_0020: the lookup is run on the initial state when it comes before
+    any write and any id of the kind)."""
     out = []
     for kind, key in sorted(task.persona.items()):
         who: dict[str, str] = {}
+        wrote = False
         for s in task.requested:
             tool = task.tool(s.name)
+            if not who and not wrote and tool is not None and _looks_up(tool, kind):
+                found = _found(task, s, key)
+                if found is not None:
+                    who[found] = f"{s.name} finds {found}"
+            wrote = wrote or task.writes(s.name)
             for param, taken in tool.entities if tool is not None else ():
                 value = s.arguments.get(param)
                 if value is None or isinstance(value, list | dict):
@@ -850,6 +859,28 @@ def second_persona(task: LintTask) -> list[str]:
         if len(who) > 1:
             out.append(f"{len(who)} {words(kind)}s: " + ", ".join(who.values()))
     return out
+
+
+def _looks_up(tool: Tool, kind: str) -> bool:
+    """Whether ``tool`` is a read that finds records of ``kind`` without taking one."""
+    return not tool.writes and kind in tool.returns and kind not in tool.takes
+
+
+def _found(task: LintTask, s: Step, key: str) -> str | None:
+    """The one id by ``key`` that the read ``s`` finds on the task's initial state, or
+    None (several, none, a failed call, or no state to run it on)."""
+    if task.session is None:
+        return None
+    try:
+        session = task.session()
+    except ValueError:  # a size out of range: nothing to run it on
+        return None
+    try:
+        result = session.call(s.name, dict(s.arguments))
+        ids = {str(v) for v in extract_ids(result.content, key)} if result.ok else set()
+    finally:
+        session.close()
+    return ids.pop() if len(ids) == 1 else None
 
 
 def _updates(tool: Tool | None) -> bool:

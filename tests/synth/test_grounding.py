@@ -377,3 +377,31 @@ def test_an_update_does_not_change_at_once_what_a_creation_just_set() -> None:
     done.append(DoneStep(loyalty, used, {"traveller_id": 0}, {}, {}))
     again = grounder.ground(PlannedStep(server.tools["update_passport"]), done, {})
     assert again.args["traveller_id"] == new
+
+
+def test_a_lookup_that_finds_one_customer_makes_them_the_conversations() -> None:
+    """food_delivery-2026-00027: "search for Kirk" found cus_0063, then the order was placed
+    from the cart of cus_0020, a second customer. A persona-kind lookup that finds exactly
+    one record makes it the conversation's persona (when none is yet); one that finds
+    several leaves it open."""
+    from prove_gym.synth.chains import PlannedStep
+    from prove_gym.synth.grounding import DoneStep
+
+    server, session, grounder = _grounder("food_delivery")
+    find, order = server.tools["find_customer"], server.tools["place_order"]
+    customers = session.list_entities("customer")
+    one = customers[3]["customer_id"]
+    found = session.call(find.name, {"query": one})
+    assert found.ok and [c["customer_id"] for c in found.content] == [one]
+    produced = grounder.produced(find, found.content)
+    grounder.settle(find, {"query": one}, [], produced)
+    for _ in range(5):
+        g = grounder.ground(
+            PlannedStep(order), [DoneStep(find, {"query": one}, {}, found.content, produced)], {}
+        )
+        assert g.args["customer_id"] == one
+    many = session.call(find.name, {"query": "cus_00"})
+    assert many.ok and len(many.content) > 1
+    *_, fresh = _grounder("food_delivery")
+    fresh.settle(find, {"query": "cus_00"}, [], fresh.produced(find, many.content))
+    assert fresh.persona == {}

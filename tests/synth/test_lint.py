@@ -774,3 +774,22 @@ def test_a_reply_to_a_new_message_changes_nothing_of_it() -> None:
         "s2", "reply_in_thread", ("s1",), message_id="msg_02117", text="I can pick this up."
     )
     assert "moot_write" not in flags(one_turn("team_chat", post, reply, seed=0))
+
+
+def test_a_lookup_that_finds_one_customer_then_an_order_for_another_is_two_people() -> None:
+    """food_delivery-2026-00027: "search for Kirk" finds one customer, then "order what is
+    in the cart of cus_0020", another. The lookup is run on the task's initial state: one
+    that finds several customers names nobody."""
+    session = get_registry().get_server("food_delivery").session(0, 1)
+    try:
+        one, other = (r["customer_id"] for r in session.list_entities("customer")[3:5])
+    finally:
+        session.close()
+    find = step("s1", "find_customer", query=one)
+    order = step("s2", "place_order", customer_id=other, tip=0)
+    (found,) = flags(one_turn("food_delivery", find, order, seed=0))["second_persona"]
+    assert found == f"2 customers: find_customer finds {one}, place_order(customer_id={other})"
+    own = {**order, "arguments": {"customer_id": one, "tip": 0}}
+    assert flags(one_turn("food_delivery", find, own, seed=0)) == {}
+    several = {**find, "arguments": {"query": "cus_00"}}
+    assert flags(one_turn("food_delivery", several, order, seed=0)) == {}
