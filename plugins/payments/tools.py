@@ -859,8 +859,10 @@ def _own_webhook_url(ctx: ToolContext, rng: random.Random, bound: Bound) -> str 
     ``https://api.<domain>/webhooks/<path>``, one none of its endpoints has; None when the
     call names no merchant, its address has no domain, or every path is taken."""
     row = ctx.sql.first(MERCHANT, id=bound.args.get("merchant_id"))
-    domain = str(row.email).rpartition("@")[2].strip().lower() if row is not None else ""
-    if not domain or "." not in domain:
+    if row is None:
+        return None
+    domain = str(row.email).rpartition("@")[2].strip().lower()
+    if "." not in domain:
         return None
     have = {e.url.rstrip("/") for e in ctx.sql.all(ENDPOINTS_OF, merchant_id=row.id)}
     urls = [f"https://api.{domain}/webhooks/{path}" for path in WEBHOOK_PATHS]

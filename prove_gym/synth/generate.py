@@ -73,6 +73,7 @@ from prove_gym.synth.lint import (
     FLAW_CLASSES,
     LOGIN,
     contradicting_filters,
+    foreign_value,
     inverse_write,
     misfit_identifier,
     moot_write,
@@ -1464,7 +1465,13 @@ class Conversation:
             return "undoes_itself"
         if moot_write(read):  # a write that a later call ends, or an ending made undone
             return "moot_write"
-        for flaw in (second_persona, noop_update, contradicting_filters, misfit_identifier):
+        for flaw in (
+            second_persona,
+            noop_update,
+            contradicting_filters,
+            misfit_identifier,
+            foreign_value,
+        ):
             if flaw(read):  # what the grounding avoids, should a draw still come out so
                 return flaw.__name__
         if repeated_login(read):  # one user logs in once

@@ -1037,6 +1037,75 @@ def misfit_identifier(task: LintTask) -> list[str]:
     return out
 
 
+_SITE = re.compile(r"(?:\bhttps?://|@)([a-z0-9-]+(?:\.[a-z0-9-]+)+)", re.IGNORECASE)
+HOST_WORDS = frozenset({"api", "app", "erp", "hooks", "mail", "ops", "www", "webhooks"})
+"""First labels of a host that name a service of a site, not the site (``api.x.com``)."""
+
+
+def _sites(value: Any) -> set[str]:
+    """The sites the URLs and e-mail addresses in a text value name: their host, less a
+    first label of :data:`HOST_WORDS` (``https://api.leedsbreadco.com/x`` and
+    ``billing@leedsbreadco.com`` both name ``leedsbreadco.com``)."""
+    if not isinstance(value, str):
+        return set()
+    out = set()
+    for match in _SITE.finditer(value[:2000]):
+        labels = match.group(1).casefold().split(".")
+        while len(labels) > 2 and labels[0] in HOST_WORDS:
+            labels = labels[1:]
+        out.add(".".join(labels))
+    return out
+
+
+def foreign_value(task: LintTask) -> list[str]:
+    """A write's URL or e-mail address on the site of another entity of a kind it takes,
+    not of its own: mer_004 is "Hutchinson Software" (its endpoints on
+    hutchinsonsoftware.com), but its new webhook endpoint is
+    https://api.leedsbreadco.com/webhooks/v1, mer_007's site. Sites are read from the
+    records of the task's initial state; an entity whose record names no site is not
+    judged."""
+    from prove_gym.synth.grounding import entity_index
+
+    out: list[str] = []
+    steps = [s for s in task.requested if task.writes(s.name) and task.tool(s.name) is not None]
+    if not steps or task.session is None or task.record is None:
+        return out
+    try:
+        session = task.session()
+    except ValueError:  # a size out of range: nothing to read sites from
+        return out
+    try:
+        index = entity_index(session)
+    finally:
+        session.close()
+    for s in steps:
+        tool = task.tool(s.name)
+        assert tool is not None
+        values = {k: _sites(v) for k, v in s.arguments.items()}
+        if not any(values.values()):
+            continue
+        for param, kind in tool.entities:
+            me = s.arguments.get(param)
+            own = task.record(kind, str(me)) if isinstance(me, str | int) else None
+            mine = {x for v in (own or {}).values() for x in _sites(v)}
+            key = index.key(kind)
+            if not mine or key is None:
+                continue
+            theirs = {
+                site: str(rec[key])
+                for rec in index.records(kind)
+                if str(rec[key]) != str(me)
+                for v in rec.values()
+                for site in _sites(v)
+                if site not in mine
+            }
+            for name, sites in values.items():
+                foreign = sorted(x for x in sites - mine if x in theirs)
+                if foreign:
+                    out.append(f"{s.call()}: {name} is on {foreign[0]}, {theirs[foreign[0]]}'s")
+    return out
+
+
 def repeated_login(task: LintTask) -> list[str]:
     """More than one login or authentication call in one task."""
     logins = [s for s in task.steps if LOGIN.match(s.name)]
@@ -1461,6 +1530,7 @@ FLAW_CLASSES: dict[str, FlawClass] = {
         FlawClass("noop_update", noop_update),
         FlawClass("contradicting_filters", contradicting_filters),
         FlawClass("misfit_identifier", misfit_identifier),
+        FlawClass("foreign_value", foreign_value),
         FlawClass("second_persona", second_persona),
         FlawClass("repeated_login", repeated_login),
         FlawClass("new_without_create", new_without_create),

@@ -146,6 +146,17 @@ def two_members(task: Task) -> Task:
     }  # fmt: skip
 
 
+def foreign_webhook(task: Task) -> Task:
+    """A webhook endpoint of mer_004 (Leeds Bread Co. at this seed and size) on the site of
+    mer_007 (Bristol Bread Co.)."""
+    return {
+        "id": "payments-foreign", "servers": ["payments"], "seed": 132276282, "size": 2,
+        "turns": [{"user": "Send mer_004's payment events to https://api.bristolbreadco.com/webhooks/v1.",
+                   "steps": [step("s1", "create_webhook_endpoint", merchant_id="mer_004",
+                                  url="https://api.bristolbreadco.com/webhooks/v1", events=["*"])]}],
+    }  # fmt: skip
+
+
 SEEDED: dict[str, tuple[Callable[[Task], Task], str]] = {
     "some_placeholder": (lambda t: user(t, 1, "Then invite some email to the new event."), "some email"),
     "iso_datetime": (lambda t: user(t, 0, "Create Design review on cal_01 at 2026-08-15T15:00."), "2026-08-15T15:00"),
@@ -170,6 +181,7 @@ SEEDED: dict[str, tuple[Callable[[Task], Task], str]] = {
     "noop_update": (same_title_again, 'title is already "Design review"'),
     "contradicting_filters": (two_periods, 'search_transactions(month="2026-06", start_date="2026-06-08"'),
     "misfit_identifier": (cat_a_photo, "IMG_2542.jpg\"): path does not fit"),
+    "foreign_value": (foreign_webhook, "url is on bristolbreadco.com, mer_007's"),
     "second_persona": (two_members, "2 users: place_bid(buyer_id=usr_021), create_listing(seller_id=usr_040)"),
     "repeated_login": (banking_logins, "2 calls: authenticate("),
     "new_without_create": (
@@ -326,6 +338,7 @@ ISSUE_43_CLASSES = (
     "noop_update",
     "contradicting_filters",
     "misfit_identifier",
+    "foreign_value",
     "second_persona",
     "moot_write",
     "some_placeholder",
@@ -793,3 +806,16 @@ def test_a_lookup_that_finds_one_customer_then_an_order_for_another_is_two_peopl
     assert flags(one_turn("food_delivery", find, own, seed=0)) == {}
     several = {**find, "arguments": {"query": "cus_00"}}
     assert flags(one_turn("food_delivery", several, order, seed=0)) == {}
+
+
+def test_a_url_on_the_merchants_own_site_is_its_own() -> None:
+    """The seeded foreign webhook on mer_004's own site (leedsbreadco.com, any service
+    host), or in a state that holds no record of the merchant, is not flagged."""
+    task = foreign_webhook(clean())
+    args = task["turns"][0]["steps"][0]["arguments"]
+    args["url"] = "https://hooks.leedsbreadco.com/payments/v2"
+    assert flags(task) == {}
+    args["url"] = "https://api.bristolbreadco.com/webhooks/v1"
+    assert "foreign_value" in flags(task)
+    del task["seed"]
+    assert flags(task) == {}
