@@ -266,6 +266,13 @@ def test_an_update_never_sets_a_field_to_the_value_it_has_now() -> None:
     assert made.ok, made.message
     draft = made.content["draft_id"]
     done = [DoneStep(create, args, {}, made.content, {"draft": [draft]})]
+    # a call that used the new draft first: else changing a field the creation set would
+    # waste it, and the update takes another draft (moot_write)
+    attach = server.tools["add_attachment"]
+    used = {"draft_id": draft, "filename": "agenda.pdf", "size_kb": 120}
+    attached = session.call(attach.name, used)
+    assert attached.ok, attached.message
+    done.append(DoneStep(attach, used, {"draft_id": 0}, attached.content, {"draft": [draft]}))
     subjects = set()
     for rng in range(30):
         *_, grounder = _grounder("email", rng=rng)
