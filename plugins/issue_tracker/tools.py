@@ -18,6 +18,7 @@ from pydantic import Field
 from sqlalchemy import bindparam, case, delete, func, select
 
 from prove_gym.server import (
+    Bound,
     Conflict,
     Entity,
     InvalidArgument,
@@ -1072,6 +1073,24 @@ def update_issue(
     return _issue_detail(ctx, issue.id)
 
 
+NOTES_BY_STATUS: dict[str, tuple[str, ...]] = {
+    "todo": ("Back to the backlog until next sprint.", "Not started yet, deprioritised."),
+    "in_progress": ("Picking this up now.", "Starting on it today."),
+    "in_review": ("PR is up, ready for review.", "Fix pushed, please review."),
+    "blocked": ("Blocked by the payments API change.", "Waiting for the security review."),
+    "done": ("Fix merged and verified on staging.", "Shipped in today's release."),
+    "reopened": ("Still happening on the latest build.", "Reproduced again after the fix."),
+}
+"""Notes a person leaves when moving an issue to each status (synthesis draws from them):
+"Blocked by ..." goes with blocked, never with in progress."""
+
+
+def _note_for_status(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A note that says why the issue moves to the ``to_status`` drawn."""
+    notes = NOTES_BY_STATUS.get(str(bound.args.get("to_status", "")))
+    return rng.choice(notes) if notes else None
+
+
 @server.tool(
     writes=True,
     returns="issue",
@@ -1080,13 +1099,7 @@ def update_issue(
         "Start working on {issue_id}",
         "Mark {issue_id} as {to_status} with the note '{comment}'",
     ],
-    examples={
-        "comment": [
-            "Waiting for the security review.",
-            "Fix merged, ready for QA.",
-            "Blocked by the payments API change.",
-        ]
-    },
+    values={"comment": _note_for_status},
 )
 def transition_issue(
     ctx: ToolContext,

@@ -788,7 +788,7 @@ def search_listings(
 
 @server.tool(
     returns=("listing", "bid", "offer", "sale", "user"),
-    phrasings=["Show me listing {listing_id}", "What is the high bid on {listing_id}?"],
+    phrasings=["Show me listing {listing_id}", "What are the bids and offers on {listing_id}?"],
 )
 def get_listing(ctx: ToolContext, listing_id: ListingRow) -> ListingDetail:
     """Get one listing with its seller's rating, all bids (highest first), offers and sale.

@@ -896,7 +896,7 @@ EDITS = [
     phrasings=[
         "Which channels can I see in {workspace_id}?",
         "Find the {query} channel",
-        "Who is {query} in our workspace, and what's their handle?",
+        "Is there a {query} channel in our workspace?",
     ],
     examples={"query": ["engineering", "design", "support", "releases", "random"]},
 )

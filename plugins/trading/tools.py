@@ -1464,7 +1464,7 @@ def find_portfolios(
     returns=("portfolio", "instrument", "order"),
     phrasings=[
         "How is {portfolio_id} doing?",
-        "What's my buying power in {portfolio_id}?",
+        "What's the buying power in {portfolio_id}?",
     ],
 )
 def get_portfolio(ctx: ToolContext, portfolio_id: PortfolioRow) -> PortfolioOut:

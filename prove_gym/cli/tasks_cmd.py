@@ -34,6 +34,11 @@ def add_parser(sub: Any) -> None:
         help="re-ship every file of the servers: hand-written tasks kept, synthesized ones "
         "made again, env versions' files derived; prints what each file kept and left out",
     )
+    mode.add_argument(
+        "--card",
+        action="store_true",
+        help="print the shipped tasks' card (docs/tasks.md): each file's counts and the mix",
+    )
     p.add_argument(
         "--n",
         type=int,
@@ -79,6 +84,11 @@ def run(args: argparse.Namespace) -> int:
     names = resolve_servers(args.servers, registry)
     if args.resynthesize:
         return _resynthesize(names, args, registry)
+    if getattr(args, "card", False):
+        from prove_gym.synth.ship import shipped_card
+
+        print(shipped_card(registry), end="")
+        return 0
     if (args.n, args.workers, args.out) != (None, None, None):
         raise ValueError("--n, --workers and --out go with --resynthesize")
     codes = []

@@ -337,3 +337,78 @@ def write_shipment(shipment: Shipment, out: Path | None = None) -> list[Path]:
             raise
         written.append(path)
     return written
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"
+
+
+def shipped_card(registry: Registry | None = None) -> str:
+    """The shipped tasks' card (``docs/tasks.md``, printed by ``prove-gym tasks --card``):
+    every file with its counts, and the mix of the synthesized ``-v0`` tasks, read from the
+    files alone, so a test can hold the page to them."""
+    reg = registry if registry is not None else get_registry()
+    rows: list[str] = []
+    synthesized: list[Task] = []
+    generators: Counter[str] = Counter()
+    for name in reg.server_names:
+        server = reg.get_server(name)
+        if server.tasks_file is None:
+            continue
+        files = [("v0", server.tasks_file)]
+        files += [(f"v{n}", v.tasks_file) for n, v in sorted(server.env_versions.items())]
+        for version, path in files:
+            if path is None:
+                continue
+            tasks = load_tasks(path)
+            made = [t for t in tasks if not is_hand_written(t)]
+            test = sum(t.meta.get("split") == "test" for t in made)
+            acting = sum(bool(t.principals) for t in tasks)
+            rows.append(
+                f"| `prove/{name}-{version}` | `{Path(path).name}` | {len(tasks)} "
+                f"| {len(tasks) - len(made)} | {len(made) - test} / {test} | {acting or '-'} |"
+            )
+            if version == "v0":
+                synthesized += made
+                generators.update(str(t.meta.get("generator")) for t in made)
+    n = len(synthesized)
+    knobs = [t.meta.get("knobs", {}) for t in synthesized]
+    abstaining = sum(bool(k.get("abstention")) for k in knobs)
+    calling = n - abstaining
+    levels = Counter(str(t.meta.get("info_level")) for t in synthesized if t.steps)
+    turns = [t.turns for t in synthesized]
+    lines = [
+        "# The shipped tasks",
+        "",
+        "<!-- Written by `prove-gym tasks --card > docs/tasks.md` from the shipped files; a",
+        "test holds this page to them. Re-ship with `prove-gym tasks --resynthesize`",
+        "(CONTRIBUTING.md, Tasks), then write it again. -->",
+        "",
+        "Every server ships its tasks in its plugin folder: the hand-written ones, which tests,",
+        "docs and examples play by id, and synthesized ones, made for that server alone by",
+        ", ".join(f"`{g}`" for g in sorted(generators))
+        + " (`prove-gym tasks --resynthesize`). A later env version ships the earlier",
+        "version's tasks whose gold means the same under its rules, each recorded under it",
+        "(and, where the version has an acting principal, for one).",
+        "",
+        "| env | file | tasks | hand-written | synthesized (train / test) | acting for one |",
+        "|---|---|---|---|---|---|",
+        *rows,
+        "",
+        f"The {n:,} synthesized `-v0` tasks (the mix `prove-gym synth` reports for a run):",
+        "",
+        "| | share |",
+        "|---|---|",
+        "| tool-calling tasks: complete / minimal / missing information | "
+        + " / ".join(_pct(levels[k], calling) for k in ("complete", "minimal", "missing"))
+        + " |",
+        f"| whole tasks of abstention | {_pct(abstaining, n)} |",
+        f"| tasks with distractor servers | {_pct(sum(bool(k.get('distractors')) for k in knobs), n)} |",
+        f"| tasks with enum values stripped | {_pct(sum(bool(k.get('strip_enums')) for k in knobs), n)} |",
+        f"| tasks with a clarify turn | {_pct(sum(any(u.kind == 'clarify' for u in ts) for ts in turns), n)} |",
+        f"| tasks with a failed call the gold recovers from | {_pct(sum(bool(t.meta.get('failed_calls')) for t in synthesized), n)} |",
+        f"| mean user turns, gold calls per task | {sum(map(len, turns)) / (n or 1):.2f}, "
+        f"{sum(len(t.steps) for t in synthesized) / (n or 1):.2f} |",
+        "",
+    ]
+    return "\n".join(lines)

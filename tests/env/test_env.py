@@ -60,10 +60,11 @@ def test_make_with_module_prefix_imports_prove_gym_itself() -> None:
         "assert 'prove_gym' not in sys.modules\n"
         "env = gymnasium.make('prove_gym:prove/calendar-v0')\n"
         "obs, info = env.reset(seed=1)\n"
-        "print(type(env.unwrapped).__name__, len(info['tools']))\n"
+        "task = env.unwrapped.task\n"
+        "print(type(env.unwrapped).__name__, task.servers[0], len(info['tools']) == len(task.tools))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["ProveEnv", "17"]
+    assert out.stdout.split() == ["ProveEnv", "calendar", "True"]
 
 
 @pytest.fixture

@@ -1210,12 +1210,13 @@ def test_shipped_tasks_exercise_every_write_and_the_rule_chains() -> None:
         return False
 
     # stock taken at checkout after the cart changed; a coupon applied after items were added;
-    # a return refunded; an order that was cancelled, or moved along its lifecycle
+    # a return refunded; an order cancelled (one placed in the same task and cancelled is a
+    # moot write, which synthesis no longer makes), or moved along its lifecycle
     assert has("add_to_cart", "checkout")
     assert has("add_to_cart", "apply_coupon")
     assert has("request_return", "process_refund")
     assert has("remove_coupon", "apply_coupon")
-    assert has("checkout", "cancel_order")
+    assert has("cancel_order")
     assert has("update_order_status", "request_return")
     assert has("add_address", "checkout")
     assert not has(*["checkout"] * 6), "chains are at most 5 calls: the helper can say no"

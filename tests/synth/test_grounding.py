@@ -412,3 +412,54 @@ def test_a_lookup_that_finds_one_customer_makes_them_the_conversations() -> None
     *_, fresh = _grounder("food_delivery")
     fresh.settle(find, {"query": "cus_00"}, [], fresh.produced(find, many.content))
     assert fresh.persona == {}
+
+
+def test_replacements_searches_copies_and_notes_fit_what_they_go_with() -> None:
+    """From the seed-2026 read of synth/13: 'const' re-cased to 'Const' in a .js file and
+    '127.0.0.1' written into a contacts list (replace_in_file), a docs folder searched for
+    'docs' (find), .git/HEAD copied into a logs folder (cp), and 'Blocked by the payments API
+    change.' as the note of a move to in progress (transition_issue)."""
+    from prove_plugins.filesystem.tools.fitting import PROSE_TYPES
+    from prove_plugins.issue_tracker.tools import NOTES_BY_STATUS
+
+    from prove_gym.synth.chains import PlannedStep
+
+    def hidden(path: str) -> bool:
+        return any(p.startswith(".") for p in path.split("/") if p not in ("", ".", ".."))
+
+    seen: dict[str, int] = {}
+    for tool in ("replace_in_file", "find", "cp"):
+        server, _, _ = _grounder("filesystem")
+        spec = server.tools[tool]
+        for rng in range(20):
+            *_, grounder = _grounder("filesystem", rng=rng)
+            g = grounder.ground(PlannedStep(spec), [], {})
+            if g.unresolved is not None:
+                assert g.unresolved in spec.values, (tool, g.unresolved)
+                continue
+            seen[tool] = seen.get(tool, 0) + 1
+            a = g.args
+            if tool == "replace_in_file":
+                find, new, path = str(a["find"]), str(a["replace"]), str(a["path"])
+                ext = "." + path.rsplit(".", 1)[-1] if "." in path.rsplit("/", 1)[-1] else ""
+                if find.isdigit():
+                    assert int(new) == int(find) + 1, a
+                elif find != "TODO":
+                    assert new == find.capitalize() and ext in PROSE_TYPES, a
+                    assert not hidden(path), a
+            if tool == "find" and "name" in a:
+                assert a["name"] != str(a["path"]).rstrip("/").rsplit("/", 1)[-1], a
+            if tool == "cp":
+                assert not hidden(str(a["source"]).rsplit("/", 1)[0]), a
+    assert all(seen.get(t, 0) >= 5 for t in ("replace_in_file", "find", "cp")), seen
+
+    server, _, _ = _grounder("issue_tracker")
+    spec = server.tools["transition_issue"]
+    noted = 0
+    for rng in range(30):
+        *_, grounder = _grounder("issue_tracker", rng=rng)
+        g = grounder.ground(PlannedStep(spec), [], {}, extra=["comment"])
+        if g.unresolved is None and g.args.get("comment") is not None:
+            noted += 1
+            assert g.args["comment"] in NOTES_BY_STATUS[g.args["to_status"]], g.args
+    assert noted >= 3

@@ -183,3 +183,14 @@ def test_a_version_that_signs_in_acts_first_for_the_person_earlier_tasks_were_wr
     with server.session(previous[0].seed, previous[0].size) as session:
         me = server.me(session.context())["user"]  # type: ignore[misc]
     assert {t.principals["social_media"] for t in made.tasks} == {me}
+
+
+def test_the_shipped_tasks_card_says_what_the_files_hold() -> None:
+    """docs/tasks.md is `prove-gym tasks --card`'s output for the shipped files: a re-ship
+    that does not write it again fails here."""
+    from prove_gym.synth.ship import shipped_card
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "tasks.md"
+    assert page.read_text(encoding="utf-8") == shipped_card(), (
+        "docs/tasks.md is stale: run `prove-gym tasks --card > docs/tasks.md`"
+    )

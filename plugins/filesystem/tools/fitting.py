@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from prove_gym.server import Bound, ToolContext
+from prove_gym.server import Bound, ToolContext, ToolError
 
 BINARY_TYPES = frozenset(
     {
@@ -127,26 +127,70 @@ def word_in_text_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str
     return str(word) if word and is_text_path(str(bound.args.get("path", ""))) else None
 
 
+PROSE_TYPES = frozenset({".md", ".txt", ".csv", ".rst", ".org", ".tex", ".log", ""})
+"""Extensions of files of words for people (notes, lists, logs), not code or configuration:
+a word in them may be re-cased; in a ``.js`` file ``const`` is a keyword."""
+
+
 def replacement_for_find(ctx: ToolContext | None, rng: random.Random, bound: Bound) -> str | None:
     """What a person would put in place of ``find`` in a text file: the next number for a
-    number (a year moved on: "2025" to "2026", its padding kept), a lower-case word
-    capitalised (a name fixed: "romero" to "Romero"), "DONE" for "TODO"; None otherwise
-    (the call is not drawn: an address written into a contacts list fits no file).
+    number (a year moved on: "2025" to "2026", a limit raised, its padding kept), "DONE" for
+    "TODO", and in a file of prose a lower-case word capitalised (a name fixed: "romero" to
+    "Romero"); None otherwise (the call is not drawn: no keyword of code re-cased, no
+    address written into a contacts list).
 
     >>> [replacement_for_find(None, random.Random(1), Bound({"path": "notes.md", "find": f}, {}))
     ...  for f in ("2025", "007", "romero", "TODO", "Romero")]
     ['2026', '008', 'Romero', 'DONE', None]
+    >>> [replacement_for_find(None, random.Random(1), Bound({"path": p, "find": "heads"}, {}))
+    ...  for p in ("src/app.js", ".git/HEAD", "notes/todo")]
+    [None, None, 'Heads']
     """
     find = bound.args.get("find")
-    if not isinstance(find, str) or not is_text_path(str(bound.args.get("path", ""))):
+    path = str(bound.args.get("path", ""))
+    if not isinstance(find, str) or not is_text_path(path):
         return None
     if find.isascii() and find.isdigit():
         return f"{int(find) + 1:0{len(find)}d}"
     if find == "TODO":
         return "DONE"
-    if find.isalpha() and find.islower():
+    prose = Bound({"p": path}).extension("p") in PROSE_TYPES and not _hidden(path)
+    if find.isalpha() and find.islower() and prose:
         return find.capitalize()
     return None
+
+
+def _hidden(path: str) -> bool:
+    """Whether ``path`` is, or lies inside, a hidden entry (``.git/HEAD``, ``~/.bashrc``):
+    a tool's or a shell's file, not one of the user's documents."""
+    return any(part.startswith(".") for part in path.split("/") if part not in ("", ".", ".."))
+
+
+def name_under(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A name to look for under the folder in ``path`` that something in it has: a file's
+    own name, or ``*<extension>`` of one (never the folder's own name: searching ``docs``
+    for ``docs`` finds only itself); None for a folder with no files under it."""
+    from .fs import Fs  # the live tree
+
+    fs = Fs(ctx)
+    try:
+        top, _ = fs.directory(str(bound.args.get("path", ".")), "find")
+    except ToolError:  # not a readable folder: this draw does not fit
+        return None
+    nodes, _ = fs.walk(top, None)
+    names = sorted({n.name for n, _ in nodes if not n.is_dir and not n.name.startswith(".")})
+    if not names:
+        return None
+    name = rng.choice(names)
+    extension = Bound({"p": name}).extension("p")
+    return f"*{extension}" if extension and rng.random() < 0.5 else name
+
+
+def visible_source(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The path in ``source`` unless it lies inside a hidden folder (``.git/HEAD``, a
+    ``.cache`` file): people copy and move their own files, not a tool's internals."""
+    path = str(bound.args.get("source", ""))
+    return None if _hidden(path.rsplit("/", 1)[0]) else path
 
 
 def line_in_file(

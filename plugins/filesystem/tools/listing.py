@@ -14,6 +14,7 @@ from prove_gym.server.patterns import compile_glob
 
 from ._declare import tool
 from .args import MAX_NAME, MAX_RESULTS, DirArg, NamePattern, PathArg
+from .fitting import name_under
 from .fs import Fs, _kind, _perms
 from .nodes import AnyNode, Entry
 from .results import (
@@ -199,10 +200,8 @@ def du(ctx: ToolContext, path: PathArg = ".", per_entry: bool = False) -> DiskUs
         "Search {path} for anything named '{name}'",
         "Find files bigger than {min_size} bytes in {path}",
     ],
-    examples={
-        "name": ["*.log", "README.md", "*.csv", "IMG_*", "test_*.py", "*report*"],
-        "min_size": [1000, 2000, 5000],
-    },
+    examples={"min_size": [1000, 2000, 5000]},
+    values={"name": name_under},
 )
 def find(
     ctx: ToolContext,

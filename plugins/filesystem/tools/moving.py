@@ -21,7 +21,7 @@ from prove_gym.server.patterns import compile_glob
 from ..models import Node
 from ._declare import tool
 from .args import MAX_NAME, DirArg, NamePattern, PathArg
-from .fitting import empty_directory, new_name_like
+from .fitting import empty_directory, new_name_like, visible_source
 from .fs import Fs, _perms, check_name
 from .nodes import AnyNode, Entry, NodeRow
 from .queries import MOVE_NODES, SET_MODE
@@ -90,6 +90,7 @@ def _target(fs: Fs, cmd: str, source: NodeRow, src_path: str, destination: str) 
     destructive=True,
     returns="path",
     phrasings=["Copy {source} to {destination}", "Make a copy of {source} in {destination}"],
+    values={"source": visible_source},
 )
 def cp(
     ctx: ToolContext,

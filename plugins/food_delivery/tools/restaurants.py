@@ -96,7 +96,7 @@ def _restaurant_word(ctx: ToolContext, rng: random.Random) -> str:
     returns="restaurant",
     phrasings=[
         "Find {cuisine} restaurants that deliver to {zone}",
-        "Which restaurants called {query} are open now?",
+        "Find restaurants called {query}",
         "Show me restaurants delivering to {zone}",
     ],
     examples={"query": _restaurant_word},

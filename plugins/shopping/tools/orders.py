@@ -337,7 +337,7 @@ def cancel_order(ctx: ToolContext, order_id: OrderRow, reason: CancelReason) -> 
     writes=True,
     idempotent=True,
     returns="order",
-    phrasings=["Mark order {order_id} as {status}", "Order {order_id} has been {status}"],
+    phrasings=["Mark order {order_id} as {status}", "Record that order {order_id} was {status}"],
 )
 def update_order_status(
     ctx: ToolContext, order_id: OrderRow, status: Literal["shipped", "delivered"]
