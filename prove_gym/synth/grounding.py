@@ -52,7 +52,7 @@ from prove_gym.server.base import Server
 from prove_gym.server.session import Session
 from prove_gym.server.sql import key_column, record_by_key
 from prove_gym.server.tool import Bound, ParamSpec, ToolSpec, ValueSource, enum_choices
-from prove_gym.synth.chains import PlannedStep, is_secret_kind
+from prove_gym.synth.chains import COPY_VERBS, PlannedStep, is_secret_kind
 
 _NO = object()
 
@@ -737,8 +737,6 @@ class Grounder:
         ``j``-th done step set when it made the ``kind`` entity, with no call since that
         took it: a traveller created with one passport, then updated to another at once
         (the creation's value never used). Such an update takes another entity."""
-        from prove_gym.synth.render import COPY_VERBS  # (render imports this module)
-
         spec, prior = d.step.tool, d.done[j]
         if not updates(spec) or kind not in prior.tool.returns:
             return False

@@ -34,9 +34,10 @@ from typing import Any
 from prove_gym.registry import Registry, get_registry
 from prove_gym.server.base import Server
 from prove_gym.server.tool import Bound, ToolSpec
+from prove_gym.synth.chains import COPY_VERBS
 from prove_gym.synth.enums import enum_values, stated
 from prove_gym.synth.grounding import extract_ids, moves
-from prove_gym.synth.render import COPY_VERBS, LOGIN, UNDO_VERBS, unreadable_name, words
+from prove_gym.synth.render import LOGIN, UNDO_VERBS, unreadable_name, words
 
 EXAMPLES = 3
 """Examples kept per flaw class."""
