@@ -850,6 +850,26 @@ def _name_for_email(ctx: ToolContext, rng: random.Random, bound: Bound) -> str |
     return " ".join(p.capitalize() for p in parts) if len(parts) == 2 else None
 
 
+WEBHOOK_PATHS = ("v1", "payments", "events", "billing", "invoices", "orders")
+"""The last part of a webhook URL :func:`_own_webhook_url` builds."""
+
+
+def _own_webhook_url(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A webhook URL on the merchant's own domain, the one of its e-mail address:
+    ``https://api.<domain>/webhooks/<path>``, one none of its endpoints has; None when the
+    call names no merchant, its address has no domain, or every path is taken."""
+    row = ctx.sql.first(MERCHANT, id=bound.args.get("merchant_id"))
+    if row is None:
+        return None
+    domain = str(row.email).rpartition("@")[2].strip().lower()
+    if "." not in domain:
+        return None
+    have = {e.url.rstrip("/") for e in ctx.sql.all(ENDPOINTS_OF, merchant_id=row.id)}
+    urls = [f"https://api.{domain}/webhooks/{path}" for path in WEBHOOK_PATHS]
+    free = [u for u in urls if u not in have]
+    return rng.choice(free) if free else None
+
+
 # ------------------------------------------------------------------- tools
 @server.tool(
     returns=("merchant", "webhook_endpoint"),
@@ -1608,6 +1628,7 @@ def create_payout(
         ],
         "description": ["Order fulfilment", "Accounting sync", "Slack alerts"],
     },
+    values={"url": _own_webhook_url},
 )
 def create_webhook_endpoint(
     ctx: ToolContext,

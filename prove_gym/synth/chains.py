@@ -32,6 +32,10 @@ OPTIONAL_INPUT_P = 0.4
 _SECRET_PARAM = re.compile(r"(^|_)(password|passwd|passcode|pin|token|secret)s?($|_)")
 
 
+COPY_VERBS = frozenset({"clone", "copy", "cp", "duplicate", "fork", "forward", "reply"})
+"""First words of the names of tools that make a new entity of the kind they take."""
+
+
 def weighted_choice(rng: random.Random, items: Sequence[T], weights: Sequence[float]) -> T:
     """One item drawn with probability proportional to its weight (one ``rng.random()``)."""
     pick = rng.random() * sum(weights)

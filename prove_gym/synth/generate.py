@@ -73,6 +73,7 @@ from prove_gym.synth.lint import (
     FLAW_CLASSES,
     LOGIN,
     contradicting_filters,
+    foreign_value,
     inverse_write,
     misfit_identifier,
     moot_write,
@@ -1003,7 +1004,8 @@ class Conversation:
         done.failed = self._recoverable(step, g.args, done.repairs)
         self.done.append(done)
         self.done_index[step] = len(self.done) - 1
-        self.grounder.settle(step.tool, g.args, g.records)  # who the user is, from then on
+        # who the user is, from then on
+        self.grounder.settle(step.tool, g.args, g.records, done.produced)
         self.phrasings[len(self.done) - 1] = phrasing
         for rec in g.records:
             for k, v in rec.items():
@@ -1463,7 +1465,13 @@ class Conversation:
             return "undoes_itself"
         if moot_write(read):  # a write that a later call ends, or an ending made undone
             return "moot_write"
-        for flaw in (second_persona, noop_update, contradicting_filters, misfit_identifier):
+        for flaw in (
+            second_persona,
+            noop_update,
+            contradicting_filters,
+            misfit_identifier,
+            foreign_value,
+        ):
             if flaw(read):  # what the grounding avoids, should a draw still come out so
                 return flaw.__name__
         if repeated_login(read):  # one user logs in once

@@ -48,10 +48,11 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from prove_gym.server.base import Server
 from prove_gym.server.session import Session
 from prove_gym.server.sql import key_column, record_by_key
 from prove_gym.server.tool import Bound, ParamSpec, ToolSpec, ValueSource, enum_choices
-from prove_gym.synth.chains import PlannedStep, is_secret_kind
+from prove_gym.synth.chains import COPY_VERBS, PlannedStep, is_secret_kind
 
 _NO = object()
 
@@ -429,6 +430,7 @@ class _Draw:
     used: dict[str, set[str]] = field(default_factory=dict)
     args: dict[str, Any] = field(default_factory=dict)  # drawn so far
     bound: dict[str, dict[str, Any]] = field(default_factory=dict)  # parameter -> record
+    wanted: frozenset[str] = frozenset()  # the parameters this call fills
 
 
 VALUE_REDRAWS = 3
@@ -475,16 +477,27 @@ class Grounder:
         }
 
     def settle(
-        self, spec: ToolSpec, args: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
+        self,
+        spec: ToolSpec,
+        args: Mapping[str, Any],
+        records: Sequence[Mapping[str, Any]],
+        produced: Mapping[str, Sequence[Any]] | None = None,
     ) -> None:
         """Take the persona a call that ran acted for as the conversation's: an id of a
-        persona kind it passed, else the owner its records name by the kind's key (an
-        order of cus_0076 makes cus_0076 the customer). The first one of each kind stays:
-        one customer, one member per conversation."""
+        persona kind it passed; else the one record of a persona kind a lookup found
+        (``produced``: the ids its result holds; "search for Kirk" finding cus_0063 makes
+        cus_0063 the customer, where two found leave it open); else the owner its records
+        name by the kind's key (an order of cus_0076 makes cus_0076 the customer). The
+        first one of each kind stays: one customer, one member per conversation."""
         for name, entity in spec.entity_params.items():
             value = args.get(name)
             if entity.name in self.server.persona and isinstance(value, str | int):
                 self.persona.setdefault(entity.name, str(value))
+        taken = {e.name for e in spec.entity_params.values()}
+        for kind in self.server.persona:
+            found = {str(v) for v in (produced or {}).get(kind, ()) if isinstance(v, str | int)}
+            if not spec.writes and kind in spec.returns and kind not in taken and len(found) == 1:
+                self.persona.setdefault(kind, found.pop())
         for kind in self.server.persona:
             for rec in records:
                 owner = rec.get(self._keys.get(kind, ""))
@@ -646,15 +659,20 @@ class Grounder:
             dict(hints or {}),
             banned,
             lessons if lessons is not None else Lessons(),
+            wanted=frozenset(p.name for p in self.wanted(step, extra)),
         )
         args = d.args
 
         # identifiers first: their records then supply the other values; the values that
         # must fit the rest of the call last, when the rest is known
+        moves = self._moves(spec)
+
         def order(p: ParamSpec) -> int:
             if p.entity is not None and p.entity.name in self.persona:
                 return -1  # who acts first: the records drawn after it agree on the role
-            return 0 if p.entity is not None else 2 if p.name in spec.values else 1
+            if p.name in moves:
+                return 1  # after the row it moves, whose current reference it must not repeat
+            return 0 if p.entity is not None else 3 if p.name in spec.values else 2
 
         checked = False
         for p in sorted(self.wanted(step, extra), key=order):
@@ -714,6 +732,32 @@ class Grounder:
                     d.bound.pop(p.name, None)
         return None
 
+    def _remakes(self, d: _Draw, j: int, kind: str) -> bool:
+        """Whether this call, an update (:func:`updates`), would change a field that the
+        ``j``-th done step set when it made the ``kind`` entity, with no call since that
+        took it: a traveller created with one passport, then updated to another at once
+        (the creation's value never used). Such an update takes another entity."""
+        spec, prior = d.step.tool, d.done[j]
+        if not updates(spec) or kind not in prior.tool.returns:
+            return False
+        if spec.name.split("_")[0] in COPY_VERBS:
+            return False  # a reply makes a message of its own
+        if kind in {e.name for e in prior.tool.entity_params.values()}:
+            return False  # it took one, made none
+        ids = set(spec.entity_params)
+        if not (d.wanted - ids) & set(prior.args):
+            return False
+        made = {str(v) for v in prior.produced.get(kind, [])}
+        return not any(
+            j in later.links.values()
+            or made & {str(v) for v in later.args.values() if isinstance(v, str | int)}
+            for later in d.done[j + 1 :]
+        )
+
+    def _moves(self, spec: ToolSpec) -> frozenset[str]:
+        """:func:`moves` of ``spec`` on this conversation's server."""
+        return moves(spec, self.server)
+
     def _order_ranges(self, args: dict[str, Any], sources: Mapping[str, str]) -> None:
         """Draw range bounds as an ordered pair: start_date <= end_date, min_x <= max_x."""
         for lo_word, hi_word in _RANGE_PAIRS:
@@ -747,6 +791,10 @@ class Grounder:
         secret = is_secret_kind(kind)
         if kind in self.server.persona and not many:
             return self._persona(d, p, kind, excluded)
+        if p.name in self._moves(d.step.tool):
+            # an update never moves a row to the reference it has now (an event to its own
+            # calendar, an issue to its own assignee)
+            excluded = excluded | self._current(d, p.name)
         # 1. a hint (a repair takes the failing step's own values), linked if produced earlier
         if p.name in d.hints:
             hinted = d.hints[p.name]
@@ -763,6 +811,8 @@ class Grounder:
             prior = d.done[j]
             if not prior.executed or (prior.tool.destructive and d.step.tool.writes):
                 continue  # what a destructive call returned may be gone: only read it
+            if self._remakes(d, j, kind):
+                continue  # what it made would change before anything used it
             ids = [v for v in prior.produced.get(kind, []) if str(v) not in excluded]
             known = [r for v in ids if (r := self.index.record(kind, v)) is not None]
             known = d.lessons.fit(d.step.tool.name, p.name, known)
@@ -1099,6 +1149,30 @@ def updates(spec: ToolSpec) -> bool:
     are new values for the fields of the same names."""
     taken = {e.name for e in spec.entity_params.values()}
     return spec.writes and bool(taken) and all(kind in taken for kind in spec.returns)
+
+
+def moves(spec: ToolSpec, server: Server) -> frozenset[str]:
+    """The identifier parameters of an update (:func:`updates`) that set a reference of the
+    row another of its identifiers names: one of a kind that is no persona of ``server``,
+    named as a column of that row's table (``update_event``'s ``calendar_id``,
+    ``assign_issue``'s ``assignee_id``). A persona's id names who acts
+    (``set_default_address``'s ``customer_id``), not a new value."""
+    if not updates(spec):
+        return frozenset()
+    out = set()
+    for name, entity in spec.entity_params.items():
+        if entity.name in server.persona or entity.many:
+            continue
+        for other, row in spec.entity_params.items():
+            source = server.entities.get(row.name)
+            if (
+                other != name
+                and source is not None
+                and source.model is not None
+                and name in source.model.__table__.columns  # type: ignore[attr-defined]
+            ):
+                out.add(name)
+    return frozenset(out)
 
 
 def _is_bool(column: Any) -> bool:

@@ -34,8 +34,10 @@ from typing import Any
 from prove_gym.registry import Registry, get_registry
 from prove_gym.server.base import Server
 from prove_gym.server.tool import Bound, ToolSpec
+from prove_gym.synth.chains import COPY_VERBS
 from prove_gym.synth.enums import enum_values, stated
-from prove_gym.synth.render import COPY_VERBS, LOGIN, UNDO_VERBS, unreadable_name, words
+from prove_gym.synth.grounding import extract_ids, moves
+from prove_gym.synth.render import LOGIN, UNDO_VERBS, unreadable_name, words
 
 EXAMPLES = 3
 """Examples kept per flaw class."""
@@ -78,6 +80,9 @@ class Tool:
     checks: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     """The value sources of its identifiers (``values=`` on an ``Entity`` parameter): each
     says whether the id a call passes fits the rest of the call (returns it unchanged)."""
+    moves: frozenset[str] = frozenset()
+    """Its identifier parameters that set a reference of the row another one names
+    (:func:`prove_gym.synth.grounding.moves`: ``update_event``'s ``calendar_id``)."""
     makes: tuple[str, ...] = ()
     """Kinds a call leaves behind that outlive what it names: kinds it returns without
     taking one, which a tool of its server ends (``post_recurring_expense`` records a
@@ -95,8 +100,10 @@ class Tool:
         spec: ToolSpec,
         inverses: frozenset[str] = frozenset(),
         endable: frozenset[str] = frozenset(),
+        moves: frozenset[str] = frozenset(),
     ) -> Tool:
-        """From a declared tool; ``endable``: the kinds a tool of its server ends."""
+        """From a declared tool; ``endable``: the kinds a tool of its server ends;
+        ``moves``: its reference parameters (:func:`prove_gym.synth.grounding.moves`)."""
         props = spec.input_schema().get("properties", {})
         return cls(
             name=spec.name,
@@ -113,6 +120,7 @@ class Tool:
             entities=tuple((k, e.name) for k, e in spec.entity_params.items()),
             ends_when=dict(spec.ends_when),
             checks={k: v for k, v in spec.values.items() if k in spec.entity_params},
+            moves=moves,
             makes=tuple(
                 k
                 for k in spec.returns
@@ -228,7 +236,7 @@ class Reader:
                 spec = self.registry.get_tool(qualified)
                 server = self.registry.get_server(spec.server_name)
                 self._tools[qualified] = Tool.of(
-                    spec, server.inverses(spec.name), self._endable(server)
+                    spec, server.inverses(spec.name), self._endable(server), moves(spec, server)
                 )
             except KeyError:
                 self._tools[qualified] = None
@@ -745,8 +753,9 @@ def moot_write(task: LintTask) -> list[str]:
     """A write that a later call of the same task makes moot: a write to an entity that a
     later call ends (edit or react to a message, then delete it; add a variant to a cart,
     then set its quantity to 0), an entity the task made and then ends (reply in a
-    thread, then delete that reply), or an entity ended and then made again (cancel the
-    rent, then re-add it). A write that leaves something behind (``post_recurring_expense``
+    thread, then delete that reply), an entity ended and then made again (cancel the
+    rent, then re-add it), or a field of an entity the task made, changed before anything
+    used it (create a traveller with one passport, then update it to another). A write that leaves something behind (``post_recurring_expense``
     records a transaction) is not moot; a write and its declared inverse are
     :func:`inverse_write`'s."""
     writes = [s for s in task.steps if task.writes(s.name)]
@@ -768,6 +777,51 @@ def moot_write(task: LintTask) -> list[str]:
         for c in writes[j + 1 :]:
             if _recreated(task, b, target, c):
                 out.append(f"{b.call()}, then {c.call()} makes it again")
+    out.extend(_made_then_changed(task))
+    return out
+
+
+def _made_then_changed(task: LintTask) -> list[str]:
+    """An update of an entity the task made that sets a field the making set, to another
+    value, with no call between that takes it (create a traveller with passport
+    LG3376736, then "update the passport of the new traveller to XH6460534"): the first
+    value was never used. The update depends on the making, which returns the kind the
+    update takes without taking one, and the id is not in the task's initial state."""
+    out = []
+    for n, b in enumerate(task.requested):
+        tool = task.tool(b.name)
+        if tool is None or not _updates(tool) or b.name.split("_")[0] in COPY_VERBS:
+            continue  # (a reply makes a message of its own)
+        ids = {p for p, _ in tool.entities}
+        for m, a in enumerate(task.requested[:n]):
+            if a.id not in b.depends_on or not task.writes(a.name):
+                continue
+            made = [
+                (param, b.arguments[param])
+                for param, kind in tool.entities
+                if kind in _made(task, a)
+                and isinstance(b.arguments.get(param), str | int)
+                and not (task.existed is not None and task.existed(kind, str(b.arguments[param])))
+            ]
+            if not made:
+                continue
+            between = task.requested[m + 1 : n]
+            if any(
+                a.id in c.depends_on
+                or any(str(v) in map(str, c.arguments.values()) for _, v in made)
+                for c in between
+            ):
+                continue  # something used what was made before it changed
+            changed = [
+                f
+                for f, new in b.arguments.items()
+                if f not in ids
+                and f in a.arguments
+                and not isinstance(new, list | dict)
+                and str(a.arguments[f]).strip().casefold() != str(new).strip().casefold()
+            ]
+            if changed:
+                out.append(f"{a.call()} sets {', '.join(changed)}, then {b.call()} changes it")
     return out
 
 
@@ -777,12 +831,21 @@ def second_persona(task: LintTask) -> list[str]:
     marketplace): gold calls taking two ids of that kind (bids as usr_021, then lists "my"
     racket as usr_040), or a call taking one while an entity another call takes belongs to
     another (reads cus_035's cards, then moves money from cus_015's account: the owner is
-    read from the task's initial state, by the kind's key field)."""
+    read from the task's initial state, by the kind's key field), or after a lookup of
+    that kind that found one person (find_customer "Kirk" finds cus_0063, then an order
+    from the cart of cus_0020: the lookup is run on the initial state when it comes before
+    any write and any id of the kind)."""
     out = []
     for kind, key in sorted(task.persona.items()):
         who: dict[str, str] = {}
+        wrote = False
         for s in task.requested:
             tool = task.tool(s.name)
+            if not who and not wrote and tool is not None and _looks_up(tool, kind):
+                found = _found(task, s, key)
+                if found is not None:
+                    who[found] = f"{s.name} finds {found}"
+            wrote = wrote or task.writes(s.name)
             for param, taken in tool.entities if tool is not None else ():
                 value = s.arguments.get(param)
                 if value is None or isinstance(value, list | dict):
@@ -799,6 +862,28 @@ def second_persona(task: LintTask) -> list[str]:
     return out
 
 
+def _looks_up(tool: Tool, kind: str) -> bool:
+    """Whether ``tool`` is a read that finds records of ``kind`` without taking one."""
+    return not tool.writes and kind in tool.returns and kind not in tool.takes
+
+
+def _found(task: LintTask, s: Step, key: str) -> str | None:
+    """The one id by ``key`` that the read ``s`` finds on the task's initial state, or
+    None (several, none, a failed call, or no state to run it on)."""
+    if task.session is None:
+        return None
+    try:
+        session = task.session()
+    except ValueError:  # a size out of range: nothing to run it on
+        return None
+    try:
+        result = session.call(s.name, dict(s.arguments))
+        ids = {str(v) for v in extract_ids(result.content, key)} if result.ok else set()
+    finally:
+        session.close()
+    return ids.pop() if len(ids) == 1 else None
+
+
 def _updates(tool: Tool | None) -> bool:
     """Whether a tool changes what it names and makes nothing (as
     :func:`prove_gym.synth.grounding.updates`): its arguments but the ids are new values."""
@@ -813,11 +898,13 @@ def _updates(tool: Tool | None) -> bool:
 def noop_update(task: LintTask) -> list[str]:
     """An update that sets a field to the value the task already gave it: the subject of
     the draft it made to the subject it made it with (``create_draft``, then
-    ``update_draft`` of it), or an earlier write's value again. Only tools that change what
-    they name and make nothing (``update_draft``, ``edit_message``) are read; what a call
-    made is known by the call that depends on it. (The initial state's values are not
-    read: entity records hold values to draw, not always the current ones.)"""
-    by_id = {s.id: s for s in task.requested}
+    ``update_draft`` of it), or an earlier write's value again; or that moves a row to the
+    reference it has (``update_event`` of an event in cal_01 with ``calendar_id="cal_01"``).
+    Only tools that change what they name and make nothing (``update_draft``,
+    ``edit_message``) are read; what a call made is known by the call that depends on it.
+    The initial state's values are read for references alone (an identifier parameter of
+    a kind that is no persona, named as a field of the row another identifier names): its
+    entity records hold other values to draw, not always the current ones."""
     out = []
     for n, b in enumerate(task.requested):
         tool = task.tool(b.name)
@@ -828,17 +915,10 @@ def noop_update(task: LintTask) -> list[str]:
             value = b.arguments.get(param)
             if value is None or isinstance(value, list | dict):
                 continue
-            setters = [
-                a
-                for a in task.requested[:n]
-                if task.writes(a.name)
-                and (
-                    str(value) in map(str, _kind_values(task, a, kind))
-                    or (a.id in b.depends_on and a.id in by_id and kind in _made(task, a))
-                )
-            ]
+            setters = _setters(task, n, b, kind, value)
+            row = task.record(kind, str(value)) if task.record is not None else None
             for field_name, new in b.arguments.items():
-                if field_name in ids or isinstance(new, list | dict):
+                if isinstance(new, list | dict):
                     continue
                 before = next(
                     (
@@ -848,12 +928,34 @@ def noop_update(task: LintTask) -> list[str]:
                     ),
                     None,
                 )
+                if field_name in ids:
+                    if field_name == param or field_name not in tool.moves:
+                        continue  # the row itself, or an id naming what it acts on
+                    if before is None and row is not None:
+                        before = row.get(field_name)
+                    if isinstance(before, list | dict):
+                        continue
                 if (
                     before is not None
                     and str(before).strip().casefold() == str(new).strip().casefold()
                 ):
                     out.append(f"{b.call()}: {field_name} is already {json.dumps(new)}")
     return out
+
+
+def _setters(task: LintTask, n: int, b: Step, kind: str, value: Any) -> list[Step]:
+    """The writes before the ``n``-th requested call ``b`` that took or made its ``kind``
+    row ``value`` (what a call made is known by the call that depends on it)."""
+    by_id = {s.id: s for s in task.requested}
+    return [
+        a
+        for a in task.requested[:n]
+        if task.writes(a.name)
+        and (
+            str(value) in map(str, _kind_values(task, a, kind))
+            or (a.id in b.depends_on and a.id in by_id and kind in _made(task, a))
+        )
+    ]
 
 
 def _made(task: LintTask, step: Step) -> tuple[str, ...]:
@@ -933,6 +1035,75 @@ def misfit_identifier(task: LintTask) -> list[str]:
     finally:
         if session is not None:
             session.close()
+    return out
+
+
+_SITE = re.compile(r"(?:\bhttps?://|@)([a-z0-9-]+(?:\.[a-z0-9-]+)+)", re.IGNORECASE)
+HOST_WORDS = frozenset({"api", "app", "erp", "hooks", "mail", "ops", "www", "webhooks"})
+"""First labels of a host that name a service of a site, not the site (``api.x.com``)."""
+
+
+def _sites(value: Any) -> set[str]:
+    """The sites the URLs and e-mail addresses in a text value name: their host, less a
+    first label of :data:`HOST_WORDS` (``https://api.leedsbreadco.com/x`` and
+    ``billing@leedsbreadco.com`` both name ``leedsbreadco.com``)."""
+    if not isinstance(value, str):
+        return set()
+    out = set()
+    for match in _SITE.finditer(value[:2000]):
+        labels = match.group(1).casefold().split(".")
+        while len(labels) > 2 and labels[0] in HOST_WORDS:
+            labels = labels[1:]
+        out.add(".".join(labels))
+    return out
+
+
+def foreign_value(task: LintTask) -> list[str]:
+    """A write's URL or e-mail address on the site of another entity of a kind it takes,
+    not of its own: mer_004 is "Hutchinson Software" (its endpoints on
+    hutchinsonsoftware.com), but its new webhook endpoint is
+    https://api.leedsbreadco.com/webhooks/v1, mer_007's site. Sites are read from the
+    records of the task's initial state; an entity whose record names no site is not
+    judged."""
+    from prove_gym.synth.grounding import entity_index
+
+    out: list[str] = []
+    steps = [s for s in task.requested if task.writes(s.name) and task.tool(s.name) is not None]
+    if not steps or task.session is None or task.record is None:
+        return out
+    try:
+        session = task.session()
+    except ValueError:  # a size out of range: nothing to read sites from
+        return out
+    try:
+        index = entity_index(session)
+    finally:
+        session.close()
+    for s in steps:
+        tool = task.tool(s.name)
+        assert tool is not None
+        values = {k: _sites(v) for k, v in s.arguments.items()}
+        if not any(values.values()):
+            continue
+        for param, kind in tool.entities:
+            me = s.arguments.get(param)
+            own = task.record(kind, str(me)) if isinstance(me, str | int) else None
+            mine = {x for v in (own or {}).values() for x in _sites(v)}
+            key = index.key(kind)
+            if not mine or key is None:
+                continue
+            theirs = {
+                site: str(rec[key])
+                for rec in index.records(kind)
+                if str(rec[key]) != str(me)
+                for v in rec.values()
+                for site in _sites(v)
+                if site not in mine
+            }
+            for name, sites in values.items():
+                foreign = sorted(x for x in sites - mine if x in theirs)
+                if foreign:
+                    out.append(f"{s.call()}: {name} is on {foreign[0]}, {theirs[foreign[0]]}'s")
     return out
 
 
@@ -1360,6 +1531,7 @@ FLAW_CLASSES: dict[str, FlawClass] = {
         FlawClass("noop_update", noop_update),
         FlawClass("contradicting_filters", contradicting_filters),
         FlawClass("misfit_identifier", misfit_identifier),
+        FlawClass("foreign_value", foreign_value),
         FlawClass("second_persona", second_persona),
         FlawClass("repeated_login", repeated_login),
         FlawClass("new_without_create", new_without_create),

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prove_gym.server.tool import ToolSpec, enum_choices
-from prove_gym.synth.chains import is_secret_kind
+from prove_gym.synth.chains import COPY_VERBS, is_secret_kind
 from prove_gym.synth.dates import iso_datetime, say_iso
 from prove_gym.synth.enums import enum_values
 from prove_gym.synth.grounding import DoneStep
@@ -568,8 +568,6 @@ def can_leave_out(spec: ToolSpec, args: Mapping[str, Any], name: str) -> bool:
     )
 
 
-COPY_VERBS = frozenset({"clone", "copy", "cp", "duplicate", "fork", "forward", "reply"})
-"""First words of the names of tools that make a new entity of the kind they take."""
 UNDO_VERBS = frozenset(
     {"cancel", "close", "delete", "detach", "end", "leave", "remove", "rm", "rmdir"}
 )

@@ -1127,3 +1127,33 @@ def test_v1_find_merchant_finds_only_the_signed_in_merchant(seed: int) -> None:
         assert s.call("find_merchant", {"limit": 50}).content == [me]
         assert s.call("find_merchant", {"query": me["name"]}).content == [me]
         assert s.call("find_merchant", {"query": other["merchant_id"]}).content == []
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_drawn_webhook_url_is_on_the_merchants_own_domain(seed: int) -> None:
+    """payments-2026-00010 registered https://api.leedsbreadco.com/webhooks/v1 for mer_004,
+    "Hutchinson Software" <billing@hutchinsonsoftware.com>: the URL was another merchant's.
+    Synthesis draws ``url`` from the merchant's own e-mail domain, a URL none of its
+    endpoints has, which the call takes."""
+    from prove_gym.synth.chains import PlannedStep
+    from prove_gym.synth.grounding import Grounder, entity_index
+
+    session = PAYMENTS.session(seed, PAYMENTS.default_size)
+    spec = PAYMENTS.tools["create_webhook_endpoint"]
+    email = dict(rows(session, "SELECT id, email FROM merchants"))
+    urls = {(m, u) for m, u in rows(session, "SELECT merchant_id, url FROM webhook_endpoints")}
+    drawn = set()
+    for rng in range(12):
+        grounder = Grounder(session, entity_index(session), random.Random(rng))
+        g = grounder.ground(PlannedStep(spec), [], {})
+        assert g.unresolved is None and g.sources["url"] == "value"
+        merchant, url = g.args["merchant_id"], g.args["url"]
+        domain = email[merchant].rpartition("@")[2]
+        assert re.fullmatch(rf"https://api\.{re.escape(domain)}/webhooks/[a-z0-9-]+", url), url
+        assert (merchant, url) not in urls
+        drawn.add(url)
+        result = session.call(spec.name, g.args)
+        # the URL is never what fails (a merchant at its endpoint limit is refused)
+        assert result.ok or "endpoint_limit" in (result.message or ""), result.message
+        session.rollback()
+    assert len(drawn) > 3

@@ -266,6 +266,13 @@ def test_an_update_never_sets_a_field_to_the_value_it_has_now() -> None:
     assert made.ok, made.message
     draft = made.content["draft_id"]
     done = [DoneStep(create, args, {}, made.content, {"draft": [draft]})]
+    # a call that used the new draft first: else changing a field the creation set would
+    # waste it, and the update takes another draft (moot_write)
+    attach = server.tools["add_attachment"]
+    used = {"draft_id": draft, "filename": "agenda.pdf", "size_kb": 120}
+    attached = session.call(attach.name, used)
+    assert attached.ok, attached.message
+    done.append(DoneStep(attach, used, {"draft_id": 0}, attached.content, {"draft": [draft]}))
     subjects = set()
     for rng in range(30):
         *_, grounder = _grounder("email", rng=rng)
@@ -326,6 +333,85 @@ def test_text_tools_take_text_files_and_diff_takes_two_that_belong_together() ->
                     a.rsplit(".", 1)[-1] == b.rsplit(".", 1)[-1]
                 ), (a, b)
         assert grounded >= 8, name
+
+
+def test_an_update_never_moves_a_row_to_the_reference_it_has() -> None:
+    """calendar-2026-00013 moved an event in cal_01 "to the calendar cal_01": an update's
+    identifier that names a column of the row it changes (``update_event``'s
+    ``calendar_id``) is never drawn as the row's current value; a persona's id (who acts)
+    is not such a reference."""
+    from prove_gym.synth.chains import PlannedStep
+    from prove_gym.synth.grounding import moves
+
+    server, session, _ = _grounder("calendar")
+    spec = server.tools["update_event"]
+    assert moves(spec, server) == {"calendar_id"}
+    shopping = prove_gym.get_registry().get_server("shopping")
+    assert moves(shopping.tools["set_default_address"], shopping) == frozenset()
+    events = {r["event_id"]: r for r in session.list_entities("event")}
+    drawn = 0
+    for rng in range(30):
+        *_, grounder = _grounder("calendar", rng=rng)
+        g = grounder.ground(PlannedStep(spec), [], {}, extra=("calendar_id",))
+        if "calendar_id" in g.args:
+            drawn += 1
+            assert g.args["calendar_id"] != events[g.args["event_id"]]["calendar_id"]
+    assert drawn > 10
+
+
+def test_an_update_does_not_change_at_once_what_a_creation_just_set() -> None:
+    """travel_booking-2026-00012 created a traveller with passport LG3376736 and then
+    updated "the passport of the new traveller" to another: an update that would change a
+    field the creation set, with nothing between that used the new entity, takes another
+    entity; once a call has used the new one, the update may take it."""
+    from prove_gym.synth.chains import PlannedStep
+    from prove_gym.synth.grounding import DoneStep
+
+    server, session, grounder = _grounder("travel_booking")
+    create = server.tools["create_traveller"]
+    args = {"first_name": "Ana", "last_name": "Lee", "email": "ana@lee.com",
+            "date_of_birth": "1990-01-02", "nationality": "ES", "passport_number": "LG3376736",
+            "passport_expiry": "2031-06-30"}  # fmt: skip
+    made = session.call(create.name, args)
+    assert made.ok, made.message
+    new = made.content["traveller_id"]
+    done = [DoneStep(create, args, {}, made.content, {"traveller": [new]})]
+    grounder.session = session
+    renew = grounder.ground(PlannedStep(server.tools["update_passport"]), done, {})
+    assert renew.unresolved is None and renew.args["traveller_id"] != new
+    loyalty = server.tools["add_loyalty_number"]
+    used = {"traveller_id": new, "airline": "IB", "number": "IB123456"}
+    done.append(DoneStep(loyalty, used, {"traveller_id": 0}, {}, {}))
+    again = grounder.ground(PlannedStep(server.tools["update_passport"]), done, {})
+    assert again.args["traveller_id"] == new
+
+
+def test_a_lookup_that_finds_one_customer_makes_them_the_conversations() -> None:
+    """food_delivery-2026-00027: "search for Kirk" found cus_0063, then the order was placed
+    from the cart of cus_0020, a second customer. A persona-kind lookup that finds exactly
+    one record makes it the conversation's persona (when none is yet); one that finds
+    several leaves it open."""
+    from prove_gym.synth.chains import PlannedStep
+    from prove_gym.synth.grounding import DoneStep
+
+    server, session, grounder = _grounder("food_delivery")
+    find, order = server.tools["find_customer"], server.tools["place_order"]
+    customers = session.list_entities("customer")
+    one = customers[3]["customer_id"]
+    found = session.call(find.name, {"query": one})
+    assert found.ok and [c["customer_id"] for c in found.content] == [one]
+    produced = grounder.produced(find, found.content)
+    grounder.settle(find, {"query": one}, [], produced)
+    for _ in range(5):
+        g = grounder.ground(
+            PlannedStep(order), [DoneStep(find, {"query": one}, {}, found.content, produced)], {}
+        )
+        assert g.args["customer_id"] == one
+    many = session.call(find.name, {"query": "cus_00"})
+    assert many.ok and len(many.content) > 1
+    *_, fresh = _grounder("food_delivery")
+    fresh.settle(find, {"query": "cus_00"}, [], fresh.produced(find, many.content))
+    assert fresh.persona == {}
 
 
 def test_replacements_searches_copies_and_notes_fit_what_they_go_with() -> None:

@@ -146,6 +146,17 @@ def two_members(task: Task) -> Task:
     }  # fmt: skip
 
 
+def foreign_webhook(task: Task) -> Task:
+    """A webhook endpoint of mer_004 (Leeds Bread Co. at this seed and size) on the site of
+    mer_007 (Bristol Bread Co.)."""
+    return {
+        "id": "payments-foreign", "servers": ["payments"], "seed": 132276282, "size": 2,
+        "turns": [{"user": "Send mer_004's payment events to https://api.bristolbreadco.com/webhooks/v1.",
+                   "steps": [step("s1", "create_webhook_endpoint", merchant_id="mer_004",
+                                  url="https://api.bristolbreadco.com/webhooks/v1", events=["*"])]}],
+    }  # fmt: skip
+
+
 SEEDED: dict[str, tuple[Callable[[Task], Task], str]] = {
     "some_placeholder": (lambda t: user(t, 1, "Then invite some email to the new event."), "some email"),
     "iso_datetime": (lambda t: user(t, 0, "Create Design review on cal_01 at 2026-08-15T15:00."), "2026-08-15T15:00"),
@@ -170,6 +181,7 @@ SEEDED: dict[str, tuple[Callable[[Task], Task], str]] = {
     "noop_update": (same_title_again, 'title is already "Design review"'),
     "contradicting_filters": (two_periods, 'search_transactions(month="2026-06", start_date="2026-06-08"'),
     "misfit_identifier": (cat_a_photo, "IMG_2542.jpg\"): path does not fit"),
+    "foreign_value": (foreign_webhook, "url is on bristolbreadco.com, mer_007's"),
     "second_persona": (two_members, "2 users: place_bid(buyer_id=usr_021), create_listing(seller_id=usr_040)"),
     "repeated_login": (banking_logins, "2 calls: authenticate("),
     "new_without_create": (
@@ -326,6 +338,7 @@ ISSUE_43_CLASSES = (
     "noop_update",
     "contradicting_filters",
     "misfit_identifier",
+    "foreign_value",
     "second_persona",
     "moot_write",
     "some_placeholder",
@@ -719,3 +732,90 @@ def test_one_member_in_two_roles_is_one_persona() -> None:
     task = two_members(clean())
     task["turns"][1]["steps"][0]["arguments"]["seller_id"] = "usr_021"
     assert "second_persona" not in flags(task)
+
+
+def test_an_update_that_moves_a_row_to_the_reference_it_has_is_a_noop() -> None:
+    """calendar-2026-00013: "Change the location of the same event to Zoom. Use the calendar
+    cal_01.", ``update_event`` with ``calendar_id="cal_01"`` of an event already in cal_01
+    (read from the initial state at the task's seed and size, or from the creation)."""
+    move = step("s1", "update_event", event_id="evt_0004", location="Zoom", calendar_id="cal_01")
+    (found,) = flags(one_turn("calendar", move, seed=0))["noop_update"]
+    assert found.endswith('calendar_id is already "cal_01"')
+    other = {**move, "arguments": {**move["arguments"], "calendar_id": "cal_02"}}
+    assert flags(one_turn("calendar", other, seed=0)) == {}
+    made = add_steps(clean(), 1, step("s3", "update_event", ("s1",), event_id="evt_0301",
+                                      calendar_id="cal_01"))  # fmt: skip
+    (found,) = flags(made)["noop_update"]
+    assert found.endswith('calendar_id is already "cal_01"')
+    # who acts is no new value: set_default_address names the customer whose address it is
+    own = step("s1", "set_default_address", customer_id="cus_001", address_id="adr_0001")
+    assert "noop_update" not in flags(one_turn("shopping", own, seed=0))
+
+
+def test_a_field_made_and_changed_before_any_use_is_moot() -> None:
+    """travel_booking-2026-00012: create_traveller with passport LG3376736, then "update
+    the passport of the new traveller to XH6460534": the creation's value was wasted.
+    A call between that uses the traveller, or an update of another field, is fine."""
+    made = step("s1", "create_traveller", first_name="Ana", last_name="Lee", email="ana@lee.com",
+                date_of_birth="1990-01-02", nationality="ES", passport_number="LG3376736",
+                passport_expiry="2031-06-30")  # fmt: skip
+    renew = step("s2", "update_passport", ("s1",), traveller_id="trv_0101",
+                 passport_number="XH6460534", passport_expiry="2031-06-30")  # fmt: skip
+    (found,) = flags(one_turn("travel_booking", made, renew, seed=0))["moot_write"]
+    assert (
+        found.startswith("create_traveller(")
+        and "sets passport_number, then update_passport(" in found
+    )
+    loyalty = step("s1b", "add_loyalty_number", ("s1",), traveller_id="trv_0101",
+                   airline="IB", number="IB123456")  # fmt: skip
+    assert "moot_write" not in flags(one_turn("travel_booking", made, loyalty, renew, seed=0))
+    same = {**renew, "arguments": {**renew["arguments"], "passport_number": "LG3376736",
+                                   "passport_expiry": "2033-01-01"}}  # fmt: skip
+    assert (
+        "sets passport_expiry, then"
+        in flags(one_turn("travel_booking", made, same, seed=0))["moot_write"][0]
+    )
+    existing = {**renew, "depends_on": []}  # a traveller of the initial state: nothing made
+    assert "moot_write" not in flags(one_turn("travel_booking", made, existing, seed=0))
+
+
+def test_a_reply_to_a_new_message_changes_nothing_of_it() -> None:
+    """team_chat: a reply in the thread of a message just posted makes a message of its
+    own (its text is the reply's), so the post's text is not changed."""
+    post = step("s1", "post_message", channel_id="chan_011", text="Staging is back up.")
+    reply = step(
+        "s2", "reply_in_thread", ("s1",), message_id="msg_02117", text="I can pick this up."
+    )
+    assert "moot_write" not in flags(one_turn("team_chat", post, reply, seed=0))
+
+
+def test_a_lookup_that_finds_one_customer_then_an_order_for_another_is_two_people() -> None:
+    """food_delivery-2026-00027: "search for Kirk" finds one customer, then "order what is
+    in the cart of cus_0020", another. The lookup is run on the task's initial state: one
+    that finds several customers names nobody."""
+    session = get_registry().get_server("food_delivery").session(0, 1)
+    try:
+        one, other = (r["customer_id"] for r in session.list_entities("customer")[3:5])
+    finally:
+        session.close()
+    find = step("s1", "find_customer", query=one)
+    order = step("s2", "place_order", customer_id=other, tip=0)
+    (found,) = flags(one_turn("food_delivery", find, order, seed=0))["second_persona"]
+    assert found == f"2 customers: find_customer finds {one}, place_order(customer_id={other})"
+    own = {**order, "arguments": {"customer_id": one, "tip": 0}}
+    assert flags(one_turn("food_delivery", find, own, seed=0)) == {}
+    several = {**find, "arguments": {"query": "cus_00"}}
+    assert flags(one_turn("food_delivery", several, order, seed=0)) == {}
+
+
+def test_a_url_on_the_merchants_own_site_is_its_own() -> None:
+    """The seeded foreign webhook on mer_004's own site (leedsbreadco.com, any service
+    host), or in a state that holds no record of the merchant, is not flagged."""
+    task = foreign_webhook(clean())
+    args = task["turns"][0]["steps"][0]["arguments"]
+    args["url"] = "https://hooks.leedsbreadco.com/payments/v2"
+    assert flags(task) == {}
+    args["url"] = "https://api.bristolbreadco.com/webhooks/v1"
+    assert "foreign_value" in flags(task)
+    del task["seed"]
+    assert flags(task) == {}
