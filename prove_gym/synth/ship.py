@@ -355,7 +355,7 @@ def shipped_card(registry: Registry | None = None) -> str:
         server = reg.get_server(name)
         if server.tasks_file is None:
             continue
-        files = [("v0", server.tasks_file)]
+        files: list[tuple[str, Path | None]] = [("v0", server.tasks_file)]
         files += [(f"v{n}", v.tasks_file) for n, v in sorted(server.env_versions.items())]
         for version, path in files:
             if path is None:
