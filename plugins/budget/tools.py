@@ -473,6 +473,21 @@ class _Search:
     page: Query  # the newest ``limit``, each with its category's name
 
 
+def _search_for(params: dict[str, Any]) -> _Search:
+    """The statements of search_transactions for the filters ``params`` holds (the bound
+    values of a search: ``first``/``last`` of a month, ``lo``, ``hi``, ``category_id``,
+    ``account_id``, ``kind``, ``pattern``)."""
+    return _search_queries(
+        month="first" in params,
+        since="lo" in params,
+        until="hi" in params,
+        by_category="category_id" in params,
+        by_account="account_id" in params,
+        by_kind="kind" in params,
+        matching="pattern" in params,
+    )
+
+
 @functools.cache
 def _search_queries(
     month: bool,
@@ -940,15 +955,7 @@ def _payee_for_search(ctx: ToolContext, rng: random.Random, bound: Bound) -> str
     for name in ("category_id", "account_id", "kind"):
         if args.get(name) is not None:
             params[name] = str(args[name])
-    search = _search_queries(
-        month="first" in params,
-        since="lo" in params,
-        until="hi" in params,
-        by_category="category_id" in params,
-        by_account="account_id" in params,
-        by_kind="kind" in params,
-        matching=False,
-    )
+    search = _search_for(params)
     payees = sorted({row.payee for row in ctx.sql.all(search.page, **params, limit=100)})
     return rng.choice(payees) if payees else None
 
@@ -1133,15 +1140,7 @@ def search_transactions(
         params["kind"] = kind
     if query is not None and query.strip():
         params["pattern"] = search_pattern(query.strip())
-    search = _search_queries(
-        month="first" in params,
-        since="lo" in params,
-        until="hi" in params,
-        by_category="category_id" in params,
-        by_account="account_id" in params,
-        by_kind="kind" in params,
-        matching="pattern" in params,
-    )
+    search = _search_for(params)
     totals = ctx.sql.one(search.totals, **params)
     rows = ctx.sql.all(search.page, **params, limit=limit)
     return {

@@ -383,19 +383,14 @@ deliveries_t, keys_t = WebhookDelivery.__table__, IdempotencyKey.__table__
 MERCHANT = Query(select(merchants_t).where(Merchant.id == bindparam("id")))
 MERCHANTS = Query(select(merchants_t).order_by(Merchant.id))
 MERCHANT_NAMES = Query(select(Merchant.name).order_by(Merchant.id))
+# what find_merchant's text matches: a merchant's name, e-mail, invoice prefix or id
+_MERCHANT_MATCHES = contains(
+    bindparam("pattern"), Merchant.name, Merchant.email, Merchant.invoice_prefix, Merchant.id
+)
 # find_merchant acting for a merchant: itself, if it matches the text (or there is none)
 OWN_MERCHANT_MATCHING = Query(
     select(merchants_t)
-    .where(
-        Merchant.id == bindparam("me"),
-        contains(
-            bindparam("pattern"),
-            Merchant.name,
-            Merchant.email,
-            Merchant.invoice_prefix,
-            Merchant.id,
-        ),
-    )
+    .where(Merchant.id == bindparam("me"), _MERCHANT_MATCHES)
     .limit(bindparam("limit"))
 )
 OWN_MERCHANT = Query(
@@ -407,15 +402,7 @@ MERCHANTS_BY_NAME = Query(
 )
 MERCHANTS_MATCHING = Query(
     select(merchants_t)
-    .where(
-        contains(
-            bindparam("pattern"),
-            Merchant.name,
-            Merchant.email,
-            Merchant.invoice_prefix,
-            Merchant.id,
-        )
-    )
+    .where(_MERCHANT_MATCHES)
     .order_by(Merchant.name, Merchant.id)
     .limit(bindparam("limit"))
 )

@@ -212,6 +212,16 @@ class LintTask:
     def tool(self, name: str) -> Tool | None:
         return self.tools.get(name)
 
+    def open_session(self) -> Any | None:
+        """A session on the task's initial state (the caller closes it), or None where no
+        server of the task is installed or its size is out of range."""
+        if self.session is None:
+            return None
+        try:
+            return self.session()
+        except ValueError:  # a size out of range: no state to read
+            return None
+
     def writes(self, name: str) -> bool:
         """Whether a called tool writes (an unknown one is taken to)."""
         tool = self.tools.get(name)
@@ -870,11 +880,8 @@ def _looks_up(tool: Tool, kind: str) -> bool:
 def _found(task: LintTask, s: Step, key: str) -> str | None:
     """The one id by ``key`` that the read ``s`` finds on the task's initial state, or
     None (several, none, a failed call, or no state to run it on)."""
-    if task.session is None:
-        return None
-    try:
-        session = task.session()
-    except ValueError:  # a size out of range: nothing to run it on
+    session = task.open_session()
+    if session is None:
         return None
     try:
         result = session.call(s.name, dict(s.arguments))
@@ -1011,11 +1018,8 @@ def misfit_identifier(task: LintTask) -> list[str]:
                 if value is None or isinstance(value, list | dict) or str(value) in written:
                     continue
                 if session is None:
-                    if task.session is None:
-                        return out
-                    try:
-                        session = task.session()
-                    except ValueError:  # a size out of range: nothing to check against
+                    session = task.open_session()
+                    if session is None:
                         return out
                 records = {
                     k: rec
@@ -1069,11 +1073,10 @@ def foreign_value(task: LintTask) -> list[str]:
 
     out: list[str] = []
     steps = [s for s in task.requested if task.writes(s.name) and task.tool(s.name) is not None]
-    if not steps or task.session is None or task.record is None:
+    if not steps or task.record is None:
         return out
-    try:
-        session = task.session()
-    except ValueError:  # a size out of range: nothing to read sites from
+    session = task.open_session()
+    if session is None:
         return out
     try:
         index = entity_index(session)

@@ -182,6 +182,25 @@ def test_dates_times_and_money_bind_as_sqlalchemy_binds_them(value: Any) -> None
             assert ours(value) == expected
 
 
+def _stored(rows: list[dict[str, Any]], bulk: bool) -> list[Any]:
+    """The items table after inserting ``rows`` into a fresh database: with one
+    ``insert_many``, or one ``insert`` per row."""
+    conn = sqlite3.connect(":memory:")
+    engine = create_engine("sqlite://", creator=lambda: conn, poolclass=StaticPool)
+    Base.metadata.create_all(engine)
+    sql = Sql(conn)
+    sql.insert(Owner, id="o1", name="Ana")
+    if bulk:
+        sql.insert_many(Item, rows)
+    else:
+        for r in rows:
+            sql.insert(Item, **r)
+    try:
+        return conn.execute("SELECT * FROM items ORDER BY id").fetchall()
+    finally:
+        conn.close()
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     rows=st.lists(
@@ -212,20 +231,7 @@ def test_a_bulk_insert_stores_what_inserting_row_by_row_stores(
             | {"at": dt.datetime(2026, 1, 1, k % 24, k % 60, k, 7)}
             for k, r in enumerate(rows)
         ]
-    stored = []
-    for bulk in (True, False):
-        conn = sqlite3.connect(":memory:")
-        engine = create_engine("sqlite://", creator=lambda conn=conn: conn, poolclass=StaticPool)
-        Base.metadata.create_all(engine)
-        sql = Sql(conn)
-        sql.insert(Owner, id="o1", name="Ana")
-        if bulk:
-            sql.insert_many(Item, rows)
-        else:
-            for r in rows:
-                sql.insert(Item, **r)
-        stored.append(conn.execute("SELECT * FROM items ORDER BY id").fetchall())
-        conn.close()
+    stored = [_stored(rows, bulk) for bulk in (True, False)]
     assert stored[0] == stored[1]
     assert [type(v) for v in stored[0][0]] == [type(v) for v in stored[1][0]]
 
@@ -255,20 +261,7 @@ def test_repeated_values_bind_as_each_alone(picks: list[tuple[Any, Any, Any]]) -
     store what each stores alone, and equal instants in two time zones keep their own local
     times (such a column is bound value by value)."""
     rows = [{"owner_id": "o1", "title": "t", "price": p, "due": d, "at": a} for p, d, a in picks]
-    stored = []
-    for bulk in (True, False):
-        conn = sqlite3.connect(":memory:")
-        engine = create_engine("sqlite://", creator=lambda conn=conn: conn, poolclass=StaticPool)
-        Base.metadata.create_all(engine)
-        sql = Sql(conn)
-        sql.insert(Owner, id="o1", name="Ana")
-        if bulk:
-            sql.insert_many(Item, rows)
-        else:
-            for r in rows:
-                sql.insert(Item, **r)
-        stored.append(conn.execute("SELECT * FROM items ORDER BY id").fetchall())
-        conn.close()
+    stored = [_stored(rows, bulk) for bulk in (True, False)]
     assert stored[0] == stored[1]
 
 
