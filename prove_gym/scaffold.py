@@ -382,6 +382,10 @@ def _record_final_states(name: str, root: Path) -> None:
     from prove_gym.workspace import replay_tasks
 
     sys.path.insert(0, str(root))
+    # a package of this name imported earlier in the process (from another root) would be
+    # found in sys.modules first: replay the one just written
+    for mod in [m for m in sys.modules if m == f"prove_{name}" or m.startswith(f"prove_{name}.")]:
+        del sys.modules[mod]
     try:
         module = importlib.import_module(f"prove_{name}")
         registry = Registry(load_entrypoints=False)

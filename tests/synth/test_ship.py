@@ -118,6 +118,8 @@ def notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Registry, Pa
     root = tmp_path / "prove-notes"
     new_plugin("notes", root)
     monkeypatch.syspath_prepend(str(root))
+    for loaded in [m for m in sys.modules if m == "prove_notes" or m.startswith("prove_notes.")]:
+        monkeypatch.delitem(sys.modules, loaded)  # another test's scaffold: restored after
     module = importlib.import_module("prove_notes")
     registry = Registry(load_entrypoints=False)
     registry.register(module, name="notes")
