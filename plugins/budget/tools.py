@@ -1081,6 +1081,7 @@ def list_categories(
 @server.tool(
     returns=("transaction", "category", "account", "recurring_expense"),
     phrasings=[
+        "Show my recent transactions",
         "Show my {category_id} spending in {month}",
         "Find my {query} purchases",
         "List the transactions on account {account_id} from {start_date} to {end_date}",

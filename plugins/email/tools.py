@@ -987,7 +987,7 @@ def list_contacts(
     phrasings=[
         "Find emails mentioning '{query}' in {mailbox_id}",
         "Show the mail in the {folder} folder of {mailbox_id}",
-        "Search mailbox {mailbox_id} for messages from {query}",
+        "Search mailbox {mailbox_id} for messages mentioning {query}",
         "Which messages of {mailbox_id} carry label {label_id}?",
     ],
     examples={"query": _search_word},

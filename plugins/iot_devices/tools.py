@@ -20,6 +20,7 @@ from pydantic import Field
 from sqlalchemy import bindparam, delete, func, select
 
 from prove_gym.server import (
+    Bound,
     Conflict,
     Entity,
     EnvVersion,
@@ -728,22 +729,35 @@ def _raise(problem: str | None) -> None:
 
 
 # --------------------------------------------------- examples for synthesis
-def _scene_name(ctx: ToolContext, rng: random.Random) -> str:
-    return rng.choice(
-        ["Reading Time", "Dinner Party", "Bedtime Story", "Focus Mode", "Lazy Sunday"]
-    )
+SCENE_MOODS = ("evening", "morning", "night", "relax", "welcome")
+"""What a scene is for, after the room (or home) it sets: "Kitchen evening"."""
 
 
-def _automation_name(ctx: ToolContext, rng: random.Random) -> str:
-    return rng.choice(
-        [
-            "Night entry lights",
-            "Garage door alert",
-            "Morning motion",
-            "Back door lock-up",
-            "Quiet hall",
-        ]
-    )
+def scene_name_for(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A scene name that says where it acts: the room of its devices ("Office evening"),
+    or the home's when they are in several rooms; not "Reading Time" for a kettle."""
+    rooms = set()
+    for device_id in bound.args.get("device_ids") or []:
+        device = ctx.sql.first(DEVICE, id=str(device_id))
+        if device is None:
+            return None
+        rooms.add(ctx.sql.scalar(ROOM_NAME, id=device.room_id) if device.room_id else None)
+    place = rooms.pop() if len(rooms) == 1 and None not in rooms else "Home"
+    return f"{place} {rng.choice(SCENE_MOODS)}"
+
+
+def automation_name_for(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """An automation name that says what starts it: the sensor and its event ("Garage
+    Side Door opened"), not "Quiet hall" for a garage door that runs Movie Night."""
+    sensor = ctx.sql.first(DEVICE, id=str(bound.args.get("sensor_id", "")))
+    trigger = str(bound.args.get("trigger", "")).replace("_", " ")
+    if sensor is None or not trigger:
+        return None
+    place = sensor.name.removesuffix(" Sensor")
+    first, _, rest = trigger.partition(" ")
+    if rest and place.lower().endswith(first):  # "Hall Motion detected", not "motion motion"
+        trigger = rest
+    return f"{place} {trigger}"
 
 
 def _device_query(ctx: ToolContext, rng: random.Random) -> str:
@@ -1384,7 +1398,7 @@ def _snapshot(d: Any) -> list[tuple[str, str]]:
         "Save the current state of {device_ids} as a scene called {name} in {home_id}",
         "Create a scene {name} in {home_id} from devices {device_ids}",
     ],
-    examples={"name": _scene_name},
+    values={"name": scene_name_for},
 )
 def create_scene(
     ctx: ToolContext,
@@ -1600,7 +1614,7 @@ def delete_scene(ctx: ToolContext, scene_id: SceneRow) -> Deleted:
         "Create an automation {name} in {home_id} that runs {scene_id} on {trigger} from "
         "{sensor_id}",
     ],
-    examples={"name": _automation_name},
+    values={"name": automation_name_for},
 )
 def create_automation(
     ctx: ToolContext,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import random
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -21,6 +22,7 @@ from pydantic import Field
 from sqlalchemy import bindparam, delete, func, or_, select
 
 from prove_gym.server import (
+    Bound,
     Conflict,
     Entity,
     EnvVersion,
@@ -710,14 +712,38 @@ POSTS = [
     "Big news: I started a new job today! #career",
     "Anyone have a good ramen spot downtown? #food",
 ]
-COMMENTS = [
-    "Love this, congrats!",
-    "Great shot!",
-    "Recipe please!",
-    "So happy for you!",
-    "Where is this?",
-    "Totally agree.",
+COMMENTS_FOR: list[tuple[tuple[str, ...], list[str]]] = [
+    (("what should i read",), ["Try Project Hail Mary, you won't regret it!"]),
+    (("spot", "shop", "recommendation", "place"), ["Try the little place by the station!"]),
+    (("playlist",), ["Anything by Fleetwood Mac, trust me."]),
+    (("?",), ["Following, I'd love to know too!"]),
+    (
+        ("new job", "big news", "first", "finished", "started", "shipped", "thank you", "wins"),
+        ["Love this, congrats!", "So happy for you!", "Well deserved!"],
+    ),
+    (("#photography", "sunset", "shot", "view"), ["Great shot!", "Where is this?"]),
+    (("recipe", "#baking", "sourdough", "bakery", "croissant", "#food"), ["Recipe please!"]),
+    (("#running", " run", "climb", "workout", "#fitness"), ["Keep going, you've got this!"]),
 ]
+"""Comments that answer a post, by words of its text, first match first: a suggestion for
+a post that asks for one, congratulations for news, praise for a photo."""
+OTHER_COMMENTS = ["Totally agree.", "Love this!", "This made my day.", "Ha, been there."]
+"""Comments for a post none of :data:`COMMENTS_FOR` fits."""
+
+
+def comment_for_post(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A comment that answers the post in ``post_id`` (not "Love this, congrats!" under
+    "Coffee shop recommendations near the pier?"); None for a post it cannot read."""
+    post = ctx.sql.first(POST, id=str(bound.args.get("post_id", "")))
+    if post is None:
+        return None
+    text = f" {post.text.lower()}"
+    for words, comments in COMMENTS_FOR:
+        if any(w in text for w in words):
+            return rng.choice(comments)
+    return rng.choice(OTHER_COMMENTS)
+
+
 SEARCH = ["#running", "sourdough", "sunset", "coffee", "#books", "climbing", "ramen", "pier"]
 PEOPLE_SEARCH = ["garcia", "photographer", "runner", "Lisbon", "coffee", "designer", "baker"]
 
@@ -1053,7 +1079,7 @@ def create_post(ctx: ToolContext, text: PostText) -> PostOut:
     writes=True,
     returns="post",
     phrasings=["Comment '{text}' on {post_id}", "Reply to post {post_id} saying {text}"],
-    examples={"text": COMMENTS},
+    values={"text": comment_for_post},
 )
 def comment_on_post(ctx: ToolContext, post_id: PostRow, text: CommentText) -> CommentResult:
     """Comment on a post I may see, unless its author turned comments off.

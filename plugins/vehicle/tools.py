@@ -631,7 +631,11 @@ def list_saved_destinations(
 
 @server.tool(
     returns=("trip", "destination"),
-    phrasings=["Show my last {limit} trips", "When did I last drive to {destination_id}?"],
+    phrasings=[
+        "Show my recent trips",
+        "Show my last {limit} trips",
+        "When did I last drive to {destination_id}?",
+    ],
     examples={"limit": [3, 5, 10]},
 )
 def get_trip_log(
@@ -762,7 +766,7 @@ def shift_gear(ctx: ToolContext, gear: Gear) -> ModeChange:
 @server.tool(
     writes=True,
     idempotent=True,
-    phrasings=["Drive at {speed_kph} km/h", "Change the speed to {speed_kph} km/h"],
+    phrasings=["Bring the speed to {speed_kph} km/h", "Change the speed to {speed_kph} km/h"],
     examples={"speed_kph": [0, 30, 50, 80, 100]},
 )
 def set_speed(
@@ -1139,7 +1143,7 @@ def set_route(ctx: ToolContext, destination_id: DestinationRow) -> NewRoute:
 @server.tool(
     writes=True,
     returns=("trip", "destination"),
-    phrasings=["Drive me there", "Follow the route to the destination"],
+    phrasings=["Start driving to the destination I set", "Follow the route to the destination"],
 )
 def drive_route(ctx: ToolContext) -> Arrival:
     """Drive the active navigation route to its end. The car must be in drive (engine on, doors
@@ -1218,7 +1222,7 @@ def drive_route(ctx: ToolContext) -> Arrival:
 
 @server.tool(
     writes=True,
-    phrasings=["Refuel or charge the car to full", "Add {amount} of fuel or charge"],
+    phrasings=["Top the car up to full", "Add {amount} of fuel or charge"],
     examples={"amount": [5.0, 10.0, 20.0]},
 )
 def refuel_or_charge(ctx: ToolContext, amount: float | None = None) -> Refill:

@@ -20,6 +20,7 @@ from pydantic import Field
 from sqlalchemy import bindparam, case, func, select
 
 from prove_gym.server import (
+    Bound,
     Conflict,
     Entity,
     InvalidArgument,
@@ -311,6 +312,29 @@ SCHEDULED_BEFORE = Query(
     )
     .order_by(Meeting.scheduled_start, Meeting.id)
 )
+SCHEDULED_SOON = Query(
+    select(Meeting.id)
+    .where(Meeting.status == "scheduled", Meeting.scheduled_start < bindparam("end"))
+    .order_by(Meeting.scheduled_start, Meeting.id)
+)
+SOON_HOURS = 36
+"""How far ahead a meeting a user starts early may be scheduled (today's or tomorrow's)."""
+
+
+def meeting_starting_soon(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A scheduled meeting of the next :data:`SOON_HOURS` hours for ``start_meeting``: the
+    one drawn if it is, else one that is (None if none is). People start today's meeting a
+    little early, not one set for three weeks from now."""
+    soon = [
+        str(m)
+        for m in ctx.sql.scalars(SCHEDULED_SOON, end=ctx.now + dt.timedelta(hours=SOON_HOURS))
+    ]
+    drawn = str(bound.args.get("meeting_id", ""))
+    if drawn in soon:
+        return drawn
+    return rng.choice(soon) if soon else None
+
+
 OPEN_PEOPLE = Query(
     select(
         Participant.id,
@@ -872,7 +896,11 @@ def schedule_meeting(
 @server.tool(
     writes=True,
     returns=("meeting", "participant"),
-    phrasings=["Start meeting {meeting_id}", "Open {meeting_id} now, the host is ready"],
+    phrasings=[
+        "Start meeting {meeting_id} early, everyone is here",
+        "Open {meeting_id} now, ahead of its slot",
+    ],
+    values={"meeting_id": meeting_starting_soon},
 )
 def start_meeting(ctx: ToolContext, meeting_id: MeetingRow) -> MeetingDetail:
     """Start a scheduled meeting now: it goes live and its host joins it.

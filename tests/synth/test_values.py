@@ -9,6 +9,7 @@ state a call saw is the one it is judged against.
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 from collections.abc import Callable
 from decimal import Decimal
@@ -399,3 +400,70 @@ def test_income_is_never_filed_under_a_bill() -> None:
     assert Decimal(str(drawn.args["amount"])) in [Decimal(str(v)) for v in PAY]
     _, drawn = _draw("budget", "add_income", 2, category_id=goal, payer="Tax refund")
     assert Decimal(str(drawn.args["amount"])) in [Decimal(str(v)) for v in OTHER_INCOME]
+
+
+# ----------------------------------------------------------------- prove_gym.synth/14
+@pytest.mark.parametrize("seed", range(6))
+def test_a_comment_answers_the_post_it_is_on(seed: int) -> None:
+    """A comment fits the post's text: a suggestion under a post that asks for one,
+    congratulations under news; never "Love this, congrats!" under a question."""
+    from prove_plugins.social_media.tools import COMMENTS_FOR, OTHER_COMMENTS
+
+    session, drawn = _draw("social_media", "comment_on_post", seed)
+    assert drawn.unresolved is None
+    post = session.call("get_post", {"post_id": drawn.args["post_id"]})
+    text = f" {post.content['text'].lower()}"
+    fits = next((c for words, c in COMMENTS_FOR if any(w in text for w in words)), OTHER_COMMENTS)
+    assert drawn.args["text"] in fits, (text, drawn.args["text"])
+    if "?" in text:
+        assert "congrats" not in drawn.args["text"].lower()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_scene_is_named_for_where_its_devices_are(seed: int) -> None:
+    session, drawn = _draw("iot_devices", "create_scene", seed)
+    assert drawn.unresolved is None
+    rooms = {
+        session.call("get_device", {"device_id": d}).content["room"]
+        for d in drawn.args["device_ids"]
+    }
+    place = rooms.pop() if len(rooms) == 1 else "Home"
+    assert drawn.args["name"].startswith(f"{place} "), (rooms, drawn.args)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_an_automation_is_named_for_the_sensor_event_that_starts_it(seed: int) -> None:
+    session, drawn = _draw("iot_devices", "create_automation", seed)
+    assert drawn.unresolved is None
+    sensor = session.call("get_device", {"device_id": drawn.args["sensor_id"]}).content
+    name = drawn.args["name"]
+    assert name.startswith(sensor["name"].removesuffix(" Sensor"))
+    assert name.endswith(drawn.args["trigger"].replace("_", " ").split(" ")[-1])
+    assert "Quiet hall" not in name
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_meeting_started_early_is_one_of_the_next_day_and_a_half(seed: int) -> None:
+    from prove_plugins.video_meeting.tools import SOON_HOURS
+
+    session, drawn = _draw("video_meeting", "start_meeting", seed)
+    assert drawn.unresolved is None
+    meeting = session.call("get_meeting", {"meeting_id": drawn.args["meeting_id"]}).content
+    start = dt.datetime.fromisoformat(meeting["scheduled_start"])
+    now = session.context().now
+    assert meeting["status"] == "scheduled"
+    assert now <= start < now + dt.timedelta(hours=SOON_HOURS), (now, start)
+
+
+def test_a_file_is_moved_or_copied_where_its_kind_belongs(tasks) -> None:
+    """mv and cp put a photo in Pictures, a note in Documents, anything in a backup, or
+    keep it in its own folder's tree; a dotfile goes to a backup at most."""
+    from prove_plugins.filesystem.tools.fitting import fitting_destination
+
+    def visit(ws: Workspace, step: GoldStep) -> str | None:
+        fit = fitting_destination(None, random.Random(0), Bound(step.arguments))
+        return None if fit == step.arguments["destination"] else "does not belong there"
+
+    judged, found = flagged(tasks, "filesystem", {"mv": visit, "cp": visit})
+    assert judged >= 3, "too few moves and copies to judge"
+    assert found == []

@@ -228,3 +228,69 @@ def new_name_like(ctx: ToolContext | None, rng: random.Random, bound: Bound) -> 
     ext = Bound({"path": path}).extension("path")
     stem = name[: len(name) - len(ext)] if ext else name
     return f"{stem}{rng.choice(FILE_SUFFIXES)}{name[len(stem) :]}"
+
+
+FOLDERS_BY_TYPE: dict[str, frozenset[str]] = {
+    **dict.fromkeys(
+        (".jpg", ".jpeg", ".png", ".gif", ".heic", ".webp"),
+        frozenset({"Pictures", "Desktop", "Downloads"}),
+    ),
+    **dict.fromkeys((".mp4", ".mov", ".mkv"), frozenset({"Videos", "Desktop", "Downloads"})),
+    **dict.fromkeys((".mp3", ".wav", ".flac", ".m3u"), frozenset({"Music", "Downloads"})),
+    **dict.fromkeys(
+        (".md", ".txt", ".pdf", ".docx", ".xlsx", ".pptx", ".csv", ".rst"),
+        frozenset({"Documents", "Desktop", "Downloads", "Projects"}),
+    ),
+    **dict.fromkeys(
+        (".py", ".js", ".ts", ".json", ".yaml", ".yml", ".toml", ".sh", ".html", ".css"),
+        frozenset({"Projects"}),
+    ),
+    **dict.fromkeys((".zip", ".gz", ".tgz", ".tar", ".deb", ".dmg", ".iso"), frozenset({"Downloads"})),
+}  # fmt: skip
+"""The folders of a home where a file of each type belongs (photos in Pictures, a song in
+Music): where a person moves or copies one to, besides its own folder's tree."""
+KEEPING_WORDS = ("backup", "archive", "old", "to-sort", "shared", "misc")
+"""Words of folder names that take anything (a backup, an archive)."""
+
+
+def _home_folder(path: str) -> str | None:
+    """The first folder of a home path (``Pictures`` in ``/home/ana/Pictures/2025`` or
+    ``~/Pictures``), or the first folder of another absolute path (``var`` in
+    ``/var/log``); None for a relative path."""
+    parts = [p for p in path.split("/") if p]
+    if path.startswith("~/"):
+        return parts[1] if len(parts) > 1 else None
+    if path.startswith("/home/"):
+        return parts[2] if len(parts) > 2 else None
+    return parts[0] if path.startswith("/") and parts else None
+
+
+def fitting_destination(ctx: ToolContext | None, rng: random.Random, bound: Bound) -> str | None:
+    """The folder in ``destination`` if the entry in ``source`` belongs there: a folder of
+    its own tree (``~/Documents/Work`` to ``~/Documents/Archive``), a folder that keeps
+    anything (a backup, an archive), or where its type lives (a photo to Pictures, a song
+    to Music); None otherwise, so synthesis draws another. A hidden file (``.gitconfig``)
+    goes only to a backup or an archive. Nobody files their ``.gitconfig`` under
+    ``~/Pictures/2025/Vancouver``.
+
+    >>> [fitting_destination(None, random.Random(0), Bound({"source": s, "destination": d}))
+    ...  for s, d in [("/home/ana/.gitconfig", "/home/ana/Pictures/2025"),
+    ...               ("/home/ana/.gitconfig", "/home/ana/backup"),
+    ...               ("/home/ana/Downloads/IMG_1.jpg", "/home/ana/Pictures/2025"),
+    ...               ("/home/ana/Downloads/IMG_1.jpg", "/home/ana/Projects/api")]]
+    [None, '/home/ana/backup', '/home/ana/Pictures/2025', None]
+    """
+    source, destination = str(bound.args.get("source", "")), str(bound.args.get("destination", ""))
+    if not destination or _hidden(destination):
+        return None
+    if any(word in destination.lower() for word in KEEPING_WORDS):
+        return destination
+    if _hidden(source):
+        return None
+    top = _home_folder(destination)
+    if top is not None and top == _home_folder(source):
+        return destination
+    name = source.rstrip("/").rsplit("/", 1)[-1]
+    return (
+        destination if top in FOLDERS_BY_TYPE.get(Bound({"p": name}).extension("p"), ()) else None
+    )

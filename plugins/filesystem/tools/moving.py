@@ -21,7 +21,7 @@ from prove_gym.server.patterns import compile_glob
 from ..models import Node
 from ._declare import tool
 from .args import MAX_NAME, DirArg, NamePattern, PathArg
-from .fitting import empty_directory, new_name_like, visible_source
+from .fitting import empty_directory, fitting_destination, new_name_like, visible_source
 from .fs import Fs, _perms, check_name
 from .nodes import AnyNode, Entry, NodeRow
 from .queries import MOVE_NODES, SET_MODE
@@ -90,7 +90,7 @@ def _target(fs: Fs, cmd: str, source: NodeRow, src_path: str, destination: str) 
     destructive=True,
     returns="path",
     phrasings=["Copy {source} to {destination}", "Make a copy of {source} in {destination}"],
-    values={"source": visible_source},
+    values={"source": visible_source, "destination": fitting_destination},
 )
 def cp(
     ctx: ToolContext,
@@ -182,6 +182,7 @@ def _move(fs: Fs, cmd: str, node: NodeRow, path: str, t: Target) -> None:
         "mv {source} {destination}",
         "Put {source} into {destination}",
     ],
+    values={"source": visible_source, "destination": fitting_destination},
 )
 def mv(ctx: ToolContext, source: PathArg, destination: DirArg) -> Moved:
     """Move or rename a file or directory. If destination is an existing directory the entry
