@@ -108,7 +108,7 @@ from prove_gym.synth.validate import (
 from prove_gym.synth.writer import LLMWriter
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/13"
+GENERATOR = "prove_gym.synth/14"
 """Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
 ``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
 of ``final_state_hash`` unless a call changed their state (see
@@ -144,7 +144,12 @@ tool for an abstention turn while an offered one declares it can stand in for it
 call, and, past a server's quota, swaps in tasks that call a tool no kept gold calls (the
 collector's coverage blocks), and runs blocks of 7 candidates (from 25), each on a fresh
 state of its own, so 1,000 tasks start from over 250 distinct states instead of about 100
-(the task format is unchanged)."""
+(the task format is unchanged); /12 and /13 add the value sources, personas and flaw checks
+docs/synthesis.md describes; /14 counts "the second X in that list" in the result's list
+alone (not a header's own id), asks a clarify turn for no call whose ids the user says as
+they are, tries a hidden tool's request on the state (and takes the call back) so that an
+abstention is about a request that makes sense, never ends a chain with a login, and
+writes a yes/no question and what follows "I'm customer ..." without "Now" or "Then"."""
 
 PLAN_DRAWS = 6
 """Chains a candidate draws before it gives up (see :meth:`Conversation._plan`): drawing
@@ -670,6 +675,9 @@ class Conversation:
             if sum(bool(LOGIN.match(s.name)) for s in plan) > 1:
                 reason = "second_login:plan"  # one user logs in once
                 continue
+            if LOGIN.match(plan[-1].name):
+                reason = "idle_login:plan"  # a login is for what comes after it
+                continue
             # the hidden tool's request is a turn of its own: the last step, alone
             body = plan[:-1] if self.hidden is not None else plan
             n_body = self.n_seg - 1 if self.hidden is not None else self.n_seg
@@ -824,12 +832,26 @@ class Conversation:
         return self._snap[1]
 
     def _ground_only(self, step: PlannedStep) -> str | None:
-        """A step of the turn that asks for a hidden tool: arguments for its text, no call."""
+        """A step of the turn that asks for a hidden tool: arguments for its text, and a
+        call that would succeed were the tool offered, tried and taken back (not "change
+        the new order to 65 shares at 99.99" for a market order that filled): the model
+        is right to say it cannot, not that the request makes no sense."""
         phrasing = self.renderer.plan_phrasing(step.tool)
         extra = self.renderer.extra_optionals(step.tool, phrasing)
-        g = self.grounder.ground(step, self.done, self.context, extra=extra)
-        if g.unresolved:
-            return f"ungroundable:{step.name}.{g.unresolved}"
+        reason = ""
+        for _ in range(max(1, self.cfg.max_attempts)):
+            g = self.grounder.ground(step, self.done, self.context, extra=extra)
+            if g.unresolved:
+                return f"ungroundable:{step.name}.{g.unresolved}"
+            before, changes = self._state_bytes(), self.session.raw_connection.total_changes
+            result = self.session.call(step.name, g.args)
+            if self.session.raw_connection.total_changes != changes:
+                self.session.restore(before)
+            if result.ok:
+                break
+            reason = f"hidden_fails:{step.name}"
+        else:
+            return reason
         self.done.append(
             DoneStep(step.tool, g.args, g.links, segment=step.segment, executed=False, plan=step)
         )
@@ -997,6 +1019,7 @@ class Conversation:
             plan=step,
             result=result,
             given_up=given_up,
+            listed=self.grounder.produced(step.tool, result.content, listed_only=True),
         )
         done.repairs = [
             self.done_index[f] for f in self.fixes_for.get(step, []) if f in self.done_index
@@ -1228,10 +1251,17 @@ class Conversation:
         idxs = out[at][0]
         name, value = omit[1], done[omit[0]].args[omit[1]]
         deps = self._dependencies()
+        knowledge = Knowledge(
+            done,
+            {i: d.segment for i, d in enumerate(done)},
+            self.grounder.index.exists,
+            lambda d, kind: creates(d.tool, kind),
+        )
         needs = {omit[0]}
         for i in idxs:
             takes = name in done[i].args and done[i].args[name] == value
-            if done[i].executed and (takes or deps.get(i, set()) & needs):
+            wants = {j for j in deps.get(i, set()) & needs if not self._says(knowledge, i, j)}
+            if done[i].executed and (takes or wants):
                 needs.add(i)
         cut = next((k for k, i in enumerate(idxs) if i not in needs), len(idxs))
         if cut == len(idxs):
@@ -1243,6 +1273,26 @@ class Conversation:
         else:
             out.insert(at + 1, (rest, False))
         return out
+
+    def _says(self, knowledge: Knowledge, i: int, j: int) -> bool:
+        """Whether step i takes from step j only ids the user says as they are: ids of
+        the initial state that no reference stands for ("will pl_0078 be open?" after
+        "what's on one of my lists?", whose result holds pl_0078). Such a call does not
+        wait for j from where the user stands (a model may make it before asking what j
+        lacks), so a clarify request does not ask for it."""
+        step = self.done[i]
+        if j in step.repairs or j not in step.links.values():
+            return False  # a repair or an effect on state: i needs j's call
+        for param, src in step.links.items():
+            if src != j:
+                continue
+            entity = step.tool.entity_params.get(param)
+            if entity is None or knowledge.reference(i, param) is not None:
+                return False
+            values = step.args[param] if isinstance(step.args[param], list) else [step.args[param]]
+            if not all(self.grounder.index.exists(entity.name, str(v)) for v in values):
+                return False
+        return True
 
     def _recoveries(self) -> dict[int, int]:
         """The failed attempts the gold shows: recovered step -> the step it goes before.

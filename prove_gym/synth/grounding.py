@@ -148,7 +148,7 @@ def plural_names(key: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def extract_ids(content: Any, key: str) -> list[Any]:
+def extract_ids(content: Any, key: str, *, listed_only: bool = False) -> list[Any]:
     """Identifier values under field ``key`` (or its plural list) anywhere in a result: those
     inside a list first (the listing "the first X in those results" counts in), then those
     outside any list (a header such as the caller's own store), each in order.
@@ -159,6 +159,12 @@ def extract_ids(content: Any, key: str) -> list[Any]:
     ['a1', 'a2']
     >>> extract_ids({"you": {"store_id": "s13"}, "stores": [{"store_id": "s15"}]}, "store_id")
     ['s15', 's13']
+
+    ``listed_only`` leaves out those outside any list: what "the second X from that list"
+    counts, not the header's own store.
+
+    >>> extract_ids({"you": {"store_id": "s13"}, "stores": [{"store_id": "s15"}]}, "store_id", listed_only=True)
+    ['s15']
     """
     listed: list[Any] = []
     loose: list[Any] = []
@@ -186,7 +192,7 @@ def extract_ids(content: Any, key: str) -> list[Any]:
     walk(content, False)
     found: list[Any] = []
     seen: set[str] = set()
-    for value in (*listed, *loose):
+    for value in listed if listed_only else (*listed, *loose):
         if str(value) not in seen:
             seen.add(str(value))
             found.append(value)
@@ -255,6 +261,8 @@ class DoneStep:
         links: Parameter -> index (in the done list) of the step whose result gave its value.
         content: The result content (``None`` if not executed).
         produced: Entity kind -> identifiers found in the result (declared ``returns`` only).
+        listed: Entity kind -> those of ``produced`` found inside a list of the result
+            (:func:`extract_ids` ``listed_only``): what "that list" counts.
         segment: The request (user turn) it belongs to.
         executed: False for the steps of a turn that will be answered without calls.
         repairs: Indices of steps inserted to fix this one's precondition.
@@ -279,6 +287,7 @@ class DoneStep:
     result: Any = None
     failed: tuple[dict[str, Any], Any] | None = None
     given_up: bool = False
+    listed: dict[str, list[Any]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -578,15 +587,18 @@ class Grounder:
             records = [r for r in records if _in_role(r, roles, bound, owner, me)]
         return records
 
-    def produced(self, spec: ToolSpec, content: Any) -> dict[str, list[Any]]:
-        """Identifiers of the kinds ``spec`` declares it returns, found in ``content``."""
+    def produced(
+        self, spec: ToolSpec, content: Any, *, listed_only: bool = False
+    ) -> dict[str, list[Any]]:
+        """Identifiers of the kinds ``spec`` declares it returns, found in ``content``
+        (``listed_only``: those inside a list, :func:`extract_ids`)."""
         out = {}
         for kind in spec.returns:
             key = self.index.key(kind)
             if key is None and kind in self.server.entities:
                 key = self.server.entities[kind].key
             if key:
-                ids = extract_ids(content, key)
+                ids = extract_ids(content, key, listed_only=listed_only)
                 if ids:
                     out[kind] = ids
         return out

@@ -141,7 +141,7 @@ class Knowledge:
         j = step.links.get(param)
         if j is None or j != i - 1 or self.listings(i, kind) != [j]:
             return None  # "those results" must be the one list, right before
-        produced = _ids(self.done[j].produced.get(kind, []))
+        produced = _ids(self.done[j].listed.get(kind, []))  # not a header's own id
         if len(produced) < 2:
             return None  # one found: "that X" if it is the one in play, else its id
         if len(values) > 1 and values == produced[: len(values)]:

@@ -37,6 +37,7 @@ from prove_gym.server.tool import Bound, ToolSpec
 from prove_gym.synth.chains import COPY_VERBS
 from prove_gym.synth.enums import enum_values, stated
 from prove_gym.synth.grounding import extract_ids, moves
+from prove_gym.synth.knowledge import ORDINALS
 from prove_gym.synth.render import LOGIN, UNDO_VERBS, unreadable_name, words
 
 EXAMPLES = 3
@@ -1118,6 +1119,15 @@ def repeated_login(task: LintTask) -> list[str]:
     )
 
 
+def idle_login(task: LintTask) -> list[str]:
+    """A login or authentication as the task's last call: the user signs in and asks for
+    nothing that needs it ("... what's the balance? Log me in: customer cus_026")."""
+    calls = task.requested
+    if calls and LOGIN.match(calls[-1].name):
+        return [f"{calls[-1].call()} is the last call"]
+    return []
+
+
 CREATE_VERBS = frozenset(
     {"add", "book", "create", "draft", "make", "new", "place", "post", "register", "schedule"}
 )
@@ -1304,13 +1314,44 @@ def list_reference(task: LintTask) -> list[str]:
                 # (a call the gold gives up has no dependencies recorded)
                 given_up = step not in task.steps
                 if len(listings) == 1 and (given_up or listings[0].id in step.depends_on):
-                    break  # the phrase can stand for this one: no flaw
+                    at = _listed_at(task, listings[0], kind, m.group(0))
+                    if at is None or at == value:
+                        break  # the phrase can stand for this one: no flaw
+                    problems.append(f"that list's {m.group(0).split()[1]} is {at}: gold {value}")
+                    continue
                 if (step, value) in unstated:
                     problems.append(f"{len(listings)} lists: gold {value}")
             else:
                 if problems:
                     out.append(f"{_around(text, m.start(), m.end())} ({problems[0]})")
     return out
+
+
+def _listed_at(task: LintTask, listing: Step, kind: str, phrase: str) -> str | None:
+    """The id of ``kind`` at the place an ordinal phrase names ("the second store from
+    that list") in the list ``listing``'s result shows, replayed after the calls before
+    it ("nothing" past the list's end); None where it cannot be told (no state, a failed
+    call, "the first 3")."""
+    words_ = phrase.lower().split()
+    if len(words_) < 2 or words_[1] not in ORDINALS or (words_[2:3] and words_[2].isdigit()):
+        return None
+    from prove_gym.synth.grounding import entity_index
+
+    place = ORDINALS.index(words_[1])
+    session = task.open_session()
+    if session is None:
+        return None
+    try:
+        key = entity_index(session).key(kind)
+        for s in _before(task, listing):
+            session.call(s.name, dict(s.arguments))
+        result = session.call(listing.name, dict(listing.arguments))
+    finally:
+        session.close()
+    if key is None or not result.ok:
+        return None
+    ids = [str(v) for v in extract_ids(result.content, key, listed_only=True)]
+    return ids[place] if place < len(ids) else "nothing"
 
 
 def _lists(task: LintTask, step: Step, kind: str) -> bool:
@@ -1418,7 +1459,9 @@ def clarify_with_independent(task: LintTask) -> list[str]:
 
     The clarify turn names the value (``missing``); the next turn supplies it and holds
     the gold. A call needs it when it takes that argument or depends (``depends_on``,
-    through any chain) on one that does.
+    through any chain) on one that does, unless it depends on reads alone and the clarify
+    turn states each of its ids as it is ("What's on one of my lists? And will pl_0078 be
+    open at 8 pm?": the place is said, the list need not be read first).
     """
     turns = task.turns
     out = []
@@ -1430,8 +1473,16 @@ def clarify_with_independent(task: LintTask) -> list[str]:
         if not steps:
             continue
         needs = {s.id for s in steps if missing & set(s.arguments)}
+        by_id = {s.id: s for s in steps}
         for s in steps:
-            if set(s.depends_on) & needs:
+            if not set(s.depends_on) & needs:
+                continue
+            ids = [
+                str(v) for param, _ in _entities(task, s) for v in _strings(s.arguments.get(param))
+            ]
+            said = bool(ids) and all(_said(task, i, v, only=True) for v in ids)
+            reads = not any(task.writes(by_id[d].name) for d in s.depends_on if d in by_id)
+            if s.id not in needs and not (said and reads):
                 needs.add(s.id)
         free = [s for s in steps if s.id not in needs]
         if free:
@@ -1537,6 +1588,7 @@ FLAW_CLASSES: dict[str, FlawClass] = {
         FlawClass("foreign_value", foreign_value),
         FlawClass("second_persona", second_persona),
         FlawClass("repeated_login", repeated_login),
+        FlawClass("idle_login", idle_login),
         FlawClass("new_without_create", new_without_create),
         FlawClass("ambiguous_reference", ambiguous_reference),
         FlawClass("list_reference", list_reference),

@@ -42,6 +42,31 @@ OPENERS = ["", "", "Hi! ", "Hello. ", "Could you help me? ", "Please help me wit
 FOLLOW_UPS = ["Now ", "Thanks. Now ", "Great. ", "OK, next: ", "One more thing: ", "Also, "]
 CONNECTORS = ["Then ", "After that, ", "Next, ", "Once that's done, ", "And then "]
 MINIMAL_CONNECTORS = ["Then ", "And "]
+QUESTION_CONNECTORS = ["Also, ", "And "]
+"""Connectors before a yes/no question: "Also, is it open?", never "Then is it open?"."""
+QUESTION_FOLLOW_UPS = ["Great. ", "OK, next: ", "One more thing: ", "Also, "]
+"""Follow-ups before a yes/no question: never "Now is it open right now?"."""
+AUXILIARIES = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "has",
+        "have",
+        "had",
+        "may",
+    ]
+)
+"""First words of a yes/no question."""
 SUPPLY = [
     "It's {value}.",
     "The {words} is {value}.",
@@ -147,6 +172,18 @@ def literal_values(value: Any) -> list[str]:
     return [str(value)]
 
 
+def _yes_no_question(text: str) -> bool:
+    """Whether ``text`` opens with an auxiliary verb ("Is rst_001 open?", "Does ...")."""
+    first = text.split(" ", 1)[0]
+    return first.lower() in AUXILIARIES
+
+
+def _introduces(text: str) -> bool:
+    """Whether ``text`` says who the user is rather than asking for something ("I'm
+    customer cus_033, my passcode is 001755"): what follows it takes no "After that"."""
+    return text.startswith(("I'm ", "I am ", "My name is ", "This is "))
+
+
 def _lower_first(text: str) -> str:
     """Lower-case a sentence's first letter after a connector ("Then find ..."), not "I"."""
     if re.match(r"I\b", text) or len(text) < 2 or not text[0].isupper() or text[1].isupper():
@@ -232,13 +269,19 @@ def usable_phrasings(spec: ToolSpec, args: Mapping[str, Any] | None = None) -> l
     A phrasing's slots must all have values. A phrasing with no slot for a
     required choice (an enum: ``to_status``, ``action``) usually implies one
     ("Start working on {issue_id}" means in_progress), so it is used only when no
-    phrasing has a slot for every required choice.
+    phrasing has a slot for every required choice. A phrasing with no slot at all
+    ("How is my budget doing this month?") is for a call whose values no phrasing
+    states: else the values it leaves out follow as sentences that can contradict it.
     """
     props = spec.input_schema().get("properties", {})
     choices = {p.name for p in spec.params if p.required and enum_choices(props.get(p.name, {}))}
     fits = [ph for ph in spec.phrasings if args is None or set(SLOT.findall(ph)) <= set(args)]
     safe = [ph for ph in fits if choices <= set(SLOT.findall(ph))]
-    return safe or fits
+    out = safe or fits
+    if args:  # "Show my recent trips" only for a call with no value a phrasing can state
+        stating = [ph for ph in out if SLOT.search(ph)]
+        out = stating or out
+    return out
 
 
 def _word_set(text: str) -> frozenset[str]:
@@ -762,7 +805,7 @@ SAID_AS: dict[str, str] = {
     "duration_minutes": "Make it {} long.",
     "create_webhook_endpoint.events": "Subscribe it to {}.",
     "idempotency_key": "Make it safe to retry with the key {}.",
-    "to": "Send it to {}.",
+    "to": "Address it to {}.",
     "update_event.start": "Move it to {}.",
     "cc": "Copy {}.",
     "labels": "Label it with {}.",
@@ -809,7 +852,7 @@ def extra_sentence(spec: ToolSpec, extra: Extra) -> str:
     >>> extra_sentence(tool("retail_chain.list_sales"), Extra("days", "days", "1", count=1))
     'Cover the last 1 day.'
     >>> extra_sentence(tool("email.update_draft"), Extra("to", None, "to a@b.com", plain="a@b.com"))
-    'Send it to a@b.com.'
+    'Address it to a@b.com.'
     >>> extra_sentence(tool("budget.search_transactions"), Extra("account_id", "account", "that account", True))
     'Only for that account.'
     >>> extra_sentence(tool("calendar.create_event"), Extra("calendar_id", "calendar", "cal_01"))
@@ -850,8 +893,30 @@ def settings_sentence(spec: ToolSpec, extras: Sequence[Extra]) -> str:
     """The values a phrasing has no slot for, a sentence each (:func:`extra_sentence`); a
     quoted value that ends a sentence ends it ('The comment is "Thanks!"', not '... "Thanks!".').
     """
-    said = (extra_sentence(spec, extra) for extra in extras)
-    return " ".join(re.sub(r'([.?!]")\.$', r"\1", sentence) for sentence in said)
+    said = [re.sub(r'([.?!]")\.$', r"\1", extra_sentence(spec, extra)) for extra in extras]
+    return " ".join(_joined_filters(said))
+
+
+def _joined_filters(sentences: Sequence[str]) -> list[str]:
+    """Consecutive "Only for X." sentences as one: "Only for that workspace and the
+    channel chan_009.", not a list of one-line orders.
+
+    >>> _joined_filters(["Only for ws_01.", "Only for chan_009.", "Only ones by usr_011."])
+    ['Only for ws_01 and chan_009.', 'Only ones by usr_011.']
+    """
+    out: list[str] = []
+    for sentence in sentences:
+        last = out[-1] if out else ""
+        if (
+            sentence.startswith("Only for ")
+            and sentence.endswith(".")
+            and last.startswith("Only for ")
+            and last.endswith(".")
+        ):
+            out[-1] = f"{last[:-1]} and {sentence.removeprefix('Only for ')}"
+        else:
+            out.append(sentence)
+    return out
 
 
 @dataclass
@@ -1121,18 +1186,33 @@ class Renderer:
         """
         style = level or self.level
         parts: list[str] = []
+        raw: list[str] = []  # each step's words before a connector
         keep: list[str] = []
         for i, idx in enumerate(idxs):
             missing = omit[1] if omit is not None and omit[0] == idx else None
             text, stated = self.phrase(idx, done, planned=planned.get(idx), omit=missing)
+            said = text
             keep.extend(stated)
             if i > 0:
-                conn = self.rng.choice(MINIMAL_CONNECTORS if style == "minimal" else CONNECTORS)
-                text = conn + _lower_first(text)
+                if _yes_no_question(text):
+                    choices = QUESTION_CONNECTORS
+                elif style == "minimal":
+                    choices = MINIMAL_CONNECTORS
+                else:
+                    choices = CONNECTORS
+                conn = self.rng.choice(choices)
+                if not (_introduces(text) or _introduces(raw[-1])):
+                    text = conn + _lower_first(text)
+            raw.append(said)
             parts.append(text)
         body = " ".join(parts)
         if style == "complete":
-            opener = self.rng.choice(OPENERS if first else FOLLOW_UPS)
+            if first:
+                openers = OPENERS
+            else:
+                plain = _yes_no_question(body) or _introduces(body)  # not "Now is ...?"
+                openers = QUESTION_FOLLOW_UPS if plain else FOLLOW_UPS
+            opener = self.rng.choice(openers)
             if opener:
                 body = opener + (
                     _lower_first(body) if opener.endswith(("Now ", "Also, ", ": ")) else body

@@ -26,11 +26,19 @@ def call(
     links: dict[str, int] | None = None,
     produced: Sequence[str] = (),
     segment: int = 0,
+    listed: Sequence[str] | None = None,
     **args: Any,
 ) -> DoneStep:
+    """A call of calendar's ``name`` whose result held ``produced`` (those of them in a
+    list of it: ``listed``, by default all of them)."""
     tool = get_registry().get_tool(f"calendar.{name}")
     return DoneStep(
-        tool, dict(args), dict(links or {}), produced={"event": list(produced)}, segment=segment
+        tool,
+        dict(args),
+        dict(links or {}),
+        produced={"event": list(produced)},
+        segment=segment,
+        listed={"event": list(produced if listed is None else listed)},
     )
 
 
@@ -91,6 +99,11 @@ def test_a_place_in_a_list_only_from_the_one_list_right_before() -> None:
     ]
     two[2] = call("add_invitee", {"event_id": 1}, event_id="evt_0005", email="ana@example.com")
     assert knowledge(two).reference(2, "event_id") is None  # "that list" could be either
+    header = [
+        call("search_events", produced=["evt_0004", "evt_0005"], listed=["evt_0004"], query="x"),
+        one[1],
+    ]  # evt_0005 stands outside the result's list (a header's own): no place in it
+    assert knowledge(header).reference(1, "event_id") is None
     later = [one[0], call("list_calendars"), one[1]]
     later[2] = call("add_invitee", {"event_id": 0}, event_id="evt_0005", email="ana@example.com")
     assert knowledge(later).reference(2, "event_id") is None  # not "those results" any more

@@ -58,6 +58,16 @@ def add_steps(task: Task, turn: int, *steps: dict[str, Any]) -> Task:
 def banking_logins(task: Task) -> Task:
     task["servers"] = ["banking"]
     task["turns"][0]["steps"] = [step("s1", "authenticate", customer_id="cus_001", passcode="1234")]
+    task["turns"][1]["steps"] = [
+        step("s2", "authenticate", customer_id="cus_001", passcode="1234"),
+        step("s3", "list_accounts", customer_id="cus_001"),
+    ]
+    return task
+
+
+def banking_idle_login(task: Task) -> Task:
+    task["servers"] = ["banking"]
+    task["turns"][0]["steps"] = [step("s1", "list_accounts", customer_id="cus_001")]
     task["turns"][1]["steps"] = [step("s2", "authenticate", customer_id="cus_001", passcode="1234")]
     return task
 
@@ -184,6 +194,7 @@ SEEDED: dict[str, tuple[Callable[[Task], Task], str]] = {
     "foreign_value": (foreign_webhook, "url is on bristolbreadco.com, mer_007's"),
     "second_persona": (two_members, "2 users: place_bid(buyer_id=usr_021), create_listing(seller_id=usr_040)"),
     "repeated_login": (banking_logins, "2 calls: authenticate("),
+    "idle_login": (banking_idle_login, 'authenticate(customer_id="cus_001", passcode="1234") is the last call'),
     "new_without_create": (
         lambda t: {**t, "turns": [
             {"user": "Find the design review.", "steps": [step("s1", "search_events", query="design review")]},
@@ -347,6 +358,7 @@ ISSUE_43_CLASSES = (
     "inverse_write",
     "repeated_write",
     "repeated_login",
+    "idle_login",
     "new_without_create",
     "ambiguous_reference",
     "list_reference",
@@ -819,3 +831,50 @@ def test_a_url_on_the_merchants_own_site_is_its_own() -> None:
     assert "foreign_value" in flags(task)
     del task["seed"]
     assert flags(task) == {}
+
+
+def test_a_place_in_that_list_is_counted_in_the_list_not_its_header() -> None:
+    """retail_chain's ``list_stores`` shows the employee's own store above the stores it
+    found: "the second store from that list" after a search that found one store is no
+    store at all, whatever the header holds (a generator before prove_gym.synth/14 said
+    it for the employee's own store). The first store is the one found."""
+
+    def task(place: str, store: str) -> Task:
+        return {
+            "id": "retail-list", "servers": ["retail_chain"], "seed": 529187200, "size": 2,
+            "turns": [
+                {"user": "Find the Salt Lake City store.",
+                 "steps": [step("s1", "list_stores", query="Salt Lake City")]},
+                {"user": f"How many products matching 'Mineral' does the {place} store from that list have?",
+                 "steps": [step("s2", "get_store_inventory", ("s1",), store_id=store, search="Mineral")]},
+            ],
+        }  # fmt: skip
+
+    found = flags(task("second", "str_009"))
+    assert list(found) == ["list_reference"], found
+    assert "that list's second is nothing: gold str_009" in found["list_reference"][0]
+    assert flags(task("first", "str_008")) == {}
+    assert "list_reference" in flags(task("first", "str_009"))
+
+
+def test_a_call_whose_ids_the_clarify_turn_says_needs_no_read_before_it() -> None:
+    """maps at this seed: lst_016 holds pl_0078. "What's on one of my lists? And will
+    pl_0078 be open?" asks for a call the model can make before it asks which list:
+    the place is said as it is, and the read of the list changes nothing it needs."""
+    ask = "What's on one of my lists? And will {place} be open at 8 pm on Nov 23, 2026?"
+
+    def task(place: str, place_id: str) -> Task:
+        return {
+            "id": "maps-clarify", "servers": ["maps"], "seed": 676034461, "size": 1,
+            "turns": [
+                {"user": ask.format(place=place), "kind": "clarify", "missing": ["list_id"], "steps": []},
+                {"user": "Use lst_016 for the list.",
+                 "steps": [step("s1", "get_list", list_id="lst_016"),
+                           step("s2", "check_open_at", ("s1",), place_id=place_id, when="2026-11-23T20:00")]},
+            ],
+        }  # fmt: skip
+
+    found = flags(task("pl_0078", "pl_0078"))
+    assert list(found) == ["clarify_with_independent"], found
+    assert 'check_open_at(place_id="pl_0078"' in found["clarify_with_independent"][0]
+    assert flags(task("the first place on it", "pl_0078")) == {}

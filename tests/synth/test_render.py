@@ -25,6 +25,7 @@ from prove_gym.synth.render import (
     setting,
     spoken_name,
     unreadable_name,
+    usable_phrasings,
     without_measure,
     without_prepositional,
     words,
@@ -382,3 +383,47 @@ def test_a_plural_after_a_slot_of_one_is_made_singular() -> None:
     assert _singular_after_one(phrasing, one, {"quantity": "that many"}) == phrasing
     assert _singular_after_one("Book {n} class", {"n": 1}, {}) == "Book {n} class"
     assert _singular_after_one("Take {n} bus", {"n": 1}, {}) == "Take {n} bus"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_yes_no_question_takes_no_now_or_then_and_an_introduction_no_after_that(
+    seed: int,
+) -> None:
+    """ "Now is rst_001 open right now?" and "I'm customer cus_033, my passcode is 001755.
+    After that, block my card" are no way to write: a question goes after "Also," or
+    "And", and what follows the user saying who they are starts a sentence of its own."""
+    bank = [
+        _done("banking.list_beneficiaries", customer_id="cus_001"),
+        _done("banking.authenticate", customer_id="cus_001", passcode="001755"),
+        _done("banking.block_card", card_id="crd_0051", auth_token="tok_1", reason="lost"),
+    ]
+    intro_said = {1: "I'm customer {customer_id}, my passcode is {passcode}"}
+    text = (
+        Renderer(random.Random(seed), "complete")
+        .request([0, 1, 2], bank, intro_said, first=True)
+        .text
+    )
+    intro = text.index("I'm customer cus_001")
+    assert text[intro - 2 : intro] in (". ", "? "), text  # no connector before it
+    after = text[text.index("001755") :]
+    assert not re.match(r"001755\. (Then|After that|Next|Once that's done|And then)", after), text
+    food = [
+        _done("food_delivery.list_couriers", zone="old_town", status="on_delivery"),
+        _done("food_delivery.get_restaurant", restaurant_id="rst_001"),
+    ]
+    planned = {1: "Is {restaurant_id} open right now?"}
+    turn = Renderer(random.Random(seed), "complete").request([0, 1], food, planned, first=False)
+    assert "Is rst_001 open" not in turn.text or re.search(r"(Also|And) is rst_001", turn.text)
+    assert not re.search(r"\b(Now|Then|After that,|Next,|Once that's done,) is\b", turn.text)
+    alone = Renderer(random.Random(seed), "complete").request([1], food, planned, first=False)
+    assert not alone.text.startswith(("Now is", "Thanks. Now is")), alone.text
+
+
+def test_a_phrasing_with_no_slot_is_only_for_a_call_no_phrasing_can_state() -> None:
+    """Not "How is my budget doing this month? In August 2026.": a call with a value a
+    phrasing has a slot for is said by such a phrasing."""
+    tool = get_registry().get_tool("budget.list_categories")
+    assert all(SLOT.search(p) for p in usable_phrasings(tool, {"month": "2026-08"}))
+    assert usable_phrasings(tool, {}) == ["How is my budget doing this month?"]
+    trips = get_registry().get_tool("vehicle.get_trip_log")
+    assert usable_phrasings(trips, {}) == ["Show my recent trips"]
