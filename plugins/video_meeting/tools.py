@@ -897,8 +897,8 @@ def schedule_meeting(
     writes=True,
     returns=("meeting", "participant"),
     phrasings=[
-        "Start meeting {meeting_id} early, everyone is here",
-        "Open {meeting_id} now, ahead of its slot",
+        "Start meeting {meeting_id} now, ahead of schedule",
+        "Open {meeting_id} early, the host is ready",
     ],
     values={"meeting_id": meeting_starting_soon},
 )

@@ -72,6 +72,8 @@ from prove_gym.synth.knowledge import Knowledge
 from prove_gym.synth.lint import (
     FLAW_CLASSES,
     LOGIN,
+    clarify_value_said,
+    clarify_with_independent,
     contradicting_filters,
     foreign_value,
     inverse_write,
@@ -1204,11 +1206,21 @@ class Conversation:
             if any(d.segment == segment and d.executed for d in self.done[:i]):
                 break  # only the turn's first call: asking first is then unambiguous
             fitting = [set(SLOT.findall(ph)) for ph in usable_phrasings(step.tool, step.args)]
+            # values the turn's other calls take: the turn says them ("Show the balances of
+            # one of my customers. I'm customer cus_020, ..."), so none is left out
+            elsewhere = {
+                str(v)
+                for j, d in enumerate(self.done)
+                if j != i and d.segment == segment
+                for v in d.args.values()
+                if isinstance(v, str | int) and not isinstance(v, bool)
+            }
             for p in step.tool.params:
                 if (
                     not p.required
                     or p.name not in step.args
                     or p.name in step.links
+                    or str(step.args[p.name]) in elsewhere
                     or isinstance(step.args[p.name], bool)
                     or (p.entity is not None and is_secret_kind(p.entity.name))
                     # "Drive." for "Drive at 0 km/h": without its zero, a request asks
@@ -1521,6 +1533,8 @@ class Conversation:
             contradicting_filters,
             misfit_identifier,
             foreign_value,
+            clarify_with_independent,  # what the split by needs (_turn_steps) still lets by
+            clarify_value_said,
         ):
             if flaw(read):  # what the grounding avoids, should a draw still come out so
                 return flaw.__name__

@@ -1492,6 +1492,25 @@ def clarify_with_independent(task: LintTask) -> list[str]:
     return out
 
 
+def clarify_value_said(task: LintTask) -> list[str]:
+    """A clarify turn that already states the value it asks for: another request of the
+    turn says it ("Show the balances of one of my customers. I'm customer cus_020, ..."
+    asks for ``customer_id``), so the right move is to go on, not to ask."""
+    out = []
+    for i, turn in enumerate(task.turns):
+        if turn.get("kind") != "clarify" or i + 1 >= len(task.turns):
+            continue
+        missing = {str(m) for m in _list(turn.get("missing"))}
+        for s in task.steps:
+            if s.turn != i + 1:
+                continue
+            for name in sorted(missing & set(s.arguments)):
+                value = s.arguments[name]
+                if isinstance(value, str | int) and _said(task, i, str(value), only=True):
+                    out.append(f"turn {i + 1} asks for {name} and says {value}")
+    return out
+
+
 def stripped_enum_listed(task: LintTask) -> list[str]:
     """A parameter whose enum the task stripped (``schema_overrides``) while its values are
     still stated in what the model reads: the override's descriptions or the tool's own
@@ -1596,6 +1615,7 @@ FLAW_CLASSES: dict[str, FlawClass] = {
         FlawClass("late_greeting", late_greeting),
         FlawClass("same_as_itself", same_as_itself),
         FlawClass("clarify_with_independent", clarify_with_independent),
+        FlawClass("clarify_value_said", clarify_value_said),
         FlawClass("stripped_enum_listed", stripped_enum_listed),
         FlawClass("hidden_tool_stood_in", hidden_tool_stood_in),
     )

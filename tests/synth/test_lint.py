@@ -84,6 +84,18 @@ def clarify(task: Task) -> Task:
     return task
 
 
+def clarify_said(task: Task) -> Task:
+    """The event's calendar left out, while the turn names cal_01 for the same call's
+    answer anyway."""
+    first = task["turns"][0]
+    task["turns"][0:1] = [
+        {"user": "Create an event called Design review on one of my calendars (cal_01 is fine).",
+         "kind": "clarify", "missing": ["calendar_id"], "steps": []},
+        {"user": "It's cal_01.", "steps": first["steps"]},
+    ]  # fmt: skip
+    return task
+
+
 def listed_enum(task: Task) -> Task:
     schema = copy.deepcopy(get_registry().get_tool("calendar.add_reminder").input_schema())
     del schema["properties"]["method"]["enum"]  # stripped from the schema, not the text
@@ -194,6 +206,7 @@ SEEDED: dict[str, tuple[Callable[[Task], Task], str]] = {
     "foreign_value": (foreign_webhook, "url is on bristolbreadco.com, mer_007's"),
     "second_persona": (two_members, "2 users: place_bid(buyer_id=usr_021), create_listing(seller_id=usr_040)"),
     "repeated_login": (banking_logins, "2 calls: authenticate("),
+    "clarify_value_said": (clarify_said, "turn 1 asks for calendar_id and says cal_01"),
     "idle_login": (banking_idle_login, 'authenticate(customer_id="cus_001", passcode="1234") is the last call'),
     "new_without_create": (
         lambda t: {**t, "turns": [
@@ -366,6 +379,7 @@ ISSUE_43_CLASSES = (
     "late_greeting",
     "same_as_itself",
     "clarify_with_independent",
+    "clarify_value_said",
     "stripped_enum_listed",
     "hidden_tool_stood_in",
 )
