@@ -916,7 +916,6 @@ NEW_LABELS = ["Board prep", "Receipts 2026", "Waiting on reply", "Offsite", "Par
 def list_mailboxes(ctx: ToolContext, query: SearchText | None = None) -> list[MailboxOut]:
     """List mailboxes with message and unread counts per folder, draft counts and labels.
 
-    Args:
     From prove/email-v2, signed in to a mailbox, only that mailbox shows its folders, drafts
     and labels; a colleague's shows its id, address, owner's name and title, as the company
     directory does.
