@@ -5,9 +5,10 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from pydantic import Field
 from sqlalchemy import bindparam, delete, func, select, update
@@ -15,8 +16,10 @@ from sqlalchemy import bindparam, delete, func, select, update
 from prove_gym.server import (
     Conflict,
     Entity,
+    EnvVersion,
     InvalidArgument,
     NotFound,
+    NotRequired,
     PreconditionFailed,
     Query,
     Record,
@@ -29,6 +32,7 @@ from prove_gym.server import (
     search_pattern,
 )
 
+from . import zones
 from .models import Base, Calendar, Contact, Event, Invitee, Recurrence, Reminder, Settings
 from .sampler import sample_calendar
 
@@ -52,11 +56,50 @@ OUT_OF_SCOPE = (
 """Requests a user of this server might make that no tool (of any server) serves:
 synthesis asks them in abstention turns."""
 
+TIME_ZONES = 1
+"""The env version (``prove/calendar-v1``) from which every time is a moment in a named
+zone: shown with its offset and zone, taken in any zone, compared as instants, durations
+elapsed across daylight-saving changes."""
+
+RULES: dict[str, str] = {
+    "nonexistent_local_time": "From prove/calendar-v1: a local time skipped when clocks go "
+    "forward (such as 02:30 on the day summer time starts) is refused; choose a time after "
+    "the change.",
+    "ambiguous_local_time": "From prove/calendar-v1: the calendar keeps times as wall-clock "
+    "times in the home zone, so a start or end in the hour repeated when clocks go back "
+    "there is refused; choose a time outside it.",
+}
+
 server = Server(
     "calendar",
     out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
-    version="1.0.0",
+    version="1.1.0",
+    env_versions=[
+        EnvVersion(
+            TIME_ZONES,
+            "time zones: every time shown is a local time with its UTC offset and IANA zone "
+            "(RFC 9557, '2026-03-08T09:00-04:00[America/New_York]'); every calendar keeps "
+            "its times in the owner's home zone (the state's only calendar zone); a time "
+            "given may name its offset or zone; durations are elapsed minutes across "
+            "daylight-saving changes; free/busy and free slots compare instants, a "
+            "contact's free/busy is their own day in their own zone; a skipped local time is "
+            "refused (rule nonexistent_local_time), and so is a start or end in the home "
+            "zone's repeated hour (rule ambiguous_local_time)",
+            tasks_file=Path(__file__).with_name("tasks_v1.jsonl"),
+            instructions="Time zones: every time is shown as a local time with its UTC "
+            "offset and IANA zone, such as '2026-03-08T09:00-04:00[America/New_York]'. Your "
+            "calendars keep their times in your home zone (get_current_time and "
+            "list_calendars show it); contacts have their own zones (list_contacts). A time "
+            "you give is a local time in your home zone ('2026-03-08T09:00'), or names its "
+            "offset ('2026-03-08T09:00-04:00') or zone ('2026-03-08T09:00[Asia/Tokyo]'). "
+            "Durations are elapsed minutes, also across a daylight-saving change. A local "
+            "time skipped when clocks go forward is refused (rule 'nonexistent_local_time'), "
+            "and so is a start or end in the hour repeated in your home zone when clocks go "
+            "back (rule 'ambiguous_local_time'): choose another time. A contact's free/busy "
+            "covers their own day, in their zone.",
+        )
+    ],
     base=Base,
     sampler=sample_calendar,
     description="A personal calendar with events, invitees, recurring events, reminders and "
@@ -103,9 +146,17 @@ Interval = TypedDict("Interval", {"start": str, "end": str})
 CurrentTime = TypedDict(
     "CurrentTime", {"now": str, "weekday": str, "timezone": str, "home_timezone": str}
 )
-CalendarOut = TypedDict(
-    "CalendarOut", {"calendar_id": str, "name": str, "color": str, "description": str}
-)
+
+
+class CalendarOut(TypedDict):
+    calendar_id: str
+    name: str
+    color: str
+    description: str
+    timezone: NotRequired[str]
+    """From prove/calendar-v1: the zone the calendar keeps its times in (the owner's)."""
+
+
 ContactOut = TypedDict("ContactOut", {"name": str, "email": str, "company": str, "timezone": str})
 Cancelled = TypedDict("Cancelled", {"event_id": str, "status": str, "notified": int})
 Guests = TypedDict("Guests", {"event_id": str, "invitees": list[str]})
@@ -262,17 +313,94 @@ def _parse_time(value: str, name: str) -> dt.datetime:
 
 
 def _zone(name: str) -> ZoneInfo:
+    """The IANA zone ``name``, from the pinned zone data (:mod:`.zones`)."""
     try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: "America" is a directory
+        return zones.zone(name.strip())
+    except zones.ZoneError:
         raise InvalidArgument(
-            f"Unknown time zone {name!r}; use an IANA name such as 'Europe/Berlin'."
+            f"Unknown time zone {name[:64]!r}; use an IANA name such as 'Europe/Berlin'."
         ) from None
 
 
+def _home(ctx: ToolContext) -> ZoneInfo:
+    return _zone(_settings(ctx).timezone)
+
+
+def _zoned(ctx: ToolContext) -> bool:
+    return ctx.env_version >= TIME_ZONES
+
+
+def _broken(rule: str, detail: str) -> PreconditionFailed:
+    return PreconditionFailed(f"Rule '{rule}' failed: {detail}")
+
+
+def _shower(ctx: ToolContext) -> Callable[[dt.datetime], str]:
+    """How a stored (home wall-clock) time is shown: to the minute in ``-v0``; from
+    ``-v1``, with its offset and zone."""
+    if not _zoned(ctx):
+        return _minutes
+    home = _home(ctx)
+    return lambda when: zones.show(zones.instant(when, home), home)
+
+
+def _check_wall(wall: dt.datetime, tz: ZoneInfo, what: str, *, home: bool) -> None:
+    """Refuse a wall-clock time that does not happen in ``tz``, or (``home``: the zone the
+    calendar keeps its times in) that happens twice there."""
+    stamp = wall.isoformat(timespec="minutes")
+    if not zones.exists(wall, tz):
+        after = zones.wall(zones.instant(wall, tz), tz).isoformat(timespec="minutes")
+        raise _broken(
+            "nonexistent_local_time",
+            f"{what} {stamp} does not exist in {tz.key}: the clocks skip it when summer time "
+            f"starts (the same moment read after the change is {after}). Nothing was "
+            "changed: choose a time after the change, or give an offset.",
+        )
+    if home and zones.ambiguous(wall, tz):
+        first = wall.replace(tzinfo=tz, fold=0).isoformat(timespec="minutes")
+        second = wall.replace(tzinfo=tz, fold=1).isoformat(timespec="minutes")
+        raise _broken(
+            "ambiguous_local_time",
+            f"{what} {stamp} happens twice in {tz.key}, the zone the calendar keeps its "
+            f"times in ({first} and {second}, when the clocks go back). Nothing was "
+            "changed: choose a time outside that hour.",
+        )
+
+
+def _moment(ctx: ToolContext, value: str, name: str, timezone: str | None) -> dt.datetime:
+    """From ``-v1``: the instant a time argument names: a local time in ``timezone`` (or
+    the home zone), a time with an offset, or a local time with its zone in brackets."""
+    text, named = zones.split_local(value)
+    if named is not None and timezone is not None and named.strip() != timezone.strip():
+        raise InvalidArgument(
+            f"{name} names the zone {named[:64]!r} but timezone is {timezone[:64]!r}: give one."
+        )
+    given = named if named is not None else timezone
+    tz = _zone(given) if given is not None else _home(ctx)
+    when = _parse_time(text, name)
+    if when.tzinfo is None:
+        _check_wall(when, tz, name, home=False)
+        return zones.instant(when, tz)
+    if named is not None and when.astimezone(tz).utcoffset() != when.utcoffset():
+        there = when.astimezone(tz).isoformat(timespec="minutes")
+        raise InvalidArgument(
+            f"{name} {value.strip()[:80]!r}: that moment is {there} in {tz.key}, at another "
+            "offset; give the zone or the offset, or make them agree."
+        )
+    return when.astimezone(zones.UTC)
+
+
+def _stored(ctx: ToolContext, moment: dt.datetime, what: str) -> dt.datetime:
+    """From ``-v1``: the home wall-clock time a moment is kept as (refused when that time
+    happens twice)."""
+    home = _home(ctx)
+    kept = zones.wall(moment, home)
+    _check_wall(kept, home, what, home=True)
+    return kept
+
+
 def _to_home(ctx: ToolContext, when: dt.datetime, timezone: str | None) -> dt.datetime:
-    """Interpret ``when`` in ``timezone`` (or its own offset) and express it in home time."""
-    home = _zone(_settings(ctx).timezone)
+    """``-v0``: interpret ``when`` in ``timezone`` (or its own offset) in home time."""
+    home = _home(ctx)
     if when.tzinfo is None and timezone is None:
         return when
     aware = when if when.tzinfo is not None else when.replace(tzinfo=_zone(timezone or ""))
@@ -294,16 +422,20 @@ def _minutes(when: dt.datetime) -> str:
     return when.isoformat(timespec="minutes")
 
 
-def _span(start: dt.datetime, end: dt.datetime) -> Interval:
-    return {"start": _minutes(start), "end": _minutes(end)}
+def _span(
+    start: dt.datetime, end: dt.datetime, show: Callable[[dt.datetime], str] = _minutes
+) -> Interval:
+    return {"start": show(start), "end": show(end)}
 
 
-def _event_summary(e: Any, recurring: bool | None = None) -> EventSummary:
+def _event_summary(
+    e: Any, recurring: bool | None = None, show: Callable[[dt.datetime], str] = _minutes
+) -> EventSummary:
     """An event row's summary; ``recurring`` unless the row says it (``_SUMMARIES``)."""
     return {
         "event_id": e.id,
         "title": e.title,
-        **_span(e.start, e.end),
+        **_span(e.start, e.end, show),
         "calendar_id": e.calendar_id,
         "status": e.status,
         "recurring": e.recurring if recurring is None else recurring,
@@ -314,7 +446,7 @@ def _event_detail(ctx: ToolContext, event_id: str) -> EventDetail:
     e = ctx.sql.one(EVENT, id=event_id)
     r = ctx.sql.first(RECURRENCE, event_id=event_id)
     return {
-        **_event_summary(e, r is not None),
+        **_event_summary(e, r is not None, _shower(ctx)),
         "description": e.description,
         "location": e.location,
         "invitees": [
@@ -367,11 +499,23 @@ def _overlapping(ctx: ToolContext, start: dt.datetime, end: dt.datetime) -> list
 def get_current_time(ctx: ToolContext, timezone: str | None = None) -> CurrentTime:
     """Get the current date and time, in the user's home time zone or another one.
 
+    From prove/calendar-v1 "now" names its offset and zone, such as
+    "2026-03-05T15:30-05:00[America/New_York]".
+
     Args:
         timezone: Optional IANA time zone to express the time in, such as "Asia/Tokyo".
     """
     home = _settings(ctx).timezone
     now = ctx.now
+    if _zoned(ctx):
+        moment = zones.instant(now, _zone(home))
+        there = _zone(timezone) if timezone else _zone(home)
+        return {
+            "now": zones.show(moment, there),
+            "weekday": moment.astimezone(there).strftime("%A"),
+            "timezone": there.key,
+            "home_timezone": home,
+        }
     if timezone:
         now = now.replace(tzinfo=_zone(home)).astimezone(_zone(timezone)).replace(tzinfo=None)
     return {
@@ -384,11 +528,19 @@ def get_current_time(ctx: ToolContext, timezone: str | None = None) -> CurrentTi
 
 @server.tool(returns="calendar", phrasings=["Which calendars do I have?", "Show my calendars"])
 def list_calendars(ctx: ToolContext) -> list[CalendarOut]:
-    """List the user's calendars with their ids, e.g. [{"calendar_id": "cal_01", "name": "Work"}]."""
-    return [
+    """List the user's calendars with their ids, e.g. [{"calendar_id": "cal_01", "name": "Work"}].
+
+    From prove/calendar-v1 each also names the zone it keeps its times in ("timezone").
+    """
+    out: list[CalendarOut] = [
         {"calendar_id": c.id, "name": c.name, "color": c.color, "description": c.description}
         for c in ctx.sql.all(CALENDARS)
     ]
+    if _zoned(ctx):  # every calendar is the owner's, kept in their home zone
+        home = _settings(ctx).timezone
+        for c in out:
+            c["timezone"] = home
+    return out
 
 
 @server.tool(
@@ -451,7 +603,8 @@ def list_events(
         _check_calendar(ctx, calendar_id)
         params["calendar_id"] = calendar_id
     query = _events_between(calendar_id is not None, include_cancelled)
-    return [_event_summary(e) for e in ctx.sql.all(query, **params)]
+    show = _shower(ctx)
+    return [_event_summary(e, show=show) for e in ctx.sql.all(query, **params)]
 
 
 @server.tool(
@@ -483,7 +636,8 @@ def search_events(
         bounds["after"] = _day(end_date, "end_date") + dt.timedelta(days=1)
     matching = _events_matching("first" in bounds, "after" in bounds)
     rows = ctx.sql.all(matching, pattern=search_pattern(query.strip()), limit=limit, **bounds)
-    return [_event_summary(e) for e in rows]
+    show = _shower(ctx)
+    return [_event_summary(e, show=show) for e in rows]
 
 
 @server.tool(
@@ -524,16 +678,29 @@ def create_event(
     Args:
         calendar_id: Calendar to add it to, such as "cal_01" (see list_calendars).
         title: Short title, such as "Design review".
-        start: Start as ISO 8601, such as "2026-03-03T15:00".
-        duration_minutes: Length in minutes (5-1440).
+        start: Start as ISO 8601, such as "2026-03-03T15:00"; from prove/calendar-v1 also
+            with its offset or zone, such as "2026-03-03T15:00[Europe/London]".
+        duration_minutes: Length in minutes (5-1440); from prove/calendar-v1 elapsed
+            minutes, also across a daylight-saving change.
         location: Where it happens, such as "Room 4B" or "Zoom".
         description: Notes for the invitees.
         timezone: IANA zone of `start` if not the home zone, such as "Europe/London".
+
+    From prove/calendar-v1 a local time the clocks skip is refused (rule
+    nonexistent_local_time), and so is a start or end in the hour repeated in the home zone
+    when the clocks go back (rule ambiguous_local_time).
     """
     if not title.strip():
         raise InvalidArgument("title must not be empty.")
     _check_duration(duration_minutes)
-    begin = _to_home(ctx, _parse_time(start, "start"), timezone)
+    length = dt.timedelta(minutes=duration_minutes)
+    if _zoned(ctx):
+        moment = _moment(ctx, start, "start", timezone)
+        begin = _stored(ctx, moment, "start")
+        finish = _stored(ctx, moment + length, "end")
+    else:
+        begin = _to_home(ctx, _parse_time(start, "start"), timezone)
+        finish = begin + length
     new_id = next_id(ctx, Event.id, "evt", 4)
     ctx.sql.insert(
         Event,
@@ -543,7 +710,7 @@ def create_event(
         description=description,
         location=location,
         start=begin,
-        end=begin + dt.timedelta(minutes=duration_minutes),
+        end=finish,
         status="confirmed",
     )
     return _event_detail(ctx, new_id)
@@ -575,7 +742,9 @@ def update_event(
     Args:
         event_id: The event to change, such as "evt_0042".
         title: New title.
-        start: New start, such as "2026-03-04T10:30".
+        start: New start, such as "2026-03-04T10:30"; from prove/calendar-v1 also with its
+            offset or zone, such as "2026-03-04T10:30-05:00" (the same rules as
+            create_event's start).
         duration_minutes: New length in minutes (5-1440).
         location: New location.
         description: New description.
@@ -590,7 +759,20 @@ def update_event(
     if duration_minutes is not None:
         _check_duration(duration_minutes)
         length = dt.timedelta(minutes=duration_minutes)
-    begin = _parse_time(start, "start") if start is not None else event.start
+    if _zoned(ctx):  # moments: the length is elapsed time, across a daylight-saving change
+        home = _home(ctx)
+        if duration_minutes is None:
+            length = zones.instant(event.end, home) - zones.instant(event.start, home)
+        moment = (
+            _moment(ctx, start, "start", None)
+            if start is not None
+            else zones.instant(event.start, home)
+        )
+        begin = _stored(ctx, moment, "start") if start is not None else event.start
+        finish = _stored(ctx, moment + length, "end")
+    else:
+        begin = _parse_time(start, "start") if start is not None else event.start
+        finish = begin + length
     if title is not None and not title.strip():
         raise InvalidArgument("title must not be empty.")
     if calendar_id is not None:
@@ -598,7 +780,7 @@ def update_event(
     new = {
         "title": title.strip() if title is not None else event.title,
         "start": begin,
-        "end": begin + length,
+        "end": finish,
         "location": event.location if location is None else location,
         "description": event.description if description is None else description,
         "calendar_id": event.calendar_id if calendar_id is None else calendar_id,
@@ -809,6 +991,9 @@ def list_occurrences(
 ) -> Occurrences:
     """Expand a (possibly recurring) event into its occurrences between two dates.
 
+    A repeating event keeps its local time of day in the home zone, across daylight-saving
+    changes; from prove/calendar-v1 each occurrence shows its own offset.
+
     Args:
         event_id: The event, such as "evt_0042".
         start_date: First day, such as "2026-03-01".
@@ -821,7 +1006,8 @@ def list_occurrences(
         raise InvalidArgument("end_date must be on or after start_date and within 366 days.")
     rule = ctx.sql.first(RECURRENCE, event_id=event.id)
     times = _occurrences(event, rule, first, last.replace(hour=23, minute=59))
-    return {"event_id": event.id, "occurrences": [_minutes(t) for t in times]}
+    show = _shower(ctx)  # from -v1 each occurrence at its own offset (the same wall time)
+    return {"event_id": event.id, "occurrences": [show(t) for t in times]}
 
 
 @server.tool(
@@ -876,10 +1062,16 @@ def add_reminder(
 def get_free_busy(ctx: ToolContext, date: str, email: Email | None = None) -> FreeBusy:
     """Busy intervals on one day, for the user or for a contact who is invited to the user's events.
 
+    From prove/calendar-v1 the day is the contact's own day in their zone (the user's in the
+    home zone), events count by the moments they cover, and each interval is shown in that
+    zone with its offset.
+
     Args:
         date: The day, such as "2026-03-03".
         email: A contact's email to check instead of the user; only events they accepted count.
     """
+    if _zoned(ctx):
+        return _zoned_free_busy(ctx, date, email)
     start = _day(date, "date")
     events = _overlapping(ctx, start, start + dt.timedelta(days=1))
     if email is not None:
@@ -892,6 +1084,48 @@ def get_free_busy(ctx: ToolContext, date: str, email: Email | None = None) -> Fr
         "date": start.date().isoformat(),
         "who": email or _settings(ctx).owner_email,
         "busy": [_span(e.start, e.end) for e in events],
+    }
+
+
+def _covering(ctx: ToolContext, lo: dt.datetime, hi: dt.datetime) -> list[Any]:
+    """From ``-v1``: the confirmed events covering some moment of [lo, hi), by the moment
+    they start (then id). Stored times are home wall-clock times, so the candidates are read
+    a day wider on either side (no zone is a day from another) and compared as moments."""
+    home, day = _home(ctx), dt.timedelta(days=1)
+    rows = _overlapping(ctx, zones.wall(lo, home) - day, zones.wall(hi, home) + day)
+    ctx.spend(len(rows), "events")
+    moments = [(zones.instant(e.start, home), zones.instant(e.end, home), e) for e in rows]
+    return [
+        (begin, end, e)
+        for begin, end, e in sorted(moments, key=lambda m: (m[0], m[2].id))
+        if begin < hi and end > lo
+    ]
+
+
+def _zoned_free_busy(ctx: ToolContext, date: str, email: str | None) -> FreeBusy:
+    """get_free_busy from ``-v1``: the asked person's own day, in their zone."""
+    day = parse_date(date, "date")
+    there = _home(ctx)
+    if email is not None:
+        email = email.strip().lower()
+        contact = ctx.sql.first(CONTACT_BY_EMAIL, email=email)
+        if contact is None:
+            raise NotFound(f"No contact with email {email!r}; call list_contacts to find it.")
+        there = _zone(contact.timezone)
+    midnight = dt.datetime.combine(day, dt.time())
+    lo = zones.instant(midnight, there)
+    hi = zones.instant(midnight + dt.timedelta(days=1), there)
+    covering = _covering(ctx, lo, hi)
+    if email is not None:
+        accepted = set(ctx.sql.scalars(ACCEPTED_BY, email=email))
+        covering = [c for c in covering if c[2].id in accepted]
+    return {
+        "date": day.isoformat(),
+        "who": email or _settings(ctx).owner_email,
+        "busy": [
+            {"start": zones.show(begin, there), "end": zones.show(end, there)}
+            for begin, end, _ in covering
+        ],
     }
 
 
@@ -911,6 +1145,9 @@ def find_free_slot(
 ) -> Interval:
     """Find the first free slot of a given length on a day, within working hours.
 
+    From prove/calendar-v1 the hours are local times in the home zone and the slot is
+    elapsed time, also on a day the clocks change; the slot names its offset and zone.
+
     Args:
         date: The day, such as "2026-03-03".
         duration_minutes: Length needed, in minutes (5-1440).
@@ -926,6 +1163,22 @@ def find_free_slot(
     if hi <= lo:
         raise InvalidArgument("latest must be after earliest.")
     need = dt.timedelta(minutes=duration_minutes)
+    if _zoned(ctx):  # moments: a day of a daylight-saving change is shorter or longer
+        home = _home(ctx)
+        _check_wall(lo, home, "earliest", home=False)
+        _check_wall(hi, home, "latest", home=False)
+        first, last = zones.instant(lo, home), zones.instant(hi, home)
+        at = first
+        for begin, end, _ in _covering(ctx, first, last):
+            if begin - at >= need:
+                break
+            at = max(at, end)
+        if last - at < need:
+            raise PreconditionFailed(
+                f"No free {duration_minutes}-minute slot on {day.isoformat()} between "
+                f"{earliest} and {latest} ({home.key}); try another day or a shorter duration."
+            )
+        return {"start": zones.show(at, home), "end": zones.show(at + need, home)}
     cursor = lo
     for e in _overlapping(ctx, lo, hi):
         if e.start - cursor >= need:

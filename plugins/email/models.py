@@ -17,7 +17,10 @@ Drafts are the editable part; sending one seals it into a message and marks the 
 - a draft holds at most ``MAX_RECIPIENTS`` addresses and ``MAX_ATTACHMENT_BYTES`` of at
   most ``MAX_ATTACHMENTS`` files; a sent draft names the message it became;
 - a label and the messages it is on belong to the same mailbox; names are unique per mailbox
-  regardless of case.
+  regardless of case;
+- from env version 2 (:data:`.tools.BOUNCES`), an address that cannot receive mail
+  (:func:`bounce_reason`) gets no copy and never becomes a contact: the sender's inbox gets
+  one bounce per message instead, in its thread, naming each such address and why.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
+from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy import (
@@ -356,6 +361,78 @@ def mime_type(filename: str) -> str:
     return MIME_TYPES.get(ext, "application/octet-stream")
 
 
+# ------------------------------------------------------------ delivery
+RESERVED_DOMAINS: tuple[str, ...] = ("example.com", "example.net", "example.org")
+"""Domains reserved for documentation (RFC 2606): they publish a null MX (RFC 7505), so
+every mail server bounces mail to them at once."""
+RESERVED_TLDS: tuple[str, ...] = ("example", "invalid", "test", "localhost", "local")
+"""Top-level names that are never delegated on the Internet (RFC 2606, RFC 6761, RFC 6762):
+no address under them can receive mail."""
+MAILER_DAEMON = "mailer-daemon"
+"""The local part of the address bounces come from, at the sender's own domain."""
+MAILER_DAEMON_NAME = "Mail Delivery Subsystem"
+_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+_TLD = re.compile(r"[a-z]{2,63}")
+
+
+def bounce_reason(address: str, *, company_domains: Collection[str], exists: bool) -> str | None:
+    """Why mail to ``address`` (lower case) bounces, as the SMTP reply a server gives, or
+    ``None`` when it is delivered. The whole rule, in this order:
+
+    1. ``exists``: a mailbox of the company, or an address the state already knows (a
+       contact of some mailbox, or the sender of a message in it), is delivered;
+    2. at one of the company's own domains, any other address bounces: the company's
+       server knows every mailbox it has (``5.1.1``);
+    3. a domain that is not a host name (labels of letters, digits and inner hyphens, a
+       top-level name of letters) does not exist (``5.1.2``);
+    4. a domain reserved for documentation or never delegated (:data:`RESERVED_DOMAINS`,
+       :data:`RESERVED_TLDS`, and their subdomains) accepts no mail (``5.1.2``);
+    5. a local part longer than 64 characters is refused (``5.1.3``, RFC 5321);
+    6. anything else is delivered: the world outside the company is not modelled, and a
+       well-formed address on a public domain is taken to exist.
+
+    >>> bounce_reason("ana@acme.com", company_domains=["acme.com"], exists=False)
+    '550 5.1.1 <ana@acme.com>: no such mailbox at acme.com'
+    >>> bounce_reason("bo@example.org", company_domains=["acme.com"], exists=False)
+    '550 5.1.2 <bo@example.org>: the domain example.org accepts no mail (reserved, RFC 2606)'
+    >>> bounce_reason("li@northwind.com", company_domains=["acme.com"], exists=False) is None
+    True
+    """
+    if exists:
+        return None
+    local, _, domain = address.rpartition("@")
+    if domain in company_domains:
+        return f"550 5.1.1 <{address}>: no such mailbox at {domain}"
+    labels = domain.split(".")
+    if (
+        len(domain) > 253
+        or len(labels) < 2
+        or not all(_LABEL.fullmatch(label) for label in labels)
+        or not _TLD.fullmatch(labels[-1])
+    ):
+        return f"550 5.1.2 <{address}>: the domain {domain} does not exist"
+    reserved = labels[-1] in RESERVED_TLDS or any(
+        domain == d or domain.endswith("." + d) for d in RESERVED_DOMAINS
+    )
+    if reserved:
+        return f"550 5.1.2 <{address}>: the domain {domain} accepts no mail (reserved, RFC 2606)"
+    if len(local) > 64:
+        return f"550 5.1.3 <{address}>: the local part is longer than 64 characters"
+    return None
+
+
+def bounce_body(subject: str, reasons: dict[str, str], *, reached_others: bool) -> str:
+    """The text of a bounce: each address that could not be reached (a line each,
+    ``<address>: <reply>``), and why."""
+    lines = "\n".join(f"{address}: {why}" for address, why in reasons.items())
+    others = "It reached everyone else it was addressed to. " if reached_others else ""
+    return (
+        f'Your message "{subject}" could not be delivered to '
+        f"{'this recipient' if len(reasons) == 1 else 'these recipients'}:\n\n{lines}\n\n"
+        f"{others}Check the address, or ask the person for another one, and send it again."
+    )
+
+
 # ------------------------------------------------------------ mail operations
 # The one way a message enters the state, for sampled history and live calls alike.
 File = tuple[str, str, int]
@@ -550,9 +627,15 @@ def send(
     in_reply_to: str | None = None,
     files: list[File] = [],  # noqa: B006 - never mutated
     draft_id: str | None = None,
+    bounced: dict[str, str] | None = None,
 ) -> tuple[Message, list[Message]]:
     """Send from ``mailbox``: file it in Sent, count it on the contacts it went to (adding
     new ones), and deliver a copy to the inbox of every company mailbox it names.
+
+    ``bounced`` maps the addresses that cannot receive mail to why (:func:`bounce_reason`):
+    they are neither counted as contacts nor delivered to, and one bounce
+    (:func:`bounce`) lands in the sender's inbox naming them. Without it (the sampled
+    history and ``-v0``/``-v1``) every address is taken to exist.
 
     Returns the sent message and the delivered copies (in address order).
     """
@@ -582,6 +665,8 @@ def send(
         if address in seen:
             continue
         seen.add(address)
+        if bounced and address in bounced:
+            continue
         if address != mailbox.address:
             contact = room.contact(mailbox.id, address)
             if contact is None:
@@ -625,4 +710,40 @@ def send(
             conversation=conversation,
         )
         copies.append(copy)
+    if bounced:
+        reached = any(a not in bounced for a in seen)
+        bounce(room, mailbox=mailbox, sent=sent, reasons=bounced, at=at, reached_others=reached)
     return sent, copies
+
+
+def bounce(
+    room: Mailroom,
+    *,
+    mailbox: Mailbox,
+    sent: Message,
+    reasons: dict[str, str],
+    at: dt.datetime,
+    reached_others: bool,
+) -> Message:
+    """The mailer daemon's report that ``sent`` could not reach the addresses in
+    ``reasons``: an unread message in the sender's inbox, in the sent message's thread,
+    from ``mailer-daemon@<the sender's domain>``."""
+    domain = mailbox.address.rpartition("@")[2]
+    return _store(
+        room,
+        mailbox_id=mailbox.id,
+        thread=room.thread(sent.thread_id),
+        direction="received",
+        kind="reply",
+        folder="inbox",
+        from_address=f"{MAILER_DAEMON}@{domain}",
+        from_name=MAILER_DAEMON_NAME,
+        to=[mailbox.address],
+        cc=[],
+        subject=prefixed("Undeliverable", sent.subject),
+        body=bounce_body(sent.subject, reasons, reached_others=reached_others),
+        at=at,
+        in_reply_to=sent.id,
+        files=[],
+        is_read=False,
+    )

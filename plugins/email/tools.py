@@ -24,6 +24,7 @@ from prove_gym.server import (
     Entity,
     EnvVersion,
     InvalidArgument,
+    NotRequired,
     PreconditionFailed,
     Principal,
     Query,
@@ -56,6 +57,7 @@ from .models import (
     Message,
     MessageLabel,
     Thread,
+    bounce_reason,
     join_addresses,
     mime_type,
     prefixed,
@@ -82,12 +84,19 @@ synthesis asks them in abstention turns."""
 
 OWNER = 1
 """The env version from which a session acts for one mailbox's owner."""
+BOUNCES = 2
+"""The env version from which mail to an address that cannot receive it bounces
+(:func:`.models.bounce_reason`): no copy, no new contact, a bounce in the sender's inbox."""
+DIRECTORY = 2
+"""The env version from which list_mailboxes, acting for a mailbox's owner, shows only that
+mailbox's folders, drafts and labels; colleagues' mailboxes show what the company directory
+does (address, name, title)."""
 
 server = Server(
     "email",
     out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
-    version="1.1.0",
+    version="1.2.0",
     env_versions=[
         EnvVersion(
             OWNER,
@@ -102,7 +111,26 @@ server = Server(
                 "Calls on another mailbox or its messages, threads, drafts or labels are "
                 "refused (rule 'not_your_mailbox').",
             ),
-        )
+        ),
+        EnvVersion(
+            BOUNCES,
+            "mail to an address that cannot receive it bounces: the address gets no copy and "
+            "does not become a contact, and a bounce from the Mail Delivery Subsystem lands in "
+            "the sender's inbox, in the message's thread, naming it and why (an unknown "
+            "address at the company's own domain, a domain that does not exist or is reserved "
+            "and accepts no mail); list_mailboxes shows only the signed-in mailbox's folders, "
+            "drafts and labels, and colleagues' mailboxes as the company directory does "
+            "(address, name, title); keeps v1's acting mailbox owner",
+            tasks_file=Path(__file__).with_name("tasks_v2.jsonl"),
+            instructions="Delivery: mail to an address that cannot receive it (an address at "
+            "the company's own domain that is no colleague's mailbox, a domain that does not "
+            "exist, or one reserved for examples such as example.com) is still sent, but that "
+            "address gets nothing and does not become a contact: a bounce ('Undeliverable: "
+            "<subject>', from the Mail Delivery Subsystem) arrives in your inbox in the same "
+            "thread, naming the address and why. list_mailboxes shows your own mailbox's "
+            "folders, drafts and labels, and your colleagues' mailboxes only as the company "
+            "directory does (address, name, title).",
+        ),
     ],
     base=Base,
     sampler=sample_email,
@@ -190,9 +218,10 @@ class MailboxOut(TypedDict):
     address: str
     owner_name: str
     title: str
-    folders: list[FolderCount]
-    drafts: int
-    labels: list[LabelOut]
+    folders: NotRequired[list[FolderCount]]
+    """Left out, from prove/email-v2, for a colleague's mailbox (a directory entry)."""
+    drafts: NotRequired[int]
+    labels: NotRequired[list[LabelOut]]
 
 
 class ContactOut(TypedDict):
@@ -362,6 +391,16 @@ MAILBOXES_MATCHING = Query(
     .order_by(Mailbox.id)
 )
 MAILBOX_BY_ADDRESS = Query(select(mailbox_table).where(Mailbox.address == bindparam("address")))
+MAILBOX_ADDRESSES = Query(select(Mailbox.address).order_by(Mailbox.id))
+KNOWN_ADDRESSES = Query(  # of the given addresses, those the state knows exist
+    select(Contact.email)
+    .where(Contact.email.in_(bindparam("emails", expanding=True)))
+    .union(
+        select(Message.from_address).where(
+            Message.from_address.in_(bindparam("emails", expanding=True))
+        )
+    )
+)
 OWNER_NAMES = Query(select(Mailbox.owner_name).order_by(Mailbox.id))
 FOLDER_COUNTS = Query(
     select(
@@ -877,6 +916,10 @@ NEW_LABELS = ["Board prep", "Receipts 2026", "Waiting on reply", "Offsite", "Par
 def list_mailboxes(ctx: ToolContext, query: SearchText | None = None) -> list[MailboxOut]:
     """List mailboxes with message and unread counts per folder, draft counts and labels.
 
+    From prove/email-v2, signed in to a mailbox, only that mailbox shows its folders, drafts
+    and labels; a colleague's shows its id, address, owner's name and title, as the company
+    directory does.
+
     Args:
         query: Case-insensitive text in the owner's name, title or address, such as
             "Garcia", "Finance" or "ana.garcia@"; leave it out to list every mailbox.
@@ -892,12 +935,23 @@ def list_mailboxes(ctx: ToolContext, query: SearchText | None = None) -> list[Ma
         rows = ctx.sql.all(MAILBOXES_MATCHING, pattern=search_pattern(text))
     else:
         rows = ctx.sql.all(MAILBOXES)
-    ids = [mb.id for mb in rows]
+    directory = ctx.env_version >= DIRECTORY and ctx.principal is not None
+    ids = [mb.id for mb in rows if not directory or mb.id == ctx.principal]
     counts = {(c.mailbox_id, c.folder): c for c in ctx.sql.all(FOLDER_COUNTS, ids=ids)}
     labels = _by(ctx.sql.all(LABEL_COUNTS, ids=ids), "mailbox_id")
     unsent = {d.mailbox_id: d.drafts for d in ctx.sql.all(DRAFT_COUNTS, ids=ids)}
     out: list[MailboxOut] = []
     for mb in rows:
+        if mb.id not in ids:  # a colleague's mailbox: its directory entry
+            out.append(
+                {
+                    "mailbox_id": mb.id,
+                    "address": mb.address,
+                    "owner_name": mb.owner_name,
+                    "title": mb.title,
+                }
+            )
+            continue
         folders: list[FolderCount] = []
         for f in FOLDERS:
             c = counts.get((mb.id, f))
@@ -1462,7 +1516,11 @@ def send_draft(ctx: ToolContext, draft_id: DraftRow) -> SentOut:
 
     A reply or forward joins its thread; a new message starts one. Colleagues at the
     company get a copy in their inbox; addresses the mailbox never wrote to before become
-    contacts.
+    contacts. From prove/email-v2, an address that cannot receive mail (no colleague's
+    mailbox at the company's own domain, a domain that does not exist, or one reserved for
+    examples such as example.com) gets nothing and does not become a contact; a bounce
+    ("Undeliverable: <subject>") arrives in this mailbox's inbox, in the thread, naming it
+    and why. Everyone else still gets the message.
 
     Args:
         draft_id: The draft, such as "drf_0012" (see list_drafts; ready_to_send says if it
@@ -1493,6 +1551,7 @@ def send_draft(ctx: ToolContext, draft_id: DraftRow) -> SentOut:
     room = _Room(ctx)
     mailbox = Mailbox(**ctx.sql.one(record_by_key(Mailbox), key=d.mailbox_id)._asdict())
     known = set(ctx.sql.scalars(KNOWN_EMAILS, mailbox_id=mailbox.id, emails=to_list + cc_list))
+    bounced = _undeliverable(ctx, to_list + cc_list) if ctx.env_version >= BOUNCES else {}
     thread = room.thread(d.thread_id) if d.thread_id is not None else None
     files = [(a.filename, a.mime_type, a.size_bytes) for a in ctx.sql.all(DRAFT_FILES, ids=[d.id])]
     sent, copies = send(
@@ -1508,6 +1567,7 @@ def send_draft(ctx: ToolContext, draft_id: DraftRow) -> SentOut:
         in_reply_to=d.in_reply_to,
         files=files,
         draft_id=d.id,
+        bounced=bounced,
     )
     ctx.sql.update(Draft, d, status="sent", sent_message_id=sent.id, updated_at=ctx.now)
     return {
@@ -1523,9 +1583,27 @@ def send_draft(ctx: ToolContext, draft_id: DraftRow) -> SentOut:
         "attachments": len(files),
         "delivered_to": [c.mailbox_id for c in copies],
         "new_contacts": [
-            a for a in _clean(to_list + cc_list) if a not in known and a != mailbox.address
+            a
+            for a in _clean(to_list + cc_list)
+            if a not in known and a != mailbox.address and a not in bounced
         ],
     }
+
+
+def _undeliverable(ctx: ToolContext, addresses: list[str]) -> dict[str, str]:
+    """The addresses (each once, in order) that cannot receive mail, with the SMTP reply
+    their server gives (:func:`.models.bounce_reason`)."""
+    mailboxes = set(ctx.sql.scalars(MAILBOX_ADDRESSES))
+    domains = {a.rpartition("@")[2] for a in mailboxes}
+    reasons: dict[str, str] = {}
+    for a in dict.fromkeys(addresses):
+        why = bounce_reason(a, company_domains=domains, exists=a in mailboxes)
+        if why is not None:
+            reasons[a] = why
+    if reasons:  # an address the state knows (a contact, a sender) exists after all
+        for a in ctx.sql.scalars(KNOWN_ADDRESSES, emails=list(reasons)):
+            reasons.pop(a, None)
+    return reasons
 
 
 @server.tool(

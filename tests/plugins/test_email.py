@@ -19,6 +19,7 @@ from prove_plugins.email.models import (
     MAX_ATTACHMENTS,
     MAX_LABELS,
     MAX_RECIPIENTS,
+    bounce_reason,
     message_digest,
     split_addresses,
 )
@@ -102,6 +103,9 @@ def mail_violations(session: Session) -> list[str]:
     ):
         files.setdefault(mid, []).append((name, mime, size))
 
+    bounced = bounces_in(session)
+    if session.env_version < 2 and bounced:
+        broken.append(f"bounces before prove/email-v2: {sorted(bounced)[:5]}")
     sent: list[tuple[str, str, str, str, str, str]] = []
     for r in rows(
         session,
@@ -128,9 +132,9 @@ def mail_violations(session: Session) -> list[str]:
             sent.append((r[0], r[1], r[2], r[5], r[6], r[9]))
     # contacts count the sent mail addressed to them
     emailed: dict[tuple[str, str], int] = {}
-    for _, mailbox, _, to, cc, _ in sent:
+    for mid, mailbox, _, to, cc, _ in sent:
         own = one(session, "SELECT address FROM mailboxes WHERE id = ?", mailbox)
-        for a in set(split_addresses(to) + split_addresses(cc)) - {own}:
+        for a in set(split_addresses(to) + split_addresses(cc)) - {own} - bounced.get(mid, set()):
             emailed[(mailbox, a)] = emailed.get((mailbox, a), 0) + 1
     have = {
         (m, e): n
@@ -165,6 +169,61 @@ def mail_violations(session: Session) -> list[str]:
     for did, to, cc in rows(session, "SELECT id, to_addresses, cc_addresses FROM drafts"):
         if len(split_addresses(to)) + len(split_addresses(cc)) > MAX_RECIPIENTS:
             broken.append(f"draft {did} has too many recipients")
+    if session.env_version >= 2:
+        broken += bounce_violations(session, bounced)
+    return broken
+
+
+BOUNCED_LINE = re.compile(r"^(\S+@\S+): 550 5\.1\.[123] ", re.MULTILINE)
+
+
+def bounces_in(session: Session) -> dict[str, set[str]]:
+    """The addresses each sent message bounced from, read from the bounces' text."""
+    out: dict[str, set[str]] = {}
+    for answered, body in rows(
+        session,
+        """SELECT in_reply_to, body FROM messages WHERE direction = 'received'
+           AND from_address LIKE 'mailer-daemon@%' ORDER BY id""",
+    ):
+        out.setdefault(answered, set()).update(BOUNCED_LINE.findall(body))
+    return out
+
+
+def bounce_violations(session: Session, bounced: dict[str, set[str]]) -> list[str]:
+    """prove/email-v2's delivery rule, checked from the tables: each message sent in the
+    session bounced from exactly the addresses the rule says cannot receive mail, once, in
+    its own thread and mailbox, and none of them became a contact."""
+    broken: list[str] = []
+    boxes = {a for (a,) in rows(session, "SELECT address FROM mailboxes")}
+    domains = {a.rpartition("@")[2] for a in boxes}
+    known = boxes | {a for (a,) in rows(session, "SELECT email FROM contacts")}
+    known |= {a for (a,) in rows(session, "SELECT from_address FROM messages")}
+    for mid, mailbox, thread, to, cc in rows(
+        session,
+        """SELECT id, mailbox_id, thread_id, to_addresses, cc_addresses FROM messages
+           WHERE direction = 'sent' AND draft_id IS NOT NULL ORDER BY id""",
+    ):
+        addresses = set(split_addresses(to) + split_addresses(cc))
+        expected = {
+            a
+            for a in addresses
+            if bounce_reason(a, company_domains=domains, exists=a in known) is not None
+        }
+        if bounced.get(mid, set()) != expected:
+            broken.append(f"{mid} bounced from {bounced.get(mid)}, the rule says {expected}")
+        where = rows(
+            session,
+            """SELECT mailbox_id, thread_id FROM messages WHERE in_reply_to = ?
+               AND from_address LIKE 'mailer-daemon@%'""",
+            mid,
+        )
+        if len(where) != (1 if expected else 0) or any(w != (mailbox, thread) for w in where):
+            broken.append(f"{mid}: bounces {where}, expected one in {mailbox}/{thread}")
+        contacts = {
+            e for (e,) in rows(session, "SELECT email FROM contacts WHERE mailbox_id = ?", mailbox)
+        }
+        if expected & contacts:
+            broken.append(f"{mid}: bounced addresses became contacts: {expected & contacts}")
     return broken
 
 
@@ -776,3 +835,174 @@ def test_v1_reads_and_sends_only_as_the_mailbox_owner() -> None:
         assert s.state_hash() == before
         own = {"mailbox_id": mine, "to": ["a@example.com"], "subject": "Hi", "body": "Hello"}
         assert s.call("create_draft", own).ok
+
+
+# ------------------------------------------------------------ prove/email-v2
+def _send(session: Session, mailbox: str, to: list[str], cc: list[str] = []) -> dict[str, Any]:  # noqa: B006
+    draft = call_ok(
+        session,
+        "create_draft",
+        {"mailbox_id": mailbox, "to": to, "cc": cc, "subject": "Quarterly plan", "body": "Hi."},
+    )["draft_id"]
+    return call_ok(session, "send_draft", {"draft_id": draft})
+
+
+def _bounces(session: Session, sent: str) -> list[tuple[str, str, str, str, str, bool]]:
+    return rows(
+        session,
+        """SELECT mailbox_id, thread_id, folder, from_address, body, is_read FROM messages
+           WHERE in_reply_to = ? AND direction = 'received' ORDER BY id""",
+        sent,
+    )
+
+
+def test_v2_bounces_mail_to_an_address_that_does_not_exist() -> None:
+    """Issue #50: mail to a nonexistent address was 'sent' with no bounce and the address
+    became a contact. From -v2 the sender gets a bounce naming it and why; -v1 keeps its
+    meaning (delivered to nobody, counted as a contact)."""
+    with EMAIL.session(seed=0) as plain:
+        mine, colleague = (
+            a for (a,) in rows(plain, "SELECT address FROM mailboxes ORDER BY id")[:2]
+        )
+    domain = mine.rpartition("@")[2]
+    typo = f"no.such.person@{domain}"
+    to = [typo, colleague]
+    cc = ["bo@example.org", "li.wei@northwind-traders.com"]
+    with EMAIL.session(seed=0, env_version=1, principal="mbx_01") as v1:
+        sent = _send(v1, "mbx_01", to, cc)
+        assert {typo, "bo@example.org"} <= set(sent["new_contacts"])
+        assert _bounces(v1, sent["message_id"]) == []
+        assert count(v1, "SELECT COUNT(*) FROM contacts WHERE email = ?", typo) == 1
+    with EMAIL.session(seed=0, env_version=2, principal="mbx_01") as v2:
+        sent = _send(v2, "mbx_01", to, cc)
+        assert sent["delivered_to"] == ["mbx_02"]  # the colleague still gets it
+        assert typo not in sent["new_contacts"] and "bo@example.org" not in sent["new_contacts"]
+        assert cc[1] in sent["new_contacts"]
+        ((box, thread, folder, sender, body, is_read),) = _bounces(v2, sent["message_id"])
+        assert (box, thread, folder, is_read) == ("mbx_01", sent["thread_id"], "inbox", False)
+        assert sender == f"mailer-daemon@{domain}"
+        assert f"{typo}: 550 5.1.1 <{typo}>: no such mailbox at {domain}" in body
+        assert "bo@example.org: 550 5.1.2" in body and "reserved" in body
+        assert colleague not in body and cc[1] not in body
+        assert "It reached everyone else" in body
+        for gone in (typo, "bo@example.org"):
+            assert count(v2, "SELECT COUNT(*) FROM contacts WHERE email = ?", gone) == 0
+        found = call_ok(v2, "search_messages", {"mailbox_id": "mbx_01", "query": "Undeliverable"})
+        assert [m["subject"] for m in found["messages"]] == ["Undeliverable: Quarterly plan"]
+        assert mail_violations(v2) == []
+
+
+def test_v2_a_message_nobody_could_receive_still_is_sent_and_bounces_once() -> None:
+    with EMAIL.session(seed=7, env_version=2, principal="mbx_02") as s:
+        sent = _send(s, "mbx_02", ["ana@acme.invalid", "x@bad_domain.com"], ["y@mail.test"])
+        assert sent["folder"] == "sent" and sent["delivered_to"] == sent["new_contacts"] == []
+        ((*_, body, _),) = _bounces(s, sent["message_id"])
+        assert body.count(": 550 5.1.2 ") == 3 and "reached everyone else" not in body
+        assert mail_violations(s) == []
+
+
+def test_v2_an_address_the_state_knows_is_delivered_even_at_the_company_domain() -> None:
+    """The rule's first clause: a contact or a correspondent exists, whatever its domain (the
+    sampler draws outside companies whose domain can be the company's own)."""
+    with EMAIL.session(seed=0, env_version=2, principal="mbx_01") as s:
+        known = one(s, "SELECT email FROM contacts WHERE mailbox_id = 'mbx_01' ORDER BY id")
+        sender = one(
+            s,
+            """SELECT from_address FROM messages WHERE mailbox_id = 'mbx_03'
+               AND direction = 'received' ORDER BY id""",
+        )
+        sent = _send(s, "mbx_01", [known, sender])
+        assert _bounces(s, sent["message_id"]) == []
+
+
+LOCAL = st.from_regex(r"[a-z][a-z0-9._-]{0,20}", fullmatch=True)
+DOMAIN = st.sampled_from(
+    [
+        "{company}",
+        "example.com",
+        "mail.example.net",
+        "acme.test",
+        "northwind-traders.com",
+        "globex.io",
+        "bad_domain.com",
+        "-dash.com",
+        "x.c0m",
+        "localhost.localhost",
+    ]
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(local=LOCAL, domain=DOMAIN, as_cc=st.booleans())
+def test_v2_bounces_exactly_what_the_rule_says_for_any_address(
+    local: str, domain: str, as_cc: bool
+) -> None:
+    with EMAIL.session(seed=11, env_version=2, principal="mbx_01") as s:
+        boxes = [a for (a,) in rows(s, "SELECT address FROM mailboxes ORDER BY id")]
+        company = boxes[0].rpartition("@")[2]
+        address = f"{local}@{domain.format(company=company)}"
+        known = address in boxes or count(
+            s, "SELECT COUNT(*) FROM contacts WHERE email = ?", address
+        ) + count(s, "SELECT COUNT(*) FROM messages WHERE from_address = ?", address)
+        why = bounce_reason(address, company_domains={company}, exists=bool(known))
+        before = s.state_hash()
+        draft = s.call(
+            "create_draft",
+            {
+                "mailbox_id": "mbx_01",
+                "to": [boxes[1]] if as_cc else [address],
+                "cc": [address] if as_cc else [],
+                "subject": "Hello",
+                "body": "Hi.",
+            },
+        )
+        if not draft.ok:  # the schema refused the address: nothing was written
+            assert draft.error_kind == ErrorKind.BAD_ARGUMENTS and s.state_hash() == before
+            return
+        sent = call_ok(s, "send_draft", {"draft_id": draft.content["draft_id"]})
+        bounced = _bounces(s, sent["message_id"])
+        if why is None:
+            assert bounced == []
+        else:
+            assert len(bounced) == 1 and f"{address}: {why}" in bounced[0][4]
+            assert address not in sent["new_contacts"]
+        assert mail_violations(s) == []
+
+
+@given(
+    address=st.emails(),
+    company=st.sampled_from(["acme.com", "globex.io"]),
+    exists=st.booleans(),
+)
+@settings(max_examples=200, deadline=None)
+def test_the_delivery_rule_is_total_and_names_its_reason(
+    address: str, company: str, exists: bool
+) -> None:
+    why = bounce_reason(address.casefold(), company_domains={company}, exists=exists)
+    assert why == bounce_reason(address.casefold(), company_domains={company}, exists=exists)
+    if exists:
+        assert why is None
+    elif address.casefold().endswith("@" + company):
+        assert why is not None and why.startswith("550 5.1.1 ")
+    if why is not None:
+        assert why.startswith("550 5.1.") and f"<{address.casefold()}>" in why
+    if address.casefold().rpartition("@")[2] in ("example.com", "example.org", "a.invalid"):
+        assert exists or why is not None
+
+
+def test_v2_list_mailboxes_shows_colleagues_as_the_directory_does() -> None:
+    """The open remainder of issue #50 item 1: email-v1 acts for one mailbox's owner, but
+    list_mailboxes still showed every mailbox's folder counts, drafts and labels."""
+    with EMAIL.session(seed=0, env_version=1, principal="mbx_01") as v1:
+        before = call_ok(v1, "list_mailboxes", {})
+        assert all("labels" in mb for mb in before)  # -v1 keeps its meaning
+    with EMAIL.session(seed=0, env_version=2, principal="mbx_01") as v2:
+        listed = call_ok(v2, "list_mailboxes", {})
+        assert [mb["mailbox_id"] for mb in listed] == [mb["mailbox_id"] for mb in before]
+        own, *others = listed
+        assert own == before[0] and own["mailbox_id"] == "mbx_01"
+        for mb in others:
+            assert set(mb) == {"mailbox_id", "address", "owner_name", "title"}
+        name = others[0]["owner_name"].split()[-1]
+        found = call_ok(v2, "list_mailboxes", {"query": name})
+        assert others[0] in found and all("labels" not in mb for mb in found if mb != own)

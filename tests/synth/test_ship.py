@@ -54,6 +54,7 @@ def test_resynthesis_writes_the_same_bytes_in_fresh_processes(tmp_path: Path) ->
     assert first == second
     assert sorted(first) == [
         "calendar/tasks.jsonl",
+        "calendar/tasks_v1.jsonl",
         "trading/tasks.jsonl",
         "trading/tasks_v1.jsonl",
         "trading/tasks_v2.jsonl",

@@ -1,0 +1,96 @@
+"""Time zones for the calendar: IANA rules from the pinned ``tzdata`` package, and local
+times that name their zone.
+
+Zone rules are read from the ``tzdata`` package (a dependency, ``pyproject.toml``), never
+from the machine's ``/usr/share/zoneinfo``: two machines with different system zone data
+would otherwise show different offsets for the same stored time, and a state's results
+would depend on where it runs.
+
+A local time names its zone as RFC 9557 writes it (the form of JavaScript's Temporal and
+Java's ``ZonedDateTime``): ``2026-03-08T09:00-04:00[America/New_York]``, the wall-clock
+time, its UTC offset then, and the zone. :func:`parse_local` reads that form, a time with
+an offset only, or a bare local time in a default zone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import re
+from importlib import resources
+from zoneinfo import ZoneInfo
+
+ZONE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_+-]{0,29}(?:/[A-Za-z0-9][A-Za-z0-9_+-]{0,29}){0,2}")
+"""What an IANA zone name looks like ("America/Argentina/Buenos_Aires", "UTC", "Etc/GMT+5"):
+checked before any file is looked up, so a name can never walk out of the zone data."""
+_LOCAL = re.compile(r"\s*([^\[\]]{1,40}?)\s*(?:\[([^\[\]]{1,64})\])?\s*")
+UTC = dt.UTC
+
+
+class ZoneError(ValueError):
+    """A zone name that is not an IANA zone of the pinned data."""
+
+
+@functools.lru_cache(maxsize=64)
+def zone(name: str) -> ZoneInfo:
+    """The IANA zone ``name`` from the pinned ``tzdata`` package.
+
+    >>> zone("Europe/Berlin").key
+    'Europe/Berlin'
+
+    Raises:
+        ZoneError: ``name`` is no zone of the package.
+    """
+    if not ZONE_NAME.fullmatch(name):
+        raise ZoneError(name)
+    source = resources.files("tzdata").joinpath("zoneinfo", *name.split("/"))
+    if not source.is_file():
+        raise ZoneError(name)
+    with source.open("rb") as fh:
+        return ZoneInfo.from_file(fh, key=name)
+
+
+def exists(wall: dt.datetime, tz: ZoneInfo) -> bool:
+    """Whether the wall-clock time ``wall`` happens in ``tz`` (not skipped by a change to
+    summer time)."""
+    aware = wall.replace(tzinfo=tz)
+    return aware.astimezone(UTC).astimezone(tz).replace(tzinfo=None) == wall
+
+
+def ambiguous(wall: dt.datetime, tz: ZoneInfo) -> bool:
+    """Whether ``wall`` happens twice in ``tz`` (the hour repeated when summer time ends)."""
+    first, second = wall.replace(tzinfo=tz, fold=0), wall.replace(tzinfo=tz, fold=1)
+    return exists(wall, tz) and first.utcoffset() != second.utcoffset()
+
+
+def instant(wall: dt.datetime, tz: ZoneInfo) -> dt.datetime:
+    """The moment (in UTC) of the stored wall-clock time ``wall`` in ``tz``: its first
+    occurrence where it happens twice; a skipped time is read with the offset before the
+    gap, so it moves forward by the gap (RFC 5545's reading)."""
+    return wall.replace(tzinfo=tz).astimezone(UTC)
+
+
+def wall(moment: dt.datetime, tz: ZoneInfo) -> dt.datetime:
+    """The wall-clock time in ``tz`` (naive) at ``moment`` (aware)."""
+    return moment.astimezone(tz).replace(tzinfo=None)
+
+
+def show(moment: dt.datetime, tz: ZoneInfo) -> str:
+    """``moment`` as a local time in ``tz`` with its offset and zone, to the minute.
+
+    >>> show(dt.datetime(2026, 3, 8, 14, 0, tzinfo=UTC), zone("America/New_York"))
+    '2026-03-08T10:00-04:00[America/New_York]'
+    """
+    return f"{moment.astimezone(tz).isoformat(timespec='minutes')}[{tz.key}]"
+
+
+def split_local(value: str) -> tuple[str, str | None]:
+    """A local time's text and the zone named in brackets, if any.
+
+    >>> split_local("2026-03-08T09:00-04:00[America/New_York]")
+    ('2026-03-08T09:00-04:00', 'America/New_York')
+    """
+    found = _LOCAL.fullmatch(value) if len(value) <= 120 else None
+    if found is None:
+        return value.strip(), None
+    return found[1], found[2]
