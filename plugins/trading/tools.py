@@ -53,6 +53,7 @@ from .models import (
     Trade,
     apply_fill,
     buying_power,
+    holiday,
     in_session,
     money,
     next_open,
@@ -66,6 +67,17 @@ MARKET_HOURS = 1
 HOLDER = 2
 """The env version (``prove/trading-v2``) from which a session acts for one account
 holder (a portfolio), keeping v1's market hours."""
+BROKER = 3
+"""The env version (``prove/trading-v3``) from which the venue keeps its full-day holidays
+(:func:`~.models.holiday`: closed all day, as on a weekend), keeping v2's principal."""
+
+V3_INSTRUCTIONS = (
+    "Exchange holidays: the exchange is also closed all day on its full-day holidays (New "
+    "Year's Day, Martin Luther King Jr. Day, Presidents' Day, Good Friday, Memorial Day, "
+    "Juneteenth, Independence Day, Labor Day, Thanksgiving and Christmas; a holiday on a "
+    "Saturday is observed the Friday before, on a Sunday the Monday after), with the same "
+    "closed-market rules as at night or on a weekend."
+)
 
 V1_INSTRUCTIONS = (
     "Trading hours: the exchange trades Monday to Friday, 09:30-16:00 exchange time (ET), "
@@ -95,7 +107,7 @@ server = Server(
     "trading",
     out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
-    version="1.2.0",
+    version="1.3.0",
     env_versions=[
         EnvVersion(
             MARKET_HOURS,
@@ -117,6 +129,16 @@ server = Server(
                 "an order of another portfolio or of the market, is refused (rule "
                 "'not_your_portfolio').",
             ),
+        ),
+        EnvVersion(
+            BROKER,
+            "trades like a broker: the exchange is closed on its full-day holidays (New "
+            "Year's Day, MLK Day, Presidents' Day, Good Friday, Memorial Day, Juneteenth, "
+            "Independence Day, Labor Day, Thanksgiving, Christmas, with weekend observance), "
+            "where a market order is refused (rule market_closed, naming the holiday) and a "
+            "limit order rests; it keeps v2's account holder",
+            tasks_file=Path(__file__).with_name("tasks_v3.jsonl"),
+            instructions=V3_INSTRUCTIONS,
         ),
     ],
     base=Base,
@@ -167,8 +189,9 @@ RULES: dict[str, str] = {
     "buy back shares it is short.",
     "portfolio_closed": "A closed portfolio takes no new or changed orders.",
     "market_closed": "From prove/trading-v1: outside regular trading hours (Monday to Friday, "
-    "09:30-16:00 exchange time) market orders are refused; limit orders are accepted and rest "
-    "without trading until the session opens.",
+    "09:30-16:00 exchange time; from prove/trading-v3 also all day on the exchange's "
+    "holidays) market orders are refused; limit orders are accepted and rest without trading "
+    "until the session opens.",
     "trading_halted": "No new or changed orders while an instrument is halted (cancels are "
     "still accepted).",
     "price_band": "A limit price must lie within 20% of the previous close.",
@@ -749,17 +772,25 @@ def _session_rule(ctx: ToolContext, market: bool) -> bool:
     nowhere to fill it now (as Alpaca refuses a market order marked for extended hours). The
     refusal names the rule and the next open, and says a limit order can wait for it.
     """
-    if ctx.env_version < MARKET_HOURS or in_session(ctx.now):
+    holidays = ctx.env_version >= BROKER  # the venue's holidays, from prove/trading-v3
+    if ctx.env_version < MARKET_HOURS or in_session(ctx.now, holidays=holidays):
         return True
     if market:
-        opens = next_open(ctx.now)
+        opens = next_open(ctx.now, holidays=holidays)
+        today = holiday(ctx.now.date()) if holidays and ctx.now.weekday() < 5 else None
+        why = (
+            f"the market is closed all day today ({ctx.now:%A %Y-%m-%d}) for {today}, an "
+            "exchange holiday"
+            if today is not None
+            else f"the market is closed now ({ctx.now:%A %Y-%m-%d %H:%M} exchange time); "
+            "regular trading hours are Monday to Friday 09:30-16:00"
+            + (" except exchange holidays" if holidays else "")
+        )
         raise RuleBroken(
             "market_closed",
-            f"the market is closed now ({ctx.now:%A %Y-%m-%d %H:%M} exchange time); regular "
-            "trading hours are Monday to Friday 09:30-16:00, with no extended hours, so a "
-            "market order cannot execute. Place a limit order instead (place_limit_order): it "
-            f"is accepted now and rests in the book until the session opens "
-            f"({opens:%A %Y-%m-%d %H:%M}).",
+            f"{why}, with no extended hours, so a market order cannot execute. Place a limit "
+            "order instead (place_limit_order): it is accepted now and rests in the book until "
+            f"the session opens ({opens:%A %Y-%m-%d %H:%M}).",
         )
     return False
 

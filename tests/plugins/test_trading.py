@@ -1365,3 +1365,86 @@ def test_v2_trades_only_for_the_account_holder_and_keeps_market_hours(when: str)
             assert (result.message or "").startswith("Rule 'not_your_portfolio' failed:")
         assert v2.state_hash() == before
         assert ok(v2, "get_portfolio", {"portfolio_id": mine})["portfolio_id"] == mine
+
+
+# ------------------------------------------------- prove/trading-v3: holidays
+NYSE_HOLIDAYS = {  # the exchange's published full-day closures (nyse.com, markets/hours-calendars)
+    2025: "01-01 01-20 02-17 04-18 05-26 06-19 07-04 09-01 11-27 12-25",
+    2026: "01-01 01-19 02-16 04-03 05-25 06-19 07-03 09-07 11-26 12-25",
+    2027: "01-01 01-18 02-15 03-26 05-31 06-18 07-05 09-06 11-25 12-24",
+}
+
+
+def test_the_holiday_calendar_is_the_venues_for_the_sampled_years() -> None:
+    """The sampler's states fall in 2026 and early 2027 (its history reaches into 2025)."""
+    from prove_plugins.trading.models import holidays_of
+
+    for year, days in NYSE_HOLIDAYS.items():
+        assert [f"{day:%m-%d}" for day in holidays_of(year)] == days.split()
+    assert dt.date(2028, 1, 1).weekday() == 5 and dt.date(2027, 12, 31) not in holidays_of(2027)
+    assert "Juneteenth" not in " ".join(holidays_of(2021).values())  # a holiday from 2022
+
+
+@given(day=st.dates(min_value=dt.date(2000, 1, 1), max_value=dt.date(2100, 12, 31)))
+def test_every_holiday_is_a_weekday_the_exchange_is_closed_all_day(day: dt.date) -> None:
+    from prove_plugins.trading.models import holiday, holidays_of, in_session, next_open
+
+    name = holiday(day)
+    year = holidays_of(day.year)
+    unobserved = (dt.date(day.year, 1, 1).weekday() == 5) + (day.year < 2022)  # Juneteenth
+    assert len(year) == 10 - unobserved
+    assert all(d.weekday() < 5 and d.year == day.year for d in year)
+    noon = dt.datetime.combine(day, dt.time(12, 0))
+    assert in_session(noon, holidays=True) == (in_session(noon) and name is None)
+    opens = next_open(noon, holidays=True) if not in_session(noon, holidays=True) else noon
+    assert holiday(opens.date()) is None and opens.weekday() < 5
+    skipped = noon.date() + dt.timedelta(days=1)
+    while skipped < opens.date():  # every day it skips is a weekend or a holiday
+        assert skipped.weekday() >= 5 or holiday(skipped) is not None
+        skipped += dt.timedelta(days=1)
+
+
+def _holiday_seed(open_hours: bool) -> int:
+    from prove_plugins.trading.models import holiday, in_session
+
+    return _seed_at(lambda now: holiday(now.date()) is not None and in_session(now) == open_hours)
+
+
+def test_v3_is_closed_on_a_holiday_where_v2_trades() -> None:
+    from prove_plugins.trading.models import holiday
+
+    seed = _holiday_seed(open_hours=True)
+    now = TRADING.now_for(seed)
+    name = holiday(now.date())
+    with TRADING.session(seed=seed) as v0:
+        mine = portfolio_of(v0, "cash")
+    for version in (2, 3):
+        with TRADING.session(seed=seed, env_version=version, principal=mine) as session:
+            limit = _crossing_buy(session)
+            market = {k: limit[k] for k in ("portfolio_id", "symbol", "side", "quantity")}
+            if version == 2:  # v2 knows no holidays: a weekday session trades
+                assert ok(session, "place_market_order", market)["trades"]
+                continue
+            message = refused(session, "place_market_order", market, "market_closed")
+            assert f"for {name}, an exchange holiday" in message
+            assert "place_limit_order" in message and f"{now:%Y-%m-%d}" in message
+            rested = ok(
+                session, "place_limit_order", {**limit, "limit_price": str(limit["limit_price"])}
+            )
+            assert rested["trades"] == [] and rested["status"] == "open"
+
+
+def test_v3_names_the_next_open_after_a_holiday() -> None:
+    from prove_plugins.trading.models import holiday, next_open
+
+    seed = _holiday_seed(open_hours=False)
+    now = TRADING.now_for(seed)
+    with TRADING.session(seed=seed) as v0:
+        mine = portfolio_of(v0, "cash")
+    with TRADING.session(seed=seed, env_version=3, principal=mine) as v3:
+        limit = _crossing_buy(v3)
+        market = {k: limit[k] for k in ("portfolio_id", "symbol", "side", "quantity")}
+        message = refused(v3, "place_market_order", market, "market_closed")
+    opens = next_open(now, holidays=True)
+    assert holiday(opens.date()) is None and f"({opens:%A %Y-%m-%d %H:%M})" in message
+    assert opens != next_open(now) or now.weekday() >= 5 or now.hour >= 16
