@@ -142,6 +142,23 @@ def next_open(at: dt.datetime, *, holidays: bool = False) -> dt.datetime:
     return dt.datetime.combine(day, OPENING_BELL)
 
 
+CLIENT_ORDER_ID = r"^[A-Za-z0-9._:-]{1,48}$"
+"""What a ``client_order_id`` (an order's idempotency key, from ``prove/trading-v3``) may be."""
+
+
+def participant(owner: str, client_order_id: str | None) -> str:
+    """What an order of a portfolio of ``owner`` holds in :attr:`Order.participant`: the owner,
+    and after " #" the ``client_order_id`` it was placed with, if any.
+
+    The key lives in an existing column because every env version samples the same state
+    (a new column would change every state's hash); an owner's name never holds " #".
+
+    >>> participant("Maria Garcia", None), participant("Maria Garcia", "rebal-1")
+    ('Maria Garcia', 'Maria Garcia #rebal-1')
+    """
+    return owner if client_order_id is None else f"{owner} #{client_order_id}"
+
+
 class Base(DeclarativeBase):
     pass
 
@@ -229,7 +246,9 @@ class Order(Base):
         ForeignKey("portfolios.id"), nullable=True, index=True
     )
     participant: Mapped[str] = mapped_column(String(60))
-    """Who placed it: the portfolio's owner, or a market maker / other investor."""
+    """Who placed it: the portfolio's owner, or a market maker / other investor; for an order
+    placed with a ``client_order_id`` (from ``prove/trading-v3``), the owner and the key
+    (:func:`participant`)."""
     symbol: Mapped[str] = mapped_column(ForeignKey("instruments.symbol"), index=True)
     side: Mapped[str] = mapped_column(String(4))
     order_type: Mapped[str] = mapped_column(String(8))

@@ -42,6 +42,7 @@ from prove_gym.server import (
 
 from .models import (
     CENT,
+    CLIENT_ORDER_ID,
     MARGIN_MULTIPLIER,
     OPEN_STATUSES,
     Bar,
@@ -57,6 +58,7 @@ from .models import (
     in_session,
     money,
     next_open,
+    participant,
     price_band,
 )
 from .sampler import HISTORY_DAYS, sample_trading
@@ -69,14 +71,19 @@ HOLDER = 2
 holder (a portfolio), keeping v1's market hours."""
 BROKER = 3
 """The env version (``prove/trading-v3``) from which the venue keeps its full-day holidays
-(:func:`~.models.holiday`: closed all day, as on a weekend), keeping v2's principal."""
+(:func:`~.models.holiday`: closed all day, as on a weekend) and an order placement takes an
+idempotency key (``client_order_id``: the tools' v3 definitions), keeping v2's principal."""
 
 V3_INSTRUCTIONS = (
     "Exchange holidays: the exchange is also closed all day on its full-day holidays (New "
     "Year's Day, Martin Luther King Jr. Day, Presidents' Day, Good Friday, Memorial Day, "
     "Juneteenth, Independence Day, Labor Day, Thanksgiving and Christmas; a holiday on a "
     "Saturday is observed the Friday before, on a Sunday the Monday after), with the same "
-    "closed-market rules as at night or on a weekend."
+    "closed-market rules as at night or on a weekend. Retrying an order safely: give "
+    "place_limit_order or place_market_order a client_order_id of your own; the same order "
+    "sent again with it returns the order it placed (replayed: true) instead of placing "
+    "another, and a different order with a used client_order_id is refused (rule "
+    "'client_order_id_reused')."
 )
 
 V1_INSTRUCTIONS = (
@@ -136,7 +143,10 @@ server = Server(
             "Year's Day, MLK Day, Presidents' Day, Good Friday, Memorial Day, Juneteenth, "
             "Independence Day, Labor Day, Thanksgiving, Christmas, with weekend observance), "
             "where a market order is refused (rule market_closed, naming the holiday) and a "
-            "limit order rests; it keeps v2's account holder",
+            "limit order rests; place_limit_order and place_market_order take an optional "
+            "client_order_id (an idempotency key: the same order again returns the first and "
+            "places nothing, another order with it is refused, rule client_order_id_reused); "
+            "it keeps v2's account holder",
             tasks_file=Path(__file__).with_name("tasks_v3.jsonl"),
             instructions=V3_INSTRUCTIONS,
         ),
@@ -169,6 +179,8 @@ SymbolRow = Annotated[
     StringConstraints(strip_whitespace=True, to_upper=True, max_length=12),
 ]
 Side = Literal["buy", "sell"]
+# An idempotency key (Alpaca's client_order_id): bounded, and matched exactly as given.
+ClientOrderId = Annotated[str, Field(min_length=1, max_length=48, pattern=CLIENT_ORDER_ID)]
 Quantity = Annotated[int, Field(ge=1, le=100_000)]
 Price = Annotated[Decimal, Field(gt=0, le=100_000, decimal_places=2)]
 Limit = Annotated[int, Field(ge=1, le=100)]
@@ -200,6 +212,10 @@ RULES: dict[str, str] = {
     "order_not_open": "Only open or partially filled orders can be changed or cancelled.",
     "quantity_above_filled": "A changed order's quantity (the new total) must exceed what has "
     "already filled.",
+    "client_order_id_reused": "From prove/trading-v3: a client_order_id names one order of a "
+    "portfolio. Sending the same order (symbol, side, type, quantity and limit price, as the "
+    "order stands) with it again returns that order and places nothing; a different order "
+    "with it is refused.",
 }
 
 
@@ -376,6 +392,13 @@ class ExecutionOut(OrderOut):
 
 class CancelOut(OrderOut):
     released_buying_power: Decimal
+
+
+class ExecutionV3Out(ExecutionOut):
+    """What an order placement answers from prove/trading-v3: with its idempotency key."""
+
+    client_order_id: str | None
+    replayed: bool
 
 
 # -------------------------------------------------------------- statements
@@ -566,6 +589,15 @@ NEWEST_OPEN = Query(
     .limit(1)
 )
 PREV_CLOSE = Query(select(Instrument.prev_close).where(Instrument.symbol == bindparam("symbol")))
+# the order a client_order_id placed in a portfolio (models.participant)
+BY_CLIENT_ORDER_ID = Query(
+    select(orders_t)
+    .where(
+        Order.portfolio_id == bindparam("portfolio_id"),
+        Order.participant == bindparam("participant"),
+    )
+    .order_by(Order.id)
+)
 
 
 @functools.cache
@@ -1169,6 +1201,51 @@ def _execution(
     }
 
 
+def _submit_once(
+    ctx: ToolContext,
+    portfolio: Any,
+    ins: Any,
+    side: str,
+    quantity: int,
+    limit_price: Decimal | None,
+    client_order_id: str | None,
+) -> ExecutionV3Out:
+    """:func:`_submit` from prove/trading-v3, with an idempotency key: an order the key
+    already placed in the portfolio is answered again (``replayed``) if this is the same
+    order, refused (``client_order_id_reused``) if not; a new key places the order."""
+    if client_order_id is not None:
+        tag = participant(portfolio.owner, client_order_id)
+        placed = ctx.sql.first(BY_CLIENT_ORDER_ID, portfolio_id=portfolio.id, participant=tag)
+        if placed is not None:
+            asked = (ins.symbol, side, "market" if limit_price is None else "limit", quantity)
+            has = (placed.symbol, placed.side, placed.order_type, placed.quantity)
+            if asked != has or limit_price != placed.limit_price:
+                raise RuleBroken(
+                    "client_order_id_reused",
+                    f"client_order_id {client_order_id!r} already placed order {placed.id} in "
+                    f"{portfolio.id} ({_describe(*has, placed.limit_price)}), not "
+                    f"{_describe(*asked, limit_price)}: a retry must repeat the same order. "
+                    "Use a new client_order_id for a new order (get_order shows the first).",
+                )
+            position = ctx.sql.first(POSITION, portfolio_id=portfolio.id, symbol=ins.symbol)
+            return {
+                **_order_record(placed),
+                "trades": _trades_of(ctx, placed),
+                "position_quantity": position.quantity if position is not None else 0,
+                "cash": portfolio.cash,
+                "buying_power": _power(ctx, portfolio),
+                "client_order_id": client_order_id,
+                "replayed": True,
+            }
+    done = _submit(ctx, portfolio, ins, side, quantity, limit_price, client_order_id)
+    return {**done, "client_order_id": client_order_id, "replayed": False}
+
+
+def _describe(symbol: str, side: str, kind: str, quantity: int, price: Decimal | None) -> str:
+    """An order in a few words: "buy 10 AAPL limit 187.25", "sell 5 MSFT market"."""
+    return f"{side} {quantity} {symbol} " + (f"limit {price}" if kind == "limit" else "market")
+
+
 def _submit(
     ctx: ToolContext,
     portfolio: Any,
@@ -1176,6 +1253,7 @@ def _submit(
     side: str,
     quantity: int,
     limit_price: Decimal | None,
+    client_order_id: str | None = None,
 ) -> ExecutionOut:
     _writable(portfolio)
     trading = _session_rule(ctx, market=limit_price is None)
@@ -1186,7 +1264,7 @@ def _submit(
     new = {
         "id": next_id(ctx, Order.id, "ord", 5),
         "portfolio_id": portfolio.id,
-        "participant": portfolio.owner,
+        "participant": participant(portfolio.owner, client_order_id),
         "symbol": ins.symbol,
         "side": side,
         "order_type": "market" if limit_price is None else "limit",
@@ -1659,17 +1737,32 @@ def list_trades(
     return {"portfolio_id": portfolio_id.id, "trades": out}
 
 
-@server.tool(
-    stands_in_for=("place_market_order",),
-    writes=True,
-    returns=("order", "trade"),
-    phrasings=[
+LIMIT_ORDER: dict[str, Any] = {
+    "stands_in_for": ("place_market_order",),
+    "writes": True,
+    "returns": ("order", "trade"),
+    "phrasings": [
         "In {portfolio_id}, {side} {quantity} shares of {symbol} at {limit_price} or better",
         "Put in a limit order in {portfolio_id}: {side} {quantity} {symbol} at {limit_price}",
     ],
-    normalise={"symbol": "casefold"},
-    examples={"quantity": QUANTITIES, "limit_price": _some_price},
-)
+    "normalise": {"symbol": "casefold"},
+    "examples": {"quantity": QUANTITIES, "limit_price": _some_price},
+}
+"""place_limit_order's declaration, the same for its first definition and v3's."""
+MARKET_ORDER: dict[str, Any] = {
+    "writes": True,
+    "returns": ("order", "trade"),
+    "phrasings": [
+        "In {portfolio_id}, {side} {quantity} shares of {symbol} at market",
+        "Market order in {portfolio_id}: {side} {quantity} {symbol} right now",
+    ],
+    "normalise": {"symbol": "casefold"},
+    "examples": {"quantity": QUANTITIES},
+}
+"""place_market_order's declaration, the same for its first definition and v3's."""
+
+
+@server.tool(**LIMIT_ORDER)
 def place_limit_order(
     ctx: ToolContext,
     portfolio_id: PortfolioRow,
@@ -1702,16 +1795,7 @@ def place_limit_order(
     return _submit(ctx, portfolio_id, symbol, side, quantity, limit_price.quantize(CENT))
 
 
-@server.tool(
-    writes=True,
-    returns=("order", "trade"),
-    phrasings=[
-        "In {portfolio_id}, {side} {quantity} shares of {symbol} at market",
-        "Market order in {portfolio_id}: {side} {quantity} {symbol} right now",
-    ],
-    normalise={"symbol": "casefold"},
-    examples={"quantity": QUANTITIES},
-)
+@server.tool(**MARKET_ORDER)
 def place_market_order(
     ctx: ToolContext,
     portfolio_id: PortfolioRow,
@@ -1735,6 +1819,86 @@ def place_market_order(
         "average_fill_price": "187.2680", "trades": [...], "position_quantity": 65, ...}.
     """
     return _submit(ctx, portfolio_id, symbol, side, quantity, None)
+
+
+@server.tool(name="place_limit_order", since=BROKER, **LIMIT_ORDER)
+def place_limit_order_v3(
+    ctx: ToolContext,
+    portfolio_id: PortfolioRow,
+    symbol: SymbolRow,
+    side: Side,
+    quantity: Quantity,
+    limit_price: Price,
+    client_order_id: ClientOrderId | None = None,
+) -> ExecutionV3Out:
+    """Place a limit order: buy at limit_price or lower, or sell at limit_price or higher.
+
+    It first trades against resting orders on the other side that meet the limit, best price
+    first and, at one price, oldest first (each trade at the resting order's price); whatever
+    is left rests in the book as an open order until it fills or is cancelled. Shares that
+    open or add to a position need buying power for quantity x limit_price; only margin
+    portfolios may sell short, and only shortable instruments. While the market is closed
+    (nights, weekends, exchange holidays) the order is accepted but rests without trading.
+
+    Give a client_order_id of your own to make the request safe to retry: sending the same
+    order with the same client_order_id again returns the order it placed the first time
+    (replayed: true) and places nothing; the same client_order_id with a different order is
+    refused (rule 'client_order_id_reused').
+
+    Args:
+        portfolio_id: The portfolio to trade in, such as "pf_0003".
+        symbol: The ticker symbol, such as "AAPL".
+        side: "buy" or "sell".
+        quantity: Whole shares, 1-100000, such as 25.
+        limit_price: Worst acceptable price per share, such as 187.25 or "187.25" (within 20%
+            of the previous close; see get_quote).
+        client_order_id: Optional idempotency key, unique per portfolio: 1-48 letters, digits,
+            ".", "_", ":" or "-", such as "rebalance-2026-03-04-aapl".
+
+    Returns:
+        The order and what it did now: {"order_id": "ord_01240", "status": "partially_filled",
+        "filled_quantity": 10, "remaining_quantity": 15, "trades": [{"trade_id": "trd_00420",
+        "quantity": 10, "price": "187.20", ...}], "cash": "10968.00", "buying_power": ...,
+        "client_order_id": "rebalance-2026-03-04-aapl", "replayed": false}.
+    """
+    price = limit_price.quantize(CENT)
+    return _submit_once(ctx, portfolio_id, symbol, side, quantity, price, client_order_id)
+
+
+@server.tool(name="place_market_order", since=BROKER, **MARKET_ORDER)
+def place_market_order_v3(
+    ctx: ToolContext,
+    portfolio_id: PortfolioRow,
+    symbol: SymbolRow,
+    side: Side,
+    quantity: Quantity,
+    client_order_id: ClientOrderId | None = None,
+) -> ExecutionV3Out:
+    """Place a market order: trade now against the best resting orders on the other side,
+    walking the book price level by price level. Any quantity the book cannot fill is
+    cancelled; a market order never rests, so it is refused while the market is closed
+    (nights, weekends, exchange holidays). Buying power is checked against the actual fill
+    prices; only margin portfolios may sell short, and only shortable instruments.
+
+    Give a client_order_id of your own to make the request safe to retry: sending the same
+    order with the same client_order_id again returns the order it placed the first time
+    (replayed: true) and places nothing; the same client_order_id with a different order is
+    refused (rule 'client_order_id_reused').
+
+    Args:
+        portfolio_id: The portfolio to trade in, such as "pf_0003".
+        symbol: The ticker symbol, such as "AAPL".
+        side: "buy" or "sell".
+        quantity: Whole shares, 1-100000, such as 25.
+        client_order_id: Optional idempotency key, unique per portfolio: 1-48 letters, digits,
+            ".", "_", ":" or "-", such as "sell-msft-1".
+
+    Returns:
+        {"order_id": "ord_01241", "status": "filled", "filled_quantity": 25,
+        "average_fill_price": "187.2680", "trades": [...], "position_quantity": 65, ...,
+        "client_order_id": "sell-msft-1", "replayed": false}.
+    """
+    return _submit_once(ctx, portfolio_id, symbol, side, quantity, None, client_order_id)
 
 
 @server.tool(

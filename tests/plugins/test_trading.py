@@ -1448,3 +1448,125 @@ def test_v3_names_the_next_open_after_a_holiday() -> None:
     opens = next_open(now, holidays=True)
     assert holiday(opens.date()) is None and f"({opens:%A %Y-%m-%d %H:%M})" in message
     assert opens != next_open(now) or now.weekday() >= 5 or now.hour >= 16
+
+
+# -------------------------------------- prove/trading-v3: an idempotency key
+def _v3_session(seed: int) -> tuple[Session, dict[str, Any], dict[str, Any]]:
+    """A v3 session acting for a funded cash portfolio, a crossing limit buy of 3 shares from
+    it (the market order of the same shares trades too, in session hours) and the same buy at
+    the best bid (it rests)."""
+    with TRADING.session(seed=seed) as v0:
+        mine = portfolio_of(v0, "cash")
+    session = TRADING.session(seed=seed, env_version=3, principal=mine)
+    limit = _crossing_buy(session)
+    assert limit["portfolio_id"] == mine
+    bid = book(session, limit["symbol"], "buy")[0][2]
+    return (
+        session,
+        {**limit, "limit_price": str(limit["limit_price"])},
+        {**limit, "limit_price": str(bid)},
+    )
+
+
+def _order_count(session: Session) -> int:
+    return int(rows(session, "SELECT COUNT(*) FROM orders")[0][0])
+
+
+def test_v3_a_retried_order_with_its_client_order_id_is_placed_once() -> None:
+    session, limit, resting = _v3_session(OPEN_SEEDS["weekday at 15:30"])
+    market = {k: limit[k] for k in ("portfolio_id", "symbol", "side", "quantity")}
+    with session:
+        first = ok(session, "place_market_order", {**market, "client_order_id": "buy-1"})
+        assert first["trades"] and first["replayed"] is False
+        assert first["client_order_id"] == "buy-1"
+        before, orders = session.state_hash(), _order_count(session)
+        again = ok(session, "place_market_order", {**market, "client_order_id": "buy-1"})
+        assert again["replayed"] is True and session.state_hash() == before
+        assert _order_count(session) == orders
+        same = ("order_id", "status", "filled_quantity", "trades", "cash", "position_quantity")
+        assert {k: again[k] for k in same} == {k: first[k] for k in same}
+        # a limit order under its own key rests once, and a retry finds it as it stands
+        placed = ok(session, "place_limit_order", {**resting, "client_order_id": "rest-1"})
+        retried = ok(session, "place_limit_order", {**resting, "client_order_id": "rest-1"})
+        assert retried["order_id"] == placed["order_id"] and retried["replayed"] is True
+        # without a key every call is a new order, as before
+        plain = [ok(session, "place_limit_order", resting)["order_id"] for _ in range(2)]
+        assert len(set(plain)) == 2 and placed["order_id"] not in plain
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"quantity": 4},
+        {"side": "sell"},
+        {"limit_price": "0.01"},  # another price (out of the band, but the key speaks first)
+        {"limit_price": None},  # a market order
+    ],
+    ids=["quantity", "side", "price", "type"],
+)
+def test_v3_the_same_key_with_another_order_is_refused(change: dict[str, Any]) -> None:
+    session, _, resting = _v3_session(OPEN_SEEDS["weekday at 15:30"])
+    with session:
+        placed = ok(session, "place_limit_order", {**resting, "client_order_id": "k-1"})
+        other = {**resting, **change, "client_order_id": "k-1"}
+        tool = "place_limit_order"
+        if other["limit_price"] is None:
+            tool = "place_market_order"
+            del other["limit_price"]
+        message = refused(session, tool, other, "client_order_id_reused")
+        assert placed["order_id"] in message and "'k-1'" in message
+
+
+def test_client_order_id_is_a_v3_parameter_only() -> None:
+    for name in ("place_limit_order", "place_market_order"):
+        props = [set(TRADING.tools_for(v)[name].input_schema()["properties"]) for v in range(4)]
+        assert props[0] == props[1] == props[2] and "client_order_id" not in props[2]
+        assert props[3] == props[2] | {"client_order_id"}
+        assert TRADING.tools[name].input_schema() == TRADING.tools_for(2)[name].input_schema()
+    seed = OPEN_SEEDS["weekday at 15:30"]
+    with TRADING.session(seed=seed) as v0:
+        mine = portfolio_of(v0, "cash")
+    with TRADING.session(seed=seed, env_version=2, principal=mine) as v2:
+        limit = _crossing_buy(v2)
+        before = v2.state_hash()
+        args = {**limit, "limit_price": str(limit["limit_price"]), "client_order_id": "k-1"}
+        result = v2.call("place_limit_order", args)
+        assert result.error_kind == ErrorKind.BAD_ARGUMENTS and v2.state_hash() == before
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(key=st.text(max_size=80) | st.from_regex(r"[A-Za-z0-9._:-]{1,48}", fullmatch=True))
+def test_v3_any_key_is_refused_or_places_one_order(key: str) -> None:
+    import re
+
+    session, _, resting = _v3_session(OPEN_SEEDS["weekday at 15:30"])
+    with session:
+        before, orders = session.state_hash(), _order_count(session)
+        first = session.call("place_limit_order", {**resting, "client_order_id": key})
+        if not re.fullmatch(r"[A-Za-z0-9._:-]{1,48}", key):
+            assert first.error_kind == ErrorKind.BAD_ARGUMENTS and session.state_hash() == before
+            return
+        assert first.ok and _order_count(session) == orders + 1
+        again = session.call("place_limit_order", {**resting, "client_order_id": key})
+        assert again.ok and again.content["order_id"] == first.content["order_id"]
+        assert _order_count(session) == orders + 1
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(1, 3)), max_size=8))
+def test_v3_each_key_places_one_order_whatever_the_retries(calls: list[tuple[str, int]]) -> None:
+    """A model of the rule: a key's first call places; the same order again replays, another
+    order is refused; the book holds one order per key used."""
+    session, _, resting = _v3_session(OPEN_SEEDS["weekday at 15:30"])
+    placed: dict[str, tuple[int, str]] = {}
+    with session:
+        orders = _order_count(session)
+        for key, quantity in calls:
+            args = {**resting, "quantity": quantity, "client_order_id": key}
+            if key not in placed:
+                placed[key] = (quantity, ok(session, "place_limit_order", args)["order_id"])
+            elif placed[key][0] == quantity:
+                assert ok(session, "place_limit_order", args)["order_id"] == placed[key][1]
+            else:
+                refused(session, "place_limit_order", args, "client_order_id_reused")
+        assert _order_count(session) == orders + len(placed)
