@@ -56,6 +56,7 @@ from .models import (
     buying_power,
     holiday,
     in_session,
+    is_trading_day,
     money,
     next_open,
     participant,
@@ -71,8 +72,10 @@ HOLDER = 2
 holder (a portfolio), keeping v1's market hours."""
 BROKER = 3
 """The env version (``prove/trading-v3``) from which the venue keeps its full-day holidays
-(:func:`~.models.holiday`: closed all day, as on a weekend) and an order placement takes an
-idempotency key (``client_order_id``: the tools' v3 definitions), keeping v2's principal."""
+(:func:`~.models.holiday`: closed all day, as on a weekend), an order placement takes an
+idempotency key (``client_order_id``: the tools' v3 definitions) and a sale's proceeds settle
+on the next trading day (T+1: a cash portfolio buys only with settled cash, :func:`_unsettled`),
+keeping v2's principal."""
 
 V3_INSTRUCTIONS = (
     "Exchange holidays: the exchange is also closed all day on its full-day holidays (New "
@@ -83,7 +86,12 @@ V3_INSTRUCTIONS = (
     "place_limit_order or place_market_order a client_order_id of your own; the same order "
     "sent again with it returns the order it placed (replayed: true) instead of placing "
     "another, and a different order with a used client_order_id is refused (rule "
-    "'client_order_id_reused')."
+    "'client_order_id_reused'). Settlement: the proceeds of a sale settle on the next trading "
+    "day (T+1). Until then they are in the portfolio's cash but not settled, and a cash "
+    "portfolio buys only with settled cash (its buying power is settled cash less what open "
+    "orders hold), so a purchase paid for by today's sales is refused (rule "
+    "'unsettled_funds'); get_portfolio shows settled_cash, unsettled_cash and settles_on. A "
+    "margin portfolio's buying power is unchanged."
 )
 
 V1_INSTRUCTIONS = (
@@ -146,7 +154,9 @@ server = Server(
             "limit order rests; place_limit_order and place_market_order take an optional "
             "client_order_id (an idempotency key: the same order again returns the first and "
             "places nothing, another order with it is refused, rule client_order_id_reused); "
-            "it keeps v2's account holder",
+            "a sale's proceeds settle on the next trading day (T+1) and a cash portfolio buys "
+            "only with settled cash (rule unsettled_funds; get_portfolio shows settled_cash, "
+            "unsettled_cash and settles_on); it keeps v2's account holder",
             tasks_file=Path(__file__).with_name("tasks_v3.jsonl"),
             instructions=V3_INSTRUCTIONS,
         ),
@@ -212,6 +222,11 @@ RULES: dict[str, str] = {
     "order_not_open": "Only open or partially filled orders can be changed or cancelled.",
     "quantity_above_filled": "A changed order's quantity (the new total) must exceed what has "
     "already filled.",
+    "unsettled_funds": "From prove/trading-v3: a sale's proceeds settle on the next trading "
+    "day (T+1). A cash portfolio buys only with settled cash: its buying power is its cash "
+    "less the proceeds of sales not yet settled, less what its open orders hold (a margin "
+    "portfolio's is unchanged). An order that only today's unsettled proceeds would pay for "
+    "is refused under this rule rather than buying_power.",
     "client_order_id_reused": "From prove/trading-v3: a client_order_id names one order of a "
     "portfolio. Sending the same order (symbol, side, type, quantity and limit price, as the "
     "order stands) with it again returns that order and places nothing; a different order "
@@ -392,6 +407,14 @@ class ExecutionOut(OrderOut):
 
 class CancelOut(OrderOut):
     released_buying_power: Decimal
+
+
+class PortfolioV3Out(PortfolioOut):
+    """get_portfolio's answer from prove/trading-v3: its cash split by settlement."""
+
+    settled_cash: Decimal
+    unsettled_cash: Decimal
+    settles_on: str | None
 
 
 class ExecutionV3Out(ExecutionOut):
@@ -589,6 +612,15 @@ NEWEST_OPEN = Query(
     .limit(1)
 )
 PREV_CLOSE = Query(select(Instrument.prev_close).where(Instrument.symbol == bindparam("symbol")))
+# the proceeds of a portfolio's sales executed since a time (its unsettled cash: _unsettled)
+SOLD_SINCE = Query(
+    select(type_coerce(func.coalesce(func.sum(Trade.quantity * Trade.price), 0), Money()))
+    .select_from(trades_t.join(orders_t, Order.id == Trade.sell_order_id))
+    .where(
+        Order.portfolio_id == bindparam("portfolio_id"),
+        Trade.executed_at >= bindparam("since"),
+    )
+)
 # the order a client_order_id placed in a portfolio (models.participant)
 BY_CLIENT_ORDER_ID = Query(
     select(orders_t)
@@ -735,7 +767,13 @@ def _holdings(ctx: ToolContext, portfolio_id: str) -> list[Any]:
     return ctx.sql.all(HOLDINGS, portfolio_id=portfolio_id)
 
 
-def _power(ctx: ToolContext, portfolio: Any, exclude: Any | None = None) -> Decimal:
+def _power(
+    ctx: ToolContext, portfolio: Any, exclude: Any | None = None, *, settled: bool = True
+) -> Decimal:
+    """What ``portfolio`` may still spend on opening shares (``exclude``: an order being
+    changed, whose holds do not count). From prove/trading-v3 a cash portfolio spends only
+    settled cash (``settled`` False: as if today's sales had settled, to tell the two rules
+    apart)."""
     # only a margin portfolio's buying power depends on its positions
     holdings: list[tuple[int, Decimal]] = (
         [
@@ -745,12 +783,45 @@ def _power(ctx: ToolContext, portfolio: Any, exclude: Any | None = None) -> Deci
         if portfolio.kind == "margin"
         else []
     )
-    return buying_power(portfolio.kind, portfolio.cash, holdings, _held(ctx, portfolio.id, exclude))
+    cash = portfolio.cash
+    if settled and portfolio.kind == "cash":
+        cash -= _unsettled(ctx, portfolio.id)[0]
+    return buying_power(portfolio.kind, cash, holdings, _held(ctx, portfolio.id, exclude))
+
+
+def _settlement_day(ctx: ToolContext) -> dt.date:
+    """The last trading day on or before today: trades of that day or later have not settled
+    (T+1: a trade settles on the first trading day after its own)."""
+    day = ctx.now.date()
+    while not is_trading_day(day, holidays=True):
+        day -= dt.timedelta(days=1)
+    return day
+
+
+def _unsettled(ctx: ToolContext, portfolio_id: str) -> tuple[Decimal, dt.date | None]:
+    """From prove/trading-v3: the proceeds of the portfolio's sales that have not settled yet,
+    and the day they settle (the next trading day after :func:`_settlement_day`); ``(0,
+    None)`` when there are none, and always before v3 (everything settles at once there)."""
+    if ctx.env_version < BROKER:
+        return Decimal("0.00"), None
+    day = _settlement_day(ctx)
+    since = dt.datetime.combine(day, dt.time(0, 0))
+    amount: Decimal = ctx.sql.scalar(SOLD_SINCE, portfolio_id=portfolio_id, since=since)
+    if not amount:
+        return Decimal("0.00"), None
+    return amount, next_open(since + dt.timedelta(days=1), holidays=True).date()
 
 
 def _power_text(ctx: ToolContext, portfolio: Any, exclude: Any | None = None) -> str:
     held = _held(ctx, portfolio.id, exclude)
     if portfolio.kind == "cash":
+        unsettled, settles = _unsettled(ctx, portfolio.id)
+        if unsettled:
+            return (
+                f"settled cash {portfolio.cash - unsettled} (cash {portfolio.cash} less "
+                f"{unsettled} of sale proceeds settling on {settles}) less {held} held for "
+                "open orders"
+            )
         return f"cash {portfolio.cash} less {held} held for open orders"
     holdings = _holdings(ctx, portfolio.id)
     equity = portfolio.cash + sum((h.quantity * h.last_price for h in holdings), Decimal(0))
@@ -1017,6 +1088,21 @@ def _plan(
         power = _power(ctx, portfolio, exclude)
         if needed > power:
             fit = _affordable(segments, closing, power)
+            unsettled, settles = _unsettled(ctx, portfolio.id)
+            if (
+                unsettled
+                and portfolio.kind == "cash"
+                and needed <= _power(ctx, portfolio, exclude, settled=False)
+            ):
+                raise RuleBroken(
+                    "unsettled_funds",
+                    f"this order needs {needed} of buying power, but {portfolio.id} (cash "
+                    f"portfolio) has {power} of settled cash to buy with "
+                    f"({_power_text(ctx, portfolio, exclude)}): {unsettled} of its cash is the "
+                    f"proceeds of sales that settle on {settles} (T+1), and a cash portfolio "
+                    f"buys only with settled cash. At these prices it can buy at most {fit} "
+                    f"shares now; the rest can be bought once the proceeds settle.",
+                )
             kind = "buy" if buying else "sell short"
             raise RuleBroken(
                 "buying_power",
@@ -1569,13 +1655,14 @@ def find_portfolios(
     ]
 
 
-@server.tool(
-    returns=("portfolio", "instrument", "order"),
-    phrasings=[
-        "How is {portfolio_id} doing?",
-        "What's the buying power in {portfolio_id}?",
-    ],
-)
+PORTFOLIO_TOOL: dict[str, Any] = {
+    "returns": ("portfolio", "instrument", "order"),
+    "phrasings": ["How is {portfolio_id} doing?", "What's the buying power in {portfolio_id}?"],
+}
+"""get_portfolio's declaration, the same for its first definition and v3's."""
+
+
+@server.tool(**PORTFOLIO_TOOL)
 def get_portfolio(ctx: ToolContext, portfolio_id: PortfolioRow) -> PortfolioOut:
     """Get a portfolio's cash, positions valued at their last prices, profit and loss, what
     open orders hold, and its buying power (what it may still spend on new shares).
@@ -1635,6 +1722,34 @@ def get_portfolio(ctx: ToolContext, portfolio_id: PortfolioRow) -> PortfolioOut:
         "unrealized_pnl": unrealized,
         "positions": positions,
         "open_order_ids": [o.id for o in open_orders],
+    }
+
+
+@server.tool(name="get_portfolio", since=BROKER, **PORTFOLIO_TOOL)
+def get_portfolio_v3(ctx: ToolContext, portfolio_id: PortfolioRow) -> PortfolioV3Out:
+    """Get a portfolio's cash, positions valued at their last prices, profit and loss, what
+    open orders hold, and its buying power (what it may still spend on new shares).
+
+    A sale's proceeds settle on the next trading day (T+1): until then they are in cash but
+    not in settled_cash, and a cash portfolio's buying power counts only settled cash
+    (settled_cash less held_for_orders).
+
+    Args:
+        portfolio_id: The portfolio, such as "pf_0003" (see find_portfolios).
+
+    Returns:
+        {"portfolio_id": "pf_0003", "kind": "cash", "cash": "12840.55", "settled_cash":
+        "9840.55", "unsettled_cash": "3000.00", "settles_on": "2026-03-05", "buying_power":
+        "9840.55", "positions": [{"symbol": "AAPL", "quantity": 40, "available_to_sell": 40,
+        ...}], "open_order_ids": [...], ...}.
+    """
+    unsettled, settles = _unsettled(ctx, portfolio_id.id)
+    shown: PortfolioOut = get_portfolio(ctx, portfolio_id)
+    return {
+        **shown,
+        "settled_cash": portfolio_id.cash - unsettled,
+        "unsettled_cash": unsettled,
+        "settles_on": settles.isoformat() if settles is not None else None,
     }
 
 
@@ -1837,8 +1952,10 @@ def place_limit_order_v3(
     first and, at one price, oldest first (each trade at the resting order's price); whatever
     is left rests in the book as an open order until it fills or is cancelled. Shares that
     open or add to a position need buying power for quantity x limit_price; only margin
-    portfolios may sell short, and only shortable instruments. While the market is closed
-    (nights, weekends, exchange holidays) the order is accepted but rests without trading.
+    portfolios may sell short, and only shortable instruments. A cash portfolio buys only with
+    settled cash: a sale's proceeds settle on the next trading day (rule 'unsettled_funds';
+    get_portfolio shows settled_cash). While the market is closed (nights, weekends, exchange
+    holidays) the order is accepted but rests without trading.
 
     Give a client_order_id of your own to make the request safe to retry: sending the same
     order with the same client_order_id again returns the order it placed the first time
@@ -1878,7 +1995,9 @@ def place_market_order_v3(
     walking the book price level by price level. Any quantity the book cannot fill is
     cancelled; a market order never rests, so it is refused while the market is closed
     (nights, weekends, exchange holidays). Buying power is checked against the actual fill
-    prices; only margin portfolios may sell short, and only shortable instruments.
+    prices, and a cash portfolio buys only with settled cash: a sale's proceeds settle on the
+    next trading day (rule 'unsettled_funds'); only margin portfolios may sell short, and only
+    shortable instruments.
 
     Give a client_order_id of your own to make the request safe to retry: sending the same
     order with the same client_order_id again returns the order it placed the first time

@@ -1570,3 +1570,129 @@ def test_v3_each_key_places_one_order_whatever_the_retries(calls: list[tuple[str
             else:
                 refused(session, "place_limit_order", args, "client_order_id_reused")
         assert _order_count(session) == orders + len(placed)
+
+
+# ------------------------------------------- prove/trading-v3: T+1 settlement
+def _seller(session: Session, kind: str) -> tuple[str, str, int]:
+    """(portfolio, symbol, shares) of a long position of 2 or more shares of a ``kind``
+    portfolio without open orders, in a symbol with resting bids to sell into."""
+    found = rows(
+        session,
+        """SELECT pos.portfolio_id, pos.symbol, pos.quantity FROM positions pos
+           JOIN portfolios p ON p.id = pos.portfolio_id
+           JOIN instruments i ON i.symbol = pos.symbol
+           WHERE p.kind = ? AND p.status = 'active' AND pos.quantity > 1 AND i.halted = 0
+             AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.portfolio_id = p.id
+                 AND o.status IN ('open', 'partially_filled'))
+             AND EXISTS (SELECT 1 FROM orders o WHERE o.symbol = pos.symbol AND o.side = 'buy'
+                 AND o.status IN ('open', 'partially_filled'))
+             AND EXISTS (SELECT 1 FROM orders o WHERE o.symbol = pos.symbol AND o.side = 'sell'
+                 AND o.status IN ('open', 'partially_filled'))
+           ORDER BY pos.portfolio_id, pos.symbol""",
+        kind,
+    )
+    return found[0]
+
+
+def _sell_then_buy(seed: int, version: int, kind: str = "cash") -> tuple[Session, dict[str, Any]]:
+    """In a session of ``version`` acting for a ``kind`` portfolio holding shares, with its
+    cash set to 1,000: sell 2 shares at market, and a limit buy at the best ask of the least
+    number of shares the 1,000 cannot pay for (the sale's proceeds can)."""
+    with TRADING.session(seed=seed) as v0:
+        pf, symbol, _ = _seller(v0, kind)
+    session = TRADING.session(seed=seed, env_version=version, principal=pf)
+    poke(session, "UPDATE portfolios SET cash = 100000 WHERE id = ?", pf)
+    sale = {"portfolio_id": pf, "symbol": symbol, "side": "sell", "quantity": 2}
+    sold = ok(session, "place_market_order", sale)
+    assert sold["filled_quantity"] == 2
+    ask = book(session, symbol, "sell")[0][2]
+    quantity = int(Decimal(1000) / ask) + 1
+    proceeds = sum(Decimal(t["value"]) for t in sold["trades"])
+    assert quantity * ask <= Decimal(1000) + proceeds
+    buy = {**sale, "side": "buy", "quantity": quantity, "limit_price": str(ask)}
+    return session, {"buy": buy, "proceeds": proceeds, "sold": sold}
+
+
+def test_v3_a_cash_portfolio_buys_only_with_settled_cash() -> None:
+    from prove_plugins.trading.models import next_open
+
+    seed = OPEN_SEEDS["weekday at 15:30"]
+    now = TRADING.now_for(seed)
+    settles = next_open(dt.datetime.combine(now.date(), dt.time(16, 0)), holidays=True).date()
+    v2, two = _sell_then_buy(seed, 2)
+    with v2:  # before v3 the proceeds pay for the purchase at once
+        assert ok(v2, "place_limit_order", two["buy"])["filled_quantity"]
+        assert "settled_cash" not in ok(
+            v2, "get_portfolio", {"portfolio_id": two["buy"]["portfolio_id"]}
+        )
+    v3, three = _sell_then_buy(seed, 3)
+    with v3:
+        pf = three["buy"]["portfolio_id"]
+        shown = ok(v3, "get_portfolio", {"portfolio_id": pf})
+        assert Decimal(shown["unsettled_cash"]) == three["proceeds"] > 0
+        assert Decimal(shown["settled_cash"]) == Decimal(shown["cash"]) - three["proceeds"]
+        assert (
+            Decimal(shown["buying_power"]) == Decimal("1000.00") == Decimal(shown["settled_cash"])
+        )
+        assert shown["settles_on"] == settles.isoformat()
+        assert Decimal(three["sold"]["buying_power"]) == Decimal("1000.00")
+        message = refused(v3, "place_limit_order", three["buy"], "unsettled_funds")
+        assert f"settle on {settles}" in message and "T+1" in message
+        fit = {**three["buy"], "quantity": three["buy"]["quantity"] - 1}
+        assert ok(v3, "place_limit_order", fit)["filled_quantity"]  # settled cash still buys
+        # more than all its cash, settled or not, is still the buying_power rule
+        refused(v3, "place_limit_order", {**fit, "quantity": 100_000}, "buying_power")
+
+
+def test_v3_margin_buying_power_does_not_wait_for_settlement() -> None:
+    seed = OPEN_SEEDS["weekday at 15:30"]
+    done = {}
+    for version in (2, 3):
+        session, made = _sell_then_buy(seed, version, kind="margin")
+        with session:
+            pf = made["buy"]["portfolio_id"]
+            shown = ok(session, "get_portfolio", {"portfolio_id": pf})
+            bought = ok(session, "place_limit_order", made["buy"])
+            done[version] = (shown["buying_power"], bought["buying_power"], session.state_hash())
+            if version == 3:
+                assert Decimal(shown["unsettled_cash"]) == made["proceeds"]
+    assert done[2] == done[3]
+
+
+def test_get_portfolio_shows_settlement_from_v3_only() -> None:
+    schemas = [TRADING.tools_for(v)["get_portfolio"].output_schema for v in range(4)]
+    assert schemas[0] == schemas[1] == schemas[2] != schemas[3]
+    assert schemas[0] is not None and schemas[3] is not None
+    added = set(schemas[3]["properties"]) - set(schemas[0]["properties"])
+    assert added == {"settled_cash", "unsettled_cash", "settles_on"}
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1))
+def test_v3_unsettled_cash_is_the_sales_not_yet_settled(seed: int) -> None:
+    """Against the rule computed from every trade directly: a sale settles on the first
+    trading day after its own, and is unsettled while that day is after today."""
+    from prove_plugins.trading.models import next_open
+
+    now = TRADING.now_for(seed)
+
+    def settles_on(day: dt.date) -> dt.date:
+        return next_open(dt.datetime.combine(day, dt.time(23, 59)), holidays=True).date()
+
+    with TRADING.session(seed=seed) as v0:
+        portfolios = column(v0, "SELECT id FROM portfolios ORDER BY id")
+        sales = rows(
+            v0,
+            """SELECT o.portfolio_id, t.executed_at, t.quantity * t.price FROM trades t
+               JOIN orders o ON o.id = t.sell_order_id WHERE o.portfolio_id IS NOT NULL
+               ORDER BY t.id""",
+        )
+    expected = dict.fromkeys(portfolios, Decimal("0.00"))
+    for pf, at, value in sales:
+        if settles_on(dt.datetime.fromisoformat(at).date()) > now.date():
+            expected[pf] += Decimal(value).scaleb(-2)
+    for pf in portfolios:
+        with TRADING.session(seed=seed, env_version=3, principal=pf) as v3:
+            shown = ok(v3, "get_portfolio", {"portfolio_id": pf})
+        assert Decimal(shown["unsettled_cash"]) == expected[pf], pf
+        assert (shown["settles_on"] is None) == (expected[pf] == 0)
