@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
 import random
 from collections import namedtuple
 from dataclasses import dataclass
@@ -76,6 +77,11 @@ BROKER = 3
 idempotency key (``client_order_id``: the tools' v3 definitions) and a sale's proceeds settle
 on the next trading day (T+1: a cash portfolio buys only with settled cash, :func:`_unsettled`),
 keeping v2's principal."""
+PREVIEW_ABOVE = Decimal("25000.00")
+"""From ``prove/trading-v3``, an order placement whose notional (quantity x limit price, or a
+market order's fill value) is above this must carry the ``preview_id`` that ``preview_order``
+gave for the same order (rule ``preview_required``), as IBKR's order preview (what-if) and
+Tradier's ``preview=true`` confirm a costly order before it is sent."""
 
 V3_INSTRUCTIONS = (
     "Exchange holidays: the exchange is also closed all day on its full-day holidays (New "
@@ -91,7 +97,11 @@ V3_INSTRUCTIONS = (
     "portfolio buys only with settled cash (its buying power is settled cash less what open "
     "orders hold), so a purchase paid for by today's sales is refused (rule "
     "'unsettled_funds'); get_portfolio shows settled_cash, unsettled_cash and settles_on. A "
-    "margin portfolio's buying power is unchanged."
+    "margin portfolio's buying power is unchanged. Large orders: an order whose notional "
+    "(quantity x limit price, or a market order's fill value) is above 25,000.00 must be "
+    "previewed first: call preview_order with the same order, show the user the estimate, "
+    "and pass its preview_id to place_limit_order or place_market_order (rule "
+    "'preview_required')."
 )
 
 V1_INSTRUCTIONS = (
@@ -156,7 +166,9 @@ server = Server(
             "places nothing, another order with it is refused, rule client_order_id_reused); "
             "a sale's proceeds settle on the next trading day (T+1) and a cash portfolio buys "
             "only with settled cash (rule unsettled_funds; get_portfolio shows settled_cash, "
-            "unsettled_cash and settles_on); it keeps v2's account holder",
+            "unsettled_cash and settles_on); an order placement above 25,000.00 of notional "
+            "must carry the preview_id of preview_order (a new tool) for the same order (rule "
+            "preview_required); it keeps v2's account holder",
             tasks_file=Path(__file__).with_name("tasks_v3.jsonl"),
             instructions=V3_INSTRUCTIONS,
         ),
@@ -191,6 +203,7 @@ SymbolRow = Annotated[
 Side = Literal["buy", "sell"]
 # An idempotency key (Alpaca's client_order_id): bounded, and matched exactly as given.
 ClientOrderId = Annotated[str, Field(min_length=1, max_length=48, pattern=CLIENT_ORDER_ID)]
+PreviewId = Annotated[str, Field(max_length=40)]
 Quantity = Annotated[int, Field(ge=1, le=100_000)]
 Price = Annotated[Decimal, Field(gt=0, le=100_000, decimal_places=2)]
 Limit = Annotated[int, Field(ge=1, le=100)]
@@ -227,6 +240,10 @@ RULES: dict[str, str] = {
     "less the proceeds of sales not yet settled, less what its open orders hold (a margin "
     "portfolio's is unchanged). An order that only today's unsettled proceeds would pay for "
     "is refused under this rule rather than buying_power.",
+    "preview_required": "From prove/trading-v3: an order placement whose notional (quantity x "
+    "limit price, or a market order's fill value) is above 25,000.00 must carry the "
+    "preview_id that preview_order gave for the same order; a preview_id given for another "
+    "order is refused too.",
     "client_order_id_reused": "From prove/trading-v3: a client_order_id names one order of a "
     "portfolio. Sending the same order (symbol, side, type, quantity and limit price, as the "
     "order stands) with it again returns that order and places nothing; a different order "
@@ -415,6 +432,27 @@ class PortfolioV3Out(PortfolioOut):
     settled_cash: Decimal
     unsettled_cash: Decimal
     settles_on: str | None
+
+
+class FillEstimate(TypedDict):
+    price: Decimal
+    quantity: int
+
+
+class PreviewOut(TypedDict):
+    preview_id: str
+    portfolio_id: str
+    symbol: str
+    side: str
+    order_type: str
+    quantity: int
+    limit_price: Decimal | None
+    estimated_fills: list[FillEstimate]
+    estimated_rest: int
+    estimated_notional: Decimal
+    preview_required: bool
+    buying_power: Decimal
+    buying_power_needed: Decimal
 
 
 class ExecutionV3Out(ExecutionOut):
@@ -915,6 +953,7 @@ class _Plan:
     rest: int
     reserve: int
     position: Any | None  # the portfolio's position row in the symbol, if it has one
+    needed: Decimal = Decimal("0.00")  # the buying power the opening shares need
 
 
 @dataclass(slots=True)
@@ -1112,7 +1151,9 @@ def _plan(
                 f"{side} at most {fit} shares; lower the quantity, or cancel an open order to "
                 "release what it holds.",
             )
-    return _Plan(fills=fills, rest=rest, reserve=min(rest, opening), position=position)
+    return _Plan(
+        fills=fills, rest=rest, reserve=min(rest, opening), position=position, needed=needed
+    )
 
 
 def _fill_order(ctx: ToolContext, order: Any, qty: int, price: Decimal) -> Any:
@@ -1287,6 +1328,72 @@ def _execution(
     }
 
 
+def _preview_id(
+    ctx: ToolContext, portfolio: Any, symbol: str, side: str, quantity: int, price: Decimal | None
+) -> str:
+    """The preview_id of an order: a digest of the order and the session's time, so a preview
+    confirms exactly that order (and a model cannot make one up without previewing)."""
+    kind = "market" if price is None else f"limit {price}"
+    text = f"{portfolio.id}|{symbol}|{side}|{quantity}|{kind}|{ctx.now.isoformat()}"
+    return "pv_" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _notional(plan: _Plan, limit_price: Decimal | None) -> Decimal:
+    """What an order is worth: its fills at their prices, and what rests at its limit."""
+    filled = sum((qty * price for _, qty, price in plan.fills), Decimal("0.00"))
+    return money(filled + plan.rest * (limit_price or 0))
+
+
+def _confirmed(
+    ctx: ToolContext,
+    portfolio: Any,
+    ins: Any,
+    side: str,
+    quantity: int,
+    limit_price: Decimal | None,
+    plan: _Plan,
+    preview_id: str | None,
+) -> None:
+    """From prove/trading-v3: refuse (``preview_required``) an order above
+    :data:`PREVIEW_ABOVE` without its preview, or any order with another order's."""
+    notional = _notional(plan, limit_price)
+    if preview_id is None and notional <= PREVIEW_ABOVE:
+        return
+    if preview_id == _preview_id(ctx, portfolio, ins.symbol, side, quantity, limit_price):
+        return
+    order = _describe(
+        ins.symbol, side, "market" if limit_price is None else "limit", quantity, limit_price
+    )
+    why = (
+        f"preview_id {preview_id!r} does not preview this order ({order})"
+        if preview_id is not None
+        else f"this order ({order}) is worth {notional}, above {PREVIEW_ABOVE}, and carries no "
+        "preview_id"
+    )
+    raise RuleBroken(
+        "preview_required",
+        f"{why}. Call preview_order with the same portfolio, symbol, side, quantity and limit "
+        "price, confirm the estimate with the user, then place the order with its preview_id.",
+    )
+
+
+def _checked_plan(
+    ctx: ToolContext,
+    portfolio: Any,
+    ins: Any,
+    side: str,
+    quantity: int,
+    limit_price: Decimal | None,
+) -> _Plan:
+    """Every rule of a new order checked, and how it would execute: nothing written."""
+    _writable(portfolio)
+    trading = _session_rule(ctx, market=limit_price is None)
+    _tradable(ins)
+    if limit_price is not None:
+        _in_band(ins, limit_price)
+    return _plan(ctx, portfolio, ins, side, quantity, limit_price, trading=trading)
+
+
 def _submit_once(
     ctx: ToolContext,
     portfolio: Any,
@@ -1295,6 +1402,7 @@ def _submit_once(
     quantity: int,
     limit_price: Decimal | None,
     client_order_id: str | None,
+    preview_id: str | None = None,
 ) -> ExecutionV3Out:
     """:func:`_submit` from prove/trading-v3, with an idempotency key: an order the key
     already placed in the portfolio is answered again (``replayed``) if this is the same
@@ -1323,7 +1431,9 @@ def _submit_once(
                 "client_order_id": client_order_id,
                 "replayed": True,
             }
-    done = _submit(ctx, portfolio, ins, side, quantity, limit_price, client_order_id)
+    done = _submit(
+        ctx, portfolio, ins, side, quantity, limit_price, client_order_id, preview_id, True
+    )
     return {**done, "client_order_id": client_order_id, "replayed": False}
 
 
@@ -1340,13 +1450,14 @@ def _submit(
     quantity: int,
     limit_price: Decimal | None,
     client_order_id: str | None = None,
+    preview_id: str | None = None,
+    confirm: bool = False,
 ) -> ExecutionOut:
-    _writable(portfolio)
-    trading = _session_rule(ctx, market=limit_price is None)
-    _tradable(ins)
-    if limit_price is not None:
-        _in_band(ins, limit_price)
-    plan = _plan(ctx, portfolio, ins, side, quantity, limit_price, trading=trading)
+    """Check and place an order (``confirm``: from prove/trading-v3, refuse one above
+    :data:`PREVIEW_ABOVE` without its ``preview_id``: :func:`_confirmed`)."""
+    plan = _checked_plan(ctx, portfolio, ins, side, quantity, limit_price)
+    if confirm:
+        _confirmed(ctx, portfolio, ins, side, quantity, limit_price, plan, preview_id)
     new = {
         "id": next_id(ctx, Order.id, "ord", 5),
         "portfolio_id": portfolio.id,
@@ -1945,6 +2056,7 @@ def place_limit_order_v3(
     quantity: Quantity,
     limit_price: Price,
     client_order_id: ClientOrderId | None = None,
+    preview_id: PreviewId | None = None,
 ) -> ExecutionV3Out:
     """Place a limit order: buy at limit_price or lower, or sell at limit_price or higher.
 
@@ -1960,7 +2072,9 @@ def place_limit_order_v3(
     Give a client_order_id of your own to make the request safe to retry: sending the same
     order with the same client_order_id again returns the order it placed the first time
     (replayed: true) and places nothing; the same client_order_id with a different order is
-    refused (rule 'client_order_id_reused').
+    refused (rule 'client_order_id_reused'). An order worth more than 25,000.00 (quantity x
+    limit_price) must carry the preview_id of a preview_order of the same order (rule
+    'preview_required').
 
     Args:
         portfolio_id: The portfolio to trade in, such as "pf_0003".
@@ -1971,6 +2085,8 @@ def place_limit_order_v3(
             of the previous close; see get_quote).
         client_order_id: Optional idempotency key, unique per portfolio: 1-48 letters, digits,
             ".", "_", ":" or "-", such as "rebalance-2026-03-04-aapl".
+        preview_id: The preview_id preview_order gave for this same order, such as
+            "pv_3f2a9c1d0b7e"; required when the order is worth more than 25,000.00.
 
     Returns:
         The order and what it did now: {"order_id": "ord_01240", "status": "partially_filled",
@@ -1979,7 +2095,9 @@ def place_limit_order_v3(
         "client_order_id": "rebalance-2026-03-04-aapl", "replayed": false}.
     """
     price = limit_price.quantize(CENT)
-    return _submit_once(ctx, portfolio_id, symbol, side, quantity, price, client_order_id)
+    return _submit_once(
+        ctx, portfolio_id, symbol, side, quantity, price, client_order_id, preview_id
+    )
 
 
 @server.tool(name="place_market_order", since=BROKER, **MARKET_ORDER)
@@ -1990,6 +2108,7 @@ def place_market_order_v3(
     side: Side,
     quantity: Quantity,
     client_order_id: ClientOrderId | None = None,
+    preview_id: PreviewId | None = None,
 ) -> ExecutionV3Out:
     """Place a market order: trade now against the best resting orders on the other side,
     walking the book price level by price level. Any quantity the book cannot fill is
@@ -2002,7 +2121,9 @@ def place_market_order_v3(
     Give a client_order_id of your own to make the request safe to retry: sending the same
     order with the same client_order_id again returns the order it placed the first time
     (replayed: true) and places nothing; the same client_order_id with a different order is
-    refused (rule 'client_order_id_reused').
+    refused (rule 'client_order_id_reused'). An order whose fills are worth more than
+    25,000.00 must carry the preview_id of a preview_order of the same order (rule
+    'preview_required').
 
     Args:
         portfolio_id: The portfolio to trade in, such as "pf_0003".
@@ -2011,13 +2132,17 @@ def place_market_order_v3(
         quantity: Whole shares, 1-100000, such as 25.
         client_order_id: Optional idempotency key, unique per portfolio: 1-48 letters, digits,
             ".", "_", ":" or "-", such as "sell-msft-1".
+        preview_id: The preview_id preview_order gave for this same order, such as
+            "pv_3f2a9c1d0b7e"; required when the fills are worth more than 25,000.00.
 
     Returns:
         {"order_id": "ord_01241", "status": "filled", "filled_quantity": 25,
         "average_fill_price": "187.2680", "trades": [...], "position_quantity": 65, ...,
         "client_order_id": "sell-msft-1", "replayed": false}.
     """
-    return _submit_once(ctx, portfolio_id, symbol, side, quantity, None, client_order_id)
+    return _submit_once(
+        ctx, portfolio_id, symbol, side, quantity, None, client_order_id, preview_id
+    )
 
 
 @server.tool(
@@ -2089,6 +2214,67 @@ def replace_order(
         change["seq"] = _next_seq(ctx)  # to the back of the queue
     order, trades, portfolio, position_quantity = _execute(ctx, order, plan, ins, portfolio, change)
     return _execution(ctx, order, trades, portfolio, position_quantity)
+
+
+@server.tool(
+    since=BROKER,
+    returns=("portfolio", "instrument"),
+    phrasings=[
+        "Preview this order in {portfolio_id}: {side} {quantity} {symbol} at {limit_price}",
+        "What would it cost to {side} {quantity} shares of {symbol} in {portfolio_id}?",
+    ],
+    normalise={"symbol": "casefold"},
+    examples={"quantity": QUANTITIES, "limit_price": _some_price},
+)
+def preview_order(
+    ctx: ToolContext,
+    portfolio_id: PortfolioRow,
+    symbol: SymbolRow,
+    side: Side,
+    quantity: Quantity,
+    limit_price: Price | None = None,
+) -> PreviewOut:
+    """Preview an order without placing it: every rule placement checks, how it would fill
+    against the book now, what it is worth and the buying power it needs. Nothing changes.
+
+    An order worth more than 25,000.00 (quantity x limit price, or a market order's fills)
+    must be placed with the preview_id this returns, for the same portfolio, symbol, side,
+    quantity and limit price (rule 'preview_required'). A preview of an order that would be
+    refused fails with the same rule the placement would.
+
+    Args:
+        portfolio_id: The portfolio to trade in, such as "pf_0003".
+        symbol: The ticker symbol, such as "AAPL".
+        side: "buy" or "sell".
+        quantity: Whole shares, 1-100000, such as 250.
+        limit_price: The limit price for a limit order, such as 187.25; leave it out to
+            preview a market order.
+
+    Returns:
+        {"preview_id": "pv_3f2a9c1d0b7e", "order_type": "limit", "quantity": 250,
+        "estimated_fills": [{"price": "187.20", "quantity": 100}], "estimated_rest": 150,
+        "estimated_notional": "46800.00", "preview_required": true, "buying_power":
+        "51230.40", "buying_power_needed": "46800.00", ...}.
+    """
+    price = limit_price.quantize(CENT) if limit_price is not None else None
+    portfolio, ins = portfolio_id, symbol
+    plan = _checked_plan(ctx, portfolio, ins, side, quantity, price)
+    notional = _notional(plan, price)
+    return {
+        "preview_id": _preview_id(ctx, portfolio, ins.symbol, side, quantity, price),
+        "portfolio_id": portfolio.id,
+        "symbol": ins.symbol,
+        "side": side,
+        "order_type": "market" if price is None else "limit",
+        "quantity": quantity,
+        "limit_price": price,
+        "estimated_fills": [{"price": p, "quantity": q} for _, q, p in plan.fills],
+        "estimated_rest": plan.rest,
+        "estimated_notional": notional,
+        "preview_required": notional > PREVIEW_ABOVE,
+        "buying_power": _power(ctx, portfolio),
+        "buying_power_needed": plan.needed,
+    }
 
 
 @server.tool(

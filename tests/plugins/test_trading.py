@@ -1517,11 +1517,11 @@ def test_v3_the_same_key_with_another_order_is_refused(change: dict[str, Any]) -
         assert placed["order_id"] in message and "'k-1'" in message
 
 
-def test_client_order_id_is_a_v3_parameter_only() -> None:
+def test_client_order_id_and_preview_id_are_v3_parameters_only() -> None:
     for name in ("place_limit_order", "place_market_order"):
         props = [set(TRADING.tools_for(v)[name].input_schema()["properties"]) for v in range(4)]
         assert props[0] == props[1] == props[2] and "client_order_id" not in props[2]
-        assert props[3] == props[2] | {"client_order_id"}
+        assert props[3] == props[2] | {"client_order_id", "preview_id"}
         assert TRADING.tools[name].input_schema() == TRADING.tools_for(2)[name].input_schema()
     seed = OPEN_SEEDS["weekday at 15:30"]
     with TRADING.session(seed=seed) as v0:
@@ -1696,3 +1696,70 @@ def test_v3_unsettled_cash_is_the_sales_not_yet_settled(seed: int) -> None:
             shown = ok(v3, "get_portfolio", {"portfolio_id": pf})
         assert Decimal(shown["unsettled_cash"]) == expected[pf], pf
         assert (shown["settles_on"] is None) == (expected[pf] == 0)
+
+
+# ---------------------------------- prove/trading-v3: a preview for large orders
+def _large_buy(seed: int) -> tuple[Session, dict[str, Any], dict[str, Any]]:
+    """A v3 session acting for a cash portfolio funded with 1,000,000, a resting limit buy at
+    the best bid worth just over 25,000 and one worth just under."""
+    session, _, resting = _v3_session(seed)
+    poke(session, "UPDATE portfolios SET cash = 100000000 WHERE id = ?", resting["portfolio_id"])
+    bid = Decimal(resting["limit_price"])
+    over = int(Decimal(25_000) / bid) + 1
+    return session, {**resting, "quantity": over}, {**resting, "quantity": over - 1}
+
+
+def test_v3_an_order_above_the_threshold_needs_its_preview() -> None:
+    from prove_plugins.trading.tools import PREVIEW_ABOVE
+
+    seed = OPEN_SEEDS["weekday at 15:30"]
+    session, large, small = _large_buy(seed)
+    with session:
+        assert Decimal(large["limit_price"]) * large["quantity"] > PREVIEW_ABOVE
+        assert Decimal(small["limit_price"]) * small["quantity"] <= PREVIEW_ABOVE
+        message = refused(session, "place_limit_order", large, "preview_required")
+        assert "preview_order" in message and "no preview_id" in message
+        before = session.state_hash()
+        preview = ok(session, "preview_order", large)
+        assert session.state_hash() == before  # a preview writes nothing
+        assert (
+            preview["preview_required"] is True and preview["estimated_rest"] == large["quantity"]
+        )
+        assert (
+            Decimal(preview["estimated_notional"])
+            == Decimal(large["limit_price"]) * large["quantity"]
+        )
+        assert Decimal(preview["buying_power_needed"]) == Decimal(preview["estimated_notional"])
+        other = ok(session, "preview_order", small)["preview_id"]
+        wrong = refused(
+            session, "place_limit_order", {**large, "preview_id": other}, "preview_required"
+        )
+        assert "does not preview this order" in wrong
+        placed = ok(session, "place_limit_order", {**large, "preview_id": preview["preview_id"]})
+        assert placed["status"] == "open" and placed["quantity"] == large["quantity"]
+        assert ok(session, "place_limit_order", small)["status"] == "open"  # no preview needed
+
+
+def test_v3_a_preview_runs_the_placement_rules() -> None:
+    seed = OPEN_SEEDS["weekday at 15:30"]
+    session, large, _ = _large_buy(seed)
+    with session:
+        market = {k: large[k] for k in ("portfolio_id", "symbol", "side")}
+        shown = ok(session, "preview_order", {**market, "quantity": 1})
+        assert shown["order_type"] == "market" and shown["estimated_rest"] == 0
+        assert [f["quantity"] for f in shown["estimated_fills"]] == [1]
+        assert shown["preview_required"] is False
+        poke(session, "UPDATE portfolios SET cash = 100 WHERE id = ?", large["portfolio_id"])
+        refused(session, "preview_order", large, "buying_power")  # what placing would say
+
+
+def test_preview_order_is_a_v3_tool_only() -> None:
+    assert all("preview_order" not in TRADING.tools_for(v) for v in range(3))
+    assert "preview_order" in TRADING.tools_for(3) and "preview_order" not in TRADING.tools
+    seed = OPEN_SEEDS["weekday at 15:30"]
+    with TRADING.session(seed=seed) as v0:
+        mine = portfolio_of(v0, "cash")
+        args = {"portfolio_id": mine, "symbol": "AAPL", "side": "buy", "quantity": 1}
+        assert v0.call("preview_order", args).error_kind == ErrorKind.UNKNOWN_TOOL
+    with TRADING.session(seed=seed, env_version=2, principal=mine) as v2:
+        assert v2.call("preview_order", args).error_kind == ErrorKind.UNKNOWN_TOOL
