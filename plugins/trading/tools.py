@@ -74,9 +74,10 @@ holder (a portfolio), keeping v1's market hours."""
 BROKER = 3
 """The env version (``prove/trading-v3``) from which the venue keeps its full-day holidays
 (:func:`~.models.holiday`: closed all day, as on a weekend), an order placement takes an
-idempotency key (``client_order_id``: the tools' v3 definitions) and a sale's proceeds settle
-on the next trading day (T+1: a cash portfolio buys only with settled cash, :func:`_unsettled`),
-keeping v2's principal."""
+idempotency key (``client_order_id``: the tools' v3 definitions), a sale's proceeds settle
+on the next trading day (T+1: a cash portfolio buys only with settled cash, :func:`_unsettled`)
+and an order above :data:`PREVIEW_ABOVE` needs a preview (``preview_order``), keeping v2's
+principal."""
 PREVIEW_ABOVE = Decimal("25000.00")
 """From ``prove/trading-v3``, an order placement whose notional (quantity x limit price, or a
 market order's fill value) is above this must carry the ``preview_id`` that ``preview_order``
@@ -902,7 +903,9 @@ def _in_band(ins: Any, limit_price: Decimal) -> None:
 def _session_rule(ctx: ToolContext, market: bool) -> bool:
     """Whether an order may trade now: True during a regular session (and at any hour in
     ``-v0``). Outside one, from ``prove/trading-v1``, a market order is refused and a limit
-    order is accepted but does not trade (False): it rests until the session opens.
+    order is accepted but does not trade (False): it rests until the session opens. From
+    ``prove/trading-v3`` the venue's full-day holidays have no session (the refusal names
+    the holiday), and the next open skips them.
 
     This is what a broker without extended-hours trading does by default. Alpaca and
     Interactive Brokers accept a regular-hours limit order while the market is closed and
