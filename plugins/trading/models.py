@@ -34,25 +34,129 @@ PRICE_BAND = Decimal("0.20")
 """Limit prices must lie within 20% of the previous close (the day's price band)."""
 OPENING_BELL, CLOSING_BELL = dt.time(9, 30), dt.time(16, 0)
 """The regular session, Monday to Friday, in exchange time (a state's ``now`` is exchange
-time). The sampler models no holidays (every weekday of its history has a bar), so neither
-do the trading hours."""
+time). The sampler models no holidays (every weekday of its history has a bar, the same in
+every env version); the trading hours keep the venue's full-day holidays from
+``prove/trading-v3`` (``holidays=True``: :func:`holiday`)."""
 
 
-def in_session(at: dt.datetime) -> bool:
-    """Whether ``at`` falls in a regular session: a weekday, 09:30 up to (not at) 16:00."""
-    return at.weekday() < 5 and OPENING_BELL <= at.time() < CLOSING_BELL
+def easter(year: int) -> dt.date:
+    """Easter Sunday of ``year`` in the Gregorian calendar (the anonymous algorithm).
+
+    >>> easter(2026), easter(2027)
+    (datetime.date(2026, 4, 5), datetime.date(2027, 3, 28))
+    """
+    a, b, c = year % 19, year // 100, year % 100
+    d, e = divmod(b, 4)
+    g = (8 * b + 13) // 25
+    h = (19 * a + b - d - g + 15) % 30
+    i, k = divmod(c, 4)
+    ell = (32 + 2 * e + 2 * i - h - k) % 7
+    m = (a + 11 * h + 19 * ell) // 433
+    month = (h + ell - 7 * m + 90) // 25
+    return dt.date(year, month, (h + ell - 7 * m + 33 * month + 19) % 32)
 
 
-def next_open(at: dt.datetime) -> dt.datetime:
+def _nth_weekday(year: int, month: int, weekday: int, n: int) -> dt.date:
+    """The ``n``-th ``weekday`` (0 Monday) of a month; ``n`` -1 for the last."""
+    if n > 0:
+        first = dt.date(year, month, 1)
+        return first + dt.timedelta(days=(weekday - first.weekday()) % 7 + 7 * (n - 1))
+    last = dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(days=1)
+    return last - dt.timedelta(days=(last.weekday() - weekday) % 7)
+
+
+def _observed(day: dt.date) -> dt.date:
+    """A fixed-date holiday on a weekend is observed on the Friday before (Saturday) or the
+    Monday after (Sunday)."""
+    if day.weekday() == 5:
+        return day - dt.timedelta(days=1)
+    if day.weekday() == 6:
+        return day + dt.timedelta(days=1)
+    return day
+
+
+def holidays_of(year: int) -> dict[dt.date, str]:
+    """The venue's full-day holidays observed in ``year``, by date (NYSE's rule set).
+
+    New Year's Day (January 1; on a Sunday the Monday after, on a Saturday not observed:
+    the exchange does not close the last Friday of a year), Martin Luther King Jr. Day (the
+    third Monday of January), Washington's Birthday (the third Monday of February), Good
+    Friday (two days before Easter), Memorial Day (the last Monday of May), Juneteenth
+    (June 19, from 2022), Independence Day (July 4), Labor Day (the first Monday of
+    September), Thanksgiving (the fourth Thursday of November) and Christmas (December 25);
+    a fixed date on a Saturday is observed the Friday before, on a Sunday the Monday after.
+    Early closes and unscheduled closures (a national day of mourning) are not modelled.
+
+    >>> [f"{day:%m-%d}" for day in holidays_of(2027)]
+    ['01-01', '01-18', '02-15', '03-26', '05-31', '06-18', '07-05', '09-06', '11-25', '12-24']
+    """
+    found = {
+        _nth_weekday(year, 1, 0, 3): "Martin Luther King Jr. Day",
+        _nth_weekday(year, 2, 0, 3): "Washington's Birthday (Presidents' Day)",
+        easter(year) - dt.timedelta(days=2): "Good Friday",
+        _nth_weekday(year, 5, 0, -1): "Memorial Day",
+        _observed(dt.date(year, 7, 4)): "Independence Day",
+        _nth_weekday(year, 9, 0, 1): "Labor Day",
+        _nth_weekday(year, 11, 3, 4): "Thanksgiving Day",
+        _observed(dt.date(year, 12, 25)): "Christmas Day",
+    }
+    new_year = dt.date(year, 1, 1)
+    if new_year.weekday() != 5:
+        found[_observed(new_year)] = "New Year's Day"
+    if year >= 2022:
+        found[_observed(dt.date(year, 6, 19))] = "Juneteenth National Independence Day"
+    return dict(sorted(found.items()))
+
+
+def holiday(day: dt.date) -> str | None:
+    """The name of the full-day holiday the venue observes on ``day``, or ``None``.
+
+    >>> holiday(dt.date(2026, 7, 3)), holiday(dt.date(2026, 7, 6))
+    ('Independence Day', None)
+    """
+    return holidays_of(day.year).get(day)
+
+
+def is_trading_day(day: dt.date, *, holidays: bool = False) -> bool:
+    """A weekday, and with ``holidays`` not one of the venue's holidays."""
+    return day.weekday() < 5 and not (holidays and holiday(day) is not None)
+
+
+def in_session(at: dt.datetime, *, holidays: bool = False) -> bool:
+    """Whether ``at`` falls in a regular session: a trading day (:func:`is_trading_day`),
+    09:30 up to (not at) 16:00."""
+    return OPENING_BELL <= at.time() < CLOSING_BELL and is_trading_day(at.date(), holidays=holidays)
+
+
+def next_open(at: dt.datetime, *, holidays: bool = False) -> dt.datetime:
     """The start of the first regular session after ``at`` (``at`` itself is not in one).
 
     >>> next_open(dt.datetime(2026, 3, 14, 10, 30))  # a Saturday
     datetime.datetime(2026, 3, 16, 9, 30)
+    >>> next_open(dt.datetime(2026, 4, 2, 17, 0), holidays=True)  # Good Friday is next
+    datetime.datetime(2026, 4, 6, 9, 30)
     """
     day = at.date() if at.time() < OPENING_BELL else at.date() + dt.timedelta(days=1)
-    while day.weekday() >= 5:
+    while not is_trading_day(day, holidays=holidays):
         day += dt.timedelta(days=1)
     return dt.datetime.combine(day, OPENING_BELL)
+
+
+CLIENT_ORDER_ID = r"^[A-Za-z0-9._:-]{1,48}$"
+"""What a ``client_order_id`` (an order's idempotency key, from ``prove/trading-v3``) may be."""
+
+
+def participant(owner: str, client_order_id: str | None) -> str:
+    """What an order of a portfolio of ``owner`` holds in :attr:`Order.participant`: the owner,
+    and after " #" the ``client_order_id`` it was placed with, if any.
+
+    The key lives in an existing column because every env version samples the same state
+    (a new column would change every state's hash); an owner's name never holds " #".
+
+    >>> participant("Maria Garcia", None), participant("Maria Garcia", "rebal-1")
+    ('Maria Garcia', 'Maria Garcia #rebal-1')
+    """
+    return owner if client_order_id is None else f"{owner} #{client_order_id}"
 
 
 class Base(DeclarativeBase):
@@ -142,7 +246,9 @@ class Order(Base):
         ForeignKey("portfolios.id"), nullable=True, index=True
     )
     participant: Mapped[str] = mapped_column(String(60))
-    """Who placed it: the portfolio's owner, or a market maker / other investor."""
+    """Who placed it: the portfolio's owner, or a market maker / other investor; for an order
+    placed with a ``client_order_id`` (from ``prove/trading-v3``), the owner and the key
+    (:func:`participant`)."""
     symbol: Mapped[str] = mapped_column(ForeignKey("instruments.symbol"), index=True)
     side: Mapped[str] = mapped_column(String(4))
     order_type: Mapped[str] = mapped_column(String(8))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
 import random
 from collections import namedtuple
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from prove_gym.server import (
 
 from .models import (
     CENT,
+    CLIENT_ORDER_ID,
     MARGIN_MULTIPLIER,
     OPEN_STATUSES,
     Bar,
@@ -53,9 +55,12 @@ from .models import (
     Trade,
     apply_fill,
     buying_power,
+    holiday,
     in_session,
+    is_trading_day,
     money,
     next_open,
+    participant,
     price_band,
 )
 from .sampler import HISTORY_DAYS, sample_trading
@@ -66,6 +71,39 @@ MARKET_HOURS = 1
 HOLDER = 2
 """The env version (``prove/trading-v2``) from which a session acts for one account
 holder (a portfolio), keeping v1's market hours."""
+BROKER = 3
+"""The env version (``prove/trading-v3``) from which the venue keeps its full-day holidays
+(:func:`~.models.holiday`: closed all day, as on a weekend), an order placement takes an
+idempotency key (``client_order_id``: the tools' v3 definitions), a sale's proceeds settle
+on the next trading day (T+1: a cash portfolio buys only with settled cash, :func:`_unsettled`)
+and an order above :data:`PREVIEW_ABOVE` needs a preview (``preview_order``), keeping v2's
+principal."""
+PREVIEW_ABOVE = Decimal("25000.00")
+"""From ``prove/trading-v3``, an order placement whose notional (quantity x limit price, or a
+market order's fill value) is above this must carry the ``preview_id`` that ``preview_order``
+gave for the same order (rule ``preview_required``), as IBKR's order preview (what-if) and
+Tradier's ``preview=true`` confirm a costly order before it is sent."""
+
+V3_INSTRUCTIONS = (
+    "Exchange holidays: the exchange is also closed all day on its full-day holidays (New "
+    "Year's Day, Martin Luther King Jr. Day, Presidents' Day, Good Friday, Memorial Day, "
+    "Juneteenth, Independence Day, Labor Day, Thanksgiving and Christmas; a holiday on a "
+    "Saturday is observed the Friday before, on a Sunday the Monday after), with the same "
+    "closed-market rules as at night or on a weekend. Retrying an order safely: give "
+    "place_limit_order or place_market_order a client_order_id of your own; the same order "
+    "sent again with it returns the order it placed (replayed: true) instead of placing "
+    "another, and a different order with a used client_order_id is refused (rule "
+    "'client_order_id_reused'). Settlement: the proceeds of a sale settle on the next trading "
+    "day (T+1). Until then they are in the portfolio's cash but not settled, and a cash "
+    "portfolio buys only with settled cash (its buying power is settled cash less what open "
+    "orders hold), so a purchase paid for by today's sales is refused (rule "
+    "'unsettled_funds'); get_portfolio shows settled_cash, unsettled_cash and settles_on. A "
+    "margin portfolio's buying power is unchanged. Large orders: an order whose notional "
+    "(quantity x limit price, or a market order's fill value) is above 25,000.00 must be "
+    "previewed first: call preview_order with the same order, show the user the estimate, "
+    "and pass its preview_id to place_limit_order or place_market_order (rule "
+    "'preview_required')."
+)
 
 V1_INSTRUCTIONS = (
     "Trading hours: the exchange trades Monday to Friday, 09:30-16:00 exchange time (ET), "
@@ -95,7 +133,7 @@ server = Server(
     "trading",
     out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
-    version="1.2.0",
+    version="1.3.0",
     env_versions=[
         EnvVersion(
             MARKET_HOURS,
@@ -117,6 +155,23 @@ server = Server(
                 "an order of another portfolio or of the market, is refused (rule "
                 "'not_your_portfolio').",
             ),
+        ),
+        EnvVersion(
+            BROKER,
+            "trades like a broker: the exchange is closed on its full-day holidays (New "
+            "Year's Day, MLK Day, Presidents' Day, Good Friday, Memorial Day, Juneteenth, "
+            "Independence Day, Labor Day, Thanksgiving, Christmas, with weekend observance), "
+            "where a market order is refused (rule market_closed, naming the holiday) and a "
+            "limit order rests; place_limit_order and place_market_order take an optional "
+            "client_order_id (an idempotency key: the same order again returns the first and "
+            "places nothing, another order with it is refused, rule client_order_id_reused); "
+            "a sale's proceeds settle on the next trading day (T+1) and a cash portfolio buys "
+            "only with settled cash (rule unsettled_funds; get_portfolio shows settled_cash, "
+            "unsettled_cash and settles_on); an order placement above 25,000.00 of notional "
+            "must carry the preview_id of preview_order (a new tool) for the same order (rule "
+            "preview_required); it keeps v2's account holder",
+            tasks_file=Path(__file__).with_name("tasks_v3.jsonl"),
+            instructions=V3_INSTRUCTIONS,
         ),
     ],
     base=Base,
@@ -147,6 +202,9 @@ SymbolRow = Annotated[
     StringConstraints(strip_whitespace=True, to_upper=True, max_length=12),
 ]
 Side = Literal["buy", "sell"]
+# An idempotency key (Alpaca's client_order_id): bounded, and matched exactly as given.
+ClientOrderId = Annotated[str, Field(min_length=1, max_length=48, pattern=CLIENT_ORDER_ID)]
+PreviewId = Annotated[str, Field(max_length=40)]
 Quantity = Annotated[int, Field(ge=1, le=100_000)]
 Price = Annotated[Decimal, Field(gt=0, le=100_000, decimal_places=2)]
 Limit = Annotated[int, Field(ge=1, le=100)]
@@ -167,8 +225,9 @@ RULES: dict[str, str] = {
     "buy back shares it is short.",
     "portfolio_closed": "A closed portfolio takes no new or changed orders.",
     "market_closed": "From prove/trading-v1: outside regular trading hours (Monday to Friday, "
-    "09:30-16:00 exchange time) market orders are refused; limit orders are accepted and rest "
-    "without trading until the session opens.",
+    "09:30-16:00 exchange time; from prove/trading-v3 also all day on the exchange's "
+    "holidays) market orders are refused; limit orders are accepted and rest without trading "
+    "until the session opens.",
     "trading_halted": "No new or changed orders while an instrument is halted (cancels are "
     "still accepted).",
     "price_band": "A limit price must lie within 20% of the previous close.",
@@ -177,6 +236,19 @@ RULES: dict[str, str] = {
     "order_not_open": "Only open or partially filled orders can be changed or cancelled.",
     "quantity_above_filled": "A changed order's quantity (the new total) must exceed what has "
     "already filled.",
+    "unsettled_funds": "From prove/trading-v3: a sale's proceeds settle on the next trading "
+    "day (T+1). A cash portfolio buys only with settled cash: its buying power is its cash "
+    "less the proceeds of sales not yet settled, less what its open orders hold (a margin "
+    "portfolio's is unchanged). An order that only today's unsettled proceeds would pay for "
+    "is refused under this rule rather than buying_power.",
+    "preview_required": "From prove/trading-v3: an order placement whose notional (quantity x "
+    "limit price, or a market order's fill value) is above 25,000.00 must carry the "
+    "preview_id that preview_order gave for the same order; a preview_id given for another "
+    "order is refused too.",
+    "client_order_id_reused": "From prove/trading-v3: a client_order_id names one order of a "
+    "portfolio. Sending the same order (symbol, side, type, quantity and limit price, as the "
+    "order stands) with it again returns that order and places nothing; a different order "
+    "with it is refused.",
 }
 
 
@@ -353,6 +425,42 @@ class ExecutionOut(OrderOut):
 
 class CancelOut(OrderOut):
     released_buying_power: Decimal
+
+
+class PortfolioV3Out(PortfolioOut):
+    """get_portfolio's answer from prove/trading-v3: its cash split by settlement."""
+
+    settled_cash: Decimal
+    unsettled_cash: Decimal
+    settles_on: str | None
+
+
+class FillEstimate(TypedDict):
+    price: Decimal
+    quantity: int
+
+
+class PreviewOut(TypedDict):
+    preview_id: str
+    portfolio_id: str
+    symbol: str
+    side: str
+    order_type: str
+    quantity: int
+    limit_price: Decimal | None
+    estimated_fills: list[FillEstimate]
+    estimated_rest: int
+    estimated_notional: Decimal
+    preview_required: bool
+    buying_power: Decimal
+    buying_power_needed: Decimal
+
+
+class ExecutionV3Out(ExecutionOut):
+    """What an order placement answers from prove/trading-v3: with its idempotency key."""
+
+    client_order_id: str | None
+    replayed: bool
 
 
 # -------------------------------------------------------------- statements
@@ -543,6 +651,24 @@ NEWEST_OPEN = Query(
     .limit(1)
 )
 PREV_CLOSE = Query(select(Instrument.prev_close).where(Instrument.symbol == bindparam("symbol")))
+# the proceeds of a portfolio's sales executed since a time (its unsettled cash: _unsettled)
+SOLD_SINCE = Query(
+    select(type_coerce(func.coalesce(func.sum(Trade.quantity * Trade.price), 0), Money()))
+    .select_from(trades_t.join(orders_t, Order.id == Trade.sell_order_id))
+    .where(
+        Order.portfolio_id == bindparam("portfolio_id"),
+        Trade.executed_at >= bindparam("since"),
+    )
+)
+# the order a client_order_id placed in a portfolio (models.participant)
+BY_CLIENT_ORDER_ID = Query(
+    select(orders_t)
+    .where(
+        Order.portfolio_id == bindparam("portfolio_id"),
+        Order.participant == bindparam("participant"),
+    )
+    .order_by(Order.id)
+)
 
 
 @functools.cache
@@ -680,7 +806,13 @@ def _holdings(ctx: ToolContext, portfolio_id: str) -> list[Any]:
     return ctx.sql.all(HOLDINGS, portfolio_id=portfolio_id)
 
 
-def _power(ctx: ToolContext, portfolio: Any, exclude: Any | None = None) -> Decimal:
+def _power(
+    ctx: ToolContext, portfolio: Any, exclude: Any | None = None, *, settled: bool = True
+) -> Decimal:
+    """What ``portfolio`` may still spend on opening shares (``exclude``: an order being
+    changed, whose holds do not count). From prove/trading-v3 a cash portfolio spends only
+    settled cash (``settled`` False: as if today's sales had settled, to tell the two rules
+    apart)."""
     # only a margin portfolio's buying power depends on its positions
     holdings: list[tuple[int, Decimal]] = (
         [
@@ -690,12 +822,45 @@ def _power(ctx: ToolContext, portfolio: Any, exclude: Any | None = None) -> Deci
         if portfolio.kind == "margin"
         else []
     )
-    return buying_power(portfolio.kind, portfolio.cash, holdings, _held(ctx, portfolio.id, exclude))
+    cash = portfolio.cash
+    if settled and portfolio.kind == "cash":
+        cash -= _unsettled(ctx, portfolio.id)[0]
+    return buying_power(portfolio.kind, cash, holdings, _held(ctx, portfolio.id, exclude))
+
+
+def _settlement_day(ctx: ToolContext) -> dt.date:
+    """The last trading day on or before today: trades of that day or later have not settled
+    (T+1: a trade settles on the first trading day after its own)."""
+    day = ctx.now.date()
+    while not is_trading_day(day, holidays=True):
+        day -= dt.timedelta(days=1)
+    return day
+
+
+def _unsettled(ctx: ToolContext, portfolio_id: str) -> tuple[Decimal, dt.date | None]:
+    """From prove/trading-v3: the proceeds of the portfolio's sales that have not settled yet,
+    and the day they settle (the next trading day after :func:`_settlement_day`); ``(0,
+    None)`` when there are none, and always before v3 (everything settles at once there)."""
+    if ctx.env_version < BROKER:
+        return Decimal("0.00"), None
+    day = _settlement_day(ctx)
+    since = dt.datetime.combine(day, dt.time(0, 0))
+    amount: Decimal = ctx.sql.scalar(SOLD_SINCE, portfolio_id=portfolio_id, since=since)
+    if not amount:
+        return Decimal("0.00"), None
+    return amount, next_open(since + dt.timedelta(days=1), holidays=True).date()
 
 
 def _power_text(ctx: ToolContext, portfolio: Any, exclude: Any | None = None) -> str:
     held = _held(ctx, portfolio.id, exclude)
     if portfolio.kind == "cash":
+        unsettled, settles = _unsettled(ctx, portfolio.id)
+        if unsettled:
+            return (
+                f"settled cash {portfolio.cash - unsettled} (cash {portfolio.cash} less "
+                f"{unsettled} of sale proceeds settling on {settles}) less {held} held for "
+                "open orders"
+            )
         return f"cash {portfolio.cash} less {held} held for open orders"
     holdings = _holdings(ctx, portfolio.id)
     equity = portfolio.cash + sum((h.quantity * h.last_price for h in holdings), Decimal(0))
@@ -738,7 +903,9 @@ def _in_band(ins: Any, limit_price: Decimal) -> None:
 def _session_rule(ctx: ToolContext, market: bool) -> bool:
     """Whether an order may trade now: True during a regular session (and at any hour in
     ``-v0``). Outside one, from ``prove/trading-v1``, a market order is refused and a limit
-    order is accepted but does not trade (False): it rests until the session opens.
+    order is accepted but does not trade (False): it rests until the session opens. From
+    ``prove/trading-v3`` the venue's full-day holidays have no session (the refusal names
+    the holiday), and the next open skips them.
 
     This is what a broker without extended-hours trading does by default. Alpaca and
     Interactive Brokers accept a regular-hours limit order while the market is closed and
@@ -749,17 +916,25 @@ def _session_rule(ctx: ToolContext, market: bool) -> bool:
     nowhere to fill it now (as Alpaca refuses a market order marked for extended hours). The
     refusal names the rule and the next open, and says a limit order can wait for it.
     """
-    if ctx.env_version < MARKET_HOURS or in_session(ctx.now):
+    holidays = ctx.env_version >= BROKER  # the venue's holidays, from prove/trading-v3
+    if ctx.env_version < MARKET_HOURS or in_session(ctx.now, holidays=holidays):
         return True
     if market:
-        opens = next_open(ctx.now)
+        opens = next_open(ctx.now, holidays=holidays)
+        today = holiday(ctx.now.date()) if holidays and ctx.now.weekday() < 5 else None
+        why = (
+            f"the market is closed all day today ({ctx.now:%A %Y-%m-%d}) for {today}, an "
+            "exchange holiday"
+            if today is not None
+            else f"the market is closed now ({ctx.now:%A %Y-%m-%d %H:%M} exchange time); "
+            "regular trading hours are Monday to Friday 09:30-16:00"
+            + (" except exchange holidays" if holidays else "")
+        )
         raise RuleBroken(
             "market_closed",
-            f"the market is closed now ({ctx.now:%A %Y-%m-%d %H:%M} exchange time); regular "
-            "trading hours are Monday to Friday 09:30-16:00, with no extended hours, so a "
-            "market order cannot execute. Place a limit order instead (place_limit_order): it "
-            f"is accepted now and rests in the book until the session opens "
-            f"({opens:%A %Y-%m-%d %H:%M}).",
+            f"{why}, with no extended hours, so a market order cannot execute. Place a limit "
+            "order instead (place_limit_order): it is accepted now and rests in the book until "
+            f"the session opens ({opens:%A %Y-%m-%d %H:%M}).",
         )
     return False
 
@@ -781,6 +956,7 @@ class _Plan:
     rest: int
     reserve: int
     position: Any | None  # the portfolio's position row in the symbol, if it has one
+    needed: Decimal = Decimal("0.00")  # the buying power the opening shares need
 
 
 @dataclass(slots=True)
@@ -954,6 +1130,21 @@ def _plan(
         power = _power(ctx, portfolio, exclude)
         if needed > power:
             fit = _affordable(segments, closing, power)
+            unsettled, settles = _unsettled(ctx, portfolio.id)
+            if (
+                unsettled
+                and portfolio.kind == "cash"
+                and needed <= _power(ctx, portfolio, exclude, settled=False)
+            ):
+                raise RuleBroken(
+                    "unsettled_funds",
+                    f"this order needs {needed} of buying power, but {portfolio.id} (cash "
+                    f"portfolio) has {power} of settled cash to buy with "
+                    f"({_power_text(ctx, portfolio, exclude)}): {unsettled} of its cash is the "
+                    f"proceeds of sales that settle on {settles} (T+1), and a cash portfolio "
+                    f"buys only with settled cash. At these prices it can buy at most {fit} "
+                    f"shares now; the rest can be bought once the proceeds settle.",
+                )
             kind = "buy" if buying else "sell short"
             raise RuleBroken(
                 "buying_power",
@@ -963,7 +1154,9 @@ def _plan(
                 f"{side} at most {fit} shares; lower the quantity, or cancel an open order to "
                 "release what it holds.",
             )
-    return _Plan(fills=fills, rest=rest, reserve=min(rest, opening), position=position)
+    return _Plan(
+        fills=fills, rest=rest, reserve=min(rest, opening), position=position, needed=needed
+    )
 
 
 def _fill_order(ctx: ToolContext, order: Any, qty: int, price: Decimal) -> Any:
@@ -1138,6 +1331,120 @@ def _execution(
     }
 
 
+def _preview_id(
+    ctx: ToolContext, portfolio: Any, symbol: str, side: str, quantity: int, price: Decimal | None
+) -> str:
+    """The preview_id of an order: a digest of the order and the session's time, so a preview
+    confirms exactly that order (and a model cannot make one up without previewing)."""
+    kind = "market" if price is None else f"limit {price}"
+    text = f"{portfolio.id}|{symbol}|{side}|{quantity}|{kind}|{ctx.now.isoformat()}"
+    return "pv_" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _notional(plan: _Plan, limit_price: Decimal | None) -> Decimal:
+    """What an order is worth: its fills at their prices, and what rests at its limit."""
+    filled = sum((qty * price for _, qty, price in plan.fills), Decimal("0.00"))
+    return money(filled + plan.rest * (limit_price or 0))
+
+
+def _confirmed(
+    ctx: ToolContext,
+    portfolio: Any,
+    ins: Any,
+    side: str,
+    quantity: int,
+    limit_price: Decimal | None,
+    plan: _Plan,
+    preview_id: str | None,
+) -> None:
+    """From prove/trading-v3: refuse (``preview_required``) an order above
+    :data:`PREVIEW_ABOVE` without its preview, or any order with another order's."""
+    notional = _notional(plan, limit_price)
+    if preview_id is None and notional <= PREVIEW_ABOVE:
+        return
+    if preview_id == _preview_id(ctx, portfolio, ins.symbol, side, quantity, limit_price):
+        return
+    order = _describe(
+        ins.symbol, side, "market" if limit_price is None else "limit", quantity, limit_price
+    )
+    why = (
+        f"preview_id {preview_id!r} does not preview this order ({order})"
+        if preview_id is not None
+        else f"this order ({order}) is worth {notional}, above {PREVIEW_ABOVE}, and carries no "
+        "preview_id"
+    )
+    raise RuleBroken(
+        "preview_required",
+        f"{why}. Call preview_order with the same portfolio, symbol, side, quantity and limit "
+        "price, confirm the estimate with the user, then place the order with its preview_id.",
+    )
+
+
+def _checked_plan(
+    ctx: ToolContext,
+    portfolio: Any,
+    ins: Any,
+    side: str,
+    quantity: int,
+    limit_price: Decimal | None,
+) -> _Plan:
+    """Every rule of a new order checked, and how it would execute: nothing written."""
+    _writable(portfolio)
+    trading = _session_rule(ctx, market=limit_price is None)
+    _tradable(ins)
+    if limit_price is not None:
+        _in_band(ins, limit_price)
+    return _plan(ctx, portfolio, ins, side, quantity, limit_price, trading=trading)
+
+
+def _submit_once(
+    ctx: ToolContext,
+    portfolio: Any,
+    ins: Any,
+    side: str,
+    quantity: int,
+    limit_price: Decimal | None,
+    client_order_id: str | None,
+    preview_id: str | None = None,
+) -> ExecutionV3Out:
+    """:func:`_submit` from prove/trading-v3, with an idempotency key: an order the key
+    already placed in the portfolio is answered again (``replayed``) if this is the same
+    order, refused (``client_order_id_reused``) if not; a new key places the order."""
+    if client_order_id is not None:
+        tag = participant(portfolio.owner, client_order_id)
+        placed = ctx.sql.first(BY_CLIENT_ORDER_ID, portfolio_id=portfolio.id, participant=tag)
+        if placed is not None:
+            asked = (ins.symbol, side, "market" if limit_price is None else "limit", quantity)
+            has = (placed.symbol, placed.side, placed.order_type, placed.quantity)
+            if asked != has or limit_price != placed.limit_price:
+                raise RuleBroken(
+                    "client_order_id_reused",
+                    f"client_order_id {client_order_id!r} already placed order {placed.id} in "
+                    f"{portfolio.id} ({_describe(*has, placed.limit_price)}), not "
+                    f"{_describe(*asked, limit_price)}: a retry must repeat the same order. "
+                    "Use a new client_order_id for a new order (get_order shows the first).",
+                )
+            position = ctx.sql.first(POSITION, portfolio_id=portfolio.id, symbol=ins.symbol)
+            return {
+                **_order_record(placed),
+                "trades": _trades_of(ctx, placed),
+                "position_quantity": position.quantity if position is not None else 0,
+                "cash": portfolio.cash,
+                "buying_power": _power(ctx, portfolio),
+                "client_order_id": client_order_id,
+                "replayed": True,
+            }
+    done = _submit(
+        ctx, portfolio, ins, side, quantity, limit_price, client_order_id, preview_id, True
+    )
+    return {**done, "client_order_id": client_order_id, "replayed": False}
+
+
+def _describe(symbol: str, side: str, kind: str, quantity: int, price: Decimal | None) -> str:
+    """An order in a few words: "buy 10 AAPL limit 187.25", "sell 5 MSFT market"."""
+    return f"{side} {quantity} {symbol} " + (f"limit {price}" if kind == "limit" else "market")
+
+
 def _submit(
     ctx: ToolContext,
     portfolio: Any,
@@ -1145,17 +1452,19 @@ def _submit(
     side: str,
     quantity: int,
     limit_price: Decimal | None,
+    client_order_id: str | None = None,
+    preview_id: str | None = None,
+    confirm: bool = False,
 ) -> ExecutionOut:
-    _writable(portfolio)
-    trading = _session_rule(ctx, market=limit_price is None)
-    _tradable(ins)
-    if limit_price is not None:
-        _in_band(ins, limit_price)
-    plan = _plan(ctx, portfolio, ins, side, quantity, limit_price, trading=trading)
+    """Check and place an order (``confirm``: from prove/trading-v3, refuse one above
+    :data:`PREVIEW_ABOVE` without its ``preview_id``: :func:`_confirmed`)."""
+    plan = _checked_plan(ctx, portfolio, ins, side, quantity, limit_price)
+    if confirm:
+        _confirmed(ctx, portfolio, ins, side, quantity, limit_price, plan, preview_id)
     new = {
         "id": next_id(ctx, Order.id, "ord", 5),
         "portfolio_id": portfolio.id,
-        "participant": portfolio.owner,
+        "participant": participant(portfolio.owner, client_order_id),
         "symbol": ins.symbol,
         "side": side,
         "order_type": "market" if limit_price is None else "limit",
@@ -1460,13 +1769,14 @@ def find_portfolios(
     ]
 
 
-@server.tool(
-    returns=("portfolio", "instrument", "order"),
-    phrasings=[
-        "How is {portfolio_id} doing?",
-        "What's the buying power in {portfolio_id}?",
-    ],
-)
+PORTFOLIO_TOOL: dict[str, Any] = {
+    "returns": ("portfolio", "instrument", "order"),
+    "phrasings": ["How is {portfolio_id} doing?", "What's the buying power in {portfolio_id}?"],
+}
+"""get_portfolio's declaration, the same for its first definition and v3's."""
+
+
+@server.tool(**PORTFOLIO_TOOL)
 def get_portfolio(ctx: ToolContext, portfolio_id: PortfolioRow) -> PortfolioOut:
     """Get a portfolio's cash, positions valued at their last prices, profit and loss, what
     open orders hold, and its buying power (what it may still spend on new shares).
@@ -1526,6 +1836,34 @@ def get_portfolio(ctx: ToolContext, portfolio_id: PortfolioRow) -> PortfolioOut:
         "unrealized_pnl": unrealized,
         "positions": positions,
         "open_order_ids": [o.id for o in open_orders],
+    }
+
+
+@server.tool(name="get_portfolio", since=BROKER, **PORTFOLIO_TOOL)
+def get_portfolio_v3(ctx: ToolContext, portfolio_id: PortfolioRow) -> PortfolioV3Out:
+    """Get a portfolio's cash, positions valued at their last prices, profit and loss, what
+    open orders hold, and its buying power (what it may still spend on new shares).
+
+    A sale's proceeds settle on the next trading day (T+1): until then they are in cash but
+    not in settled_cash, and a cash portfolio's buying power counts only settled cash
+    (settled_cash less held_for_orders).
+
+    Args:
+        portfolio_id: The portfolio, such as "pf_0003" (see find_portfolios).
+
+    Returns:
+        {"portfolio_id": "pf_0003", "kind": "cash", "cash": "12840.55", "settled_cash":
+        "9840.55", "unsettled_cash": "3000.00", "settles_on": "2026-03-05", "buying_power":
+        "9840.55", "positions": [{"symbol": "AAPL", "quantity": 40, "available_to_sell": 40,
+        ...}], "open_order_ids": [...], ...}.
+    """
+    unsettled, settles = _unsettled(ctx, portfolio_id.id)
+    shown: PortfolioOut = get_portfolio(ctx, portfolio_id)
+    return {
+        **shown,
+        "settled_cash": portfolio_id.cash - unsettled,
+        "unsettled_cash": unsettled,
+        "settles_on": settles.isoformat() if settles is not None else None,
     }
 
 
@@ -1628,17 +1966,32 @@ def list_trades(
     return {"portfolio_id": portfolio_id.id, "trades": out}
 
 
-@server.tool(
-    stands_in_for=("place_market_order",),
-    writes=True,
-    returns=("order", "trade"),
-    phrasings=[
+LIMIT_ORDER: dict[str, Any] = {
+    "stands_in_for": ("place_market_order",),
+    "writes": True,
+    "returns": ("order", "trade"),
+    "phrasings": [
         "In {portfolio_id}, {side} {quantity} shares of {symbol} at {limit_price} or better",
         "Put in a limit order in {portfolio_id}: {side} {quantity} {symbol} at {limit_price}",
     ],
-    normalise={"symbol": "casefold"},
-    examples={"quantity": QUANTITIES, "limit_price": _some_price},
-)
+    "normalise": {"symbol": "casefold"},
+    "examples": {"quantity": QUANTITIES, "limit_price": _some_price},
+}
+"""place_limit_order's declaration, the same for its first definition and v3's."""
+MARKET_ORDER: dict[str, Any] = {
+    "writes": True,
+    "returns": ("order", "trade"),
+    "phrasings": [
+        "In {portfolio_id}, {side} {quantity} shares of {symbol} at market",
+        "Market order in {portfolio_id}: {side} {quantity} {symbol} right now",
+    ],
+    "normalise": {"symbol": "casefold"},
+    "examples": {"quantity": QUANTITIES},
+}
+"""place_market_order's declaration, the same for its first definition and v3's."""
+
+
+@server.tool(**LIMIT_ORDER)
 def place_limit_order(
     ctx: ToolContext,
     portfolio_id: PortfolioRow,
@@ -1671,16 +2024,7 @@ def place_limit_order(
     return _submit(ctx, portfolio_id, symbol, side, quantity, limit_price.quantize(CENT))
 
 
-@server.tool(
-    writes=True,
-    returns=("order", "trade"),
-    phrasings=[
-        "In {portfolio_id}, {side} {quantity} shares of {symbol} at market",
-        "Market order in {portfolio_id}: {side} {quantity} {symbol} right now",
-    ],
-    normalise={"symbol": "casefold"},
-    examples={"quantity": QUANTITIES},
-)
+@server.tool(**MARKET_ORDER)
 def place_market_order(
     ctx: ToolContext,
     portfolio_id: PortfolioRow,
@@ -1704,6 +2048,104 @@ def place_market_order(
         "average_fill_price": "187.2680", "trades": [...], "position_quantity": 65, ...}.
     """
     return _submit(ctx, portfolio_id, symbol, side, quantity, None)
+
+
+@server.tool(name="place_limit_order", since=BROKER, **LIMIT_ORDER)
+def place_limit_order_v3(
+    ctx: ToolContext,
+    portfolio_id: PortfolioRow,
+    symbol: SymbolRow,
+    side: Side,
+    quantity: Quantity,
+    limit_price: Price,
+    client_order_id: ClientOrderId | None = None,
+    preview_id: PreviewId | None = None,
+) -> ExecutionV3Out:
+    """Place a limit order: buy at limit_price or lower, or sell at limit_price or higher.
+
+    It first trades against resting orders on the other side that meet the limit, best price
+    first and, at one price, oldest first (each trade at the resting order's price); whatever
+    is left rests in the book as an open order until it fills or is cancelled. Shares that
+    open or add to a position need buying power for quantity x limit_price; only margin
+    portfolios may sell short, and only shortable instruments. A cash portfolio buys only with
+    settled cash: a sale's proceeds settle on the next trading day (rule 'unsettled_funds';
+    get_portfolio shows settled_cash). While the market is closed (nights, weekends, exchange
+    holidays) the order is accepted but rests without trading.
+
+    Give a client_order_id of your own to make the request safe to retry: sending the same
+    order with the same client_order_id again returns the order it placed the first time
+    (replayed: true) and places nothing; the same client_order_id with a different order is
+    refused (rule 'client_order_id_reused'). An order worth more than 25,000.00 (quantity x
+    limit_price) must carry the preview_id of a preview_order of the same order (rule
+    'preview_required').
+
+    Args:
+        portfolio_id: The portfolio to trade in, such as "pf_0003".
+        symbol: The ticker symbol, such as "AAPL".
+        side: "buy" or "sell".
+        quantity: Whole shares, 1-100000, such as 25.
+        limit_price: Worst acceptable price per share, such as 187.25 or "187.25" (within 20%
+            of the previous close; see get_quote).
+        client_order_id: Optional idempotency key, unique per portfolio: 1-48 letters, digits,
+            ".", "_", ":" or "-", such as "rebalance-2026-03-04-aapl".
+        preview_id: The preview_id preview_order gave for this same order, such as
+            "pv_3f2a9c1d0b7e"; required when the order is worth more than 25,000.00.
+
+    Returns:
+        The order and what it did now: {"order_id": "ord_01240", "status": "partially_filled",
+        "filled_quantity": 10, "remaining_quantity": 15, "trades": [{"trade_id": "trd_00420",
+        "quantity": 10, "price": "187.20", ...}], "cash": "10968.00", "buying_power": ...,
+        "client_order_id": "rebalance-2026-03-04-aapl", "replayed": false}.
+    """
+    price = limit_price.quantize(CENT)
+    return _submit_once(
+        ctx, portfolio_id, symbol, side, quantity, price, client_order_id, preview_id
+    )
+
+
+@server.tool(name="place_market_order", since=BROKER, **MARKET_ORDER)
+def place_market_order_v3(
+    ctx: ToolContext,
+    portfolio_id: PortfolioRow,
+    symbol: SymbolRow,
+    side: Side,
+    quantity: Quantity,
+    client_order_id: ClientOrderId | None = None,
+    preview_id: PreviewId | None = None,
+) -> ExecutionV3Out:
+    """Place a market order: trade now against the best resting orders on the other side,
+    walking the book price level by price level. Any quantity the book cannot fill is
+    cancelled; a market order never rests, so it is refused while the market is closed
+    (nights, weekends, exchange holidays). Buying power is checked against the actual fill
+    prices, and a cash portfolio buys only with settled cash: a sale's proceeds settle on the
+    next trading day (rule 'unsettled_funds'); only margin portfolios may sell short, and only
+    shortable instruments.
+
+    Give a client_order_id of your own to make the request safe to retry: sending the same
+    order with the same client_order_id again returns the order it placed the first time
+    (replayed: true) and places nothing; the same client_order_id with a different order is
+    refused (rule 'client_order_id_reused'). An order whose fills are worth more than
+    25,000.00 must carry the preview_id of a preview_order of the same order (rule
+    'preview_required').
+
+    Args:
+        portfolio_id: The portfolio to trade in, such as "pf_0003".
+        symbol: The ticker symbol, such as "AAPL".
+        side: "buy" or "sell".
+        quantity: Whole shares, 1-100000, such as 25.
+        client_order_id: Optional idempotency key, unique per portfolio: 1-48 letters, digits,
+            ".", "_", ":" or "-", such as "sell-msft-1".
+        preview_id: The preview_id preview_order gave for this same order, such as
+            "pv_3f2a9c1d0b7e"; required when the fills are worth more than 25,000.00.
+
+    Returns:
+        {"order_id": "ord_01241", "status": "filled", "filled_quantity": 25,
+        "average_fill_price": "187.2680", "trades": [...], "position_quantity": 65, ...,
+        "client_order_id": "sell-msft-1", "replayed": false}.
+    """
+    return _submit_once(
+        ctx, portfolio_id, symbol, side, quantity, None, client_order_id, preview_id
+    )
 
 
 @server.tool(
@@ -1775,6 +2217,67 @@ def replace_order(
         change["seq"] = _next_seq(ctx)  # to the back of the queue
     order, trades, portfolio, position_quantity = _execute(ctx, order, plan, ins, portfolio, change)
     return _execution(ctx, order, trades, portfolio, position_quantity)
+
+
+@server.tool(
+    since=BROKER,
+    returns=("portfolio", "instrument"),
+    phrasings=[
+        "Preview this order in {portfolio_id}: {side} {quantity} {symbol} at {limit_price}",
+        "What would it cost to {side} {quantity} shares of {symbol} in {portfolio_id}?",
+    ],
+    normalise={"symbol": "casefold"},
+    examples={"quantity": QUANTITIES, "limit_price": _some_price},
+)
+def preview_order(
+    ctx: ToolContext,
+    portfolio_id: PortfolioRow,
+    symbol: SymbolRow,
+    side: Side,
+    quantity: Quantity,
+    limit_price: Price | None = None,
+) -> PreviewOut:
+    """Preview an order without placing it: every rule placement checks, how it would fill
+    against the book now, what it is worth and the buying power it needs. Nothing changes.
+
+    An order worth more than 25,000.00 (quantity x limit price, or a market order's fills)
+    must be placed with the preview_id this returns, for the same portfolio, symbol, side,
+    quantity and limit price (rule 'preview_required'). A preview of an order that would be
+    refused fails with the same rule the placement would.
+
+    Args:
+        portfolio_id: The portfolio to trade in, such as "pf_0003".
+        symbol: The ticker symbol, such as "AAPL".
+        side: "buy" or "sell".
+        quantity: Whole shares, 1-100000, such as 250.
+        limit_price: The limit price for a limit order, such as 187.25; leave it out to
+            preview a market order.
+
+    Returns:
+        {"preview_id": "pv_3f2a9c1d0b7e", "order_type": "limit", "quantity": 250,
+        "estimated_fills": [{"price": "187.20", "quantity": 100}], "estimated_rest": 150,
+        "estimated_notional": "46800.00", "preview_required": true, "buying_power":
+        "51230.40", "buying_power_needed": "46800.00", ...}.
+    """
+    price = limit_price.quantize(CENT) if limit_price is not None else None
+    portfolio, ins = portfolio_id, symbol
+    plan = _checked_plan(ctx, portfolio, ins, side, quantity, price)
+    notional = _notional(plan, price)
+    return {
+        "preview_id": _preview_id(ctx, portfolio, ins.symbol, side, quantity, price),
+        "portfolio_id": portfolio.id,
+        "symbol": ins.symbol,
+        "side": side,
+        "order_type": "market" if price is None else "limit",
+        "quantity": quantity,
+        "limit_price": price,
+        "estimated_fills": [{"price": p, "quantity": q} for _, q, p in plan.fills],
+        "estimated_rest": plan.rest,
+        "estimated_notional": notional,
+        "preview_required": notional > PREVIEW_ABOVE,
+        "buying_power": _power(ctx, portfolio),
+        "buying_power_needed": plan.needed,
+    }
 
 
 @server.tool(

@@ -34,7 +34,12 @@ def test_prove_list_json_is_machine_readable() -> None:
     assert calendar["tools"] == 17 and "create_event" in calendar["tool_names"]
     trading = next(r for r in rows if r["server"] == "trading")
     assert trading["env_id"] == "prove/trading-v0"
-    assert trading["env_ids"] == ["prove/trading-v0", "prove/trading-v1", "prove/trading-v2"]
+    assert trading["env_ids"] == [
+        "prove/trading-v0",
+        "prove/trading-v1",
+        "prove/trading-v2",
+        "prove/trading-v3",
+    ]
 
 
 def test_prove_demo_plays_an_episode_and_shows_the_reward() -> None:

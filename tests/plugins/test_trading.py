@@ -1365,3 +1365,401 @@ def test_v2_trades_only_for_the_account_holder_and_keeps_market_hours(when: str)
             assert (result.message or "").startswith("Rule 'not_your_portfolio' failed:")
         assert v2.state_hash() == before
         assert ok(v2, "get_portfolio", {"portfolio_id": mine})["portfolio_id"] == mine
+
+
+# ------------------------------------------------- prove/trading-v3: holidays
+NYSE_HOLIDAYS = {  # the exchange's published full-day closures (nyse.com, markets/hours-calendars)
+    2025: "01-01 01-20 02-17 04-18 05-26 06-19 07-04 09-01 11-27 12-25",
+    2026: "01-01 01-19 02-16 04-03 05-25 06-19 07-03 09-07 11-26 12-25",
+    2027: "01-01 01-18 02-15 03-26 05-31 06-18 07-05 09-06 11-25 12-24",
+}
+
+
+def test_the_holiday_calendar_is_the_venues_for_the_sampled_years() -> None:
+    """The sampler's states fall in 2026 and early 2027 (its history reaches into 2025)."""
+    from prove_plugins.trading.models import holidays_of
+
+    for year, days in NYSE_HOLIDAYS.items():
+        assert [f"{day:%m-%d}" for day in holidays_of(year)] == days.split()
+    assert dt.date(2028, 1, 1).weekday() == 5 and dt.date(2027, 12, 31) not in holidays_of(2027)
+    assert "Juneteenth" not in " ".join(holidays_of(2021).values())  # a holiday from 2022
+
+
+@given(day=st.dates(min_value=dt.date(2000, 1, 1), max_value=dt.date(2100, 12, 31)))
+def test_every_holiday_is_a_weekday_the_exchange_is_closed_all_day(day: dt.date) -> None:
+    from prove_plugins.trading.models import holiday, holidays_of, in_session, next_open
+
+    name = holiday(day)
+    year = holidays_of(day.year)
+    unobserved = (dt.date(day.year, 1, 1).weekday() == 5) + (day.year < 2022)  # Juneteenth
+    assert len(year) == 10 - unobserved
+    assert all(d.weekday() < 5 and d.year == day.year for d in year)
+    noon = dt.datetime.combine(day, dt.time(12, 0))
+    assert in_session(noon, holidays=True) == (in_session(noon) and name is None)
+    opens = next_open(noon, holidays=True) if not in_session(noon, holidays=True) else noon
+    assert holiday(opens.date()) is None and opens.weekday() < 5
+    skipped = noon.date() + dt.timedelta(days=1)
+    while skipped < opens.date():  # every day it skips is a weekend or a holiday
+        assert skipped.weekday() >= 5 or holiday(skipped) is not None
+        skipped += dt.timedelta(days=1)
+
+
+def _holiday_seed(open_hours: bool) -> int:
+    from prove_plugins.trading.models import holiday, in_session
+
+    return _seed_at(lambda now: holiday(now.date()) is not None and in_session(now) == open_hours)
+
+
+def test_v3_is_closed_on_a_holiday_where_v2_trades() -> None:
+    from prove_plugins.trading.models import holiday
+
+    seed = _holiday_seed(open_hours=True)
+    now = TRADING.now_for(seed)
+    name = holiday(now.date())
+    with TRADING.session(seed=seed) as v0:
+        mine = portfolio_of(v0, "cash")
+    for version in (2, 3):
+        with TRADING.session(seed=seed, env_version=version, principal=mine) as session:
+            limit = _crossing_buy(session)
+            market = {k: limit[k] for k in ("portfolio_id", "symbol", "side", "quantity")}
+            if version == 2:  # v2 knows no holidays: a weekday session trades
+                assert ok(session, "place_market_order", market)["trades"]
+                continue
+            message = refused(session, "place_market_order", market, "market_closed")
+            assert f"for {name}, an exchange holiday" in message
+            assert "place_limit_order" in message and f"{now:%Y-%m-%d}" in message
+            rested = ok(
+                session, "place_limit_order", {**limit, "limit_price": str(limit["limit_price"])}
+            )
+            assert rested["trades"] == [] and rested["status"] == "open"
+
+
+def test_v3_names_the_next_open_after_a_holiday() -> None:
+    from prove_plugins.trading.models import holiday, next_open
+
+    seed = _holiday_seed(open_hours=False)
+    now = TRADING.now_for(seed)
+    with TRADING.session(seed=seed) as v0:
+        mine = portfolio_of(v0, "cash")
+    with TRADING.session(seed=seed, env_version=3, principal=mine) as v3:
+        limit = _crossing_buy(v3)
+        market = {k: limit[k] for k in ("portfolio_id", "symbol", "side", "quantity")}
+        message = refused(v3, "place_market_order", market, "market_closed")
+    opens = next_open(now, holidays=True)
+    assert holiday(opens.date()) is None and f"({opens:%A %Y-%m-%d %H:%M})" in message
+    assert opens != next_open(now) or now.weekday() >= 5 or now.hour >= 16
+
+
+# -------------------------------------- prove/trading-v3: an idempotency key
+def _v3_session(seed: int) -> tuple[Session, dict[str, Any], dict[str, Any]]:
+    """A v3 session acting for a funded cash portfolio, a crossing limit buy of 3 shares from
+    it (the market order of the same shares trades too, in session hours) and the same buy at
+    the best bid (it rests)."""
+    with TRADING.session(seed=seed) as v0:
+        mine = portfolio_of(v0, "cash")
+    session = TRADING.session(seed=seed, env_version=3, principal=mine)
+    limit = _crossing_buy(session)
+    assert limit["portfolio_id"] == mine
+    bid = book(session, limit["symbol"], "buy")[0][2]
+    return (
+        session,
+        {**limit, "limit_price": str(limit["limit_price"])},
+        {**limit, "limit_price": str(bid)},
+    )
+
+
+def _order_count(session: Session) -> int:
+    return int(rows(session, "SELECT COUNT(*) FROM orders")[0][0])
+
+
+def test_v3_a_retried_order_with_its_client_order_id_is_placed_once() -> None:
+    session, limit, resting = _v3_session(OPEN_SEEDS["weekday at 15:30"])
+    market = {k: limit[k] for k in ("portfolio_id", "symbol", "side", "quantity")}
+    with session:
+        first = ok(session, "place_market_order", {**market, "client_order_id": "buy-1"})
+        assert first["trades"] and first["replayed"] is False
+        assert first["client_order_id"] == "buy-1"
+        before, orders = session.state_hash(), _order_count(session)
+        again = ok(session, "place_market_order", {**market, "client_order_id": "buy-1"})
+        assert again["replayed"] is True and session.state_hash() == before
+        assert _order_count(session) == orders
+        same = ("order_id", "status", "filled_quantity", "trades", "cash", "position_quantity")
+        assert {k: again[k] for k in same} == {k: first[k] for k in same}
+        # a limit order under its own key rests once, and a retry finds it as it stands
+        placed = ok(session, "place_limit_order", {**resting, "client_order_id": "rest-1"})
+        retried = ok(session, "place_limit_order", {**resting, "client_order_id": "rest-1"})
+        assert retried["order_id"] == placed["order_id"] and retried["replayed"] is True
+        # without a key every call is a new order, as before
+        plain = [ok(session, "place_limit_order", resting)["order_id"] for _ in range(2)]
+        assert len(set(plain)) == 2 and placed["order_id"] not in plain
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"quantity": 4},
+        {"side": "sell"},
+        {"limit_price": "0.01"},  # another price (out of the band, but the key speaks first)
+        {"limit_price": None},  # a market order
+    ],
+    ids=["quantity", "side", "price", "type"],
+)
+def test_v3_the_same_key_with_another_order_is_refused(change: dict[str, Any]) -> None:
+    session, _, resting = _v3_session(OPEN_SEEDS["weekday at 15:30"])
+    with session:
+        placed = ok(session, "place_limit_order", {**resting, "client_order_id": "k-1"})
+        other = {**resting, **change, "client_order_id": "k-1"}
+        tool = "place_limit_order"
+        if other["limit_price"] is None:
+            tool = "place_market_order"
+            del other["limit_price"]
+        message = refused(session, tool, other, "client_order_id_reused")
+        assert placed["order_id"] in message and "'k-1'" in message
+
+
+def test_client_order_id_and_preview_id_are_v3_parameters_only() -> None:
+    for name in ("place_limit_order", "place_market_order"):
+        props = [set(TRADING.tools_for(v)[name].input_schema()["properties"]) for v in range(4)]
+        assert props[0] == props[1] == props[2] and "client_order_id" not in props[2]
+        assert props[3] == props[2] | {"client_order_id", "preview_id"}
+        assert TRADING.tools[name].input_schema() == TRADING.tools_for(2)[name].input_schema()
+    seed = OPEN_SEEDS["weekday at 15:30"]
+    with TRADING.session(seed=seed) as v0:
+        mine = portfolio_of(v0, "cash")
+    with TRADING.session(seed=seed, env_version=2, principal=mine) as v2:
+        limit = _crossing_buy(v2)
+        before = v2.state_hash()
+        args = {**limit, "limit_price": str(limit["limit_price"]), "client_order_id": "k-1"}
+        result = v2.call("place_limit_order", args)
+        assert result.error_kind == ErrorKind.BAD_ARGUMENTS and v2.state_hash() == before
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(key=st.text(max_size=80) | st.from_regex(r"[A-Za-z0-9._:-]{1,48}", fullmatch=True))
+def test_v3_any_key_is_refused_or_places_one_order(key: str) -> None:
+    import re
+
+    session, _, resting = _v3_session(OPEN_SEEDS["weekday at 15:30"])
+    with session:
+        before, orders = session.state_hash(), _order_count(session)
+        first = session.call("place_limit_order", {**resting, "client_order_id": key})
+        if not re.fullmatch(r"[A-Za-z0-9._:-]{1,48}", key):
+            assert first.error_kind == ErrorKind.BAD_ARGUMENTS and session.state_hash() == before
+            return
+        assert first.ok and _order_count(session) == orders + 1
+        again = session.call("place_limit_order", {**resting, "client_order_id": key})
+        assert again.ok and again.content["order_id"] == first.content["order_id"]
+        assert _order_count(session) == orders + 1
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(1, 3)), max_size=8))
+def test_v3_each_key_places_one_order_whatever_the_retries(calls: list[tuple[str, int]]) -> None:
+    """A model of the rule: a key's first call places; the same order again replays, another
+    order is refused; the book holds one order per key used."""
+    session, _, resting = _v3_session(OPEN_SEEDS["weekday at 15:30"])
+    placed: dict[str, tuple[int, str]] = {}
+    with session:
+        orders = _order_count(session)
+        for key, quantity in calls:
+            args = {**resting, "quantity": quantity, "client_order_id": key}
+            if key not in placed:
+                placed[key] = (quantity, ok(session, "place_limit_order", args)["order_id"])
+            elif placed[key][0] == quantity:
+                assert ok(session, "place_limit_order", args)["order_id"] == placed[key][1]
+            else:
+                refused(session, "place_limit_order", args, "client_order_id_reused")
+        assert _order_count(session) == orders + len(placed)
+
+
+# ------------------------------------------- prove/trading-v3: T+1 settlement
+def _seller(session: Session, kind: str) -> tuple[str, str, int]:
+    """(portfolio, symbol, shares) of a long position of 2 or more shares of a ``kind``
+    portfolio without open orders, in a symbol with resting bids to sell into."""
+    found = rows(
+        session,
+        """SELECT pos.portfolio_id, pos.symbol, pos.quantity FROM positions pos
+           JOIN portfolios p ON p.id = pos.portfolio_id
+           JOIN instruments i ON i.symbol = pos.symbol
+           WHERE p.kind = ? AND p.status = 'active' AND pos.quantity > 1 AND i.halted = 0
+             AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.portfolio_id = p.id
+                 AND o.status IN ('open', 'partially_filled'))
+             AND EXISTS (SELECT 1 FROM orders o WHERE o.symbol = pos.symbol AND o.side = 'buy'
+                 AND o.status IN ('open', 'partially_filled'))
+             AND EXISTS (SELECT 1 FROM orders o WHERE o.symbol = pos.symbol AND o.side = 'sell'
+                 AND o.status IN ('open', 'partially_filled'))
+           ORDER BY pos.portfolio_id, pos.symbol""",
+        kind,
+    )
+    return found[0]
+
+
+def _sell_then_buy(seed: int, version: int, kind: str = "cash") -> tuple[Session, dict[str, Any]]:
+    """In a session of ``version`` acting for a ``kind`` portfolio holding shares, with its
+    cash set to 1,000: sell 2 shares at market, and a limit buy at the best ask of the least
+    number of shares the 1,000 cannot pay for (the sale's proceeds can)."""
+    with TRADING.session(seed=seed) as v0:
+        pf, symbol, _ = _seller(v0, kind)
+    session = TRADING.session(seed=seed, env_version=version, principal=pf)
+    poke(session, "UPDATE portfolios SET cash = 100000 WHERE id = ?", pf)
+    sale = {"portfolio_id": pf, "symbol": symbol, "side": "sell", "quantity": 2}
+    sold = ok(session, "place_market_order", sale)
+    assert sold["filled_quantity"] == 2
+    ask = book(session, symbol, "sell")[0][2]
+    quantity = int(Decimal(1000) / ask) + 1
+    proceeds = sum(Decimal(t["value"]) for t in sold["trades"])
+    assert quantity * ask <= Decimal(1000) + proceeds
+    buy = {**sale, "side": "buy", "quantity": quantity, "limit_price": str(ask)}
+    return session, {"buy": buy, "proceeds": proceeds, "sold": sold}
+
+
+def test_v3_a_cash_portfolio_buys_only_with_settled_cash() -> None:
+    from prove_plugins.trading.models import next_open
+
+    seed = OPEN_SEEDS["weekday at 15:30"]
+    now = TRADING.now_for(seed)
+    settles = next_open(dt.datetime.combine(now.date(), dt.time(16, 0)), holidays=True).date()
+    v2, two = _sell_then_buy(seed, 2)
+    with v2:  # before v3 the proceeds pay for the purchase at once
+        assert ok(v2, "place_limit_order", two["buy"])["filled_quantity"]
+        assert "settled_cash" not in ok(
+            v2, "get_portfolio", {"portfolio_id": two["buy"]["portfolio_id"]}
+        )
+    v3, three = _sell_then_buy(seed, 3)
+    with v3:
+        pf = three["buy"]["portfolio_id"]
+        shown = ok(v3, "get_portfolio", {"portfolio_id": pf})
+        assert Decimal(shown["unsettled_cash"]) == three["proceeds"] > 0
+        assert Decimal(shown["settled_cash"]) == Decimal(shown["cash"]) - three["proceeds"]
+        assert (
+            Decimal(shown["buying_power"]) == Decimal("1000.00") == Decimal(shown["settled_cash"])
+        )
+        assert shown["settles_on"] == settles.isoformat()
+        assert Decimal(three["sold"]["buying_power"]) == Decimal("1000.00")
+        message = refused(v3, "place_limit_order", three["buy"], "unsettled_funds")
+        assert f"settle on {settles}" in message and "T+1" in message
+        fit = {**three["buy"], "quantity": three["buy"]["quantity"] - 1}
+        assert ok(v3, "place_limit_order", fit)["filled_quantity"]  # settled cash still buys
+        # more than all its cash, settled or not, is still the buying_power rule
+        refused(v3, "place_limit_order", {**fit, "quantity": 100_000}, "buying_power")
+
+
+def test_v3_margin_buying_power_does_not_wait_for_settlement() -> None:
+    seed = OPEN_SEEDS["weekday at 15:30"]
+    done = {}
+    for version in (2, 3):
+        session, made = _sell_then_buy(seed, version, kind="margin")
+        with session:
+            pf = made["buy"]["portfolio_id"]
+            shown = ok(session, "get_portfolio", {"portfolio_id": pf})
+            bought = ok(session, "place_limit_order", made["buy"])
+            done[version] = (shown["buying_power"], bought["buying_power"], session.state_hash())
+            if version == 3:
+                assert Decimal(shown["unsettled_cash"]) == made["proceeds"]
+    assert done[2] == done[3]
+
+
+def test_get_portfolio_shows_settlement_from_v3_only() -> None:
+    schemas = [TRADING.tools_for(v)["get_portfolio"].output_schema for v in range(4)]
+    assert schemas[0] == schemas[1] == schemas[2] != schemas[3]
+    assert schemas[0] is not None and schemas[3] is not None
+    added = set(schemas[3]["properties"]) - set(schemas[0]["properties"])
+    assert added == {"settled_cash", "unsettled_cash", "settles_on"}
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1))
+def test_v3_unsettled_cash_is_the_sales_not_yet_settled(seed: int) -> None:
+    """Against the rule computed from every trade directly: a sale settles on the first
+    trading day after its own, and is unsettled while that day is after today."""
+    from prove_plugins.trading.models import next_open
+
+    now = TRADING.now_for(seed)
+
+    def settles_on(day: dt.date) -> dt.date:
+        return next_open(dt.datetime.combine(day, dt.time(23, 59)), holidays=True).date()
+
+    with TRADING.session(seed=seed) as v0:
+        portfolios = column(v0, "SELECT id FROM portfolios ORDER BY id")
+        sales = rows(
+            v0,
+            """SELECT o.portfolio_id, t.executed_at, t.quantity * t.price FROM trades t
+               JOIN orders o ON o.id = t.sell_order_id WHERE o.portfolio_id IS NOT NULL
+               ORDER BY t.id""",
+        )
+    expected = dict.fromkeys(portfolios, Decimal("0.00"))
+    for pf, at, value in sales:
+        if settles_on(dt.datetime.fromisoformat(at).date()) > now.date():
+            expected[pf] += Decimal(value).scaleb(-2)
+    for pf in portfolios:
+        with TRADING.session(seed=seed, env_version=3, principal=pf) as v3:
+            shown = ok(v3, "get_portfolio", {"portfolio_id": pf})
+        assert Decimal(shown["unsettled_cash"]) == expected[pf], pf
+        assert (shown["settles_on"] is None) == (expected[pf] == 0)
+
+
+# ---------------------------------- prove/trading-v3: a preview for large orders
+def _large_buy(seed: int) -> tuple[Session, dict[str, Any], dict[str, Any]]:
+    """A v3 session acting for a cash portfolio funded with 1,000,000, a resting limit buy at
+    the best bid worth just over 25,000 and one worth just under."""
+    session, _, resting = _v3_session(seed)
+    poke(session, "UPDATE portfolios SET cash = 100000000 WHERE id = ?", resting["portfolio_id"])
+    bid = Decimal(resting["limit_price"])
+    over = int(Decimal(25_000) / bid) + 1
+    return session, {**resting, "quantity": over}, {**resting, "quantity": over - 1}
+
+
+def test_v3_an_order_above_the_threshold_needs_its_preview() -> None:
+    from prove_plugins.trading.tools import PREVIEW_ABOVE
+
+    seed = OPEN_SEEDS["weekday at 15:30"]
+    session, large, small = _large_buy(seed)
+    with session:
+        assert Decimal(large["limit_price"]) * large["quantity"] > PREVIEW_ABOVE
+        assert Decimal(small["limit_price"]) * small["quantity"] <= PREVIEW_ABOVE
+        message = refused(session, "place_limit_order", large, "preview_required")
+        assert "preview_order" in message and "no preview_id" in message
+        before = session.state_hash()
+        preview = ok(session, "preview_order", large)
+        assert session.state_hash() == before  # a preview writes nothing
+        assert (
+            preview["preview_required"] is True and preview["estimated_rest"] == large["quantity"]
+        )
+        assert (
+            Decimal(preview["estimated_notional"])
+            == Decimal(large["limit_price"]) * large["quantity"]
+        )
+        assert Decimal(preview["buying_power_needed"]) == Decimal(preview["estimated_notional"])
+        other = ok(session, "preview_order", small)["preview_id"]
+        wrong = refused(
+            session, "place_limit_order", {**large, "preview_id": other}, "preview_required"
+        )
+        assert "does not preview this order" in wrong
+        placed = ok(session, "place_limit_order", {**large, "preview_id": preview["preview_id"]})
+        assert placed["status"] == "open" and placed["quantity"] == large["quantity"]
+        assert ok(session, "place_limit_order", small)["status"] == "open"  # no preview needed
+
+
+def test_v3_a_preview_runs_the_placement_rules() -> None:
+    seed = OPEN_SEEDS["weekday at 15:30"]
+    session, large, _ = _large_buy(seed)
+    with session:
+        market = {k: large[k] for k in ("portfolio_id", "symbol", "side")}
+        shown = ok(session, "preview_order", {**market, "quantity": 1})
+        assert shown["order_type"] == "market" and shown["estimated_rest"] == 0
+        assert [f["quantity"] for f in shown["estimated_fills"]] == [1]
+        assert shown["preview_required"] is False
+        poke(session, "UPDATE portfolios SET cash = 100 WHERE id = ?", large["portfolio_id"])
+        refused(session, "preview_order", large, "buying_power")  # what placing would say
+
+
+def test_preview_order_is_a_v3_tool_only() -> None:
+    assert all("preview_order" not in TRADING.tools_for(v) for v in range(3))
+    assert "preview_order" in TRADING.tools_for(3) and "preview_order" not in TRADING.tools
+    seed = OPEN_SEEDS["weekday at 15:30"]
+    with TRADING.session(seed=seed) as v0:
+        mine = portfolio_of(v0, "cash")
+        args = {"portfolio_id": mine, "symbol": "AAPL", "side": "buy", "quantity": 1}
+        assert v0.call("preview_order", args).error_kind == ErrorKind.UNKNOWN_TOOL
+    with TRADING.session(seed=seed, env_version=2, principal=mine) as v2:
+        assert v2.call("preview_order", args).error_kind == ErrorKind.UNKNOWN_TOOL

@@ -58,6 +58,7 @@ def test_resynthesis_writes_the_same_bytes_in_fresh_processes(tmp_path: Path) ->
         "trading/tasks.jsonl",
         "trading/tasks_v1.jsonl",
         "trading/tasks_v2.jsonl",
+        "trading/tasks_v3.jsonl",
     ]
     assert _shipped() == before
     out = outputs[0]
@@ -91,7 +92,7 @@ def _version_files() -> list[Any]:
             path = server.env_versions[number].tasks_file
             if path is None:
                 continue
-            slow = name != "trading"  # trading's two stand for the rest in the quick run
+            slow = name != "trading"  # trading's stand for the rest in the quick run
             marks = [pytest.mark.slow] if slow else []
             out.append(
                 pytest.param(name, number, previous, path, marks=marks, id=f"{name}-v{number}")
