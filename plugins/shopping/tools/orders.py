@@ -7,8 +7,19 @@ from typing import Any, Literal
 from prove_gym.server import ToolContext, next_id
 from prove_gym.server.tool import tool
 
-from ..models import ZERO, Cart, Order, OrderLine, Variant, allocate, coupon_discount, shipping_cost
+from ..models import (
+    ZERO,
+    Cart,
+    Order,
+    OrderLine,
+    Variant,
+    allocate,
+    coupon_discount,
+    sales_tax,
+    shipping_cost,
+)
 from ._common import (
+    CONSEQUENCES,
     _address_out,
     _broken,
     _cart,
@@ -23,6 +34,7 @@ from ._common import (
     _return_by,
     _return_out,
     _stamp,
+    _tax,
     _window,
 )
 from .args import (
@@ -70,7 +82,7 @@ def _order_summary(ctx: ToolContext, o: Any) -> OrderSummary:
 
 def _order_detail(ctx: ToolContext, o: Any) -> OrderDetail:
     returns = ctx.sql.all(ORDER_RETURNS, order_id=o.id)
-    return {
+    detail: OrderDetail = {
         **_order_summary(ctx, o),
         "shipping_method": o.shipping_method,
         "subtotal": o.subtotal,
@@ -101,6 +113,9 @@ def _order_detail(ctx: ToolContext, o: Any) -> OrderDetail:
         ],
         "returns": [_return_out(ctx, r) for r in returns],
     }
+    if ctx.env_version >= CONSEQUENCES:
+        detail["tax"] = _tax(o)
+    return detail
 
 
 def _take(ctx: ToolContext, item: Any) -> None:
@@ -152,6 +167,9 @@ def list_orders(
 def get_order(ctx: ToolContext, order_id: OrderRow) -> OrderDetail:
     """Get one order: lines, totals, coupon, address, shipping, status dates and returns.
 
+    From prove/shopping-v2 it shows the sales tax too ("tax"): total = subtotal - discount +
+    shipping + tax (0.00 on orders placed before the shop charged tax).
+
     Args:
         order_id: The order, such as "ord_00131" (list_orders finds a customer's orders).
 
@@ -184,7 +202,10 @@ def checkout(
 
     The order keeps the cart's coupon and prices; its total is subtotal - discount + shipping
     (standard 5.99, free from 50.00 of merchandise after the discount; express 14.99;
-    overnight 29.99). Every item must still be in stock in the quantity the cart holds.
+    overnight 29.99). From prove/shopping-v2 it adds sales tax ("tax"): the merchandise
+    (subtotal - discount, not shipping) times the base rate of the address's state (TX 6.25%,
+    CA 7.25%, OR 0%, ...), rounded half up to the cent. Every item must still be in stock in
+    the quantity the cart holds.
 
     Args:
         customer_id: The customer, such as "cus_004".
@@ -233,6 +254,7 @@ def checkout(
     ]
     shares = allocate(discount, eligible)
     shipping = shipping_cost(shipping_method, subtotal - discount)
+    tax = sales_tax(subtotal - discount, address.state) if ctx.env_version >= CONSEQUENCES else ZERO
     now = _now(ctx)
     order_id = next_id(ctx, Order.id, "ord", 5)
     ctx.sql.insert(
@@ -245,7 +267,7 @@ def checkout(
         subtotal=subtotal,
         discount=discount,
         shipping=shipping,
-        total=subtotal - discount + shipping,
+        total=subtotal - discount + shipping + tax,
         refunded=ZERO,
         coupon_code=coupon.code if coupon is not None else None,
         tracking_number=None,

@@ -161,6 +161,17 @@ ORDER_RETURNS = Query(
 OPEN_RETURNS = Query(
     select(returns_t).where(ReturnRequest.status == "requested").order_by(ReturnRequest.id)
 )
+SHIPPING_REFUNDS = Query(  # an order's returns that refund more than their lines: its shipping
+    select(ReturnRequest.id)
+    .where(
+        ReturnRequest.order_id == bindparam("order_id"),
+        ReturnRequest.amount
+        != select(func.sum(ReturnLine.amount))
+        .where(ReturnLine.return_id == ReturnRequest.id)
+        .scalar_subquery(),
+    )
+    .order_by(ReturnRequest.id)
+)
 RETURN_LINES = Query(  # a return's lines (ReturnRequest.lines' order)
     select(ReturnLine.variant_id, ReturnLine.quantity, ReturnLine.amount)
     .where(ReturnLine.return_id == bindparam("return_id"))
