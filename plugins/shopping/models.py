@@ -26,7 +26,9 @@ check them after random call sequences):
   expired, not used by the customer if single-use, the cart reaches its minimum subtotal and
   holds an item of its category; a once-per-customer coupon is on at most one order of a
   customer that was not cancelled;
-- a customer with addresses has exactly one default address.
+- a customer with addresses has exactly one default address;
+- a checkout's idempotency key (from ``prove/shopping-v2``) names an order of its customer,
+  placed to the key's address with the key's shipping method.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from prove_gym.server import Money
+from prove_gym.server import Money, added_later
 
 CENT = Decimal("0.01")
 ZERO = Decimal("0.00")
@@ -265,6 +267,21 @@ class ReturnLine(Base):
     variant_id: Mapped[str] = mapped_column(ForeignKey("variants.id"))
     quantity: Mapped[int] = mapped_column(Integer)
     amount: Mapped[Decimal] = mapped_column(Money())
+
+
+class CheckoutKey(Base):
+    """The idempotency key a checkout was placed with (from ``prove/shopping-v2``): checking
+    out again with it returns that order instead of placing another. Keys are the customer's
+    own (two customers may use the same text). No sampled state has one: the table counts in
+    the state hash only once a key is written (:func:`~prove_gym.server.added_later`)."""
+
+    __tablename__ = "checkout_keys"
+    __table_args__ = added_later()
+    customer_id: Mapped[str] = mapped_column(ForeignKey("customers.id"), primary_key=True)
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    order_id: Mapped[str] = mapped_column(ForeignKey("orders.id"))
+    address_id: Mapped[str] = mapped_column(ForeignKey("addresses.id"))
+    shipping_method: Mapped[str] = mapped_column(String(10))
 
 
 # ------------------------------------------------------------ domain rules

@@ -191,6 +191,12 @@ def rule_violations(session: Session) -> list[str]:
            GROUP BY o.customer_id, o.coupon_code HAVING COUNT(*) > 1""",
     )
     check(
+        "a checkout key does not name an order of its customer, address and shipping method",
+        """SELECT k.customer_id, k.key FROM checkout_keys k LEFT JOIN orders o
+           ON o.id = k.order_id WHERE o.id IS NULL OR o.customer_id != k.customer_id
+           OR o.address_id != k.address_id OR o.shipping_method != k.shipping_method""",
+    )
+    check(
         "a customer with addresses has not exactly one default",
         "SELECT customer_id FROM addresses GROUP BY customer_id HAVING SUM(is_default) != 1",
     )
@@ -1457,3 +1463,63 @@ def test_v2_refunds_the_shipping_with_a_wrong_item_once_per_order() -> None:
     assert Decimal(a2["amount"]) == Decimal(a0["amount"]) + Decimal(ship) / 100
     assert a2["shipping_refund"] == f"{Decimal(ship) / 100:.2f}" and "shipping_refund" not in a0
     assert b2["amount"] == b0["amount"] and b2["shipping_refund"] == "0.00"
+
+
+def test_v2_checkout_takes_an_idempotency_key_and_a_retry_places_nothing_more() -> None:
+    """Issue #50: "an idempotency key where the real API has one; retrying with the same key
+    does not act twice" (a checkout retried after a timeout placed a second order)."""
+    with SHOP.session(seed=0) as v0:
+        customer, address, _ = taxed_cart(v0)
+    args = {"customer_id": customer, "address_id": address, "shipping_method": "standard"}
+    keyed = args | {"idempotency_key": "order-7f3a9c"}
+    for version in (0, 1):  # the parameter exists from v2 on only
+        principal = {"principal": customer} if version else {}
+        with SHOP.session(seed=0, env_version=version, **principal) as s:
+            props = s.server.tools_for(version)["checkout"].input_schema()["properties"]
+            assert "idempotency_key" not in props
+            assert s.call("checkout", keyed).error_kind == ErrorKind.BAD_ARGUMENTS
+    with SHOP.session(seed=0, env_version=2, principal=customer) as s:
+        placed = call_ok(s, "checkout", keyed)
+        after = s.state_hash()
+        assert call_ok(s, "checkout", keyed) == placed  # the retry: the same order, no other
+        assert s.state_hash() == after
+        assert (
+            count(
+                s,
+                "SELECT COUNT(*) FROM orders WHERE customer_id = ? AND status = "
+                "'placed' AND placed_at = ?",
+                customer,
+                stamp(s),
+            )
+            == 1
+        )
+        message = refused(
+            s,
+            "checkout",
+            keyed | {"shipping_method": "express"},
+            ErrorKind.CONFLICT,
+            "idempotency_key_reused",
+        )
+        assert placed["order_id"] in message and "order-7f3a9c" in message
+        # without a key a second checkout is a new one: here the cart is empty now
+        refused(s, "checkout", args, ErrorKind.PRECONDITION_FAILED, "cart_empty")
+        assert rule_violations(s) == []
+    with SHOP.session(seed=0, env_version=2, principal=customer) as s:
+        unkeyed = call_ok(s, "checkout", args)
+        assert unkeyed == placed and s.state_hash() != after  # the key is part of the state
+
+
+@settings(max_examples=30, deadline=None)
+@given(key=st.one_of(st.just(""), st.text(min_size=65, max_size=2000), st.text(max_size=64)))
+def test_v2_a_hostile_idempotency_key_is_refused_as_an_argument(key: str) -> None:
+    ok = re.fullmatch(r"[A-Za-z0-9_.:-]{1,64}", key) is not None
+    with SHOP.session(seed=0, env_version=2, principal="cus_001") as s:
+        before = s.state_hash()
+        args = {"customer_id": "cus_001", "idempotency_key": key, "shipping_method": "standard"}
+        address = rows(s, "SELECT id FROM addresses WHERE customer_id = 'cus_001' ORDER BY id")
+        result = s.call("checkout", args | {"address_id": address[0][0] if address else "adr_0001"})
+        if not ok:
+            assert result.error_kind == ErrorKind.BAD_ARGUMENTS, result.message
+            assert s.state_hash() == before
+        else:
+            assert result.error_kind != ErrorKind.INTERNAL
