@@ -1,9 +1,10 @@
 """Retail chain state: regions, stores, employees, products, inventory, transfers, restock
 orders and sales.
 
-Money is exact everywhere (:class:`~prove_gym.server.Money`, integer cents in SQLite). The
-employee using the tools is a row too (``acting_employee``), so it is cloned, reset and
-hashed with the rest. The rules every state obeys (the tests check them after random call
+Money is exact everywhere (:class:`~prove_gym.server.Money`, integer cents in SQLite). In
+``prove/retail_chain-v0`` the employee using the tools is a row too (``acting_employee``), so
+it is cloned, reset and hashed with the rest; from ``-v1`` the tools act for the task's
+principal instead and leave that row unread. The rules every state obeys (the tests check them after random call
 sequences):
 
 - an inventory row's ``on_hand`` is never negative;
@@ -73,7 +74,8 @@ class Employee(Base):
 
 
 class ActingEmployee(Base):
-    """The one employee using the tools in this session (a single row with ``id`` 1)."""
+    """The one employee using the tools in a ``-v0`` session (a single row with ``id`` 1); from
+    ``-v1`` the session's principal is."""
 
     __tablename__ = "acting_employee"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -1,7 +1,8 @@
 """The retail_chain server's 11 tools. Docstrings are what the model reads: keep examples concrete.
 
-Every tool acts as one employee (``acting_employee``): a store manager may act only in their
-own store, a regional manager in every store of their region. A call about any other store
+Every tool acts as one employee: in ``-v0`` the state's ``acting_employee``, from
+``prove/retail_chain-v1`` the task's principal (:data:`EMPLOYEE`). A store manager may act only
+in their own store, a regional manager in every store of their region. A call about any other store
 is refused with ``PermissionDenied`` naming the rule ``store_scope``, the employee, their
 role and the stores they may act in. Other business rules have names too
 (``insufficient_stock``, ``case_pack``, ...): a refusal starts with ``Rule '<name>' failed:``
@@ -28,9 +29,11 @@ from sqlalchemy import bindparam, func, select, update
 
 from prove_gym.server import (
     Entity,
+    EnvVersion,
     InvalidArgument,
     PermissionDenied,
     PreconditionFailed,
+    Principal,
     Query,
     Record,
     Server,
@@ -93,11 +96,36 @@ OUT_OF_SCOPE = (
 """Requests a user of this server might make that no tool (of any server) serves:
 synthesis asks them in abstention turns."""
 
+EMPLOYEE = 1
+"""The env version from which a session acts for the task's employee (a core ``Principal``)
+instead of the state's ``acting_employee`` row, and supplier orders are the head office's."""
+
 server = Server(
     "retail_chain",
     out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
-    version="1.0.0",
+    version="1.1.0",
+    me=lambda ctx: {"employee": _me(ctx).id},
+    env_versions=[
+        EnvVersion(
+            EMPLOYEE,
+            "acts for the task's employee (the principal) instead of the state's acting "
+            "employee: the same store_scope by role; placing restock orders with the "
+            "supplier is the head office's (rule admin_only), receiving them stays the "
+            "store's",
+            tasks_file=Path(__file__).with_name("tasks_v1.jsonl"),
+            principal=Principal(
+                "employee",
+                "You are signed in as employee {id} at the chain's back-office terminal and "
+                "act as them: a store manager in their own store, a regional manager in the "
+                "stores of their region (rule 'store_scope'; list_stores shows who you are "
+                "and where you can act). Restock orders from the supplier are placed by the "
+                "head office's buyers, not by stores (rule 'admin_only'): receive them when "
+                "they arrive, and move stock between stores with transfers.",
+                admin_only=("create_restock_order",),
+            ),
+        )
+    ],
     base=Base,
     sampler=sample_retail_chain,
     description="Back-office tools of an outdoor-goods retail chain (Trailhead Outfitters): "
@@ -318,6 +346,17 @@ ME = Query(
     .join(stores, Store.id == Employee.store_id)
     .join(regions, Region.id == Store.region_id)
     .where(ActingEmployee.id == 1)
+)
+EMPLOYEE_ROW = Query(  # ME for the session's principal (from EMPLOYEE on)
+    select(
+        employees,
+        Store.name.label("store_name"),
+        Store.region_id,
+        Region.name.label("region_name"),
+    )
+    .join(stores, Store.id == Employee.store_id)
+    .join(regions, Region.id == Store.region_id)
+    .where(Employee.id == bindparam("id"))
 )
 STORE = Query(select(stores).where(Store.id == bindparam("id")))
 REGION_STORES = Query(
@@ -557,7 +596,10 @@ def _stamp(value: Any) -> str | None:
 
 
 def _me(ctx: ToolContext) -> Any:
-    """The acting employee's row, with ``store_name``, ``region_id`` and ``region_name``."""
+    """The acting employee's row, with ``store_name``, ``region_id`` and ``region_name``: the
+    session's principal from :data:`EMPLOYEE` on, the state's ``acting_employee`` before."""
+    if ctx.principal is not None:
+        return ctx.sql.one(EMPLOYEE_ROW, id=ctx.principal)
     return ctx.sql.one(ME)
 
 
@@ -1117,6 +1159,9 @@ def create_restock_order(
 ) -> OrderResult:
     """Order a product from the supplier for one of your stores, in whole cases.
 
+    From prove/retail_chain-v1 only the head office's buyers place supplier orders (rule
+    admin_only): a store receives them (receive_restock_order) and transfers stock.
+
     The order is "ordered" until it arrives and is received; the cost is quantity x the
     product's unit_cost.
 
@@ -1419,6 +1464,7 @@ def _products(ctx: ToolContext) -> list[dict[str, Any]]:
     "transfer",
     key="transfer_id",
     model=Transfer,
+    shared=True,  # a store's, not its creator's: the tools' store_scope decides who acts
     not_found="Call list_shipments with the receiving store's id to see its transfers "
     "(such as 'trf_00031').",
 )
@@ -1441,6 +1487,7 @@ def _transfers(ctx: ToolContext) -> list[dict[str, Any]]:
     "restock_order",
     key="order_id",
     model=RestockOrder,
+    shared=True,  # a store's, not its creator's: the tools' store_scope decides who acts
     not_found="Call list_shipments with the store's id to see its restock orders "
     "(such as 'ro_00512').",
 )
@@ -1459,7 +1506,7 @@ def _sales(ctx: ToolContext) -> list[dict[str, Any]]:
     return [{"sale_id": s.id, "store_id": s.store_id} for s in rows]
 
 
-@server.entity("employee", key="employee_id")
+@server.entity("employee", key="employee_id", model=Employee)
 def _employees(ctx: ToolContext) -> list[dict[str, Any]]:
     rows = ctx.sql.all(EMPLOYEES)
     return [{"employee_id": e.id, "name": e.name, "store_id": e.store_id} for e in rows]

@@ -7,21 +7,28 @@ check them after random call sequences):
 
 - a variant's ``stock`` is never negative, and equals the units it ever ``received`` minus
   the units on orders that were not cancelled plus the units of refunded returns (a
-  cancelled order and a refunded return put their units back on the shelf);
+  cancelled order and a refunded return put their units back on the shelf; from
+  ``prove/shopping-v2`` a damaged return is written off instead);
 - an order line's ``line_total`` is quantity x unit price; an order's ``subtotal`` is the sum
   of its lines, its ``discount`` the sum of the lines' discount shares (never more than the
-  subtotal), and ``total = subtotal - discount + shipping``;
+  subtotal), and ``total = subtotal - discount + shipping + tax``, where the tax is 0.00 but
+  on an order placed under ``prove/shopping-v2``, which charges :func:`sales_tax` on the
+  merchandise (subtotal - discount) at its address's state rate;
 - an order is "placed", "shipped", "delivered" or "cancelled", with the matching timestamps;
   only an order that never shipped is cancelled; its address belongs to its customer;
 - ``refunded`` is the sum of its refunded returns (the whole total for a cancelled order)
-  and never more than the total; a line's ``returned`` units (requested or refunded returns)
+  and never more than the total; a return refunds its lines (each the units' share of what
+  the line cost after its discount share, and from v2 its share of the tax) and, from v2,
+  a wrong item's return the order's shipping too, once per order; a line's ``returned`` units (requested or refunded returns)
   never exceed its quantity, and only a delivered order has returns, each requested within
   ``RETURN_WINDOW_DAYS`` of delivery;
 - a cart holds at most one coupon (one column), and that coupon applies to the cart: not
   expired, not used by the customer if single-use, the cart reaches its minimum subtotal and
   holds an item of its category; a once-per-customer coupon is on at most one order of a
   customer that was not cancelled;
-- a customer with addresses has exactly one default address.
+- a customer with addresses has exactly one default address;
+- a checkout's idempotency key (from ``prove/shopping-v2``) names an order of its customer,
+  placed to the key's address with the key's shipping method.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from prove_gym.server import Money
+from prove_gym.server import Money, added_later
 
 CENT = Decimal("0.01")
 ZERO = Decimal("0.00")
@@ -64,6 +71,29 @@ MAX_PER_ITEM = 10
 """The most units of one variant a cart (and so an order) may hold."""
 LOW_STOCK = 5
 """A variant with fewer units than this (but some) is "low_stock"."""
+SALES_TAX: dict[str, Decimal] = {
+    "AL": Decimal("4.00"), "AK": Decimal("0.00"), "AZ": Decimal("5.60"),
+    "AR": Decimal("6.50"), "CA": Decimal("7.25"), "CO": Decimal("2.90"),
+    "CT": Decimal("6.35"), "DE": Decimal("0.00"), "DC": Decimal("6.00"),
+    "FL": Decimal("6.00"), "GA": Decimal("4.00"), "HI": Decimal("4.00"),
+    "ID": Decimal("6.00"), "IL": Decimal("6.25"), "IN": Decimal("7.00"),
+    "IA": Decimal("6.00"), "KS": Decimal("6.50"), "KY": Decimal("6.00"),
+    "LA": Decimal("5.00"), "ME": Decimal("5.50"), "MD": Decimal("6.00"),
+    "MA": Decimal("6.25"), "MI": Decimal("6.00"), "MN": Decimal("6.875"),
+    "MS": Decimal("7.00"), "MO": Decimal("4.225"), "MT": Decimal("0.00"),
+    "NE": Decimal("5.50"), "NV": Decimal("6.85"), "NH": Decimal("0.00"),
+    "NJ": Decimal("6.625"), "NM": Decimal("4.875"), "NY": Decimal("4.00"),
+    "NC": Decimal("4.75"), "ND": Decimal("5.00"), "OH": Decimal("5.75"),
+    "OK": Decimal("4.50"), "OR": Decimal("0.00"), "PA": Decimal("6.00"),
+    "RI": Decimal("7.00"), "SC": Decimal("6.00"), "SD": Decimal("4.20"),
+    "TN": Decimal("7.00"), "TX": Decimal("6.25"), "UT": Decimal("4.85"),
+    "VT": Decimal("6.00"), "VA": Decimal("5.30"), "WA": Decimal("6.50"),
+    "WV": Decimal("6.00"), "WI": Decimal("5.00"), "WY": Decimal("4.00"),
+}  # fmt: skip
+"""Sales tax by the shipping address's state, in percent of the merchandise (subtotal -
+discount; shipping is not taxed): each state's statewide base rate, without county or city
+taxes. A state not in the table (an address typed by hand) is taxed at 0. Charged from
+``prove/shopping-v2`` on (:func:`sales_tax`)."""
 
 
 class Base(DeclarativeBase):
@@ -239,6 +269,21 @@ class ReturnLine(Base):
     amount: Mapped[Decimal] = mapped_column(Money())
 
 
+class CheckoutKey(Base):
+    """The idempotency key a checkout was placed with (from ``prove/shopping-v2``): checking
+    out again with it returns that order instead of placing another. Keys are the customer's
+    own (two customers may use the same text). No sampled state has one: the table counts in
+    the state hash only once a key is written (:func:`~prove_gym.server.added_later`)."""
+
+    __tablename__ = "checkout_keys"
+    __table_args__ = added_later()
+    customer_id: Mapped[str] = mapped_column(ForeignKey("customers.id"), primary_key=True)
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    order_id: Mapped[str] = mapped_column(ForeignKey("orders.id"))
+    address_id: Mapped[str] = mapped_column(ForeignKey("addresses.id"))
+    shipping_method: Mapped[str] = mapped_column(String(10))
+
+
 # ------------------------------------------------------------ domain rules
 # Shared by the sampler and the tools, so sampled history and live calls agree exactly.
 def cents(value: Decimal) -> Decimal:
@@ -295,6 +340,16 @@ def shipping_cost(method: str, merchandise: Decimal) -> Decimal:
     if method == "standard" and merchandise >= FREE_SHIPPING_FROM:
         return ZERO
     return SHIPPING_RATES[method]
+
+
+def sales_tax(merchandise: Decimal, state: str) -> Decimal:
+    """The sales tax on ``merchandise`` shipped to ``state`` (:data:`SALES_TAX`), rounded
+    half up to the cent like every amount of the shop.
+
+    >>> sales_tax(Decimal("84.99"), "TX"), sales_tax(Decimal("84.99"), "OR")
+    (Decimal('5.31'), Decimal('0.00'))
+    """
+    return cents(merchandise * SALES_TAX.get(state, ZERO) / 100)
 
 
 def refund_for(net: Decimal, quantity: int, before: int, units: int) -> Decimal:

@@ -41,11 +41,18 @@ if TYPE_CHECKING:
     from prove_gym.server.search import contains, search_pattern
     from prove_gym.server.session import Session
     from prove_gym.server.sql import Query, Sql
-    from prove_gym.server.state import StateTemplate, canonical_state_hash, stable_int
+    from prove_gym.server.state import (
+        ADDED_LATER,
+        StateTemplate,
+        added_later,
+        canonical_state_hash,
+        stable_int,
+    )
     from prove_gym.server.tool import Bound, Entity, ParamSpec, Record, ToolContext, ToolSpec
     from prove_gym.server.types import Money
 
 _LAZY: dict[str, str] = {
+    "ADDED_LATER": "prove_gym.server.state",
     "Bound": "prove_gym.server.tool",
     "Conflict": "prove_gym.server.errors",
     "Entity": "prove_gym.server.tool",
@@ -73,6 +80,7 @@ _LAZY: dict[str, str] = {
     "ToolSpec": "prove_gym.server.tool",
     "Weighted": "prove_gym.server.base",
     "WorkLimitExceeded": "prove_gym.server.errors",
+    "added_later": "prove_gym.server.state",
     "canonical_state_hash": "prove_gym.server.state",
     "compile_glob": "prove_gym.server.patterns",
     "compile_regex": "prove_gym.server.patterns",
@@ -85,6 +93,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "ADDED_LATER",
     "Bound",
     "Conflict",
     "Entity",
@@ -114,6 +123,7 @@ __all__ = [
     "TypedDict",
     "Weighted",
     "WorkLimitExceeded",
+    "added_later",
     "canonical_state_hash",
     "compile_glob",
     "compile_regex",

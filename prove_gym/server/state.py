@@ -170,7 +170,8 @@ class HashBase:
 
     Attributes:
         names: The state's tables, in hash order (by name).
-        chunks: Each table's canonical bytes (its name and rows as compact JSON).
+        chunks: Each table's canonical bytes (its name and rows as compact JSON) as the hash
+            takes them (none for an empty table :func:`added_later`).
         prefixes: The SHA-256 state before each table was fed in (copied, never updated).
         hexdigest: The hash of the whole state.
         rows: Row by row, each table whose written rows can be spliced into its chunk
@@ -197,12 +198,12 @@ class HashBase:
         spliceable: dict[str, TableRows] = {}
         for name in names:
             if _row_key(metadata.tables[name]) is None:
-                chunks.append(_table_chunk(conn, metadata, name))
+                chunks.append(_hashed(metadata, name, _table_chunk(conn, metadata, name)))
                 continue
             chunk, rows = TableRows.of(conn, metadata, name)
-            chunks.append(chunk)
-            if rows is not None:
-                spliceable[name] = rows
+            chunks.append(_hashed(metadata, name, chunk))
+            if rows is not None and not metadata.tables[name].info.get(ADDED_LATER):
+                spliceable[name] = rows  # (one added later is read again in full)
         digest = hashlib.sha256()
         prefixes = []
         for chunk in chunks:
@@ -421,7 +422,8 @@ def canonical_state_hash(
     changed: Collection[str] | None = None,
     rows: Mapping[str, Collection[Key]] | None = None,
 ) -> str:
-    """SHA-256 of every row of every table, tables by name, rows by primary key.
+    """SHA-256 of every row of every table, tables by name, rows by primary key (a table
+    :func:`added_later` counts only with rows).
 
     Values are read as SQLite stores them (int, float, text, blob), so the
     hash is the same on any machine for the same state. Given the ``base`` of
@@ -433,7 +435,7 @@ def canonical_state_hash(
     if base is None or changed is None:
         digest = hashlib.sha256()
         for name in sorted(metadata.tables):
-            digest.update(_table_chunk(conn, metadata, name))
+            digest.update(_hashed(metadata, name, _table_chunk(conn, metadata, name)))
         return digest.hexdigest()
     rows = rows or {}
     dirty = [k for k, name in enumerate(base.names) if name in changed or name in rows]
@@ -449,7 +451,7 @@ def canonical_state_hash(
             for piece in pieces:
                 digest.update(piece)
         elif name in changed or name in rows:
-            digest.update(_table_chunk(conn, metadata, name))
+            digest.update(_hashed(metadata, name, _table_chunk(conn, metadata, name)))
         else:
             digest.update(base.chunks[k])
     return digest.hexdigest()
@@ -507,6 +509,34 @@ def _table_chunk(conn: sqlite3.Connection, metadata: MetaData, name: str) -> byt
     if by_sqlite is not None:
         return by_sqlite[0]
     return _python_chunk(conn, metadata, name)
+
+
+ADDED_LATER = "prove_gym.added_later"
+"""``Table.info`` key of a table that a later env version of its server writes
+(:func:`added_later`)."""
+
+
+def added_later() -> dict[str, Any]:
+    """``__table_args__`` of a model whose table a later env version adds: while the table is
+    empty the state hash leaves it out, so every state an earlier version reaches (which
+    never writes it) keeps the hash recorded before the table existed.
+
+    >>> added_later()
+    {'info': {'prove_gym.added_later': True}}
+    """
+    return {"info": {ADDED_LATER: True}}
+
+
+def _hashed(metadata: MetaData, name: str, chunk: bytes) -> bytes:
+    """``chunk`` as the state hash takes it: nothing for an empty :data:`ADDED_LATER` table."""
+    if metadata.tables[name].info.get(ADDED_LATER) and chunk == _empty_chunk(name):
+        return b""
+    return chunk
+
+
+def _empty_chunk(name: str) -> bytes:
+    """The canonical bytes of table ``name`` without rows: ``["name",[]]``."""
+    return (_chunk_head(name) + "]]").encode()
 
 
 def _chunk_head(name: str) -> str:

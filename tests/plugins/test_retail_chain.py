@@ -657,3 +657,44 @@ TestConformance = conformance_suite(
     ],
     invariants=rule_violations,
 )
+
+
+# ------------------------------------------------------------------- v1
+def test_v1_acts_for_the_tasks_employee_and_leaves_supplier_orders_to_the_head_office() -> None:
+    """prove/retail_chain-v1 (issue #50 item 1): the employee is the task's principal, not the
+    state's acting_employee row; placing supplier orders is admin_only."""
+    with RETAIL.session(seed=0) as v0:
+        signed_in, _, _ = me(v0)
+        manager, home = rows(
+            v0,
+            "SELECT id, store_id FROM employees WHERE role = 'store_manager' AND id != ? "
+            "ORDER BY id",
+            signed_in,
+        )[0]
+        product, elsewhere = stocked(v0, home), other_store(v0)
+        order = {"store_id": home, "product_id": product, "quantity": 0}
+        order["quantity"] = one(v0, "SELECT case_size FROM products WHERE id = ?", product)
+        act_as(v0, manager)
+        assert call_ok(v0, "create_restock_order", order)["status"] == "ordered"
+    with RETAIL.session(seed=0, env_version=1, principal=manager) as v1:
+        assert me(v1)[0] == signed_in  # the row is still there; v1 does not read it
+        listed = call_ok(v1, "list_stores", {})
+        assert listed["you"]["employee_id"] == manager and listed["you"]["acts_in"] == [home]
+        assert [s["store_id"] for s in v1.list_entities("store")] == [home]
+        call_ok(v1, "get_store_inventory", {"store_id": home})
+        outside = next(s for s in (elsewhere, *my_stores(v1)) if s != home)
+        message = refused(
+            v1, "list_sales", {"store_id": outside}, ErrorKind.PERMISSION_DENIED, "store_scope"
+        )
+        assert manager in message and "store manager" in message and home in message
+        sale = call_ok(v1, "record_sale", {"store_id": home, "product_ids": [product]})
+        assert sale["employee_id"] == manager
+        message = refused(
+            v1, "create_restock_order", order, ErrorKind.PERMISSION_DENIED, "admin_only"
+        )
+        assert f"acting for employee '{manager}'" in message
+        assert rule_violations(v1) == []
+    with RETAIL.session(seed=0, env_version=1, principal=signed_in) as v1:
+        assert call_ok(v1, "list_stores", {})["you"]["role"] == "regional_manager"
+    with pytest.raises(ValueError, match="acts for one employee"):
+        RETAIL.session(seed=0, env_version=1)

@@ -12,6 +12,7 @@ import pytest
 
 import prove_gym
 from prove_gym import Server, ToolContext
+from prove_gym.server.tool import declared_options
 
 PACKAGES = ["filesystem", "food_delivery", "shopping", "travel_booking"]
 
@@ -21,9 +22,21 @@ def tools_of(name: str) -> ModuleType:
 
 
 def fresh(name: str) -> Server:
-    """A server like ``name``'s with no tools yet."""
+    """A server like ``name``'s (its env versions too: a tool may be redefined from one on)
+    with no tools yet."""
     server = prove_gym.get_server(name)
-    return Server(name, version=server.version, base=server.base, sampler=server.sampler)
+    return Server(
+        name,
+        version=server.version,
+        base=server.base,
+        sampler=server.sampler,
+        env_versions=list(server.env_versions.values()),
+    )
+
+
+def first_definitions(tools: Any) -> list[Any]:
+    """The functions of ``tools`` that declare a tool, without later definitions (since=N)."""
+    return [fn for fn in tools if not (declared_options(fn) or {}).get("since")]
 
 
 def described(server: Server) -> list[tuple[Any, ...]]:
@@ -37,7 +50,11 @@ def described(server: Server) -> list[tuple[Any, ...]]:
 def test_the_tools_list_is_the_order_the_model_reads(name: str) -> None:
     package = tools_of(name)
     server = prove_gym.get_server(name)
-    assert [t.fn for t in server.tools.values()] == list(package.TOOLS)
+    assert [t.fn for t in server.tools.values()] == first_definitions(package.TOOLS)
+    later = [spec.fn for specs in server.redefined.values() for spec in specs.values()]
+    assert sorted(f.__name__ for f in later) == sorted(
+        f.__name__ for f in package.TOOLS if f not in first_definitions(package.TOOLS)
+    )
     assert len(set(package.TOOLS)) == len(package.TOOLS)
     # each tool lives in a resource module of the package, not in __init__
     assert all(fn.__module__.startswith(f"{package.__name__}.") for fn in package.TOOLS)

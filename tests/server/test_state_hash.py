@@ -23,6 +23,7 @@ from prove_gym.server.session import Session
 from prove_gym.server.state import (
     CHANGE_LOG,
     ROW_LOG,
+    added_later,
     canonical_state_hash,
     change_log,
     changed_tables,
@@ -330,3 +331,69 @@ def test_the_hash_after_a_payments_episode_is_spliced_and_exact() -> None:
         session.call(step.name, step.arguments)
         _assert_hash_is_canonical(session)
     session.close()
+
+
+class _Before(DeclarativeBase):
+    pass
+
+
+class _After(DeclarativeBase):
+    pass
+
+
+def _ledger(base: type[DeclarativeBase]) -> type:
+    class Entry(base):  # type: ignore[valid-type,misc]
+        __tablename__ = "entries"
+        id: Mapped[int] = mapped_column(Integer, primary_key=True)
+        amount: Mapped[int] = mapped_column(Integer)
+
+    return Entry
+
+
+_ENTRY_BEFORE, _ENTRY_AFTER = _ledger(_Before), _ledger(_After)
+
+
+class _Key(_After):
+    """A table a later version writes (an idempotency key per entry): hashed only with rows."""
+
+    __tablename__ = "entry_keys"
+    __table_args__ = added_later()
+    key: Mapped[str] = mapped_column(String(40), primary_key=True)
+    entry_id: Mapped[int] = mapped_column(Integer)
+
+
+def _ledger_server(base: type[DeclarativeBase], entry: type) -> Server:
+    def sample(ctx: SampleContext) -> None:
+        ctx.db.add_all(entry(id=i, amount=ctx.rng.randrange(100)) for i in range(1, 6))
+
+    server = Server("ledger_hashed", version="0", base=base, sampler=sample)
+
+    @server.tool(writes=True)
+    def add_entry(ctx: ToolContext, amount: int, key: str | None = None) -> int:
+        """Adds an entry, and its key when given."""
+        entry_id = ctx.sql.insert(entry, amount=amount)
+        if key is not None:
+            ctx.sql.insert(_Key, key=key, entry_id=entry_id)
+        return entry_id
+
+    return server
+
+
+def test_an_empty_table_added_later_leaves_every_state_hash_as_it_was() -> None:
+    """A later env version that adds a table (ADDED_LATER) keeps every hash an earlier version
+    recorded: the table counts only once it has rows, incrementally and in full alike."""
+    before = _ledger_server(_Before, _ENTRY_BEFORE)
+    after = _ledger_server(_After, _ENTRY_AFTER)
+    with before.session(seed=3) as old, after.session(seed=3) as new:
+        assert new.state_hash() == old.state_hash()
+        assert old.call("add_entry", {"amount": 7}).ok and new.call("add_entry", {"amount": 7}).ok
+        assert new.state_hash() == old.state_hash()
+        assert new.call("add_entry", {"amount": 8, "key": "k-1"}).ok
+        keyed = new.state_hash()
+        full = canonical_state_hash(new.raw_connection, _After.metadata)
+        assert keyed == full and keyed != old.state_hash()
+        new.raw_connection.execute("DELETE FROM entry_keys")
+        new.raw_connection.execute("DELETE FROM entries WHERE amount = 8")
+        new.raw_connection.commit()
+        assert new.state_hash() == old.state_hash()
+        assert canonical_state_hash(new.raw_connection, _After.metadata) == old.state_hash()

@@ -38,8 +38,8 @@ from ..models import (
 )
 from ..sampler import sample_shopping
 from . import cart, catalog, customers, orders, returns
-from ._common import NEW_ADDRESSES, _coupon_problem, _coupon_status, _now, _window
-from .args import RULES, CategoryName
+from ._common import CONSEQUENCES, NEW_ADDRESSES, _coupon_problem, _coupon_status, _now, _window
+from .args import RULES, RULES_V2, CategoryName
 from .queries import (
     ADDRESSES_BY_CUSTOMER,
     ALL_ADDRESSES,
@@ -79,7 +79,7 @@ server = Server(
     out_of_scope=OUT_OF_SCOPE,
     persona=("customer",),
     tasks_file=Path(__file__).parents[1] / "tasks.jsonl",
-    version="1.1.0",
+    version="1.2.0",
     env_versions=[
         EnvVersion(
             CUSTOMER,
@@ -97,7 +97,27 @@ server = Server(
                 "or the returned items arrive, not by you (rule 'admin_only').",
                 admin_only=("update_order_status", "process_refund"),
             ),
-        )
+        ),
+        EnvVersion(
+            CONSEQUENCES,
+            "orders carry sales tax by the shipping address's state (get_order shows "
+            "subtotal, discount, shipping, tax and total; a return refunds its units' share "
+            "of the tax); a damaged return is written off, not restocked, when refunded; a "
+            "return of a wrong item refunds the order's shipping too, once per order; "
+            "checkout takes an idempotency key (rule idempotency_key_reused); keeps v1's "
+            "customer principal",
+            tasks_file=Path(__file__).parents[1] / "tasks_v2.jsonl",
+            instructions="Sales tax: an order placed now is charged sales tax on its "
+            "merchandise (subtotal - discount; shipping is not taxed) at the base rate of "
+            "the shipping address's state (such as TX 6.25%, CA 7.25%, NY 4%, OR 0%), "
+            "rounded half up to the cent, so total = subtotal - discount + shipping + tax; "
+            "orders placed before show tax 0.00. A return refunds the units' share of the "
+            "tax too. A return with reason 'wrong_item' also refunds the order's shipping "
+            "(once per order). Units of a 'damaged' return are written off when it is "
+            "refunded: they do not go back in stock. checkout takes an optional "
+            "idempotency_key: a retry with the same key returns the order already placed. "
+            "Rules: " + " ".join(f"{name}: {text}" for name, text in RULES_V2.items()),
+        ),
     ],
     base=Base,
     sampler=sample_shopping,
@@ -137,6 +157,7 @@ TOOLS = (
     customers.add_address,
     customers.set_default_address,
     orders.checkout,
+    orders.checkout_v2,
     orders.cancel_order,
     orders.update_order_status,
     returns.request_return,

@@ -9,9 +9,25 @@ from typing import Any
 
 from prove_gym.server import Conflict, PermissionDenied, PreconditionFailed, ToolContext
 
-from ..models import RETURN_WINDOW_DAYS, ZERO, Cart, Variant
+from ..models import RETURN_WINDOW_DAYS, ZERO, Cart, Variant, allocate
 from .queries import ADDRESSES, CART, CART_ITEMS, RETURN_LINES, USED_ON, VARIANT_STOCK
 from .results import AddressOut, ReturnLineOut, ReturnOut
+
+CONSEQUENCES = 2
+"""The env version from which an order carries sales tax, a damaged return is not restocked
+and a wrong item's return refunds the order's shipping too."""
+
+
+def _tax(o: Any) -> Any:
+    """An order's sales tax: what its total holds beyond subtotal - discount + shipping (0.00
+    for an order placed before ``prove/shopping-v2``, which charged none)."""
+    return o.total - (o.subtotal - o.discount + o.shipping)
+
+
+def _tax_shares(o: Any, lines: Sequence[Any]) -> list[Any]:
+    """Each of ``o``'s lines' share of its sales tax, in proportion to what the line cost after
+    its discount share (:func:`~..models.allocate`: the shares add up to the tax exactly)."""
+    return allocate(_tax(o), [line.line_total - line.discount for line in lines])
 
 
 def _broken(rule: str, detail: str) -> PreconditionFailed:
@@ -153,7 +169,8 @@ def _return_lines(ctx: ToolContext, return_id: str) -> list[ReturnLineOut]:
 
 
 def _return_out(ctx: ToolContext, r: Any) -> ReturnOut:
-    return {
+    lines = _return_lines(ctx, r.id)
+    out: ReturnOut = {
         "return_id": r.id,
         "order_id": r.order_id,
         "customer_id": r.customer_id,
@@ -162,8 +179,11 @@ def _return_out(ctx: ToolContext, r: Any) -> ReturnOut:
         "amount": r.amount,
         "created_at": r.created_at.isoformat(timespec="minutes"),
         "refunded_at": _stamp(r.refunded_at),
-        "lines": _return_lines(ctx, r.id),
+        "lines": lines,
     }
+    if ctx.env_version >= CONSEQUENCES:
+        out["shipping_refund"] = r.amount - sum((x["amount"] for x in lines), ZERO)
+    return out
 
 
 def _coupon_status(ctx: ToolContext, c: Any) -> str:

@@ -53,6 +53,14 @@ RULES: dict[str, str] = {
     "return_exceeds_purchase": "A line's returned units never exceed the units bought.",
     "return_not_pending": "A return is refunded once.",
 }
+"""The rules of every version, which the server's instructions carry; a version's own are
+in its ``instructions`` (the earlier versions' system prompt stays as it was)."""
+RULES_V2: dict[str, str] = {
+    "idempotency_key_reused": "A checkout's idempotency key names one checkout of the "
+    "customer: checking out again with the same key, address and shipping method returns "
+    "the order it placed; with another address or method it is refused.",
+}
+"""The rules new in prove/shopping-v2."""
 
 
 CustomerRow = Annotated[Record[Customer], Entity("customer")]
@@ -64,6 +72,7 @@ OrderRow = Annotated[Record[Order], Entity("order")]
 ReturnRow = Annotated[Record[ReturnRequest], Entity("return")]
 VariantIds = Annotated[list[VariantRow], Field(min_length=1, max_length=20)]
 SearchText = Annotated[str, Field(max_length=200)]
+IdempotencyKey = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")]
 Limit = Annotated[int, Field(ge=1, le=50)]
 MAX_PRICE = Decimal("100000.00")
 Price = Annotated[Decimal, Field(ge=0, le=MAX_PRICE, decimal_places=2)]

@@ -7,8 +7,20 @@ from typing import Any, Literal
 from prove_gym.server import ToolContext, next_id
 from prove_gym.server.tool import tool
 
-from ..models import ZERO, Cart, Order, OrderLine, Variant, allocate, coupon_discount, shipping_cost
+from ..models import (
+    ZERO,
+    Cart,
+    CheckoutKey,
+    Order,
+    OrderLine,
+    Variant,
+    allocate,
+    coupon_discount,
+    sales_tax,
+    shipping_cost,
+)
 from ._common import (
+    CONSEQUENCES,
     _address_out,
     _broken,
     _cart,
@@ -23,12 +35,14 @@ from ._common import (
     _return_by,
     _return_out,
     _stamp,
+    _tax,
     _window,
 )
 from .args import (
     AddressRow,
     CancelReason,
     CustomerRow,
+    IdempotencyKey,
     Limit,
     OrderRow,
     OrderStatus,
@@ -36,6 +50,7 @@ from .args import (
 )
 from .queries import (
     ADDRESS,
+    CHECKOUT_KEY,
     COUPON,
     DELETE_CART_ITEM,
     ORDER,
@@ -70,7 +85,7 @@ def _order_summary(ctx: ToolContext, o: Any) -> OrderSummary:
 
 def _order_detail(ctx: ToolContext, o: Any) -> OrderDetail:
     returns = ctx.sql.all(ORDER_RETURNS, order_id=o.id)
-    return {
+    detail: OrderDetail = {
         **_order_summary(ctx, o),
         "shipping_method": o.shipping_method,
         "subtotal": o.subtotal,
@@ -101,6 +116,9 @@ def _order_detail(ctx: ToolContext, o: Any) -> OrderDetail:
         ],
         "returns": [_return_out(ctx, r) for r in returns],
     }
+    if ctx.env_version >= CONSEQUENCES:
+        detail["tax"] = _tax(o)
+    return detail
 
 
 def _take(ctx: ToolContext, item: Any) -> None:
@@ -152,6 +170,9 @@ def list_orders(
 def get_order(ctx: ToolContext, order_id: OrderRow) -> OrderDetail:
     """Get one order: lines, totals, coupon, address, shipping, status dates and returns.
 
+    From prove/shopping-v2 it shows the sales tax too ("tax"): total = subtotal - discount +
+    shipping + tax (0.00 on orders placed before the shop charged tax).
+
     Args:
         order_id: The order, such as "ord_00131" (list_orders finds a customer's orders).
 
@@ -197,7 +218,85 @@ def checkout(
         "subtotal": "159.97", "discount": "15.50", "shipping": "0.00", "total": "144.47",
         "lines": [...], ...}.
     """
+    return _order_detail(ctx, _place(ctx, customer_id, address_id, shipping_method))
+
+
+@tool(
+    name="checkout",
+    since=CONSEQUENCES,
+    writes=True,
+    returns=("order", "customer", "address", "variant", "coupon"),
+    phrasings=[
+        "Check out {customer_id}'s cart with {shipping_method} shipping to {address_id}",
+        "Place the order for {customer_id}, ship it {shipping_method} to {address_id}",
+        "Check out {customer_id}'s cart to {address_id}, {shipping_method}, with key "
+        "{idempotency_key}",
+    ],
+    examples={"idempotency_key": ["order-7f3a9c", "checkout-2026-001", "b1e2c3d4"]},
+)
+def checkout_v2(
+    ctx: ToolContext,
+    customer_id: CustomerRow,
+    address_id: AddressRow,
+    shipping_method: ShippingMethod,
+    idempotency_key: IdempotencyKey | None = None,
+) -> OrderDetail:
+    """Turn a customer's cart into a placed order: stock is taken, the cart is emptied.
+
+    The order keeps the cart's coupon and prices; its total is subtotal - discount + shipping
+    + tax. Shipping: standard 5.99, free from 50.00 of merchandise after the discount;
+    express 14.99; overnight 29.99. Sales tax ("tax"): the merchandise (subtotal - discount,
+    not shipping) times the base rate of the address's state (TX 6.25%, CA 7.25%, NY 4%, OR
+    0%, ...), rounded half up to the cent. Every item must still be in stock in the quantity
+    the cart holds.
+
+    With an idempotency_key, a retry is safe: checking out again with the same key, address
+    and shipping method returns the order it placed, unchanged, instead of placing another;
+    the same key with another address or method is refused (rule idempotency_key_reused).
+
+    Args:
+        customer_id: The customer, such as "cus_004".
+        address_id: One of the customer's own addresses, such as "adr_0007" (see
+            list_addresses).
+        shipping_method: "standard" (3-5 days), "express" (2 days) or "overnight".
+        idempotency_key: A key of the customer's choosing for this checkout (1-64 letters,
+            digits, '-', '_', '.' or ':'), such as "order-7f3a9c"; leave it out to place
+            an order on every call.
+
+    Returns:
+        The order as get_order shows it: {"order_id": "ord_00151", "status": "placed",
+        "subtotal": "159.97", "discount": "15.50", "shipping": "0.00", "tax": "9.03",
+        "total": "153.50", "lines": [...], ...}.
+    """
     c, address = customer_id, address_id
+    if idempotency_key is not None:
+        first = ctx.sql.first(CHECKOUT_KEY, customer_id=c.id, key=idempotency_key)
+        if first is not None:
+            if (first.address_id, first.shipping_method) != (address.id, shipping_method):
+                raise _clash(
+                    "idempotency_key_reused",
+                    f"{c.id} already checked out with key '{idempotency_key}': order "
+                    f"{first.order_id}, {first.shipping_method} shipping to "
+                    f"{first.address_id}. A key names one checkout; nothing was ordered. "
+                    "Check out with a new key (or none) to place another order.",
+                )
+            return _order_detail(ctx, ctx.sql.one(ORDER, id=first.order_id))
+    o = _place(ctx, c, address, shipping_method)
+    if idempotency_key is not None:
+        ctx.sql.insert(
+            CheckoutKey,
+            customer_id=c.id,
+            key=idempotency_key,
+            order_id=o.id,
+            address_id=address.id,
+            shipping_method=shipping_method,
+        )
+    return _order_detail(ctx, o)
+
+
+def _place(ctx: ToolContext, c: Any, address: Any, shipping_method: str) -> Any:
+    """Check out ``c``'s cart to ``address``: the placed order's row (sales tax from
+    :data:`CONSEQUENCES` on)."""
     cart = _cart(ctx, c.id)
     items = _items(ctx, c.id)
     if not items:
@@ -233,6 +332,7 @@ def checkout(
     ]
     shares = allocate(discount, eligible)
     shipping = shipping_cost(shipping_method, subtotal - discount)
+    tax = sales_tax(subtotal - discount, address.state) if ctx.env_version >= CONSEQUENCES else ZERO
     now = _now(ctx)
     order_id = next_id(ctx, Order.id, "ord", 5)
     ctx.sql.insert(
@@ -245,7 +345,7 @@ def checkout(
         subtotal=subtotal,
         discount=discount,
         shipping=shipping,
-        total=subtotal - discount + shipping,
+        total=subtotal - discount + shipping + tax,
         refunded=ZERO,
         coupon_code=coupon.code if coupon is not None else None,
         tracking_number=None,
@@ -270,7 +370,7 @@ def checkout(
             _take(ctx, i)
     ctx.sql.update(Cart, cart, coupon_code=None, updated_at=now)
     _take(ctx, items[-1])  # after the cart, as the ORM's final flush did
-    return _order_detail(ctx, ctx.sql.one(ORDER, id=order_id))
+    return ctx.sql.one(ORDER, id=order_id)
 
 
 @tool(

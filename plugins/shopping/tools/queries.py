@@ -13,6 +13,7 @@ from ..models import (
     Address,
     Cart,
     CartItem,
+    CheckoutKey,
     Coupon,
     Customer,
     Order,
@@ -160,6 +161,23 @@ ORDER_RETURNS = Query(
 )
 OPEN_RETURNS = Query(
     select(returns_t).where(ReturnRequest.status == "requested").order_by(ReturnRequest.id)
+)
+CHECKOUT_KEY = Query(  # a customer's idempotency key (from prove/shopping-v2)
+    select(CheckoutKey.__table__).where(
+        CheckoutKey.customer_id == bindparam("customer_id"),
+        CheckoutKey.key == bindparam("key"),
+    )
+)
+SHIPPING_REFUNDS = Query(  # an order's returns that refund more than their lines: its shipping
+    select(ReturnRequest.id)
+    .where(
+        ReturnRequest.order_id == bindparam("order_id"),
+        ReturnRequest.amount
+        != select(func.sum(ReturnLine.amount))
+        .where(ReturnLine.return_id == ReturnRequest.id)
+        .scalar_subquery(),
+    )
+    .order_by(ReturnRequest.id)
 )
 RETURN_LINES = Query(  # a return's lines (ReturnRequest.lines' order)
     select(ReturnLine.variant_id, ReturnLine.quantity, ReturnLine.amount)

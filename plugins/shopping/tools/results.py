@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from prove_gym.server import TypedDict
+from prove_gym.server import NotRequired, TypedDict
 
 
 class VariantOut(TypedDict):
@@ -219,6 +219,8 @@ class ReturnOut(TypedDict):
     created_at: str
     refunded_at: str | None
     lines: list[ReturnLineOut]
+    shipping_refund: NotRequired[Decimal]
+    """From prove/shopping-v2: the order's shipping refunded with a wrong item's return."""
 
 
 class ReturnList(TypedDict):
@@ -232,6 +234,8 @@ class OrderDetail(OrderSummary):
     coupon_code: str | None
     discount: Decimal
     shipping: Decimal
+    tax: NotRequired[Decimal]
+    """From prove/shopping-v2: the sales tax the total holds."""
     address: AddressOut
     tracking_number: str | None
     shipped_at: str | None
@@ -266,4 +270,6 @@ class RefundResult(TypedDict):
     order_total: Decimal
     order_refunded: Decimal
     restocked: dict[str, int]
+    written_off: NotRequired[dict[str, int]]
+    """From prove/shopping-v2: the units of a damaged return, which are not put back."""
     lines: list[ReturnLineOut]

@@ -19,6 +19,7 @@ from ..models import (
     refund_for,
 )
 from ._common import (
+    CONSEQUENCES,
     _broken,
     _clash,
     _day,
@@ -28,9 +29,17 @@ from ._common import (
     _return_lines,
     _return_out,
     _stamp,
+    _tax_shares,
 )
 from .args import CustomerRow, Limit, OrderRow, Quantity, ReturnReason, ReturnRow, VariantIds
-from .queries import ORDER, ORDER_LINES, RETURN, RETURN_LINES, _returns_matching
+from .queries import (
+    ORDER,
+    ORDER_LINES,
+    RETURN,
+    RETURN_LINES,
+    SHIPPING_REFUNDS,
+    _returns_matching,
+)
 from .results import RefundResult, ReturnList, ReturnOut
 
 
@@ -98,7 +107,9 @@ def request_return(
 
     The refund is what the returned units cost after their share of the order's coupon
     discount (shipping is not refunded); it is paid when the return is processed
-    (process_refund).
+    (process_refund). From prove/shopping-v2 it includes the units' share of the order's
+    sales tax, and a return with reason "wrong_item" (the shop sent the wrong thing) also
+    refunds the order's shipping, once per order ("shipping_refund").
 
     Args:
         order_id: A delivered order, such as "ord_00131".
@@ -142,7 +153,8 @@ def request_return(
             f"closed on {_day(end)} ({RETURN_WINDOW_DAYS} days after delivery). Nothing was "
             "done; only orders whose return_window is 'open' take returns.",
         )
-    by_variant = {line.variant_id: line for line in ctx.sql.all(ORDER_LINES, order_id=o.id)}
+    order_lines = ctx.sql.all(ORDER_LINES, order_id=o.id)
+    by_variant = {line.variant_id: line for line in order_lines}
     missing = [i for i in ids if i not in by_variant]
     if missing:
         raise _broken(
@@ -162,6 +174,17 @@ def request_return(
                 f"already on a return, so at most {left} can be returned. Nothing was done.",
             )
         wanted.append((line, units))
+    taxed = ctx.env_version >= CONSEQUENCES
+    tax_of = (
+        dict(zip((x.id for x in order_lines), _tax_shares(o, order_lines), strict=True))
+        if taxed
+        else {}
+    )
+    # the shop's mistake: a wrong item's return refunds the shipping too, once per order
+    wrong = taxed and reason == "wrong_item"
+    shipping_back = (
+        o.shipping if wrong and ctx.sql.first(SHIPPING_REFUNDS, order_id=o.id) is None else ZERO
+    )
     return_id = next_id(ctx, ReturnRequest.id, "ret", 4)
     ctx.sql.insert(
         ReturnRequest,
@@ -174,9 +197,10 @@ def request_return(
         created_at=_now(ctx),
         refunded_at=None,
     )
-    total = ZERO
+    total = shipping_back
     for line, units in wanted:
-        amount = refund_for(line.line_total - line.discount, line.quantity, line.returned, units)
+        net = line.line_total - line.discount + tax_of.get(line.id, ZERO)
+        amount = refund_for(net, line.quantity, line.returned, units)
         ctx.sql.update(OrderLine, line, returned=line.returned + units)
         total += amount
         ctx.sql.insert(
@@ -200,6 +224,9 @@ def request_return(
 )
 def process_refund(ctx: ToolContext, return_id: ReturnRow) -> RefundResult:
     """Refund a requested return: its amount is paid back and its units go back in stock.
+
+    From prove/shopping-v2 the units of a return with reason "damaged" are written off
+    instead ("written_off"): they do not go back in stock.
 
     Args:
         return_id: A "requested" return, such as "ret_0027" (list_returns with status
@@ -225,14 +252,15 @@ def process_refund(ctx: ToolContext, return_id: ReturnRow) -> RefundResult:
             f"{order.total}. Nothing was refunded.",
         )
     lines = ctx.sql.all(RETURN_LINES, return_id=ret.id)
+    damaged = ctx.env_version >= CONSEQUENCES and ret.reason == "damaged"
     restocked: dict[str, int] = {}
-    for line in lines[:-1]:
+    for line in [] if damaged else lines[:-1]:
         restocked[line.variant_id] = _restock(ctx, line.variant_id, line.quantity)
     order = ctx.sql.update(Order, order, refunded=order.refunded + ret.amount)
     ret = ctx.sql.update(ReturnRequest, ret, status="refunded", refunded_at=_now(ctx))
-    for line in lines[-1:]:  # written after the order and the return, as the ORM's final flush
+    for line in [] if damaged else lines[-1:]:  # after the order and the return, as the ORM did
         restocked[line.variant_id] = _restock(ctx, line.variant_id, line.quantity)
-    return {
+    out: RefundResult = {
         "return_id": ret.id,
         "order_id": order.id,
         "status": ret.status,
@@ -242,3 +270,9 @@ def process_refund(ctx: ToolContext, return_id: ReturnRow) -> RefundResult:
         "restocked": dict(sorted(restocked.items())),
         "lines": _return_lines(ctx, ret.id),
     }
+    if ctx.env_version >= CONSEQUENCES:
+        written_off: dict[str, int] = {}
+        for line in lines if damaged else []:
+            written_off[line.variant_id] = written_off.get(line.variant_id, 0) + line.quantity
+        out["written_off"] = dict(sorted(written_off.items()))
+    return out
