@@ -187,13 +187,15 @@ class Registry:
             )
         return found
 
-    def get_tool(self, qualified_name: str) -> ToolSpec:
-        """A tool by ``"server.tool"`` name."""
+    def get_tool(self, qualified_name: str, env_version: int = 0) -> ToolSpec:
+        """A tool by ``"server.tool"`` name, as env version ``env_version`` of its server
+        defines it (:meth:`Server.tools_for <prove_gym.server.base.Server.tools_for>`)."""
         server_name, _, tool_name = qualified_name.partition(".")
         server = self.get_server(server_name)
-        if tool_name not in server.tools:
+        found = server.tools_for(env_version).get(tool_name)
+        if found is None:
             raise KeyError(f"server {server_name!r} has no tool {tool_name!r}")
-        return server.tools[tool_name]
+        return found
 
     def tasks(self, server: str, env_version: int = 0) -> list[Task]:
         """Hand-written tasks for ``server``, sorted by id (may be empty).

@@ -83,10 +83,13 @@ def offered_tools(task: Task, registry: Registry | None = None) -> dict[str, Too
 
 def offer_key(task: Task, registry: Registry) -> tuple[Any, ...]:
     """What a task's offered tools are a function of: the registry (and its generation:
-    :meth:`Registry.register` bumps it) and the task's tool names, or its servers."""
+    :meth:`Registry.register` bumps it), the task's tool names, or its servers, and the env
+    versions it plays (a version may define a tool anew: ``Server.tool(since=...)``)."""
+    # the versions matter only where a server defines a tool anew from one (since=)
+    versions = tuple(sorted(task.env_versions.items()))
     if task.tools is None:
-        return (registry, registry.generation, tuple(task.servers), None)
-    return (registry, registry.generation, None, tuple(task.tools))
+        return (registry, registry.generation, tuple(task.servers), None, versions)
+    return (registry, registry.generation, None, tuple(task.tools), versions)
 
 
 def _offer(
@@ -98,9 +101,13 @@ def _offer(
     if cached is not None:  # most resets offer a tool set seen before
         return cached
     if task.tools is None:
-        specs = [t for s in task.servers for t in registry.get_server(s).visible_tools()]
+        specs = [
+            t
+            for s in task.servers
+            for t in registry.get_server(s).visible_tools(task.env_version(s))
+        ]
     else:
-        specs = [registry.get_tool(q) for q in task.tools]
+        specs = [registry.get_tool(q, task.env_version(q.partition(".")[0])) for q in task.tools]
     offered: dict[str, ToolSpec] = {}
     for spec in specs:
         if spec.name in offered:

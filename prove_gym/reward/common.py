@@ -305,7 +305,11 @@ def _build(task: Task, registry: Registry) -> PreparedTask:
                     spec: Server | None = registry.get_server(server)
                 except KeyError:
                     spec = None
-                own = spec.tools.get(step.name) if spec is not None else None
+                own = (
+                    spec.tools_for(task.env_version(server)).get(step.name)
+                    if spec is not None
+                    else None
+                )
                 if own is not None and (info is None or own.server_name != server):
                     info = _from_spec(task, own)  # a gold step on a tool not offered as such
             defaults = info.defaults if info is not None else {}

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
-from types import MethodType, ModuleType
+from types import MappingProxyType, MethodType, ModuleType
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 from sqlalchemy import MetaData, Table, create_engine, inspect
@@ -507,6 +507,9 @@ class Server:
         self.me = me
         self.persona: tuple[str, ...] = tuple(persona)
         self.tools: dict[str, ToolSpec] = {}
+        # later definitions of tools (Server.tool(since=N)): name -> {N: spec}, N ascending
+        self.redefined: dict[str, dict[int, ToolSpec]] = {}
+        self._by_version: dict[int, Mapping[str, ToolSpec]] = {}
         self.entities: dict[str, EntitySource] = {}
         self._templates: OrderedDict[tuple[int, int], StateTemplate] = OrderedDict()
         self._template_cache_size = template_cache_size
@@ -518,7 +521,7 @@ class Server:
         # closed sessions' databases, each with the schema layout it holds and the template
         # it still holds exactly, if it does (open_state)
         self._idle: list[tuple[str, Connection, StateTemplate | None]] = []
-        self._owned: dict[tuple[str, str], tuple[OwnedParam, ...]] = {}
+        self._owned: dict[tuple[str, int, str], tuple[OwnedParam, ...]] = {}
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, version={self.version!r}, tools={len(self.visible_tools())})"
@@ -529,6 +532,7 @@ class Server:
         fn: F | None = None,
         *,
         name: str | None = None,
+        since: int = 0,
         writes: bool = False,
         destructive: bool = False,
         idempotent: bool | None = None,
@@ -546,6 +550,11 @@ class Server:
 
         Args:
             name: Name the model calls; defaults to the function's name.
+            since: ``0`` declares a tool. ``N >= 1`` declares a later definition of the
+                tool ``name`` already declared, which env version ``N`` and every later one
+                play instead (its parameters, schema, docstring and code); earlier versions
+                keep the earlier definition, byte for byte (CONTRIBUTING.md, "Versioning a
+                behaviour change"). ``N`` must be one of the server's ``env_versions``.
             writes: The tool may change state.
             destructive: The tool deletes or overwrites something.
             idempotent: Repeating the call changes nothing more (default: ``not writes``).
@@ -587,13 +596,69 @@ class Server:
                 stands_in_for=stands_in_for,
                 ends_when=ends_when,
             )
+            spec.server_name = self.name
+            if since:
+                self._redefine(spec, since)
+                return func
             if spec.name in self.tools:
                 raise ValueError(f"server {self.name!r} declares tool {spec.name!r} twice")
-            spec.server_name = self.name
             self.tools[spec.name] = spec
+            self._by_version.clear()
             return func
 
         return register(fn) if fn is not None else register
+
+    def _redefine(self, spec: ToolSpec, since: int) -> None:
+        """Register ``spec`` as the definition of its tool from env version ``since`` on."""
+        if not isinstance(since, int) or since not in self.env_versions:
+            raise ValueError(
+                f"server {self.name!r}: tool {spec.name!r} is redefined since={since!r}, "
+                f"which is not one of its env versions {sorted(self.env_versions)}"
+            )
+        first = self.tools.get(spec.name)
+        if first is None:
+            raise ValueError(
+                f"server {self.name!r}: tool {spec.name!r} is redefined since={since} but "
+                "never declared before: declare the earlier definition first (a tool that is "
+                "new in a version is a tool of its own, offered by EnvVersion.tools)"
+            )
+        if spec.hidden != first.hidden:
+            raise ValueError(
+                f"server {self.name!r}: tool {spec.name!r} since={since} is "
+                f"{'hidden' if spec.hidden else 'visible'}, its earlier definition is not"
+            )
+        later = self.redefined.setdefault(spec.name, {})
+        if since in later:
+            raise ValueError(
+                f"server {self.name!r} redefines tool {spec.name!r} since={since} twice"
+            )
+        spec.since = since
+        later[since] = spec
+        self.redefined[spec.name] = dict(sorted(later.items()))
+        self._by_version.clear()
+
+    def tools_for(self, env_version: int = 0) -> Mapping[str, ToolSpec]:
+        """Every tool (hidden ones too) as env version ``env_version`` plays it, by name, in
+        declaration order: for each, its latest definition with ``since <= env_version``
+        (:meth:`tool`), else its first. ``tools_for(0)`` holds :attr:`tools`. Worked out once
+        per version (read-only)."""
+        if not self.redefined:
+            return self.tools
+        found = self._by_version.get(env_version)
+        if found is None:
+            tools = dict(self.tools)
+            for name, later in self.redefined.items():
+                for since, spec in later.items():
+                    if since <= env_version:
+                        tools[name] = spec
+            found = self._by_version[env_version] = MappingProxyType(tools)
+        return found
+
+    def definitions(self) -> list[ToolSpec]:
+        """Every definition of every tool: each first one, in declaration order, then each
+        later one (``since=``), by tool and version: what a contract check goes through."""
+        later = [spec for by_version in self.redefined.values() for spec in by_version.values()]
+        return [*self.tools.values(), *later]
 
     def add_tools(
         self, tools: Sequence[Callable[..., Any]], *, declared_in: Sequence[ModuleType] = ()
@@ -695,14 +760,16 @@ class Server:
     def problems(self) -> list[str]:
         """Contract violations a plugin author should fix (empty when the server is complete).
 
-        Checked for every installed server by the test suite: each visible tool
-        has phrasings and a typed return (its MCP ``outputSchema``); each entity kind a tool refers to or returns can be
+        Checked for every installed server by the test suite: each visible tool (each of its
+        definitions: ``since=``) has phrasings and a typed return (its MCP ``outputSchema``); each entity kind a tool refers to or returns can be
         enumerated with :meth:`entity`; each ``inverse_of=`` names a visible write tool
         of this server.
         """
         found = []
         kinds: set[str] = set()
-        for t in self.visible_tools():
+        for t in self.definitions():
+            if t.hidden:
+                continue
             if not t.phrasings:
                 found.append(f"{self.name}.{t.name}: no phrasings declared")
             if t.output_schema is None:
@@ -715,7 +782,7 @@ class Server:
         for kind in sorted(kinds - set(self.entities)):
             found.append(f"{self.name}: entity {kind!r} is used by tools but has no @server.entity")
         writes = {t.name for t in self.visible_tools() if t.writes}
-        for t in self.tools.values():
+        for t in self.definitions():
             for other in t.inverse_of:
                 if other not in writes:
                     found.append(
@@ -761,7 +828,12 @@ class Server:
                     f"{self.name}: env v{version.number}'s principal names unknown admin_only "
                     f"tools {unknown}"
                 )
-            for t in self.visible_tools():
+            played = {  # every definition a version acting for this principal plays
+                id(t): t
+                for n in (version.number, *(m for m in self.env_versions if m > version.number))
+                for t in self.visible_tools(n)
+            }
+            for t in played.values():
                 for p in t.params:
                     owned = self.entities.get(p.entity.name) if p.entity is not None else None
                     if (
@@ -777,7 +849,7 @@ class Server:
                             f"v{version.number}: take its row (Annotated[Record[...], "
                             f"Entity({owned.kind!r})])"
                         )
-        for t in self.tools.values():
+        for t in self.definitions():
             for p in t.row_params:
                 assert p.entity is not None
                 source = self.entities.get(p.entity.name)
@@ -811,9 +883,11 @@ class Server:
         """
         return [t.name for t in self.visible_tools() if name in t.stands_in_for]
 
-    def visible_tools(self) -> list[ToolSpec]:
-        """Tools offered to the model, in declaration order (hidden helpers left out)."""
-        return [t for t in self.tools.values() if not t.hidden]
+    def visible_tools(self, env_version: int = 0) -> list[ToolSpec]:
+        """Tools offered to the model, in declaration order (hidden helpers left out), as
+        env version ``env_version`` defines them (:meth:`tools_for`; every tool it declares,
+        whether or not the version's ``EnvVersion.tools`` offers it)."""
+        return [t for t in self.tools_for(env_version).values() if not t.hidden]
 
     # ------------------------------------------------------------------ state
     def now_for(self, seed: int) -> dt.datetime:
@@ -1016,7 +1090,7 @@ class Server:
         """The entity parameters of ``spec`` whose rows a principal of kind
         ``principal.entity`` owns, each with the row column naming the owner (worked out
         once per tool and principal kind)."""
-        key = (spec.name, principal.entity)
+        key = (spec.name, spec.since, principal.entity)
         found = self._owned.get(key)
         if found is None:
             owned = []

@@ -139,7 +139,7 @@ class Session:
             allow_hidden: Also allow hidden helper tools (not offered to models).
         """
         self._check_open()
-        spec = self.server.tools.get(name) if isinstance(name, str) else None
+        spec = self.server.tools_for(self.env_version).get(name) if isinstance(name, str) else None
         if spec is None or (spec.hidden and not allow_hidden):
             return ToolResult.failure(ErrorKind.UNKNOWN_TOOL, self._unknown_tool_message(name))
         if arguments is None:

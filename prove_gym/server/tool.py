@@ -218,6 +218,9 @@ class ToolSpec:
             in the same task is moot (the ``moot_write`` lint class), and synthesis never
             plans one.
         server_name: Name of the owning server (set on registration).
+        since: The env version this definition applies from: 0 for a tool's first one, N
+            for a later one declared with ``@server.tool(name=..., since=N)`` (set on
+            registration; :meth:`Server.tools_for <prove_gym.server.base.Server.tools_for>`).
         output_schema: JSON schema of a successful result, from the return annotation (a
             TypedDict, a pydantic model, a list of them...); results that are not objects are
             described as ``{"result": ...}``, the way MCP carries them. ``None`` for an
@@ -240,6 +243,7 @@ class ToolSpec:
     values: Mapping[str, ValueSource] = field(default_factory=dict)
     ends_when: Mapping[str, Any] = field(default_factory=dict)
     server_name: str = ""
+    since: int = 0
     # What the argument model and the output schema are built from, on first use: building
     # them for every tool of every server (pydantic's model and JSON-schema generation) was
     # most of a process's start-up, and most processes use a few tools of one server.

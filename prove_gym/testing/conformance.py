@@ -146,8 +146,10 @@ def conformance_suite(
     """
     reg = registry if registry is not None else get_registry()
     srv = reg.get_server(server)
-    tools = list(srv.tools)
-    visible = [t.name for t in srv.visible_tools()]
+    # every definition of every tool (a later one, Server.tool(since=N), as "name@vN")
+    # every definition of every tool, a later one (Server.tool(since=N)) as "name@vN"
+    tools = [_label(t) for t in srv.definitions()]
+    visible = [_label(t) for t in srv.definitions() if not t.hidden]
     versions = [0, *sorted(getattr(srv, "env_versions", None) or ())]
     # -v0's tasks, then each later version's own (replayed under it: Task.env_versions)
     tasks = list(reg.tasks(server))
@@ -391,7 +393,7 @@ class CallChecker:
 
     def call(self, tool: str, arguments: Any) -> tuple[ToolResult | None, list[Finding]]:
         """Call ``tool`` with ``arguments``; the result (``None`` if it raised) and the findings."""
-        spec = self.server.tools[tool]
+        spec = self.server.tools_for(self.session.env_version)[tool]
         where = f"{self.server.name}.{tool}"
         shown = _short(arguments)
         self.calls += 1
@@ -581,6 +583,10 @@ def check_fuzz(
 ) -> None:
     """Call one tool with hostile and fuzzed arguments, each on a fresh state.
 
+    ``tool`` is a name, a :class:`ToolSpec`, or ``"name@vN"`` for a tool's later definition
+    (``Server.tool(since=N)``), which is called in a session of version N (acting for the
+    first principal of the state, where that version has one).
+
     First the fixed battery of :func:`~prove_gym.testing.hostile_cases` (every kind of
     problem it finds, by likely cause, is reported at once), then ``max_examples``
     hypothesis examples of :func:`~prove_gym.testing.fuzz_arguments`. Raises
@@ -588,7 +594,9 @@ def check_fuzz(
     :class:`CallChecker`).
     """
     spec = _spec(server, tool)
-    with server.session(seed=FUZZ_SEED) as session:
+    # a later definition (Server.tool(since=N)) is played under its version
+    principal = _first_principal(server, spec.since)
+    with server.session(seed=FUZZ_SEED, env_version=spec.since, principal=principal) as session:
         checker = CallChecker(server, session)
         plausible = checker.plausible(spec)
         seen: dict[tuple[str, str], Finding] = {}
@@ -635,7 +643,7 @@ def call_sequence_machine(
         checker = CallChecker(server, probe)
         strategies = {
             name: fuzz_arguments(spec, samples, plausible=checker.plausible(spec), hostile=False)
-            for name, spec in server.tools.items()
+            for name, spec in server.tools_for(version).items()
         }
         if acting is not None:
             key = server.entities[acting.entity].key
@@ -1100,8 +1108,35 @@ def check_gymnasium(server: Server, *, registry: Registry | None = None, version
 
 
 # ---------------------------------------------------------------- helpers
+def _first_principal(server: Server, version: int) -> str | None:
+    """The first principal (by id) of the state of ``FUZZ_SEED`` for a session of
+    ``version`` to act for; ``None`` where the version acts for nobody."""
+    acting = server.principal(version)
+    if acting is None:
+        return None
+    key = server.entities[acting.entity].key
+    with server.session(seed=FUZZ_SEED) as probe:
+        return min(r[key] for r in probe.list_entities(acting.entity))
+
+
+def _label(spec: ToolSpec) -> str:
+    """How the suite names a definition: ``"place_order"``, or ``"place_order@v3"`` for a
+    later one (``Server.tool(since=3)``)."""
+    return f"{spec.name}@v{spec.since}" if spec.since else spec.name
+
+
 def _spec(server: Server, tool: str | ToolSpec) -> ToolSpec:
-    name = tool if isinstance(tool, str) else tool.name
+    """The definition ``tool`` names (``"name"``: its first; ``"name@vN"``: the one
+    declared ``since=N``), or ``tool`` itself when it is one."""
+    if isinstance(tool, ToolSpec):
+        return tool
+    name, at, since = tool.rpartition("@v")
+    if at and since.isdigit():
+        later = server.redefined.get(name, {}).get(int(since))
+        if later is None:
+            raise KeyError(f"server {server.name!r} does not redefine {name!r} since={since}")
+        return later
+    name = tool
     if name not in server.tools:
         raise KeyError(f"server {server.name!r} has no tool {name!r}")
     return server.tools[name]
