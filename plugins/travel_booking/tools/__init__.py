@@ -24,7 +24,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from prove_gym.server import Server, ToolContext, stable_int
+from prove_gym.server import EnvVersion, Server, ToolContext, stable_int
 
 from ..models import (
     AIRLINES,
@@ -61,6 +61,7 @@ from .queries import (
     TRAVELLERS,
     UPCOMING_STAYS,
 )
+from .quotes import QUOTES
 
 OUT_OF_SCOPE = (
     "Check me in for my flight.",
@@ -82,7 +83,7 @@ server = Server(
     "travel_booking",
     out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).parents[1] / "tasks.jsonl",
-    version="1.0.0",
+    version="1.1.0",
     base=Base,
     sampler=sample_travel_booking,
     description="A travel agency's booking system: flights between European airports with "
@@ -103,6 +104,21 @@ server = Server(
     "rates: flexible cancels free until 48 hours before check-in (15:00), then the first "
     "night is kept; non_refundable is 10% cheaper and refunds nothing. Refused calls name "
     "the rule that failed and change nothing.",
+    env_versions=[
+        EnvVersion(
+            QUOTES,
+            "a flight change is made against a quote: quote_flight_change returns a quote_id "
+            "(valid 30 minutes) that change_flight must carry, and the change charges exactly "
+            "the quoted amounts (rules quote_required, quote_unknown, quote_other_booking, "
+            "quote_other_flight, quote_used, quote_expired)",
+            tasks_file=Path(__file__).parents[1] / "tasks_v1.jsonl",
+            instructions="Flight changes need a quote: call quote_flight_change for the booking "
+            "and the new flight, then pass its quote_id to change_flight. A quote holds its "
+            "price for 30 minutes and is used up by the change; the change charges exactly "
+            "the quoted amounts. A change without a quote, with another booking's or "
+            "flight's, an expired or an already used one is refused and changes nothing.",
+        )
+    ],
 )
 
 TOOLS = (
@@ -128,8 +144,11 @@ TOOLS = (
     itineraries.cancel_itinerary,
 )
 """The server's tools in the order the model reads them: this list decides it, not the modules'."""
+REDEFINED = (flights.quote_flight_change_v1, flights.change_flight_v1)
+"""Later definitions of tools above (``@tool(name=..., since=N)``), each read in its tool's
+place from env version N on: from -v1 (``QUOTES``) a change carries its quote's reference."""
 RESOURCES = (flights, hotels, itineraries, travellers)
-server.add_tools(TOOLS, declared_in=RESOURCES)
+server.add_tools((*TOOLS, *REDEFINED), declared_in=RESOURCES)
 
 
 # What exists and is worth asking about, for grounding synthesized requests.

@@ -65,11 +65,13 @@ from .queries import (
     TRAVELLER,
     _flights_of_route,
 )
+from .quotes import QUOTE_VALID, QUOTES, QuoteRef, QuoteText, quote_ref, read_ref, signature
 from .results import (
     CabinBrief,
     Cancelled,
     ChangeDone,
     ChangeQuote,
+    ChangeQuoted,
     FareOut,
     FlightBooked,
     FlightBookingOut,
@@ -402,7 +404,11 @@ def quote_flight_change(
         "fare_difference_due": "18.00", "residual_refund": "0.00", "amount_due": "93.00",
         "seats_left": 12, ...}.
     """
-    b, new = flight_booking_id, new_flight_id
+    return _quote(ctx, flight_booking_id, new_flight_id)
+
+
+def _quote(ctx: ToolContext, b: Any, new: Any) -> ChangeQuote:
+    """The price of moving booking ``b`` to flight ``new`` (rows), every rule checked."""
     old = ctx.sql.one(FLIGHT, id=b.flight_id)
     fare, (fee, extra, residual) = _check_change(ctx, b, old, new)
     return {
@@ -576,8 +582,24 @@ def change_flight(
     b, new = flight_booking_id, new_flight_id
     place = _seat(new_seat)
     old = ctx.sql.one(FLIGHT, id=b.flight_id)
-    fare, (fee, extra, residual) = _check_change(ctx, b, old, new)
+    fare, cost = _check_change(ctx, b, old, new)
     _check_seat(ctx, new, b.cabin, place)
+    return _change(ctx, b, old, new, place, fare, cost)
+
+
+def _change(
+    ctx: ToolContext,
+    b: Any,
+    old: Any,
+    new: Any,
+    place: str,
+    fare: Any,
+    cost: tuple[Decimal, Decimal, Decimal],
+) -> ChangeDone:
+    """Move booking ``b`` from flight ``old`` to ``new``, seat ``place``, at ``fare`` (a row
+    of ``fares``), charging ``cost`` (fee, fare difference, residual refunded): every rule
+    already checked."""
+    fee, extra, residual = cost
     itin = ctx.sql.one(ITINERARY, id=b.itinerary_id)
     route = f"{old.number} {old.departs_at:%Y-%m-%d %H:%M} to {new.number} {new.departs_at:%Y-%m-%d %H:%M}"
     itin = ctx.sql.update(Itinerary, itin, total_paid=itin.total_paid + fee + extra - residual)
@@ -640,3 +662,135 @@ def cancel_flight_booking(ctx: ToolContext, flight_booking_id: FlightBookingRow)
     _confirmed(b, b.id)
     _require_open(ctx, ctx.sql.one(FLIGHT, id=b.flight_id), "cancelled")
     return _cancel_flight(ctx, b)
+
+
+# ---------------------------------------------------------------- from v1 on: quotes
+def _check_ref(ctx: ToolContext, b: Any, new: Any, quote_id: str | None) -> QuoteRef:
+    """The quote rules a change can be refused by before it is priced: a quote is given, is
+    one this agency made, for this booking and this flight, unused and unexpired."""
+    how = "Call quote_flight_change for this booking and flight, then pass its quote_id."
+    if quote_id is None or not quote_id.strip():
+        raise _broken(
+            "quote_required",
+            f"a flight change is made only against a quote. {how}",
+        )
+    ref = read_ref(quote_id)
+    if ref is None:
+        raise _broken(
+            "quote_unknown",
+            f"{quote_id.strip()[:64]!r} is not a quote reference (they look like "
+            f"'fq_00031_0057_0_202605140745_3f9a2c7b01'). {how}",
+        )
+    if ref.booking_id != b.id:
+        raise _broken(
+            "quote_other_booking",
+            f"quote {ref.text} prices booking {ref.booking_id}, not {b.id}. {how}",
+        )
+    if ref.flight_id != new.id:
+        raise _broken(
+            "quote_other_flight",
+            f"quote {ref.text} prices a move to flight {ref.flight_id}, not {new.id}. {how}",
+        )
+    if ref.changes < b.changes:
+        raise _broken(
+            "quote_used",
+            f"quote {ref.text} was already used: booking {b.id} has been changed since "
+            f"it was quoted. {how}",
+        )
+    if ref.expires_at <= ctx.now:
+        raise _broken(
+            "quote_expired",
+            f"quote {ref.text} expired at {_stamp(ref.expires_at)} (now "
+            f"{_stamp(ctx.now)}); quotes hold their price for "
+            f"{QUOTE_VALID.seconds // 60} minutes. {how}",
+        )
+    return ref
+
+
+@tool(
+    name="quote_flight_change",
+    since=QUOTES,
+    returns=("flight_booking", "flight"),
+    phrasings=[
+        "How much would it cost to move {flight_booking_id} to flight {new_flight_id}?",
+        "Quote changing booking {flight_booking_id} to {new_flight_id}",
+    ],
+)
+def quote_flight_change_v1(
+    ctx: ToolContext, flight_booking_id: FlightBookingRow, new_flight_id: FlightRow
+) -> ChangeQuoted:
+    """Price moving a flight booking to another flight of the same route (same cabin and fare
+    class), without changing anything. The quote_id it returns is what change_flight needs:
+    it holds the price for 30 minutes and is used up by the change.
+
+    Args:
+        flight_booking_id: The booking, such as "fb_00031" (get_itinerary lists them).
+        new_flight_id: The flight to move to, such as "fl_0057" (search_flights finds it).
+
+    Returns:
+        {"flight_booking_id": "fb_00031", "to_flight_id": "fl_0057", "change_fee": "75.00",
+        "fare_difference_due": "18.00", "residual_refund": "0.00", "amount_due": "93.00",
+        "quote_id": "fq_00031_0057_0_202605140745_3f9a2c7b01", "expires_at":
+        "2026-05-14T07:45", "seats_left": 12, ...}.
+    """
+    b = flight_booking_id
+    quote = _quote(ctx, b, new_flight_id)
+    expires = ctx.now + QUOTE_VALID
+    amounts = (quote["change_fee"], quote["fare_difference_due"], quote["residual_refund"])
+    ref = quote_ref(ctx.seed, b.id, new_flight_id.id, b.changes, expires, amounts)
+    return {**quote, "quote_id": ref, "expires_at": _stamp(expires) or ""}
+
+
+@tool(
+    name="change_flight",
+    since=QUOTES,
+    writes=True,
+    returns=("flight_booking", "flight"),
+    normalise={"new_seat": "casefold"},
+    phrasings=[
+        "Move booking {flight_booking_id} to flight {new_flight_id}, seat {new_seat}",
+        "Change {flight_booking_id} to the {new_flight_id} flight instead, seat {new_seat}",
+    ],
+    examples={"new_seat": SEATS},
+)
+def change_flight_v1(
+    ctx: ToolContext,
+    flight_booking_id: FlightBookingRow,
+    new_flight_id: FlightRow,
+    new_seat: SeatText,
+    quote_id: QuoteText | None = None,
+) -> ChangeDone:
+    """Move a flight booking to another flight of the same route, same cabin and fare class,
+    at the price of its quote: call quote_flight_change first and pass its quote_id. The
+    change charges exactly what the quote said (flex is free, standard pays a change fee,
+    basic cannot change; a dearer flight costs the fare difference, a cheaper one refunds it
+    only on a flex fare). Without a quote, or with another booking's or flight's, an expired
+    or an already used one, nothing changes.
+
+    Args:
+        flight_booking_id: The booking, such as "fb_00031".
+        new_flight_id: The new flight, such as "fl_0057" (same origin and destination).
+        new_seat: A free seat of the booking's cabin on the new flight, such as "15D".
+        quote_id: The quote_flight_change reference for this booking and flight, such as
+            "fq_00031_0057_0_202605140745_3f9a2c7b01"; without it the change is refused.
+
+    Returns:
+        {"flight_booking_id": "fb_00031", "flight_id": "fl_0057", "seat": "15D",
+        "change_fee_charged": "75.00", "fare_difference_charged": "18.00",
+        "residual_refunded": "0.00", "amount_paid": "214.48", "transaction_ids":
+        ["txn_00261", "txn_00262"], ...}.
+    """
+    b, new = flight_booking_id, new_flight_id
+    place = _seat(new_seat)
+    ref = _check_ref(ctx, b, new, quote_id)
+    old = ctx.sql.one(FLIGHT, id=b.flight_id)
+    fare, cost = _check_change(ctx, b, old, new)
+    if ref.signature != signature(ctx.seed, b.id, new.id, ref.changes, ref.expires_at, cost):
+        raise _broken(
+            "quote_unknown",
+            f"{ref.text} does not match a quote this agency made (its reference was "
+            f"altered). Call quote_flight_change for {b.id} and {new.id}, "
+            "then pass its quote_id.",
+        )
+    _check_seat(ctx, new, b.cabin, place)
+    return _change(ctx, b, old, new, place, fare, cost)

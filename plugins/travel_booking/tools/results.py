@@ -250,6 +250,13 @@ class ChangeQuote(TypedDict):
     seats_left: int
 
 
+class ChangeQuoted(ChangeQuote):
+    """A change quote from ``prove/travel_booking-v1`` on: its reference and expiry."""
+
+    quote_id: str
+    expires_at: str
+
+
 class ChangeDone(FlightBookingOut):
     change_fee_charged: Decimal
     fare_difference_charged: Decimal
