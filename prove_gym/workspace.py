@@ -188,8 +188,9 @@ class Workspace:
         self.servers = tuple(dict.fromkeys([*task.servers, *servers]))
         for step in task.steps:
             server = self.registry.get_server(task.step_server(step))
-            if step.name not in server.tools:
-                near = difflib.get_close_matches(step.name[:200], list(server.tools), n=1)
+            known = server.tools_for(task.env_version(server.name))
+            if step.name not in known:
+                near = difflib.get_close_matches(step.name[:200], list(known), n=1)
                 raise TaskError(
                     f"task {task.id!r}: gold step {step.id!r} calls {step.name!r}, which "
                     f"server {server.name!r} does not have"

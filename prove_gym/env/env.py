@@ -262,7 +262,9 @@ class ProveEnv(gym.Env[str, Action]):
             updates["tools"] = [
                 t.qualified_name
                 for name in task.servers
-                for t in self.registry.get_server(name).visible_tools()
+                for t in self.registry.get_server(name).visible_tools(
+                    self.env_version if name == self.server.name else task.env_version(name)
+                )
                 if name != self.server.name or t.name in keep
             ]
         played = task.env_versions.get(self.server.name)

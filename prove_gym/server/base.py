@@ -558,7 +558,9 @@ class Server:
                 tool ``name`` already declared, which env version ``N`` and every later one
                 play instead (its parameters, schema, docstring and code); earlier versions
                 keep the earlier definition, byte for byte (CONTRIBUTING.md, "Versioning a
-                behaviour change"). ``N`` must be one of the server's ``env_versions``.
+                behaviour change"). A tool never declared before is new in version ``N``:
+                earlier versions neither offer nor run it. ``N`` must be one of the
+                server's ``env_versions``.
             writes: The tool may change state.
             destructive: The tool deletes or overwrites something.
             idempotent: Repeating the call changes nothing more (default: ``not writes``).
@@ -604,7 +606,7 @@ class Server:
             if since:
                 self._redefine(spec, since)
                 return func
-            if spec.name in self.tools:
+            if spec.name in self.tools or spec.name in self.redefined:
                 raise ValueError(f"server {self.name!r} declares tool {spec.name!r} twice")
             self.tools[spec.name] = spec
             self._by_version.clear()
@@ -613,20 +615,16 @@ class Server:
         return register(fn) if fn is not None else register
 
     def _redefine(self, spec: ToolSpec, since: int) -> None:
-        """Register ``spec`` as the definition of its tool from env version ``since`` on."""
+        """Register ``spec`` as the definition of its tool from env version ``since`` on: a
+        later definition of a declared tool, or a tool new in that version (none before)."""
         if not isinstance(since, int) or since not in self.env_versions:
             raise ValueError(
                 f"server {self.name!r}: tool {spec.name!r} is redefined since={since!r}, "
                 f"which is not one of its env versions {sorted(self.env_versions)}"
             )
-        first = self.tools.get(spec.name)
-        if first is None:
-            raise ValueError(
-                f"server {self.name!r}: tool {spec.name!r} is redefined since={since} but "
-                "never declared before: declare the earlier definition first (a tool that is "
-                "new in a version is a tool of its own, offered by EnvVersion.tools)"
-            )
-        if spec.hidden != first.hidden:
+        earlier = [*self.redefined.get(spec.name, {}).values()]
+        first = self.tools.get(spec.name) or (earlier[0] if earlier else None)
+        if first is not None and spec.hidden != first.hidden:
             raise ValueError(
                 f"server {self.name!r}: tool {spec.name!r} since={since} is "
                 f"{'hidden' if spec.hidden else 'visible'}, its earlier definition is not"
@@ -644,8 +642,9 @@ class Server:
     def tools_for(self, env_version: int = 0) -> Mapping[str, ToolSpec]:
         """Every tool (hidden ones too) as env version ``env_version`` plays it, by name, in
         declaration order: for each, its latest definition with ``since <= env_version``
-        (:meth:`tool`), else its first. ``tools_for(0)`` holds :attr:`tools`. Worked out once
-        per version (read-only)."""
+        (:meth:`tool`), else its first; a tool new in a later version (declared only with
+        ``since=``) is left out before it and comes after the first ones. ``tools_for(0)``
+        holds :attr:`tools`. Worked out once per version (read-only)."""
         if not self.redefined:
             return self.tools
         found = self._by_version.get(env_version)
@@ -794,7 +793,8 @@ class Server:
             kinds.update(t.returns)
         for kind in sorted(kinds - set(self.entities)):
             found.append(f"{self.name}: entity {kind!r} is used by tools but has no @server.entity")
-        writes = {t.name for t in self.visible_tools() if t.writes}
+        visible_defs = [t for t in self.definitions() if not t.hidden]
+        writes = {t.name for t in visible_defs if t.writes}
         for t in self.definitions():
             for other in t.inverse_of:
                 if other not in writes:
@@ -802,8 +802,8 @@ class Server:
                         f"{self.name}.{t.name}: inverse_of names {other!r}, which is not a "
                         f"visible write tool of {self.name}"
                     )
-        visible = {t.name for t in self.visible_tools()}
-        for t in self.visible_tools():
+        visible = {t.name for t in visible_defs}
+        for t in visible_defs:
             strangers = sorted(set(t.stands_in_for) - visible)
             if strangers:
                 found.append(
@@ -816,7 +816,8 @@ class Server:
             if kind not in self.entities:
                 found.append(f"{self.name}: persona names {kind!r}, which is no entity kind")
         for version in self.env_versions.values():
-            unknown = sorted(set(version.tools or ()) - {t.name for t in self.visible_tools()})
+            offered = {t.name for t in self.visible_tools(version.number)}
+            unknown = sorted(set(version.tools or ()) - offered)
             if unknown:
                 found.append(f"{self.name}: env v{version.number} offers unknown tools {unknown}")
             if version.tasks_file is not None and not version.tasks_file.is_file():
@@ -848,7 +849,7 @@ class Server:
                     "entity declared with a model (@server.entity(..., model=...))"
                 )
                 continue
-            unknown = sorted(set(who.admin_only) - {t.name for t in self.visible_tools()})
+            unknown = sorted(set(who.admin_only) - {t.name for t in visible_defs})
             if unknown:
                 found.append(
                     f"{self.name}: env v{version.number}'s principal names unknown admin_only "

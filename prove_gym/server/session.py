@@ -288,7 +288,9 @@ class Session:
                 )
 
     def _unknown_tool_message(self, name: object) -> str:
-        return unknown_tool_message(name, [t.name for t in self.server.visible_tools()])
+        return unknown_tool_message(
+            name, [t.name for t in self.server.visible_tools(self.env_version)]
+        )
 
     def list_entities(self, kind: str) -> list[dict[str, Any]]:
         """Existing entities of ``kind`` as records (see :meth:`Server.entity`); never writes."""

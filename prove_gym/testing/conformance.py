@@ -903,7 +903,7 @@ def _check_acting(server: Server, version: int, acting: Any) -> None:
         ctx = plain.context()
         checker = CallChecker(server, plain)
         tools = []
-        for spec in server.visible_tools():
+        for spec in server.visible_tools(version):
             owned = server.owned_params(spec, acting)
             if not owned or spec.name in acting.admin_only:  # refused whoever owns what
                 continue
@@ -984,7 +984,7 @@ def _check_acting(server: Server, version: int, acting: Any) -> None:
         f"kind any tool takes on the state of seed {FUZZ_SEED}"
     )
     for name in acting.admin_only:
-        spec = server.tools[name]
+        spec = server.tools_for(version)[name]
         props = spec.input_schema().get("properties", {})
         with server.session(seed=FUZZ_SEED) as plain:
             plausible = CallChecker(server, plain).plausible(spec)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import Field
-from sqlalchemy import Integer, String, bindparam, insert, select
+from sqlalchemy import Integer, String, bindparam, func, insert, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from prove_gym import EnvVersion, SampleContext, Server, ToolContext, hookimpl
@@ -25,7 +25,7 @@ from prove_gym.server import PreconditionFailed, Query, TypedDict, next_id
 from prove_gym.server.errors import ErrorKind
 from prove_gym.server.session import Session
 from prove_gym.server.tool import tool
-from prove_gym.task import Task
+from prove_gym.task import Task, TaskError
 from prove_gym.testing.conformance import (
     check_call_sequences,
     check_fuzz,
@@ -259,7 +259,6 @@ def test_a_redefinition_is_declared_with_add_tools_too() -> None:
     ("since", "name", "hidden", "match"),
     [
         (3, "add_entry", False, "not one of its env versions"),
-        (1, "remove_entry", False, "never declared before"),
         (1, "add_entry", True, "is hidden, its earlier definition is not"),
     ],
 )
@@ -306,3 +305,49 @@ def test_call_sequences_under_a_version_call_its_definition() -> None:
         check_call_sequences(
             server, invariants=no_keys, samples=["k1"], max_examples=10, steps=5, version=1
         )
+
+
+class CountOut(TypedDict):
+    entries: int
+
+
+COUNT = Query(select(func.count()).select_from(_Entry))
+
+
+def count_entries(ctx: ToolContext) -> CountOut:
+    """Count the ledger's entries."""
+    return {"entries": int(ctx.sql.scalar(COUNT))}
+
+
+def test_a_tool_new_in_a_version_is_neither_offered_nor_run_before_it() -> None:
+    server = _server()
+    server.tool(since=2, phrasings=["How many entries?", "Count the entries"])(count_entries)
+    registry = _registry(server)
+    assert "count_entries" not in server.tools and list(server.tools_for(1)) == ["add_entry"]
+    assert list(server.tools_for(2)) == ["add_entry", "count_entries"]
+    assert server.tools_for(2)["count_entries"].since == 2 and not server.problems()
+    with server.session(env_version=1) as v1, server.session(env_version=2) as v2:
+        assert v1.call("count_entries").error_kind == ErrorKind.UNKNOWN_TOOL
+        assert "count_entries" not in (v1.call("count").message or "")
+        assert v2.call("count_entries").content == {"entries": 1}
+    task = _task(2, {"amount": 7}).model_copy(update={"tools": None})
+    assert list(offered_tools(task, registry)) == ["add_entry", "count_entries"]
+    earlier = task.model_copy(update={"env_versions": {"ledger": 1}})
+    assert list(offered_tools(earlier, registry)) == ["add_entry"]
+    counting = Task.from_json(
+        {
+            "id": "ledger-count",
+            "servers": ["ledger"],
+            "turns": [{"user": "Count.", "steps": [{"id": "s1", "name": "count_entries"}]}],
+        }
+    )
+    with pytest.raises(TaskError, match="does not have"):  # v0 has no such tool
+        gold_replay(counting, registry)
+    records, _ = gold_replay(counting.model_copy(update={"env_versions": {"ledger": 2}}), registry)
+    assert records[0].result.content == {"entries": 1}
+    suite = conformance_suite("ledger", registry=registry)
+    [mark] = suite.test_fuzz.pytestmark  # type: ignore[attr-defined]
+    assert mark.args == ("tool", ["add_entry", "add_entry@v1", "count_entries@v2"])
+    check_fuzz(server, "count_entries@v2", max_examples=5)
+    with pytest.raises(ValueError, match="declares tool 'count_entries' twice"):
+        server.tool(phrasings=["Count"])(count_entries)
