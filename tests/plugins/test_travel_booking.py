@@ -862,6 +862,90 @@ def test_v1_changes_a_flight_only_against_its_quote_and_charges_exactly_it(
     assert rule_violations(quoted) == []
 
 
+@pytest.mark.parametrize("fare_class", ["basic", "standard", "flex"])
+def test_v1_cancels_a_ticket_only_against_its_quote_and_refunds_exactly_it(
+    quoted: Session, fare_class: str
+) -> None:
+    booked = book(quoted, fare_class)
+    bid = booked["flight_booking_id"]
+    cancel = {"flight_booking_id": bid}
+    quote = call_ok(quoted, "quote_flight_cancellation", cancel)
+    base, taxes = Decimal(booked["base_fare"]), Decimal(booked["taxes"])
+    refund = base + taxes if fare_class == "flex" else taxes
+    assert Decimal(quote["refund"]) == refund
+    ref = quote["quote_id"]
+    assert ref.startswith(f"cq_{bid[3:]}_0_")
+    refused(
+        quoted, "cancel_flight_booking", cancel, ErrorKind.PRECONDITION_FAILED, "'quote_required'"
+    )
+    other = call_ok(
+        quoted,
+        "quote_flight_cancellation",
+        {
+            "flight_booking_id": one(
+                quoted,
+                "SELECT id FROM flight_bookings WHERE status = 'confirmed' AND id != ? AND "
+                "flight_id IN (SELECT id FROM flights WHERE departs_at >= datetime(?, '+1 day')) "
+                "ORDER BY id",
+                bid,
+                now(quoted),
+            )
+        },
+    )["quote_id"]
+    stale = quote_ref(0, bid, None, 0, quoted.now - dt.timedelta(minutes=1), (refund,))
+    for wrong, named in [
+        (other, "'quote_other_booking'"),
+        (stale, "'quote_expired'"),
+        (ref[:-1] + ("0" if ref[-1] != "0" else "1"), "'quote_unknown'"),
+        (quote_ref(0, bid, booked["flight_id"], 0, quoted.now, (refund,)), "'quote_unknown'"),
+    ]:
+        refused(
+            quoted,
+            "cancel_flight_booking",
+            {**cancel, "quote_id": wrong},
+            ErrorKind.PRECONDITION_FAILED,
+            named,
+        )
+    done = call_ok(quoted, "cancel_flight_booking", {**cancel, "quote_id": ref})
+    assert Decimal(done["refund"]) == refund and done["status"] == "cancelled"
+    assert ledger_lines(quoted, bid) == ([("refund", refund)] if refund > 0 else [])
+    refused(
+        quoted,
+        "cancel_flight_booking",
+        {**cancel, "quote_id": ref},
+        ErrorKind.PRECONDITION_FAILED,
+        "'quote_used'",
+    )
+    assert rule_violations(quoted) == []
+
+
+def test_v1_a_change_outdates_the_bookings_earlier_quotes(quoted: Session) -> None:
+    booked = book(quoted, "flex")
+    bid, old = booked["flight_booking_id"], booked["flight_id"]
+    new = sibling_flight(quoted, old, "economy")
+    cancel_ref = call_ok(quoted, "quote_flight_cancellation", {"flight_booking_id": bid})
+    change_ref = call_ok(
+        quoted, "quote_flight_change", {"flight_booking_id": bid, "new_flight_id": new}
+    )
+    call_ok(
+        quoted,
+        "change_flight",
+        {
+            "flight_booking_id": bid,
+            "new_flight_id": new,
+            "new_seat": free_seat(quoted, new, "economy"),
+            "quote_id": change_ref["quote_id"],
+        },
+    )
+    refused(
+        quoted,
+        "cancel_flight_booking",
+        {"flight_booking_id": bid, "quote_id": cancel_ref["quote_id"]},
+        ErrorKind.PRECONDITION_FAILED,
+        "'quote_used'",
+    )
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(junk=st.text(max_size=64))
 def test_v1_a_change_with_any_other_text_as_its_quote_is_refused_unchanged(junk: str) -> None:
@@ -877,7 +961,9 @@ def test_v1_a_change_with_any_other_text_as_its_quote_is_refused_unchanged(junk:
         assert session.state_hash() == before
 
 
-def test_v0_keeps_its_change_flight_and_quote_without_references(trip: Session) -> None:
+def test_v0_keeps_its_change_flight_cancellation_and_quote_without_references(
+    trip: Session,
+) -> None:
     """-v0 plays the first definitions: no quote_id parameter, no reference in a quote."""
     record = next(r for r in trip.list_entities("flight_booking") if r.get("new_flight_id"))
     quote = call_ok(
@@ -889,6 +975,16 @@ def test_v0_keeps_its_change_flight_and_quote_without_references(trip: Session) 
     v0 = TRAVEL.tools_for(0)["change_flight"]
     assert "quote_id" not in v0.input_schema()["properties"]
     assert "quote_id" in TRAVEL.tools_for(QUOTES)["change_flight"].input_schema()["properties"]
+    assert (
+        "quote_id" not in TRAVEL.tools_for(0)["cancel_flight_booking"].input_schema()["properties"]
+    )
+    assert "quote_flight_cancellation" not in TRAVEL.tools
+    assert (
+        trip.call(
+            "quote_flight_cancellation", {"flight_booking_id": record["flight_booking_id"]}
+        ).error_kind
+        == ErrorKind.UNKNOWN_TOOL
+    )
     call_ok(
         trip,
         "change_flight",

@@ -107,16 +107,19 @@ server = Server(
     env_versions=[
         EnvVersion(
             QUOTES,
-            "a flight change is made against a quote: quote_flight_change returns a quote_id "
-            "(valid 30 minutes) that change_flight must carry, and the change charges exactly "
-            "the quoted amounts (rules quote_required, quote_unknown, quote_other_booking, "
+            "a flight change or cancellation is made against a quote: quote_flight_change and "
+            "the new quote_flight_cancellation return a quote_id (valid 30 minutes) that "
+            "change_flight or cancel_flight_booking must carry, and the money moved is exactly "
+            "the quote's (rules quote_required, quote_unknown, quote_other_booking, "
             "quote_other_flight, quote_used, quote_expired)",
             tasks_file=Path(__file__).parents[1] / "tasks_v1.jsonl",
-            instructions="Flight changes need a quote: call quote_flight_change for the booking "
-            "and the new flight, then pass its quote_id to change_flight. A quote holds its "
-            "price for 30 minutes and is used up by the change; the change charges exactly "
-            "the quoted amounts. A change without a quote, with another booking's or "
-            "flight's, an expired or an already used one is refused and changes nothing.",
+            instructions="Flight changes and cancellations need a quote: call "
+            "quote_flight_change for the booking and the new flight (or "
+            "quote_flight_cancellation for the booking), then pass its quote_id to "
+            "change_flight (or cancel_flight_booking). A quote holds its price for 30 minutes "
+            "and is used up by the change; the charge or refund is exactly the quote's. A call "
+            "without a quote, with another booking's or flight's, an expired or an already "
+            "used one is refused and changes nothing.",
         )
     ],
 )
@@ -144,11 +147,17 @@ TOOLS = (
     itineraries.cancel_itinerary,
 )
 """The server's tools in the order the model reads them: this list decides it, not the modules'."""
-REDEFINED = (flights.quote_flight_change_v1, flights.change_flight_v1)
+LATER = (
+    flights.quote_flight_change_v1,
+    flights.change_flight_v1,
+    flights.cancel_flight_booking_v1,
+    flights.quote_flight_cancellation,
+)
 """Later definitions of tools above (``@tool(name=..., since=N)``), each read in its tool's
-place from env version N on: from -v1 (``QUOTES``) a change carries its quote's reference."""
+place from env version N on, and tools new in a version (``since=N`` alone), after the first
+tools: from -v1 (``QUOTES``) a change or a cancellation carries its quote's reference."""
 RESOURCES = (flights, hotels, itineraries, travellers)
-server.add_tools((*TOOLS, *REDEFINED), declared_in=RESOURCES)
+server.add_tools((*TOOLS, *LATER), declared_in=RESOURCES)
 
 
 # What exists and is worth asking about, for grounding synthesized requests.

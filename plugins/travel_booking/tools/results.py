@@ -257,6 +257,18 @@ class ChangeQuoted(ChangeQuote):
     expires_at: str
 
 
+class CancellationQuote(TypedDict):
+    """A cancellation quote (``prove/travel_booking-v1`` on)."""
+
+    flight_booking_id: str
+    fare_class: str
+    paid: Decimal
+    refund: Decimal
+    refund_rule: str
+    quote_id: str
+    expires_at: str
+
+
 class ChangeDone(FlightBookingOut):
     change_fee_charged: Decimal
     fare_difference_charged: Decimal
