@@ -109,7 +109,7 @@ server = Server(
                 "customer",
                 "You serve customer {id}, who is signed in to online banking: you act for them "
                 "alone and can see and use only their own accounts, payees, cards and "
-                "scheduled payments. Transfers, payments, new payees, schedules and card "
+                "scheduled payments (find_customer finds only them). Transfers, payments, new payees, schedules and card "
                 "changes still need their passcode: ask them for it and call authenticate with "
                 "customer_id {id}.",
             ),
@@ -756,7 +756,6 @@ def find_customer(
     ctx: ToolContext, query: SearchText, limit: Annotated[int, Field(ge=1, le=50)] = 10
 ) -> list[CustomerOut]:
     """Find customers by name, email, phone or customer id; the first step to serve a customer.
-    Serving a signed-in customer, it finds only them.
 
     Args:
         query: Case-insensitive fragment, such as "Garcia", "jane.doe" or "cus_012".
