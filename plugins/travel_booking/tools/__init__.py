@@ -44,7 +44,7 @@ from ..models import (
     passport_valid_for,
 )
 from ..sampler import sample_travel_booking
-from . import flights, hotels, itineraries, travellers
+from . import flights, hotels, itineraries, quoted, travellers
 from ._common import _free_of, _name
 from .queries import (
     _SEP,
@@ -147,17 +147,18 @@ TOOLS = (
     itineraries.cancel_itinerary,
 )
 """The server's tools in the order the model reads them: this list decides it, not the modules'."""
+RESOURCES = (flights, hotels, itineraries, travellers)
+server.add_tools(TOOLS, declared_in=RESOURCES)
 LATER = (
-    flights.quote_flight_change_v1,
-    flights.change_flight_v1,
-    flights.cancel_flight_booking_v1,
-    flights.quote_flight_cancellation,
+    quoted.quote_flight_change,
+    quoted.change_flight,
+    quoted.cancel_flight_booking,
+    quoted.quote_flight_cancellation,
 )
 """Later definitions of tools above (``@tool(name=..., since=N)``), each read in its tool's
 place from env version N on, and tools new in a version (``since=N`` alone), after the first
 tools: from -v1 (``QUOTES``) a change or a cancellation carries its quote's reference."""
-RESOURCES = (flights, hotels, itineraries, travellers)
-server.add_tools((*TOOLS, *LATER), declared_in=RESOURCES)
+server.add_tools(LATER, declared_in=(quoted,))
 
 
 # What exists and is worth asking about, for grounding synthesized requests.
