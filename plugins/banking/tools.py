@@ -23,11 +23,13 @@ from sqlalchemy import bindparam, func, select, update
 from prove_gym.server import (
     Conflict,
     Entity,
+    EnvVersion,
     InvalidArgument,
     NotFound,
     NotRequired,
     PermissionDenied,
     PreconditionFailed,
+    Principal,
     Query,
     Record,
     Server,
@@ -72,12 +74,17 @@ OUT_OF_SCOPE = (
 """Requests a user of this server might make that no tool (of any server) serves:
 synthesis asks them in abstention turns."""
 
+SIGNED_IN = 1
+"""The env version a session is signed in as one customer from (the core's :class:`Principal`):
+whose accounts, payees, cards and scheduled payments a call may touch is the core's check; the
+auth_token only confirms the signed-in customer's passcode."""
+
 server = Server(
     "banking",
     out_of_scope=OUT_OF_SCOPE,
     persona=("customer",),
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
-    version="1.0.0",
+    version="1.1.0",
     base=Base,
     sampler=sample_banking,
     description="A retail bank: customers, accounts and balances, transaction history and "
@@ -91,6 +98,23 @@ server = Server(
     "scheduling or cancelling payments and card changes need an auth_token: call authenticate "
     "with the customer's id and the passcode the customer gave you. Never guess a passcode; "
     "ask the customer for it.",
+    env_versions=[
+        EnvVersion(
+            SIGNED_IN,
+            "acts for one signed-in customer: another customer's accounts, payees, cards and "
+            "scheduled payments are refused by the core (rule not_your_customer), "
+            "find_customer finds only them, and the auth_token confirms their passcode only",
+            tasks_file=Path(__file__).with_name("tasks_v1.jsonl"),
+            principal=Principal(
+                "customer",
+                "You serve customer {id}, who is signed in to online banking: you act for them "
+                "alone and can see and use only their own accounts, payees, cards and "
+                "scheduled payments (find_customer finds only them). Transfers, payments, new payees, schedules and card "
+                "changes still need their passcode: ask them for it and call authenticate with "
+                "customer_id {id}.",
+            ),
+        )
+    ],
 )
 
 # Rows: the core looks the id up before the tool runs (not_found hints: see the entities below).
@@ -301,6 +325,15 @@ CUSTOMERS_MATCHING = Query(
     .order_by(Customer.name, Customer.id)
     .limit(bindparam("limit"))
 )
+OWN_CUSTOMER_MATCHING = Query(
+    select(customers_t)
+    .where(
+        Customer.id == bindparam("me"),
+        contains(bindparam("pattern"), Customer.name, Customer.email, Customer.phone, Customer.id),
+    )
+    # at most one row; the limit is bound as find_customer's other statement's is
+    .limit(bindparam("limit"))
+)
 ACCOUNT = Query(select(accounts_t).where(Account.id == bindparam("id")))
 ACCOUNT_CURRENCY = Query(select(Account.currency).where(Account.id == bindparam("id")))
 # Customer.accounts: the relationship orders by Account.id
@@ -478,6 +511,13 @@ def _schedules_query(include_cancelled: bool) -> Query:
 
 # ----------------------------------------------------------------- helpers
 def _require_auth(customer: Any, token: str | None) -> None:
+    """Refuse a sensitive call without the auth_token of the customer it acts for.
+
+    ``customer`` (a row of ``customers``) owns what the call touches. In -v0 the token is
+    all that ties a caller to them. From -v1 (``SIGNED_IN``) the session is signed in as one
+    customer, whose rows alone the core lets a call name (rule ``not_your_customer``, before
+    the tool runs), so ``customer`` is always them and the token only confirms their passcode.
+    """
     how = (
         f"Call authenticate with customer_id '{customer.id}' and the passcode the customer "
         "gives you (ask them for it if they have not said it; never guess), then retry with "
@@ -728,7 +768,12 @@ def find_customer(
     text = query.strip()
     if not text:
         raise InvalidArgument("query must not be empty: give a name, email, phone or id.")
-    rows = ctx.sql.all(CUSTOMERS_MATCHING, pattern=search_pattern(text), limit=limit)
+    if ctx.principal is not None:  # signed in: a customer finds no one but themself
+        rows = ctx.sql.all(
+            OWN_CUSTOMER_MATCHING, me=ctx.principal, pattern=search_pattern(text), limit=limit
+        )
+    else:
+        rows = ctx.sql.all(CUSTOMERS_MATCHING, pattern=search_pattern(text), limit=limit)
     owned: dict[str, list[str]] = {c.id: [] for c in rows}
     for a in ctx.sql.all(ACCOUNT_IDS_OF, customer_ids=list(owned)):
         owned[a.customer_id].append(a.id)
@@ -1243,7 +1288,7 @@ def list_scheduled_payments(
     }
 
 
-@server.tool(
+SCHEDULE_OPTIONS: dict[str, Any] = dict(
     writes=True,
     idempotent=True,
     returns=("scheduled_payment", "account", "beneficiary"),
@@ -1263,6 +1308,10 @@ def list_scheduled_payments(
         ),
     },
 )
+"""schedule_payment's declaration, shared by its definitions (-v0's and ``SIGNED_IN``'s)."""
+
+
+@server.tool(**SCHEDULE_OPTIONS)
 def schedule_payment(
     ctx: ToolContext,
     from_account_id: AccountRow,
@@ -1297,6 +1346,24 @@ def schedule_payment(
     """
     src = from_account_id
     _require_auth(ctx.sql.one(CUSTOMER, id=src.customer_id), auth_token)
+    return _schedule(
+        ctx, src, amount, start_date, frequency, beneficiary_id, to_account_id, end_date, reference
+    )
+
+
+def _schedule(
+    ctx: ToolContext,
+    src: Any,
+    amount: Decimal,
+    start_date: str,
+    frequency: str,
+    beneficiary_id: str | None,
+    to_account_id: str | None,
+    end_date: str | None,
+    reference: str,
+) -> ScheduleOut:
+    """schedule_payment once its caller is authenticated: ``src`` is the paying account's row,
+    the destinations ids (one of them) that it looks up itself."""
     if (beneficiary_id is None) == (to_account_id is None):
         raise InvalidArgument(
             "Give exactly one of beneficiary_id (pay a saved payee) or to_account_id (move money "
@@ -1366,6 +1433,54 @@ def schedule_payment(
     }
     ctx.sql.insert(ScheduledPayment, **sched)
     return _schedule_record(SimpleNamespace(**sched))
+
+
+@server.tool(name="schedule_payment", since=SIGNED_IN, **SCHEDULE_OPTIONS)
+def schedule_payment_v1(
+    ctx: ToolContext,
+    from_account_id: AccountRow,
+    amount: Decimal,
+    start_date: str,
+    frequency: Literal["once", "weekly", "monthly"] = "once",
+    beneficiary_id: BeneficiaryRow | None = None,
+    to_account_id: AccountRow | None = None,
+    end_date: str | None = None,
+    reference: str = "",
+    auth_token: AuthToken = None,
+) -> ScheduleOut:
+    """Schedule a future payment to a saved beneficiary, or a future transfer to an own account.
+
+    Give exactly one of beneficiary_id or to_account_id. Funds are checked when it runs,
+    not now.
+
+    Args:
+        from_account_id: Account to pay from, such as "acc_0031".
+        amount: Amount in the currency of from_account_id, such as 75 or "75.50".
+        start_date: First payment date, after today and within a year, such as "2026-04-01".
+        frequency: "once", "weekly" or "monthly".
+        beneficiary_id: A payee saved by the same customer, such as "ben_0007".
+        to_account_id: Or another account of the same customer, such as "acc_0032".
+        end_date: Last possible date for repeating payments, such as "2026-12-31".
+        reference: Text shown with each payment, such as "Rent".
+        auth_token: The token authenticate returned for the signed-in customer, such as
+            "tok_9f2c41d07ab35e68"; without it the call is refused.
+
+    Returns:
+        {"scheduled_payment_id": "sch_0051", "status": "active", "next_date": "2026-04-01", ...}.
+    """
+    src = from_account_id
+    _require_auth(ctx.sql.one(CUSTOMER, id=src.customer_id), auth_token)
+    return _schedule(
+        ctx,
+        src,
+        amount,
+        start_date,
+        frequency,
+        beneficiary_id.id if beneficiary_id is not None else None,
+        to_account_id.id if to_account_id is not None else None,
+        end_date,
+        reference,
+    )
 
 
 @server.tool(
@@ -1516,6 +1631,7 @@ def _customers(ctx: ToolContext) -> list[dict]:
     "account",
     key="account_id",
     model=Account,
+    owner="customer_id",
     not_found="Call list_accounts with the customer's id to see their accounts "
     "(ids such as 'acc_0031').",
 )
@@ -1550,6 +1666,7 @@ def _accounts(ctx: ToolContext) -> list[dict]:
     "beneficiary",
     key="beneficiary_id",
     model=Beneficiary,
+    owner="customer_id",
     not_found="Call list_beneficiaries with the customer's id to see their saved payees, "
     "or add_beneficiary to add one.",
 )
@@ -1580,6 +1697,8 @@ def _beneficiaries(ctx: ToolContext) -> list[dict]:
     "scheduled_payment",
     key="scheduled_payment_id",
     model=ScheduledPayment,
+    owner="from_account_id",
+    through="account",
     not_found="Call list_scheduled_payments with the customer's id to find it.",
 )
 def _schedules(ctx: ToolContext) -> list[dict]:
@@ -1600,6 +1719,8 @@ def _schedules(ctx: ToolContext) -> list[dict]:
     "card",
     key="card_id",
     model=Card,
+    owner="account_id",
+    through="account",
     not_found="Call list_cards with the customer's id to see their cards (ids such as 'crd_0019').",
 )
 def _cards(ctx: ToolContext) -> list[dict]:

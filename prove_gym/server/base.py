@@ -23,7 +23,7 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 
 from prove_gym.server.gc_tuning import rare_collections
 from prove_gym.server.session import Session
-from prove_gym.server.sql import DIALECT, Sql, key_column
+from prove_gym.server.sql import DIALECT, Sql, key_column, record_by_key
 from prove_gym.server.state import (
     MAX_STATE_SIZE,
     StateTemplate,
@@ -255,6 +255,9 @@ class EntitySource:
             each (a listing every member may bid on, an offer between its buyer and its
             seller), and the tools' own rules say who may do what. The conformance check
             then asks no ``owner=`` of it.
+        through: The entity kind whose row ``owner`` names, where that column holds no
+            principal's id but another owned row's (a card's ``account_id``): the row
+            belongs to whoever owns that one (``None``: ``owner`` names the principal).
     """
 
     kind: str
@@ -266,6 +269,7 @@ class EntitySource:
     case: Literal["exact", "upper", "lower"] = "exact"
     owner: str | None = None
     shared: bool = False
+    through: str | None = None
 
     @property
     def shown(self) -> str:
@@ -706,6 +710,7 @@ class Server:
         case: Literal["exact", "upper", "lower"] = "exact",
         owner: str | None = None,
         shared: bool = False,
+        through: str | None = None,
     ) -> Callable[[F], F]:
         """Declare an entity kind once (decorator on the function that lists them).
 
@@ -729,6 +734,9 @@ class Server:
         tool runs. The principal's own kind needs none (its rows own themselves). ``shared``
         says instead that its rows refer to principals but are no one's (a marketplace's
         listings, every member bids on): the tools' own rules decide who may act on them.
+        ``through`` names the entity kind ``owner``'s column refers to when the row is owned
+        through another (``owner="account_id", through="account"`` on a card: whoever owns
+        the account owns the card), so the core checks it as well.
 
         >>> @server.entity("event", key="event_id", model=Event,
         ...                not_found="Call search_events to find the event's id.")
@@ -745,12 +753,17 @@ class Server:
             raise TypeError(
                 f"entity {kind!r}: a shared entity has no owner= (say one or the other)"
             )
+        if through is not None and owner is None:
+            raise TypeError(
+                f"entity {kind!r}: through={through!r} needs owner=, the column naming the "
+                f"{through} it is owned through"
+            )
 
         def register(func: F) -> F:
             if kind in self.entities:
                 raise ValueError(f"server {self.name!r} declares entity {kind!r} twice")
             self.entities[kind] = EntitySource(
-                kind, key, func, model, not_found, label, case, owner, shared
+                kind, key, func, model, not_found, label, case, owner, shared, through
             )
             return func
 
@@ -812,6 +825,19 @@ class Server:
                     f"{self.name}: env v{version.number}'s tasks_file {version.tasks_file.name} "
                     "does not exist (record its tasks under it: CONTRIBUTING.md, Versioning)"
                 )
+        for kind, declared in self.entities.items():
+            seen = [kind]
+            while declared.through is not None:
+                via = self.entities.get(declared.through)
+                if via is None or via.model is None or via.kind in seen:
+                    found.append(
+                        f"{self.name}: entity {seen[-1]!r} is owned "
+                        f"through={declared.through!r}, which is no entity declared with a "
+                        "model, or leads back to itself"
+                    )
+                    break
+                seen.append(via.kind)
+                declared = via
         for version in self.env_versions.values():
             who = version.principal
             if who is None:
@@ -1105,3 +1131,19 @@ class Server:
                     owned.append(OwnedParam(p.name, source, column))
             found = self._owned[key] = tuple(owned)
         return found
+
+    def owner_id(self, sql: Sql, source: EntitySource, principal: Principal, row: Any) -> Any:
+        """The id of the principal owning ``row`` (a row of ``source.model``): its owner
+        column's value, or, for an entity owned ``through`` another, the owner of the row
+        that column names (read with one statement per step; ``None`` when it names none)."""
+        for _ in range(len(self.entities)):  # a chain visits each kind once (problems())
+            column = _owner_column(source, principal)
+            if row is None or column is None:
+                return None
+            value = getattr(row, column)
+            if source.through is None:
+                return value
+            source = self.entities[source.through]
+            assert source.model is not None
+            row = sql.first(record_by_key(source.model), key=value)
+        raise ValueError(f"server {self.name!r}: entities owned through a cycle")

@@ -269,7 +269,7 @@ class Session:
             for row in value if isinstance(value, list) else [value]:
                 if row is None:
                     continue
-                owner = getattr(row, owned.column)
+                owner = self.server.owner_id(self._ctx.sql, owned.source, acting, row)
                 if owner == self.principal:
                     continue
                 me = self.server.entities[acting.entity].shown

@@ -915,7 +915,8 @@ def _check_acting(server: Server, version: int, acting: Any) -> None:
                     for record in plain.list_entities(o.source.kind):
                         row = ctx.sql.first(by_key, key=record[o.source.key])
                         if row is not None:
-                            ids.setdefault(getattr(row, o.column), []).append(record[o.source.key])
+                            who = server.owner_id(ctx.sql, o.source, acting, row)
+                            ids.setdefault(who, []).append(record[o.source.key])
                     owned_by[o.source.kind] = ids
             plain.rollback()
             tools.append((spec, owned, checker.plausible(spec)))

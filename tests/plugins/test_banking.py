@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from prove_plugins.banking.tools import SIGNED_IN
 from pydantic import TypeAdapter
 
 import prove_gym
@@ -532,6 +533,104 @@ def test_sensitive_tools_need_the_owners_token_and_say_how_to_get_one(bank: Sess
     assert bank.state_hash() == before
     token = login(bank, "cus_004")
     assert all(bank.call(name, {**args, "auth_token": token}).ok for name, args in calls)
+
+
+SENSITIVE_CALLS = [  # each of cus_004's (seed 7, the bank fixture's): its accounts, payee, schedule and card
+    ("transfer_funds", {"from_account_id": "acc_0005", "to_account_id": "acc_0006", "amount": 5}),
+    ("pay_beneficiary", {"from_account_id": "acc_0005", "beneficiary_id": "ben_0014", "amount": 5}),
+    (
+        "add_beneficiary",
+        {"customer_id": "cus_004", "name": "Ana", "account_number": "004512345678"},
+    ),
+    (
+        "schedule_payment",
+        {
+            "from_account_id": "acc_0005",
+            "amount": 5,
+            "start_date": "2026-03-10",
+            "to_account_id": "acc_0006",
+        },
+    ),
+    ("cancel_scheduled_payment", {"scheduled_payment_id": "sch_0003"}),
+    ("set_card_limit", {"card_id": "crd_0006", "daily_limit": 100}),
+    ("block_card", {"card_id": "crd_0006"}),
+]
+
+
+def test_v1_acts_for_the_signed_in_customer_and_the_token_only_confirms_them() -> None:
+    """-v1: the core refuses another customer's rows (cards and schedules through their
+    account) before the tool runs, whatever token is given; the signed-in customer's own
+    calls still need their token."""
+    assert {name for name, _ in SENSITIVE_CALLS} == SENSITIVE
+    with BANKING.session(seed=7, env_version=SIGNED_IN, principal="cus_001") as me:
+        passcode = rows(me, "SELECT passcode FROM customers WHERE id = 'cus_004'")[0][0]
+        theirs = me.call("authenticate", {"customer_id": "cus_004", "passcode": passcode})
+        assert theirs.error_kind == ErrorKind.PERMISSION_DENIED  # their passcode is no use
+        mine = login(me, "cus_001")
+        before = me.state_hash()
+        for name, args in SENSITIVE_CALLS:
+            for auth in ({}, {"auth_token": mine}):
+                result = me.call(name, {**args, **auth})
+                assert result.error_kind == ErrorKind.PERMISSION_DENIED, (name, result.message)
+                assert (result.message or "").startswith("Rule 'not_your_customer' failed:")
+        for reads in (
+            ("list_accounts", {"customer_id": "cus_004"}),
+            ("get_account", {"account_id": "acc_0005"}),
+            ("list_cards", {"customer_id": "cus_004"}),
+        ):
+            assert me.call(*reads).error_kind == ErrorKind.PERMISSION_DENIED, reads
+        assert me.state_hash() == before
+        # find_customer finds the signed-in customer only, however wide the query
+        name = rows(me, "SELECT name FROM customers WHERE id = 'cus_004'")[0][0]
+        assert me.call("find_customer", {"query": name}).content == []
+        found = me.call("find_customer", {"query": "cus_"}).content
+        assert [c["customer_id"] for c in found] == ["cus_001"]
+    with BANKING.session(seed=7, env_version=SIGNED_IN, principal="cus_004") as owner:
+        for name, args in SENSITIVE_CALLS:
+            result = owner.call(name, args)  # signed in, yet no passcode confirmed
+            assert result.error_kind == ErrorKind.PERMISSION_DENIED, name
+            assert "authenticate" in (result.message or ""), name
+        token = login(owner, "cus_004")
+        for name, args in SENSITIVE_CALLS:
+            assert owner.call(name, {**args, "auth_token": token}).ok, name
+
+
+def test_v1_schedules_only_to_the_signed_in_customers_payees_and_accounts() -> None:
+    """schedule_payment's destinations are rows from -v1 on, so the core checks whose they
+    are; -v0 keeps its ids, looked up after the token, and its own rule."""
+    args = {"from_account_id": "acc_0005", "amount": 5, "start_date": "2026-03-10"}
+    theirs = one_row("SELECT id FROM beneficiaries WHERE customer_id != 'cus_004' ORDER BY id")
+    with BANKING.session(seed=7, env_version=SIGNED_IN, principal="cus_004") as v1:
+        token = login(v1, "cus_004")
+        before = v1.state_hash()
+        result = v1.call(
+            "schedule_payment", {**args, "beneficiary_id": theirs, "auth_token": token}
+        )
+        assert result.error_kind == ErrorKind.PERMISSION_DENIED, result.message
+        assert (result.message or "").startswith("Rule 'not_your_customer' failed: beneficiary")
+        assert v1.state_hash() == before
+    with BANKING.session(seed=7) as v0:
+        token = login(v0, "cus_004")
+        result = v0.call(
+            "schedule_payment", {**args, "beneficiary_id": theirs, "auth_token": token}
+        )
+        assert result.error_kind == ErrorKind.PRECONDITION_FAILED, result.message
+        assert "not saved for cus_004" in (result.message or "")
+        found = v0.call("find_customer", {"query": "cus_"}).content
+        assert len(found) == 10  # -v0 finds any customer (the default limit)
+
+    rowed = {
+        v: [p.name for p in BANKING.tools_for(v)["schedule_payment"].row_params] for v in (0, 1)
+    }
+    assert rowed == {
+        0: ["from_account_id"],
+        1: ["from_account_id", "beneficiary_id", "to_account_id"],
+    }
+
+
+def one_row(sql: str) -> str:
+    with BANKING.session(seed=7) as session:
+        return str(rows(session, sql)[0][0])
 
 
 def test_secret_parameters_are_declared_for_later_tooling() -> None:

@@ -24,6 +24,7 @@ from prove_plugins.travel_booking.models import (
     night_price,
     seat_map,
 )
+from prove_plugins.travel_booking.tools.quotes import QUOTES, quote_ref
 from pydantic import TypeAdapter
 
 import prove_gym
@@ -714,6 +715,281 @@ def test_cancelling_a_ticket_refunds_by_fare_class_and_frees_the_seat(
         "Rule 'booking_cancelled'",
     )
     assert rule_violations(trip) == []
+
+
+# ------------------------------------------------------------ v1: changes against a quote
+@pytest.fixture
+def quoted() -> Iterator[Session]:
+    session = TRAVEL.session(seed=0, env_version=QUOTES)
+    yield session
+    session.close()
+
+
+def ledger_lines(session: Session, booking: str) -> list[tuple[str, Decimal]]:
+    """The ledger lines of ``booking``'s changes and refunds (not its ticket), in order."""
+    return [
+        (kind, money(cents))
+        for kind, cents in rows(
+            session,
+            """SELECT kind, amount FROM transactions WHERE flight_booking_id = ?
+               AND kind != 'charge' ORDER BY id""",
+            booking,
+        )
+    ]
+
+
+@pytest.mark.parametrize("fare_class", ["standard", "flex"])
+def test_v1_changes_a_flight_only_against_its_quote_and_charges_exactly_it(
+    quoted: Session, fare_class: str
+) -> None:
+    booked = book(quoted, fare_class)
+    bid, old = booked["flight_booking_id"], booked["flight_id"]
+    new = sibling_flight(quoted, old, "economy")
+    seat = free_seat(quoted, new, "economy")
+    change = {"flight_booking_id": bid, "new_flight_id": new, "new_seat": seat}
+    quote = call_ok(quoted, "quote_flight_change", {"flight_booking_id": bid, "new_flight_id": new})
+    assert quote["expires_at"] == (quoted.now + dt.timedelta(minutes=30)).isoformat(
+        timespec="minutes"
+    )
+    ref = quote["quote_id"]
+    assert ref.startswith(f"fq_{bid[3:]}_{new[3:]}_0_")
+    # the same quote asked again is the same reference (a read changes nothing)
+    again = call_ok(quoted, "quote_flight_change", {"flight_booking_id": bid, "new_flight_id": new})
+    assert again["quote_id"] == ref
+    refused(quoted, "change_flight", change, ErrorKind.PRECONDITION_FAILED, "'quote_required'")
+    refused(
+        quoted,
+        "change_flight",
+        {**change, "quote_id": "  "},
+        ErrorKind.PRECONDITION_FAILED,
+        "'quote_required'",
+    )
+    for junk in ["Q-1", ref.replace("fq_", "fx_"), ref[:-1] + ("0" if ref[-1] != "0" else "1")]:
+        refused(
+            quoted,
+            "change_flight",
+            {**change, "quote_id": junk},
+            ErrorKind.PRECONDITION_FAILED,
+            "'quote_unknown'",
+        )
+    # another booking's quote: a second traveller's booking of the same flight
+    other = call_ok(
+        quoted,
+        "book_flight",
+        {
+            "itinerary_id": booked["itinerary_id"],
+            "traveller_id": one(
+                quoted,
+                """SELECT id FROM travellers WHERE passport_expiry >= date(?, '+400 days')
+                   AND id != ? ORDER BY id""",
+                now(quoted),
+                booked["traveller_id"],
+            ),
+            "flight_id": old,
+            "cabin": "economy",
+            "fare_class": fare_class,
+            "seat": free_seat(quoted, old, "economy"),
+        },
+    )
+    theirs = call_ok(
+        quoted,
+        "quote_flight_change",
+        {"flight_booking_id": other["flight_booking_id"], "new_flight_id": new},
+    )["quote_id"]
+    refused(
+        quoted,
+        "change_flight",
+        {**change, "quote_id": theirs},
+        ErrorKind.PRECONDITION_FAILED,
+        "'quote_other_booking'",
+    )
+    # a quote for another flight of the route
+    third = next(
+        f
+        for (f,) in rows(
+            quoted,
+            """SELECT g.id FROM flights f JOIN flights g ON g.origin = f.origin
+                 AND g.destination = f.destination AND g.id NOT IN (f.id, ?)
+               WHERE f.id = ? AND g.departs_at >= datetime(?, '+1 day') ORDER BY g.id""",
+            new,
+            old,
+            now(quoted),
+        )
+        if quoted.call("quote_flight_change", {"flight_booking_id": bid, "new_flight_id": f}).ok
+    )
+    elsewhere = call_ok(
+        quoted, "quote_flight_change", {"flight_booking_id": bid, "new_flight_id": third}
+    )["quote_id"]
+    refused(
+        quoted,
+        "change_flight",
+        {**change, "quote_id": elsewhere},
+        ErrorKind.PRECONDITION_FAILED,
+        "'quote_other_flight'",
+    )
+    # a quote made 31 minutes ago, at the same price: expired in the server's clock
+    amounts = tuple(
+        Decimal(quote[k]) for k in ("change_fee", "fare_difference_due", "residual_refund")
+    )
+    stale = quote_ref(0, bid, new, 0, quoted.now - dt.timedelta(minutes=1), amounts)
+    refused(
+        quoted,
+        "change_flight",
+        {**change, "quote_id": stale},
+        ErrorKind.PRECONDITION_FAILED,
+        "'quote_expired'",
+    )
+    # with its quote: exactly the quoted amounts move, as ledger lines and totals
+    paid_before = money(count(quoted, "SELECT amount_paid FROM flight_bookings WHERE id = ?", bid))
+    done = call_ok(quoted, "change_flight", {**change, "quote_id": f"  {ref} "})
+    fee, extra, residual = amounts
+    assert (
+        Decimal(done["change_fee_charged"]),
+        Decimal(done["fare_difference_charged"]),
+        Decimal(done["residual_refunded"]),
+    ) == amounts
+    assert Decimal(done["amount_paid"]) == paid_before + Decimal(quote["amount_due"]) - residual
+    expected = [("change_fee", fee), ("fare_difference", extra), ("refund", residual)]
+    assert ledger_lines(quoted, bid) == [(k, a) for k, a in expected if a > 0]
+    # used up: the same quote again (the booking is on the new flight now)
+    refused(
+        quoted,
+        "change_flight",
+        {**change, "quote_id": ref},
+        ErrorKind.PRECONDITION_FAILED,
+        "'quote_used'",
+    )
+    assert rule_violations(quoted) == []
+
+
+@pytest.mark.parametrize("fare_class", ["basic", "standard", "flex"])
+def test_v1_cancels_a_ticket_only_against_its_quote_and_refunds_exactly_it(
+    quoted: Session, fare_class: str
+) -> None:
+    booked = book(quoted, fare_class)
+    bid = booked["flight_booking_id"]
+    cancel = {"flight_booking_id": bid}
+    quote = call_ok(quoted, "quote_flight_cancellation", cancel)
+    base, taxes = Decimal(booked["base_fare"]), Decimal(booked["taxes"])
+    refund = base + taxes if fare_class == "flex" else taxes
+    assert Decimal(quote["refund"]) == refund
+    ref = quote["quote_id"]
+    assert ref.startswith(f"cq_{bid[3:]}_0_")
+    refused(
+        quoted, "cancel_flight_booking", cancel, ErrorKind.PRECONDITION_FAILED, "'quote_required'"
+    )
+    other = call_ok(
+        quoted,
+        "quote_flight_cancellation",
+        {
+            "flight_booking_id": one(
+                quoted,
+                "SELECT id FROM flight_bookings WHERE status = 'confirmed' AND id != ? AND "
+                "flight_id IN (SELECT id FROM flights WHERE departs_at >= datetime(?, '+1 day')) "
+                "ORDER BY id",
+                bid,
+                now(quoted),
+            )
+        },
+    )["quote_id"]
+    stale = quote_ref(0, bid, None, 0, quoted.now - dt.timedelta(minutes=1), (refund,))
+    for wrong, named in [
+        (other, "'quote_other_booking'"),
+        (stale, "'quote_expired'"),
+        (ref[:-1] + ("0" if ref[-1] != "0" else "1"), "'quote_unknown'"),
+        (quote_ref(0, bid, booked["flight_id"], 0, quoted.now, (refund,)), "'quote_unknown'"),
+    ]:
+        refused(
+            quoted,
+            "cancel_flight_booking",
+            {**cancel, "quote_id": wrong},
+            ErrorKind.PRECONDITION_FAILED,
+            named,
+        )
+    done = call_ok(quoted, "cancel_flight_booking", {**cancel, "quote_id": ref})
+    assert Decimal(done["refund"]) == refund and done["status"] == "cancelled"
+    assert ledger_lines(quoted, bid) == ([("refund", refund)] if refund > 0 else [])
+    refused(
+        quoted,
+        "cancel_flight_booking",
+        {**cancel, "quote_id": ref},
+        ErrorKind.PRECONDITION_FAILED,
+        "'quote_used'",
+    )
+    assert rule_violations(quoted) == []
+
+
+def test_v1_a_change_outdates_the_bookings_earlier_quotes(quoted: Session) -> None:
+    booked = book(quoted, "flex")
+    bid, old = booked["flight_booking_id"], booked["flight_id"]
+    new = sibling_flight(quoted, old, "economy")
+    cancel_ref = call_ok(quoted, "quote_flight_cancellation", {"flight_booking_id": bid})
+    change_ref = call_ok(
+        quoted, "quote_flight_change", {"flight_booking_id": bid, "new_flight_id": new}
+    )
+    call_ok(
+        quoted,
+        "change_flight",
+        {
+            "flight_booking_id": bid,
+            "new_flight_id": new,
+            "new_seat": free_seat(quoted, new, "economy"),
+            "quote_id": change_ref["quote_id"],
+        },
+    )
+    refused(
+        quoted,
+        "cancel_flight_booking",
+        {"flight_booking_id": bid, "quote_id": cancel_ref["quote_id"]},
+        ErrorKind.PRECONDITION_FAILED,
+        "'quote_used'",
+    )
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(junk=st.text(max_size=64))
+def test_v1_a_change_with_any_other_text_as_its_quote_is_refused_unchanged(junk: str) -> None:
+    with TRAVEL.session(seed=0, env_version=QUOTES) as session:
+        record = next(r for r in session.list_entities("flight_booking") if r.get("new_flight_id"))
+        change = {k: record[k] for k in ("flight_booking_id", "new_flight_id", "new_seat")}
+        before = session.state_hash()
+        result = session.call("change_flight", {**change, "quote_id": junk})
+        assert result.error_kind == ErrorKind.PRECONDITION_FAILED, result.message
+        assert re.search(
+            r"Rule 'quote_(required|unknown|other_booking|other_flight)'", str(result.message)
+        )
+        assert session.state_hash() == before
+
+
+def test_v0_keeps_its_change_flight_cancellation_and_quote_without_references(
+    trip: Session,
+) -> None:
+    """-v0 plays the first definitions: no quote_id parameter, no reference in a quote."""
+    record = next(r for r in trip.list_entities("flight_booking") if r.get("new_flight_id"))
+    quote = call_ok(
+        trip,
+        "quote_flight_change",
+        {k: record[k] for k in ("flight_booking_id", "new_flight_id")},
+    )
+    assert "quote_id" not in quote and "expires_at" not in quote
+    v0 = TRAVEL.tools_for(0)["change_flight"]
+    assert "quote_id" not in v0.input_schema()["properties"]
+    assert "quote_id" in TRAVEL.tools_for(QUOTES)["change_flight"].input_schema()["properties"]
+    assert (
+        "quote_id" not in TRAVEL.tools_for(0)["cancel_flight_booking"].input_schema()["properties"]
+    )
+    assert "quote_flight_cancellation" not in TRAVEL.tools
+    assert (
+        trip.call(
+            "quote_flight_cancellation", {"flight_booking_id": record["flight_booking_id"]}
+        ).error_kind
+        == ErrorKind.UNKNOWN_TOOL
+    )
+    call_ok(
+        trip,
+        "change_flight",
+        {k: record[k] for k in ("flight_booking_id", "new_flight_id", "new_seat")},
+    )
 
 
 def test_change_seat_stays_in_the_cabin(trip: Session) -> None:

@@ -394,3 +394,113 @@ def test_a_principal_whose_tools_name_nothing_it_owns_passes_the_check() -> None
     )
     with pytest.raises(AssertionError, match="no tool could be checked: no two accounts own"):
         check_principal(owned)
+
+
+# ------------------------------------------------------------ owned through another entity
+class PinBase(DeclarativeBase):
+    pass
+
+
+class Owner(PinBase):
+    __tablename__ = "owners"
+    id: Mapped[str] = mapped_column(String(8), primary_key=True)
+
+
+class Board(PinBase):
+    __tablename__ = "boards"
+    id: Mapped[str] = mapped_column(String(8), primary_key=True)
+    owner_id: Mapped[str] = mapped_column(ForeignKey("owners.id"))
+
+
+class Pin(PinBase):
+    """A pin names no owner: it belongs to whoever owns its board."""
+
+    __tablename__ = "pins"
+    id: Mapped[str] = mapped_column(String(8), primary_key=True)
+    board_id: Mapped[str] = mapped_column(ForeignKey("boards.id"))
+    text: Mapped[str] = mapped_column(String(80))
+
+
+def sample_pins(ctx: SampleContext) -> None:
+    ctx.db.add_all([Owner(id=f"own_{o}") for o in (1, 2)])
+    ctx.db.add_all([Board(id=f"brd_{o}", owner_id=f"own_{o}") for o in (1, 2)])
+    ctx.db.add_all(
+        [Pin(id=f"pin_{o}{n}", board_id=f"brd_{o}", text="") for o in (1, 2) for n in (1, 2)]
+    )
+
+
+PINS = Query(select(Pin.id, Pin.board_id).order_by(Pin.id))
+BOARDS = Query(select(Board.id, Board.owner_id).order_by(Board.id))
+OWNERS = Query(select(Owner.id).order_by(Owner.id))
+WRITE_PIN = Query(
+    Pin.__table__.update().where(Pin.id == bindparam("id")).values(text=bindparam("text"))
+)
+PinRow = Annotated[Record[Pin], Entity("pin")]
+
+
+class PinOut(TypedDict):
+    pin_id: str
+    text: str
+
+
+def pins_server(through: str = "board") -> Server:
+    """Owners own boards, boards hold pins; from v1 a session acts for one owner."""
+    server = Server(
+        "principal_pins",
+        version="1.1",
+        base=PinBase,
+        sampler=sample_pins,
+        env_versions=[
+            EnvVersion(1, "acts for one owner", principal=Principal("owner", "You are {id}."))
+        ],
+    )
+
+    @server.entity("owner", key="owner_id", model=Owner)
+    def owners(ctx: ToolContext) -> list[dict[str, str]]:
+        return [{"owner_id": o.id} for o in ctx.sql.all(OWNERS)]
+
+    @server.entity("board", key="board_id", model=Board, owner="owner_id")
+    def boards(ctx: ToolContext) -> list[dict[str, str]]:
+        return [{"board_id": b.id} for b in ctx.sql.all(BOARDS)]
+
+    @server.entity("pin", key="pin_id", model=Pin, owner="board_id", through=through)
+    def pins(ctx: ToolContext) -> list[dict[str, str]]:
+        return [{"pin_id": p.id} for p in ctx.sql.all(PINS)]
+
+    @server.tool(
+        writes=True, returns="pin", phrasings=["Write {text} on {pin_id}", "Edit {pin_id}"]
+    )
+    def write_pin(ctx: ToolContext, pin_id: PinRow, text: str) -> PinOut:
+        """Write on a pin.
+
+        Args:
+            pin_id: The pin, such as "pin_11".
+            text: What it says, such as "milk".
+        """
+        ctx.sql.run(WRITE_PIN, id=pin_id.id, text=text)
+        return {"pin_id": pin_id.id, "text": text}
+
+    return server
+
+
+def test_a_row_owned_through_another_is_refused_for_another_principal() -> None:
+    server = pins_server()
+    assert server.problems() == []
+    with server.session(env_version=1, principal="own_1") as s:
+        before = s.state_hash()
+        theirs = s.call("write_pin", {"pin_id": "pin_21", "text": "x"})
+        assert theirs.error_kind == ErrorKind.PERMISSION_DENIED
+        assert (theirs.message or "").startswith("Rule 'not_your_owner' failed: pin 'pin_21'")
+        assert s.state_hash() == before
+        assert s.call("write_pin", {"pin_id": "pin_12", "text": "x"}).ok
+    with server.session() as v0:  # -v0 acts for nobody
+        assert v0.call("write_pin", {"pin_id": "pin_21", "text": "x"}).ok
+    check_principal(server)
+
+
+def test_owned_through_an_undeclared_entity_is_a_problem() -> None:
+    with pytest.raises(TypeError, match="needs owner="):
+        Server("p", version="1", base=PinBase, sampler=sample_pins).entity(
+            "pin", key="pin_id", model=Pin, through="board"
+        )
+    assert any("through='tray'" in p for p in pins_server("tray").problems())

@@ -24,7 +24,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from prove_gym.server import Server, ToolContext, stable_int
+from prove_gym.server import EnvVersion, Server, ToolContext, stable_int
 
 from ..models import (
     AIRLINES,
@@ -44,7 +44,7 @@ from ..models import (
     passport_valid_for,
 )
 from ..sampler import sample_travel_booking
-from . import flights, hotels, itineraries, travellers
+from . import flights, hotels, itineraries, quoted, travellers
 from ._common import _free_of, _name
 from .queries import (
     _SEP,
@@ -61,6 +61,7 @@ from .queries import (
     TRAVELLERS,
     UPCOMING_STAYS,
 )
+from .quotes import QUOTES
 
 OUT_OF_SCOPE = (
     "Check me in for my flight.",
@@ -82,7 +83,7 @@ server = Server(
     "travel_booking",
     out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).parents[1] / "tasks.jsonl",
-    version="1.0.0",
+    version="1.1.0",
     base=Base,
     sampler=sample_travel_booking,
     description="A travel agency's booking system: flights between European airports with "
@@ -103,6 +104,24 @@ server = Server(
     "rates: flexible cancels free until 48 hours before check-in (15:00), then the first "
     "night is kept; non_refundable is 10% cheaper and refunds nothing. Refused calls name "
     "the rule that failed and change nothing.",
+    env_versions=[
+        EnvVersion(
+            QUOTES,
+            "a flight change or cancellation is made against a quote: quote_flight_change and "
+            "the new quote_flight_cancellation return a quote_id (valid 30 minutes) that "
+            "change_flight or cancel_flight_booking must carry, and the money moved is exactly "
+            "the quote's (rules quote_required, quote_unknown, quote_other_booking, "
+            "quote_other_flight, quote_used, quote_expired)",
+            tasks_file=Path(__file__).parents[1] / "tasks_v1.jsonl",
+            instructions="Flight changes and cancellations need a quote: call "
+            "quote_flight_change for the booking and the new flight (or "
+            "quote_flight_cancellation for the booking), then pass its quote_id to "
+            "change_flight (or cancel_flight_booking). A quote holds its price for 30 minutes "
+            "and is used up by the change; the charge or refund is exactly the quote's. A call "
+            "without a quote, with another booking's or flight's, an expired or an already "
+            "used one is refused and changes nothing.",
+        )
+    ],
 )
 
 TOOLS = (
@@ -130,6 +149,16 @@ TOOLS = (
 """The server's tools in the order the model reads them: this list decides it, not the modules'."""
 RESOURCES = (flights, hotels, itineraries, travellers)
 server.add_tools(TOOLS, declared_in=RESOURCES)
+LATER = (
+    quoted.quote_flight_change,
+    quoted.change_flight,
+    quoted.cancel_flight_booking,
+    quoted.quote_flight_cancellation,
+)
+"""Later definitions of tools above (``@tool(name=..., since=N)``), each read in its tool's
+place from env version N on, and tools new in a version (``since=N`` alone), after the first
+tools: from -v1 (``QUOTES``) a change or a cancellation carries its quote's reference."""
+server.add_tools(LATER, declared_in=(quoted,))
 
 
 # What exists and is worth asking about, for grounding synthesized requests.

@@ -171,14 +171,17 @@ def _hotel_booking_out(ctx: ToolContext, b: Any) -> HotelBookingOut:
     }
 
 
+def _refund_rule(fare_class: str) -> str:
+    """What cancelling a ticket of ``fare_class`` refunds, as a result says it."""
+    if FARE_RULES[fare_class]["refundable"]:
+        return "flex fare: the whole fare is refunded"
+    return f"{fare_class} fare: only the taxes are refunded"
+
+
 def _cancel_flight(ctx: ToolContext, b: Any) -> Cancelled:
     """Cancel a confirmed flight booking (a row with the columns of ``flight_bookings``)."""
     refund = flight_refund(b.fare_class, b.base_fare, b.taxes)
-    rule = (
-        "flex fare: the whole fare is refunded"
-        if FARE_RULES[b.fare_class]["refundable"]
-        else f"{b.fare_class} fare: only the taxes are refunded"
-    )
+    rule = _refund_rule(b.fare_class)
     note = f"Refund of ticket {b.id} ({b.fare_class} fare)"
     return _cancelled(ctx, FlightBooking, b, refund, rule, note, flight=b.id)
 

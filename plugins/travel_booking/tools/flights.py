@@ -402,7 +402,11 @@ def quote_flight_change(
         "fare_difference_due": "18.00", "residual_refund": "0.00", "amount_due": "93.00",
         "seats_left": 12, ...}.
     """
-    b, new = flight_booking_id, new_flight_id
+    return _quote(ctx, flight_booking_id, new_flight_id)
+
+
+def _quote(ctx: ToolContext, b: Any, new: Any) -> ChangeQuote:
+    """The price of moving booking ``b`` to flight ``new`` (rows), every rule checked."""
     old = ctx.sql.one(FLIGHT, id=b.flight_id)
     fare, (fee, extra, residual) = _check_change(ctx, b, old, new)
     return {
@@ -576,8 +580,24 @@ def change_flight(
     b, new = flight_booking_id, new_flight_id
     place = _seat(new_seat)
     old = ctx.sql.one(FLIGHT, id=b.flight_id)
-    fare, (fee, extra, residual) = _check_change(ctx, b, old, new)
+    fare, cost = _check_change(ctx, b, old, new)
     _check_seat(ctx, new, b.cabin, place)
+    return _change(ctx, b, old, new, place, fare, cost)
+
+
+def _change(
+    ctx: ToolContext,
+    b: Any,
+    old: Any,
+    new: Any,
+    place: str,
+    fare: Any,
+    cost: tuple[Decimal, Decimal, Decimal],
+) -> ChangeDone:
+    """Move booking ``b`` from flight ``old`` to ``new``, seat ``place``, at ``fare`` (a row
+    of ``fares``), charging ``cost`` (fee, fare difference, residual refunded): every rule
+    already checked."""
+    fee, extra, residual = cost
     itin = ctx.sql.one(ITINERARY, id=b.itinerary_id)
     route = f"{old.number} {old.departs_at:%Y-%m-%d %H:%M} to {new.number} {new.departs_at:%Y-%m-%d %H:%M}"
     itin = ctx.sql.update(Itinerary, itin, total_paid=itin.total_paid + fee + extra - residual)

@@ -250,6 +250,25 @@ class ChangeQuote(TypedDict):
     seats_left: int
 
 
+class ChangeQuoted(ChangeQuote):
+    """A change quote from ``prove/travel_booking-v1`` on: its reference and expiry."""
+
+    quote_id: str
+    expires_at: str
+
+
+class CancellationQuote(TypedDict):
+    """A cancellation quote (``prove/travel_booking-v1`` on)."""
+
+    flight_booking_id: str
+    fare_class: str
+    paid: Decimal
+    refund: Decimal
+    refund_rule: str
+    quote_id: str
+    expires_at: str
+
+
 class ChangeDone(FlightBookingOut):
     change_fee_charged: Decimal
     fare_difference_charged: Decimal
