@@ -42,7 +42,15 @@ if TYPE_CHECKING:
     from prove_gym.server.session import Session
     from prove_gym.server.sql import Query, Sql
     from prove_gym.server.state import StateTemplate, canonical_state_hash, stable_int
-    from prove_gym.server.tool import Bound, Entity, ParamSpec, Record, ToolContext, ToolSpec
+    from prove_gym.server.tool import (
+        Bound,
+        Entity,
+        ParamSpec,
+        Prepared,
+        Record,
+        ToolContext,
+        ToolSpec,
+    )
     from prove_gym.server.types import Money
 
 _LAZY: dict[str, str] = {
@@ -59,6 +67,7 @@ _LAZY: dict[str, str] = {
     "ParamSpec": "prove_gym.server.tool",
     "PermissionDenied": "prove_gym.server.errors",
     "PreconditionFailed": "prove_gym.server.errors",
+    "Prepared": "prove_gym.server.tool",
     "Query": "prove_gym.server.sql",
     "Record": "prove_gym.server.tool",
     "SampleContext": "prove_gym.server.base",
@@ -98,6 +107,7 @@ __all__ = [
     "ParamSpec",
     "PermissionDenied",
     "PreconditionFailed",
+    "Prepared",
     "Principal",
     "Query",
     "Record",
