@@ -77,7 +77,7 @@ def _order(session: Session, order_id: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("rng", range(6))
 def test_assign_courier_takes_an_order_that_can_take_one(rng: int) -> None:
-    """Of the orders a state lists, 1 in 15 is accepted or preparing: the draws failed 29
+    """Of the orders a state lists, about 1 in 20 is accepted or preparing: the draws failed 29
     times in 30. The order is one that can take a courier (or a placed one the restaurant
     accepts first), the courier one available in its restaurant's zone, and the call works."""
     server, session, grounder = _grounder("food_delivery", rng)
