@@ -48,7 +48,15 @@ if TYPE_CHECKING:
         canonical_state_hash,
         stable_int,
     )
-    from prove_gym.server.tool import Bound, Entity, ParamSpec, Record, ToolContext, ToolSpec
+    from prove_gym.server.tool import (
+        Bound,
+        Entity,
+        ParamSpec,
+        Prepared,
+        Record,
+        ToolContext,
+        ToolSpec,
+    )
     from prove_gym.server.types import Money
 
 _LAZY: dict[str, str] = {
@@ -66,6 +74,7 @@ _LAZY: dict[str, str] = {
     "ParamSpec": "prove_gym.server.tool",
     "PermissionDenied": "prove_gym.server.errors",
     "PreconditionFailed": "prove_gym.server.errors",
+    "Prepared": "prove_gym.server.tool",
     "Query": "prove_gym.server.sql",
     "Record": "prove_gym.server.tool",
     "SampleContext": "prove_gym.server.base",
@@ -107,6 +116,7 @@ __all__ = [
     "ParamSpec",
     "PermissionDenied",
     "PreconditionFailed",
+    "Prepared",
     "Principal",
     "Query",
     "Record",

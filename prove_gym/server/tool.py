@@ -135,6 +135,11 @@ class Bound:
         records: For each entity argument, its record as the entity source lists it in
             the initial state (absent for an entity the conversation made: read the
             live state through the context instead).
+        choices: For each entity argument, the ids of the initial state the
+            conversation allows there instead (those of its customer, agreeing with the
+            other identifiers drawn): where an identifier's source that swaps the id drawn
+            for one that fits looks first (``assign_courier`` takes one of the customer's
+            orders that can take a courier). Worked out when read.
 
     >>> Bound({"path": "~/clip.mp4"}).extension("path")
     '.mp4'
@@ -142,6 +147,7 @@ class Bound:
 
     args: Mapping[str, Any] = field(default_factory=dict)
     records: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    choices: Mapping[str, Sequence[Any]] = field(default_factory=dict)
 
     def extension(self, name: str) -> str:
         """The lower-case extension of the path in argument ``name`` (``""`` for none)."""
@@ -150,13 +156,38 @@ class Bound:
         return f".{ext.lower()}" if dot and stem else ""
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What an identifier's value source returns for an id that fits its call once other
+    calls have run first: the calls that bring the state about, which synthesis plans
+    right before the call, as part of the same request ("Delete ~/old/notes.txt, then
+    remove the empty folder ~/old"; "Accept order ord_00312, then have cou_007 deliver
+    it"). Each call is a tool of the same server and the arguments it must take; the
+    others are drawn as for any step. Where there is no room for them (the chain is at its
+    longest, the call is a repair or the one a clarify turn asks for), the id counts as
+    not fitting.
+
+    Attributes:
+        value: The id, as the call will take it once ``first`` has run.
+        first: ``(tool, arguments)`` of each call to make first, in order.
+
+    >>> Prepared("~/old", (("rm", {"path": "~/old/notes.txt"}),)).first[0][0]
+    'rm'
+    """
+
+    value: Any
+    first: tuple[tuple[str, Mapping[str, Any]], ...]
+
+
 ValueSource = Callable[..., Any]
 """A ``values=`` entry: ``(ctx, rng, bound: Bound) -> value``, or None when no value fits
 the call as drawn (synthesis then draws the call again, with other entities). For an
 identifier (an ``Entity`` parameter, drawn from the state like any other) the source
 checks the id drawn, in ``bound.args``, once every identifier of the call is drawn: it
-returns that id when it fits, another that does (read from the live state), or None
-(``cat`` takes a text file; ``diff`` two files that belong together)."""
+returns that id when it fits, another that does (read from the live state, preferring
+``bound.choices``), a :class:`Prepared` id that fits once other calls have run, or None
+(``cat`` takes a text file; ``diff`` two files that belong together; ``rmdir`` an empty
+folder, or one whose only file is deleted first)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -147,11 +147,18 @@ call, and, past a server's quota, swaps in tasks that call a tool no kept gold c
 collector's coverage blocks), and runs blocks of 7 candidates (from 25), each on a fresh
 state of its own, so 1,000 tasks start from over 250 distinct states instead of about 100
 (the task format is unchanged); /12 and /13 add the value sources, personas and flaw checks
-docs/synthesis.md describes; /14 counts "the second X in that list" in the result's list
-alone (not a header's own id), asks a clarify turn for no call whose ids the user says as
-they are, tries a hidden tool's request on the state (and takes the call back) so that an
-abstention is about a request that makes sense, never ends a chain with a login, and
-writes a yes/no question and what follows "I'm customer ..." without "Now" or "Then"."""
+docs/synthesis.md describes (/13: one persona per conversation, no no-op update,
+identifiers through their value sources); /14 lets an identifier's source name calls that
+make its id fit (:class:`~prove_gym.server.tool.Prepared`: the only file of a folder deleted
+before ``rmdir``, an order accepted before ``assign_courier``, an item added before
+``place_order``), planned right before the call in the same request, and gives a source the
+ids the conversation allows (``Bound.choices``: the customer's own orders), so every tool is
+in the gold of 1,000 tasks at seeds 0, 1, 41, 77, 2026 and 4343; it also counts "the second X
+in that list" in the result's list alone (not a header's own id), asks a clarify turn for no
+call whose ids the user says as they are and leaves out no value the turn says elsewhere,
+tries a hidden tool's request on the state (and takes the call back) so that an abstention
+is about a request that makes sense, never ends a chain with a login, and writes a yes/no
+question and what follows "I'm customer ..." without "Now" or "Then"."""
 
 PLAN_DRAWS = 6
 """Chains a candidate draws before it gives up (see :meth:`Conversation._plan`): drawing
@@ -801,10 +808,12 @@ class Conversation:
         self.fixes_for: dict[PlannedStep, list[PlannedStep]] = {}
         self.fix_steps: set[PlannedStep] = set()
         self.plan_steps = set(plan)
+        self.prepared: set[PlannedStep] = set()  # steps calls were planned before
         self.done_index: dict[PlannedStep, int] = {}
         # each step's failed calls: (arguments, result, whether a repair was scheduled)
         self.failed_calls: dict[PlannedStep, list[tuple[dict[str, Any], ToolResult, bool]]] = {}
         clarify_target = plan[self.clarify_plan[0]] if self.clarify_plan else None
+        self.clarify_target = clarify_target
         while self.queue:
             step, hints = self.queue.pop(0)
             if self.hidden is not None and step.segment == self.n_seg - 1:
@@ -882,9 +891,12 @@ class Conversation:
                 hints=hints if attempt == 0 else None,
                 banned=banned,
                 lessons=self.lessons,
+                prepare=self._may_prepare(step),
             )
             if g.unresolved:
                 return f"ungroundable:{step.name}.{g.unresolved}"
+            if g.prepared is not None:
+                return self._prepare(step, g)
             before = self._state_bytes() if tool.writes else None
             result = self.session.call(step.name, g.args)
             self.calls += 1
@@ -956,9 +968,59 @@ class Conversation:
         draw = stable_int("give-up", self.cid, len(self.done)) % 1_000_000 / 1_000_000
         return draw < self.cfg.give_up_rate
 
+    def _may_prepare(self, step: PlannedStep) -> bool:
+        """Whether calls may be planned right before ``step`` to bring about the state its
+        identifier needs (:class:`~prove_gym.server.tool.Prepared`): a planned step, not a
+        repair, prepared once at most, and not the call a clarify turn asks for (nothing
+        in its turn may be doable before the question)."""
+        return (
+            step in self.plan_steps
+            and step not in self.fix_steps
+            and step not in self.prepared
+            and (self.clarify_plan is None or step is not self.clarify_target)
+        )
+
+    def _prepare(self, step: PlannedStep, g: Grounded) -> str:
+        """Plan the calls ``g.prepare`` names right before ``step``, as part of its request
+        (the user asks for them: "Delete ~/old/notes.txt. Then remove the empty folder
+        ~/old."), then ``step`` again with the id its source chose; ``"requeued"``, or the
+        step's ``ungroundable`` drop when the chain has no room for them."""
+        assert g.prepared is not None
+        param, prepared = g.prepared
+        firsts = [
+            (name, dict(args)) for name, args in prepared.first if name in self.sc.sampler.specs
+        ]
+        if len(firsts) != len(prepared.first) or not self._make_room(step, len(firsts)):
+            return f"ungroundable:{step.name}.{param}"
+        self.prepared.add(step)
+        new_steps = []
+        for name, args in firsts:
+            first = self.sc.sampler.new_step(self.rng, name)
+            first.segment = step.segment
+            self.plan_steps.add(first)
+            new_steps.append((first, args))
+        self.queue[:0] = [*new_steps, (step, {param: g.args[param]})]
+        return "requeued"
+
+    def _make_room(self, step: PlannedStep, n: int) -> bool:
+        """Drop trailing planned steps of the queue until ``n`` more calls before ``step``
+        (and ``step`` itself, again) fit the longest chain; whether they do. Never drops the
+        request for the hidden tool, a step with fixes, or ``step``."""
+        hi = self.cfg.chain_lengths[1]
+        keep_last = self.hidden is not None and bool(self.queue)
+        while len(self.done) + len(self.queue) + 1 + n > hi:
+            at = len(self.queue) - (2 if keep_last else 1)
+            if at < 0:
+                break
+            last = self.queue[at][0]
+            if last not in self.plan_steps or last in self.fixes_for or last is step:
+                break
+            del self.queue[at]
+        return len(self.done) + len(self.queue) + 1 + n <= hi
+
     def _repair(self, step: PlannedStep, args: dict[str, Any], message: str) -> bool:
         """Schedule the tools an error message names as fixes, then the step again."""
-        sc, hi = self.sc, self.cfg.chain_lengths[1]
+        sc = self.sc
         if step in self.fix_steps:
             return False  # a fix is not repaired in turn
         tried = {f.name for f in self.fixes_for.get(step, [])}
@@ -972,16 +1034,7 @@ class Conversation:
             return False
         # a fix outranks the planned tail: drop trailing planned steps to make room
         # (never the request for the hidden tool, which is a turn of its own)
-        keep_last = self.hidden is not None and bool(self.queue)
-        while len(self.done) + len(self.queue) + 1 + len(fixes) > hi:
-            at = len(self.queue) - (2 if keep_last else 1)
-            if at < 0:
-                break
-            last = self.queue[at][0]
-            if last not in self.plan_steps or last in self.fixes_for or last is step:
-                break
-            del self.queue[at]
-        if len(self.done) + len(self.queue) + 1 + len(fixes) > hi:
+        if not self._make_room(step, len(fixes)):
             return False
         new_steps = []
         renewed: set[str] = set()

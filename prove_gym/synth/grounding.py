@@ -44,14 +44,14 @@ import json
 import random
 import re
 from collections import OrderedDict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from prove_gym.server.base import Server
 from prove_gym.server.session import Session
 from prove_gym.server.sql import key_column, record_by_key
-from prove_gym.server.tool import Bound, ParamSpec, ToolSpec, ValueSource, enum_choices
+from prove_gym.server.tool import Bound, ParamSpec, Prepared, ToolSpec, ValueSource, enum_choices
 from prove_gym.synth.chains import COPY_VERBS, PlannedStep, is_secret_kind
 
 _NO = object()
@@ -414,6 +414,9 @@ class Grounded:
             ``record``, ``state``, ``value``, ``example``, ``enum``, ``related``,
             ``default``).
         unresolved: A required parameter nothing could fill.
+        prepared: The parameter and what its value source answered, when it found an id
+            that fits only once other calls have run (:class:`Prepared`); ``args`` then
+            holds what was drawn so far, with that id.
     """
 
     args: dict[str, Any]
@@ -421,6 +424,7 @@ class Grounded:
     records: list[dict[str, Any]]
     sources: dict[str, str] = field(default_factory=dict)
     unresolved: str | None = None
+    prepared: tuple[str, Prepared] | None = None
 
 
 @dataclass
@@ -440,6 +444,30 @@ class _Draw:
     args: dict[str, Any] = field(default_factory=dict)  # drawn so far
     bound: dict[str, dict[str, Any]] = field(default_factory=dict)  # parameter -> record
     wanted: frozenset[str] = frozenset()  # the parameters this call fills
+    prepare: bool = False  # whether a source may ask for calls first (Prepared)
+
+
+class _Choices(Mapping[str, tuple[Any, ...]]):
+    """:attr:`Bound.choices <prove_gym.server.tool.Bound.choices>` of one draw, worked out
+    per parameter when a source reads it (most sources never do)."""
+
+    def __init__(self, grounder: Grounder, d: _Draw) -> None:
+        self._grounder, self._d = grounder, d
+        self._params = {
+            p.name: p for p in d.step.tool.params if p.entity is not None and p.name in d.args
+        }
+        self._cache: dict[str, tuple[Any, ...]] = {}
+
+    def __getitem__(self, name: str) -> tuple[Any, ...]:
+        if name not in self._cache:
+            self._cache[name] = self._grounder._choices(self._d, self._params[name])
+        return self._cache[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._params)
+
+    def __len__(self) -> int:
+        return len(self._params)
 
 
 VALUE_REDRAWS = 3
@@ -619,6 +647,7 @@ class Grounder:
         hints: Mapping[str, Any] | None = None,
         banned: Iterable[str] = (),
         lessons: Lessons | None = None,
+        prepare: bool = False,
     ) -> Grounded:
         """Draw arguments for ``step`` given the steps already done and the conversation context.
 
@@ -630,6 +659,9 @@ class Grounder:
             hints: Values to use when valid (a repair step takes the failing step's values).
             banned: Values not to draw (an earlier attempt's error message named them).
             lessons: What earlier failures taught (see :class:`Lessons`).
+            prepare: Whether an identifier's source may answer an id that fits once other
+                calls have run (:class:`~prove_gym.server.tool.Prepared`: they are in
+                ``Grounded.prepared``); else such an id does not fit.
 
         When a ``values=`` source finds no value that fits the entities drawn (text for
         a photo, a bid on a fixed-price listing), those entities are drawn again, up to
@@ -637,7 +669,7 @@ class Grounder:
         """
         no, extra = frozenset(str(b) for b in banned), tuple(extra)
         for _ in range(VALUE_REDRAWS):
-            g = self._ground_once(step, done, context, extra, hints, no, lessons)
+            g = self._ground_once(step, done, context, extra, hints, no, lessons, prepare)
             if g.unresolved is None or g.unresolved not in step.tool.values:
                 return g
             misfits = {
@@ -649,7 +681,7 @@ class Grounder:
             if not misfits:
                 return g
             no |= misfits
-        return self._ground_once(step, done, context, extra, hints, no, lessons)
+        return self._ground_once(step, done, context, extra, hints, no, lessons, prepare)
 
     def _ground_once(
         self,
@@ -660,6 +692,7 @@ class Grounder:
         hints: Mapping[str, Any] | None,
         banned: frozenset[str],
         lessons: Lessons | None,
+        prepare: bool = False,
     ) -> Grounded:
         """One draw of :meth:`ground`."""
         spec = step.tool
@@ -672,6 +705,7 @@ class Grounder:
             banned,
             lessons if lessons is not None else Lessons(),
             wanted=frozenset(p.name for p in self.wanted(step, extra)),
+            prepare=prepare,
         )
         args = d.args
 
@@ -691,6 +725,8 @@ class Grounder:
             if p.entity is None and not checked:
                 checked = True  # every identifier is drawn: those that must fit are checked
                 misfit = self._fit_identifiers(d)
+                if isinstance(misfit, tuple):
+                    return Grounded(args, d.links, d.records, d.sources, prepared=misfit)
                 if misfit is not None:
                     return Grounded(args, d.links, d.records, d.sources, unresolved=misfit)
             prop = props.get(p.name, {})
@@ -703,6 +739,8 @@ class Grounder:
             args[p.name] = coerce(value, prop)
         if not checked:
             misfit = self._fit_identifiers(d)
+            if isinstance(misfit, tuple):
+                return Grounded(args, d.links, d.records, d.sources, prepared=misfit)
             if misfit is not None:
                 return Grounded(args, d.links, d.records, d.sources, unresolved=misfit)
         self._order_ranges(args, d.sources)
@@ -717,11 +755,13 @@ class Grounder:
         ordered = {p.name: args[p.name] for p in spec.params if p.name in args}
         return Grounded(ordered, d.links, d.records, d.sources)
 
-    def _fit_identifiers(self, d: _Draw) -> str | None:
+    def _fit_identifiers(self, d: _Draw) -> str | tuple[str, Prepared] | None:
         """Run the ``values=`` sources of the call's identifiers, in signature order, once
         every identifier is drawn: each returns the drawn id when it fits the rest of the
         call (a text file for ``cat``), another that does (a file beside the first one
-        ``diff`` compares), or None; the parameter that found none, or None when all fit."""
+        ``diff`` compares), one that fits once other calls have run (:class:`Prepared`,
+        where ``d.prepare`` allows it: returned at once with its parameter, its id in
+        ``d.args``), or None; the parameter that found none, or None when all fit."""
         spec = d.step.tool
         for p in spec.params:
             source = spec.values.get(p.name)
@@ -730,6 +770,9 @@ class Grounder:
             if d.sources.get(p.name) == "hint":
                 continue  # a repair's own value stays
             value = self._fitting(source, d, d.banned)
+            prepared = value if isinstance(value, Prepared) else None
+            if prepared is not None:
+                value = prepared.value if d.prepare and prepared.first else _NO
             if value is _NO:
                 return p.name
             if str(value) != str(d.args[p.name]):
@@ -742,7 +785,48 @@ class Grounder:
                     d.records.append(rec)
                 else:
                     d.bound.pop(p.name, None)
+            if prepared is not None:
+                d.sources[p.name] = "value"
+                return p.name, prepared
         return None
+
+    def _choices(self, d: _Draw, p: ParamSpec) -> tuple[Any, ...]:
+        """The ids of ``p``'s kind in the initial state that this call could take instead
+        of the one drawn (:attr:`Bound.choices <prove_gym.server.tool.Bound.choices>`): the
+        conversation's persona for a persona kind once it has one; else those
+        :meth:`_entity` would pick from, agreeing with the conversation and the call's
+        other identifiers (not with the drawn one's own record), in the listing's order."""
+        assert p.entity is not None
+        kind = p.entity.name
+        key = self.index.key(kind)
+        if key is None or is_secret_kind(kind):
+            return ()
+        if kind in self.server.persona and kind in self.persona:
+            return (self.persona[kind],)
+        own = d.bound.get(p.name)
+        others = _Draw(
+            d.step,
+            d.done,
+            d.context,
+            d.hints,
+            d.banned,
+            d.lessons,
+            records=[r for r in d.records if r is not own],
+            args={k: v for k, v in d.args.items() if k != p.name},
+        )
+        taken = {
+            str(v)
+            for name, value in d.args.items()
+            if name != p.name and name in d.step.tool.entity_params
+            for v in (value if isinstance(value, list) else [value])
+        }
+        candidates = d.lessons.fit(
+            d.step.tool.name, p.name, self.index.without(kind, taken | d.banned)
+        )
+        pool = self._agreeing(others, kind, candidates) or self._persona_only(
+            others, kind, candidates
+        )
+        return tuple(r[key] for r in pool)
 
     def _remakes(self, d: _Draw, j: int, kind: str) -> bool:
         """Whether this call, an update (:func:`updates`), would change a field that the
@@ -941,6 +1025,8 @@ class Grounder:
         source = spec.values.get(p.name)
         if source is not None:  # the one place its values come from
             value = self._fitting(source, d, banned)
+            if isinstance(value, Prepared):
+                value = _NO  # only an identifier's source may ask for calls first
             if value is not _NO:
                 d.sources[p.name] = "value"
             return value
@@ -1043,11 +1129,13 @@ class Grounder:
 
     def _fitting(self, source: ValueSource, d: _Draw, banned: frozenset[str]) -> Any:
         """What a ``values=`` source gives for the call as drawn so far (None: _NO)."""
-        bound = Bound(dict(d.args), dict(d.bound))
+        bound = Bound(dict(d.args), dict(d.bound), _Choices(self, d))
         try:
             value = source(self.session.context(), self.rng, bound)
         finally:
             self.session.rollback()
+        if isinstance(value, Prepared):
+            return _NO if str(value.value) in banned else value
         return _NO if value is None or str(value) in banned else value
 
     def _example(self, source: Any, banned: frozenset[str] = frozenset()) -> Any:

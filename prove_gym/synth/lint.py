@@ -33,7 +33,7 @@ from typing import Any
 
 from prove_gym.registry import Registry, get_registry
 from prove_gym.server.base import Server
-from prove_gym.server.tool import Bound, ToolSpec
+from prove_gym.server.tool import Bound, Prepared, ToolSpec
 from prove_gym.synth.chains import COPY_VERBS
 from prove_gym.synth.enums import enum_values, stated
 from prove_gym.synth.grounding import extract_ids, moves
@@ -997,14 +997,26 @@ def contradicting_filters(task: LintTask) -> list[str]:
     return out
 
 
+def _called(call: tuple[str, Mapping[str, Any]], earlier: Iterable[Step]) -> bool:
+    """Whether one of ``earlier`` calls ``call``'s tool with (at least) its arguments."""
+    name, args = call
+    return any(
+        s.name == name and all(s.arguments.get(k) == v for k, v in args.items()) for s in earlier
+    )
+
+
 def misfit_identifier(task: LintTask) -> list[str]:
     """An id that does not fit the rest of its call, by the tool's own value source for it
     (``values=`` on an identifier): ``cat`` of a photo, ``diff`` of a project's
     ``usage.md`` against a pip build log. The source is run on the task's initial state;
-    it answers the id unchanged when the id fits. An id an earlier write of the task took
-    (a folder it emptied, a file it wrote) is not checked: its state is not known."""
+    it answers the id unchanged when the id fits. A call with an id an earlier write of the
+    task took (a folder it emptied, a file it wrote, the order a courier is assigned to) is
+    not checked: its state is not known. An id
+    the source says fits once other calls have run (``Prepared``) fits where the task made
+    them before."""
     out: list[str] = []
     session = None
+    earlier: list[Step] = []
     written: set[str] = set()  # ids an earlier write took: their state is no longer known
     try:
         for s in task.requested:
@@ -1012,11 +1024,15 @@ def misfit_identifier(task: LintTask) -> list[str]:
             if tool is None or not tool.checks:
                 if task.writes(s.name):
                     written.update(str(v) for v in _strings(s.arguments))
+                earlier.append(s)
                 continue
             kinds = dict(tool.entities)
+            # what fits is judged against the call's other ids too (a courier of the order's
+            # zone): none is judged where an earlier write took one of them
+            unknown = any(str(v) in written for k in kinds for v in _strings(s.arguments.get(k)))
             for param, source in tool.checks.items():
                 value = s.arguments.get(param)
-                if value is None or isinstance(value, list | dict) or str(value) in written:
+                if value is None or isinstance(value, list | dict) or unknown:
                     continue
                 if session is None:
                     session = task.open_session()
@@ -1033,10 +1049,15 @@ def misfit_identifier(task: LintTask) -> list[str]:
                     fit = source(session.context(), random.Random(0), Bound(s.arguments, records))
                 finally:
                     session.rollback()
+                if isinstance(fit, Prepared):
+                    # fits once other calls have run (a folder whose only file is deleted
+                    # first): only where an earlier call of the task made each of them
+                    fit = fit.value if all(_called(call, earlier) for call in fit.first) else None
                 if fit is None or str(fit) != str(value):
                     out.append(f"{s.call()}: {param} does not fit")
             if tool.writes:
                 written.update(str(v) for v in _strings(s.arguments))
+            earlier.append(s)
     finally:
         if session is not None:
             session.close()

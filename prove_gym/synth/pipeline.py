@@ -45,6 +45,8 @@ class SynthResult:
         servers: Servers in output order.
         tasks: The tasks, numbered, grouped by server in block order.
         drops: Why candidates were not kept (``near_duplicate`` included).
+        server_drops: The same, per server (a reason such as ``step_failed:<tool>`` names
+            the tool without its server).
         candidates: Candidates considered (kept + dropped).
         blocks: Blocks consumed.
         seconds: Wall time of the run (reported, never written to files).
@@ -59,6 +61,7 @@ class SynthResult:
     servers: list[str]
     tasks: list[Task] = field(default_factory=list)
     drops: Counter[str] = field(default_factory=Counter)
+    server_drops: dict[str, Counter[str]] = field(default_factory=dict)
     candidates: int = 0
     blocks: int = 0
     seconds: float = 0.0
@@ -213,7 +216,7 @@ class _Collector:
                 break
             self.result.candidates += 1
             if isinstance(outcome, str):
-                self.result.drops[outcome] += 1
+                self._drop(server, outcome)
                 continue
             kind = mix_kind(outcome.task)
             if (
@@ -222,10 +225,10 @@ class _Collector:
             ):
                 # its share is full: keep room for the kinds that lag (a server that cannot
                 # make some kind at all keeps anything after half its block budget)
-                self.result.drops[f"share_full:{kind}"] += 1
+                self._drop(server, f"share_full:{kind}")
                 continue
             if self.dedup[server].near_duplicate(outcome.features):
-                self.result.drops["near_duplicate"] += 1
+                self._drop(server, "near_duplicate")
                 continue
             self.mix[server][kind] += 1
             self.used[server].update(gold_tools(outcome.task))
@@ -239,6 +242,10 @@ class _Collector:
         if gained:
             on_task(gained)
 
+    def _drop(self, server: str, reason: str) -> None:
+        self.result.drops[reason] += 1
+        self.result.server_drops.setdefault(server, Counter())[reason] += 1
+
     def _cover(self, block: BlockResult) -> None:
         """A block past the quota: each candidate whose gold calls a tool that no kept gold
         calls replaces the latest kept task of the same mix kind whose gold tools all stay
@@ -251,17 +258,17 @@ class _Collector:
         for outcome in block.outcomes:
             self.result.candidates += 1
             if isinstance(outcome, str):
-                self.result.drops[outcome] += 1
+                self._drop(server, outcome)
                 if reaches(outcome, unused):
                     self.misses[server] = 0  # reached, and failed on this state: try on
                 continue
             tools = gold_tools(outcome.task)
             if not any(not used[t] for t in tools):
-                self.result.drops["coverage:no_unused_tool"] += 1
+                self._drop(server, "coverage:no_unused_tool")
                 continue
             self.misses[server] = 0
             if self.dedup[server].near_duplicate(outcome.features):
-                self.result.drops["near_duplicate"] += 1
+                self._drop(server, "near_duplicate")
                 continue
             kind = mix_kind(outcome.task)
             for i in range(len(kept) - 1, -1, -1):
@@ -271,7 +278,7 @@ class _Collector:
                 if all(used[t] > n for t, n in gone.items()):
                     break
             else:
-                self.result.drops["coverage:no_swap"] += 1
+                self._drop(server, "coverage:no_swap")
                 continue
             used.subtract(gone)
             used.update(tools)

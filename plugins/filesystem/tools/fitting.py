@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from prove_gym.server import Bound, ToolContext, ToolError
+from prove_gym.server import Bound, Prepared, ToolContext, ToolError
 
 BINARY_TYPES = frozenset(
     {
@@ -102,22 +102,51 @@ def file_beside_first(ctx: ToolContext, rng: random.Random, bound: Bound) -> str
     return rng.choice(near or same) if near or same else None
 
 
-def empty_directory(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+def empty_directory(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | Prepared | None:
     """An empty directory of the live state for ``rmdir``: the one drawn if it is empty,
-    else one that is (a folder an earlier call of the conversation emptied or made), else
-    None. A sampled tree has no empty folder, so ``rmdir`` fits only after a call that
-    empties one (``mv`` or ``rm`` of its only file, ``move_matching`` of all it holds)."""
+    else one that is (a folder an earlier call of the conversation emptied or made); else
+    a folder that is made empty by deleting its only file first (:class:`Prepared`: "Delete
+    ~/Projects/app/logs/old.log. Then remove the empty folder ~/Projects/app/logs."), the
+    one drawn if it is such a folder; else None. A sampled tree has no empty folder, so
+    without that call first ``rmdir`` would fit only after a chain that happened to empty
+    one."""
     from .fs import Fs  # the live tree
 
     fs = Fs(ctx)
     nodes, _ = fs.walk(fs.root)
-    empty = sorted(
-        fs.path(n) for n, _ in nodes if n.is_dir and n.parent_id is not None and not fs.children(n)
-    )
+    folders = [n for n, _ in nodes if n.is_dir and n.parent_id is not None]
+    empty = sorted(fs.path(n) for n in folders if not fs.children(n))
     drawn = str(bound.args.get("path", "")).rstrip("/")
     if drawn in empty:
         return drawn
-    return rng.choice(empty) if empty else None
+    if empty:
+        return rng.choice(empty)
+    cwd = fs.cwd
+    # the user's own folder and file, both writable, whose removal leaves the folder empty
+    # (never one holding the working directory, never a tool's internals such as .git)
+    emptiable: list[tuple[str, str]] = []
+    for n in folders:
+        kids = fs.children(n)
+        if len(kids) != 1 or kids[0].is_dir or fs.is_inside(cwd, n):
+            continue
+        folder, only = fs.path(n), fs.path(kids[0])
+        parent = fs.parent(n)
+        if (
+            not _hidden(only)
+            and fs.can(n, "wx")
+            and fs.can(kids[0], "w")
+            and parent is not None
+            and fs.can(parent, "wx")
+        ):
+            emptiable.append((folder, only))
+    if not emptiable:
+        return None
+    allowed = {str(c) for c in bound.choices.get("path", ())}
+    mine = [pair for pair in emptiable if pair[0] in allowed] or emptiable
+    folder, only = next((pair for pair in mine if pair[0] == drawn), None) or rng.choice(
+        sorted(mine)
+    )
+    return Prepared(folder, (("rm", {"path": only}),))
 
 
 def word_in_text_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:

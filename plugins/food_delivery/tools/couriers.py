@@ -10,6 +10,7 @@ from prove_gym.server.tool import tool
 from ..models import Courier, Order
 from ._common import _broken, _order_detail, _release
 from .args import CourierRow, Limit, OrderRow, Zone
+from .fitting import assignable_order, free_courier
 from .queries import ACTIVE_ORDER_OF, RESTAURANT, _couriers_matching
 from .results import CourierList, CourierOut, OrderDetail
 
@@ -67,6 +68,7 @@ def list_couriers(
         "Assign courier {courier_id} to order {order_id}",
         "Have {courier_id} deliver {order_id}",
     ],
+    values={"order_id": assignable_order, "courier_id": free_courier},
 )
 def assign_courier(ctx: ToolContext, order_id: OrderRow, courier_id: CourierRow) -> OrderDetail:
     """Assign an available courier to an accepted or preparing order (or replace its courier).

@@ -50,6 +50,7 @@ from .args import (
     Stars,
     Tip,
 )
+from .fitting import customer_with_cart
 from .queries import (
     CART,
     DELETE_CART_LINE,
@@ -165,6 +166,7 @@ def get_order(ctx: ToolContext, order_id: OrderRow) -> OrderDetail:
         "Order what is in the cart of {customer_id}; note for the courier: {note}",
     ],
     examples={"tip": [0, 1, 2, "2.50", 3, 5], "note": NOTES_EXAMPLES},
+    values={"customer_id": customer_with_cart},
 )
 def place_order(
     ctx: ToolContext,

@@ -284,3 +284,10 @@ def _couriers_matching(by_zone: bool, by_status: bool) -> tuple[Query, Query]:
     count = Query(select(func.count()).select_from(stmt.subquery()))
     rows = Query(stmt.order_by(Courier.id).limit(bindparam("limit")))
     return count, rows
+
+
+# every order's dispatch state, and every courier's (value sources: who can take whom)
+ORDER_DISPATCH = Query(
+    select(Order.id, Order.restaurant_id, Order.status, Order.courier_id).order_by(Order.id)
+)
+CART_OWNERS = Query(select(CartLine.customer_id).distinct().order_by(CartLine.customer_id))
