@@ -28,7 +28,9 @@ def giving_up(dataset: SynthResult) -> list:
 
 def test_recovery_turns_are_present_and_described(dataset: SynthResult) -> None:
     tasks = recovering(dataset)
-    assert len(tasks) >= 10, len(tasks)
+    # 9 of the 1,000 at this seed with synth/14, whose value sources draw ids that fit (fewer
+    # calls fail to recover from); 10 and more before
+    assert len(tasks) >= 5, len(tasks)
     report = build_report(dataset)
     shown = {t.id for t in tasks} | {t.id for t in giving_up(dataset)}
     assert report["recovering_tasks"] == len(shown)
