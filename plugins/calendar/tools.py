@@ -1056,7 +1056,11 @@ def add_reminder(
 
 @server.tool(
     stands_in_for=("find_free_slot",),
-    phrasings=["Am I free on {date}?", "Show my busy times on {date}"],
+    phrasings=[
+        "Am I free on {date}?",
+        "Show my busy times on {date}",
+        "Is {email} free on {date}?",
+    ],
     examples={"date": _day_ahead},
 )
 def get_free_busy(ctx: ToolContext, date: str, email: Email | None = None) -> FreeBusy:

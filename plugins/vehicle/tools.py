@@ -831,7 +831,7 @@ def set_parking_brake(ctx: ToolContext, action: Literal["engage", "release"]) ->
 @server.tool(
     writes=True,
     idempotent=True,
-    phrasings=["Open the {position} door", "Please open door {position}"],
+    phrasings=["Open the {position} door", "Could you open the {position} door?"],
 )
 def open_door(ctx: ToolContext, position: DoorPosition) -> DoorChange:
     """Open one door or the trunk. The car must be stopped in park and the door unlocked.
@@ -1010,7 +1010,7 @@ def set_seat_heating(
     writes=True,
     idempotent=True,
     phrasings=[
-        "Switch the headlights to {headlights}",
+        "Headlights {headlights}, please",
         "Turn the hazard lights {hazard_lights}",
         "Switch the fog lights {fog_lights}",
     ],

@@ -335,6 +335,24 @@ def meeting_starting_soon(ctx: ToolContext, rng: random.Random, bound: Bound) ->
     return rng.choice(soon) if soon else None
 
 
+PARTICIPANT = Query(
+    select(Participant.role, Participant.status, Meeting.status.label("meeting_status"))
+    .join(Meeting, Meeting.id == Participant.meeting_id)
+    .where(Participant.id == bindparam("id"))
+)
+
+
+def participant_not_hosting(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The participant in ``participant_id`` if someone would remove them: not the host
+    (who cannot be removed: a request nobody makes), still in or waiting for a meeting that
+    has not ended; None otherwise, so synthesis draws another."""
+    drawn = str(bound.args.get("participant_id", ""))
+    row = ctx.sql.first(PARTICIPANT, id=drawn)
+    if row is None or row.role == "host" or row.meeting_status == "ended":
+        return None
+    return drawn if row.status not in ("removed", "left") else None
+
+
 OPEN_PEOPLE = Query(
     select(
         Participant.id,
@@ -646,7 +664,7 @@ TRANSCRIPT_WORDS = ["deadline", "budget", "action item", "rolled back", "pricing
     phrasings=[
         "Find the meetings with '{query}' in the title",
         "Which meetings have '{query}' in their title?",
-        "Which meetings are {status} right now?",
+        "Show the {status} meetings",
         "Show the meetings {participant_email} is part of",
     ],
     examples={"query": _title_word},
@@ -1091,8 +1109,8 @@ def set_participant_role(
     phrasings=[
         "Remove {participant_id} from the meeting",
         "Kick {participant_id} out and don't let them back in",
-        "Deny {participant_id} entry from the waiting room",
     ],
+    values={"participant_id": participant_not_hosting},
 )
 def remove_participant(ctx: ToolContext, participant_id: ParticipantRow) -> ParticipantChange:
     """Remove someone from a scheduled or live meeting; they cannot come back.

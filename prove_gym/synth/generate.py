@@ -1274,6 +1274,9 @@ class Conversation:
                     or p.name not in step.args
                     or p.name in step.links
                     or str(step.args[p.name]) in elsewhere
+                    # a search's text is what it asks for: "Find the portfolios." is no
+                    # request with something left out
+                    or p.name in ("query", "search")
                     or isinstance(step.args[p.name], bool)
                     or (p.entity is not None and is_secret_kind(p.entity.name))
                     # "Drive." for "Drive at 0 km/h": without its zero, a request asks

@@ -1385,13 +1385,13 @@ def _lists(task: LintTask, step: Step, kind: str) -> bool:
 def _makes(task: LintTask, name: str, kind: str) -> bool:
     """Whether a call of ``name`` makes a new ``kind``, named for it: it creates one
     (:func:`_creates`) and its name has the kind's words (``create_scene``; not
-    ``post_recurring_expense``, which returns the category of the expense it posts), and
-    it ends nothing (not ``remove_coupon``, ``unfollow_user``: :data:`UNDO_VERBS`)."""
+    ``post_recurring_expense``, which returns the category of the expense it posts) or a
+    copy's verb (``forward_message`` makes a draft: :data:`COPY_VERBS`), and it ends nothing (not ``remove_coupon``, ``unfollow_user``: :data:`UNDO_VERBS`)."""
     verb, *rest = name.split("_")
     tool = task.tool(name)
     return (
         _creates(tool, name, words(kind))
-        and bool(set(kind.split("_")) & set(rest))
+        and (bool(set(kind.split("_")) & set(rest)) or verb in COPY_VERBS)
         and verb not in UNDO_VERBS
         and not verb.startswith("un")
         and not (tool is not None and tool.undoes)

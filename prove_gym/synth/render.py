@@ -48,6 +48,7 @@ QUESTION_FOLLOW_UPS = ["Great. ", "OK, next: ", "One more thing: ", "Also, "]
 """Follow-ups before a yes/no question: never "Now is it open right now?"."""
 AUXILIARIES = frozenset(
     [
+        "am",
         "is",
         "are",
         "was",
@@ -281,6 +282,11 @@ def usable_phrasings(spec: ToolSpec, args: Mapping[str, Any] | None = None) -> l
     if args:  # "Show my recent trips" only for a call with no value a phrasing can state
         stating = [ph for ph in out if SLOT.search(ph)]
         out = stating or out
+        # and a phrasing that states every value over one that leaves some to sentences of
+        # their own ("Is ana@x.com free on Monday?", not "Am I free on Monday? Check
+        # ana@x.com instead of me.")
+        covering = [ph for ph in out if set(args) <= set(SLOT.findall(ph))]
+        out = covering or out
     return out
 
 
@@ -1105,7 +1111,9 @@ class Renderer:
             if name == omit:
                 entity = spec.entity_params.get(name)
                 if entity is not None:
-                    return f"one of my {plural(words(entity.name))}"
+                    # "two of my products" left out: "some of my products", not "one of"
+                    many = isinstance(args.get(name), list) and len(args[name]) > 1
+                    return f"{'some' if many else 'one'} of my {plural(words(entity.name))}"
                 return f"some {words(name)}"
             if name in refs:
                 return refs[name]

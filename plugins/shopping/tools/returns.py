@@ -91,7 +91,6 @@ def list_returns(
     returns=("return", "order", "variant", "customer"),
     phrasings=[
         "Return {variant_ids} from order {order_id}, reason: {reason}",
-        "I want to send back {variant_ids} of {order_id} because it is {reason}",
         "Return {quantities} of {variant_ids} from {order_id} ({reason})",
     ],
     examples={"quantities": [[1], [1, 1], [2]]},
