@@ -858,7 +858,7 @@ def open_door(ctx: ToolContext, position: DoorPosition) -> DoorChange:
     writes=True,
     inverse_of="open_door",
     idempotent=True,
-    phrasings=["Close the {position} door", "Please shut door {position}"],
+    phrasings=["Close the {position} door", "Please shut the {position} door"],
 )
 def close_door(ctx: ToolContext, position: DoorPosition) -> DoorChange:
     """Close one door or the trunk (always possible).

@@ -343,9 +343,9 @@ PARTICIPANT = Query(
 
 
 def participant_not_hosting(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
-    """The participant in ``participant_id`` if someone would remove them: not the host
-    (who cannot be removed: a request nobody makes), still in or waiting for a meeting that
-    has not ended; None otherwise, so synthesis draws another."""
+    """The participant in ``participant_id`` if someone would remove them or change their
+    role: not the host (who can be neither: a request nobody makes), still in or waiting
+    for a meeting that has not ended; None otherwise, so synthesis draws another."""
     drawn = str(bound.args.get("participant_id", ""))
     row = ctx.sql.first(PARTICIPANT, id=drawn)
     if row is None or row.role == "host" or row.meeting_status == "ended":
@@ -810,8 +810,8 @@ def get_transcript(
         "minutes with {invitees}",
         "Set up a {duration_minutes}-minute meeting called {title} on {start_time} for "
         "{host_email} and invite {invitees}",
-        "Book '{title}' for {host_email} at {start_time} ({duration_minutes} min), invite "
-        "{invitees}, with a waiting room: {waiting_room}",
+        "Book '{title}' for {host_email} at {start_time} ({duration_minutes} min) and invite "
+        "{invitees}",
     ],
     examples={"title": TITLES, "start_time": _future_start, "duration_minutes": DURATIONS},
 )
@@ -1009,6 +1009,7 @@ def admit_participant(ctx: ToolContext, participant_id: ParticipantRow) -> Parti
         "Change the role of {participant_id} to {role}",
         "Give {participant_id} the {role} role in their meeting",
     ],
+    values={"participant_id": participant_not_hosting},
 )
 def set_participant_role(
     ctx: ToolContext, participant_id: ParticipantRow, role: Role
