@@ -1063,18 +1063,19 @@ class Conversation:
         *,
         given_up: bool = False,
     ) -> None:
+        produced, listed = self.grounder.found(step.tool, result.content)
         done = DoneStep(
             step.tool,
             g.args,
             g.links,
             result.content,
-            self.grounder.produced(step.tool, result.content),
+            produced,
             step.segment,
             True,
             plan=step,
             result=result,
             given_up=given_up,
-            listed=self.grounder.produced(step.tool, result.content, listed_only=True),
+            listed=listed,
         )
         done.repairs = [
             self.done_index[f] for f in self.fixes_for.get(step, []) if f in self.done_index
@@ -1319,12 +1320,7 @@ class Conversation:
         idxs = out[at][0]
         name, value = omit[1], done[omit[0]].args[omit[1]]
         deps = self._dependencies()
-        knowledge = Knowledge(
-            done,
-            {i: d.segment for i, d in enumerate(done)},
-            self.grounder.index.exists,
-            lambda d, kind: creates(d.tool, kind),
-        )
+        knowledge = self._knowledge({i: d.segment for i, d in enumerate(done)})
         needs = {omit[0]}
         for i in idxs:
             takes = name in done[i].args and done[i].args[name] == value
@@ -1341,6 +1337,13 @@ class Conversation:
         else:
             out.insert(at + 1, (rest, False))
         return out
+
+    def _knowledge(self, turn_of: dict[int, int]) -> Knowledge:
+        """What the user knows of the executed chain, each step asked for in ``turn_of``'s
+        request."""
+        return Knowledge(
+            self.done, turn_of, self.grounder.index.exists, lambda d, kind: creates(d.tool, kind)
+        )
 
     def _says(self, knowledge: Knowledge, i: int, j: int) -> bool:
         """Whether step i takes from step j only ids the user says as they are: ids of
@@ -1462,12 +1465,8 @@ class Conversation:
         clarify_at: int | None = None
         turn_level = "minimal" if level == "minimal" else "complete"
         requests = self._turn_steps(omit)
-        index = self.grounder.index
-        self.renderer.knowledge = Knowledge(
-            done,
-            {i: r for r, (idxs, _) in enumerate(requests) for i in idxs},
-            index.exists,
-            lambda d, kind: creates(d.tool, kind),
+        self.renderer.knowledge = self._knowledge(
+            {i: r for r, (idxs, _) in enumerate(requests) for i in idxs}
         )
         self.renderer.unknowable = []
         self.renderer.self_named = []

@@ -166,6 +166,12 @@ def extract_ids(content: Any, key: str, *, listed_only: bool = False) -> list[An
     >>> extract_ids({"you": {"store_id": "s13"}, "stores": [{"store_id": "s15"}]}, "store_id", listed_only=True)
     ['s15']
     """
+    listed, loose = _id_lists(content, key)
+    return _unique(listed if listed_only else (*listed, *loose))
+
+
+def _id_lists(content: Any, key: str) -> tuple[list[Any], list[Any]]:
+    """The ids of :func:`extract_ids`, in one walk: those inside a list, those outside."""
     listed: list[Any] = []
     loose: list[Any] = []
     plurals = plural_names(key)
@@ -190,9 +196,14 @@ def extract_ids(content: Any, key: str, *, listed_only: bool = False) -> list[An
                 walk(item, True)
 
     walk(content, False)
+    return listed, loose
+
+
+def _unique(values: Iterable[Any]) -> list[Any]:
+    """``values`` without repeats (by their text), in order."""
     found: list[Any] = []
     seen: set[str] = set()
-    for value in listed if listed_only else (*listed, *loose):
+    for value in values:
         if str(value) not in seen:
             seen.add(str(value))
             found.append(value)
@@ -615,21 +626,27 @@ class Grounder:
             records = [r for r in records if _in_role(r, roles, bound, owner, me)]
         return records
 
-    def produced(
-        self, spec: ToolSpec, content: Any, *, listed_only: bool = False
-    ) -> dict[str, list[Any]]:
-        """Identifiers of the kinds ``spec`` declares it returns, found in ``content``
-        (``listed_only``: those inside a list, :func:`extract_ids`)."""
-        out = {}
+    def produced(self, spec: ToolSpec, content: Any) -> dict[str, list[Any]]:
+        """Identifiers of the kinds ``spec`` declares it returns, found in ``content``."""
+        return self.found(spec, content)[0]
+
+    def found(
+        self, spec: ToolSpec, content: Any
+    ) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
+        """:meth:`produced`, and those of its ids found inside a list of ``content`` (what
+        "that list" counts: ``DoneStep.listed``), from one walk of the result."""
+        produced, listed = {}, {}
         for kind in spec.returns:
             key = self.index.key(kind)
             if key is None and kind in self.server.entities:
                 key = self.server.entities[kind].key
             if key:
-                ids = extract_ids(content, key, listed_only=listed_only)
-                if ids:
-                    out[kind] = ids
-        return out
+                in_list, loose = _id_lists(content, key)
+                if ids := _unique((*in_list, *loose)):
+                    produced[kind] = ids
+                if in_list:
+                    listed[kind] = _unique(in_list)
+        return produced, listed
 
     @staticmethod
     def wanted(step: PlannedStep, extra: Iterable[str] = ()) -> list[ParamSpec]:
