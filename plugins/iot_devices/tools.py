@@ -1514,6 +1514,34 @@ def _plan(ctx: ToolContext, scene: Any) -> list[tuple[Any, Any]]:
     return plan
 
 
+def _applied(plan: list[tuple[Any, Any]]) -> tuple[dict[str, Any], set[str]]:
+    """Each device of a checked scene (:func:`_plan`) as its settings leave it, and the ids
+    of those that end up different."""
+    current = {d.id: d for _, d in plan}
+    changed: set[str] = set()
+    for a, d in plan:
+        before = current[d.id]
+        current[d.id] = before._replace(**_setting(a.attribute, a.value))
+        if _snapshot(current[d.id]) != _snapshot(before):
+            changed.add(d.id)
+    return current, changed
+
+
+def scene_that_changes_something(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The scene in ``scene_id`` if running it would change a device (not one saved from
+    how the home is right now and run at once, which changes nothing); one the home cannot
+    run (an offline device) stays, its refusal being the lesson. None otherwise, so
+    synthesis draws another."""
+    scene = ctx.sql.first(SCENE, id=str(bound.args.get("scene_id", "")))
+    if scene is None:
+        return None
+    try:
+        plan = _plan(ctx, scene)
+    except PreconditionFailed:
+        return str(scene.id)
+    return str(scene.id) if _applied(plan)[1] else None
+
+
 def _setting(attribute: str, value: str) -> dict[str, Any]:
     """The device columns one scene setting writes (none for an unknown attribute)."""
     if attribute == "power":
@@ -1537,6 +1565,7 @@ def _setting(attribute: str, value: str) -> dict[str, Any]:
     writes=True,
     returns=("scene", "device"),
     phrasings=["Activate the scene {scene_id}", "Run scene {scene_id}"],
+    values={"scene_id": scene_that_changes_something},
 )
 def activate_scene(ctx: ToolContext, scene_id: SceneRow) -> Activation:
     """Apply every setting of a scene at once. All or nothing: if any device is offline, a lock
@@ -1553,13 +1582,7 @@ def activate_scene(ctx: ToolContext, scene_id: SceneRow) -> Activation:
     scene = scene_id
     plan = _plan(ctx, scene)
     found = {d.id: d for _, d in plan}  # each device as the scene found it
-    current = dict(found)  # and as the settings applied so far leave it
-    changed: set[str] = set()
-    for a, d in plan:
-        before = current[d.id]
-        current[d.id] = before._replace(**_setting(a.attribute, a.value))
-        if _snapshot(current[d.id]) != _snapshot(before):
-            changed.add(d.id)
+    current, changed = _applied(plan)
     # Written as the ORM flushed them: the devices by id, then the scene; ctx.sql.update
     # writes only the columns that end up different (a setting undone later writes nothing).
     for device_id in sorted(current):
