@@ -847,7 +847,7 @@ def list_rooms(ctx: ToolContext, home_id: HomeRow) -> list[RoomOut]:
     returns=("device", "room"),
     phrasings=[
         "List the {kind} devices in {home_id}",
-        "Which devices in {home_id} are offline?",
+        "What devices are there in {home_id}?",
         "What's in room {room_id}?",
     ],
 )

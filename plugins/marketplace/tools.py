@@ -673,7 +673,8 @@ def _text(value: str, name: str) -> str:
 # -------------------------------------------------------- example values
 def _title_word(ctx: ToolContext, rng: random.Random) -> str:
     titles = ctx.sql.scalars(LISTING_TITLES)
-    words = [w for w in rng.choice(titles).split() if len(w) > 3 and w[0].isalpha()]
+    words = [w.strip(",.:;!?()\"'") for w in rng.choice(titles).split()]
+    words = [w for w in words if len(w) > 3 and w[0].isalpha()]  # "Dune", not "Dune,"
     return words[0] if words else titles[0]
 
 

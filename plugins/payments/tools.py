@@ -1606,8 +1606,7 @@ def create_payout(
         "Send {merchant_id}'s payment events to {url}",
     ],
     examples={
-        "events": [
-            ["*"],
+        "events": [  # not ["*"]: "for *" is no request a person writes
             ["charge.succeeded", "charge.failed"],
             ["invoice.paid"],
             ["refund.created", "payout.created"],

@@ -593,14 +593,14 @@ def message_of_someone_else(ctx: ToolContext, rng: random.Random, bound: Bound) 
 
 
 def message_with_replies(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
-    """The message in ``message_id`` if asking for its thread makes sense: one that was
-    there before the conversation began (one just posted has no replies to read) in a thread
-    that has some; None otherwise, so synthesis draws another."""
+    """The message in ``message_id`` if asking what people replied to it makes sense: a
+    thread's first message, there before the conversation began (one just posted has no
+    replies to read), with replies; None otherwise (a reply, whose thread is another's),
+    so synthesis draws another."""
     row = ctx.sql.first(MESSAGE, id=str(bound.args.get("message_id", "")))
-    if row is None or row.deleted or row.created_at >= _now(ctx):
+    if row is None or row.deleted or row.thread_root_id is not None or row.created_at >= _now(ctx):
         return None
-    root = row if row.thread_root_id is None else ctx.sql.first(MESSAGE, id=row.thread_root_id)
-    return str(row.id) if root is not None and root.reply_count > 0 else None
+    return str(row.id) if row.reply_count > 0 else None
 
 
 def _seat(ctx: ToolContext, workspace_id: str, user_id: str) -> Any | None:

@@ -909,22 +909,27 @@ def settings_sentence(spec: ToolSpec, extras: Sequence[Extra]) -> str:
 
 
 def _joined_filters(sentences: Sequence[str]) -> list[str]:
-    """Consecutive "Only for X." sentences as one: "Only for that workspace and the
-    channel chan_009.", not a list of one-line orders.
+    """Consecutive "Only ..." sentences as one: "Only for that workspace and the channel
+    chan_009, and only ones by usr_011.", not a list of one-line orders.
 
     >>> _joined_filters(["Only for ws_01.", "Only for chan_009.", "Only ones by usr_011."])
-    ['Only for ws_01 and chan_009.', 'Only ones by usr_011.']
+    ['Only for ws_01 and chan_009, and only ones by usr_011.']
+    >>> _joined_filters(["Only ones by usr_011.", "Make it recursive."])
+    ['Only ones by usr_011.', 'Make it recursive.']
     """
     out: list[str] = []
     for sentence in sentences:
         last = out[-1] if out else ""
-        if (
-            sentence.startswith("Only for ")
+        filters = (
+            sentence.startswith("Only ")
             and sentence.endswith(".")
-            and last.startswith("Only for ")
+            and last.startswith("Only ")
             and last.endswith(".")
-        ):
+        )
+        if filters and sentence.startswith("Only for ") and " and only " not in last:
             out[-1] = f"{last[:-1]} and {sentence.removeprefix('Only for ')}"
+        elif filters:
+            out[-1] = f"{last[:-1]}, and only {sentence.removeprefix('Only ')}"
         else:
             out.append(sentence)
     return out
@@ -1014,7 +1019,8 @@ class Renderer:
         )
         step = done[i]
         entity = step.tool.entity_params[param]
-        noun = words(entity.name)
+        # "that contact" for a contact's address: whose it is, not "that contact email"
+        noun = words(entity.name).removesuffix(" email")
         ref = knowledge.reference(i, param)
         if ref is None:
             return None

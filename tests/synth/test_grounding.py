@@ -359,11 +359,12 @@ def test_an_update_never_moves_a_row_to_the_reference_it_has() -> None:
     assert drawn > 10
 
 
-def test_an_update_does_not_change_at_once_what_a_creation_just_set() -> None:
+def test_an_update_does_not_change_what_a_creation_of_the_task_set() -> None:
     """travel_booking-2026-00012 created a traveller with passport LG3376736 and then
     updated "the passport of the new traveller" to another: an update that would change a
-    field the creation set, with nothing between that used the new entity, takes another
-    entity; once a call has used the new one, the update may take it."""
+    field the creation set takes another entity, at once and after a call has used the new
+    one (travel_booking-2028: a flight booked for them, then "they renewed their
+    passport")."""
     from prove_gym.synth.chains import PlannedStep
     from prove_gym.synth.grounding import DoneStep
 
@@ -383,7 +384,10 @@ def test_an_update_does_not_change_at_once_what_a_creation_just_set() -> None:
     used = {"traveller_id": new, "airline": "IB", "number": "IB123456"}
     done.append(DoneStep(loyalty, used, {"traveller_id": 0}, {}, {}))
     again = grounder.ground(PlannedStep(server.tools["update_passport"]), done, {})
-    assert again.args["traveller_id"] == new
+    assert again.unresolved is None and again.args["traveller_id"] != new
+    # an update of a field the creation did not set may take the new traveller
+    add = grounder.ground(PlannedStep(loyalty), done[:1], {})
+    assert add.args["traveller_id"] == new
 
 
 def test_a_lookup_that_finds_one_customer_makes_them_the_conversations() -> None:

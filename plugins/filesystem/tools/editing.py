@@ -76,7 +76,8 @@ _NOTES = (
 _SHELL = ('export PATH="$HOME/bin:$PATH"', "alias ll='ls -la'", "export EDITOR=vim")
 TEXT_BY_TYPE: dict[str, tuple[str, ...]] = {
     ".txt": _NOTES,
-    ".md": ("## Notes", "- [ ] Call the dentist", "TODO: update the README with install steps"),
+    ".md": ("## Notes", "- [ ] Call the dentist"),
+    "readme.md": ("TODO: update the README with install steps", "## Install"),
     ".py": ("import os", "# TODO: handle the empty case", "DEBUG = False"),
     ".go": ("// TODO: handle the error", 'import "fmt"', "const debug = false"),
     ".js": ("// TODO: handle the error", "const DEBUG = false;", "console.log('done');"),
@@ -105,8 +106,8 @@ def text_for(path: str) -> tuple[str, ...]:
     ((), '## Notes')
     """
     name = path.rsplit("/", 1)[-1].lower()
-    if name.startswith(".") and name.count(".") == 1:
-        return TEXT_BY_TYPE.get(name, ())
+    if (name.startswith(".") and name.count(".") == 1) or name in TEXT_BY_TYPE:
+        return TEXT_BY_TYPE.get(name, ())  # a dotfile, or a file of its own (README.md)
     return TEXT_BY_TYPE.get(Bound({"path": path}).extension("path"), ())
 
 
