@@ -163,8 +163,34 @@ what others wrote (no +1, "Agreed" or like on one's own message or post, no "wha
 people reply to" a message just posted, no reply to a newsletter), files a new note where
 notes go, adds no line to a JSON document or a log and only comments into source code,
 sorts files of records by their own separator, runs no scene that would change nothing,
-changes no field of what the task made (a traveller's passport, a new event's title), and
-deletes no draft a forward of the task made."""
+changes no field of what the task made (a traveller's passport, a new event's title),
+deletes no draft a forward of the task made, and asks no read that looks into something the
+conversation made and finds nothing (the places of a list just created)."""
+
+
+def _lists_nothing(content: Any) -> bool:
+    """Whether a result lists nothing: an empty list, or an object with a count (``count``,
+    ``total``, ``..._count``) and every count zero and every list empty.
+
+    >>> _lists_nothing({"list_id": "lst_039", "place_count": 0, "places": []})
+    True
+    >>> _lists_nothing({"event_id": "evt_0301", "invitees": [], "title": "Dentist"})
+    False
+    """
+    if isinstance(content, list):
+        return not content
+    if not isinstance(content, dict):
+        return False
+    counts = [
+        v
+        for k, v in content.items()
+        if (k in ("count", "total") or k.endswith("_count"))
+        and isinstance(v, int)
+        and not isinstance(v, bool)
+    ]
+    lists = [v for v in content.values() if isinstance(v, list)]
+    return bool(counts) and not any(counts) and not any(lists)
+
 
 PLAN_DRAWS = 6
 """Chains a candidate draws before it gives up (see :meth:`Conversation._plan`): drawing
@@ -1583,6 +1609,9 @@ class Conversation:
         problems = text_problems(task, results)
         if problems:
             return f"text_gold_mismatch:{problems[0]}"
+        empty = None if abstention else self._empty_read_of_new()  # (nothing is called)
+        if empty is not None:
+            return f"empty_read_of_new:{empty}"
         read = sc.lint.read(task.model_dump(mode="json"))
         if inverse_write(read) or repeated_write(read):  # a chain that undoes or redoes itself
             return "undoes_itself"
@@ -1622,6 +1651,27 @@ class Conversation:
         else:
             feats = self.features
         return Candidate(task, feats, rewrites)
+
+    def _empty_read_of_new(self) -> str | None:
+        """The first read of the gold that looks into something the conversation made and
+        finds nothing in it (the places of a list just created, the files of a folder just
+        made): a question whose answer the user knows. Its tool's name, or None."""
+        index = self.grounder.index
+        for d in self.done:
+            if not d.executed or d.tool.writes or d.result is None or not d.result.ok:
+                continue
+            if not _lists_nothing(d.content):
+                continue
+            for name, entity in d.tool.entity_params.items():
+                value = d.args.get(name)
+                if (
+                    isinstance(value, str | int)
+                    and not isinstance(value, bool)
+                    and index.key(entity.name) is not None  # a kind the state lists
+                    and not index.exists(entity.name, str(value))
+                ):
+                    return d.tool.name  # not in the initial state: made here
+        return None
 
     def _text_findings(self, task: Task, results: list[ToolResult]) -> set[str]:
         """What the text of ``task`` fails: the text and gold check, the credentials check

@@ -626,3 +626,34 @@ def test_a_scene_saved_from_the_home_as_it_is_is_not_run_at_once() -> None:
                 scene_that_changes_something(session.context(), rng, Bound({"scene_id": new}))
                 == new
             )
+
+
+def test_no_gold_read_looks_into_something_just_made_and_finds_nothing() -> None:
+    """maps-2030-00001: "Create a list called Sunday errands", then "Show me the places in
+    the new list" (none: the user knows it); filesystem-2030-00044: mkdir, then find files
+    in it. A read of an entity the conversation made that lists nothing is dropped."""
+    from prove_gym.synth.generate import _lists_nothing
+
+    result = synthesize(SynthConfig(servers=("maps", "filesystem"), n=160, seed=5))
+    assert sum(n for k, n in result.drops.items() if k.startswith("empty_read_of_new:")) > 0
+    registry = prove_gym.get_registry()
+    found = []
+    for task in result.tasks:
+        srv = registry.get_server(task.server)
+        with srv.session(task.seed, task.size) as initial:
+            known = {
+                kind: {str(v) for r in initial.list_entities(kind) for v in r.values()}
+                for kind in {e.name for t in srv.tools.values() for e in t.entity_params.values()}
+            }
+        with Workspace(task, registry) as ws:
+            for i, turn in enumerate(task.turns):
+                for step in turn.steps:
+                    out = ws.call(step.name, step.arguments, turn=i).result
+                    spec = srv.tools[step.name]
+                    if spec.writes or not out.ok or not _lists_nothing(out.content):
+                        continue
+                    for name, entity in spec.entity_params.items():
+                        value = step.arguments.get(name)
+                        if value is not None and str(value) not in known[entity.name]:
+                            found.append(f"{task.id}: {step.name}({name}={value}) finds nothing")
+    assert found == []
