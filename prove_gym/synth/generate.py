@@ -165,7 +165,8 @@ notes go, adds no line to a JSON document or a log and only comments into source
 sorts files of records by their own separator, runs no scene that would change nothing,
 changes no field of what the task made (a traveller's passport, a new event's title),
 deletes no draft a forward of the task made, and asks no read that looks into something the
-conversation made and finds nothing (the places of a list just created)."""
+conversation made and finds nothing (the places of a list just created) nor reads a message
+after replying to it."""
 
 
 def _lists_nothing(content: Any) -> bool:
@@ -1612,6 +1613,8 @@ class Conversation:
         empty = None if abstention else self._empty_read_of_new()  # (nothing is called)
         if empty is not None:
             return f"empty_read_of_new:{empty}"
+        if not abstention and self._read_after_reply():
+            return "read_after_reply"
         read = sc.lint.read(task.model_dump(mode="json"))
         if inverse_write(read) or repeated_write(read):  # a chain that undoes or redoes itself
             return "undoes_itself"
@@ -1672,6 +1675,24 @@ class Conversation:
                 ):
                     return d.tool.name  # not in the initial state: made here
         return None
+
+    def _read_after_reply(self) -> bool:
+        """Whether the gold reads something after it replied to it or forwarded it ("Reply
+        to msg_00222: ... After that, what does msg_00222 say?"): a person reads first."""
+        answered: set[tuple[str, str]] = set()
+        for d in self.done:
+            if not d.executed:
+                continue
+            ids = {
+                (entity.name, str(d.args[name]))
+                for name, entity in d.tool.entity_params.items()
+                if isinstance(d.args.get(name), str | int)
+            }
+            if not d.tool.writes and ids & answered:
+                return True
+            if d.tool.writes and d.tool.name.split("_")[0] in ("reply", "forward"):
+                answered |= ids
+        return False
 
     def _text_findings(self, task: Task, results: list[ToolResult]) -> set[str]:
         """What the text of ``task`` fails: the text and gold check, the credentials check

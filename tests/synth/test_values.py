@@ -657,3 +657,27 @@ def test_no_gold_read_looks_into_something_just_made_and_finds_nothing() -> None
                         if value is not None and str(value) not in known[entity.name]:
                             found.append(f"{task.id}: {step.name}({name}={value}) finds nothing")
     assert found == []
+
+
+def test_no_message_is_read_after_the_gold_replied_to_it() -> None:
+    """email-2030-00015: "reply to all on msg_00222: ... After that, what does email
+    msg_00222 say?" A person reads a message before answering it; such a gold is dropped."""
+    result = synthesize(SynthConfig(servers=("email", "team_chat"), n=200, seed=5))
+    assert result.drops["read_after_reply"] > 0
+    registry = prove_gym.get_registry()
+    found = []
+    for task in result.tasks:
+        tools = registry.get_server(task.server).tools
+        answered: set[tuple[str, str]] = set()
+        for step in task.steps:
+            spec = tools[step.name]
+            ids = {
+                (e.name, str(step.arguments[n]))
+                for n, e in spec.entity_params.items()
+                if isinstance(step.arguments.get(n), str)
+            }
+            if not spec.writes and ids & answered:
+                found.append(f"{task.id}: {step.name}{step.arguments} after answering it")
+            if spec.writes and step.name.split("_")[0] in ("reply", "forward"):
+                answered |= ids
+    assert found == []
