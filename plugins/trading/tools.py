@@ -50,6 +50,7 @@ from .models import (
     Base,
     Instrument,
     Order,
+    OrderKey,
     Portfolio,
     Position,
     Trade,
@@ -60,7 +61,6 @@ from .models import (
     is_trading_day,
     money,
     next_open,
-    participant,
     price_band,
 )
 from .sampler import HISTORY_DAYS, sample_trading
@@ -660,12 +660,13 @@ SOLD_SINCE = Query(
         Trade.executed_at >= bindparam("since"),
     )
 )
-# the order a client_order_id placed in a portfolio (models.participant)
+# the order a client_order_id placed in a portfolio (from prove/trading-v3)
 BY_CLIENT_ORDER_ID = Query(
     select(orders_t)
+    .join(OrderKey.__table__, OrderKey.order_id == Order.id)
     .where(
-        Order.portfolio_id == bindparam("portfolio_id"),
-        Order.participant == bindparam("participant"),
+        OrderKey.portfolio_id == bindparam("portfolio_id"),
+        OrderKey.client_order_id == bindparam("key"),
     )
     .order_by(Order.id)
 )
@@ -1411,8 +1412,7 @@ def _submit_once(
     already placed in the portfolio is answered again (``replayed``) if this is the same
     order, refused (``client_order_id_reused``) if not; a new key places the order."""
     if client_order_id is not None:
-        tag = participant(portfolio.owner, client_order_id)
-        placed = ctx.sql.first(BY_CLIENT_ORDER_ID, portfolio_id=portfolio.id, participant=tag)
+        placed = ctx.sql.first(BY_CLIENT_ORDER_ID, portfolio_id=portfolio.id, key=client_order_id)
         if placed is not None:
             asked = (ins.symbol, side, "market" if limit_price is None else "limit", quantity)
             has = (placed.symbol, placed.side, placed.order_type, placed.quantity)
@@ -1434,9 +1434,14 @@ def _submit_once(
                 "client_order_id": client_order_id,
                 "replayed": True,
             }
-    done = _submit(
-        ctx, portfolio, ins, side, quantity, limit_price, client_order_id, preview_id, True
-    )
+    done = _submit(ctx, portfolio, ins, side, quantity, limit_price, preview_id, True)
+    if client_order_id is not None:
+        ctx.sql.insert(
+            OrderKey,
+            portfolio_id=portfolio.id,
+            client_order_id=client_order_id,
+            order_id=done["order_id"],
+        )
     return {**done, "client_order_id": client_order_id, "replayed": False}
 
 
@@ -1452,7 +1457,6 @@ def _submit(
     side: str,
     quantity: int,
     limit_price: Decimal | None,
-    client_order_id: str | None = None,
     preview_id: str | None = None,
     confirm: bool = False,
 ) -> ExecutionOut:
@@ -1464,7 +1468,7 @@ def _submit(
     new = {
         "id": next_id(ctx, Order.id, "ord", 5),
         "portfolio_id": portfolio.id,
-        "participant": participant(portfolio.owner, client_order_id),
+        "participant": portfolio.owner,
         "symbol": ins.symbol,
         "side": side,
         "order_type": "market" if limit_price is None else "limit",

@@ -175,6 +175,19 @@ def rule_violations(session: Session) -> list[str]:
            GROUP BY o.portfolio_id, o.symbol
            HAVING SUM(o.quantity - o.filled_quantity) > COALESCE(MAX(pos.quantity), 0)""",
     )
+    # An idempotency key (from prove/trading-v3) names one order, of its own portfolio; an
+    # order's participant is its portfolio's owner (the key is never kept in it).
+    check(
+        "a client_order_id names no order of its portfolio",
+        """SELECT k.portfolio_id, k.client_order_id FROM client_order_ids k
+           LEFT JOIN orders o ON o.id = k.order_id
+           WHERE o.id IS NULL OR o.portfolio_id IS NOT k.portfolio_id""",
+    )
+    check(
+        "a portfolio's order names another participant than the portfolio's owner",
+        """SELECT o.id, o.participant FROM orders o JOIN portfolios p ON p.id = o.portfolio_id
+           WHERE o.participant != p.owner""",
+    )
     # The book is never crossed.
     check(
         "the book is crossed (best bid >= best ask)",
@@ -1492,6 +1505,30 @@ def test_v3_a_retried_order_with_its_client_order_id_is_placed_once() -> None:
         # without a key every call is a new order, as before
         plain = [ok(session, "place_limit_order", resting)["order_id"] for _ in range(2)]
         assert len(set(plain)) == 2 and placed["order_id"] not in plain
+
+
+def test_v3_a_client_order_id_is_kept_beside_the_order_not_in_it() -> None:
+    """The key lives in client_order_ids (a table added later), the order's participant is
+    the owner as for any order: an order placed with a key and one placed without differ in
+    nothing but their id, seq and times."""
+    session, _, resting = _v3_session(OPEN_SEEDS["weekday at 15:30"])
+    with session:
+        empty = session.state_hash()
+        keyed = ok(session, "place_limit_order", {**resting, "client_order_id": "rest-1"})
+        plain = ok(session, "place_limit_order", resting)
+        owner = column(
+            session, "SELECT owner FROM portfolios WHERE id = ?", resting["portfolio_id"]
+        )
+        fields = "participant, symbol, side, order_type, quantity, limit_price, status"
+        of = [
+            rows(session, f"SELECT {fields} FROM orders WHERE id = ?", o["order_id"])
+            for o in (keyed, plain)
+        ]
+        assert of[0] == of[1] and of[0][0][0] == owner[0]
+        assert rows(session, "SELECT * FROM client_order_ids") == [
+            (resting["portfolio_id"], "rest-1", keyed["order_id"])
+        ]
+        assert empty != session.state_hash() and not rule_violations(session)
 
 
 @pytest.mark.parametrize(
