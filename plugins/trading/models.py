@@ -22,7 +22,7 @@ from typing import Protocol
 from sqlalchemy import Boolean, Date, DateTime, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from prove_gym.server import Money
+from prove_gym.server import Money, added_later
 
 CENT = Decimal("0.01")
 OPEN_STATUSES: tuple[str, ...] = ("open", "partially_filled")
@@ -146,19 +146,6 @@ CLIENT_ORDER_ID = r"^[A-Za-z0-9._:-]{1,48}$"
 """What a ``client_order_id`` (an order's idempotency key, from ``prove/trading-v3``) may be."""
 
 
-def participant(owner: str, client_order_id: str | None) -> str:
-    """What an order of a portfolio of ``owner`` holds in :attr:`Order.participant`: the owner,
-    and after " #" the ``client_order_id`` it was placed with, if any.
-
-    The key lives in an existing column because every env version samples the same state
-    (a new column would change every state's hash); an owner's name never holds " #".
-
-    >>> participant("Maria Garcia", None), participant("Maria Garcia", "rebal-1")
-    ('Maria Garcia', 'Maria Garcia #rebal-1')
-    """
-    return owner if client_order_id is None else f"{owner} #{client_order_id}"
-
-
 class Base(DeclarativeBase):
     pass
 
@@ -246,9 +233,7 @@ class Order(Base):
         ForeignKey("portfolios.id"), nullable=True, index=True
     )
     participant: Mapped[str] = mapped_column(String(60))
-    """Who placed it: the portfolio's owner, or a market maker / other investor; for an order
-    placed with a ``client_order_id`` (from ``prove/trading-v3``), the owner and the key
-    (:func:`participant`)."""
+    """Who placed it: the portfolio's owner, or a market maker / other investor."""
     symbol: Mapped[str] = mapped_column(ForeignKey("instruments.symbol"), index=True)
     side: Mapped[str] = mapped_column(String(4))
     order_type: Mapped[str] = mapped_column(String(8))
@@ -281,6 +266,21 @@ class Order(Base):
         if not self.is_open or self.limit_price is None:
             return Decimal("0.00")
         return min(self.remaining, self.reserve_quantity) * self.limit_price
+
+
+class OrderKey(Base):
+    """The idempotency key an order was placed with (from ``prove/trading-v3``): placing the
+    same order again with it returns that order instead of placing another. Keys are the
+    portfolio's own (two portfolios may use the same text). No sampled state has one: the
+    table counts in the state hash only once a key is written
+    (:func:`~prove_gym.server.added_later`), so every state of ``-v0`` to ``-v2``, which never
+    write it, keeps its hash."""
+
+    __tablename__ = "client_order_ids"
+    __table_args__ = added_later()
+    portfolio_id: Mapped[str] = mapped_column(ForeignKey("portfolios.id"), primary_key=True)
+    client_order_id: Mapped[str] = mapped_column(String(48), primary_key=True)
+    order_id: Mapped[str] = mapped_column(ForeignKey("orders.id"), unique=True)
 
 
 class Trade(Base):

@@ -50,6 +50,7 @@ from .models import (
     Base,
     Instrument,
     Order,
+    OrderKey,
     Portfolio,
     Position,
     Trade,
@@ -60,7 +61,6 @@ from .models import (
     is_trading_day,
     money,
     next_open,
-    participant,
     price_band,
 )
 from .sampler import HISTORY_DAYS, sample_trading
@@ -78,6 +78,11 @@ idempotency key (``client_order_id``: the tools' v3 definitions), a sale's proce
 on the next trading day (T+1: a cash portfolio buys only with settled cash, :func:`_unsettled`)
 and an order above :data:`PREVIEW_ABOVE` needs a preview (``preview_order``), keeping v2's
 principal."""
+REPLACE_PREVIEW = 4
+"""The env version (``prove/trading-v4``) from which ``replace_order`` asks a preview as
+placing does: a replacement worth more than :data:`PREVIEW_ABOVE` must carry the
+``preview_id`` of ``preview_replace_order`` for that replacement (rule ``preview_required``),
+keeping everything of v3."""
 PREVIEW_ABOVE = Decimal("25000.00")
 """From ``prove/trading-v3``, an order placement whose notional (quantity x limit price, or a
 market order's fill value) is above this must carry the ``preview_id`` that ``preview_order``
@@ -103,6 +108,15 @@ V3_INSTRUCTIONS = (
     "previewed first: call preview_order with the same order, show the user the estimate, "
     "and pass its preview_id to place_limit_order or place_market_order (rule "
     "'preview_required')."
+)
+
+V4_INSTRUCTIONS = (
+    "Large order changes: a replace_order whose replacement is worth more than 25,000.00 "
+    "(the shares still to fill: what they would trade at now, and the limit price for what "
+    "would rest) must be previewed first, as a placement is: call preview_replace_order with "
+    "the same order_id, quantity and limit_price, show the user the estimate, and pass its "
+    "preview_id to replace_order (rule 'preview_required'). A replacement that keeps both the "
+    "quantity and the limit price is refused (bad arguments) and changes nothing."
 )
 
 V1_INSTRUCTIONS = (
@@ -133,7 +147,7 @@ server = Server(
     "trading",
     out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
-    version="1.3.0",
+    version="1.4.0",
     env_versions=[
         EnvVersion(
             MARKET_HOURS,
@@ -172,6 +186,16 @@ server = Server(
             "preview_required); it keeps v2's account holder",
             tasks_file=Path(__file__).with_name("tasks_v3.jsonl"),
             instructions=V3_INSTRUCTIONS,
+        ),
+        EnvVersion(
+            REPLACE_PREVIEW,
+            "asks a preview for large order changes as for placements: a replace_order whose "
+            "replacement is worth more than 25,000.00 must carry the preview_id of "
+            "preview_replace_order (a new tool) for the same order, quantity and limit price "
+            "(rule preview_required); a replacement that changes nothing is still refused; it "
+            "keeps everything of v3",
+            tasks_file=Path(__file__).with_name("tasks_v4.jsonl"),
+            instructions=V4_INSTRUCTIONS,
         ),
     ],
     base=Base,
@@ -244,7 +268,9 @@ RULES: dict[str, str] = {
     "preview_required": "From prove/trading-v3: an order placement whose notional (quantity x "
     "limit price, or a market order's fill value) is above 25,000.00 must carry the "
     "preview_id that preview_order gave for the same order; a preview_id given for another "
-    "order is refused too.",
+    "order is refused too. From prove/trading-v4 the same holds for replace_order: a "
+    "replacement whose shares still to fill are worth more than 25,000.00 must carry the "
+    "preview_id that preview_replace_order gave for the same order, quantity and limit price.",
     "client_order_id_reused": "From prove/trading-v3: a client_order_id names one order of a "
     "portfolio. Sending the same order (symbol, side, type, quantity and limit price, as the "
     "order stands) with it again returns that order and places nothing; a different order "
@@ -456,6 +482,13 @@ class PreviewOut(TypedDict):
     buying_power_needed: Decimal
 
 
+class ReplacePreviewOut(PreviewOut):
+    """What preview_replace_order answers (from prove/trading-v4): a preview of the order
+    as the replacement would leave it."""
+
+    order_id: str
+
+
 class ExecutionV3Out(ExecutionOut):
     """What an order placement answers from prove/trading-v3: with its idempotency key."""
 
@@ -660,12 +693,13 @@ SOLD_SINCE = Query(
         Trade.executed_at >= bindparam("since"),
     )
 )
-# the order a client_order_id placed in a portfolio (models.participant)
+# the order a client_order_id placed in a portfolio (from prove/trading-v3)
 BY_CLIENT_ORDER_ID = Query(
     select(orders_t)
+    .join(OrderKey.__table__, OrderKey.order_id == Order.id)
     .where(
-        Order.portfolio_id == bindparam("portfolio_id"),
-        Order.participant == bindparam("participant"),
+        OrderKey.portfolio_id == bindparam("portfolio_id"),
+        OrderKey.client_order_id == bindparam("key"),
     )
     .order_by(Order.id)
 )
@@ -1341,6 +1375,13 @@ def _preview_id(
     return "pv_" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+def _replacement_preview_id(ctx: ToolContext, order: Any, quantity: int, price: Decimal) -> str:
+    """The preview_id of a replacement (from prove/trading-v4): a digest of the order it
+    changes, the new quantity and price and the session's time, never one of a placement."""
+    text = f"replace|{order.id}|{quantity}|limit {price}|{ctx.now.isoformat()}"
+    return "pv_" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 def _notional(plan: _Plan, limit_price: Decimal | None) -> Decimal:
     """What an order is worth: its fills at their prices, and what rests at its limit."""
     filled = sum((qty * price for _, qty, price in plan.fills), Decimal("0.00"))
@@ -1359,25 +1400,34 @@ def _confirmed(
 ) -> None:
     """From prove/trading-v3: refuse (``preview_required``) an order above
     :data:`PREVIEW_ABOVE` without its preview, or any order with another order's."""
-    notional = _notional(plan, limit_price)
-    if preview_id is None and notional <= PREVIEW_ABOVE:
-        return
-    if preview_id == _preview_id(ctx, portfolio, ins.symbol, side, quantity, limit_price):
-        return
     order = _describe(
         ins.symbol, side, "market" if limit_price is None else "limit", quantity, limit_price
     )
+    _previewed(
+        _notional(plan, limit_price),
+        preview_id,
+        _preview_id(ctx, portfolio, ins.symbol, side, quantity, limit_price),
+        f"order ({order})",
+        "Call preview_order with the same portfolio, symbol, side, quantity and limit price, "
+        "confirm the estimate with the user, then place the order with its preview_id.",
+    )
+
+
+def _previewed(
+    notional: Decimal, preview_id: str | None, expected: str, what: str, instead: str
+) -> None:
+    """Refuse (``preview_required``) a write of ``what`` worth above :data:`PREVIEW_ABOVE`
+    without the ``expected`` preview_id, or one with another preview_id."""
+    if preview_id is None and notional <= PREVIEW_ABOVE:
+        return
+    if preview_id == expected:
+        return
     why = (
-        f"preview_id {preview_id!r} does not preview this order ({order})"
+        f"preview_id {preview_id!r} does not preview this {what}"
         if preview_id is not None
-        else f"this order ({order}) is worth {notional}, above {PREVIEW_ABOVE}, and carries no "
-        "preview_id"
+        else f"this {what} is worth {notional}, above {PREVIEW_ABOVE}, and carries no preview_id"
     )
-    raise RuleBroken(
-        "preview_required",
-        f"{why}. Call preview_order with the same portfolio, symbol, side, quantity and limit "
-        "price, confirm the estimate with the user, then place the order with its preview_id.",
-    )
+    raise RuleBroken("preview_required", f"{why}. {instead}")
 
 
 def _checked_plan(
@@ -1411,8 +1461,7 @@ def _submit_once(
     already placed in the portfolio is answered again (``replayed``) if this is the same
     order, refused (``client_order_id_reused``) if not; a new key places the order."""
     if client_order_id is not None:
-        tag = participant(portfolio.owner, client_order_id)
-        placed = ctx.sql.first(BY_CLIENT_ORDER_ID, portfolio_id=portfolio.id, participant=tag)
+        placed = ctx.sql.first(BY_CLIENT_ORDER_ID, portfolio_id=portfolio.id, key=client_order_id)
         if placed is not None:
             asked = (ins.symbol, side, "market" if limit_price is None else "limit", quantity)
             has = (placed.symbol, placed.side, placed.order_type, placed.quantity)
@@ -1434,9 +1483,14 @@ def _submit_once(
                 "client_order_id": client_order_id,
                 "replayed": True,
             }
-    done = _submit(
-        ctx, portfolio, ins, side, quantity, limit_price, client_order_id, preview_id, True
-    )
+    done = _submit(ctx, portfolio, ins, side, quantity, limit_price, preview_id, True)
+    if client_order_id is not None:
+        ctx.sql.insert(
+            OrderKey,
+            portfolio_id=portfolio.id,
+            client_order_id=client_order_id,
+            order_id=done["order_id"],
+        )
     return {**done, "client_order_id": client_order_id, "replayed": False}
 
 
@@ -1452,7 +1506,6 @@ def _submit(
     side: str,
     quantity: int,
     limit_price: Decimal | None,
-    client_order_id: str | None = None,
     preview_id: str | None = None,
     confirm: bool = False,
 ) -> ExecutionOut:
@@ -1464,7 +1517,7 @@ def _submit(
     new = {
         "id": next_id(ctx, Order.id, "ord", 5),
         "portfolio_id": portfolio.id,
-        "participant": participant(portfolio.owner, client_order_id),
+        "participant": portfolio.owner,
         "symbol": ins.symbol,
         "side": side,
         "order_type": "market" if limit_price is None else "limit",
@@ -2148,15 +2201,18 @@ def place_market_order_v3(
     )
 
 
-@server.tool(
-    writes=True,
-    returns=("order", "trade"),
-    phrasings=[
+REPLACE_ORDER: dict[str, Any] = {
+    "writes": True,
+    "returns": ("order", "trade"),
+    "phrasings": [
         "Change order {order_id} to {quantity} shares at {limit_price}",
         "Move order {order_id} to {limit_price}, quantity {quantity}",
     ],
-    examples={"quantity": _new_quantity, "limit_price": _new_limit},
-)
+    "examples": {"quantity": _new_quantity, "limit_price": _new_limit},
+}
+
+
+@server.tool(**REPLACE_ORDER)
 def replace_order(
     ctx: ToolContext, order_id: OrderRow, quantity: Quantity, limit_price: Price
 ) -> ExecutionOut:
@@ -2177,7 +2233,60 @@ def replace_order(
         The changed order and any trades it made: {"order_id": "ord_01234", "quantity": 40,
         "limit_price": "186.50", "status": "open", "trades": [], ...}.
     """
-    order = order_id
+    order, portfolio, ins, plan = _replacement(ctx, order_id, quantity, limit_price)
+    return _replace(ctx, order, portfolio, ins, plan, quantity, limit_price.quantize(CENT))
+
+
+@server.tool(name="replace_order", since=REPLACE_PREVIEW, **REPLACE_ORDER)
+def replace_order_v4(
+    ctx: ToolContext,
+    order_id: OrderRow,
+    quantity: Quantity,
+    limit_price: Price,
+    preview_id: PreviewId | None = None,
+) -> ExecutionOut:
+    """Change an open limit order's total quantity and limit price (cancel/replace).
+
+    The order keeps its place in the queue only when the price stays the same and the
+    quantity does not grow; otherwise it goes to the back of the queue at its price. A new
+    price that reaches the other side trades at once, as a new order would. The same rules
+    as for a new order apply to the shares still to fill. A replacement worth more than
+    25,000.00 (the shares still to fill: what they would trade at, and limit_price for what
+    would rest) must carry the preview_id of a preview_replace_order of the same order_id,
+    quantity and limit_price (rule 'preview_required'). A replacement that keeps both the
+    quantity and the limit price is refused and changes nothing.
+
+    Args:
+        order_id: The open order, such as "ord_01234" (see list_orders).
+        quantity: The new total quantity including shares already filled, such as 40; it must
+            be more than the filled quantity.
+        limit_price: The new limit price, such as 186.50 (or the current one to keep it).
+        preview_id: The preview_id preview_replace_order gave for this same replacement, such
+            as "pv_3f2a9c1d0b7e"; needed above 25,000.00.
+
+    Returns:
+        The changed order and any trades it made: {"order_id": "ord_01234", "quantity": 40,
+        "limit_price": "186.50", "status": "open", "trades": [], ...}.
+    """
+    price = limit_price.quantize(CENT)
+    order, portfolio, ins, plan = _replacement(ctx, order_id, quantity, limit_price)
+    _previewed(
+        _notional(plan, price),
+        preview_id,
+        _replacement_preview_id(ctx, order, quantity, price),
+        f"replacement of {order.id} ({_describe(ins.symbol, order.side, 'limit', quantity, price)})",
+        "Call preview_replace_order with the same order_id, quantity and limit_price, confirm "
+        "the estimate with the user, then replace the order with its preview_id.",
+    )
+    return _replace(ctx, order, portfolio, ins, plan, quantity, price)
+
+
+def _replacement(
+    ctx: ToolContext, order: Any, quantity: int, limit_price: Decimal
+) -> tuple[Any, Any, Any, _Plan]:
+    """Every rule of replacing ``order`` with ``quantity`` shares in all at ``limit_price``
+    checked, and how the shares still to fill would execute: the order, its portfolio, its
+    instrument and the plan. Nothing written."""
     limit_price = limit_price.quantize(CENT)
     portfolio = ctx.sql.one(PORTFOLIO, id=_own(order))
     if not _is_open(order):
@@ -2212,6 +2321,19 @@ def replace_order(
         order,
         trading=_session_rule(ctx, market=False),
     )
+    return order, portfolio, ins, plan
+
+
+def _replace(
+    ctx: ToolContext,
+    order: Any,
+    portfolio: Any,
+    ins: Any,
+    plan: _Plan,
+    quantity: int,
+    limit_price: Decimal,
+) -> ExecutionOut:
+    """Apply a checked replacement (:func:`_replacement`): the order as it ends, its trades."""
     change: dict[str, Any] = {"quantity": quantity, "limit_price": limit_price}
     if limit_price != order.limit_price or quantity > order.quantity:
         change["seq"] = _next_seq(ctx)  # to the back of the queue
@@ -2276,6 +2398,58 @@ def preview_order(
         "estimated_notional": notional,
         "preview_required": notional > PREVIEW_ABOVE,
         "buying_power": _power(ctx, portfolio),
+        "buying_power_needed": plan.needed,
+    }
+
+
+@server.tool(
+    since=REPLACE_PREVIEW,
+    returns=("order", "portfolio", "instrument"),
+    phrasings=[
+        "Preview changing order {order_id} to {quantity} shares at {limit_price}",
+        "What would order {order_id} be worth at {quantity} shares and {limit_price}?",
+    ],
+    examples={"quantity": _new_quantity, "limit_price": _new_limit},
+)
+def preview_replace_order(
+    ctx: ToolContext, order_id: OrderRow, quantity: Quantity, limit_price: Price
+) -> ReplacePreviewOut:
+    """Preview a change to an open limit order without making it: every rule replace_order
+    checks, how the shares still to fill would trade against the book now, what the
+    replacement is worth and the buying power it needs. Nothing changes.
+
+    A replacement worth more than 25,000.00 must be made with the preview_id this returns,
+    for the same order_id, quantity and limit_price (rule 'preview_required'). A preview of a
+    replacement that would be refused fails with the same rule replace_order would.
+
+    Args:
+        order_id: The open order, such as "ord_01234" (see list_orders).
+        quantity: The new total quantity including shares already filled, such as 300.
+        limit_price: The new limit price, such as 186.50 (or the current one to keep it).
+
+    Returns:
+        {"preview_id": "pv_9c1d0b7e3f2a", "order_id": "ord_01234", "quantity": 300,
+        "limit_price": "186.50", "estimated_fills": [], "estimated_rest": 300,
+        "estimated_notional": "55950.00", "preview_required": true, "buying_power":
+        "61230.40", "buying_power_needed": "55950.00", ...}.
+    """
+    price = limit_price.quantize(CENT)
+    order, portfolio, ins, plan = _replacement(ctx, order_id, quantity, price)
+    notional = _notional(plan, price)
+    return {
+        "preview_id": _replacement_preview_id(ctx, order, quantity, price),
+        "order_id": order.id,
+        "portfolio_id": portfolio.id,
+        "symbol": ins.symbol,
+        "side": order.side,
+        "order_type": "limit",
+        "quantity": quantity,
+        "limit_price": price,
+        "estimated_fills": [{"price": p, "quantity": q} for _, q, p in plan.fills],
+        "estimated_rest": plan.rest,
+        "estimated_notional": notional,
+        "preview_required": notional > PREVIEW_ABOVE,
+        "buying_power": _power(ctx, portfolio, order),
         "buying_power_needed": plan.needed,
     }
 

@@ -39,6 +39,7 @@ def test_prove_list_json_is_machine_readable() -> None:
         "prove/trading-v1",
         "prove/trading-v2",
         "prove/trading-v3",
+        "prove/trading-v4",
     ]
 
 

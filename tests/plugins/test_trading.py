@@ -175,6 +175,19 @@ def rule_violations(session: Session) -> list[str]:
            GROUP BY o.portfolio_id, o.symbol
            HAVING SUM(o.quantity - o.filled_quantity) > COALESCE(MAX(pos.quantity), 0)""",
     )
+    # An idempotency key (from prove/trading-v3) names one order, of its own portfolio; an
+    # order's participant is its portfolio's owner (the key is never kept in it).
+    check(
+        "a client_order_id names no order of its portfolio",
+        """SELECT k.portfolio_id, k.client_order_id FROM client_order_ids k
+           LEFT JOIN orders o ON o.id = k.order_id
+           WHERE o.id IS NULL OR o.portfolio_id IS NOT k.portfolio_id""",
+    )
+    check(
+        "a portfolio's order names another participant than the portfolio's owner",
+        """SELECT o.id, o.participant FROM orders o JOIN portfolios p ON p.id = o.portfolio_id
+           WHERE o.participant != p.owner""",
+    )
     # The book is never crossed.
     check(
         "the book is crossed (best bid >= best ask)",
@@ -1451,13 +1464,13 @@ def test_v3_names_the_next_open_after_a_holiday() -> None:
 
 
 # -------------------------------------- prove/trading-v3: an idempotency key
-def _v3_session(seed: int) -> tuple[Session, dict[str, Any], dict[str, Any]]:
-    """A v3 session acting for a funded cash portfolio, a crossing limit buy of 3 shares from
-    it (the market order of the same shares trades too, in session hours) and the same buy at
-    the best bid (it rests)."""
+def _v3_session(seed: int, version: int = 3) -> tuple[Session, dict[str, Any], dict[str, Any]]:
+    """A session of ``version`` acting for a funded cash portfolio, a crossing limit buy of 3
+    shares from it (the market order of the same shares trades too, in session hours) and the
+    same buy at the best bid (it rests)."""
     with TRADING.session(seed=seed) as v0:
         mine = portfolio_of(v0, "cash")
-    session = TRADING.session(seed=seed, env_version=3, principal=mine)
+    session = TRADING.session(seed=seed, env_version=version, principal=mine)
     limit = _crossing_buy(session)
     assert limit["portfolio_id"] == mine
     bid = book(session, limit["symbol"], "buy")[0][2]
@@ -1492,6 +1505,30 @@ def test_v3_a_retried_order_with_its_client_order_id_is_placed_once() -> None:
         # without a key every call is a new order, as before
         plain = [ok(session, "place_limit_order", resting)["order_id"] for _ in range(2)]
         assert len(set(plain)) == 2 and placed["order_id"] not in plain
+
+
+def test_v3_a_client_order_id_is_kept_beside_the_order_not_in_it() -> None:
+    """The key lives in client_order_ids (a table added later), the order's participant is
+    the owner as for any order: an order placed with a key and one placed without differ in
+    nothing but their id, seq and times."""
+    session, _, resting = _v3_session(OPEN_SEEDS["weekday at 15:30"])
+    with session:
+        empty = session.state_hash()
+        keyed = ok(session, "place_limit_order", {**resting, "client_order_id": "rest-1"})
+        plain = ok(session, "place_limit_order", resting)
+        owner = column(
+            session, "SELECT owner FROM portfolios WHERE id = ?", resting["portfolio_id"]
+        )
+        fields = "participant, symbol, side, order_type, quantity, limit_price, status"
+        of = [
+            rows(session, f"SELECT {fields} FROM orders WHERE id = ?", o["order_id"])
+            for o in (keyed, plain)
+        ]
+        assert of[0] == of[1] and of[0][0][0] == owner[0]
+        assert rows(session, "SELECT * FROM client_order_ids") == [
+            (resting["portfolio_id"], "rest-1", keyed["order_id"])
+        ]
+        assert empty != session.state_hash() and not rule_violations(session)
 
 
 @pytest.mark.parametrize(
@@ -1763,3 +1800,162 @@ def test_preview_order_is_a_v3_tool_only() -> None:
         assert v0.call("preview_order", args).error_kind == ErrorKind.UNKNOWN_TOOL
     with TRADING.session(seed=seed, env_version=2, principal=mine) as v2:
         assert v2.call("preview_order", args).error_kind == ErrorKind.UNKNOWN_TOOL
+
+
+# ------------------------------ prove/trading-v4: a preview for large order changes
+def _resting(version: int) -> tuple[Session, dict[str, Any], int]:
+    """A session of ``version`` acting for a cash portfolio funded with 1,000,000 more, the
+    record of a resting limit buy of 3 shares at the best bid it placed, and the least total
+    quantity at that price worth more than 25,000."""
+    session, _, resting = _v3_session(OPEN_SEEDS["weekday at 15:30"], version)
+    fund(session, resting["portfolio_id"], 1_000_000)
+    placed = ok(session, "place_limit_order", resting)
+    assert placed["status"] == "open"
+    return session, placed, int(Decimal(25_000) / Decimal(resting["limit_price"])) + 1
+
+
+def test_v4_a_replacement_above_the_threshold_needs_its_preview() -> None:
+    session, placed, over = _resting(4)
+    with session:
+        price = placed["limit_price"]
+        large = {"order_id": placed["order_id"], "quantity": over, "limit_price": price}
+        message = refused(session, "replace_order", large, "preview_required")
+        assert "preview_replace_order" in message and "no preview_id" in message
+        assert f"replacement of {placed['order_id']}" in message
+        # a placement's preview of the same shares does not preview the replacement
+        placement = {k: placed[k] for k in ("portfolio_id", "symbol", "side")}
+        other = ok(session, "preview_order", {**placement, "quantity": over, "limit_price": price})
+        wrong = refused(
+            session,
+            "replace_order",
+            {**large, "preview_id": other["preview_id"]},
+            "preview_required",
+        )
+        assert "does not preview this replacement" in wrong
+        before = session.state_hash()
+        preview = ok(session, "preview_replace_order", large)
+        assert session.state_hash() == before  # a preview writes nothing
+        assert preview["preview_required"] is True and preview["order_id"] == placed["order_id"]
+        assert preview["estimated_rest"] == over and preview["estimated_fills"] == []
+        assert Decimal(preview["estimated_notional"]) == over * Decimal(price)
+        assert Decimal(preview["buying_power_needed"]) == over * Decimal(price)
+        # the order's own hold is free for its replacement, as replace_order counts it
+        shown = ok(session, "get_portfolio", {"portfolio_id": placed["portfolio_id"]})
+        assert Decimal(preview["buying_power"]) == Decimal(shown["buying_power"]) + Decimal(
+            placed["held_buying_power"]
+        )
+        for stale in (
+            {"quantity": over + 1},
+            {"limit_price": str(Decimal(price) - Decimal("0.01"))},
+        ):
+            refused(
+                session,
+                "replace_order",
+                {**large, **stale, "preview_id": preview["preview_id"]},
+                "preview_required",
+            )
+        done = ok(session, "replace_order", {**large, "preview_id": preview["preview_id"]})
+        assert done["quantity"] == over and done["status"] == "open"
+        smaller = {**large, "quantity": over - 1}  # worth 25,000 or less: no preview needed
+        assert ok(session, "replace_order", smaller)["quantity"] == over - 1
+        assert not rule_violations(session)
+
+
+def test_v3_replaces_above_the_threshold_without_a_preview() -> None:
+    """What v4 refuses, v3 (published) still does: the rule starts in v4."""
+    for version in (3, 4):
+        session, placed, over = _resting(version)
+        with session:
+            args = {"order_id": placed["order_id"], "quantity": over}
+            result = session.call("replace_order", {**args, "limit_price": placed["limit_price"]})
+            assert result.ok == (version == 3), result.message
+
+
+def test_v4_a_replacement_that_changes_nothing_is_refused_before_the_preview() -> None:
+    """A no-op change of an order above the threshold is refused as a no-op (bad_arguments,
+    as in every version), not asked a preview: there is nothing to confirm."""
+    session, placed, over = _resting(4)
+    with session:
+        large = {
+            "order_id": placed["order_id"],
+            "quantity": over,
+            "limit_price": placed["limit_price"],
+        }
+        preview = ok(session, "preview_replace_order", large)
+        ok(session, "replace_order", {**large, "preview_id": preview["preview_id"]})
+        before = session.state_hash()
+        for extra in ({}, {"preview_id": preview["preview_id"]}):
+            again = session.call("replace_order", {**large, **extra})
+            assert again.error_kind == ErrorKind.BAD_ARGUMENTS and "already has" in (
+                again.message or ""
+            )
+            assert session.state_hash() == before
+        assert session.call("preview_replace_order", large).error_kind == ErrorKind.BAD_ARGUMENTS
+
+
+def test_preview_id_and_preview_replace_order_are_v4_only() -> None:
+    props = [
+        set(TRADING.tools_for(v)["replace_order"].input_schema()["properties"]) for v in range(5)
+    ]
+    assert props[0] == props[1] == props[2] == props[3] and "preview_id" not in props[3]
+    assert props[4] == props[3] | {"preview_id"}
+    assert (
+        TRADING.tools["replace_order"].input_schema()
+        == TRADING.tools_for(3)["replace_order"].input_schema()
+    )
+    assert all("preview_replace_order" not in TRADING.tools_for(v) for v in range(4))
+    assert "preview_replace_order" in TRADING.tools_for(4)
+    assert "preview_replace_order" not in TRADING.tools
+    session, placed, over = _resting(3)
+    with session:
+        args = {"order_id": placed["order_id"], "quantity": over, "limit_price": "1.00"}
+        before = session.state_hash()
+        assert session.call("preview_replace_order", args).error_kind == ErrorKind.UNKNOWN_TOOL
+        with_id = session.call("replace_order", {**args, "preview_id": "pv_000000000000"})
+        assert with_id.error_kind == ErrorKind.BAD_ARGUMENTS and session.state_hash() == before
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(per_mille=st.integers(0, 2000), cents_off=st.integers(-30, 30))
+def test_v4_a_replacement_needs_a_preview_exactly_above_the_threshold(
+    per_mille: int, cents_off: int
+) -> None:
+    """Against the rule computed from the result (new quantities from none to twice the
+    threshold's, prices a few cents either way): a replacement without a preview is made
+    (and ends as v3 makes it) when what it leaves to fill is worth 25,000 or less, and
+    refused with preview_required, changing nothing, when worth more; with the preview of
+    preview_replace_order it is always made, and ends as v3 makes it without one."""
+    from prove_plugins.trading.tools import PREVIEW_ABOVE
+
+    ends: dict[int, Any] = {}
+    for version in (3, 4):
+        session, placed, over = _resting(version)
+        with session:
+            args = {
+                "order_id": placed["order_id"],
+                "quantity": max(1, over * per_mille // 1000),
+                "limit_price": str(Decimal(placed["limit_price"]) + Decimal(cents_off) / 100),
+            }
+            before = session.state_hash()
+            made = session.call("replace_order", args)
+            if version == 3:
+                ends[3] = (made.ok, made.content if made.ok else None, session.state_hash())
+                continue
+            if not ends[3][0]:  # another rule refuses it: v4 refuses it the same way
+                assert not made.ok and made.error_kind != ErrorKind.INTERNAL
+                assert session.call("preview_replace_order", args).error_kind == made.error_kind
+                continue
+            shown = ends[3][1]
+            worth = sum(Decimal(t["value"]) for t in shown["trades"]) + shown[
+                "remaining_quantity"
+            ] * Decimal(shown["limit_price"])
+            if worth > PREVIEW_ABOVE:
+                assert made.error_kind == ErrorKind.PRECONDITION_FAILED
+                assert (made.message or "").startswith("Rule 'preview_required' failed:")
+                assert session.state_hash() == before
+                preview = ok(session, "preview_replace_order", args)
+                assert Decimal(preview["estimated_notional"]) == worth
+                assert preview["preview_required"] is True
+                made = session.call("replace_order", {**args, "preview_id": preview["preview_id"]})
+            assert made.ok, made.message
+            assert made.content == shown and session.state_hash() == ends[3][2]

@@ -59,6 +59,7 @@ def test_resynthesis_writes_the_same_bytes_in_fresh_processes(tmp_path: Path) ->
         "trading/tasks_v1.jsonl",
         "trading/tasks_v2.jsonl",
         "trading/tasks_v3.jsonl",
+        "trading/tasks_v4.jsonl",
     ]
     assert _shipped() == before
     out = outputs[0]
