@@ -28,7 +28,10 @@ check them after random call sequences):
   customer that was not cancelled;
 - a customer with addresses has exactly one default address;
 - a checkout's idempotency key (from ``prove/shopping-v2``) names an order of its customer,
-  placed to the key's address with the key's shipping method.
+  placed to the key's address with the key's shipping method;
+- a saved card (from ``prove/shopping-v3``) keeps only its brand, last four digits, expiry
+  and billing address (an address of its customer), never the number; an order's payment
+  charges a card of the order's customer exactly the order's total.
 """
 
 from __future__ import annotations
@@ -284,6 +287,38 @@ class CheckoutKey(Base):
     shipping_method: Mapped[str] = mapped_column(String(10))
 
 
+class PaymentMethod(Base):
+    """A card a customer saved (from ``prove/shopping-v3``): its brand, last four digits,
+    expiry and billing address, never its number. A removed card keeps its row
+    (``removed_at``), as the orders it paid name it. No sampled state has one: the table
+    counts in the state hash only once a card is saved (:func:`~prove_gym.server.added_later`)."""
+
+    __tablename__ = "payment_methods"
+    __table_args__ = added_later()
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    customer_id: Mapped[str] = mapped_column(ForeignKey("customers.id"), index=True)
+    brand: Mapped[str] = mapped_column(String(12))
+    """"visa", "mastercard", "amex" or "discover" (:data:`CARD_BRANDS`)."""
+    last4: Mapped[str] = mapped_column(String(4))
+    exp_month: Mapped[int] = mapped_column(Integer)
+    exp_year: Mapped[int] = mapped_column(Integer)
+    billing_address_id: Mapped[str] = mapped_column(ForeignKey("addresses.id"))
+    added_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    removed_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class OrderPayment(Base):
+    """What paid an order placed under ``prove/shopping-v3``: the card charged and the amount,
+    exactly the order's total; its refunds go back to that card. Orders placed before have
+    none (the table is :func:`~prove_gym.server.added_later`, like :class:`PaymentMethod`)."""
+
+    __tablename__ = "order_payments"
+    __table_args__ = added_later()
+    order_id: Mapped[str] = mapped_column(ForeignKey("orders.id"), primary_key=True)
+    payment_method_id: Mapped[str] = mapped_column(ForeignKey("payment_methods.id"), index=True)
+    amount: Mapped[Decimal] = mapped_column(Money())
+
+
 # ------------------------------------------------------------ domain rules
 # Shared by the sampler and the tools, so sampled history and live calls agree exactly.
 def cents(value: Decimal) -> Decimal:
@@ -368,3 +403,114 @@ def availability(stock: int) -> str:
     if stock <= 0:
         return "out_of_stock"
     return "low_stock" if stock < LOW_STOCK else "in_stock"
+
+
+# ------------------------------------------------------------ cards (prove/shopping-v3)
+CARD_BRANDS = ("visa", "mastercard", "amex", "discover")
+"""The card brands the shop takes."""
+TEST_CARDS: dict[str, str] = {
+    "4242424242424242": "visa",
+    "4000056655665556": "visa",
+    "4012888888881881": "visa",
+    "5555555555554444": "mastercard",
+    "2223003122003222": "mastercard",
+    "5200828282828210": "mastercard",
+    "378282246310005": "amex",
+    "371449635398431": "amex",
+    "6011111111111117": "discover",
+    "6011000990139424": "discover",
+}
+"""The card networks' published test numbers, which the shop (a sandbox, as a payment
+provider's test mode is) takes; any other number, even a well-formed one, is refused, so no
+real card's number is ever handled."""
+CARD_TOKENS: dict[str, str] = {
+    "tok_visa": "4242424242424242",
+    "tok_mastercard": "5555555555554444",
+    "tok_amex": "378282246310005",
+    "tok_discover": "6011111111111117",
+}
+"""Tokens that stand for a test card (as a payment page hands a shop a token, not the
+number): each names the number it stands for."""
+CARD_SEPARATORS = frozenset(" -")
+"""What may separate a card number's digit groups ("4242 4242 4242 4242")."""
+MAX_CARD_TEXT = 32
+"""The longest card number text taken (19 digits and their separators fit)."""
+
+
+def luhn_ok(digits: str) -> bool:
+    """Whether ``digits`` (ASCII digits only) passes the Luhn check digit test, which every
+    card number does: one pass from the right, doubling every second digit.
+
+    >>> luhn_ok("4242424242424242"), luhn_ok("4242424242424241")
+    (True, False)
+    """
+    total = 0
+    for k, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if k % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+class CardRefused(ValueError):
+    """A card number or token the shop does not take: ``rule`` names why
+    (``card_number_invalid`` or ``test_card_only``)."""
+
+    def __init__(self, rule: str, detail: str) -> None:
+        super().__init__(detail)
+        self.rule = rule
+
+
+def read_card(text: str) -> tuple[str, str]:
+    """The (brand, last four digits) of a test card given by its number or a token
+    (:data:`TEST_CARDS`, :data:`CARD_TOKENS`). Linear in ``text`` (no pattern matching);
+    what is refused is never repeated in the error, which names only the last four digits.
+
+    >>> read_card("4242 4242 4242 4242"), read_card("tok_amex")
+    (('visa', '4242'), ('amex', '0005'))
+
+    Raises:
+        CardRefused: ``card_number_invalid`` (not 13-19 digits, or a wrong check digit) or
+            ``test_card_only`` (a well-formed number that is not a test card).
+    """
+    token = text.strip()
+    if token in CARD_TOKENS:
+        number = CARD_TOKENS[token]
+        return TEST_CARDS[number], number[-4:]
+    if len(text) > MAX_CARD_TEXT:
+        raise CardRefused(
+            "card_number_invalid", f"a card number is at most {MAX_CARD_TEXT} characters"
+        )
+    digits = "".join(ch for ch in text if ch not in CARD_SEPARATORS)
+    if not digits.isascii() or not digits.isdigit() or not 13 <= len(digits) <= 19:
+        raise CardRefused(
+            "card_number_invalid",
+            "a card number is 13 to 19 digits (spaces or dashes between groups allowed), or "
+            f"a token: {', '.join(CARD_TOKENS)}",
+        )
+    if not luhn_ok(digits):
+        raise CardRefused(
+            "card_number_invalid",
+            f"the card number ending {digits[-4:]} fails its check digit (Luhn): a digit is "
+            "wrong or two are swapped",
+        )
+    brand = TEST_CARDS.get(digits)
+    if brand is None:
+        raise CardRefused(
+            "test_card_only",
+            f"the card ending {digits[-4:]} is not a test card; this shop is a sandbox and "
+            "takes only test cards such as 4242 4242 4242 4242, or a token such as tok_visa",
+        )
+    return brand, digits[-4:]
+
+
+def card_expired(exp_month: int, exp_year: int, now: dt.datetime) -> bool:
+    """Whether a card with this expiry is expired at ``now``: a card is good through the last
+    day of its expiry month.
+
+    >>> at = dt.datetime(2026, 3, 31, 23, 59)
+    >>> card_expired(3, 2026, at), card_expired(2, 2026, at), card_expired(12, 2025, at)
+    (False, True, True)
+    """
+    return (now.year, now.month) > (exp_year, exp_month)

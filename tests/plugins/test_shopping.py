@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
-from prove_plugins.shopping.models import SALES_TAX, allocate
+from prove_plugins.shopping.models import SALES_TAX, PaymentMethod, allocate
 from pydantic import TypeAdapter
 
 import prove_gym
@@ -197,6 +197,25 @@ def rule_violations(session: Session) -> list[str]:
            OR o.address_id != k.address_id OR o.shipping_method != k.shipping_method""",
     )
     check(
+        "a payment charges another customer's card, or not exactly its order's total",
+        """SELECT p.order_id FROM order_payments p JOIN orders o ON o.id = p.order_id
+           JOIN payment_methods m ON m.id = p.payment_method_id
+           WHERE p.amount != o.total OR m.customer_id != o.customer_id""",
+    )
+    check(
+        "a saved card keeps more than its brand, last four and expiry, or is billed to another "
+        "customer's address",
+        """SELECT m.id FROM payment_methods m JOIN addresses a ON a.id = m.billing_address_id
+           WHERE a.customer_id != m.customer_id OR length(m.last4) != 4
+           OR m.last4 GLOB '*[^0-9]*' OR m.exp_month NOT BETWEEN 1 AND 12
+           OR m.brand NOT IN ('visa', 'mastercard', 'amex', 'discover')""",
+    )
+    check(
+        "a customer has the same card on file twice",
+        """SELECT customer_id, brand, last4 FROM payment_methods WHERE removed_at IS NULL
+           GROUP BY customer_id, brand, last4, exp_month, exp_year HAVING COUNT(*) > 1""",
+    )
+    check(
         "a customer with addresses has not exactly one default",
         "SELECT customer_id FROM addresses GROUP BY customer_id HAVING SUM(is_default) != 1",
     )
@@ -354,6 +373,9 @@ def test_a_sampled_shop_is_rich_and_keeps_every_rule(seed: int) -> None:
             >= 1
         )
         for kind in SHOP.entities:
+            if kind == "payment_method":  # -v3's saved cards: no sampled state has one
+                assert s.list_entities(kind) == []
+                continue
             assert s.list_entities(kind), f"no {kind} to ground requests in (seed {seed})"
 
 
@@ -990,7 +1012,9 @@ def test_entity_sources_list_entities_that_exist(shop: Session) -> None:
         "return": ("returns", "id"),
         "coupon": ("coupons", "code"),
     }
-    assert set(SHOP.entities) == {*tables, "category"}
+    # saved cards (from -v3): no sampled state has one, so their listing is empty
+    assert set(SHOP.entities) == {*tables, "category", "payment_method"}
+    assert shop.list_entities("payment_method") == []
     for kind, (table, key) in tables.items():
         source = SHOP.entities[kind]
         records = shop.list_entities(kind)
@@ -1221,6 +1245,10 @@ FUZZ_SAMPLES = [
     "0.01",
     "99999.99",
     "Sonara",
+    "pm_0001",
+    "pm_9999",
+    "4242 4242 4242 4242",
+    "tok_visa",
 ]
 
 TestConformance = conformance_suite("shopping", samples=FUZZ_SAMPLES, invariants=rule_violations)
@@ -1523,3 +1551,381 @@ def test_v2_a_hostile_idempotency_key_is_refused_as_an_argument(key: str) -> Non
             assert s.state_hash() == before
         else:
             assert result.error_kind != ErrorKind.INTERNAL
+
+
+# ------------------------------------------------------------ v3: payment
+PAYMENT = 3  # prove/shopping-v3: checkout charges a saved card; refunds go back to it
+# The networks' published test numbers, written out here independently of the server's table.
+TEST_NUMBERS = {
+    "4242424242424242": ("visa", "4242"),
+    "5555555555554444": ("mastercard", "4444"),
+    "378282246310005": ("amex", "0005"),
+    "6011111111111117": ("discover", "1117"),
+}
+TOKENS = {"tok_visa": "4242", "tok_mastercard": "4444", "tok_amex": "0005", "tok_discover": "1117"}
+
+
+def luhn(digits: str) -> bool:
+    """The Luhn check, written out as the standard states it: from the right, double every
+    second digit, add the digits of the products, and the sum ends in 0."""
+    total = 0
+    for k, ch in enumerate(digits[::-1]):
+        n = int(ch) * (2 if k % 2 else 1)
+        total += n // 10 + n % 10
+    return total % 10 == 0
+
+
+def card(customer: str, address: str, number: str = "4242 4242 4242 4242") -> dict[str, Any]:
+    """add_payment_method's arguments for a card valid long after every sampled state's now."""
+    return {
+        "customer_id": customer,
+        "card_number": number,
+        "exp_month": 12,
+        "exp_year": 2099,
+        "billing_address_id": address,
+    }
+
+
+def two_customers_with_carts(session: Session) -> list[tuple[str, str]]:
+    """Two customers with items in their carts and a default address, and that address."""
+    found = rows(
+        session,
+        """SELECT c.id, a.id FROM customers c JOIN addresses a ON a.customer_id = c.id
+           AND a.is_default WHERE c.id IN (SELECT customer_id FROM cart_items)
+           ORDER BY c.id LIMIT 2""",
+    )
+    assert len(found) == 2
+    return [(c, a) for c, a in found]
+
+
+def test_v3_checkout_charges_a_saved_card_exactly_the_total() -> None:
+    """Issue #50: "no payment step in shopping". Before: a checkout placed an order that
+    nothing paid (v2's, without a card, succeeds). From -v3 it needs one of the customer's
+    saved cards (rule payment_method_required) and records the charge."""
+    with SHOP.session(seed=0) as v0:
+        customer, address, _ = taxed_cart(v0)
+    args = {"customer_id": customer, "address_id": address, "shipping_method": "express"}
+    with SHOP.session(seed=0, env_version=2, principal=customer) as s:
+        v2 = call_ok(s, "checkout", args)  # before: no payment step
+        props = s.server.tools_for(2)["checkout"].input_schema()["properties"]
+        assert "payment_method_id" not in props and "payment" not in v2
+    with SHOP.session(seed=0, env_version=PAYMENT, principal=customer) as s:
+        message = refused(
+            s, "checkout", args, ErrorKind.PRECONDITION_FAILED, "payment_method_required"
+        )
+        assert "add_payment_method" in message  # no card on file: it says how to save one
+        saved = call_ok(s, "add_payment_method", card(customer, address))
+        assert (saved["brand"], saved["last4"], saved["expired"]) == ("visa", "4242", False)
+        message = refused(
+            s, "checkout", args, ErrorKind.PRECONDITION_FAILED, "payment_method_required"
+        )
+        assert saved["payment_method_id"] in message  # a card on file: it names it
+        paid = call_ok(s, "checkout", args | {"payment_method_id": saved["payment_method_id"]})
+        assert paid["total"] == v2["total"] and paid["tax"] == v2["tax"]  # v2's money, paid
+        assert paid["payment"] == {
+            "payment_method_id": saved["payment_method_id"],
+            "brand": "visa",
+            "last4": "4242",
+            "amount": paid["total"],
+        }
+        assert call_ok(s, "get_order", {"order_id": paid["order_id"]}) == paid
+        old = find(
+            s, "SELECT id FROM orders WHERE customer_id = ? AND id != ?", customer, paid["order_id"]
+        )
+        assert call_ok(s, "get_order", {"order_id": old})["payment"] is None  # placed before
+        assert one(s, "SELECT COUNT(*) FROM order_payments") == 1
+        assert rule_violations(s) == []
+
+
+def test_v3_a_card_is_kept_as_brand_and_last_four_and_listed_for_its_customer() -> None:
+    with SHOP.session(seed=0) as v0:
+        (customer, address), (other, _) = two_customers_with_carts(v0)
+    with SHOP.session(seed=0, env_version=PAYMENT, principal=customer) as s:
+        before = s.state_hash()
+        ids = []
+        for number, (brand, last4) in TEST_NUMBERS.items():
+            spaced = " ".join(number[k : k + 4] for k in range(0, len(number), 4))
+            saved = call_ok(s, "add_payment_method", card(customer, address, spaced))
+            assert (saved["brand"], saved["last4"]) == (brand, last4)
+            ids.append(saved["payment_method_id"])
+        assert s.state_hash() != before  # the table counts once it holds a card
+        stored = json.dumps(rows(s, "SELECT * FROM payment_methods ORDER BY id"), default=str)
+        assert not any(number in stored or number[:12] in stored for number in TEST_NUMBERS)
+        listed = call_ok(s, "list_payment_methods", {"customer_id": customer})
+        assert [p["payment_method_id"] for p in listed["payment_methods"]] == ids
+        # the same card again (a token stands for a test number) is refused
+        refused(
+            s,
+            "add_payment_method",
+            card(customer, address, "tok_mastercard"),
+            ErrorKind.CONFLICT,
+            "duplicate_card",
+        )
+        # another customer's cards and listing are theirs (the core's principal check)
+        theirs = s.call("list_payment_methods", {"customer_id": other})
+        assert theirs.error_kind == ErrorKind.PERMISSION_DENIED
+        assert rule_violations(s) == []
+
+
+def test_v3_refuses_an_expired_card_when_saved_and_when_charged() -> None:
+    """A card is good through its expiry month; one that has lapsed since it was saved (a
+    state arranged here: the shop's clock does not move within a session) is not charged."""
+    with SHOP.session(seed=0) as v0:
+        customer, address, _ = taxed_cart(v0)
+    with SHOP.session(seed=0, env_version=PAYMENT, principal=customer) as s:
+        now = s.now
+        last_month = (now.replace(day=1) - dt.timedelta(days=1)).date()
+        lapsed = card(customer, address) | {
+            "exp_month": last_month.month,
+            "exp_year": last_month.year,
+        }
+        refused(s, "add_payment_method", lapsed, ErrorKind.PRECONDITION_FAILED, "card_expired")
+        this_month = lapsed | {"exp_month": now.month, "exp_year": now.year}
+        assert call_ok(s, "add_payment_method", this_month)["expired"] is False
+        s.db.add(
+            PaymentMethod(
+                id="pm_0900",
+                customer_id=customer,
+                brand="visa",
+                last4="4242",
+                exp_month=last_month.month,
+                exp_year=last_month.year,
+                billing_address_id=address,
+                added_at=now - dt.timedelta(days=400),
+                removed_at=None,
+            )
+        )
+        s.db.commit()
+        listed = call_ok(s, "list_payment_methods", {"customer_id": customer})
+        assert [p["expired"] for p in listed["payment_methods"]] == [False, True]
+        args = {
+            "customer_id": customer,
+            "address_id": address,
+            "shipping_method": "standard",
+            "payment_method_id": "pm_0900",
+        }
+        message = refused(s, "checkout", args, ErrorKind.PRECONDITION_FAILED, "card_expired")
+        assert f"{last_month.month:02d}/{last_month.year}" in message
+        assert call_ok(s, "checkout", args | {"payment_method_id": "pm_0001"})["payment"]
+        assert rule_violations(s) == []
+
+
+def test_v3_charges_only_the_customers_own_card_on_file() -> None:
+    with SHOP.session(seed=0) as v0:
+        (customer, address), (other, theirs) = two_customers_with_carts(v0)
+    args = {"customer_id": customer, "address_id": address, "shipping_method": "standard"}
+    with warehouse(PAYMENT) as s:  # the shop's staff, for whom the core checks no owner
+        mine = call_ok(s, "add_payment_method", card(customer, address))["payment_method_id"]
+        other_card = call_ok(s, "add_payment_method", card(other, theirs))["payment_method_id"]
+        refused(
+            s,
+            "add_payment_method",
+            card(customer, theirs, "tok_amex"),
+            ErrorKind.PERMISSION_DENIED,
+            "address_not_yours",
+        )
+        message = refused(
+            s,
+            "checkout",
+            args | {"payment_method_id": other_card},
+            ErrorKind.PERMISSION_DENIED,
+            "not_your_payment_method",
+        )
+        assert other in message and mine not in message
+        call_ok(s, "remove_payment_method", {"payment_method_id": mine})
+        refused(
+            s,
+            "checkout",
+            args | {"payment_method_id": mine},
+            ErrorKind.PRECONDITION_FAILED,
+            "payment_method_removed",
+        )
+        refused(
+            s,
+            "remove_payment_method",
+            {"payment_method_id": mine},
+            ErrorKind.CONFLICT,
+            "payment_method_removed",
+        )
+        listed = call_ok(s, "list_payment_methods", {"customer_id": customer})
+        assert listed["payment_methods"] == []
+        # saved again after removal, it is a new card on file
+        again = call_ok(s, "add_payment_method", card(customer, address))
+        assert again["payment_method_id"] != mine
+        assert call_ok(s, "checkout", args | {"payment_method_id": again["payment_method_id"]})
+        assert rule_violations(s) == []
+    with SHOP.session(seed=0, env_version=PAYMENT, principal=customer) as s:
+        call_ok(s, "add_payment_method", card(customer, address))
+        s.db.add(
+            PaymentMethod(
+                id="pm_0900",
+                customer_id=other,
+                brand="amex",
+                last4="0005",
+                exp_month=1,
+                exp_year=2099,
+                billing_address_id=theirs,
+                added_at=s.now,
+                removed_at=None,
+            )
+        )
+        s.db.commit()
+        before = s.state_hash()
+        result = s.call("checkout", args | {"payment_method_id": "pm_0900"})
+        assert result.error_kind == ErrorKind.PERMISSION_DENIED  # the principal's rule first
+        assert "Rule 'not_your_customer' failed" in (result.message or "")
+        assert s.state_hash() == before
+
+
+def test_v3_refunds_go_back_to_the_card_that_paid() -> None:
+    with SHOP.session(seed=0) as v0:
+        customer, address, _ = taxed_cart(v0)
+        old = find(v0, "SELECT id FROM orders WHERE status = 'placed'")
+    args = {"customer_id": customer, "address_id": address, "shipping_method": "standard"}
+    with warehouse(PAYMENT) as s:
+        pm = call_ok(s, "add_payment_method", card(customer, address, "tok_discover"))
+        ref = {"payment_method_id": pm["payment_method_id"], "brand": "discover", "last4": "1117"}
+        order = call_ok(s, "checkout", args | {"payment_method_id": pm["payment_method_id"]})
+        oid = order["order_id"]
+        call_ok(s, "remove_payment_method", {"payment_method_id": pm["payment_method_id"]})
+        for status in ("shipped", "delivered"):
+            call_ok(s, "update_order_status", {"order_id": oid, "status": status})
+        vid = order["lines"][0]["variant_id"]
+        back = call_ok(
+            s, "request_return", {"order_id": oid, "variant_ids": [vid], "reason": "wrong_size"}
+        )
+        refund = call_ok(s, "process_refund", {"return_id": back["return_id"]})
+        assert refund["refunded_to"] == ref  # removed since, the card still gets it back
+        cancelled = call_ok(s, "cancel_order", {"order_id": old, "reason": "changed_mind"})
+        assert cancelled["refunded_to"] is None  # an order placed before the shop kept cards
+        assert rule_violations(s) == []
+    with SHOP.session(seed=0, env_version=PAYMENT, principal=customer) as s:
+        pm = call_ok(s, "add_payment_method", card(customer, address))
+        order = call_ok(s, "checkout", args | {"payment_method_id": pm["payment_method_id"]})
+        cancelled = call_ok(
+            s, "cancel_order", {"order_id": order["order_id"], "reason": "found_cheaper"}
+        )
+        assert cancelled["refund_amount"] == order["payment"]["amount"] == order["total"]
+        assert cancelled["refunded_to"]["payment_method_id"] == pm["payment_method_id"]
+    with warehouse(2) as s:  # before: no word on where a refund goes
+        assert "refunded_to" not in call_ok(
+            s, "cancel_order", {"order_id": old, "reason": "changed_mind"}
+        )
+
+
+def test_v3_an_idempotency_key_names_the_card_too() -> None:
+    with SHOP.session(seed=0) as v0:
+        customer, address, _ = taxed_cart(v0)
+    args = {"customer_id": customer, "address_id": address, "shipping_method": "standard"}
+    with SHOP.session(seed=0, env_version=PAYMENT, principal=customer) as s:
+        first = call_ok(s, "add_payment_method", card(customer, address))["payment_method_id"]
+        second = call_ok(s, "add_payment_method", card(customer, address, "tok_amex"))[
+            "payment_method_id"
+        ]
+        keyed = args | {"payment_method_id": first, "idempotency_key": "order-7f3a9c"}
+        placed = call_ok(s, "checkout", keyed)
+        after = s.state_hash()
+        assert call_ok(s, "checkout", keyed) == placed and s.state_hash() == after
+        message = refused(
+            s,
+            "checkout",
+            keyed | {"payment_method_id": second},
+            ErrorKind.CONFLICT,
+            "idempotency_key_reused",
+        )
+        assert placed["order_id"] in message and first in message
+        assert one(s, "SELECT COUNT(*) FROM order_payments") == 1
+
+
+def test_v3_tools_and_rules_are_v3s_own() -> None:
+    """v0-v2 neither offer nor run the card tools, and keep checkout's earlier definitions;
+    every v3 rule is raised by the code and told in v3's instructions only."""
+    from prove_plugins.shopping import tools
+
+    new = {"add_payment_method", "list_payment_methods", "remove_payment_method"}
+    for version in (0, 1, 2):
+        offered = {t.name for t in SHOP.visible_tools(version)}
+        assert not new & offered
+        assert (
+            "payment_method_id"
+            not in SHOP.tools_for(version)["checkout"].input_schema()["properties"]
+        )
+    assert new <= {t.name for t in SHOP.visible_tools(PAYMENT)}
+    with SHOP.session(seed=0, env_version=2, principal="cus_001") as s:
+        result = s.call("list_payment_methods", {"customer_id": "cus_001"})
+        assert result.error_kind == ErrorKind.UNKNOWN_TOOL
+    body = "\n".join(
+        p.read_text()
+        for p in sorted(Path(tools.__file__).parent.glob("*.py"))
+        if p.name != "args.py"
+    )
+    v3 = SHOP.env_versions[PAYMENT]
+    for name in tools.RULES_V3:
+        raised = re.search(rf"_(broken|denied|clash)\(\s*\"{name}\"", body)
+        assert raised or name in ("card_number_invalid", "test_card_only"), name
+        assert name in (v3.instructions or "") and name not in SHOP.instructions, name
+        assert name in v3.changes
+    for name in ("card_number_invalid", "test_card_only"):  # the card reader's own
+        models = Path(tools.__file__).parents[1].joinpath("models.py").read_text()
+        assert f'"{name}"' in models
+
+
+@settings(max_examples=200, deadline=None)
+@given(digits=st.text(alphabet="0123456789", min_size=1, max_size=19))
+def test_the_luhn_check_is_the_standards(digits: str) -> None:
+    from prove_plugins.shopping.models import luhn_ok
+
+    assert luhn_ok(digits) == luhn(digits)
+
+
+def test_every_test_card_and_token_passes_and_one_wrong_digit_fails() -> None:
+    from prove_plugins.shopping.models import CARD_TOKENS, TEST_CARDS, CardRefused, read_card
+
+    assert all(luhn(n) for n in TEST_CARDS) and set(TEST_NUMBERS) <= set(TEST_CARDS)
+    assert {t: read_card(t)[1] for t in CARD_TOKENS} == TOKENS
+    for number in TEST_CARDS:
+        for k in range(len(number)):  # a single wrong digit never passes the check digit
+            wrong = number[:k] + str((int(number[k]) + 5) % 10) + number[k + 1 :]
+            with pytest.raises(CardRefused) as refusal:
+                read_card(wrong)
+            assert refusal.value.rule == "card_number_invalid"
+            assert number not in str(refusal.value) and wrong not in str(refusal.value)
+
+
+CARD_TEXT = st.one_of(
+    st.sampled_from([*TEST_NUMBERS, *TOKENS, "4111111111111111", "tok_unknown", ""]),
+    st.builds(
+        lambda n, sep: sep.join(n[k : k + 4] for k in range(0, len(n), 4)),
+        st.sampled_from(list(TEST_NUMBERS)),
+        st.sampled_from([" ", "-", "  ", "_", "/"]),
+    ),
+    st.text(alphabet="0123456789 -", max_size=40),
+    st.text(max_size=40),
+    st.text(min_size=33, max_size=5000),
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=CARD_TEXT)
+def test_v3_a_card_number_is_taken_only_as_a_test_card_or_token(text: str) -> None:
+    """Hostile card text (any characters, up to 5,000) is refused as bad_arguments with the
+    state unchanged, unless it is a test number (digit groups split by single spaces or
+    dashes) or a token; a taken card stores its brand and last four, never the number."""
+    digits = "".join(ch for ch in text if ch not in " -")
+    expected = TOKENS.get(text.strip()) or (
+        TEST_NUMBERS[digits][1] if digits in TEST_NUMBERS and len(text) <= 32 else None
+    )
+    with SHOP.session(seed=0, env_version=PAYMENT, principal="cus_001") as s:
+        address = one(s, "SELECT id FROM addresses WHERE customer_id = 'cus_001' ORDER BY id")
+        before = s.state_hash()
+        result = s.call("add_payment_method", card("cus_001", address, text))
+        if expected is None:
+            assert result.error_kind == ErrorKind.BAD_ARGUMENTS, (text, result.message)
+            assert s.state_hash() == before
+            if len(digits) >= 13 and len(text) <= 32:  # the card reader's own refusal
+                assert digits not in (result.message or "")  # never echoes the number
+        else:
+            assert result.ok, (text, result.message)
+            assert result.content["last4"] == expected
+            stored = json.dumps(rows(s, "SELECT * FROM payment_methods"), default=str)
+            assert digits not in stored

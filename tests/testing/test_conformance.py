@@ -23,6 +23,7 @@ from prove_gym.server import (
     Session,
     ToolContext,
     TypedDict,
+    added_later,
     next_id,
 )
 from prove_gym.testing.conformance import (
@@ -219,6 +220,44 @@ def test_a_well_formed_server_passes_the_contract_phrasing_task_and_gymnasium_ch
         check_phrasings(server, tool)
     check_task(task, registry=registry)
     check_gymnasium(server, registry=registry)
+
+
+class Others(DeclarativeBase):
+    """Tables of the contract test below, apart from the notes server's (whose hashes and
+    schema the other tests use)."""
+
+
+class Pin(Others):
+    """A table a later env version adds: no sampled state has a row of it."""
+
+    __tablename__ = "pins"
+    __table_args__ = added_later()
+    note_id: Mapped[str] = mapped_column(String(16), primary_key=True)
+
+
+class Stray(Others):
+    """A table no version writes and the sampler leaves empty."""
+
+    __tablename__ = "strays"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+
+
+def test_only_an_entity_of_a_table_added_later_may_list_nothing_on_a_sampled_state() -> None:
+    server = notes_server()
+
+    @server.entity("pin", key="note_id", model=Pin, not_found="Call list_notes.")
+    def pins(ctx: ToolContext) -> list[dict[str, Any]]:
+        return []
+
+    check_server_contract(server)  # a later version's pins: none is sampled, as expected
+
+    @server.entity("stray", key="id", model=Stray, not_found="Call list_notes.")
+    def strays(ctx: ToolContext) -> list[dict[str, Any]]:
+        return []
+
+    with pytest.raises(AssertionError, match="entity source 'stray' lists nothing") as failed:
+        check_server_contract(server)
+    assert "'pin'" not in str(failed.value)
 
 
 def test_a_well_formed_server_keeps_its_invariants_through_random_call_sequences() -> None:

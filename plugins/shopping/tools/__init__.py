@@ -9,9 +9,10 @@ so) with a message that starts with ``Rule '<name>' failed:`` and says what to d
 A refused call changes nothing: the session rolls the whole call back.
 
 This module declares the server, the entity kinds it grounds requests on, and its 23 tools
-in the order the model reads them (``TOOLS``). The tools live by resource: :mod:`.catalog`,
-:mod:`.customers` (and their addresses), :mod:`.cart` (and its coupon), :mod:`.orders`,
-:mod:`.returns`; what they take (and the named rules) is in :mod:`.args`, what they return
+in the order the model reads them (``TOOLS``; then the definitions and tools of later env
+versions). The tools live by resource: :mod:`.catalog`, :mod:`.customers` (and their
+addresses), :mod:`.cart` (and its coupon), :mod:`.orders`, :mod:`.returns`, :mod:`.wallet`
+(saved cards, from ``prove/shopping-v3``); what they take (and the named rules) is in :mod:`.args`, what they return
 in :mod:`.results`, the statements they run in :mod:`.queries`, and the pricing, checks and
 result builders several of them share in :mod:`._common`. Docstrings are what the model
 reads: keep examples concrete.
@@ -31,18 +32,28 @@ from ..models import (
     Coupon,
     Customer,
     Order,
+    PaymentMethod,
     Product,
     ReturnRequest,
     Variant,
     availability,
 )
 from ..sampler import sample_shopping
-from . import cart, catalog, customers, orders, returns
-from ._common import CONSEQUENCES, NEW_ADDRESSES, _coupon_problem, _coupon_status, _now, _window
-from .args import RULES, RULES_V2, CategoryName
+from . import cart, catalog, customers, orders, returns, wallet
+from ._common import (
+    CONSEQUENCES,
+    NEW_ADDRESSES,
+    PAYMENT,
+    _coupon_problem,
+    _coupon_status,
+    _now,
+    _window,
+)
+from .args import RULES, RULES_V2, RULES_V3, CategoryName
 from .queries import (
     ADDRESSES_BY_CUSTOMER,
     ALL_ADDRESSES,
+    ALL_PAYMENT_METHODS,
     CART_COUPONS,
     CART_ITEMS_BY_CUSTOMER,
     COUPONS,
@@ -79,7 +90,7 @@ server = Server(
     out_of_scope=OUT_OF_SCOPE,
     persona=("customer",),
     tasks_file=Path(__file__).parents[1] / "tasks.jsonl",
-    version="1.2.0",
+    version="1.3.0",
     env_versions=[
         EnvVersion(
             CUSTOMER,
@@ -117,6 +128,34 @@ server = Server(
             "refunded: they do not go back in stock. checkout takes an optional "
             "idempotency_key: a retry with the same key returns the order already placed. "
             "Rules: " + " ".join(f"{name}: {text}" for name, text in RULES_V2.items()),
+        ),
+        EnvVersion(
+            PAYMENT,
+            "checkout charges one of the customer's saved cards, exactly the order's total "
+            "(rules payment_method_required, card_expired, not_your_payment_method, "
+            "payment_method_removed); cards are saved, listed and removed with "
+            "add_payment_method, list_payment_methods and remove_payment_method (test cards "
+            "or tokens only, kept as brand and last four: rules card_number_invalid, "
+            "test_card_only, duplicate_card); refunds go back to the card that paid; keeps "
+            "v2's tax, returns, idempotency key and customer principal",
+            tasks_file=Path(__file__).parents[1] / "tasks_v3.jsonl",
+            instructions="Sales tax: an order placed now is charged sales tax on its "
+            "merchandise (subtotal - discount; shipping is not taxed) at the base rate of "
+            "the shipping address's state (such as TX 6.25%, CA 7.25%, NY 4%, OR 0%), "
+            "rounded half up to the cent, so total = subtotal - discount + shipping + tax; "
+            "orders placed before show tax 0.00. A return refunds the units' share of the "
+            "tax too. A return with reason 'wrong_item' also refunds the order's shipping "
+            "(once per order). Units of a 'damaged' return are written off when it is "
+            "refunded: they do not go back in stock. checkout takes an optional "
+            "idempotency_key: a retry with the same key returns the order already placed. "
+            "Payment: checkout charges one of the customer's saved cards "
+            "(payment_method_id, such as 'pm_0001': list_payment_methods shows them), "
+            "exactly the order's total; a card is saved with add_payment_method from a test "
+            "card number (such as 4242 4242 4242 4242) or a token (such as tok_visa) with "
+            "its expiry and billing address, and only its brand and last four digits are "
+            "kept. Refunds (cancellations and returns) go back to the card that paid. "
+            "Rules: "
+            + " ".join(f"{name}: {text}" for name, text in {**RULES_V2, **RULES_V3}.items()),
         ),
     ],
     base=Base,
@@ -162,9 +201,13 @@ TOOLS = (
     orders.update_order_status,
     returns.request_return,
     returns.process_refund,
+    orders.checkout_v3,
+    wallet.list_payment_methods,
+    wallet.add_payment_method,
+    wallet.remove_payment_method,
 )
 """The server's tools in the order the model reads them: this list decides it, not the modules'."""
-RESOURCES = (cart, catalog, customers, orders, returns)
+RESOURCES = (cart, catalog, customers, orders, returns, wallet)
 server.add_tools(TOOLS, declared_in=RESOURCES)
 
 
@@ -364,6 +407,26 @@ def _returns(ctx: ToolContext) -> list[dict[str, Any]]:
             "status": r.status,
         }
         for r in rows
+    ]
+
+
+@server.entity(
+    "payment_method",
+    key="payment_method_id",
+    model=PaymentMethod,
+    owner="customer_id",
+    not_found="Call list_payment_methods with the customer's id to see their saved cards "
+    "(such as 'pm_0001').",
+)
+def _payment_methods(ctx: ToolContext) -> list[dict[str, Any]]:
+    """Saved cards (from prove/shopping-v3; no sampled state has one), removed ones too."""
+    return [
+        {
+            "payment_method_id": p.id,
+            "customer_id": p.customer_id,
+            "status": "removed" if p.removed_at is not None else "on_file",
+        }
+        for p in ctx.sql.all(ALL_PAYMENT_METHODS)
     ]
 
 

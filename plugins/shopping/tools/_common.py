@@ -10,12 +10,36 @@ from typing import Any
 from prove_gym.server import Conflict, PermissionDenied, PreconditionFailed, ToolContext
 
 from ..models import RETURN_WINDOW_DAYS, ZERO, Cart, Variant, allocate
-from .queries import ADDRESSES, CART, CART_ITEMS, RETURN_LINES, USED_ON, VARIANT_STOCK
-from .results import AddressOut, ReturnLineOut, ReturnOut
+from .queries import (
+    ADDRESSES,
+    CART,
+    CART_ITEMS,
+    ORDER_PAYMENT,
+    RETURN_LINES,
+    USED_ON,
+    VARIANT_STOCK,
+)
+from .results import AddressOut, CardOut, ReturnLineOut, ReturnOut
 
 CONSEQUENCES = 2
 """The env version from which an order carries sales tax, a damaged return is not restocked
 and a wrong item's return refunds the order's shipping too."""
+
+
+PAYMENT = 3
+"""The env version from which a checkout charges one of the customer's saved cards and a
+refund goes back to the card that paid."""
+
+
+def _card_ref(p: Any) -> CardOut:
+    """A card as an order's payment and a refund name it."""
+    return {"payment_method_id": p.payment_method_id, "brand": p.brand, "last4": p.last4}
+
+
+def _paid_with(ctx: ToolContext, order_id: str) -> Any:
+    """What paid ``order_id`` (its card's id, brand and last four, and the amount), or None
+    for an order placed before ``prove/shopping-v3``."""
+    return ctx.sql.first(ORDER_PAYMENT, order_id=order_id)
 
 
 def _tax(o: Any) -> Any:

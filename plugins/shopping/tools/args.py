@@ -10,12 +10,14 @@ from pydantic import Field
 from prove_gym.server import Entity, Record
 
 from ..models import (
+    MAX_CARD_TEXT,
     MAX_PER_ITEM,
     RETURN_WINDOW_DAYS,
     Address,
     Coupon,
     Customer,
     Order,
+    PaymentMethod,
     Product,
     ReturnRequest,
     Variant,
@@ -61,6 +63,22 @@ RULES_V2: dict[str, str] = {
     "the order it placed; with another address or method it is refused.",
 }
 """The rules new in prove/shopping-v2."""
+RULES_V3: dict[str, str] = {
+    "payment_method_required": "From v3 a checkout charges one of the customer's saved "
+    "cards: it names its payment_method_id (list_payment_methods; add_payment_method saves "
+    "one).",
+    "card_expired": "A card is good through the last day of its expiry month: an expired "
+    "card is not saved, nor charged.",
+    "not_your_payment_method": "A checkout charges a card of its own customer only.",
+    "payment_method_removed": "A removed card is not charged, and is removed once.",
+    "duplicate_card": "A customer does not save the same card (brand, last four digits and "
+    "expiry) twice.",
+    "card_number_invalid": "A card number is 13-19 digits with a valid check digit (Luhn), "
+    "or a token such as tok_visa.",
+    "test_card_only": "The shop is a sandbox: it takes the card networks' test numbers "
+    "(such as 4242 4242 4242 4242) or tokens, never a real card's number.",
+}
+"""The rules new in prove/shopping-v3: a checkout is paid with a saved card."""
 
 
 CustomerRow = Annotated[Record[Customer], Entity("customer")]
@@ -70,6 +88,10 @@ AddressRow = Annotated[Record[Address], Entity("address")]
 CouponRow = Annotated[Record[Coupon], Entity("coupon")]
 OrderRow = Annotated[Record[Order], Entity("order")]
 ReturnRow = Annotated[Record[ReturnRequest], Entity("return")]
+PaymentMethodRow = Annotated[Record[PaymentMethod], Entity("payment_method")]
+CardNumber = Annotated[str, Field(min_length=1, max_length=MAX_CARD_TEXT)]
+ExpMonth = Annotated[int, Field(ge=1, le=12)]
+ExpYear = Annotated[int, Field(ge=2000, le=2099)]
 VariantIds = Annotated[list[VariantRow], Field(min_length=1, max_length=20)]
 SearchText = Annotated[str, Field(max_length=200)]
 IdempotencyKey = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")]

@@ -13,24 +13,30 @@ from ..models import (
     CheckoutKey,
     Order,
     OrderLine,
+    OrderPayment,
     Variant,
     allocate,
+    card_expired,
     coupon_discount,
     sales_tax,
     shipping_cost,
 )
 from ._common import (
     CONSEQUENCES,
+    PAYMENT,
     _address_out,
     _broken,
+    _card_ref,
     _cart,
     _clash,
     _coupon_problem,
     _day,
+    _denied,
     _items,
     _lines_of,
     _mine,
     _now,
+    _paid_with,
     _restock,
     _return_by,
     _return_out,
@@ -46,6 +52,7 @@ from .args import (
     Limit,
     OrderRow,
     OrderStatus,
+    PaymentMethodRow,
     ShippingMethod,
 )
 from .queries import (
@@ -57,6 +64,7 @@ from .queries import (
     ORDER_LINES,
     ORDER_RETURNS,
     ORDER_UNITS,
+    PAYMENT_METHODS,
     _orders_matching,
 )
 from .results import Cancellation, OrderDetail, OrderList, OrderSummary, StatusChange
@@ -118,6 +126,9 @@ def _order_detail(ctx: ToolContext, o: Any) -> OrderDetail:
     }
     if ctx.env_version >= CONSEQUENCES:
         detail["tax"] = _tax(o)
+    if ctx.env_version >= PAYMENT:
+        paid = _paid_with(ctx, o.id)
+        detail["payment"] = {**_card_ref(paid), "amount": paid.amount} if paid else None
     return detail
 
 
@@ -171,7 +182,9 @@ def get_order(ctx: ToolContext, order_id: OrderRow) -> OrderDetail:
     """Get one order: lines, totals, coupon, address, shipping, status dates and returns.
 
     From prove/shopping-v2 it shows the sales tax too ("tax"): total = subtotal - discount +
-    shipping + tax (0.00 on orders placed before the shop charged tax).
+    shipping + tax (0.00 on orders placed before the shop charged tax). From
+    prove/shopping-v3 it shows what paid the order ("payment": the card's id, brand and last
+    four and the amount charged; null for an order placed before the shop kept cards).
 
     Args:
         order_id: The order, such as "ord_00131" (list_orders finds a customer's orders).
@@ -268,20 +281,108 @@ def checkout_v2(
         "subtotal": "159.97", "discount": "15.50", "shipping": "0.00", "tax": "9.03",
         "total": "153.50", "lines": [...], ...}.
     """
-    c, address = customer_id, address_id
+    return _checkout(ctx, customer_id, address_id, shipping_method, idempotency_key, None)
+
+
+@tool(
+    name="checkout",
+    since=PAYMENT,
+    writes=True,
+    returns=("order", "customer", "address", "variant", "coupon", "payment_method"),
+    phrasings=[
+        "Check out {customer_id}'s cart with {shipping_method} shipping to {address_id}, "
+        "paying with {payment_method_id}",
+        "Place the order for {customer_id}, ship it {shipping_method} to {address_id} and "
+        "charge card {payment_method_id}",
+        "Check out {customer_id}'s cart to {address_id}, {shipping_method}, card "
+        "{payment_method_id}, with key {idempotency_key}",
+    ],
+    examples={"idempotency_key": ["order-7f3a9c", "checkout-2026-001", "b1e2c3d4"]},
+)
+def checkout_v3(
+    ctx: ToolContext,
+    customer_id: CustomerRow,
+    address_id: AddressRow,
+    shipping_method: ShippingMethod,
+    payment_method_id: PaymentMethodRow | None = None,
+    idempotency_key: IdempotencyKey | None = None,
+) -> OrderDetail:
+    """Turn a customer's cart into a placed order paid with one of their saved cards: stock
+    is taken, the cart is emptied and the card is charged exactly the order's total.
+
+    The order keeps the cart's coupon and prices; its total is subtotal - discount + shipping
+    + tax. Shipping: standard 5.99, free from 50.00 of merchandise after the discount;
+    express 14.99; overnight 29.99. Sales tax ("tax"): the merchandise (subtotal - discount,
+    not shipping) times the base rate of the address's state (TX 6.25%, CA 7.25%, NY 4%, OR
+    0%, ...), rounded half up to the cent. Every item must still be in stock in the quantity
+    the cart holds.
+
+    A checkout needs a payment_method_id (rule payment_method_required): one of the
+    customer's cards on file (list_payment_methods; add_payment_method saves one), not
+    another customer's (rule not_your_payment_method), not removed (rule
+    payment_method_removed) and not expired (rule card_expired: a card is good through its
+    expiry month). Refunds of the order go back to that card.
+
+    With an idempotency_key, a retry is safe: checking out again with the same key, address,
+    shipping method and card returns the order it placed, unchanged, instead of placing
+    another; the same key with another address, method or card is refused (rule
+    idempotency_key_reused).
+
+    Args:
+        customer_id: The customer, such as "cus_004".
+        address_id: One of the customer's own addresses, such as "adr_0007" (see
+            list_addresses).
+        shipping_method: "standard" (3-5 days), "express" (2 days) or "overnight".
+        payment_method_id: The customer's saved card to charge, such as "pm_0001";
+            required (without it the checkout is refused).
+        idempotency_key: A key of the customer's choosing for this checkout (1-64 letters,
+            digits, '-', '_', '.' or ':'), such as "order-7f3a9c"; leave it out to place
+            an order on every call.
+
+    Returns:
+        The order as get_order shows it: {"order_id": "ord_00151", "status": "placed",
+        "subtotal": "159.97", "discount": "15.50", "shipping": "0.00", "tax": "9.03",
+        "total": "153.50", "payment": {"payment_method_id": "pm_0001", "brand": "visa",
+        "last4": "4242", "amount": "153.50"}, "lines": [...], ...}.
+    """
+    return _checkout(
+        ctx, customer_id, address_id, shipping_method, idempotency_key, payment_method_id
+    )
+
+
+def _checkout(
+    ctx: ToolContext,
+    c: Any,
+    address: Any,
+    shipping_method: str,
+    idempotency_key: str | None,
+    card: Any,
+) -> OrderDetail:
+    """Checkout from :data:`CONSEQUENCES` on: with an idempotency key, the order it placed
+    if it placed one (the same address, method and, from :data:`PAYMENT`, card), else a new
+    order, recorded under the key."""
     if idempotency_key is not None:
         first = ctx.sql.first(CHECKOUT_KEY, customer_id=c.id, key=idempotency_key)
         if first is not None:
-            if (first.address_id, first.shipping_method) != (address.id, shipping_method):
+            paid = _paid_with(ctx, first.order_id) if ctx.env_version >= PAYMENT else None
+            card_id = card.id if card is not None else None
+            was = (
+                first.address_id,
+                first.shipping_method,
+                paid.payment_method_id if paid else None,
+            )
+            now = (address.id, shipping_method, card_id if paid else None)
+            if was != now:
+                with_card = f", paid with {paid.payment_method_id}" if paid else ""
                 raise _clash(
                     "idempotency_key_reused",
                     f"{c.id} already checked out with key '{idempotency_key}': order "
                     f"{first.order_id}, {first.shipping_method} shipping to "
-                    f"{first.address_id}. A key names one checkout; nothing was ordered. "
-                    "Check out with a new key (or none) to place another order.",
+                    f"{first.address_id}{with_card}. A key names one checkout; nothing was "
+                    "ordered. Check out with a new key (or none) to place another order.",
                 )
             return _order_detail(ctx, ctx.sql.one(ORDER, id=first.order_id))
-    o = _place(ctx, c, address, shipping_method)
+    o = _place(ctx, c, address, shipping_method, card)
     if idempotency_key is not None:
         ctx.sql.insert(
             CheckoutKey,
@@ -294,9 +395,54 @@ def checkout_v2(
     return _order_detail(ctx, o)
 
 
-def _place(ctx: ToolContext, c: Any, address: Any, shipping_method: str) -> Any:
+def _chargeable(ctx: ToolContext, c: Any, card: Any) -> None:
+    """Refuse a checkout of ``c``'s cart that ``card`` cannot pay (from :data:`PAYMENT`)."""
+    if card is None:
+        on_file = ctx.sql.all(PAYMENT_METHODS, customer_id=c.id)
+        if on_file:
+            fix = (
+                f"Pass payment_method_id: one of {c.id}'s cards on file ("
+                + ", ".join(f"{p.id}: {p.brand} ending {p.last4}" for p in on_file[:5])
+                + ")."
+            )
+        else:
+            fix = (
+                f"{c.id} has no card on file: save one with add_payment_method "
+                f"(customer_id='{c.id}') first, then pass its payment_method_id."
+            )
+        raise _broken(
+            "payment_method_required",
+            f"a checkout is paid with one of the customer's saved cards. Nothing was "
+            f"ordered. {fix}",
+        )
+    if card.customer_id != c.id:
+        raise _denied(
+            "not_your_payment_method",
+            f"card {card.id} belongs to {card.customer_id}, not to {c.id}; nothing was "
+            f"ordered. Charge one of {c.id}'s own cards (list_payment_methods).",
+        )
+    if card.removed_at is not None:
+        raise _broken(
+            "payment_method_removed",
+            f"card {card.id} ({card.brand} ending {card.last4}) was removed on "
+            f"{_stamp(card.removed_at)}; nothing was ordered. Charge a card on file "
+            f"(list_payment_methods with customer_id '{c.id}').",
+        )
+    now = _now(ctx)
+    if card_expired(card.exp_month, card.exp_year, now):
+        raise _broken(
+            "card_expired",
+            f"card {card.id} ({card.brand} ending {card.last4}) expired at the end of "
+            f"{card.exp_month:02d}/{card.exp_year} (today is {now.date().isoformat()}); "
+            "nothing was ordered. Charge another card of the customer's, or save a valid "
+            "one with add_payment_method.",
+        )
+
+
+def _place(ctx: ToolContext, c: Any, address: Any, shipping_method: str, card: Any = None) -> Any:
     """Check out ``c``'s cart to ``address``: the placed order's row (sales tax from
-    :data:`CONSEQUENCES` on)."""
+    :data:`CONSEQUENCES` on; from :data:`PAYMENT` on, ``card`` is charged its total, once
+    every other rule of the checkout holds)."""
     cart = _cart(ctx, c.id)
     items = _items(ctx, c.id)
     if not items:
@@ -325,6 +471,8 @@ def _place(ctx: ToolContext, c: Any, address: Any, shipping_method: str) -> Any:
                 f"{problem[1]}. Nothing was ordered; take the coupon off with remove_coupon "
                 f"(customer_id='{c.id}') and check out again.",
             )
+    if ctx.env_version >= PAYMENT:
+        _chargeable(ctx, c, card)
     subtotal = sum((t for _, t in lines), ZERO)
     discount = coupon_discount(coupon, lines) if coupon is not None else ZERO
     eligible = [
@@ -351,6 +499,13 @@ def _place(ctx: ToolContext, c: Any, address: Any, shipping_method: str) -> Any:
         tracking_number=None,
         placed_at=now,
     )
+    if ctx.env_version >= PAYMENT:
+        ctx.sql.insert(
+            OrderPayment,
+            order_id=order_id,
+            payment_method_id=card.id,
+            amount=subtotal - discount + shipping + tax,
+        )
     for i, share in zip(items, shares, strict=True):
         ctx.sql.insert(
             OrderLine,
@@ -386,6 +541,10 @@ def _place(ctx: ToolContext, c: Any, address: Any, shipping_method: str) -> Any:
 )
 def cancel_order(ctx: ToolContext, order_id: OrderRow, reason: CancelReason) -> Cancellation:
     """Cancel an order that has not shipped: its units go back in stock, the total is refunded.
+
+    From prove/shopping-v3 the refund goes back to the card that paid the order
+    ("refunded_to": its id, brand and last four; null for an order placed before the shop
+    kept cards).
 
     Args:
         order_id: A "placed" order, such as "ord_00151".
@@ -426,11 +585,15 @@ def cancel_order(ctx: ToolContext, order_id: OrderRow, reason: CancelReason) -> 
     )
     for line in lines[-1:]:  # written after the order, as the ORM's final flush did
         restocked[line.variant_id] = _restock(ctx, line.variant_id, line.quantity)
-    return {
+    out: Cancellation = {
         "order": _order_detail(ctx, o),
         "refund_amount": o.total,
         "restocked": dict(sorted(restocked.items())),
     }
+    if ctx.env_version >= PAYMENT:
+        paid = _paid_with(ctx, o.id)
+        out["refunded_to"] = _card_ref(paid) if paid else None
+    return out
 
 
 @tool(

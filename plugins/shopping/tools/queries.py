@@ -18,6 +18,8 @@ from ..models import (
     Customer,
     Order,
     OrderLine,
+    OrderPayment,
+    PaymentMethod,
     Product,
     ReturnLine,
     ReturnRequest,
@@ -167,6 +169,41 @@ CHECKOUT_KEY = Query(  # a customer's idempotency key (from prove/shopping-v2)
         CheckoutKey.customer_id == bindparam("customer_id"),
         CheckoutKey.key == bindparam("key"),
     )
+)
+PAYMENT_METHOD = Query(  # a saved card by id (from prove/shopping-v3)
+    select(PaymentMethod.__table__).where(PaymentMethod.id == bindparam("id"))
+)
+PAYMENT_METHODS = Query(  # a customer's cards on file (not removed), oldest first
+    select(PaymentMethod.__table__)
+    .where(
+        PaymentMethod.customer_id == bindparam("customer_id"),
+        PaymentMethod.removed_at.is_(None),
+    )
+    .order_by(PaymentMethod.id)
+)
+ALL_PAYMENT_METHODS = Query(select(PaymentMethod.__table__).order_by(PaymentMethod.id))
+SAME_CARD = Query(  # a card on file of the customer with this brand, last four and expiry
+    select(PaymentMethod.id)
+    .where(
+        PaymentMethod.customer_id == bindparam("customer_id"),
+        PaymentMethod.brand == bindparam("brand"),
+        PaymentMethod.last4 == bindparam("last4"),
+        PaymentMethod.exp_month == bindparam("exp_month"),
+        PaymentMethod.exp_year == bindparam("exp_year"),
+        PaymentMethod.removed_at.is_(None),
+    )
+    .order_by(PaymentMethod.id)
+)
+ORDER_PAYMENT = Query(  # what paid an order placed under prove/shopping-v3, with its card
+    select(
+        OrderPayment.order_id,
+        OrderPayment.payment_method_id,
+        OrderPayment.amount,
+        PaymentMethod.brand,
+        PaymentMethod.last4,
+    )
+    .join(PaymentMethod, PaymentMethod.id == OrderPayment.payment_method_id)
+    .where(OrderPayment.order_id == bindparam("order_id"))
 )
 SHIPPING_REFUNDS = Query(  # an order's returns that refund more than their lines: its shipping
     select(ReturnRequest.id)

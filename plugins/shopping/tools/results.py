@@ -228,6 +228,37 @@ class ReturnList(TypedDict):
     returns: list[ReturnOut]
 
 
+class CardOut(TypedDict):
+    payment_method_id: str
+    brand: str
+    last4: str
+
+
+class OrderPaymentOut(CardOut):
+    amount: Decimal
+
+
+class PaymentMethodOut(CardOut):
+    customer_id: str
+    exp_month: int
+    exp_year: int
+    expired: bool
+    billing_address_id: str
+    added_at: str
+
+
+class PaymentMethodList(TypedDict):
+    customer_id: str
+    payment_methods: list[PaymentMethodOut]
+
+
+class PaymentMethodRemoved(TypedDict):
+    payment_method_id: str
+    customer_id: str
+    removed_at: str
+    payment_methods: list[PaymentMethodOut]
+
+
 class OrderDetail(OrderSummary):
     shipping_method: str
     subtotal: Decimal
@@ -236,6 +267,9 @@ class OrderDetail(OrderSummary):
     shipping: Decimal
     tax: NotRequired[Decimal]
     """From prove/shopping-v2: the sales tax the total holds."""
+    payment: NotRequired[OrderPaymentOut | None]
+    """From prove/shopping-v3: the card charged and the amount (null: an order placed before
+    the shop kept cards)."""
     address: AddressOut
     tracking_number: str | None
     shipped_at: str | None
@@ -250,6 +284,9 @@ class Cancellation(TypedDict):
     order: OrderDetail
     refund_amount: Decimal
     restocked: dict[str, int]
+    refunded_to: NotRequired[CardOut | None]
+    """From prove/shopping-v3: the card that paid, which the refund goes back to (null: an
+    order placed before the shop kept cards, refunded the way it was paid)."""
 
 
 class StatusChange(TypedDict):
@@ -272,4 +309,6 @@ class RefundResult(TypedDict):
     restocked: dict[str, int]
     written_off: NotRequired[dict[str, int]]
     """From prove/shopping-v2: the units of a damaged return, which are not put back."""
+    refunded_to: NotRequired[CardOut | None]
+    """From prove/shopping-v3: as :class:`Cancellation`'s."""
     lines: list[ReturnLineOut]

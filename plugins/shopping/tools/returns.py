@@ -20,10 +20,13 @@ from ..models import (
 )
 from ._common import (
     CONSEQUENCES,
+    PAYMENT,
     _broken,
+    _card_ref,
     _clash,
     _day,
     _now,
+    _paid_with,
     _restock,
     _return_by,
     _return_lines,
@@ -225,7 +228,9 @@ def process_refund(ctx: ToolContext, return_id: ReturnRow) -> RefundResult:
     """Refund a requested return: its amount is paid back and its units go back in stock.
 
     From prove/shopping-v2 the units of a return with reason "damaged" are written off
-    instead ("written_off"): they do not go back in stock.
+    instead ("written_off"): they do not go back in stock. From prove/shopping-v3 the refund
+    goes back to the card that paid the order ("refunded_to": its id, brand and last four;
+    null for an order placed before the shop kept cards).
 
     Args:
         return_id: A "requested" return, such as "ret_0027" (list_returns with status
@@ -274,4 +279,7 @@ def process_refund(ctx: ToolContext, return_id: ReturnRow) -> RefundResult:
         for line in lines if damaged else []:
             written_off[line.variant_id] = written_off.get(line.variant_id, 0) + line.quantity
         out["written_off"] = dict(sorted(written_off.items()))
+    if ctx.env_version >= PAYMENT:
+        paid = _paid_with(ctx, order.id)
+        out["refunded_to"] = _card_ref(paid) if paid else None
     return out
