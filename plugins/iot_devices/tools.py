@@ -176,8 +176,10 @@ server = Server(
             "once per reading; not when the scene cannot apply cleanly), which sets its "
             "last_triggered_at and the scene's last_activated_at to that minute. "
             "Timestamps that tools write (a scene's or automation's created_at, "
-            "last_activated_at) are the clock's. list_homes and search_devices show only "
-            "your home.",
+            "last_activated_at) are the clock's, and a device's last_seen_at says when it last "
+            "reported: a device you command (alone or in a scene) at the end of the call, a "
+            "thermostat or sensor also on each minute its value moves, so a command's result "
+            "shows the clock's time. list_homes and search_devices show only your home.",
         ),
     ],
     base=Base,
@@ -917,11 +919,13 @@ def _elapse(ctx: ToolContext, seconds: int) -> None:
 
 
 def _after(ctx: ToolContext, d: Any, seconds: int) -> Any:
-    """Device ``d`` once a call's ``seconds`` have passed (:func:`_elapse`; from -v2 on)."""
-    if ctx.env_version < CLOCK or seconds <= 0:
+    """Device ``d`` once a command to it has taken its ``seconds`` (:func:`_elapse`) and it
+    has reported its new state then (its last_seen_at): from -v2 on; before, ``d``."""
+    if ctx.env_version < CLOCK:
         return d
     _elapse(ctx, seconds)
-    return ctx.sql.one(DEVICE, id=d.id)
+    d = ctx.sql.one(DEVICE, id=d.id)
+    return ctx.sql.update(Device, d, last_seen_at=_now(ctx))
 
 
 def _reached(ctx: ToolContext, d: Any) -> Any:
@@ -966,7 +970,7 @@ def _tick(ctx: ToolContext, at: dt.datetime) -> bool:
         target = _target(thermostat, thermostat.current_temp_c)
         if target is not None:
             temperature = _toward(thermostat.current_temp_c, target)
-            ctx.sql.update(Device, thermostat, current_temp_c=temperature)
+            ctx.sql.update(Device, thermostat, current_temp_c=temperature, last_seen_at=at)
             moving = moving or temperature != target
     for sensor in ctx.sql.all(ONLINE_SENSORS_OF_TYPE, sensor_type="temperature"):
         thermostat = rooms_thermostat.get(sensor.room_id)
@@ -1388,7 +1392,7 @@ def set_light_power(ctx: ToolContext, light_id: LightRow, power: OnOff) -> Devic
     on = power == "on"
     changed = d.is_on != on
     d = ctx.sql.update(Device, d, is_on=on)
-    return _changed(ctx, d, changed)
+    return _changed(ctx, _after(ctx, d, 0), changed)
 
 
 @server.tool(
@@ -1421,7 +1425,7 @@ def set_brightness(
     _raise(_check_brightness(d, brightness))
     changed = not d.is_on or d.brightness != brightness
     d = ctx.sql.update(Device, d, is_on=True, brightness=brightness)
-    return _changed(ctx, d, changed)
+    return _changed(ctx, _after(ctx, d, 0), changed)
 
 
 @server.tool(
@@ -1455,7 +1459,7 @@ def set_color_temperature(
     _raise(_check_kelvin(d, kelvin))
     changed = d.color_temp_k != kelvin
     d = ctx.sql.update(Device, d, color_temp_k=kelvin)
-    return _changed(ctx, d, changed)
+    return _changed(ctx, _after(ctx, d, 0), changed)
 
 
 # ------------------------------------------------------------- thermostats
@@ -1617,7 +1621,7 @@ def set_plug_power(ctx: ToolContext, plug_id: PlugRow, power: OnOff) -> DeviceCh
         _raise(_check_plug_on(d))
     changed = d.is_on != on
     d = ctx.sql.update(Device, d, is_on=on)
-    return _changed(ctx, d, changed)
+    return _changed(ctx, _after(ctx, d, 0), changed)
 
 
 @server.tool(
@@ -1849,6 +1853,9 @@ def activate_scene(ctx: ToolContext, scene_id: SceneRow) -> Activation:
             elif was.kind == "thermostat":
                 seconds.append(_reach_seconds(now, now_is))
         _elapse(ctx, max(seconds))
+        for device_id in sorted(current):  # done moving: each reports then
+            d = ctx.sql.one(DEVICE, id=device_id)
+            ctx.sql.update(Device, d, last_seen_at=_now(ctx))
     return {
         "scene_id": scene.id,
         "name": scene.name,
@@ -1871,6 +1878,8 @@ def _apply(
         current[d.id] = before._replace(**_setting(a.attribute, a.value))
         if _snapshot(current[d.id]) != _snapshot(before):
             changed.add(d.id)
+    if ctx.env_version >= CLOCK:  # each device reports its new state (-v2)
+        current = {key: d._replace(last_seen_at=at) for key, d in current.items()}
     # Written as the ORM flushed them: the devices by id, then the scene; ctx.sql.update
     # writes only the columns that end up different (a setting undone later writes nothing).
     for device_id in sorted(current):

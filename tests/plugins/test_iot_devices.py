@@ -576,15 +576,18 @@ def test_v2_a_setpoint_call_returns_once_the_room_has_reached_it(version: int) -
     principal = "hom_01" if version else None
     with IOT.session(seed=0, env_version=version, principal=principal) as s:
         before = _readings(s, "dev_0007")
+        seen = s.call("get_device", {"device_id": "dev_0005"}).content["last_seen_at"]
         done = s.call("set_thermostat_setpoint", {"thermostat_id": "dev_0005", "temperature_c": 25})
         assert done.ok, done.message
         after = _readings(s, "dev_0007")
         if version < CLOCK:
             assert done.content["current_temp_c"] == 23.4
+            assert done.content["last_seen_at"] == seen  # as sampled
             assert _clock(s) is None and after == before
             return
         assert done.content["current_temp_c"] == 25.0 and done.content["setpoint_c"] == 25.0
         assert _clock(s) == "2026-07-16 10:46:00.000000"
+        assert done.content["last_seen_at"] == "2026-07-16T10:46"  # it reported then
         new = after[len(before) :]
         assert [at[11:16] for at, _ in new] == [f"10:{m}" for m in range(31, 47)]
         assert [v for _, v in new] == list(range(213, 229))  # 21.3 .. 22.8 C, 0.1 a minute
@@ -620,8 +623,9 @@ def test_v2_a_blind_and_a_bolt_take_their_declared_seconds() -> None:
     with IOT.session(seed=0, env_version=CLOCK, principal="hom_01") as s:
         s.call("set_blind_position", {"blind_id": "dev_0004", "position": 100})  # 0 -> 100
         assert _clock(s) == "2026-07-16 10:30:30.000000"
-        s.call("set_blind_position", {"blind_id": "dev_0004", "position": 95})  # 1.5 s -> 2
+        moved = s.call("set_blind_position", {"blind_id": "dev_0004", "position": 95})  # 2 s
         assert _clock(s) == "2026-07-16 10:30:32.000000"
+        assert moved.content["last_seen_at"] == "2026-07-16T10:30"  # shown to the minute
         s.call("set_blind_position", {"blind_id": "dev_0004", "position": 95})  # unmoved
         s.call("set_light_power", {"light_id": _first(s, "kind='light' AND online"), "power": "on"})
         assert _clock(s) == "2026-07-16 10:30:32.000000"  # a light takes no time
