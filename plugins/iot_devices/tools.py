@@ -123,7 +123,7 @@ MINUTE = dt.timedelta(minutes=1)
 
 TAKES: dict[str, str] = {
     "set_blind_position": "0.3 s per percent the blind moves "
-    f" ({BLIND_SECONDS_FULL} s from closed to fully open), rounded up to a whole second",
+    f"({BLIND_SECONDS_FULL} s from closed to fully open), rounded up to a whole second",
     "set_lock": f"{LOCK_SECONDS} s when the bolt moves",
     "set_thermostat_setpoint": "until the room reaches the setpoint: the thermostat moves its "
     f"room's temperature {DEGREES_PER_MINUTE} C toward it on each whole minute (heat only "

@@ -743,3 +743,18 @@ def test_v2_time_only_moves_forward_and_temperatures_stay_between_start_and_setp
     assert all(min(points) <= t <= max(points) for t in moved), (moved, points)
     assert broken == []
     assert _play(calls)[:3] == (state, clocks, temperatures)  # same state, same calls: same bytes
+
+
+def test_v2_the_longest_call_is_bounded_by_the_setpoint_range() -> None:
+    """The most time one call can take: a thermostat across its whole setpoint range (15 to
+    28 C for dev_0005), 0.1 C a minute; the call succeeds within its work budget and writes
+    at most a reading a minute per sensor of the room."""
+    with IOT.session(seed=0, env_version=CLOCK, principal="hom_01") as s:
+        s.call("set_thermostat_mode", {"thermostat_id": "dev_0005", "mode": "auto"})  # 23.4 -> 22.5
+        start = count(s, "SELECT count(*) FROM readings")
+        down = s.call("set_thermostat_setpoint", {"thermostat_id": "dev_0005", "temperature_c": 15})
+        up = s.call("set_thermostat_setpoint", {"thermostat_id": "dev_0005", "temperature_c": 28})
+        assert down.ok and up.ok, (down.message, up.message)
+        assert _clock(s) == "2026-07-16 14:04:00.000000"  # 10:39, then 75 and 130 minutes on
+        assert count(s, "SELECT count(*) FROM readings") - start <= 75 + 130
+        assert rule_violations(s) == []
