@@ -20,6 +20,7 @@ from pydantic import Field
 from sqlalchemy import BindParameter, bindparam, case, delete, func, select
 
 from prove_gym.server import (
+    Bound,
     Conflict,
     Entity,
     EnvVersion,
@@ -41,6 +42,7 @@ from prove_gym.server.sql import record_by_key
 from .models import (
     BLOCKED_EXTENSIONS,
     FOLDERS,
+    MAILER_DAEMON,
     MAX_ATTACHMENT_BYTES,
     MAX_ATTACHMENTS,
     MAX_BODY,
@@ -64,7 +66,7 @@ from .models import (
     send,
     split_addresses,
 )
-from .sampler import sample_email
+from .sampler import NEWSLETTERS, SPAM, sample_email
 
 OUT_OF_SCOPE = (
     "Set up an out-of-office reply until Monday.",
@@ -1362,6 +1364,24 @@ def add_attachment(
     return _refreshed(ctx, d.id)
 
 
+AUTOMATED_SENDERS = frozenset(address for address, _, _ in (*NEWSLETTERS, *SPAM))
+"""The sampled state's newsletters, notices and spam: mail no person answers."""
+
+
+def message_from_a_person(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The message in ``message_id`` if someone would answer it: received from a person,
+    not a newsletter, an automated notice, a bounce or spam, and not in spam or trash
+    (nobody writes "could we move our call to Thursday?" to updates@cloudstatus.net);
+    None otherwise, so synthesis draws another."""
+    row = ctx.sql.first(record_by_key(Message), key=str(bound.args.get("message_id", "")))
+    if row is None or row.direction != "received" or row.folder in ("spam", "trash"):
+        return None
+    sender = row.from_address.lower()
+    if sender in AUTOMATED_SENDERS or sender.split("@", 1)[0] == MAILER_DAEMON:
+        return None
+    return str(row.id)
+
+
 @server.tool(
     writes=True,
     returns=("draft", "thread"),
@@ -1371,6 +1391,7 @@ def add_attachment(
         "Answer email {message_id} with: {body}",
     ],
     examples={"body": BODIES},
+    values={"message_id": message_from_a_person},
 )
 def reply_to_message(
     ctx: ToolContext,

@@ -1801,6 +1801,34 @@ def _plan(ctx: ToolContext, scene: Any) -> list[tuple[Any, Any]]:
     return plan
 
 
+def _applied(plan: list[tuple[Any, Any]]) -> tuple[dict[str, Any], set[str]]:
+    """Each device of a checked scene (:func:`_plan`) as its settings leave it, and the ids
+    of those that end up different."""
+    current = {d.id: d for _, d in plan}
+    changed: set[str] = set()
+    for a, d in plan:
+        before = current[d.id]
+        current[d.id] = before._replace(**_setting(a.attribute, a.value))
+        if _snapshot(current[d.id]) != _snapshot(before):
+            changed.add(d.id)
+    return current, changed
+
+
+def scene_that_changes_something(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The scene in ``scene_id`` if running it would change a device (not one saved from
+    how the home is right now and run at once, which changes nothing); one the home cannot
+    run (an offline device) stays, its refusal being the lesson. None otherwise, so
+    synthesis draws another."""
+    scene = ctx.sql.first(SCENE, id=str(bound.args.get("scene_id", "")))
+    if scene is None:
+        return None
+    try:
+        plan = _plan(ctx, scene)
+    except PreconditionFailed:
+        return str(scene.id)
+    return str(scene.id) if _applied(plan)[1] else None
+
+
 def _setting(attribute: str, value: str) -> dict[str, Any]:
     """The device columns one scene setting writes (none for an unknown attribute)."""
     if attribute == "power":
@@ -1824,6 +1852,7 @@ def _setting(attribute: str, value: str) -> dict[str, Any]:
     writes=True,
     returns=("scene", "device"),
     phrasings=["Activate the scene {scene_id}", "Run scene {scene_id}"],
+    values={"scene_id": scene_that_changes_something},
 )
 def activate_scene(ctx: ToolContext, scene_id: SceneRow) -> Activation:
     """Apply every setting of a scene at once. All or nothing: if any device is offline, a lock
@@ -1871,13 +1900,7 @@ def _apply(
     """Apply a checked scene (:func:`_plan`) at ``at``: each of its devices as found and as
     left (by id), and the ids of those whose state changed."""
     found = {d.id: d for _, d in plan}  # each device as the scene found it
-    current = dict(found)  # and as the settings applied so far leave it
-    changed: set[str] = set()
-    for a, d in plan:
-        before = current[d.id]
-        current[d.id] = before._replace(**_setting(a.attribute, a.value))
-        if _snapshot(current[d.id]) != _snapshot(before):
-            changed.add(d.id)
+    current, changed = _applied(plan)  # and as its settings leave it
     if ctx.env_version >= CLOCK:  # each device reports its new state (-v2)
         current = {key: d._replace(last_seen_at=at) for key, d in current.items()}
     # Written as the ORM flushed them: the devices by id, then the scene; ctx.sql.update

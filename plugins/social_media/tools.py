@@ -1117,10 +1117,20 @@ def comment_on_post(ctx: ToolContext, post_id: PostRow, text: CommentText) -> Co
     }
 
 
+def post_of_someone_else(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The post in ``post_id`` if a person would like it: someone else's (the tool takes
+    one's own, but nobody asks for that); None otherwise, so synthesis draws another."""
+    post = ctx.sql.first(POST, id=str(bound.args.get("post_id", "")))
+    if post is None or post.author_id == _me(ctx).id:
+        return None
+    return str(post.id)
+
+
 @server.tool(
     writes=True,
     returns=("post", "liked_post"),
     phrasings=["Like post {post_id}", "Give {post_id} a like"],
+    values={"post_id": post_of_someone_else},
 )
 def like_post(ctx: ToolContext, post_id: PostRow) -> LikeResult:
     """Like a post I may see (my own included); one like per person per post.

@@ -24,6 +24,7 @@ from sqlalchemy import bindparam, delete, func, or_, select
 from sqlalchemy.sql.elements import BindParameter
 
 from prove_gym.server import (
+    Bound,
     Conflict,
     Entity,
     EnvVersion,
@@ -581,6 +582,27 @@ def _me(ctx: ToolContext) -> Any:
     return ctx.sql.one(ME)
 
 
+def message_of_someone_else(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The message in ``message_id`` if a person would react or reply to it: someone
+    else's and not deleted (nobody gives their own message a +1 or answers it "Agreed");
+    None otherwise, so synthesis draws another."""
+    row = ctx.sql.first(MESSAGE, id=str(bound.args.get("message_id", "")))
+    if row is None or row.deleted or row.author_id == _me(ctx).id:
+        return None
+    return str(row.id)
+
+
+def message_with_replies(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The message in ``message_id`` if asking for its thread makes sense: one that was
+    there before the conversation began (one just posted has no replies to read) in a thread
+    that has some; None otherwise, so synthesis draws another."""
+    row = ctx.sql.first(MESSAGE, id=str(bound.args.get("message_id", "")))
+    if row is None or row.deleted or row.created_at >= _now(ctx):
+        return None
+    root = row if row.thread_root_id is None else ctx.sql.first(MESSAGE, id=row.thread_root_id)
+    return str(row.id) if root is not None and root.reply_count > 0 else None
+
+
 def _seat(ctx: ToolContext, workspace_id: str, user_id: str) -> Any | None:
     return ctx.sql.first(SEAT, workspace_id=workspace_id, user_id=user_id)
 
@@ -1037,6 +1059,7 @@ def read_channel(ctx: ToolContext, channel_id: ChannelRow, limit: Limit = 20) ->
 
 @server.tool(
     returns=("message", "channel"),
+    values={"message_id": message_with_replies},
     phrasings=[
         "Show me the thread on {message_id}",
         "What did people reply to {message_id}?",
@@ -1189,6 +1212,7 @@ def post_message(ctx: ToolContext, channel_id: ChannelRow, text: Text) -> Messag
         "Answer in the thread of {message_id}: {text}",
     ],
     examples={"text": REPLIES},
+    values={"message_id": message_of_someone_else},
 )
 def reply_in_thread(ctx: ToolContext, message_id: MessageRow, text: Text) -> ReplyOut:
     """Reply in a message's thread. Replying to a reply adds to the same thread (threads are
@@ -1329,6 +1353,7 @@ def delete_message(ctx: ToolContext, message_id: MessageRow) -> HistoryMessage:
         "Add a {emoji} reaction to message {message_id}",
     ],
     examples={"emoji": ["+1", "eyes", "white_check_mark", "tada", "heart", "rocket"]},
+    values={"message_id": message_of_someone_else},
 )
 def react(
     ctx: ToolContext, message_id: MessageRow, emoji: EmojiName, remove: bool = False

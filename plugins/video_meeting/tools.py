@@ -711,7 +711,7 @@ def find_meetings(
 
 @server.tool(
     returns=("meeting", "participant", "recording"),
-    phrasings=["Show me meeting {meeting_id}", "Who is in the waiting room of {meeting_id}?"],
+    phrasings=["Show me meeting {meeting_id}", "Who was invited to meeting {meeting_id}?"],
 )
 def get_meeting(ctx: ToolContext, meeting_id: MeetingRow) -> MeetingDetail:
     """Get one meeting: its status, the waiting room, every participant and its recordings.

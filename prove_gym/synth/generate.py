@@ -110,7 +110,7 @@ from prove_gym.synth.validate import (
 from prove_gym.synth.writer import LLMWriter
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/14"
+GENERATOR = "prove_gym.synth/15"
 """Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
 ``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
 of ``final_state_hash`` unless a call changed their state (see
@@ -158,7 +158,13 @@ in that list" in the result's list alone (not a header's own id), asks a clarify
 call whose ids the user says as they are and leaves out no value the turn says elsewhere,
 tries a hidden tool's request on the state (and takes the call back) so that an abstention
 is about a request that makes sense, never ends a chain with a login, and writes a yes/no
-question and what follows "I'm customer ..." without "Now" or "Then"."""
+question and what follows "I'm customer ..." without "Now" or "Then"; /15 responds to
+what others wrote (no +1, "Agreed" or like on one's own message or post, no "what did
+people reply to" a message just posted, no reply to a newsletter), files a new note where
+notes go, adds no line to a JSON document or a log and only comments into source code,
+sorts files of records by their own separator, runs no scene that would change nothing,
+changes no field of what the task made (a traveller's passport, a new event's title), and
+deletes no draft a forward of the task made."""
 
 PLAN_DRAWS = 6
 """Chains a candidate draws before it gives up (see :meth:`Conversation._plan`): drawing

@@ -847,9 +847,10 @@ class Grounder:
 
     def _remakes(self, d: _Draw, j: int, kind: str) -> bool:
         """Whether this call, an update (:func:`updates`), would change a field that the
-        ``j``-th done step set when it made the ``kind`` entity, with no call since that
-        took it: a traveller created with one passport, then updated to another at once
-        (the creation's value never used). Such an update takes another entity."""
+        ``j``-th done step set when it made the ``kind`` entity: a traveller created with
+        one passport, then said to have renewed it (at once, or after a trip was made for
+        them: either way the user would have given the new one when creating). Such an
+        update takes another entity."""
         spec, prior = d.step.tool, d.done[j]
         if not updates(spec) or kind not in prior.tool.returns:
             return False
@@ -858,14 +859,7 @@ class Grounder:
         if kind in {e.name for e in prior.tool.entity_params.values()}:
             return False  # it took one, made none
         ids = set(spec.entity_params)
-        if not (d.wanted - ids) & set(prior.args):
-            return False
-        made = {str(v) for v in prior.produced.get(kind, [])}
-        return not any(
-            j in later.links.values()
-            or made & {str(v) for v in later.args.values() if isinstance(v, str | int)}
-            for later in d.done[j + 1 :]
-        )
+        return bool((d.wanted - ids) & set(prior.args))
 
     def _moves(self, spec: ToolSpec) -> frozenset[str]:
         """:func:`moves` of ``spec`` on this conversation's server."""

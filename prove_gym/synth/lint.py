@@ -776,15 +776,16 @@ def moot_write(task: LintTask) -> list[str]:
         if target is None:
             continue
         for a in writes[:j]:
+            if _key(a) == _key(b) or _undoes(task, a, b) is not None:
+                continue  # repeated_write's or inverse_write's
+            if _made_then_ended(task, a, b, target):  # a forward, then deleting its draft
+                out.append(f"{a.call()} makes what {b.call()} ends")
+                continue
             tool = task.tool(a.name)
             if tool is not None and tool.makes:
                 continue  # it leaves behind what the ending does not end
-            if _key(a) == _key(b) or _undoes(task, a, b) is not None:
-                continue  # repeated_write's or inverse_write's
             if all(k in a.arguments and a.arguments[k] == v for k, v in target.items()):
                 out.append(f"{a.call()}, then {b.call()} ends it")
-            elif _made_then_ended(task, a, b, target):
-                out.append(f"{a.call()} makes what {b.call()} ends")
         for c in writes[j + 1 :]:
             if _recreated(task, b, target, c):
                 out.append(f"{b.call()}, then {c.call()} makes it again")
@@ -794,9 +795,9 @@ def moot_write(task: LintTask) -> list[str]:
 
 def _made_then_changed(task: LintTask) -> list[str]:
     """An update of an entity the task made that sets a field the making set, to another
-    value, with no call between that takes it (create a traveller with passport
-    LG3376736, then "update the passport of the new traveller to XH6460534"): the first
-    value was never used. The update depends on the making, which returns the kind the
+    value (create a traveller with passport LG3376736, then "update the passport of the new
+    traveller to XH6460534", at once or after a trip was made for them): the user would have
+    given the second value when creating it. The update depends on the making, which returns the kind the
     update takes without taking one, and the id is not in the task's initial state."""
     out = []
     for n, b in enumerate(task.requested):
@@ -804,7 +805,7 @@ def _made_then_changed(task: LintTask) -> list[str]:
         if tool is None or not _updates(tool) or b.name.split("_")[0] in COPY_VERBS:
             continue  # (a reply makes a message of its own)
         ids = {p for p, _ in tool.entities}
-        for m, a in enumerate(task.requested[:n]):
+        for a in task.requested[:n]:
             if a.id not in b.depends_on or not task.writes(a.name):
                 continue
             made = [
@@ -816,13 +817,6 @@ def _made_then_changed(task: LintTask) -> list[str]:
             ]
             if not made:
                 continue
-            between = task.requested[m + 1 : n]
-            if any(
-                a.id in c.depends_on
-                or any(str(v) in map(str, c.arguments.values()) for _, v in made)
-                for c in between
-            ):
-                continue  # something used what was made before it changed
             changed = [
                 f
                 for f, new in b.arguments.items()

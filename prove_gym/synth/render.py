@@ -567,6 +567,8 @@ def without_prepositional(phrasing: str, name: str) -> str | None:
     True
     >>> without_prepositional("touch {path}", "path") is None
     True
+    >>> without_prepositional("Passport {number}, valid until {expiry}.", "expiry")
+    'Passport {number}.'
     """
     slot = "{" + name + "}"
     start = phrasing.find(slot)
@@ -581,6 +583,9 @@ def without_prepositional(phrasing: str, name: str) -> str | None:
         return None
     if len([w for w in head.split() if w.lower() != "please"]) < 2:
         return None
+    before, comma, last = head.rpartition(", ")
+    if comma and " " not in last and "{" not in last:
+        head = before  # "number {n}, valid until {date}" goes whole, not to "number {n}, valid"
     return head + rest
 
 

@@ -723,7 +723,9 @@ def test_an_update_to_another_value_or_another_entity_is_no_noop() -> None:
     other = add_steps(
         clean(), 1, step("s3", "update_event", ("s1",), event_id="evt_0301", title="Design sync")
     )
-    assert flags(other) == {}
+    # no no-op; but renaming the event the task just made is moot (_made_then_changed)
+    (moot,) = flags(other).pop("moot_write")
+    assert "sets title, then update_event(" in moot and "noop_update" not in flags(other)
     elsewhere = add_steps(
         clean(), 1, step("s3", "update_event", (), event_id="evt_0007", title="Design review")
     )
@@ -778,10 +780,12 @@ def test_an_update_that_moves_a_row_to_the_reference_it_has_is_a_noop() -> None:
     assert "noop_update" not in flags(one_turn("shopping", own, seed=0))
 
 
-def test_a_field_made_and_changed_before_any_use_is_moot() -> None:
+def test_a_field_made_and_changed_in_one_task_is_moot() -> None:
     """travel_booking-2026-00012: create_traveller with passport LG3376736, then "update
-    the passport of the new traveller to XH6460534": the creation's value was wasted.
-    A call between that uses the traveller, or an update of another field, is fine."""
+    the passport of the new traveller to XH6460534": the creation's value was wasted; so it
+    is with a call between that uses the traveller (travel_booking-2028: a trip made for
+    them, then "the same traveller renewed their passport"). An update of a traveller of the
+    initial state is fine."""
     made = step("s1", "create_traveller", first_name="Ana", last_name="Lee", email="ana@lee.com",
                 date_of_birth="1990-01-02", nationality="ES", passport_number="LG3376736",
                 passport_expiry="2031-06-30")  # fmt: skip
@@ -794,7 +798,8 @@ def test_a_field_made_and_changed_before_any_use_is_moot() -> None:
     )
     loyalty = step("s1b", "add_loyalty_number", ("s1",), traveller_id="trv_0101",
                    airline="IB", number="IB123456")  # fmt: skip
-    assert "moot_write" not in flags(one_turn("travel_booking", made, loyalty, renew, seed=0))
+    (between,) = flags(one_turn("travel_booking", made, loyalty, renew, seed=0))["moot_write"]
+    assert "sets passport_number, then update_passport(" in between
     same = {**renew, "arguments": {**renew["arguments"], "passport_number": "LG3376736",
                                    "passport_expiry": "2033-01-01"}}  # fmt: skip
     assert (
@@ -803,6 +808,18 @@ def test_a_field_made_and_changed_before_any_use_is_moot() -> None:
     )
     existing = {**renew, "depends_on": []}  # a traveller of the initial state: nothing made
     assert "moot_write" not in flags(one_turn("travel_booking", made, existing, seed=0))
+
+
+def test_a_forward_then_deleting_the_draft_it_made_is_moot() -> None:
+    """email (synth/14, seed 2027): forward a message, then delete the draft the forward
+    made. The forward leaves a draft behind (it "makes" one), which once exempted it; what
+    it made and the task then ends is moot all the same. Deleting another draft is not."""
+    forward = step("s1", "forward_message", message_id="msg_00002", to=["ana@example.com"])
+    drop = step("s2", "delete_draft", ("s1",), draft_id="drf_0099")
+    (found,) = flags(one_turn("email", forward, drop, seed=0))["moot_write"]
+    assert found.startswith("forward_message(") and "makes what delete_draft(" in found
+    other = {**drop, "depends_on": []}  # a draft of the initial state: nothing made is ended
+    assert "moot_write" not in flags(one_turn("email", forward, other, seed=0))
 
 
 def test_a_reply_to_a_new_message_changes_nothing_of_it() -> None:

@@ -91,18 +91,77 @@ def test_the_implausible_file_text_check_catches_the_old_draws() -> None:
     assert text_misfits_file("~/src/app.py", "import os") is None
 
 
+def _line_text(param: str) -> Visit:
+    def visit(ws: Workspace, step: GoldStep) -> str | None:
+        path = str(step.arguments["path"])
+        ext = Bound({"path": path}).extension("path")
+        if ext in (".json", ".log"):
+            return f"a line added to {path}, which is one document or a program's log"
+        if (
+            step.name == "insert_lines"
+            and ext in CODE
+            and not str(step.arguments[param]).startswith(("#", "//"))
+        ):
+            return f"code put at line {step.arguments['line_number']} of {path}, not a comment"
+        return text_misfits_file(path, str(step.arguments[param]))
+
+    return visit
+
+
+def _new_file_text(ws: Workspace, step: GoldStep) -> str | None:
+    path = str(step.arguments["path"])
+    if any(f"/{media}/" in path for media in ("Pictures", "Music", "Videos")):
+        paths = {r["path"] for r in ws.session("filesystem").list_entities("path")}
+        if not any(p.endswith(path.lstrip("~")) for p in paths):
+            return f"a new note among the media: {path}"
+    return text_misfits_file(path, str(step.arguments["content"]))
+
+
 def test_text_written_to_a_file_fits_its_type(tasks) -> None:
     judged, found = flagged(
         tasks,
         "filesystem",
         {
-            "write_file": _file_text("content"),
-            "append_file": _file_text("content"),
-            "insert_lines": _file_text("text"),
+            "write_file": _new_file_text,
+            "append_file": _line_text("content"),
+            "insert_lines": _line_text("text"),
         },
     )
     assert judged >= 5, "too few file writes to judge"
     assert found == []
+
+
+def test_no_line_is_added_to_a_json_document_and_a_note_is_filed_where_notes_go() -> None:
+    from prove_plugins.filesystem.tools.editing import _new_file, line_for
+
+    assert line_for("~/.config/Code/settings.json") == ()
+    assert line_for("~/notes/todo.md") != ()
+    srv = prove_gym.get_registry().get_server("filesystem")
+    with srv.session(0, srv.default_size) as session:
+        ctx = session.context()
+        homes = {_new_file(ctx, random.Random(seed)).split("/")[1] for seed in range(60)}
+    assert homes and not homes & {"Pictures", "Music", "Videos"}, homes
+
+
+@pytest.mark.parametrize(
+    ("path", "sortable", "separator"),
+    [
+        ("~/budget.csv", True, ","),
+        ("/etc/passwd", True, ":"),
+        ("~/notes.txt", True, None),
+        ("~/.config/Code/settings.json", False, None),
+        ("~/Projects/api/main.py", False, None),
+        ("~/.gitignore", True, None),
+    ],
+)
+def test_sort_is_asked_of_files_of_records_with_their_own_separator(
+    path: str, sortable: bool, separator: str | None
+) -> None:
+    from prove_plugins.filesystem.tools.fitting import separator_for_file, sortable_file
+
+    bound = Bound({"path": path})
+    assert (sortable_file(None, random.Random(0), bound) == path) is sortable  # type: ignore[arg-type]
+    assert separator_for_file(None, random.Random(0), bound) == separator  # type: ignore[arg-type]
 
 
 @given(st.sampled_from([".mp4", ".jpg", ".py", ".md", ".txt", ".log", ".xyz", ""]), st.integers())
@@ -110,7 +169,7 @@ def test_the_file_text_source_gives_binary_and_unknown_types_nothing(ext: str, s
     from prove_plugins.filesystem.tools.editing import text_for
 
     texts = text_for(f"~/x/file{ext}")
-    if ext in (".mp4", ".jpg", ".xyz", ""):
+    if ext in (".mp4", ".jpg", ".xyz", ".log", ""):
         assert texts == ()
     else:
         text = random.Random(seed).choice(texts)
@@ -467,3 +526,103 @@ def test_a_file_is_moved_or_copied_where_its_kind_belongs(tasks) -> None:
     judged, found = flagged(tasks, "filesystem", {"mv": visit, "cp": visit})
     assert judged >= 3, "too few moves and copies to judge"
     assert found == []
+
+
+# ------------------------------------------------------- what a person responds to
+def test_nobody_reacts_or_replies_to_their_own_message_or_asks_replies_of_a_new_one() -> None:
+    from prove_plugins.team_chat.tools import (
+        MESSAGE,
+        message_of_someone_else,
+        message_with_replies,
+    )
+
+    srv = prove_gym.get_registry().get_server("team_chat")
+    with srv.session(0, srv.default_size) as session:
+        rows = session.list_entities("message")
+        mine = [str(r["message_id"]) for r in rows if r["mine"]]
+        others = [str(r["message_id"]) for r in rows if not r["mine"] and not r["is_reply"]]
+        assert mine and others, "the state has messages of mine and of others"
+        ctx, rng = session.context(), random.Random(0)
+        assert message_of_someone_else(ctx, rng, Bound({"message_id": mine[0]})) is None
+        assert message_of_someone_else(ctx, rng, Bound({"message_id": others[0]})) == others[0]
+        roots = [m for m in others if ctx.sql.one(MESSAGE, id=m).reply_count > 0]
+        quiet = [m for m in others if ctx.sql.one(MESSAGE, id=m).reply_count == 0]
+        assert roots and quiet, "the state has threads with and without replies"
+        assert message_with_replies(ctx, rng, Bound({"message_id": roots[0]})) == roots[0]
+        assert message_with_replies(ctx, rng, Bound({"message_id": quiet[0]})) is None
+        for root in roots:  # the first of an active channel (an archived one is read-only)
+            posted = session.call("reply_in_thread", {"message_id": root, "text": "On it."})
+            if posted.ok:
+                break
+        assert posted.ok, posted
+        new = str(posted.content["message_id"])
+        # a reply just posted is mine and new: no +1 on it, no "what did people reply to it"
+        ctx = session.context()
+        assert message_of_someone_else(ctx, rng, Bound({"message_id": new})) is None
+        assert message_with_replies(ctx, rng, Bound({"message_id": new})) is None
+
+
+def test_nobody_likes_their_own_post_or_answers_a_newsletter() -> None:
+    from prove_plugins.email.tools import AUTOMATED_SENDERS, message_from_a_person
+    from prove_plugins.social_media.tools import POST, post_of_someone_else
+
+    social = prove_gym.get_registry().get_server("social_media")
+    with social.session(0, social.default_size) as session:
+        ctx, rng = session.context(), random.Random(0)
+        posts = [str(r["post_id"]) for r in session.list_entities("post")]
+        authors = {p: ctx.sql.one(POST, id=p).author_id for p in posts}
+        kept = {p for p in posts if post_of_someone_else(ctx, rng, Bound({"post_id": p}))}
+        assert kept and kept != set(posts), "some posts are mine, some are others'"
+        assert len({authors[p] for p in set(posts) - kept}) == 1, "only mine are left out"
+    email = prove_gym.get_registry().get_server("email")
+    with email.session(0, email.default_size) as session:
+        ctx = session.context()
+        rows = session.list_entities("message")
+        kept = {
+            str(r["message_id"]): message_from_a_person(
+                ctx, rng, Bound({"message_id": r["message_id"]})
+            )
+            for r in rows
+        }
+        people = [
+            r for r in rows if r["direction"] == "received" and r["sender"] not in AUTOMATED_SENDERS
+        ]
+        automated = [r for r in rows if r["sender"] in AUTOMATED_SENDERS]
+        assert people and automated, "the state has mail from people and from newsletters"
+        assert all(kept[str(r["message_id"])] is None for r in automated)
+        assert any(kept[str(r["message_id"])] is not None for r in people)
+        assert all(kept[str(r["message_id"])] is None for r in rows if r["direction"] == "sent")
+
+
+def test_a_scene_saved_from_the_home_as_it_is_is_not_run_at_once() -> None:
+    from prove_plugins.iot_devices.tools import scene_that_changes_something
+
+    srv = prove_gym.get_registry().get_server("iot_devices")
+    with srv.session(0, srv.default_size) as session:
+        rng = random.Random(0)
+        scenes = [str(r["scene_id"]) for r in session.list_entities("scene")]
+        fits = [
+            s
+            for s in scenes
+            if scene_that_changes_something(session.context(), rng, Bound({"scene_id": s}))
+        ]
+        assert fits, "a sampled scene changes something when run"
+        shown = session.call("get_scene", {"scene_id": fits[0]})
+        assert shown.ok, shown
+        devices = sorted({a["device_id"] for a in shown.content["actions"]})
+        made = session.call(
+            "create_scene",
+            {"home_id": shown.content["home_id"], "name": "As it is now", "device_ids": devices},
+        )
+        assert made.ok, made
+        new = str(made.content["scene_id"])
+        assert (
+            scene_that_changes_something(session.context(), rng, Bound({"scene_id": new})) is None
+        )
+        ran = session.call("activate_scene", {"scene_id": fits[0]})
+        if ran.ok:  # the old scene moved the devices: the new one would now change them back
+            assert ran.content["changed_devices"]
+            assert (
+                scene_that_changes_something(session.context(), rng, Bound({"scene_id": new}))
+                == new
+            )

@@ -21,7 +21,14 @@ from prove_gym.server import (
 from ..models import Node
 from ._declare import tool
 from .args import MAX_FILE_BYTES, MAX_PATH, FileArg, NewPath
-from .fitting import line_in_file, replacement_for_find, word_in_text_file
+from .fitting import (
+    FOLDERS_BY_TYPE,
+    KEEPING_WORDS,
+    home_folder,
+    line_in_file,
+    replacement_for_find,
+    word_in_text_file,
+)
 from .fs import Fs, _join, _split, check_name
 from .nodes import AnyNode
 from .results import Appended, Deleted, Inserted, Made, Replaced, Touched, Written
@@ -44,8 +51,16 @@ def _home_dirs(ctx: ToolContext) -> list[str]:
 
 
 def _new_file(ctx: ToolContext, rng: random.Random) -> str:
+    """A new notes file in a folder of the home where notes belong (Documents, Desktop,
+    a project, a backup), never among the photos or the music."""
     name = rng.choice(["summary.txt", "ideas.md", "notes-2026.txt", "draft.md", "checklist.txt"])
-    return f"{rng.choice(_home_dirs(ctx))}/{name}"
+    where = FOLDERS_BY_TYPE[Bound({"p": name}).extension("p")]
+    dirs = [
+        d
+        for d in _home_dirs(ctx)
+        if home_folder(d) in where or any(word in d.lower() for word in KEEPING_WORDS)
+    ]
+    return f"{rng.choice(dirs)}/{name}" if dirs else f"~/{name}"
 
 
 def _new_dir(ctx: ToolContext, rng: random.Random) -> str:
@@ -65,7 +80,6 @@ TEXT_BY_TYPE: dict[str, tuple[str, ...]] = {
     ".py": ("import os", "# TODO: handle the empty case", "DEBUG = False"),
     ".go": ("// TODO: handle the error", 'import "fmt"', "const debug = false"),
     ".js": ("// TODO: handle the error", "const DEBUG = false;", "console.log('done');"),
-    ".log": ("INFO backup finished", "WARN disk usage at 91%", "ERROR connection refused"),
     ".csv": ("Groceries,42.10,card", "Rent,1250.00,transfer"),
     ".json": ('{"debug": false}',),
     ".toml": ("debug = false", "[tool.ruff]"),
@@ -77,7 +91,11 @@ TEXT_BY_TYPE: dict[str, tuple[str, ...]] = {
     ".gitignore": ("*.log", "node_modules/", ".venv/"),
 }
 """Text that fits a file, by its extension (a dotfile by its name). A file of another
-type (a photo, a video, a PDF, a key, git's own files) takes no typed-in text."""
+type (a photo, a video, a PDF, a key, git's own files) takes no typed-in text, nor does a
+log (its lines are the program's, stamped as it writes them)."""
+WHOLE_DOCUMENTS = frozenset({".json"})
+"""Types whose text is one document: written whole, never added to line by line (a line
+appended to ``settings.json`` breaks it)."""
 
 
 def text_for(path: str) -> tuple[str, ...]:
@@ -95,6 +113,39 @@ def text_for(path: str) -> tuple[str, ...]:
 def _text_for_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
     """A text that fits the type of the file in ``path`` (None: the file takes no text)."""
     texts = text_for(str(bound.args.get("path", "")))
+    return rng.choice(texts) if texts else None
+
+
+def line_for(path: str) -> tuple[str, ...]:
+    """The texts a line added to the file at ``path`` may be: :func:`text_for`'s, none for a
+    file that is one document (:data:`WHOLE_DOCUMENTS`).
+
+    >>> line_for("~/.config/Code/settings.json"), line_for("~/notes/todo.md")[0]
+    ((), '## Notes')
+    """
+    if Bound({"path": path}).extension("path") in WHOLE_DOCUMENTS:
+        return ()
+    return text_for(path)
+
+
+def _line_for_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A line that fits the file in ``path`` (None: nothing is added to it line by line)."""
+    texts = line_for(str(bound.args.get("path", "")))
+    return rng.choice(texts) if texts else None
+
+
+CODE_TYPES = frozenset({".py", ".go", ".js", ".ts"})
+"""Source files: what a line goes where it is put must be, a comment anywhere (``import
+os`` above ``from __future__ import annotations`` breaks the module)."""
+
+
+def _inserted_line(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A line that fits the file in ``path`` wherever it is put: a comment in source code
+    (None: nothing is inserted into it)."""
+    path = str(bound.args.get("path", ""))
+    texts = line_for(path)
+    if Bound({"path": path}).extension("path") in CODE_TYPES:
+        texts = tuple(t for t in texts if t.startswith(("#", "//")))
     return rng.choice(texts) if texts else None
 
 
@@ -247,7 +298,7 @@ def write_file(ctx: ToolContext, path: NewPath, content: str) -> Written:
     writes=True,
     returns="file",
     phrasings=["Append '{content}' to {path}", "Add the line '{content}' at the end of {path}"],
-    values={"content": _text_for_file},
+    values={"content": _line_for_file},
 )
 def append_file(
     ctx: ToolContext, path: FileArg, content: Annotated[str, Field(min_length=1)]
@@ -317,7 +368,7 @@ def replace_in_file(
         "Add '{text}' before line {line_number} in {path}",
     ],
     examples={"line_number": [1, 2, 3]},
-    values={"text": _text_for_file},
+    values={"text": _inserted_line},
 )
 def insert_lines(ctx: ToolContext, path: FileArg, line_number: int, text: str) -> Inserted:
     """Insert one or more lines before a line number (1 = at the top; last line + 1 = at the end).

@@ -61,6 +61,40 @@ def text_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
     return path if is_text_path(path) else None
 
 
+SORTABLE_TYPES = frozenset({".txt", ".csv", ".tsv", ".log", ".m3u", ".list", ""})
+"""Files that are a list of lines, one record each: what a person sorts (not a JSON
+document, a Python module or a Markdown page)."""
+
+
+def sortable_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The file in ``path`` if its lines are records a person would sort (a list, a CSV, a
+    log); None otherwise, so synthesis draws another file.
+
+    >>> [sortable_file(None, random.Random(0), Bound({"path": p}))
+    ...  for p in ("~/budget.csv", "~/.config/Code/settings.json")]
+    ['~/budget.csv', None]
+    """
+    path = str(bound.args.get("path", ""))
+    name = path.rsplit("/", 1)[-1]
+    ext = "" if name.startswith(".") and name.count(".") == 1 else Bound({"p": name}).extension("p")
+    return path if ext in SORTABLE_TYPES else None
+
+
+def separator_for_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The column separator of the file in ``path``: "," for a CSV, a tab for a TSV, ":"
+    for a file with no extension (``/etc/passwd``); None for others (their columns are
+    separated by blanks), so synthesis draws another call.
+
+    >>> [separator_for_file(None, random.Random(0), Bound({"path": p}))
+    ...  for p in ("~/budget.csv", "/etc/passwd", "~/notes.txt")]
+    [',', ':', None]
+    """
+    path = str(bound.args.get("path", ""))
+    if path.rsplit("/", 1)[-1].startswith("."):
+        return None  # a dotfile (.gitignore) has no columns
+    return {".csv": ",", ".tsv": "\t", "": ":"}.get(Bound({"path": path}).extension("path"))
+
+
 def first_text_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
     """The file in ``path1`` if it holds text (the first of two files compared)."""
     path = str(bound.args.get("path1", ""))
@@ -282,7 +316,7 @@ KEEPING_WORDS = ("backup", "archive", "old", "to-sort", "shared", "misc")
 """Words of folder names that take anything (a backup, an archive)."""
 
 
-def _home_folder(path: str) -> str | None:
+def home_folder(path: str) -> str | None:
     """The first folder of a home path (``Pictures`` in ``/home/ana/Pictures/2025`` or
     ``~/Pictures``), or the first folder of another absolute path (``var`` in
     ``/var/log``); None for a relative path."""
@@ -316,8 +350,8 @@ def fitting_destination(ctx: ToolContext | None, rng: random.Random, bound: Boun
         return destination
     if _hidden(source):
         return None
-    top = _home_folder(destination)
-    if top is not None and top == _home_folder(source):
+    top = home_folder(destination)
+    if top is not None and top == home_folder(source):
         return destination
     name = source.rstrip("/").rsplit("/", 1)[-1]
     return (

@@ -21,7 +21,15 @@ from prove_gym.server.patterns import compile_regex
 
 from ._declare import tool
 from .args import FileArg, LineCount, PathArg
-from .fitting import file_beside_first, first_text_file, line_in_file, text_choice, text_file
+from .fitting import (
+    file_beside_first,
+    first_text_file,
+    line_in_file,
+    separator_for_file,
+    sortable_file,
+    text_choice,
+    text_file,
+)
 from .fs import Fs, _join, _split
 from .nodes import AnyNode
 from .results import (
@@ -277,9 +285,9 @@ _NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)")
         "Sort {path} by column {field} separated by '{separator}'",
     ],
     values={
-        "path": text_file,
+        "path": sortable_file,
         "field": text_choice([1, 2, 3]),
-        "separator": text_choice([",", ":"]),
+        "separator": separator_for_file,
     },
 )
 def sort_lines(
