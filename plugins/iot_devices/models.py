@@ -14,7 +14,7 @@ from decimal import Decimal
 from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from prove_gym.server import Money
+from prove_gym.server import Money, added_later
 
 TENTH = Decimal("0.1")
 
@@ -169,6 +169,22 @@ class Automation(Base):
     enabled: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime)
     last_triggered_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class Clock(Base):
+    """The home's clock once time has passed in a session (from ``prove/iot_devices-v2``).
+
+    One row (``id`` 1): the moment the tools now act at. A state with no row is at the
+    sampled ``now`` (``ctx.now``); only -v2's tools write the row, as a call's declared
+    duration passes (see ``tools.py``, "The clock"), so the table counts in the state hash
+    only once written (:func:`~prove_gym.server.added_later`) and every earlier version's
+    state keeps its hash.
+    """
+
+    __tablename__ = "clock"
+    __table_args__ = added_later()
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    now: Mapped[dt.datetime] = mapped_column(DateTime)
 
 
 TRIGGERS: dict[str, tuple[str, ...]] = {

@@ -10,6 +10,7 @@ anyway.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import random
 from decimal import Decimal
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import bindparam, delete, func, select
+from sqlalchemy import bindparam, delete, func, select, update
 
 from prove_gym.server import (
     Bound,
@@ -43,6 +44,7 @@ from .models import (
     TRIGGERS,
     Automation,
     Base,
+    Clock,
     Device,
     Home,
     Reading,
@@ -103,11 +105,40 @@ synthesis asks them in abstention turns."""
 MEMBER = 1
 """The env version from which a session acts for a member of one home."""
 
+CLOCK = 2
+"""The env version (``prove/iot_devices-v2``) from which time passes inside a session: a call
+whose effect takes time advances the home's clock by its declared duration (:data:`TAKES`),
+and the home moves on meanwhile (:func:`_elapse`). It also scopes list_homes and
+search_devices to the member's home (in -v1 they still showed every home)."""
+
+BLIND_SECONDS_FULL = 30
+"""Seconds a blind takes from closed (0) to fully open (100)."""
+LOCK_SECONDS = 3
+"""Seconds a lock's bolt takes to move."""
+DEGREES_PER_MINUTE = Decimal("0.1")
+"""How fast a thermostat moves its room's temperature toward the setpoint."""
+MOTION_HOLD = dt.timedelta(minutes=2)
+"""How long a motion sensor reports motion after its newest reading of motion."""
+MINUTE = dt.timedelta(minutes=1)
+
+TAKES: dict[str, str] = {
+    "set_blind_position": "0.3 s per percent the blind moves "
+    f"({BLIND_SECONDS_FULL} s from closed to fully open), rounded up to a whole second",
+    "set_lock": f"{LOCK_SECONDS} s when the bolt moves",
+    "set_thermostat_setpoint": "until the room reaches the setpoint: the thermostat moves its "
+    f"room's temperature {DEGREES_PER_MINUTE} C toward it on each whole minute (heat only "
+    "warms, cool only cools, auto both, off neither)",
+    "set_thermostat_mode": "as set_thermostat_setpoint: until the room reaches the setpoint",
+    "activate_scene": "the longest of its settings' durations (its devices move together)",
+}
+"""The duration each call takes from prove/iot_devices-v2 on (every other call takes none):
+the call returns once its effect is complete, the clock that much later."""
+
 server = Server(
     "iot_devices",
     out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
-    version="1.1.0",
+    version="1.2.0",
     env_versions=[
         EnvVersion(
             MEMBER,
@@ -121,7 +152,35 @@ server = Server(
                 "another home, or a room, device, scene or automation of another home, is "
                 "refused (rule 'not_your_home'). list_homes shows your home's name.",
             ),
-        )
+        ),
+        EnvVersion(
+            CLOCK,
+            "time passes inside a task: a call whose effect takes time (a blind moving, a "
+            "bolt, a thermostat reaching its setpoint, a scene of those) advances the home's "
+            "clock by its declared duration, and meanwhile thermostats move their rooms' "
+            "temperature toward the setpoint (new readings of the room's temperature "
+            "sensors), motion sensors clear two minutes after their last motion, and an "
+            "enabled automation whose trigger a new reading reports runs its scene; "
+            "list_homes and search_devices show only the member's home; keeps v1's member",
+            tasks_file=Path(__file__).with_name("tasks_v2.jsonl"),
+            instructions="Time: the home has a clock that starts at the state's current time "
+            "and moves only when a call's effect takes time; the call returns once its effect "
+            "is complete, that much later. Durations: "
+            + "; ".join(f"{tool}: {text}" for tool, text in TAKES.items())
+            + ". Every other call takes no time. While time passes, on each whole minute: a "
+            "motion sensor whose newest motion reading is two minutes old or more reports "
+            "clear (a new reading of 0); each online thermostat in heat, cool or auto moves "
+            "its own temperature (current_temp_c) and that of its room's online temperature "
+            "sensors (a new reading each) 0.1 C toward its setpoint; then every enabled "
+            "automation whose sensor reported its trigger runs its scene (by automation id; "
+            "once per reading; not when the scene cannot apply cleanly), which sets its "
+            "last_triggered_at and the scene's last_activated_at to that minute. "
+            "Timestamps that tools write (a scene's or automation's created_at, "
+            "last_activated_at) are the clock's, and a device's last_seen_at says when it last "
+            "reported: a device you command (alone or in a scene) at the end of the call, a "
+            "thermostat or sensor also on each minute its value moves, so a command's result "
+            "shows the clock's time. list_homes and search_devices show only your home.",
+        ),
     ],
     base=Base,
     sampler=sample_iot_devices,
@@ -445,6 +504,56 @@ AUTOMATION_NAMED = Query(  # name: lowercased
 )
 AUTOMATION_COUNT = Query(select(func.count()).where(Automation.home_id == bindparam("home_id")))
 DELETE_AUTOMATION = Query(delete(Automation).where(Automation.id == bindparam("id")))
+# -v2's: the clock, what moves while time passes, and the member's own home
+CLOCK_NOW = Query(select(Clock.now).where(Clock.id == 1))
+SET_CLOCK = Query(update(Clock).where(Clock.id == 1).values(now=bindparam("now")))
+HOME = Query(select(Home.__table__).where(Home.id == bindparam("home_id")))
+ONLINE_SENSORS_OF_TYPE = Query(
+    select(devices)
+    .where(
+        Device.online.is_(True),
+        Device.kind == "sensor",
+        Device.sensor_type == bindparam("sensor_type"),
+    )
+    .order_by(Device.id)
+)
+NEWEST_READING_AT = Query(
+    select(Reading.recorded_at)
+    .where(Reading.device_id == bindparam("device_id"))
+    .order_by(Reading.recorded_at.desc(), Reading.id.desc())
+    .limit(1)
+)
+RUNNING_THERMOSTATS = Query(  # online and in heat, cool or auto
+    select(devices)
+    .where(Device.online.is_(True), Device.kind == "thermostat", Device.hvac_mode != "off")
+    .order_by(Device.id)
+)
+TRIGGERED = Query(  # the enabled automations a sensor's event runs
+    select(automations)
+    .where(
+        Automation.trigger_device_id == bindparam("sensor_id"),
+        Automation.trigger == bindparam("trigger"),
+        Automation.enabled.is_(True),
+    )
+    .order_by(Automation.id)
+)
+DEVICES_MATCHING_IN_HOME = Query(
+    select(devices, Room.name.label("room"))
+    .join(rooms, Room.id == Device.room_id)
+    .where(
+        Device.home_id == bindparam("home_id"),
+        contains(
+            bindparam("pattern"),
+            Device.name,
+            Device.manufacturer,
+            Device.model,
+            Device.appliance,
+            Room.name,
+        ),
+    )
+    .order_by(Device.id)
+    .limit(bindparam("limit"))
+)
 
 
 @functools.cache
@@ -728,6 +837,163 @@ def _raise(problem: str | None) -> None:
         _refuse(rule, message)
 
 
+# ------------------------------------------------------------------- clock
+# From prove/iot_devices-v2 a call whose effect takes time (TAKES) returns once it is complete:
+# the clock (the one row of Clock; the sampled ctx.now until a call first moves it) advances
+# by the call's duration and the home moves on meanwhile, one whole minute at a time
+# (_elapse). Earlier versions never write the clock and act at ctx.now.
+def _now(ctx: ToolContext) -> dt.datetime:
+    """The moment the tools act at: the clock's from -v2 on, else the sampled ``ctx.now``."""
+    if ctx.env_version < CLOCK:
+        return ctx.now
+    at = ctx.sql.scalar(CLOCK_NOW)
+    return ctx.now if at is None else at
+
+
+def _blind_seconds(before: int | None, after: int | None) -> int:
+    """Seconds a blind takes from ``before`` to ``after`` percent open (rounded up).
+
+    >>> _blind_seconds(0, 100), _blind_seconds(40, 35), _blind_seconds(50, 50)
+    (30, 2, 0)
+    """
+    moved = abs((after or 0) - (before or 0))
+    return -(-moved * BLIND_SECONDS_FULL // 100)
+
+
+def _target(thermostat: Any, temperature: Decimal | None) -> Decimal | None:
+    """Where ``thermostat`` drives a room at ``temperature``: its setpoint, when it is online
+    and its mode moves that way (heat warms, cool cools, auto both); else ``None``."""
+    if temperature is None or thermostat.setpoint_c is None or not thermostat.online:
+        return None
+    if temperature < thermostat.setpoint_c and thermostat.hvac_mode in ("heat", "auto"):
+        return thermostat.setpoint_c
+    if temperature > thermostat.setpoint_c and thermostat.hvac_mode in ("cool", "auto"):
+        return thermostat.setpoint_c
+    return None
+
+
+def _toward(value: Decimal, target: Decimal) -> Decimal:
+    """One minute's move of ``value`` toward ``target``, never past it.
+
+    >>> _toward(Decimal("20.0"), Decimal("21.0")), _toward(Decimal("20.95"), Decimal("21.0"))
+    (Decimal('20.1'), Decimal('21.0'))
+    """
+    if value < target:
+        return min(value + DEGREES_PER_MINUTE, target)
+    return max(value - DEGREES_PER_MINUTE, target)
+
+
+def _next_minute(at: dt.datetime) -> dt.datetime:
+    """The first whole minute after ``at`` (strictly)."""
+    return at.replace(second=0, microsecond=0) + MINUTE
+
+
+def _reach_seconds(start: dt.datetime, thermostat: Any) -> int:
+    """Seconds from ``start`` until ``thermostat`` has brought its own temperature to its
+    setpoint (one step of :data:`DEGREES_PER_MINUTE` on each whole minute), or 0."""
+    temperature, minutes = thermostat.current_temp_c, 0
+    target = _target(thermostat, temperature)
+    while target is not None and temperature != target:
+        temperature, minutes = _toward(temperature, target), minutes + 1
+    if not minutes:
+        return 0
+    return int((_next_minute(start) + (minutes - 1) * MINUTE - start).total_seconds())
+
+
+def _elapse(ctx: ToolContext, seconds: int) -> None:
+    """Let ``seconds`` pass (from -v2 on; earlier versions take no time): the home moves on
+    at each whole minute the clock passes (:func:`_tick`), then the clock stands at the end.
+
+    Deterministic: the minutes are visited in order and within one everything in id order.
+    It stops visiting minutes as soon as nothing can move any more (no thermostat away from
+    its setpoint, no motion sensor still to clear), which changes nothing but the work."""
+    if ctx.env_version < CLOCK or seconds <= 0:
+        return
+    start = _now(ctx)
+    end = start + dt.timedelta(seconds=seconds)
+    minute = _next_minute(start)
+    while minute <= end and _tick(ctx, minute):
+        minute += MINUTE
+    if ctx.sql.run(SET_CLOCK, now=end) == 0:
+        ctx.sql.insert(Clock, id=1, now=end)
+
+
+def _after(ctx: ToolContext, d: Any, seconds: int) -> Any:
+    """Device ``d`` once a command to it has taken its ``seconds`` (:func:`_elapse`) and it
+    has reported its new state then (its last_seen_at): from -v2 on; before, ``d``."""
+    if ctx.env_version < CLOCK:
+        return d
+    _elapse(ctx, seconds)
+    d = ctx.sql.one(DEVICE, id=d.id)
+    return ctx.sql.update(Device, d, last_seen_at=_now(ctx))
+
+
+def _reached(ctx: ToolContext, d: Any) -> Any:
+    """Thermostat ``d`` once its room has reached the setpoint (from -v2 on: the call takes
+    that long, :func:`_reach_seconds`); in earlier versions ``d`` as it is."""
+    if ctx.env_version < CLOCK:
+        return d
+    return _after(ctx, d, _reach_seconds(_now(ctx), d))
+
+
+def _record(ctx: ToolContext, sensor: Any, value: Decimal, at: dt.datetime) -> None:
+    """A sensor's new reading at ``at``: a Reading row, its value and last_seen_at."""
+    ctx.sql.insert(
+        Reading,
+        id=next_id(ctx, Reading.id, "rdg", 6),
+        device_id=sensor.id,
+        recorded_at=at,
+        value=value,
+    )
+    ctx.sql.update(Device, sensor, value=value, last_seen_at=at)
+
+
+def _tick(ctx: ToolContext, at: dt.datetime) -> bool:
+    """The home at whole minute ``at``, in this order: motion sensors clear (by id),
+    thermostats and their rooms' temperature sensors move 0.1 C toward the setpoint (by id),
+    then the automations the new readings trigger run their scenes (by sensor, then
+    automation id). True while something may still move at a later minute."""
+    moving = False
+    events: list[tuple[str, str]] = []
+    for sensor in ctx.sql.all(ONLINE_SENSORS_OF_TYPE, sensor_type="motion"):
+        if sensor.value != 1:
+            continue
+        seen = ctx.sql.scalar(NEWEST_READING_AT, device_id=sensor.id)
+        if seen is not None and seen + MOTION_HOLD > at:
+            moving = True  # it clears at a later minute
+            continue
+        _record(ctx, sensor, Decimal(0), at)
+        events.append((sensor.id, "motion_cleared"))
+    rooms_thermostat: dict[str, Any] = {}
+    for thermostat in ctx.sql.all(RUNNING_THERMOSTATS):
+        rooms_thermostat.setdefault(thermostat.room_id, thermostat)  # the first by id
+        target = _target(thermostat, thermostat.current_temp_c)
+        if target is not None:
+            temperature = _toward(thermostat.current_temp_c, target)
+            ctx.sql.update(Device, thermostat, current_temp_c=temperature, last_seen_at=at)
+            moving = moving or temperature != target
+    for sensor in ctx.sql.all(ONLINE_SENSORS_OF_TYPE, sensor_type="temperature"):
+        thermostat = rooms_thermostat.get(sensor.room_id)
+        target = None if thermostat is None else _target(thermostat, sensor.value)
+        if target is not None:
+            value = _toward(sensor.value, target)
+            _record(ctx, sensor, value, at)
+            moving = moving or value != target
+    for sensor_id, trigger in sorted(events):
+        for automation in ctx.sql.all(TRIGGERED, sensor_id=sensor_id, trigger=trigger):
+            scene = ctx.sql.first(SCENE, id=automation.scene_id)
+            try:
+                plan = None if scene is None else _plan(ctx, scene)
+            except PreconditionFailed:
+                plan = None  # a scene that cannot apply cleanly does not run
+            if scene is None or plan is None:
+                continue
+            _apply(ctx, scene, plan, at)
+            ctx.sql.update(Automation, automation, last_triggered_at=at)
+            moving = True  # its scene may have set a thermostat going
+    return moving
+
+
 # --------------------------------------------------- examples for synthesis
 SCENE_MOODS = ("evening", "morning", "night", "relax", "welcome")
 """What a scene is for, after the room (or home) it sets: "Kitchen evening"."""
@@ -772,7 +1038,7 @@ def _device_query(ctx: ToolContext, rng: random.Random) -> str:
 )
 def list_homes(ctx: ToolContext) -> list[HomeOut]:
     """List the homes on this account with a quick status: rooms, devices, offline devices,
-    lights on, unlocked locks and open doors.
+    lights on, unlocked locks and open doors. From prove/iot_devices-v2 only your own home.
 
     Returns:
         For example [{"home_id": "hom_01", "name": "Main House", "address": "12 Oak St, Salem,
@@ -780,7 +1046,9 @@ def list_homes(ctx: ToolContext) -> list[HomeOut]:
         "unlocked_locks": 1, "open_doors": 0, ...}].
     """
     out: list[HomeOut] = []
-    for h in ctx.sql.all(HOMES):
+    scoped = ctx.env_version >= CLOCK and ctx.principal is not None
+    homes = ctx.sql.all(HOME, home_id=ctx.principal) if scoped else ctx.sql.all(HOMES)
+    for h in homes:
         devices = _home_devices(ctx, h.id)
         out.append(
             {
@@ -896,7 +1164,7 @@ def list_devices(
 )
 def search_devices(ctx: ToolContext, query: SearchText, limit: Limit = 20) -> list[DeviceSummary]:
     """Find devices in every home whose name, room, appliance, manufacturer or model contains
-    the text (case-insensitive), by device id.
+    the text (case-insensitive), by device id. From prove/iot_devices-v2 only in your own home.
 
     Args:
         query: Text to look for, such as "lamp", "Kitchen" or "Hue".
@@ -909,7 +1177,13 @@ def search_devices(ctx: ToolContext, query: SearchText, limit: Limit = 20) -> li
     text = query.strip()
     if not text:
         raise InvalidArgument("query is blank; pass some text such as 'lamp' or 'Kitchen'.")
-    found = ctx.sql.all(DEVICES_MATCHING, pattern=search_pattern(text), limit=limit)
+    pattern = search_pattern(text)
+    if ctx.env_version >= CLOCK and ctx.principal is not None:  # the member's home only
+        found = ctx.sql.all(
+            DEVICES_MATCHING_IN_HOME, home_id=ctx.principal, pattern=pattern, limit=limit
+        )
+    else:
+        found = ctx.sql.all(DEVICES_MATCHING, pattern=pattern, limit=limit)
     return [_summary(ctx, d) for d in found]
 
 
@@ -945,7 +1219,9 @@ def get_device(ctx: ToolContext, device_id: DeviceRow) -> DeviceOut:
 def get_sensor_readings(ctx: ToolContext, sensor_id: SensorRow, limit: Limit = 24) -> SensorHistory:
     """Get a sensor's reading history, newest first, with the minimum, maximum and average of
     the readings returned. Temperature is in C, humidity in %, motion is 1 (motion) or 0,
-    contact is 1 (open) or 0 (closed).
+    contact is 1 (open) or 0 (closed). From prove/iot_devices-v2 sensors add readings while
+    time passes (a temperature sensor as its room's thermostat moves it, a motion sensor
+    when it clears).
 
     Args:
         sensor_id: The sensor, such as "dev_0006" (see list_rooms).
@@ -1035,6 +1311,9 @@ def list_automations(
     ctx: ToolContext, home_id: HomeRow, enabled: bool | None = None
 ) -> list[AutomationOut]:
     """List a home's automations: which sensor event runs which scene, and whether each is on.
+    From prove/iot_devices-v2 an enabled automation runs its scene when time passes and its
+    sensor reports the trigger (a motion sensor clears two minutes after its last motion);
+    last_triggered_at says when it last did.
 
     Args:
         home_id: The home, such as "hom_01".
@@ -1113,7 +1392,7 @@ def set_light_power(ctx: ToolContext, light_id: LightRow, power: OnOff) -> Devic
     on = power == "on"
     changed = d.is_on != on
     d = ctx.sql.update(Device, d, is_on=on)
-    return _changed(ctx, d, changed)
+    return _changed(ctx, _after(ctx, d, 0), changed)
 
 
 @server.tool(
@@ -1146,7 +1425,7 @@ def set_brightness(
     _raise(_check_brightness(d, brightness))
     changed = not d.is_on or d.brightness != brightness
     d = ctx.sql.update(Device, d, is_on=True, brightness=brightness)
-    return _changed(ctx, d, changed)
+    return _changed(ctx, _after(ctx, d, 0), changed)
 
 
 @server.tool(
@@ -1180,7 +1459,7 @@ def set_color_temperature(
     _raise(_check_kelvin(d, kelvin))
     changed = d.color_temp_k != kelvin
     d = ctx.sql.update(Device, d, color_temp_k=kelvin)
-    return _changed(ctx, d, changed)
+    return _changed(ctx, _after(ctx, d, 0), changed)
 
 
 # ------------------------------------------------------------- thermostats
@@ -1194,7 +1473,9 @@ def set_thermostat_mode(
     ctx: ToolContext, thermostat_id: ThermostatRow, mode: HvacMode
 ) -> DeviceChange:
     """Set a thermostat's mode: "heat", "cool", "auto" (heats or cools to the setpoint) or
-    "off". The setpoint is kept.
+    "off". The setpoint is kept. From prove/iot_devices-v2 the call returns once the room has
+    reached the setpoint (0.1 C per minute; heat only warms, cool only cools), so
+    current_temp_c shows it reached and the home's clock that much later.
 
     Args:
         thermostat_id: The thermostat, such as "dev_0005".
@@ -1209,7 +1490,7 @@ def set_thermostat_mode(
     _require_online(d)
     changed = d.hvac_mode != mode
     d = ctx.sql.update(Device, d, hvac_mode=mode)
-    return _changed(ctx, d, changed)
+    return _changed(ctx, _reached(ctx, d), changed)
 
 
 @server.tool(
@@ -1229,6 +1510,9 @@ def set_thermostat_setpoint(
 ) -> DeviceChange:
     """Set a thermostat's target temperature in degrees C, in steps of 0.5, within its own
     setpoint_range_c (see get_device). The thermostat must be in heat, cool or auto mode.
+    From prove/iot_devices-v2 the call returns once the room has reached it (0.1 C per
+    minute; heat only warms, cool only cools): current_temp_c shows it reached, the room's
+    temperature sensors have new readings, and the home's clock is that much later.
 
     Args:
         thermostat_id: The thermostat, such as "dev_0005".
@@ -1249,7 +1533,7 @@ def set_thermostat_setpoint(
     _raise(_check_setpoint(d, value, d.hvac_mode))
     changed = d.setpoint_c != value
     d = ctx.sql.update(Device, d, setpoint_c=value)
-    return _changed(ctx, d, changed)
+    return _changed(ctx, _reached(ctx, d), changed)
 
 
 # -------------------------------------------------- locks, blinds and plugs
@@ -1261,7 +1545,8 @@ def set_thermostat_setpoint(
 )
 def set_lock(ctx: ToolContext, lock_id: LockRow, action: Literal["lock", "unlock"]) -> DeviceChange:
     """Lock or unlock a door lock. A jammed lock refuses both; locking needs the door closed
-    (the lock's "door" field, from its contact sensor).
+    (the lock's "door" field, from its contact sensor). From prove/iot_devices-v2 moving the
+    bolt takes 3 seconds of the home's clock.
 
     Args:
         lock_id: The lock, such as "dev_0014" (see list_rooms).
@@ -1278,7 +1563,7 @@ def set_lock(ctx: ToolContext, lock_id: LockRow, action: Literal["lock", "unlock
     _raise(_check_lock(ctx, d, state))
     changed = d.lock_state != state
     d = ctx.sql.update(Device, d, lock_state=state)
-    return _changed(ctx, d, changed)
+    return _changed(ctx, _after(ctx, d, LOCK_SECONDS if changed else 0), changed)
 
 
 @server.tool(
@@ -1291,7 +1576,8 @@ def set_lock(ctx: ToolContext, lock_id: LockRow, action: Literal["lock", "unlock
 def set_blind_position(
     ctx: ToolContext, blind_id: BlindRow, position: Annotated[int, Field(ge=0, le=100)]
 ) -> DeviceChange:
-    """Move a blind: 0 closes it, 100 opens it fully.
+    """Move a blind: 0 closes it, 100 opens it fully. From prove/iot_devices-v2 it takes 0.3
+    seconds of the home's clock per percent moved (30 s from closed to fully open).
 
     Args:
         blind_id: The blind, such as "dev_0003".
@@ -1304,8 +1590,9 @@ def set_blind_position(
     _require_kind(d, "blind", "set_blind_position")
     _require_online(d)
     changed = d.position != position
+    seconds = _blind_seconds(d.position, position)
     d = ctx.sql.update(Device, d, position=position)
-    return _changed(ctx, d, changed)
+    return _changed(ctx, _after(ctx, d, seconds), changed)
 
 
 @server.tool(
@@ -1334,7 +1621,7 @@ def set_plug_power(ctx: ToolContext, plug_id: PlugRow, power: OnOff) -> DeviceCh
         _raise(_check_plug_on(d))
     changed = d.is_on != on
     d = ctx.sql.update(Device, d, is_on=on)
-    return _changed(ctx, d, changed)
+    return _changed(ctx, _after(ctx, d, 0), changed)
 
 
 @server.tool(
@@ -1455,7 +1742,7 @@ def create_scene(
             f"Home {home_id.id} already has {count} scenes, the most allowed; delete one first."
         )
     scene_id = next_id(ctx, Scene.id, "scn", 3)
-    ctx.sql.insert(Scene, id=scene_id, home_id=home_id.id, name=label, created_at=ctx.now)
+    ctx.sql.insert(Scene, id=scene_id, home_id=home_id.id, name=label, created_at=_now(ctx))
     actions: list[dict[str, Any]] = []
     for d in device_ids:
         for attribute, value in _snapshot(d):
@@ -1570,7 +1857,9 @@ def _setting(attribute: str, value: str) -> dict[str, Any]:
 def activate_scene(ctx: ToolContext, scene_id: SceneRow) -> Activation:
     """Apply every setting of a scene at once. All or nothing: if any device is offline, a lock
     is jammed or its door open, a plug would overload or a setting is outside a device's
-    limits, nothing changes and the refusal lists every problem.
+    limits, nothing changes and the refusal lists every problem. From prove/iot_devices-v2
+    the call returns once its devices have all moved (the longest of their times: a blind
+    0.3 s per percent, a bolt 3 s, a thermostat until the room reaches the setpoint).
 
     Args:
         scene_id: The scene, such as "scn_003" (see list_scenes).
@@ -1580,21 +1869,46 @@ def activate_scene(ctx: ToolContext, scene_id: SceneRow) -> Activation:
         "2026-03-02T22:00", "applied": [...], "changed_devices": ["dev_0001", "dev_0014"]}.
     """
     scene = scene_id
-    plan = _plan(ctx, scene)
+    now = _now(ctx)
+    found, current, changed = _apply(ctx, scene, _plan(ctx, scene), now)
+    if ctx.env_version >= CLOCK:  # its devices move together: the longest of their durations
+        seconds = [0]
+        for device_id in sorted(changed):
+            was, now_is = found[device_id], current[device_id]
+            if was.kind == "blind":
+                seconds.append(_blind_seconds(was.position, now_is.position))
+            elif was.kind == "lock" and was.lock_state != now_is.lock_state:
+                seconds.append(LOCK_SECONDS)
+            elif was.kind == "thermostat":
+                seconds.append(_reach_seconds(now, now_is))
+        _elapse(ctx, max(seconds))
+        for device_id in sorted(current):  # done moving: each reports then
+            d = ctx.sql.one(DEVICE, id=device_id)
+            ctx.sql.update(Device, d, last_seen_at=_now(ctx))
+    return {
+        "scene_id": scene.id,
+        "name": scene.name,
+        "activated_at": now.isoformat(timespec="minutes"),
+        "applied": _actions(ctx, scene),
+        "changed_devices": sorted(changed),
+    }
+
+
+def _apply(
+    ctx: ToolContext, scene: Any, plan: list[tuple[Any, Any]], at: dt.datetime
+) -> tuple[dict[str, Any], dict[str, Any], set[str]]:
+    """Apply a checked scene (:func:`_plan`) at ``at``: each of its devices as found and as
+    left (by id), and the ids of those whose state changed."""
     found = {d.id: d for _, d in plan}  # each device as the scene found it
-    current, changed = _applied(plan)
+    current, changed = _applied(plan)  # and as its settings leave it
+    if ctx.env_version >= CLOCK:  # each device reports its new state (-v2)
+        current = {key: d._replace(last_seen_at=at) for key, d in current.items()}
     # Written as the ORM flushed them: the devices by id, then the scene; ctx.sql.update
     # writes only the columns that end up different (a setting undone later writes nothing).
     for device_id in sorted(current):
         ctx.sql.update(Device, found[device_id], **current[device_id]._asdict())
-    ctx.sql.update(Scene, scene, last_activated_at=ctx.now)
-    return {
-        "scene_id": scene.id,
-        "name": scene.name,
-        "activated_at": ctx.now.isoformat(timespec="minutes"),
-        "applied": _actions(ctx, scene),
-        "changed_devices": sorted(changed),
-    }
+    ctx.sql.update(Scene, scene, last_activated_at=at)
+    return found, current, changed
 
 
 @server.tool(
@@ -1715,7 +2029,7 @@ def create_automation(
         trigger=trigger,
         scene_id=scene.id,
         enabled=True,
-        created_at=ctx.now,
+        created_at=_now(ctx),
         last_triggered_at=None,
     )
     return _automation(ctx.sql.one(AUTOMATION, id=automation_id))

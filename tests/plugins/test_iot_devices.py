@@ -519,3 +519,242 @@ def test_v1_a_member_of_one_home_cannot_unlock_another_homes_door() -> None:
     with IOT.session(seed=0, env_version=1, principal=theirs) as owner:
         result = owner.call("set_lock", {"lock_id": lock, "action": "unlock"})
         assert result.error_kind != ErrorKind.PERMISSION_DENIED, result
+
+
+# ----------------------------------------------- -v2: a clock, scoped lists
+# prove/iot_devices-v2 (issue #50 item 2): a call whose effect takes time advances the home's
+# clock by its declared duration, and the home moves on meanwhile. Seed 0: hom_01's
+# thermostat dev_0005 heats to 22.5 C at 23.4 C (so stands still), its room's temperature
+# sensor dev_0007 reads 21.2 C; hom_02's motion sensor dev_0042 runs automation aut_004
+# (motion_cleared -> scene scn_008, Movie Night) and reads no motion; the state is at 10:30.
+CLOCK = 2
+
+
+def _clock(session: Session) -> str | None:
+    """The clock's time, or None while no call has moved it (the state's own time)."""
+    found = rows(session, "SELECT now FROM clock WHERE id = 1")
+    return str(found[0][0]) if found else None
+
+
+def _readings(session: Session, device: str) -> list[tuple[str, int]]:
+    return [
+        (str(at), int(v))
+        for at, v in rows(
+            session,
+            "SELECT recorded_at, value FROM readings WHERE device_id = ? ORDER BY recorded_at, id",
+            device,
+        )
+    ]
+
+
+def _motion(session: Session, sensor: str, at: str) -> None:
+    """Arrange that ``sensor`` read motion at ``at`` (its newest reading)."""
+    _set(session, "INSERT INTO readings VALUES ('rdg_900000', ?, ?, 10)", sensor, at)
+    _set(session, "UPDATE devices SET value = 10 WHERE id = ?", sensor)
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_v2_lists_only_the_members_home(version: int) -> None:
+    """list_homes and search_devices showed every home in -v1 (its member could read another
+    home's devices); from -v2 they show only the member's."""
+    principal = "hom_01" if version else None
+    with IOT.session(seed=0, env_version=version, principal=principal) as s:
+        homes = [h["home_id"] for h in s.call("list_homes").content]
+        found = {d["device_id"] for d in s.call("search_devices", {"query": "light"}).content}
+        theirs = {str(d) for (d,) in rows(s, "SELECT id FROM devices WHERE home_id = 'hom_02'")}
+    if version < CLOCK:
+        assert homes == ["hom_01", "hom_02"] and found & theirs
+    else:
+        assert homes == ["hom_01"] and found and not found & theirs
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_v2_a_setpoint_call_returns_once_the_room_has_reached_it(version: int) -> None:
+    """23.4 C heating to 25.0 C: 16 steps of 0.1 C, one on each whole minute from 10:31, so
+    the call takes until 10:46 and the room's sensor reads each minute; -v0 and -v1 only set
+    the setpoint (the same state in both)."""
+    principal = "hom_01" if version else None
+    with IOT.session(seed=0, env_version=version, principal=principal) as s:
+        before = _readings(s, "dev_0007")
+        seen = s.call("get_device", {"device_id": "dev_0005"}).content["last_seen_at"]
+        done = s.call("set_thermostat_setpoint", {"thermostat_id": "dev_0005", "temperature_c": 25})
+        assert done.ok, done.message
+        after = _readings(s, "dev_0007")
+        if version < CLOCK:
+            assert done.content["current_temp_c"] == 23.4
+            assert done.content["last_seen_at"] == seen  # as sampled
+            assert _clock(s) is None and after == before
+            return
+        assert done.content["current_temp_c"] == 25.0 and done.content["setpoint_c"] == 25.0
+        assert _clock(s) == "2026-07-16 10:46:00.000000"
+        assert done.content["last_seen_at"] == "2026-07-16T10:46"  # it reported then
+        new = after[len(before) :]
+        assert [at[11:16] for at, _ in new] == [f"10:{m}" for m in range(31, 47)]
+        assert [v for _, v in new] == list(range(213, 229))  # 21.3 .. 22.8 C, 0.1 a minute
+        assert rule_violations(s) == []
+        # at the setpoint, the same call takes no time and changes nothing
+        again = s.state_hash()
+        s.call("set_thermostat_setpoint", {"thermostat_id": "dev_0005", "temperature_c": 25})
+        assert s.state_hash() == again
+
+
+def test_v0_and_v1_reach_the_same_state_and_v2_another() -> None:
+    hashes = []
+    for version, principal in ((0, None), (1, "hom_01"), (2, "hom_01")):
+        with IOT.session(seed=0, env_version=version, principal=principal) as s:
+            s.call("set_thermostat_setpoint", {"thermostat_id": "dev_0005", "temperature_c": 25})
+            s.call("set_blind_position", {"blind_id": "dev_0004", "position": 100})
+            hashes.append(s.state_hash())
+    assert hashes[0] == hashes[1] != hashes[2]
+
+
+def test_v2_a_cooler_setpoint_under_heat_takes_no_time() -> None:
+    """Heat only warms: 23.4 C with a setpoint of 21.0 stays, and the clock with it."""
+    with IOT.session(seed=0, env_version=CLOCK, principal="hom_01") as s:
+        done = s.call("set_thermostat_setpoint", {"thermostat_id": "dev_0005", "temperature_c": 21})
+        assert done.ok and done.content["current_temp_c"] == 23.4
+        assert _clock(s) is None
+        cooled = s.call("set_thermostat_mode", {"thermostat_id": "dev_0005", "mode": "cool"})
+        assert cooled.content["current_temp_c"] == 21.0  # 24 minutes of cooling
+        assert _clock(s) == "2026-07-16 10:54:00.000000"
+
+
+def test_v2_a_blind_and_a_bolt_take_their_declared_seconds() -> None:
+    with IOT.session(seed=0, env_version=CLOCK, principal="hom_01") as s:
+        s.call("set_blind_position", {"blind_id": "dev_0004", "position": 100})  # 0 -> 100
+        assert _clock(s) == "2026-07-16 10:30:30.000000"
+        moved = s.call("set_blind_position", {"blind_id": "dev_0004", "position": 95})  # 2 s
+        assert _clock(s) == "2026-07-16 10:30:32.000000"
+        assert moved.content["last_seen_at"] == "2026-07-16T10:30"  # shown to the minute
+        s.call("set_blind_position", {"blind_id": "dev_0004", "position": 95})  # unmoved
+        s.call("set_light_power", {"light_id": _first(s, "kind='light' AND online"), "power": "on"})
+        assert _clock(s) == "2026-07-16 10:30:32.000000"  # a light takes no time
+        lock = _first(s, "kind='lock' AND home_id='hom_01' AND lock_state='locked' AND online")
+        assert s.call("set_lock", {"lock_id": lock, "action": "unlock"}).ok
+        assert _clock(s) == "2026-07-16 10:30:35.000000"
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_v2_a_motion_sensor_clears_and_runs_its_automation_once(enabled: bool) -> None:
+    """Motion read at 10:29 clears at 10:31 (two minutes on), the first whole minute the clock
+    passes then; the enabled automation on motion_cleared runs its scene at that minute,
+    once, and a disabled one does not."""
+    with IOT.session(seed=0, env_version=CLOCK, principal="hom_02") as s:
+        _motion(s, "dev_0042", "2026-07-16 10:29:00.000000")
+        if not enabled:
+            s.call("set_automation_enabled", {"automation_id": "aut_004", "enabled": False})
+        s.call("set_blind_position", {"blind_id": "dev_0055", "position": 100})  # 30 s
+        assert one(s, "SELECT value FROM devices WHERE id = 'dev_0042'") == 10  # not yet
+        s.call("set_blind_position", {"blind_id": "dev_0055", "position": 0})  # past 10:31
+        assert _readings(s, "dev_0042")[-1] == ("2026-07-16 10:31:00.000000", 0)
+        [auto] = s.call("list_automations", {"home_id": "hom_02", "enabled": enabled}).content[:1]
+        scene = s.call("get_scene", {"scene_id": "scn_008"}).content
+        fired = "2026-07-16T10:31" if enabled else None
+        assert auto["automation_id"] == "aut_004" and auto["last_triggered_at"] == fired
+        assert (scene["last_activated_at"] == "2026-07-16T10:31") == enabled
+        blinds = one(
+            s, "SELECT group_concat(position) FROM devices WHERE id IN ('dev_0039', 'dev_0040')"
+        )
+        assert (blinds == "0,0") == enabled  # Movie Night closes them (75 and 25 before)
+        # no new motion: later time passes without running it again
+        s.call("set_blind_position", {"blind_id": "dev_0055", "position": 100})
+        assert (
+            s.call("get_scene", {"scene_id": "scn_008"}).content["last_activated_at"]
+            == (scene["last_activated_at"])
+        )
+        assert rule_violations(s) == []
+
+
+def test_v2_an_automation_whose_scene_cannot_apply_does_not_run() -> None:
+    with IOT.session(seed=0, env_version=CLOCK, principal="hom_02") as s:
+        _motion(s, "dev_0042", "2026-07-16 10:00:00.000000")
+        _set(s, "UPDATE devices SET online = 0 WHERE id = 'dev_0037'")  # a light of scn_008
+        s.call("set_blind_position", {"blind_id": "dev_0055", "position": 100})
+        s.call("set_blind_position", {"blind_id": "dev_0055", "position": 0})
+        assert one(s, "SELECT value FROM devices WHERE id = 'dev_0042'") == 0  # cleared
+        assert one(s, "SELECT last_triggered_at FROM automations WHERE id = 'aut_004'") is None
+
+
+def test_v2_writes_its_timestamps_at_the_clocks_time() -> None:
+    with IOT.session(seed=0, env_version=CLOCK, principal="hom_01") as s:
+        s.call("set_thermostat_setpoint", {"thermostat_id": "dev_0005", "temperature_c": 25})
+        made = s.call(
+            "create_scene", {"home_id": "hom_01", "name": "Warm", "device_ids": ["dev_0005"]}
+        )
+        assert made.content["created_at"] == "2026-07-16T10:46"
+        ran = s.call("activate_scene", {"scene_id": made.content["scene_id"]})
+        assert ran.content["activated_at"] == "2026-07-16T10:46"
+
+
+TIMED = st.one_of(
+    st.tuples(st.just("set_blind_position"), st.integers(0, 100)),
+    st.tuples(st.just("set_thermostat_setpoint"), st.integers(30, 56).map(lambda h: h / 2)),
+    st.tuples(st.just("set_thermostat_mode"), st.sampled_from(["off", "heat", "cool", "auto"])),
+    st.tuples(st.just("set_lock"), st.sampled_from(["lock", "unlock"])),
+    st.tuples(st.just("activate_scene"), st.sampled_from(["scn_001", "scn_002", "scn_003"])),
+)
+
+
+def _play(calls: list[tuple[str, Any]]) -> tuple[str, list[str | None], list[int], list[str]]:
+    """Play ``calls`` under -v2 for hom_01: the final state hash, the clock after each call,
+    every temperature dev_0005 and dev_0007 went through (tenths), and the rules broken."""
+    with IOT.session(seed=0, env_version=CLOCK, principal="hom_01") as s:
+        lock = _first(s, "kind='lock' AND home_id='hom_01' AND online AND lock_state != 'jammed'")
+        args = {
+            "set_blind_position": lambda v: {"blind_id": "dev_0004", "position": v},
+            "set_thermostat_setpoint": lambda v: {"thermostat_id": "dev_0005", "temperature_c": v},
+            "set_thermostat_mode": lambda v: {"thermostat_id": "dev_0005", "mode": v},
+            "set_lock": lambda v: {"lock_id": lock, "action": v},
+            "activate_scene": lambda v: {"scene_id": v},
+        }
+        clocks, temperatures = [], []
+        for tool, value in calls:
+            s.call(tool, args[tool](value))
+            clocks.append(_clock(s))
+            temperatures.append(one(s, "SELECT current_temp_c FROM devices WHERE id = 'dev_0005'"))
+        temperatures += [v for _, v in _readings(s, "dev_0007")]
+        return s.state_hash(), clocks, temperatures, rule_violations(s)
+
+
+# the setpoints scenes scn_001..scn_003 give dev_0005 (tenths)
+SCENE_SETPOINTS = {
+    int(float(v) * 10)
+    for (v,) in rows(
+        IOT.session(seed=0),
+        "SELECT value FROM scene_actions WHERE device_id = 'dev_0005' AND attribute = 'setpoint_c'",
+    )
+}
+
+
+@FEW
+@given(calls=st.lists(TIMED, max_size=6))
+def test_v2_time_only_moves_forward_and_temperatures_stay_between_start_and_setpoints(
+    calls: list[tuple[str, Any]],
+) -> None:
+    """Whatever the calls: the clock never goes back, dev_0005's temperature and its room
+    sensor's new readings stay within what they started at and the setpoints they were
+    given, the rules hold, and the same calls give the same bytes."""
+    state, clocks, temperatures, broken = _play(calls)
+    times = [c or "2026-07-16 10:30:00.000000" for c in clocks]
+    assert times == sorted(times)
+    given_ = {int(v * 10) for tool, v in calls if tool == "set_thermostat_setpoint"}
+    points = given_ | SCENE_SETPOINTS | {225, 234, 212}
+    moved = temperatures[: len(calls)] + temperatures[len(calls) + 24 :]  # beyond the sample
+    assert all(min(points) <= t <= max(points) for t in moved), (moved, points)
+    assert broken == []
+    assert _play(calls)[:3] == (state, clocks, temperatures)  # same state, same calls: same bytes
+
+
+def test_v2_the_longest_call_is_bounded_by_the_setpoint_range() -> None:
+    """The most time one call can take: a thermostat across its whole setpoint range (15 to
+    28 C for dev_0005), 0.1 C a minute; the call succeeds within its work budget and writes
+    at most a reading a minute per sensor of the room."""
+    with IOT.session(seed=0, env_version=CLOCK, principal="hom_01") as s:
+        s.call("set_thermostat_mode", {"thermostat_id": "dev_0005", "mode": "auto"})  # 23.4 -> 22.5
+        start = count(s, "SELECT count(*) FROM readings")
+        down = s.call("set_thermostat_setpoint", {"thermostat_id": "dev_0005", "temperature_c": 15})
+        up = s.call("set_thermostat_setpoint", {"thermostat_id": "dev_0005", "temperature_c": 28})
+        assert down.ok and up.ok, (down.message, up.message)
+        assert _clock(s) == "2026-07-16 14:04:00.000000"  # 10:39, then 75 and 130 minutes on
+        assert count(s, "SELECT count(*) FROM readings") - start <= 75 + 130
+        assert rule_violations(s) == []
