@@ -1156,7 +1156,7 @@ def search_transactions(
     returns=("recurring_expense", "category", "account"),
     phrasings=[
         "Which bills are coming up?",
-        "List my {status} recurring expenses",
+        "List my recurring expenses ({status})",
         "What recurring expenses do I have in {category_id}?",
     ],
 )

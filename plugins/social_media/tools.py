@@ -978,7 +978,7 @@ def search_posts(
     returns="user",
     phrasings=[
         "Who are the {list_name} of {user_id}?",
-        "Show my {list_name}",
+        "Show my {list_name} list",
         "List the people who follow {user_id}",
     ],
     examples={"limit": [10, 20, 50]},

@@ -76,6 +76,7 @@ from prove_gym.synth.lint import (
     clarify_with_independent,
     contradicting_filters,
     foreign_value,
+    idle_login,
     inverse_write,
     misfit_identifier,
     moot_write,
@@ -166,7 +167,10 @@ sorts files of records by their own separator, runs no scene that would change n
 changes no field of what the task made (a traveller's passport, a new event's title),
 deletes no draft a forward of the task made, and asks no read that looks into something the
 conversation made and finds nothing (the places of a list just created) nor reads a message
-after replying to it."""
+after replying to it; a turn says "I'm usr_036" once, "that user" is not said while a list
+of users shown since holds others (a listing called with no id of its kind is a list), no
+command ("popd") is an off-topic request, and a login the turn after it does not use (a
+hidden tool's request) is dropped."""
 
 
 def _lists_nothing(content: Any) -> bool:
@@ -1633,6 +1637,8 @@ class Conversation:
                 return flaw.__name__
         if repeated_login(read):  # one user logs in once
             return "second_login"
+        if idle_login(read):  # a login for a call the turn after it does not make (hidden)
+            return "idle_login"
         reason, final_hash = replay(
             task, results, self.recorded, session=self.session, registry=sc.registry, hasher=_HASHER
         )

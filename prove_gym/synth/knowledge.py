@@ -45,14 +45,11 @@ def taken(step: DoneStep, kind: str, *, but: str | None = None) -> set[str]:
 
 
 def lists(step: DoneStep, kind: str) -> bool:
-    """Whether a call's result is about ``kind``: its first declared return, and not an
-    entity it was given (``list_events`` lists events; ``get_device`` shows a device, not
-    the home it is in)."""
-    return (
-        bool(step.tool.returns)
-        and step.tool.returns[0] == kind
-        and all(e.name != kind for e in step.tool.entity_params.values())
-    )
+    """Whether a call's result is about ``kind``: its first declared return, and the call
+    was given none of that kind (``list_events`` lists events; ``get_device`` shows the
+    device it was given, not the home it is in; ``list_connections`` called with no user
+    lists the user's blocked users, though it could be given a user whose lists to show)."""
+    return bool(step.tool.returns) and step.tool.returns[0] == kind and not taken(step, kind)
 
 
 @dataclass(frozen=True)

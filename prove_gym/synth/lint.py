@@ -1370,10 +1370,15 @@ def _listed_at(task: LintTask, listing: Step, kind: str, phrase: str) -> str | N
 
 
 def _lists(task: LintTask, step: Step, kind: str) -> bool:
-    """Whether a call's result is about ``kind`` (its first declared return) without
-    taking one: a list or search of them (as :func:`prove_gym.synth.knowledge.lists`)."""
+    """Whether a call's result is about ``kind`` (its first declared return) and the call
+    was given none of that kind: a list or search of them (as
+    :func:`prove_gym.synth.knowledge.lists`; ``list_connections`` with no user lists users)."""
     tool = task.tool(step.name)
-    return tool is not None and tool.returns[:1] == (kind,) and kind not in tool.takes
+    return (
+        tool is not None
+        and tool.returns[:1] == (kind,)
+        and not any(k == kind and p in step.arguments for p, k in tool.entities)
+    )
 
 
 def _makes(task: LintTask, name: str, kind: str) -> bool:

@@ -185,6 +185,40 @@ def _introduces(text: str) -> bool:
     return text.startswith(("I'm ", "I am ", "My name is ", "This is "))
 
 
+def _said_once(text: str, earlier: Sequence[str]) -> str:
+    """``text`` without the "I'm usr_036" an earlier request of the turn already said: at
+    its start ("I'm usr_036; place a bid", "I'm usr_036 and I want to buy ...") or its end
+    ("Cancel my listing lst_0130; I'm usr_036."). Not "I'm usr_036" twice in one message.
+
+    >>> said = ["Cancel lst_0077; I'm usr_036."]
+    >>> _said_once("I'm usr_036; place a bid of 67.50 on lst_0009.", said)
+    'Place a bid of 67.50 on lst_0009.'
+    >>> _said_once("I'm usr_036 and I want to buy listing lst_0009 at its price.", said)
+    'I want to buy listing lst_0009 at its price.'
+    >>> _said_once("Cancel my listing lst_0130; I'm usr_036.", ["I'm usr_036: accept ofr_1."])
+    'Cancel my listing lst_0130.'
+    >>> _said_once("I'm usr_036; place a bid.", ["Cancel lst_0077."])
+    "I'm usr_036; place a bid."
+    """
+    if text.startswith("I'm "):
+        who = text[4:].split(" ", 1)[0].rstrip(";:,.")
+        intro = f"I'm {who}"
+        if not who or not any(intro in e for e in earlier):
+            return text
+        rest = text[len(intro) :]
+        for lead in ("; ", ": ", ", ", " and "):
+            if rest.startswith(lead):
+                rest = rest[len(lead) :]
+                return rest[:1].upper() + rest[1:] if rest else text
+        return text
+    at = text.rfind("; I'm ")
+    if at > 0:
+        who = text[at + 6 :].rstrip(".")
+        if who and " " not in who and any(f"I'm {who}" in e for e in earlier):
+            return text[:at] + "."
+    return text
+
+
 def _lower_first(text: str) -> str:
     """Lower-case a sentence's first letter after a connector ("Then find ..."), not "I"."""
     if re.match(r"I\b", text) or len(text) < 2 or not text[0].isupper() or text[1].isupper():
@@ -1210,6 +1244,8 @@ class Renderer:
         for i, idx in enumerate(idxs):
             missing = omit[1] if omit is not None and omit[0] == idx else None
             text, stated = self.phrase(idx, done, planned=planned.get(idx), omit=missing)
+            if i > 0:
+                text = _said_once(text, raw)
             said = text
             keep.extend(stated)
             if i > 0:
@@ -1279,7 +1315,8 @@ def fillable_phrasings(specs: Iterable[ToolSpec]) -> list[tuple[ToolSpec, str]]:
     """The phrasings of ``specs`` that :func:`foreign_requests` can fill, in order.
 
     Only phrasings whose slots can be filled from list ``examples`` (no identifiers,
-    no state-dependent values) qualify, so a request names nothing that does not exist.
+    no state-dependent values) qualify, so a request names nothing that does not exist;
+    and only those of two words or more (not "popd", a command, as a request).
     Worked out once per server (it reads every phrasing of every other server).
     """
     out = []
@@ -1287,7 +1324,7 @@ def fillable_phrasings(specs: Iterable[ToolSpec]) -> list[tuple[ToolSpec, str]]:
         entities = spec.entity_params
         for ph in spec.phrasings:
             slots = SLOT.findall(ph)
-            if all(
+            if len(ph.split()) >= 2 and all(
                 s not in entities
                 and isinstance(spec.examples.get(s), list | tuple)
                 and spec.examples.get(s)

@@ -144,6 +144,27 @@ def test_lists_is_about_the_first_kind_a_tool_returns_without_taking_one() -> No
     assert not lists(call("list_calendars"), "event")
 
 
+def test_a_listing_given_none_of_its_kind_lists_it_and_then_that_user_is_ambiguous() -> None:
+    """social_media-2032-00048: unblock usr_003, then "show my blocked ... Then follow that
+    user": the blocked list (usr_007) is about users although list_connections could be
+    given one, so two users are in play and "that user" is not said."""
+    tool = get_registry().get_tool
+    unblock = DoneStep(tool("social_media.unblock_user"), {"user_id": "usr_003"}, {},
+                       produced={"user": ["usr_003"]}, segment=0)  # fmt: skip
+    blocked = DoneStep(tool("social_media.list_connections"), {"list_name": "blocked"}, {},
+                       produced={"user": ["usr_007"]}, segment=1)  # fmt: skip
+    follow = DoneStep(tool("social_media.follow_user"), {"user_id": "usr_003"}, {"user_id": 0},
+                      produced={"user": ["usr_003"]}, segment=1)  # fmt: skip
+    assert lists(blocked, "user") and not lists(follow, "user")
+    k = Knowledge([unblock, blocked, follow], {0: 0, 1: 1, 2: 1}, lambda kind, v: True,
+                  lambda d, kind: False)  # fmt: skip
+    assert k.in_play(2, "user_id") == {"usr_003", "usr_007"}
+    assert k.reference(2, "user_id") is None
+    theirs = DoneStep(tool("social_media.list_connections"), {"user_id": "usr_009"}, {},
+                      produced={"user": ["usr_009", "usr_012"]}, segment=1)  # fmt: skip
+    assert not lists(theirs, "user")  # given a user: about usr_009, as a get is about its id
+
+
 @given(
     taken=st.lists(st.sampled_from(sorted(EXISTING)[:6]), max_size=4),
     value=st.sampled_from(sorted(EXISTING)[:6]),

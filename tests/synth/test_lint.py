@@ -909,3 +909,24 @@ def test_a_call_whose_ids_the_clarify_turn_says_needs_no_read_before_it() -> Non
     assert list(found) == ["clarify_with_independent"], found
     assert 'check_open_at(place_id="pl_0078"' in found["clarify_with_independent"][0]
     assert flags(task("the first place on it", "pl_0078")) == {}
+
+
+def test_a_listing_called_with_no_id_of_its_kind_is_that_list() -> None:
+    """social_media (synth/15, seed 2033): "Show my following list." then "Block the first
+    user from that list." list_connections may be given a user whose lists to show; called
+    without one it lists the user's own, so it is the one list of users (the lint once
+    counted no list, as it did every tool that can take a user). Given a user, it is not."""
+
+    def task(**given: Any) -> Task:
+        return {
+            "id": "social-list", "servers": ["social_media"], "seed": 785749673, "size": 1,
+            "turns": [
+                {"user": "Show my following list.",
+                 "steps": [step("s1", "list_connections", list_name="following", **given)]},
+                {"user": "Block the first user from that list.",
+                 "steps": [step("s2", "block_user", ("s1",), user_id="usr_042")]},
+            ],
+        }  # fmt: skip
+
+    assert flags(task()) == {}
+    assert "0 lists" in flags(task(user_id="usr_009"))["list_reference"][0]

@@ -681,3 +681,18 @@ def test_no_message_is_read_after_the_gold_replied_to_it() -> None:
             if spec.writes and step.name.split("_")[0] in ("reply", "forward"):
                 answered |= ids
     assert found == []
+
+
+def test_a_turn_says_who_the_user_is_once() -> None:
+    """marketplace-2032-00014: "Cancel my listing lst_0077; I'm usr_036. ... I'm usr_036;
+    place a bid of 67.50 on listing lst_0009." A later request of the turn drops the
+    introduction an earlier one made."""
+    result = synthesize(SynthConfig(servers=("marketplace",), n=150, seed=7))
+    twice = []
+    for task in result.tasks:
+        for turn in task.turns:
+            words = turn.user.replace(";", " ").replace(":", " ").replace(".", " ").split()
+            said = [words[k + 1] for k in range(len(words) - 1) if words[k] == "I'm"]
+            if len(said) != len(set(said)):
+                twice.append(f"{task.id}: {turn.user}")
+    assert twice == []

@@ -600,7 +600,10 @@ def cancel_order(ctx: ToolContext, order_id: OrderRow, reason: CancelReason) -> 
     writes=True,
     idempotent=True,
     returns="order",
-    phrasings=["Mark order {order_id} as {status}", "Record that order {order_id} was {status}"],
+    phrasings=[
+        "Mark order {order_id} as {status}",
+        "The order {order_id} was {status}, please record it",
+    ],
 )
 def update_order_status(
     ctx: ToolContext, order_id: OrderRow, status: Literal["shipped", "delivered"]
