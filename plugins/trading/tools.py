@@ -24,6 +24,7 @@ from pydantic import Field, StringConstraints
 from sqlalchemy import bindparam, func, or_, select, type_coerce, update
 
 from prove_gym.server import (
+    Bound,
     Entity,
     EnvVersion,
     InvalidArgument,
@@ -677,13 +678,8 @@ RECENT_TRADES = Query(
 INSTRUMENT_NAMES = Query(select(Instrument.name).order_by(Instrument.symbol))
 OWNERS = Query(select(Portfolio.owner).order_by(Portfolio.id))
 LAST_PRICES = Query(select(Instrument.last_price).order_by(Instrument.symbol))
-NEWEST_OPEN = Query(
-    select(orders_t)
-    .where(Order.portfolio_id.is_not(None), Order.status.in_(OPEN_STATUSES))
-    .order_by(Order.seq.desc())
-    .limit(1)
-)
 PREV_CLOSE = Query(select(Instrument.prev_close).where(Instrument.symbol == bindparam("symbol")))
+ORDER_NAMED = Query(select(orders_t).where(Order.id == bindparam("id")))
 # the proceeds of a portfolio's sales executed since a time (its unsettled cash: _unsettled)
 SOLD_SINCE = Query(
     select(type_coerce(func.coalesce(func.sum(Trade.quantity * Trade.price), 0), Money()))
@@ -1554,23 +1550,36 @@ def _some_price(ctx: ToolContext, rng: random.Random) -> Decimal:
     return rng.choice(prices)
 
 
-def _newest_open(ctx: ToolContext) -> Any | None:
-    """The open portfolio order placed or changed last (the one a conversation just made)."""
-    return ctx.sql.first(NEWEST_OPEN)
+def _replaceable(ctx: ToolContext, bound: Bound) -> Any | None:
+    """The order in ``order_id`` if a person would change it: a portfolio's limit order
+    still open or partly filled, as the live state has it (not the market order the
+    conversation just placed, filled at once)."""
+    order = ctx.sql.first(ORDER_NAMED, id=str(bound.args.get("order_id", "")))
+    if order is None or order.portfolio_id is None or order.limit_price is None:
+        return None
+    return order if order.status in OPEN_STATUSES else None
 
 
-def _new_limit(ctx: ToolContext, rng: random.Random) -> Decimal:
-    """A new price for the newest open order: one cent further from the market."""
-    order = _newest_open(ctx)
-    if order is None or order.limit_price is None:
-        return _some_price(ctx, rng)
+def open_order(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The order in ``order_id`` if it can be changed (:func:`_replaceable`); None
+    otherwise, so synthesis draws another ("change the new order to 3 shares at 311.76"
+    after a market order filled at 221.55 can only fail)."""
+    order = _replaceable(ctx, bound)
+    return None if order is None else str(order.id)
+
+
+def new_limit_for(ctx: ToolContext, rng: random.Random, bound: Bound) -> Decimal | None:
+    """A new price for the order in ``order_id``: one cent further from the market."""
+    order = _replaceable(ctx, bound)
+    if order is None:
+        return None
     return _changed_price(ctx.sql.scalar(PREV_CLOSE, symbol=order.symbol), order)
 
 
-def _new_quantity(ctx: ToolContext, rng: random.Random) -> int:
-    """A smaller total quantity for the newest open order."""
-    order = _newest_open(ctx)
-    return rng.choice(QUANTITIES) if order is None else _smaller(order)
+def new_quantity_for(ctx: ToolContext, rng: random.Random, bound: Bound) -> int | None:
+    """A smaller total quantity for the order in ``order_id``."""
+    order = _replaceable(ctx, bound)
+    return None if order is None else _smaller(order)
 
 
 def _changed_price(prev_close: Decimal, order: Any) -> Decimal:
@@ -2208,7 +2217,11 @@ REPLACE_ORDER: dict[str, Any] = {
         "Change order {order_id} to {quantity} shares at {limit_price}",
         "Move order {order_id} to {limit_price}, quantity {quantity}",
     ],
-    "examples": {"quantity": _new_quantity, "limit_price": _new_limit},
+    "values": {
+        "order_id": open_order,
+        "quantity": new_quantity_for,
+        "limit_price": new_limit_for,
+    },
 }
 
 
@@ -2409,7 +2422,7 @@ def preview_order(
         "Preview changing order {order_id} to {quantity} shares at {limit_price}",
         "What would order {order_id} be worth at {quantity} shares and {limit_price}?",
     ],
-    examples={"quantity": _new_quantity, "limit_price": _new_limit},
+    values={"order_id": open_order, "quantity": new_quantity_for, "limit_price": new_limit_for},
 )
 def preview_replace_order(
     ctx: ToolContext, order_id: OrderRow, quantity: Quantity, limit_price: Price

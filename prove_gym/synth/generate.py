@@ -174,10 +174,13 @@ hidden tool's request) is dropped."""
 
 
 def _lists_nothing(content: Any) -> bool:
-    """Whether a result lists nothing: an empty list, or an object with a count (``count``,
-    ``total``, ``..._count``) and every count zero and every list empty.
+    """Whether a result lists nothing: an empty list, an object with a count (``count``,
+    ``total``, ``..._count``) and every count zero and every list empty, or the empty
+    text of a file (``head`` of a file just touched).
 
     >>> _lists_nothing({"list_id": "lst_039", "place_count": 0, "places": []})
+    True
+    >>> _lists_nothing({"path": "/home/beth/ideas.md", "total_lines": 0, "content": ""})
     True
     >>> _lists_nothing({"event_id": "evt_0301", "invitees": [], "title": "Dentist"})
     False
@@ -194,6 +197,8 @@ def _lists_nothing(content: Any) -> bool:
         and not isinstance(v, bool)
     ]
     lists = [v for v in content.values() if isinstance(v, list)]
+    if content.get("content") == "" and not any(counts) and not any(lists):
+        return True
     return bool(counts) and not any(counts) and not any(lists)
 
 

@@ -161,6 +161,8 @@ def test_sort_is_asked_of_files_of_records_with_their_own_separator(
 
     bound = Bound({"path": path})
     assert (sortable_file(None, random.Random(0), bound) == path) is sortable  # type: ignore[arg-type]
+    folder = Bound({"path": path}, records={"path": {"type": "directory"}})
+    assert sortable_file(None, random.Random(0), folder) is None  # type: ignore[arg-type]
     assert separator_for_file(None, random.Random(0), bound) == separator  # type: ignore[arg-type]
 
 
@@ -696,3 +698,37 @@ def test_a_turn_says_who_the_user_is_once() -> None:
             if len(said) != len(set(said)):
                 twice.append(f"{task.id}: {turn.user}")
     assert twice == []
+
+
+def test_only_an_open_limit_order_is_changed_and_by_a_cent() -> None:
+    """trading (synth/15, seeds 2030 and 2034): "buy 10 AMZN at market. Then change the
+    new order to 3 shares at 311.76": the market order filled at 221.55, so the change can
+    only fail, at a price far from the market. Only a portfolio's open limit order is
+    changed, to a price a cent further from the market and a smaller quantity."""
+    from prove_plugins.trading.tools import new_limit_for, new_quantity_for, open_order
+
+    srv = prove_gym.get_registry().get_server("trading")
+    with srv.session(0, srv.default_size) as session:
+        ctx, rng = session.context(), random.Random(0)
+        orders = [str(r["order_id"]) for r in session.list_entities("order")]
+        shown = {o: session.call("get_order", {"order_id": o}).content for o in orders}
+        working = [o for o in orders if shown[o]["status"] in ("open", "partially_filled")
+                   and shown[o]["limit_price"] is not None]  # fmt: skip
+        assert working, "the state has open limit orders"
+        o = working[0]
+        placed = session.call(
+            "place_market_order",
+            {"portfolio_id": shown[o]["portfolio_id"], "symbol": shown[o]["symbol"],
+             "side": "buy", "quantity": 1},
+        )  # fmt: skip
+        assert placed.ok and placed.content["status"] == "filled", placed
+        ctx = session.context()
+        assert open_order(ctx, rng, Bound({"order_id": placed.content["order_id"]})) is None
+        assert open_order(ctx, rng, Bound({"order_id": o})) == o
+        price = new_limit_for(ctx, rng, Bound({"order_id": o}))
+        assert price is not None
+        assert abs(price - Decimal(shown[o]["limit_price"])) <= Decimal("0.01")
+        quantity = new_quantity_for(ctx, rng, Bound({"order_id": o}))
+        assert (
+            quantity is not None and shown[o]["filled_quantity"] < quantity <= shown[o]["quantity"]
+        )

@@ -75,6 +75,8 @@ def sortable_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | N
     ['~/budget.csv', None]
     """
     path = str(bound.args.get("path", ""))
+    if bound.records.get("path", {}).get("type") == "directory":
+        return None  # "Sort the lines of /tmp" can only fail
     name = path.rsplit("/", 1)[-1]
     ext = "" if name.startswith(".") and name.count(".") == 1 else Bound({"p": name}).extension("p")
     return path if ext in SORTABLE_TYPES else None
