@@ -732,3 +732,25 @@ def test_only_an_open_limit_order_is_changed_and_by_a_cent() -> None:
         assert (
             quantity is not None and shown[o]["filled_quantity"] < quantity <= shown[o]["quantity"]
         )
+
+
+def test_a_text_tool_is_never_pointed_at_a_folder() -> None:
+    """filesystem's shipped tasks (synth/15): "count the words in ~/Projects/todo-cli/docs",
+    "show me that file" for a folder just moved, uniq of ~/Pictures/2023: each could only
+    fail. A folder of the live state (one the conversation made too) takes no text tool;
+    grep searches one only recursively."""
+    from prove_plugins.filesystem.tools.fitting import text_choice, text_file
+
+    srv = prove_gym.get_registry().get_server("filesystem")
+    with srv.session(0, srv.default_size) as session:
+        made = session.call("mkdir", {"path": "~/Documents/new-folder"})
+        assert made.ok, made
+        folder = str(made.content["path"])
+        ctx, rng = session.context(), random.Random(0)
+        assert text_file(ctx, rng, Bound({"path": folder})) is None
+        pattern = text_choice(["TODO"])
+        assert pattern(ctx, rng, Bound({"path": folder})) is None
+        assert pattern(ctx, rng, Bound({"path": folder, "recursive": True})) == "TODO"
+        files = [r["path"] for r in session.list_entities("path") if r.get("type") == "file"]
+        text = next(p for p in files if p.endswith((".txt", ".md")))
+        assert text_file(ctx, rng, Bound({"path": text})) == text

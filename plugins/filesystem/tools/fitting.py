@@ -13,6 +13,8 @@ from typing import TypeVar
 
 from prove_gym.server import Bound, Prepared, ToolContext, ToolError
 
+from .fs import Fs
+
 BINARY_TYPES = frozenset(
     {
         ".jpg", ".jpeg", ".png", ".gif", ".heic", ".webp", ".mp4", ".mov", ".mkv", ".mp3",
@@ -42,23 +44,39 @@ def is_text_path(path: str) -> bool:
 
 def text_choice(choices: Sequence[T]) -> Callable[[ToolContext, random.Random, Bound], T | None]:
     """A value source drawing from ``choices`` for a call on a text file, or on a folder
-    (a search of its files); None for a file that is not text, so synthesis draws another
-    file."""
+    searched recursively (``grep -r``: a grep of a folder without it can only fail); None
+    for a file that is not text, or a folder otherwise, so synthesis draws another file."""
 
     def source(ctx: ToolContext, rng: random.Random, bound: Bound) -> T | None:
-        record = bound.records.get("path", {})
-        if record.get("type") == "directory" or is_text_path(str(bound.args.get("path", ""))):
+        if is_folder(ctx, bound, "path"):
+            return rng.choice(list(choices)) if bound.args.get("recursive") else None
+        if is_text_path(str(bound.args.get("path", ""))):
             return rng.choice(list(choices))
         return None
 
     return source
 
 
+def is_folder(ctx: ToolContext | None, bound: Bound, name: str) -> bool:
+    """Whether argument ``name`` names a folder: its record says so, or (for one the
+    conversation made or moved) the live state does. A text tool given one can only fail
+    ("count the words in ~/Projects/todo-cli/docs")."""
+    if bound.records.get(name, {}).get("type") == "directory":
+        return True
+    if ctx is None:
+        return False
+    try:
+        node, _ = Fs(ctx).existing(str(bound.args.get(name, "")), "stat")
+    except ToolError:
+        return False
+    return bool(node.is_dir)
+
+
 def text_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
-    """The file in ``path`` if it holds text (a text tool never reads a photo; None
-    otherwise, so synthesis draws another file)."""
+    """The file in ``path`` if it holds text (a text tool never reads a photo, nor a
+    folder; None otherwise, so synthesis draws another file)."""
     path = str(bound.args.get("path", ""))
-    return path if is_text_path(path) else None
+    return path if is_text_path(path) and not is_folder(ctx, bound, "path") else None
 
 
 SORTABLE_TYPES = frozenset({".txt", ".csv", ".tsv", ".log", ".m3u", ".list", ""})
@@ -75,7 +93,7 @@ def sortable_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | N
     ['~/budget.csv', None]
     """
     path = str(bound.args.get("path", ""))
-    if bound.records.get("path", {}).get("type") == "directory":
+    if is_folder(ctx, bound, "path"):
         return None  # "Sort the lines of /tmp" can only fail
     name = path.rsplit("/", 1)[-1]
     ext = "" if name.startswith(".") and name.count(".") == 1 else Bound({"p": name}).extension("p")
@@ -100,7 +118,7 @@ def separator_for_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> st
 def first_text_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
     """The file in ``path1`` if it holds text (the first of two files compared)."""
     path = str(bound.args.get("path1", ""))
-    return path if is_text_path(path) else None
+    return path if is_text_path(path) and not is_folder(ctx, bound, "path1") else None
 
 
 def _folder(path: str) -> str:
