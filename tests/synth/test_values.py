@@ -739,7 +739,12 @@ def test_a_text_tool_is_never_pointed_at_a_folder() -> None:
     "show me that file" for a folder just moved, uniq of ~/Pictures/2023: each could only
     fail. A folder of the live state (one the conversation made too) takes no text tool;
     grep searches one only recursively."""
-    from prove_plugins.filesystem.tools.fitting import text_choice, text_file
+    from prove_plugins.filesystem.tools.fitting import (
+        a_file,
+        file_beside_first,
+        text_choice,
+        text_file,
+    )
 
     srv = prove_gym.get_registry().get_server("filesystem")
     with srv.session(0, srv.default_size) as session:
@@ -754,3 +759,7 @@ def test_a_text_tool_is_never_pointed_at_a_folder() -> None:
         files = [r["path"] for r in session.list_entities("path") if r.get("type") == "file"]
         text = next(p for p in files if p.endswith((".txt", ".md")))
         assert text_file(ctx, rng, Bound({"path": text})) == text
+        assert a_file(ctx, rng, Bound({"path": folder})) is None  # no checksum of a folder
+        assert a_file(ctx, rng, Bound({"path": text})) == text
+        other = file_beside_first(ctx, rng, Bound({"path1": text, "path2": folder}))
+        assert other != folder  # no diff against a folder (a project's .git)

@@ -72,6 +72,12 @@ def is_folder(ctx: ToolContext | None, bound: Bound, name: str) -> bool:
     return bool(node.is_dir)
 
 
+def a_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The entry in ``path`` if it is a file of any type (a checksum of a photo is fine, of
+    a folder it can only fail); None otherwise, so synthesis draws another."""
+    return None if is_folder(ctx, bound, "path") else str(bound.args.get("path", ""))
+
+
 def text_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
     """The file in ``path`` if it holds text (a text tool never reads a photo, nor a
     folder; None otherwise, so synthesis draws another file)."""
@@ -144,11 +150,9 @@ def file_beside_first(ctx: ToolContext, rng: random.Random, bound: Bound) -> str
             and (_folder(path) == _folder(first) or Bound({"p": path}).extension("p") == kind)
         )
 
-    if fits(second):
+    if fits(second) and not is_folder(ctx, bound, "path2"):
         return second
-    from .fs import Fs  # the live tree: the conversation may have made files
-
-    fs = Fs(ctx)
+    fs = Fs(ctx)  # the live tree: the conversation may have made files
     nodes, _ = fs.walk(fs.root)
     files = sorted(fs.path(n) for n, _ in nodes if not n.is_dir and n.size > 0 and fs.can(n, "r"))
     near = [p for p in files if fits(p) and _folder(p) == _folder(first)]

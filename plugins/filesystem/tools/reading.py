@@ -22,6 +22,7 @@ from prove_gym.server.patterns import compile_regex
 from ._declare import tool
 from .args import FileArg, LineCount, PathArg
 from .fitting import (
+    a_file,
     file_beside_first,
     first_text_file,
     line_in_file,
@@ -375,6 +376,7 @@ def uniq(
 @tool(
     returns="file",
     phrasings=["What's the checksum of {path}?", "Compute the {algorithm} hash of {path}"],
+    values={"path": a_file},
 )
 def checksum(
     ctx: ToolContext, path: FileArg, algorithm: Literal["md5", "sha1", "sha256"] = "sha256"
