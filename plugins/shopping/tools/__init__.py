@@ -85,6 +85,18 @@ synthesis asks them in abstention turns."""
 CUSTOMER = 1
 """The env version from which a session acts for one customer."""
 
+TAX_AND_RETURNS = (
+    "Sales tax: an order placed now is charged sales tax on its merchandise (subtotal - "
+    "discount; shipping is not taxed) at the base rate of the shipping address's state (such "
+    "as TX 6.25%, CA 7.25%, NY 4%, OR 0%), rounded half up to the cent, so total = subtotal - "
+    "discount + shipping + tax; orders placed before show tax 0.00. A return refunds the "
+    "units' share of the tax too. A return with reason 'wrong_item' also refunds the order's "
+    "shipping (once per order). Units of a 'damaged' return are written off when it is "
+    "refunded: they do not go back in stock. checkout takes an optional idempotency_key: a "
+    "retry with the same key returns the order already placed. "
+)
+"""What prove/shopping-v2 adds, in the words of its instructions (v3 keeps it all)."""
+
 server = Server(
     "shopping",
     out_of_scope=OUT_OF_SCOPE,
@@ -118,16 +130,9 @@ server = Server(
             "checkout takes an idempotency key (rule idempotency_key_reused); keeps v1's "
             "customer principal",
             tasks_file=Path(__file__).parents[1] / "tasks_v2.jsonl",
-            instructions="Sales tax: an order placed now is charged sales tax on its "
-            "merchandise (subtotal - discount; shipping is not taxed) at the base rate of "
-            "the shipping address's state (such as TX 6.25%, CA 7.25%, NY 4%, OR 0%), "
-            "rounded half up to the cent, so total = subtotal - discount + shipping + tax; "
-            "orders placed before show tax 0.00. A return refunds the units' share of the "
-            "tax too. A return with reason 'wrong_item' also refunds the order's shipping "
-            "(once per order). Units of a 'damaged' return are written off when it is "
-            "refunded: they do not go back in stock. checkout takes an optional "
-            "idempotency_key: a retry with the same key returns the order already placed. "
-            "Rules: " + " ".join(f"{name}: {text}" for name, text in RULES_V2.items()),
+            instructions=TAX_AND_RETURNS
+            + "Rules: "
+            + " ".join(f"{name}: {text}" for name, text in RULES_V2.items()),
         ),
         EnvVersion(
             PAYMENT,
@@ -139,16 +144,8 @@ server = Server(
             "test_card_only, duplicate_card); refunds go back to the card that paid; keeps "
             "v2's tax, returns, idempotency key and customer principal",
             tasks_file=Path(__file__).parents[1] / "tasks_v3.jsonl",
-            instructions="Sales tax: an order placed now is charged sales tax on its "
-            "merchandise (subtotal - discount; shipping is not taxed) at the base rate of "
-            "the shipping address's state (such as TX 6.25%, CA 7.25%, NY 4%, OR 0%), "
-            "rounded half up to the cent, so total = subtotal - discount + shipping + tax; "
-            "orders placed before show tax 0.00. A return refunds the units' share of the "
-            "tax too. A return with reason 'wrong_item' also refunds the order's shipping "
-            "(once per order). Units of a 'damaged' return are written off when it is "
-            "refunded: they do not go back in stock. checkout takes an optional "
-            "idempotency_key: a retry with the same key returns the order already placed. "
-            "Payment: checkout charges one of the customer's saved cards "
+            instructions=TAX_AND_RETURNS
+            + "Payment: checkout charges one of the customer's saved cards "
             "(payment_method_id, such as 'pm_0001': list_payment_methods shows them), "
             "exactly the order's total; a card is saved with add_payment_method from a test "
             "card number (such as 4242 4242 4242 4242) or a token (such as tok_visa) with "
