@@ -169,8 +169,9 @@ deletes no draft a forward of the task made, and asks no read that looks into so
 conversation made and finds nothing (the places of a list just created) nor reads a message
 after replying to it; a turn says "I'm usr_036" once, "that user" is not said while a list
 of users shown since holds others (a listing called with no id of its kind is a list), no
-command ("popd") is an off-topic request, and a login the turn after it does not use (a
-hidden tool's request) is dropped."""
+command ("popd") is an off-topic request, a login the turn after it does not use (a
+hidden tool's request) is dropped, only an open limit order is changed (a cent from its
+price), and no text tool, checksum or diff is pointed at a folder."""
 
 
 def _lists_nothing(content: Any) -> bool:
