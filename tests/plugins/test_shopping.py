@@ -1911,9 +1911,14 @@ def test_v3_a_card_number_is_taken_only_as_a_test_card_or_token(text: str) -> No
     """Hostile card text (any characters, up to 5,000) is refused as bad_arguments with the
     state unchanged, unless it is a test number (digit groups split by single spaces or
     dashes) or a token; a taken card stores its brand and last four, never the number."""
+    from prove_plugins.shopping.models import TEST_CARDS
+
     digits = "".join(ch for ch in text if ch not in " -")
-    expected = TOKENS.get(text.strip()) or (
-        TEST_NUMBERS[digits][1] if digits in TEST_NUMBERS and len(text) <= 32 else None
+    expected = (
+        TOKENS.get(text.strip())
+        or (  # any published test number (4000056655665556)
+            digits[-4:] if digits in TEST_CARDS and len(text) <= 32 else None
+        )
     )
     with SHOP.session(seed=0, env_version=PAYMENT, principal="cus_001") as s:
         address = one(s, "SELECT id FROM addresses WHERE customer_id = 'cus_001' ORDER BY id")

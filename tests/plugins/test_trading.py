@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 
 import prove_gym
 from prove_gym import ErrorKind, Session
-from prove_gym.server import ToolResult
+from prove_gym.server import Bound, ToolResult
 from prove_gym.testing.conformance import conformance_suite
 from prove_gym.testing.sql import rows
 
@@ -1132,7 +1132,21 @@ def test_example_values_fit_their_parameters(market: Session) -> None:
                 TypeAdapter(fields[name].annotation).validate_python(value)
         free = [p.name for p in tool.params if p.required and p.entity is None]
         literal = {n for n in free if "enum" in tool.input_schema()["properties"][n]}
-        assert set(free) - literal <= set(tool.examples), tool.name
+        assert set(free) - literal <= set(tool.examples) | set(tool.values), tool.name
+    # replace_order's values are drawn for the order the call changes: an open limit order
+    orders = [r["order_id"] for r in market.list_entities("order")]
+    tool = TRADING.tools["replace_order"]
+    fields = tool.args_model.model_fields
+    drawn = 0
+    for order_id in orders:
+        bound = Bound({"order_id": order_id})
+        if tool.values["order_id"](ctx, rng, bound) is None:
+            continue  # not an open limit order
+        for name in ("quantity", "limit_price"):
+            value = tool.values[name](ctx, rng, bound)
+            TypeAdapter(fields[name].annotation).validate_python(value)
+            drawn += 1
+    assert drawn, "the market has an open limit order to change"
     market.rollback()
 
 
