@@ -409,23 +409,31 @@ _DEVICES = select(devices, Room.name.label("room")).select_from(
     devices.outerjoin(rooms, Room.id == Device.room_id)
 )
 HOME_DEVICES = Query(_DEVICES.where(Device.home_id == bindparam("home_id")).order_by(Device.id))
-# search_devices' (an inner join: it matches the room's name, and finds no device without one)
-DEVICES_MATCHING = Query(
-    select(devices, Room.name.label("room"))
-    .join(rooms, Room.id == Device.room_id)
-    .where(
-        contains(
-            bindparam("pattern"),
-            Device.name,
-            Device.manufacturer,
-            Device.model,
-            Device.appliance,
-            Room.name,
+
+
+def _devices_matching(*where: Any) -> Query:
+    """search_devices' query: an inner join (it matches the room's name, and finds no device
+    without one), narrowed by ``where``."""
+    return Query(
+        select(devices, Room.name.label("room"))
+        .join(rooms, Room.id == Device.room_id)
+        .where(
+            *where,
+            contains(
+                bindparam("pattern"),
+                Device.name,
+                Device.manufacturer,
+                Device.model,
+                Device.appliance,
+                Room.name,
+            ),
         )
+        .order_by(Device.id)
+        .limit(bindparam("limit"))
     )
-    .order_by(Device.id)
-    .limit(bindparam("limit"))
-)
+
+
+DEVICES_MATCHING = _devices_matching()
 ONLINE_DEVICES = Query(select(devices).where(Device.online.is_(True)).order_by(Device.id))
 ONLINE_OF_KIND = Query(
     select(devices)
@@ -537,23 +545,7 @@ TRIGGERED = Query(  # the enabled automations a sensor's event runs
     )
     .order_by(Automation.id)
 )
-DEVICES_MATCHING_IN_HOME = Query(
-    select(devices, Room.name.label("room"))
-    .join(rooms, Room.id == Device.room_id)
-    .where(
-        Device.home_id == bindparam("home_id"),
-        contains(
-            bindparam("pattern"),
-            Device.name,
-            Device.manufacturer,
-            Device.model,
-            Device.appliance,
-            Room.name,
-        ),
-    )
-    .order_by(Device.id)
-    .limit(bindparam("limit"))
-)
+DEVICES_MATCHING_IN_HOME = _devices_matching(Device.home_id == bindparam("home_id"))
 
 
 @functools.cache

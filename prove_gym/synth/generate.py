@@ -197,10 +197,9 @@ def _lists_nothing(content: Any) -> bool:
         and isinstance(v, int)
         and not isinstance(v, bool)
     ]
-    lists = [v for v in content.values() if isinstance(v, list)]
-    if content.get("content") == "" and not any(counts) and not any(lists):
-        return True
-    return bool(counts) and not any(counts) and not any(lists)
+    if any(counts) or any(isinstance(v, list) and v for v in content.values()):
+        return False
+    return bool(counts) or content.get("content") == ""
 
 
 PLAN_DRAWS = 6

@@ -626,15 +626,12 @@ class Grounder:
             records = [r for r in records if _in_role(r, roles, bound, owner, me)]
         return records
 
-    def produced(self, spec: ToolSpec, content: Any) -> dict[str, list[Any]]:
-        """Identifiers of the kinds ``spec`` declares it returns, found in ``content``."""
-        return self.found(spec, content)[0]
-
     def found(
         self, spec: ToolSpec, content: Any
     ) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
-        """:meth:`produced`, and those of its ids found inside a list of ``content`` (what
-        "that list" counts: ``DoneStep.listed``), from one walk of the result."""
+        """Identifiers of the kinds ``spec`` declares it returns, found in ``content``
+        (``DoneStep.produced``), and those of them inside a list of it (what "that list"
+        counts: ``DoneStep.listed``), from one walk of the result."""
         produced, listed = {}, {}
         for kind in spec.returns:
             key = self.index.key(kind)

@@ -797,8 +797,9 @@ def _made_then_changed(task: LintTask) -> list[str]:
     """An update of an entity the task made that sets a field the making set, to another
     value (create a traveller with passport LG3376736, then "update the passport of the new
     traveller to XH6460534", at once or after a trip was made for them): the user would have
-    given the second value when creating it. The update depends on the making, which returns the kind the
-    update takes without taking one, and the id is not in the task's initial state."""
+    given the second value when creating it. The update depends on the making, which returns
+    the kind the update takes without taking one, and the id is not in the task's initial
+    state."""
     out = []
     for n, b in enumerate(task.requested):
         tool = task.tool(b.name)

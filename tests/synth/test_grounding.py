@@ -404,7 +404,7 @@ def test_a_lookup_that_finds_one_customer_makes_them_the_conversations() -> None
     one = customers[3]["customer_id"]
     found = session.call(find.name, {"query": one})
     assert found.ok and [c["customer_id"] for c in found.content] == [one]
-    produced = grounder.produced(find, found.content)
+    produced = grounder.found(find, found.content)[0]
     grounder.settle(find, {"query": one}, [], produced)
     for _ in range(5):
         g = grounder.ground(
@@ -414,7 +414,7 @@ def test_a_lookup_that_finds_one_customer_makes_them_the_conversations() -> None
     many = session.call(find.name, {"query": "cus_00"})
     assert many.ok and len(many.content) > 1
     *_, fresh = _grounder("food_delivery")
-    fresh.settle(find, {"query": "cus_00"}, [], fresh.produced(find, many.content))
+    fresh.settle(find, {"query": "cus_00"}, [], fresh.found(find, many.content)[0])
     assert fresh.persona == {}
 
 

@@ -22,9 +22,7 @@ from ..models import Node
 from ._declare import tool
 from .args import MAX_FILE_BYTES, MAX_PATH, FileArg, NewPath
 from .fitting import (
-    FOLDERS_BY_TYPE,
-    KEEPING_WORDS,
-    home_folder,
+    keeps,
     line_in_file,
     replacement_for_find,
     word_in_text_file,
@@ -54,12 +52,7 @@ def _new_file(ctx: ToolContext, rng: random.Random) -> str:
     """A new notes file in a folder of the home where notes belong (Documents, Desktop,
     a project, a backup), never among the photos or the music."""
     name = rng.choice(["summary.txt", "ideas.md", "notes-2026.txt", "draft.md", "checklist.txt"])
-    where = FOLDERS_BY_TYPE[Bound({"p": name}).extension("p")]
-    dirs = [
-        d
-        for d in _home_dirs(ctx)
-        if home_folder(d) in where or any(word in d.lower() for word in KEEPING_WORDS)
-    ]
+    dirs = [d for d in _home_dirs(ctx) if keeps(d, name)]
     return f"{rng.choice(dirs)}/{name}" if dirs else f"~/{name}"
 
 

@@ -352,6 +352,19 @@ def home_folder(path: str) -> str | None:
     return parts[0] if path.startswith("/") and parts else None
 
 
+def keeps(folder: str, name: str) -> bool:
+    """Whether a file called ``name`` belongs in ``folder``: one that keeps anything (a
+    backup, an archive) or a home folder where its type lives (a photo in Pictures, a note
+    in Documents).
+
+    >>> keeps("~/Pictures/2023", "summary.txt"), keeps("~/Documents/Work", "summary.txt")
+    (False, True)
+    """
+    if any(word in folder.lower() for word in KEEPING_WORDS):
+        return True
+    return home_folder(folder) in FOLDERS_BY_TYPE.get(Bound({"p": name}).extension("p"), ())
+
+
 def fitting_destination(ctx: ToolContext | None, rng: random.Random, bound: Bound) -> str | None:
     """The folder in ``destination`` if the entry in ``source`` belongs there: a folder of
     its own tree (``~/Documents/Work`` to ``~/Documents/Archive``), a folder that keeps
@@ -377,7 +390,4 @@ def fitting_destination(ctx: ToolContext | None, rng: random.Random, bound: Boun
     top = home_folder(destination)
     if top is not None and top == home_folder(source):
         return destination
-    name = source.rstrip("/").rsplit("/", 1)[-1]
-    return (
-        destination if top in FOLDERS_BY_TYPE.get(Bound({"p": name}).extension("p"), ()) else None
-    )
+    return destination if keeps(destination, source.rstrip("/").rsplit("/", 1)[-1]) else None
