@@ -986,6 +986,21 @@ MEMOS = ["Weekly shop", "Birthday dinner", "Reimbursed later", "Split with roomm
 BILL_PAYEES = ["Netflix", "Planet Fitness", "Spotify", "Comcast Xfinity", "Geico", "Dog walker"]
 
 
+def _bill_frequency(ctx: ToolContext, rng: random.Random, bound: Bound) -> str:
+    """How often a bill of the drawn amount comes: weekly only for small sums (a dog
+    walker's 25.00), monthly or yearly for middling ones, monthly for large ones (rent):
+    never a weekly 2,300.00 bill."""
+    try:
+        amount = Decimal(str(bound.args.get("amount", "0")))
+    except ArithmeticError:
+        amount = Decimal(0)
+    if amount <= 150:
+        return rng.choice(["weekly", "monthly", "monthly"])
+    if amount <= 1500:
+        return rng.choice(["monthly", "monthly", "yearly"])
+    return "monthly"
+
+
 # ------------------------------------------------------------------- tools
 @server.tool(
     returns="account",
@@ -1570,6 +1585,7 @@ def set_category_limit(
         "start_date": _start_day,
         "end_date": _end_day,
     },
+    values={"frequency": _bill_frequency},
 )
 def create_recurring_expense(
     ctx: ToolContext,

@@ -1394,7 +1394,7 @@ def create_sprint(
 @server.tool(
     writes=True,
     returns="sprint",
-    phrasings=["Start sprint {sprint_id}", "Kick off the planned sprint {sprint_id}"],
+    phrasings=["Start sprint {sprint_id}", "Kick off sprint {sprint_id}"],
 )
 def start_sprint(ctx: ToolContext, sprint_id: SprintRow) -> SprintSummary:
     """Start a planned sprint: it becomes the project's active sprint, running from today for

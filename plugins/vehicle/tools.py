@@ -899,7 +899,7 @@ def set_door_locks(ctx: ToolContext, action: Literal["lock", "unlock"]) -> Doors
     writes=True,
     idempotent=True,
     phrasings=[
-        "Open the {position} window {open_percent} percent",
+        "Put the {position} window at {open_percent} percent open",
         "Set the {position} window to {open_percent}%",
     ],
     examples={"open_percent": [0, 25, 50, 100]},

@@ -213,3 +213,46 @@ def said_datetimes(text: str) -> set[datetime]:
         except ValueError:
             continue
     return out
+
+
+_SPANS = (("week", 10_080), ("day", 1_440), ("hour", 60))
+_SAID_SPAN = re.compile(r"\b(\d{1,7}|an?|one)\s+(minute|hour|day|week)s?\b", re.IGNORECASE)
+_MINUTES = re.compile(r"\b(\d{1,7}) minutes\b")
+
+
+def say_minutes(n: int) -> str:
+    """A number of minutes as people say it: the largest whole unit.
+
+    >>> [say_minutes(n) for n in (1440, 60, 120, 90, 10_080, 2_880)]
+    ['a day', 'an hour', '2 hours', '90 minutes', 'a week', '2 days']
+    """
+    for unit, size in _SPANS:
+        if n >= size and n % size == 0:
+            k = n // size
+            return f"{'an' if unit == 'hour' else 'a'} {unit}" if k == 1 else f"{k} {unit}s"
+    return f"{n} minute" if n == 1 else f"{n} minutes"
+
+
+def spoken_minutes(text: str) -> str:
+    """``text`` with each "N minutes" in the largest whole unit (:func:`say_minutes`):
+    "Remind me a day before", never "1440 minutes before".
+
+    >>> spoken_minutes("It's 1440 minutes before, for 45 minutes.")
+    "It's a day before, for 45 minutes."
+    """
+    return _MINUTES.sub(lambda m: say_minutes(int(m[1])), text)
+
+
+def said_minutes(text: str) -> set[int]:
+    """Every span ``text`` says in a form :func:`say_minutes` writes, in minutes.
+
+    >>> sorted(said_minutes("a day before, then 2 hours, an hour and 45 minutes"))
+    [45, 60, 120, 1440]
+    """
+    sizes = {"minute": 1, **dict(_SPANS)}
+    out: set[int] = set()
+    for m in _SAID_SPAN.finditer(text):
+        count = m[1].lower()
+        k = 1 if count in ("a", "an", "one") else int(count)
+        out.add(k * sizes[m[2].lower()])
+    return out

@@ -70,6 +70,7 @@ from prove_gym.synth.grounding import (
 )
 from prove_gym.synth.knowledge import Knowledge
 from prove_gym.synth.lint import (
+    DESTROY_VERBS,
     FLAW_CLASSES,
     LOGIN,
     clarify_value_said,
@@ -97,6 +98,7 @@ from prove_gym.synth.render import (
     creates,
     fillable_phrasings,
     foreign_requests,
+    not_the_users,
     said_values,
     usable_phrasings,
 )
@@ -111,7 +113,7 @@ from prove_gym.synth.validate import (
 from prove_gym.synth.writer import LLMWriter
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/15"
+GENERATOR = "prove_gym.synth/16"
 """Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
 ``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
 of ``final_state_hash`` unless a call changed their state (see
@@ -171,7 +173,14 @@ after replying to it; a turn says "I'm usr_036" once, "that user" is not said wh
 of users shown since holds others (a listing called with no id of its kind is a list), no
 command ("popd") is an off-topic request, a login the turn after it does not use (a
 hidden tool's request) is dropped, only an open limit order is changed (a cent from its
-price), and no text tool, checksum or diff is pointed at a folder."""
+price), and no text tool, checksum or diff is pointed at a folder; /16 drops a request no
+phrasing can state ("Set climate.", "Schedule payment."), leaves out no value that is who
+the user is and calls only what the user can own theirs ("one of the menu items"), says the
+person a support conversation serves as who it is for ("This is for the customer
+cus_083."), spans of minutes in their largest unit ("a day before", not "1440 minutes
+before"), books what a read found on the read's terms (a room for the dates its
+availability was checked for), drops a hidden tool's request that would undo what the
+conversation just did, and a read that finds nothing in what the conversation deleted."""
 
 
 def _lists_nothing(content: Any) -> bool:
@@ -686,6 +695,8 @@ class Conversation:
         offered = [t.qualified_name for t in sc.server.visible_tools() if t.name != self.hidden]
         self.session = sc.session(self.seed, size)
         self.renderer.me = self._me(sc.server)
+        self.renderer.not_mine = not_the_users(sc.server, self.renderer.me)
+        self.renderer.persona = frozenset(sc.server.persona)
         outcome = self._execute(plan)
         if isinstance(outcome, str):
             return outcome
@@ -883,6 +894,35 @@ class Conversation:
         if self._snap is None or self._snap[0] != changes:
             self._snap = (changes, self.session.snapshot())
         return self._snap[1]
+
+    def _with_hidden_request(self, task: Task) -> Any | None:
+        """``task`` read by lint as if the hidden tool's request were a gold call of its
+        turn (``None`` when no tool is hidden): a request it would be right to make, were
+        the tool there, does not undo what the conversation just did."""
+        if self.hidden is None:
+            return None
+        asked = next((d for d in reversed(self.done) if not d.executed), None)
+        if asked is None:
+            return None
+        data = task.model_dump(mode="json")
+        turn = next(
+            (t for t in reversed(data["turns"]) if t["kind"] == "abstain" and not t["steps"]),
+            None,
+        )
+        if turn is None:
+            return None
+        ids = getattr(self, "_gold_ids", {})
+        needs = [ids["call", j] for j in sorted(set(asked.links.values())) if ("call", j) in ids]
+        turn["steps"] = [
+            {
+                "id": "hidden",
+                "name": asked.tool.name,
+                "arguments": dict(asked.args),
+                "depends_on": needs,  # "the new cart line": what it takes from a result
+            }
+        ]
+        data["tools"] = [*data["tools"], asked.tool.qualified_name]  # its declarations
+        return self.sc.lint.read(data)
 
     def _ground_only(self, step: PlannedStep) -> str | None:
         """A step of the turn that asks for a hidden tool: arguments for its text, and a
@@ -1291,6 +1331,7 @@ class Conversation:
             self._missing_pool = []
             return []
         segment = self.done[self.clarify_step].segment
+        people = set(self.sc.server.persona) | set(self.renderer.me)
         ranked: tuple[list[tuple[int, str]], list[tuple[int, str]], list[tuple[int, str]]] = (
             [],
             [],
@@ -1322,6 +1363,8 @@ class Conversation:
                     or p.name in ("query", "search")
                     or isinstance(step.args[p.name], bool)
                     or (p.entity is not None and is_secret_kind(p.entity.name))
+                    # who the user is is no value to ask for: not "for one of my users"
+                    or (p.entity is not None and p.entity.name in people)
                     # "Drive." for "Drive at 0 km/h": without its zero, a request asks
                     # for something else
                     or (isinstance(step.args[p.name], int | float) and not step.args[p.name])
@@ -1461,6 +1504,7 @@ class Conversation:
                 order.extend(("attempt", r) for r in attempts_before.get(i, []))
                 order.append(("call", i))
         gold_ids = {key: f"s{n}" for n, key in enumerate(order, 1)}
+        self._gold_ids = gold_ids
         results: list[ToolResult] = []
         for what, i in order:
             failed = done[i].failed
@@ -1513,6 +1557,7 @@ class Conversation:
         self.renderer.unknowable = []
         self.renderer.self_named = []
         self.renderer.self_answered = []
+        self.renderer.unphrased = []
         for idxs, hidden in requests:
             first = not turns
             if hidden:
@@ -1555,6 +1600,8 @@ class Conversation:
             return f"self_by_id:{self.renderer.self_named[0]}"
         if self.renderer.self_answered:  # a read its own list's filter answers
             return f"self_answered:{self.renderer.self_answered[0]}"
+        if self.renderer.unphrased:  # no phrasing states the call: not "Set climate."
+            return f"unphrased:{self.renderer.unphrased[0]}"
         if not any(not s.attempt for t in turns for s in t.steps):
             return "no_gold_steps"  # none, or only a call given up: nothing to score
         recoveries = ["repair" if done[i].repairs else "retry" for i in sorted(shown)]
@@ -1629,6 +1676,9 @@ class Conversation:
             return "undoes_itself"
         if moot_write(read):  # a write that a later call ends, or an ending made undone
             return "moot_write"
+        asked = self._with_hidden_request(task)
+        if asked is not None and (inverse_write(asked) or moot_write(asked)):
+            return "hidden_undoes"  # "delete the reply" asked of a hidden tool just after it
         for flaw in (
             second_persona,
             noop_update,
@@ -1669,27 +1719,40 @@ class Conversation:
     def _empty_read_of_new(self) -> str | None:
         """The first read of the gold that looks into something the conversation made and
         finds nothing in it (the places of a list just created, the files of a folder just
-        made): a question whose answer the user knows. Its tool's name, or None."""
+        made), or into something it deleted (the dates of an event just deleted): a
+        question whose answer the user knows. Its tool's name, or None."""
         index = self.grounder.index
+        ended: set[tuple[str, str]] = set()  # what a delete_<kind> (DESTROY_VERBS) took
         for d in self.done:
-            if not d.executed or d.tool.writes or d.result is None or not d.result.ok:
+            if not d.executed or d.result is None or not d.result.ok:
                 continue
+            ids = [
+                (entity.name, str(d.args[name]))
+                for name, entity in d.tool.entity_params.items()
+                if isinstance(d.args.get(name), str | int) and not isinstance(d.args[name], bool)
+            ]
+            if d.tool.writes:
+                verb, *noun = d.tool.name.split("_")
+                if verb in DESTROY_VERBS:
+                    ended.update((k, v) for k, v in ids if k.split("_")[-1] in noun)
+                continue
+            if any(i in ended for i in ids):
+                return d.tool.name  # "When does evt_0128 happen?" after deleting it
             if not _lists_nothing(d.content):
                 continue
-            for name, entity in d.tool.entity_params.items():
-                value = d.args.get(name)
+            for kind, value in ids:
                 if (
-                    isinstance(value, str | int)
-                    and not isinstance(value, bool)
-                    and index.key(entity.name) is not None  # a kind the state lists
-                    and not index.exists(entity.name, str(value))
+                    index.key(kind) is not None  # a kind the state lists
+                    and not index.exists(kind, value)  # not in the initial state: made here
                 ):
-                    return d.tool.name  # not in the initial state: made here
+                    return d.tool.name
         return None
 
     def _read_after_reply(self) -> bool:
-        """Whether the gold reads something after it replied to it or forwarded it ("Reply
-        to msg_00222: ... After that, what does msg_00222 say?"): a person reads first."""
+        """Whether the gold reads something after it replied to it, forwarded it or
+        commented on it ("Reply to msg_00222: ... After that, what does msg_00222 say?",
+        "Comment 'Recipe please!' on post_00192 ... What did people comment on
+        post_00192?"): a person reads first."""
         answered: set[tuple[str, str]] = set()
         for d in self.done:
             if not d.executed:
@@ -1701,7 +1764,7 @@ class Conversation:
             }
             if not d.tool.writes and ids & answered:
                 return True
-            if d.tool.writes and d.tool.name.split("_")[0] in ("reply", "forward"):
+            if d.tool.writes and d.tool.name.split("_")[0] in ("reply", "forward", "comment"):
                 answered |= ids
         return False
 

@@ -1010,6 +1010,21 @@ class Grounder:
         pool = self._agreeing(d, kind, candidates) or candidates
         return self._take(d, p, kind, self.rng.choice(pool)[key], "state")
 
+    @staticmethod
+    def _terms(d: _Draw, name: str, banned: Collection[str]) -> Any:
+        """The value ``name`` had in the read an identifier of this call came from (the
+        dates of the ``get_hotel_availability`` whose result listed the room ``book_hotel``
+        takes): a call made on what a read found keeps the read's terms. ``_NO`` when no
+        such read took ``name``."""
+        for j in sorted(set(d.links.values())):
+            source = d.done[j]
+            if source.tool.writes or name in source.tool.entity_params:
+                continue
+            value = source.args.get(name)
+            if value is not None and not isinstance(value, list) and str(value) not in banned:
+                return value
+        return _NO
+
     def _take(self, d: _Draw, p: ParamSpec, kind: str, value: Any, source: str) -> Any:
         taken = d.used.setdefault(kind, set())
         for v in value if isinstance(value, list) else [value]:
@@ -1029,7 +1044,7 @@ class Grounder:
             return d.hints[p.name]
         # an update never sets a field to the value it has now (a draft's subject to its own)
         current = self._current(d, p.name)
-        banned = d.banned | current
+        banned = d.banned | current | _written_before(d, p.name)
         source = spec.values.get(p.name)
         if source is not None:  # the one place its values come from
             value = self._fitting(source, d, banned)
@@ -1038,6 +1053,10 @@ class Grounder:
             if value is not _NO:
                 d.sources[p.name] = "value"
             return value
+        terms = self._terms(d, p.name, banned)
+        if terms is not _NO:  # book the room for the dates its availability was checked for
+            d.sources[p.name] = "record"
+            return terms
         if (p.required or not spec.writes) and not _names_new(spec, p.name):
             value = self._from_records(p.name, d.records, banned)
             if value is not _NO:
@@ -1172,6 +1191,28 @@ def repair_tools(message: str, failing: ToolSpec, tools: Mapping[str, ToolSpec])
         if spec.writes or consumes & set(spec.returns):
             out.append(word)
     return out
+
+
+TEXT_FIELDS = frozenset(
+    {"body", "content", "description", "message", "name", "note", "subject", "text", "title"}
+)
+"""Parameters that hold what a person writes (a title, a note, a line of a file): a write
+of the conversation never repeats the text an earlier call wrote to one of them."""
+
+
+def _written_before(d: _Draw, name: str) -> frozenset[str]:
+    """The texts earlier calls of the conversation gave a :data:`TEXT_FIELDS` parameter
+    (``title``, ``text``, ``content`` alike) where ``d`` draws one for a write: not an issue
+    renamed to the title of the one just created, nor "## Notes" appended to a file the
+    conversation just inserted it into."""
+    if not d.step.tool.writes or name not in TEXT_FIELDS:
+        return frozenset()
+    return frozenset(
+        str(value)
+        for done in d.done
+        for field_name, value in done.args.items()
+        if field_name in TEXT_FIELDS and isinstance(value, str)
+    )
 
 
 def message_hints(message: str, tool: ToolSpec) -> dict[str, Any]:

@@ -793,11 +793,28 @@ def moot_write(task: LintTask) -> list[str]:
     return out
 
 
+def _needs(task: LintTask, step: Step) -> set[str]:
+    """The ids of the steps ``step`` depends on, directly or through others (a forward,
+    then an attachment added to its draft, then that draft's recipients changed: the
+    change needs the forward)."""
+    by_id = {s.id: s for s in task.requested}
+    out: set[str] = set()
+    todo = list(step.depends_on)
+    while todo:
+        k = todo.pop()
+        if k in out or k not in by_id:
+            continue
+        out.add(k)
+        todo.extend(by_id[k].depends_on)
+    return out
+
+
 def _made_then_changed(task: LintTask) -> list[str]:
     """An update of an entity the task made that sets a field the making set, to another
     value (create a traveller with passport LG3376736, then "update the passport of the new
     traveller to XH6460534", at once or after a trip was made for them): the user would have
-    given the second value when creating it. The update depends on the making, which returns
+    given the second value when creating it. The update depends on the making (directly or
+    through other calls, :func:`_needs`), which returns
     the kind the update takes without taking one, and the id is not in the task's initial
     state."""
     out = []
@@ -805,9 +822,8 @@ def _made_then_changed(task: LintTask) -> list[str]:
         tool = task.tool(b.name)
         if tool is None or not _updates(tool) or b.name.split("_")[0] in COPY_VERBS:
             continue  # (a reply makes a message of its own)
-        ids = {p for p, _ in tool.entities}
         for a in task.requested[:n]:
-            if a.id not in b.depends_on or not task.writes(a.name):
+            if a.id not in _needs(task, b) or not task.writes(a.name):
                 continue
             made = [
                 (param, b.arguments[param])
@@ -821,10 +837,10 @@ def _made_then_changed(task: LintTask) -> list[str]:
             changed = [
                 f
                 for f, new in b.arguments.items()
-                if f not in ids
+                if f not in {param for param, _ in made}  # the one it changes, not a field
                 and f in a.arguments
-                and not isinstance(new, list | dict)
-                and str(a.arguments[f]).strip().casefold() != str(new).strip().casefold()
+                and not isinstance(new, dict)
+                and _compared(a.arguments[f]) != _compared(new)
             ]
             if changed:
                 out.append(f"{a.call()} sets {', '.join(changed)}, then {b.call()} changes it")
@@ -959,6 +975,14 @@ def _setters(task: LintTask, n: int, b: Step, kind: str, value: Any) -> list[Ste
             or (a.id in b.depends_on and a.id in by_id and kind in _made(task, a))
         )
     ]
+
+
+def _compared(value: Any) -> Any:
+    """A value as compared for a change: text without case or edge spaces, a list as the
+    set of its items so (the addressees of a forward, then of its draft)."""
+    if isinstance(value, list):
+        return frozenset(_compared(v) for v in value if not isinstance(v, list | dict))
+    return str(value).strip().casefold()
 
 
 def _made(task: LintTask, step: Step) -> tuple[str, ...]:

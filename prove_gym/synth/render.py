@@ -25,14 +25,17 @@ import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prove_gym.server.tool import ToolSpec, enum_choices
 from prove_gym.synth.chains import COPY_VERBS, is_secret_kind
-from prove_gym.synth.dates import iso_datetime, say_iso
+from prove_gym.synth.dates import iso_datetime, say_iso, spoken_minutes
 from prove_gym.synth.enums import enum_values
 from prove_gym.synth.grounding import DoneStep
 from prove_gym.synth.knowledge import ORDINALS, Knowledge
+
+if TYPE_CHECKING:
+    from prove_gym.server.base import Server
 
 SLOT = re.compile(r"\{(\w+)\}")
 LOGIN = re.compile(r"^(?:log_?in|sign_?in|authenticate|auth)(?:_|$)")
@@ -646,6 +649,37 @@ def _left_out(spec: ToolSpec, phrasing: str, name: str) -> str | None:
     return without_prepositional(phrasing, name)
 
 
+PEOPLE = frozenset(
+    {
+        "buyer",
+        "courier",
+        "customer",
+        "employee",
+        "member",
+        "participant",
+        "seller",
+        "traveller",
+        "user",
+    }
+)
+"""Last words of entity kinds that are people: nobody's possession in a request."""
+
+
+def not_the_users(server: Server, me: Iterable[str] = ()) -> frozenset[str]:
+    """Entity kinds a request may not call the user's own ("one of my ..."): people
+    (:data:`PEOPLE`: "one of the participants", not "one of my users"), and where the
+    server knows who the user is (its ``persona`` kinds, or ``me``'s), every other kind
+    whose rows no principal owns (``owner=``): a customer's "one of the menu items", a
+    banking customer's "one of my cards". Where it does not, the rest is the user's."""
+    people = set(server.persona) | set(me)
+    return frozenset(
+        kind
+        for kind, source in server.entities.items()
+        if kind.split("_")[-1] in PEOPLE  # a person is nobody's: "one of the participants"
+        or (people and kind not in people and source.owner is None)
+    )
+
+
 def can_leave_out(spec: ToolSpec, args: Mapping[str, Any], name: str) -> bool:
     """Whether a clarify turn can leave ``name`` out of a request for this call: some
     phrasing has no slot for it, or has one where "one of my events" / "some end date"
@@ -795,6 +829,8 @@ class Extra:
             "to ana@example.com"), for a template that says those itself.
         count: The number it states, where it is one (a singular unit: "1 day").
         flag: The value, where it is a yes or no ("recursive": "Make it recursive.").
+        whom: The value is the person the conversation serves (a ``persona`` kind): "This
+            is for the customer cus_083.", not a filter ("Only for the customer ...").
     """
 
     name: str
@@ -804,6 +840,13 @@ class Extra:
     plain: str = ""
     count: float | None = None
     flag: bool | None = None
+    whom: bool = False
+
+
+def _kept(text: str, keep: Sequence[str]) -> list[str]:
+    """The literal values a paraphrase of ``text`` must keep: ``keep`` less a number of
+    minutes the text says in another unit (:func:`~prove_gym.synth.dates.spoken_minutes`)."""
+    return [k for k in keep if not k.isdigit() or k in text]
 
 
 def _count(value: Any) -> float | None:
@@ -900,6 +943,8 @@ def extra_sentence(spec: ToolSpec, extra: Extra) -> str:
     'Address it to a@b.com.'
     >>> extra_sentence(tool("budget.search_transactions"), Extra("account_id", "account", "that account", True))
     'Only for that account.'
+    >>> extra_sentence(tool("shopping.list_returns"), Extra("customer_id", "customer", "cus_083", whom=True))
+    'This is for the customer cus_083.'
     >>> extra_sentence(tool("calendar.create_event"), Extra("calendar_id", "calendar", "cal_01"))
     'Use the calendar cal_01.'
     >>> extra_sentence(tool("calendar.update_event"), Extra("title", "title", '"Design review"'))
@@ -928,6 +973,8 @@ def extra_sentence(spec: ToolSpec, extra: Extra) -> str:
         return _finish(f"Make it {said}" if said[:1].isdigit() else said[:1].upper() + said[1:])
     if extra.name in spec.entity_params:
         named = said if extra.referred else f"the {extra.label} {said}"
+        if extra.whom:
+            return f"This is for {named}."
         return f"Use {named}." if spec.writes else f"Only for {named}."
     if spec.writes and spec.name.split("_")[0] in CHANGE_VERBS:
         return f"Change the {extra.label} to {said}."
@@ -997,9 +1044,20 @@ class Renderer:
         self.me: Mapping[str, str] = {}
         """Who the user is, where the server's state fixes it (``Server(me=...)``): ids by
         entity kind; the user says "me (usr_001)" for them, never the bare id."""
+        self.persona: frozenset[str] = frozenset()
+        """The server's ``persona`` kinds: the person the conversation serves, said as
+        "This is for the customer cus_083." where no phrasing has a slot for it."""
+        self.not_mine: frozenset[str] = frozenset()
+        """Entity kinds the user does not own where the server knows who the user is (its
+        ``persona``/``me``): one left out of a request is "one of the menu items", never
+        "one of my menu items" (:func:`not_the_users`)."""
         self.self_answered: list[str] = []
         """Reads asked only in words that the filter of the list they come from already
         answers ("Has the first paid invoice been paid?"): the conversation is dropped."""
+        self.unphrased: list[str] = []
+        """Tools a request asked for although none of their phrasings can state the call's
+        values (``{}`` for ``set_climate``, whose phrasings each need one): the
+        conversation is dropped, not asked as "Set climate."."""
         self.self_named: list[str] = []
         """Slots (``tool.param``) where the user would name themself by id in a place "me"
         does not read ("What has usr_001 posted?"): the conversation is dropped."""
@@ -1118,8 +1176,11 @@ class Renderer:
             phrasing = planned
         elif fits:
             phrasing = self.rng.choice(fits)
-        else:
-            phrasing = self.rng.choice(usable) if usable else f"{words(spec.name).capitalize()}"
+        elif usable:
+            phrasing = self.rng.choice(usable)
+        else:  # "Set climate.", "Schedule payment.": no request people make
+            self.unphrased.append(spec.name)
+            phrasing = words(spec.name).capitalize()
         for name in sorted(refs):
             if "{" + name + "}" not in phrasing:
                 continue
@@ -1158,7 +1219,10 @@ class Renderer:
                 if entity is not None:
                     # "two of my products" left out: "some of my products", not "one of"
                     many = isinstance(args.get(name), list) and len(args[name]) > 1
-                    return f"{'some' if many else 'one'} of my {plural(words(entity.name))}"
+                    # "one of my calendars", but "one of the menu items": a restaurant's,
+                    # not the customer's own
+                    whose = "the" if entity.name in self.not_mine else "my"
+                    return f"{'some' if many else 'one'} of {whose} {plural(words(entity.name))}"
                 return f"some {words(name)}"
             if name in refs:
                 return refs[name]
@@ -1209,13 +1273,17 @@ class Renderer:
             label, said = setting(name, value, spec)
             plain = render_value(choice_words(spec, name, value))
             flag = value if isinstance(value, bool) else None
-            extras.append(Extra(name, label, said, plain=plain, count=_count(value), flag=flag))
+            whom = entity is not None and entity.name in self.persona
+            extras.append(
+                Extra(name, label, said, plain=plain, count=_count(value), flag=flag, whom=whom)
+            )
         if extras:
             body = text.rstrip()
             end = body[-1] if body and body[-1] in "?.!" else "."
             body = body[:-1] if body and body[-1] in "?.!" else body
             text = f"{body}{end} {settings_sentence(spec, extras)}"
-        return _finish(text), keep
+        text = spoken_minutes(text)  # "a day before", never "1440 minutes before"
+        return _finish(text), _kept(text, keep)
 
     def request(
         self,
@@ -1282,10 +1350,12 @@ class Renderer:
             f"{spec.name}.{name}" in SAID_AS or name in SAID_AS
         ):  # 'Search for "Walter".', never "The query is Walter."
             plain = render_value(choice_words(spec, name, value))
-            text = extra_sentence(spec, Extra(name, label, said, plain=plain, count=_count(value)))
+            text = spoken_minutes(
+                extra_sentence(spec, Extra(name, label, said, plain=plain, count=_count(value)))
+            )
             if self.rng.random() < 0.5:
                 text = "Sorry, I forgot: " + _lower_first(text)
-            return RenderedTurn(text, said_values(choice_words(spec, name, value)))
+            return RenderedTurn(text, _kept(text, said_values(choice_words(spec, name, value))))
         if label is None:  # "It's 60 minutes before.", "Move open issues to spr_020."
             template = self.rng.choice(
                 SUPPLY[:1]
@@ -1294,12 +1364,11 @@ class Renderer:
             )
         else:
             template = self.rng.choice(SUPPLY)
-        text = template.format(value=said, words=label)
+        text = spoken_minutes(template.format(value=said, words=label))
         if isinstance(value, list) or name.endswith("_ids"):  # "The options are opt_0143."
             text = text.replace(f"The {label} is ", f"The {label} are ")
-        return RenderedTurn(
-            text[0].upper() + text[1:], said_values(choice_words(spec, name, value))
-        )
+        text = text[0].upper() + text[1:]
+        return RenderedTurn(text, _kept(text, said_values(choice_words(spec, name, value))))
 
     def irrelevant(self, own: Sequence[str] = (), extra: Iterable[str] = ()) -> RenderedTurn:
         """A request no offered tool can serve: half the time one a user of the task's

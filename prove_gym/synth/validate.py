@@ -46,6 +46,7 @@ from prove_gym.synth.dates import (
     iso_month,
     said_dates,
     said_datetimes,
+    said_minutes,
     said_months,
 )
 from prove_gym.synth.render import DETERMINERS, NOUN_PHRASE_AFTER, literal_values
@@ -159,6 +160,7 @@ def _untraced(
     said_times: set[datetime] = set()
     said_days: set[date] = set()
     said_monthly: set[tuple[int, int]] = set()
+    said_spans: set[int] = set()
     outputs: list[str] = []
     k = 0
     for t, turn in enumerate(task.turns):
@@ -166,6 +168,7 @@ def _untraced(
         said_times |= said_datetimes(turn.user)
         said_days |= said_dates(turn.user)
         said_monthly |= said_months(turn.user)
+        said_spans |= said_minutes(turn.user)
         for step in turn.steps:
             for name, value in step.arguments.items():
                 for text in literal_values(value):
@@ -180,6 +183,8 @@ def _untraced(
                         month is not None and month in said_monthly
                     ):
                         continue  # "August 15, 2026" states 2026-08-15, "August 2026" 2026-08
+                    if "minutes" in name and text.isdigit() and int(text) in said_spans:
+                        continue  # "a day before" states minutes_before=1440
                     if not any(wanted in out for out in outputs):
                         yield t, step, name, text
             outputs.append(norm(results[k].to_text()))

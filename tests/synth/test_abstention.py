@@ -148,3 +148,15 @@ def test_a_coverage_block_that_reaches_an_unused_tool_is_no_miss() -> None:
     for block in range(5, 7):
         collector._cover(BlockResult("filesystem", block, ["near_duplicate", "undoes_itself"]))
     assert collector.misses["filesystem"] == 2 == pipeline.COVERAGE_MISSES
+
+
+def test_a_hidden_tools_request_does_not_undo_what_the_conversation_just_did() -> None:
+    """team_chat-2032: a reply posted, then "delete that reply" asked of a hidden tool.
+    Were the tool offered, the request would end what the task just made; such a
+    conversation is dropped (``hidden_undoes``; two at this seed)."""
+    from prove_gym.synth import SynthConfig, synthesize
+
+    result = synthesize(
+        SynthConfig(servers=("team_chat", "social_media", "calendar"), n=300, seed=1)
+    )
+    assert result.drops["hidden_undoes"] > 0

@@ -110,3 +110,30 @@ def test_the_text_check_takes_a_said_date_or_month_only_for_its_value() -> None:
     assert text_problems(task(said, "2026-08", "2026-08-04"), results) == [
         "unsaid:search_transactions.start_date"
     ]
+
+
+@given(st.integers(min_value=1, max_value=40_320))
+def test_a_span_of_minutes_is_said_in_its_largest_unit_and_read_back_exactly(n: int) -> None:
+    """calendar-2032: "It's 1440 minutes before." A span is said as people say it ("a day
+    before", "2 hours") and the text check reads the same number of minutes back."""
+    from prove_gym.synth.dates import said_minutes, spoken_minutes
+
+    said = spoken_minutes(f"Remind me {n} minutes before.")
+    assert said_minutes(said) == {n}, said
+    if n % 60 == 0:
+        assert "minute" not in said, said
+
+
+def test_the_text_check_takes_a_span_said_in_another_unit_only_when_it_is_the_gold() -> None:
+    def task(user: str, minutes: int) -> Task:
+        step = GoldStep(
+            id="s1",
+            name="add_reminder",
+            arguments={"event_id": "evt_0042", "minutes_before": minutes},
+        )
+        return Task(id="t", servers=["calendar"], seed=0, turns=[Turn(user=user, steps=[step])])
+
+    results = [ToolResult.success({"reminder_id": "rem_1"})]
+    said = "Remind me a day before evt_0042."
+    assert text_problems(task(said, 1440), results) == []
+    assert text_problems(task(said, 2880), results) == ["unsaid:add_reminder.minutes_before"]

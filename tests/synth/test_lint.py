@@ -930,3 +930,29 @@ def test_a_listing_called_with_no_id_of_its_kind_is_that_list() -> None:
 
     assert flags(task()) == {}
     assert "0 lists" in flags(task(user_id="usr_009"))["list_reference"][0]
+
+
+def test_a_change_needing_what_the_task_made_through_another_call_is_still_moot() -> None:
+    """email-2036-00015: forward msg_00279 (a draft), attach a photo to that draft, then
+    change its recipients: the forward's own addressees, changed before anything used
+    them. The change needs the forward through the attachment (:func:`_needs`)."""
+    fwd = step("s1", "forward_message", message_id="msg_00279", to=["ana@example.com"])
+    att = step("s2", "add_attachment", ("s1",), draft_id="drf_0021", filename="a.jpg", size_kb=9)
+    upd = step("s3", "update_draft", ("s2",), draft_id="drf_0021", to=["bo@example.com"])
+    (found,) = flags(one_turn("email", fwd, att, upd))["moot_write"]
+    assert "update_draft(" in found
+    alone = step("s3", "update_draft", draft_id="drf_0021", to=["bo@example.com"])
+    assert "moot_write" not in flags(one_turn("email", fwd, att, alone))
+
+
+def test_taking_out_the_cart_line_an_add_just_made_undoes_it() -> None:
+    """food_delivery-2036-00021: add an item to a cart, then (asked of a hidden tool)
+    "take the new cart line out": the removal takes the line the add returned, which is
+    what makes it the add's inverse (the generator drops such a hidden request)."""
+    add = step(
+        "s1", "add_to_cart", customer_id="cus_0021", item_id="itm_0002", option_ids=["opt_0009"]
+    )
+    out = step("s2", "remove_from_cart", ("s1",), customer_id="cus_0021", cart_line_id="cl_0035")
+    assert flags(one_turn("food_delivery", add, out)).get("inverse_write")
+    unrelated = step("s2", "remove_from_cart", customer_id="cus_0021", cart_line_id="cl_0035")
+    assert not flags(one_turn("food_delivery", add, unrelated)).get("inverse_write")

@@ -427,3 +427,59 @@ def test_a_phrasing_with_no_slot_is_only_for_a_call_no_phrasing_can_state() -> N
     assert usable_phrasings(tool, {}) == ["How is my budget doing this month?"]
     trips = get_registry().get_tool("vehicle.get_trip_log")
     assert usable_phrasings(trips, {}) == ["Show my recent trips"]
+
+
+def test_a_call_no_phrasing_can_state_is_not_asked_as_its_tool_name() -> None:
+    """vehicle-2034: "Set climate." for ``set_climate({})`` (each phrasing needs a value),
+    banking-2034: "Schedule payment. Use that account.": such a request is no sentence a
+    person writes, so the renderer records it and the conversation is dropped."""
+    renderer = Renderer(random.Random(0), "complete")
+    text, _ = renderer.phrase(0, [_done("vehicle.set_climate")], planned=None)
+    assert renderer.unphrased == ["set_climate"], text
+    renderer = Renderer(random.Random(0), "complete")
+    renderer.phrase(0, [_done("vehicle.set_climate", temperature_c=21.5)], planned=None)
+    assert renderer.unphrased == []
+
+
+def test_a_value_left_out_is_the_users_own_only_where_it_can_be() -> None:
+    """food_delivery-2034: "Add one of my menu items ... to the cart" (a customer owns no
+    menu item); maps-2034: "for one of my users". A kind the user cannot own is "one of
+    the ..."; a single user's calendar stays "one of my calendars"."""
+    from prove_gym.synth.render import not_the_users
+
+    registry = get_registry()
+    food = not_the_users(registry.get_server("food_delivery"))
+    assert "menu_item" in food and "courier" in food and "customer" in food
+    assert not_the_users(registry.get_server("calendar")) == frozenset()
+    assert "user" in not_the_users(registry.get_server("maps"))
+    done = [
+        _done(
+            "food_delivery.add_to_cart",
+            customer_id="cus_0143",
+            item_id="itm_0007",
+            option_ids=["opt_0009"],
+        )
+    ]
+    spec = done[0].tool
+    omit = next(n for n, e in spec.entity_params.items() if e.name == "menu_item")
+    renderer = Renderer(random.Random(0), "complete")
+    renderer.not_mine = food
+    asked = [ph for ph in usable_phrasings(spec, done[0].args) if "{" + omit + "}" in ph]
+    assert asked
+    for ph in asked:
+        text, _ = renderer.phrase(0, done, planned=ph, omit=omit)
+        assert "one of the menu items" in text and "my menu" not in text, text
+
+
+def test_the_person_served_is_said_as_who_it_is_for_not_as_a_filter() -> None:
+    """shopping-2034-00045: "Show the returns for order ord_00229. Only for the customer
+    cus_083." The customer a support conversation serves is who the request is for."""
+    done = [_done("shopping.list_returns", order_id="ord_00229", customer_id="cus_083")]
+    said = set()
+    for seed in range(8):
+        renderer = Renderer(random.Random(seed), "complete")
+        renderer.persona = frozenset({"customer"})
+        text, _ = renderer.phrase(0, done, planned="Show the returns for order {order_id}")
+        said.add(text)
+        assert "Only for the customer" not in text and "This is for the customer cus_083" in text
+    assert said

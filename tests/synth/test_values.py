@@ -663,8 +663,11 @@ def test_no_gold_read_looks_into_something_just_made_and_finds_nothing() -> None
 
 def test_no_message_is_read_after_the_gold_replied_to_it() -> None:
     """email-2030-00015: "reply to all on msg_00222: ... After that, what does email
-    msg_00222 say?" A person reads a message before answering it; such a gold is dropped."""
-    result = synthesize(SynthConfig(servers=("email", "team_chat"), n=200, seed=5))
+    msg_00222 say?"; social_media-2036-00001: a comment on post_00192, then "What did
+    people comment on post_00192?". A person reads before answering; such a gold is
+    dropped."""
+    # seed 5 until synth/16 moved its draws (0 such drops there since)
+    result = synthesize(SynthConfig(servers=("email", "team_chat", "social_media"), n=240, seed=6))
     assert result.drops["read_after_reply"] > 0
     registry = prove_gym.get_registry()
     found = []
@@ -680,7 +683,7 @@ def test_no_message_is_read_after_the_gold_replied_to_it() -> None:
             }
             if not spec.writes and ids & answered:
                 found.append(f"{task.id}: {step.name}{step.arguments} after answering it")
-            if spec.writes and step.name.split("_")[0] in ("reply", "forward"):
+            if spec.writes and step.name.split("_")[0] in ("reply", "forward", "comment"):
                 answered |= ids
     assert found == []
 
@@ -763,3 +766,99 @@ def test_a_text_tool_is_never_pointed_at_a_folder() -> None:
         assert a_file(ctx, rng, Bound({"path": text})) == text
         other = file_beside_first(ctx, rng, Bound({"path1": text, "path2": folder}))
         assert other != folder  # no diff against a folder (a project's .git)
+
+
+def test_a_room_is_booked_for_the_dates_its_availability_was_checked_for(tasks) -> None:
+    """travel_booking-2034-00030: "Which rooms does htl_009 have free from Nov 20 to Nov
+    23?", then "Book room rm_0063 from Nov 18 to Nov 22": a call made on what a read found
+    keeps the read's terms (``Grounder._terms``)."""
+    checked = 0
+    for task in tasks:
+        steps = task.steps
+        for k, step in enumerate(steps):
+            if step.name != "book_hotel" or step.id is None:
+                continue
+            reads = [
+                s
+                for s in steps[:k]
+                if s.name == "get_hotel_availability" and s.id in step.depends_on
+            ]
+            for read in reads:
+                checked += 1
+                for name in ("check_in", "check_out"):
+                    assert step.arguments[name] == read.arguments[name], (task.id, name)
+    assert checked > 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_no_weekly_bill_is_the_size_of_rent(seed: int) -> None:
+    """budget-2034: "a weekly Chen Property Management bill of 2300.00". A bill's
+    frequency fits its amount (``values={"frequency": ...}``)."""
+    result = synthesize(SynthConfig(servers=("budget",), n=120, seed=seed))
+    made = [
+        s
+        for t in result.tasks
+        for s in t.steps
+        if s.name == "create_recurring_expense" and s.expect_error is None
+    ]
+    assert made
+    for s in made:
+        if s.arguments["frequency"] == "weekly":
+            assert Decimal(str(s.arguments["amount"])) <= 150, s.arguments
+
+
+def test_no_gold_read_asks_after_something_just_deleted() -> None:
+    """calendar-2034-00013: "delete the first event in those results ... list the dates
+    of evt_0488 from 18 June to 20 June" (none: it was just deleted); calendar-2036-00021:
+    "When does evt_0128 happen ...?" right after deleting it. A read of an entity a
+    ``delete_<kind>`` of the conversation ended is dropped."""
+    from prove_gym.synth.lint import DESTROY_VERBS
+
+    result = synthesize(SynthConfig(servers=("calendar", "crm"), n=160, seed=3))
+    registry = prove_gym.get_registry()
+    found, ended_any = [], 0
+    for task in result.tasks:
+        tools = registry.get_server(task.server).tools
+        ended: set[tuple[str, str]] = set()
+        with Workspace(task, registry) as ws:
+            for i, turn in enumerate(task.turns):
+                for step in turn.steps:
+                    out = ws.call(step.name, step.arguments, turn=i).result
+                    spec = tools[step.name]
+                    ids = {
+                        (e.name, str(step.arguments[n]))
+                        for n, e in spec.entity_params.items()
+                        if isinstance(step.arguments.get(n), str)
+                    }
+                    verb, *noun = step.name.split("_")
+                    if spec.writes and out.ok and verb in DESTROY_VERBS:
+                        ended |= {(k, v) for k, v in ids if k.split("_")[-1] in noun}
+                        ended_any += 1
+                    elif not spec.writes and out.ok and ids & ended:
+                        found.append(f"{task.id}: {step.name}{step.arguments}")
+    assert ended_any > 0 and found == []
+
+
+def test_no_write_repeats_a_text_the_conversation_already_wrote() -> None:
+    """issue_tracker-2036-00030: an issue created as 'Upgrade PostgreSQL to 16', then
+    another renamed to the same title; filesystem-2036-00007: '## Notes' inserted at line
+    1, then appended to the same note. A write draws no text an earlier call wrote
+    (:data:`~prove_gym.synth.grounding.TEXT_FIELDS`)."""
+    from prove_gym.synth.grounding import TEXT_FIELDS
+
+    result = synthesize(SynthConfig(servers=("issue_tracker", "filesystem"), n=160, seed=4))
+    registry = prove_gym.get_registry()
+    checked, found = 0, []
+    for task in result.tasks:
+        tools = registry.get_server(task.server).tools
+        written: set[str] = set()
+        for step in task.steps:
+            texts = {
+                v for k, v in step.arguments.items() if k in TEXT_FIELDS and isinstance(v, str)
+            }
+            if tools[step.name].writes and texts:
+                checked += 1
+                if texts & written:
+                    found.append(f"{task.id}: {step.name}{step.arguments}")
+            written |= texts
+    assert checked > 20 and found == []

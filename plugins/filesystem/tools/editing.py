@@ -16,6 +16,7 @@ from prove_gym.server import (
     PermissionDenied,
     PreconditionFailed,
     ToolContext,
+    ToolError,
 )
 
 from ..models import Node
@@ -122,9 +123,23 @@ def line_for(path: str) -> tuple[str, ...]:
     return text_for(path)
 
 
+def _lines_now(ctx: ToolContext, path: str) -> set[str]:
+    """The lines the file at ``path`` holds now (none where it cannot be read)."""
+    try:
+        node, _ = Fs(ctx).readable_file(path, "append_file")
+    except ToolError:
+        return set()
+    return {line.strip() for line in _split(node.content)}
+
+
 def _line_for_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
-    """A line that fits the file in ``path`` (None: nothing is added to it line by line)."""
-    texts = line_for(str(bound.args.get("path", "")))
+    """A line that fits the file in ``path`` and is not in it yet (None: nothing is added to
+    it line by line): not a second "## Notes" in a note that has one."""
+    path = str(bound.args.get("path", ""))
+    texts = line_for(path)
+    if texts:
+        there = _lines_now(ctx, path)
+        texts = tuple(t for t in texts if t.strip() not in there)
     return rng.choice(texts) if texts else None
 
 
@@ -134,10 +149,13 @@ os`` above ``from __future__ import annotations`` breaks the module)."""
 
 
 def _inserted_line(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
-    """A line that fits the file in ``path`` wherever it is put: a comment in source code
-    (None: nothing is inserted into it)."""
+    """A line that fits the file in ``path`` wherever it is put and is not in it yet: a
+    comment in source code (None: nothing is inserted into it)."""
     path = str(bound.args.get("path", ""))
     texts = line_for(path)
+    if texts:
+        there = _lines_now(ctx, path)
+        texts = tuple(t for t in texts if t.strip() not in there)
     if Bound({"path": path}).extension("path") in CODE_TYPES:
         texts = tuple(t for t in texts if t.startswith(("#", "//")))
     return rng.choice(texts) if texts else None
