@@ -2,7 +2,7 @@
 
 All times are naive datetimes in the user's home time zone (``Settings.timezone``): its
 wall-clock times. From ``prove/calendar-v1`` the tools read each as the moment it names in
-that zone (``zones.py``), and refuse to store a time that zone skips or repeats.
+that zone (:mod:`prove_gym.server.zones`), and refuse to store a time that zone skips or repeats.
 """
 
 from __future__ import annotations

@@ -30,9 +30,9 @@ from prove_gym.server import (
     next_id,
     parse_date,
     search_pattern,
+    zones,
 )
 
-from . import zones
 from .models import Base, Calendar, Contact, Event, Invitee, Recurrence, Reminder, Settings
 from .sampler import sample_calendar
 

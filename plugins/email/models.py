@@ -20,7 +20,11 @@ Drafts are the editable part; sending one seals it into a message and marks the 
   regardless of case;
 - from env version 2 (:data:`.tools.BOUNCES`), an address that cannot receive mail
   (:func:`bounce_reason`) gets no copy and never becomes a contact: the sender's inbox gets
-  one bounce per message instead, in its thread, naming each such address and why.
+  one bounce per message instead, in its thread, naming each such address and why;
+- every stored time (``sent_at``, ``last_message_at``, ``last_emailed_at``, ``created_at``,
+  ``updated_at``, the state's "now") is UTC, without an offset; from env version 3
+  (:data:`.tools.TIME_ZONES`) the tools show and take times in the mailbox owner's time
+  zone (:class:`MailboxSettings`, :data:`DEFAULT_TIME_ZONE` until one is set).
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.orm import Session as OrmSession
+
+from prove_gym.server import added_later
 
 FOLDERS: tuple[str, ...] = ("inbox", "archive", "sent", "trash", "spam")
 """Where a message is filed; "sent" holds exactly the mailbox's own sent mail."""
@@ -116,6 +122,26 @@ class Mailbox(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime)
 
     labels: Mapped[list[Label]] = relationship(order_by="Label.name, Label.id")
+
+
+DEFAULT_TIME_ZONE = "UTC"
+"""The time zone of a mailbox whose owner has set none (every sampled mailbox): the zone its
+times are stored in, so a time shows as stored, with the offset +00:00."""
+
+
+class MailboxSettings(Base):
+    """A mailbox owner's display time zone (from ``prove/email-v3``), as a user's settings
+    hold theirs: the tools show every time in it and read the times they take in it. Set
+    with set_time_zone; a mailbox without a row is in :data:`DEFAULT_TIME_ZONE`. No sampled
+    state has one: the table counts in the state hash only once a zone is set
+    (:func:`~prove_gym.server.added_later`)."""
+
+    __tablename__ = "mailbox_settings"
+    __table_args__ = added_later()
+    mailbox_id: Mapped[str] = mapped_column(ForeignKey("mailboxes.id"), primary_key=True)
+    time_zone: Mapped[str] = mapped_column(String(64))
+    """An IANA zone name of the pinned ``tzdata`` package, such as "America/New_York"."""
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime)
 
 
 class Contact(Base):

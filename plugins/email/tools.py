@@ -1,4 +1,5 @@
-"""The email server's 17 tools. Docstrings are what the model reads: keep examples concrete.
+"""The email server's 17 tools (19 from prove/email-v3). Docstrings are what the model reads:
+keep examples concrete.
 
 Mail is append-only: nothing changes what a sent or received message says, and nothing
 deletes it; drafts are the editable part. Business rules have names (``sent_is_final``,
@@ -12,9 +13,10 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo
 
 from pydantic import Field
 from sqlalchemy import BindParameter, bindparam, case, delete, func, select
@@ -36,11 +38,13 @@ from prove_gym.server import (
     contains,
     next_id,
     search_pattern,
+    zones,
 )
 from prove_gym.server.sql import record_by_key
 
 from .models import (
     BLOCKED_EXTENSIONS,
+    DEFAULT_TIME_ZONE,
     FOLDERS,
     MAILER_DAEMON,
     MAX_ATTACHMENT_BYTES,
@@ -55,6 +59,7 @@ from .models import (
     Draft,
     Label,
     Mailbox,
+    MailboxSettings,
     Mailroom,
     Message,
     MessageLabel,
@@ -93,12 +98,39 @@ DIRECTORY = 2
 """The env version from which list_mailboxes, acting for a mailbox's owner, shows only that
 mailbox's folders, drafts and labels; colleagues' mailboxes show what the company directory
 does (address, name, title)."""
+TIME_ZONES = 3
+"""The env version from which every time a tool shows is in the mailbox owner's time zone
+with its UTC offset, every time it takes is read in that zone, and the owner reads and sets
+the zone (get_time_zone, set_time_zone). Stored times stay UTC."""
+
+TIME_ZONE_RULES: dict[str, str] = {
+    "nonexistent_local_time": "From prove/email-v3: a local time skipped when the clocks go "
+    "forward in your time zone does not exist; give another time, or an offset.",
+    "ambiguous_local_time": "From prove/email-v3: a local time in the hour repeated when the "
+    "clocks go back in your time zone happens twice; give an offset (such as "
+    "'2026-11-01T01:30-04:00') to say which.",
+}
+"""The rules email-v3 adds, named in its refusals."""
+
+TIME_ZONE_TEXT = (
+    "Time zones: your mailbox shows every time in your time zone with its UTC offset, ISO "
+    "8601, such as '2026-03-02T05:15-05:00' (a message's sent_at, a thread's "
+    "last_message_at, a draft's updated_at, a contact's last_emailed_at, the Date of a "
+    "forwarded message); get_time_zone shows the zone and the current time there, "
+    "set_time_zone changes it (an IANA name such as 'America/New_York'; until one is set "
+    f"it is {DEFAULT_TIME_ZONE}). A date or time you give (search_messages' after and "
+    "before) is read in your zone: a date such as '2026-03-01' is that local day, from its "
+    "first moment; a time such as '2026-03-01T09:00' is local unless it names its offset "
+    "('2026-03-01T09:00-05:00'). Rules: "
+    + " ".join(f"{name}: {text}" for name, text in TIME_ZONE_RULES.items())
+)
+"""What prove/email-v3 adds, in the words of its instructions."""
 
 server = Server(
     "email",
     out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).with_name("tasks.jsonl"),
-    version="1.2.0",
+    version="1.3.0",
     env_versions=[
         EnvVersion(
             OWNER,
@@ -132,6 +164,19 @@ server = Server(
             "thread, naming the address and why. list_mailboxes shows your own mailbox's "
             "folders, drafts and labels, and your colleagues' mailboxes only as the company "
             "directory does (address, name, title).",
+        ),
+        EnvVersion(
+            TIME_ZONES,
+            "time zones: every time a tool shows (sent_at, last_message_at, updated_at, "
+            "last_emailed_at, a forward's Date) is in the mailbox owner's time zone with its "
+            "UTC offset (ISO 8601, such as '2026-03-02T05:15-05:00'); get_time_zone and "
+            "set_time_zone read and set the zone (an IANA name; UTC until one is set); "
+            "search_messages takes after and before, a date or a time read in that zone "
+            "(a date is the local day from its first moment); a local time the zone skips or "
+            "repeats is refused (rules nonexistent_local_time, ambiguous_local_time); stored "
+            "times stay UTC; keeps v2's bounces and directory and v1's acting mailbox owner",
+            tasks_file=Path(__file__).with_name("tasks_v3.jsonl"),
+            instructions=TIME_ZONE_TEXT,
         ),
     ],
     base=Base,
@@ -197,6 +242,7 @@ RULES: dict[str, str] = {
     "label_limit": f"A mailbox has at most {MAX_LABELS} labels.",
     "label_other_mailbox": "A label can only be put on (or searched in) messages of its own "
     "mailbox.",
+    **TIME_ZONE_RULES,
 }
 
 
@@ -372,6 +418,23 @@ class LabelCreated(LabelOut):
     mailbox_id: str
 
 
+class TimeZoneOut(TypedDict):
+    mailbox_id: str
+    time_zone: str
+    """The owner's IANA zone, such as "America/New_York"."""
+    is_default: bool
+    """True while the owner has set no zone (it is then UTC)."""
+    utc_offset: str
+    """The zone's offset from UTC now, such as "-05:00"."""
+    now: str
+    """The current time in the zone, with its offset."""
+
+
+class TimeZoneSet(TimeZoneOut):
+    previous: str
+    changed: bool
+
+
 # -------------------------------------------------------------- statements
 # The tools read and write through these (ctx.sql): compiled once, run on SQLite directly.
 mailbox_table, contact_table, label_table = Mailbox.__table__, Contact.__table__, Label.__table__
@@ -543,6 +606,12 @@ UNSENT_DRAFTS = Query(
     .order_by(Draft.id)
 )
 ALL_LABELS = Query(select(Label.id, Label.mailbox_id, Label.name).order_by(Label.id))
+TIME_ZONE_OF = Query(
+    select(MailboxSettings.time_zone).where(MailboxSettings.mailbox_id == bindparam("mailbox_id"))
+)
+SETTINGS_OF = Query(
+    select(MailboxSettings.__table__).where(MailboxSettings.mailbox_id == bindparam("mailbox_id"))
+)
 ALL_ATTACHMENTS = Query(
     select(Attachment.id, Attachment.message_id, Attachment.draft_id).order_by(Attachment.id)
 )
@@ -561,10 +630,20 @@ def _contacts_of(matching: bool) -> tuple[Query, Query]:
 
 @functools.cache
 def _messages_of(
-    in_folder: bool, labeled: bool, unread: bool, matching: bool
+    in_folder: bool,
+    labeled: bool,
+    unread: bool,
+    matching: bool,
+    after: bool = False,
+    before: bool = False,
 ) -> tuple[Query, Query]:
-    """How many of a mailbox's messages match, and the newest ``limit``: search_messages'."""
+    """How many of a mailbox's messages match, and the newest ``limit``: search_messages'
+    (``after`` and ``before``: sent at or after, or before, a stored UTC time)."""
     where = [Message.mailbox_id == bindparam("mailbox_id")]
+    if after:
+        where.append(Message.sent_at >= bindparam("after"))
+    if before:
+        where.append(Message.sent_at < bindparam("before"))
     if in_folder:
         where.append(Message.folder == bindparam("folder"))
     else:
@@ -622,8 +701,86 @@ def _broken(rule: str, detail: str) -> PreconditionFailed:
     return PreconditionFailed(f"Rule '{rule}' failed: {detail}")
 
 
-def _stamp(value: dt.datetime | None) -> str | None:
-    return value.isoformat(timespec="minutes") if value is not None else None
+MIN_YEAR, MAX_YEAR = 1970, 2100
+"""The years a search bound may name (far outside any mail, and inside every zone's range)."""
+Clock = Callable[[dt.datetime], str]
+"""How a tool shows a stored (UTC) time: :func:`_clock`."""
+
+
+def _minutes(value: dt.datetime) -> str:
+    """A stored time as ``-v0`` to ``-v2`` show it: bare, to the minute."""
+    return value.isoformat(timespec="minutes")
+
+
+def _stamp(value: dt.datetime | None, show: Clock) -> str | None:
+    return show(value) if value is not None else None
+
+
+def _zone_name(ctx: ToolContext, mailbox_id: str) -> str | None:
+    """The time zone the owner of ``mailbox_id`` set, or ``None`` (:data:`DEFAULT_TIME_ZONE`)."""
+    found: str | None = ctx.sql.scalar(TIME_ZONE_OF, mailbox_id=mailbox_id)
+    return found
+
+
+def _zone_of(ctx: ToolContext, mailbox_id: str) -> ZoneInfo:
+    """The time zone of the owner of ``mailbox_id`` (from ``-v3``)."""
+    return zones.zone(_zone_name(ctx, mailbox_id) or DEFAULT_TIME_ZONE)
+
+
+def _clock(ctx: ToolContext, mailbox_id: str) -> Clock:
+    """How the tools show a stored time of ``mailbox_id``: to the minute before ``-v3``;
+    from it, in the mailbox owner's zone with its UTC offset, ISO 8601
+    ("2026-03-02T05:15-05:00"). Stored times are UTC."""
+    if ctx.env_version < TIME_ZONES:
+        return _minutes
+    tz = _zone_of(ctx, mailbox_id)
+    return lambda when: when.replace(tzinfo=zones.UTC).astimezone(tz).isoformat(timespec="minutes")
+
+
+def _local_bound(ctx: ToolContext, value: str, name: str, mailbox_id: str) -> dt.datetime:
+    """From ``-v3``: the stored (UTC, naive) time a search bound names, read in the mailbox
+    owner's zone: a date is its local day's first moment; a local time must happen exactly
+    once there (rules ``nonexistent_local_time``, ``ambiguous_local_time``); a time with an
+    offset is that moment."""
+    text = value.strip()
+    tz = _zone_of(ctx, mailbox_id)
+    try:
+        if len(text) == 10:
+            day = dt.date.fromisoformat(text)
+            when = dt.datetime.combine(day, dt.time())
+        else:
+            when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        if not MIN_YEAR <= when.year <= MAX_YEAR:
+            raise ValueError(when.year)
+    except ValueError:
+        raise InvalidArgument(
+            f"{name} must be a date such as '2026-03-01' or a time such as '2026-03-01T09:00' "
+            f"(in your time zone, {tz.key}) or '2026-03-01T09:00-05:00', between the years "
+            f"{MIN_YEAR} and {MAX_YEAR}; got {value[:40]!r}."
+        ) from None
+    if len(text) == 10:
+        return zones.day_start(when.date(), tz).replace(tzinfo=None)
+    if when.tzinfo is not None:
+        return when.astimezone(zones.UTC).replace(tzinfo=None)
+    stamp = when.isoformat(timespec="minutes")
+    if not zones.exists(when, tz):
+        after = zones.wall(zones.instant(when, tz), tz).isoformat(timespec="minutes")
+        raise _broken(
+            "nonexistent_local_time",
+            f"{name} {stamp} does not exist in {tz.key}, your time zone: the clocks skip it "
+            f"when summer time starts (the same moment read after the change is {after}). "
+            "Nothing was searched: give a time after the change, or an offset.",
+        )
+    if zones.ambiguous(when, tz):
+        first = when.replace(tzinfo=tz, fold=0).isoformat(timespec="minutes")
+        second = when.replace(tzinfo=tz, fold=1).isoformat(timespec="minutes")
+        raise _broken(
+            "ambiguous_local_time",
+            f"{name} {stamp} happens twice in {tz.key}, your time zone ({first} and {second}, "
+            "when the clocks go back). Nothing was searched: give the offset of the one you "
+            "mean.",
+        )
+    return zones.instant(when, tz).replace(tzinfo=None)
 
 
 def _clean(addresses: list[str], *, besides: Sequence[str] = ()) -> list[str]:
@@ -652,8 +809,9 @@ def _files(atts: list[Any]) -> list[AttachmentOut]:
     ]
 
 
-def _summary(m: Any, labels: list[Any], files: int) -> MessageSummary:
-    """A message row's summary, given its labels (``LABELS_ON``) and how many files it has."""
+def _summary(m: Any, labels: list[Any], files: int, show: Clock) -> MessageSummary:
+    """A message row's summary, given its labels (``LABELS_ON``), how many files it has and
+    how its mailbox shows times (:func:`_clock`)."""
     return {
         "message_id": m.id,
         "thread_id": m.thread_id,
@@ -666,7 +824,7 @@ def _summary(m: Any, labels: list[Any], files: int) -> MessageSummary:
         "cc": split_addresses(m.cc_addresses),
         "subject": m.subject,
         "snippet": _line(m.body)[:120],
-        "sent_at": m.sent_at.isoformat(timespec="minutes"),
+        "sent_at": show(m.sent_at),
         "is_read": m.is_read,
         "is_starred": m.is_starred,
         "labels": [lbl.name for lbl in labels],
@@ -674,15 +832,15 @@ def _summary(m: Any, labels: list[Any], files: int) -> MessageSummary:
     }
 
 
-def _summaries(ctx: ToolContext, rows: list[Any]) -> list[MessageSummary]:
+def _summaries(ctx: ToolContext, rows: list[Any], show: Clock) -> list[MessageSummary]:
     ids = [m.id for m in rows]
     labels = _by(ctx.sql.all(LABELS_ON, ids=ids), "message_id")
     files = {f.message_id: f.files for f in ctx.sql.all(FILE_COUNTS, ids=ids)}
-    return [_summary(m, labels.get(m.id, []), files.get(m.id, 0)) for m in rows]
+    return [_summary(m, labels.get(m.id, []), files.get(m.id, 0), show) for m in rows]
 
 
-def _message_views(ctx: ToolContext, rows: list[Any]) -> list[MessageOut]:
-    """Message rows in full, with their labels and files."""
+def _message_views(ctx: ToolContext, rows: list[Any], show: Clock) -> list[MessageOut]:
+    """Message rows (of one mailbox) in full, with their labels and files."""
     ids = [m.id for m in rows]
     labels = _by(ctx.sql.all(LABELS_ON, ids=ids), "message_id")
     files = _by(ctx.sql.all(MESSAGE_FILES, ids=ids), "message_id")
@@ -691,7 +849,7 @@ def _message_views(ctx: ToolContext, rows: list[Any]) -> list[MessageOut]:
         on, atts = labels.get(m.id, []), files.get(m.id, [])
         out.append(
             {
-                **_summary(m, on, len(atts)),
+                **_summary(m, on, len(atts), show),
                 "kind": m.kind,
                 "body": m.body,
                 "in_reply_to": m.in_reply_to,
@@ -711,8 +869,8 @@ def _draft_problems(d: Any) -> list[str]:
     return out
 
 
-def _draft(d: Any, files: list[Any]) -> DraftOut:
-    """A draft row's view, given its files (``DRAFT_FILES``)."""
+def _draft(d: Any, files: list[Any], show: Clock) -> DraftOut:
+    """A draft row's view, given its files (``DRAFT_FILES``) and how its mailbox shows times."""
     problems = _draft_problems(d) if d.status == "draft" else []
     return {
         "draft_id": d.id,
@@ -729,7 +887,7 @@ def _draft(d: Any, files: list[Any]) -> DraftOut:
         "attachments_kb": sum((a.size_bytes + 1023) // 1024 for a in files),
         "ready_to_send": d.status == "draft" and not problems,
         "problems": problems,
-        "updated_at": d.updated_at.isoformat(timespec="minutes"),
+        "updated_at": show(d.updated_at),
     }
 
 
@@ -798,7 +956,7 @@ def _new_draft(
 def _refreshed(ctx: ToolContext, draft_id: str) -> DraftOut:
     """The draft as it is stored now."""
     d = ctx.sql.one(record_by_key(Draft), key=draft_id)
-    return _draft(d, ctx.sql.all(DRAFT_FILES, ids=[draft_id]))
+    return _draft(d, ctx.sql.all(DRAFT_FILES, ids=[draft_id]), _clock(ctx, d.mailbox_id))
 
 
 class _Room(Mailroom):
@@ -1004,7 +1162,9 @@ def list_contacts(
     """List a mailbox's contacts by name: people it knows or has emailed.
 
     Sending mail to a new address adds it as a contact; times_emailed counts the messages
-    this mailbox sent to the contact.
+    this mailbox sent to the contact. From prove/email-v3, last_emailed_at is in the
+    mailbox owner's time zone with its UTC offset, such as "2026-03-02T05:15-05:00"
+    (get_time_zone).
 
     Args:
         mailbox_id: The mailbox, such as "mbx_03" (see list_mailboxes).
@@ -1022,6 +1182,7 @@ def list_contacts(
     params = {"mailbox_id": mailbox_id.id, **({"pattern": search_pattern(text)} if text else {})}
     total = ctx.sql.scalar(count, **params) or 0
     rows = ctx.sql.all(matching, limit=limit, **params)
+    show = _clock(ctx, mailbox_id.id)
     return {
         "mailbox_id": mailbox_id.id,
         "total": total,
@@ -1031,7 +1192,7 @@ def list_contacts(
                 "name": c.name,
                 "company": c.company,
                 "times_emailed": c.times_emailed,
-                "last_emailed_at": _stamp(c.last_emailed_at),
+                "last_emailed_at": _stamp(c.last_emailed_at, show),
             }
             for c in rows
         ],
@@ -1077,7 +1238,91 @@ def search_messages(
         "2026-03-02T10:15", "is_read": false, "labels": ["Finance"], "attachments": 1,
         ...}]}; total counts every match.
     """
-    mb = mailbox_id
+    return _search(ctx, mailbox_id, query, folder, label_id, unread_only, limit)
+
+
+SearchBound = Annotated[str, Field(min_length=1, max_length=40)]
+"""A date or time search_messages takes from prove/email-v3 (:func:`_local_bound`)."""
+
+
+def _search_dates(ctx: ToolContext, rng: random.Random) -> str:
+    """A date within the month before the state's "now", as a user asks for mail since then."""
+    return (ctx.now.date() - dt.timedelta(days=rng.randint(1, 30))).isoformat()
+
+
+@server.tool(
+    name="search_messages",
+    since=TIME_ZONES,
+    returns=("message", "thread"),
+    phrasings=[
+        "Find emails mentioning '{query}' in {mailbox_id}",
+        "Show the mail in the {folder} folder of {mailbox_id}",
+        "Search mailbox {mailbox_id} for messages mentioning {query}",
+        "Which messages of {mailbox_id} carry label {label_id}?",
+        "Which messages did {mailbox_id} get since {after}?",
+        "Show the mail of {mailbox_id} from before {before}",
+    ],
+    examples={"query": _search_word, "after": _search_dates, "before": _search_dates},
+)
+def search_messages_v3(
+    ctx: ToolContext,
+    mailbox_id: MailboxRow,
+    query: SearchText | None = None,
+    folder: Folder | None = None,
+    label_id: LabelRow | None = None,
+    unread_only: bool = False,
+    after: SearchBound | None = None,
+    before: SearchBound | None = None,
+    limit: Annotated[int, Field(ge=1, le=50)] = 20,
+) -> MessageList:
+    """Search one mailbox's messages, newest first, optionally between two dates or times.
+
+    Without folder, every folder except Trash and Spam is searched (like "All Mail"). Times
+    are shown and read in the mailbox owner's time zone (get_time_zone): sent_at is a local
+    time with its UTC offset, such as "2026-03-02T05:15-05:00". after and before are a date
+    ("2026-03-01": that local day, from its first moment), a local time
+    ("2026-03-01T09:00") or a time with its offset ("2026-03-01T09:00-05:00"); a local time
+    the zone skips when the clocks go forward is refused (rule nonexistent_local_time), and
+    so is one in the hour repeated when they go back (rule ambiguous_local_time).
+
+    Args:
+        mailbox_id: The mailbox, such as "mbx_03".
+        query: Case-insensitive text in the subject, body, sender's name or address, or
+            the recipients, such as "invoice", "Atlas" or "northwind.com".
+        folder: Only this folder: "inbox", "archive", "sent", "trash" or "spam".
+        label_id: Only messages with this label of the mailbox, such as "lbl_012".
+        unread_only: Only unread messages.
+        after: Only messages sent at or after this date or time, such as "2026-03-01"
+            (from the start of March 1 in the owner's zone) or "2026-03-01T09:00".
+        before: Only messages sent before this date or time, such as "2026-03-08" (up to
+            the end of March 7 in the owner's zone) or "2026-03-07T17:30-05:00".
+        limit: Maximum number of messages to return (1-50), such as 20.
+
+    Returns:
+        {"mailbox_id", "total": 12, "messages": [{"message_id": "msg_00137",
+        "thread_id": "thr_0042", "folder": "inbox", "from_address": "ana@northwind.com",
+        "subject": "Invoice 4411", "snippet": "Hi Sam, please find...", "sent_at":
+        "2026-03-02T05:15-05:00", "is_read": false, "labels": ["Finance"], "attachments": 1,
+        ...}]}; total counts every match.
+    """
+    return _search(
+        ctx, mailbox_id, query, folder, label_id, unread_only, limit, after=after, before=before
+    )
+
+
+def _search(
+    ctx: ToolContext,
+    mb: Any,
+    query: str | None,
+    folder: str | None,
+    label_id: Any,
+    unread_only: bool,
+    limit: int,
+    *,
+    after: str | None = None,
+    before: str | None = None,
+) -> MessageList:
+    """search_messages, in every version (``after`` and ``before`` from ``-v3`` only)."""
     if label_id is not None and label_id.mailbox_id != mb.id:
         raise _broken(
             "label_other_mailbox",
@@ -1092,13 +1337,28 @@ def search_messages(
         params["label_id"] = label_id.id
     if text:
         params["pattern"] = search_pattern(text)
+    if after is not None:
+        params["after"] = _local_bound(ctx, after, "after", mb.id)
+    if before is not None:
+        params["before"] = _local_bound(ctx, before, "before", mb.id)
+    if after is not None and before is not None and params["after"] >= params["before"]:
+        raise InvalidArgument(
+            f"after ({after.strip()[:40]}) is not before before ({before.strip()[:40]}), so no "
+            "message can match; give after an earlier date or time than before."
+        )
     count, matching = _messages_of(
-        folder is not None, label_id is not None, unread_only, bool(text)
+        folder is not None,
+        label_id is not None,
+        unread_only,
+        bool(text),
+        after is not None,
+        before is not None,
     )
     total = ctx.sql.scalar(count, **params) or 0
     ctx.spend(total, "messages", hint="give a query, a folder or a label")
     rows = ctx.sql.all(matching, limit=limit, **params)
-    return {"mailbox_id": mb.id, "total": total, "messages": _summaries(ctx, rows)}
+    show = _clock(ctx, mb.id)
+    return {"mailbox_id": mb.id, "total": total, "messages": _summaries(ctx, rows, show)}
 
 
 @server.tool(
@@ -1108,7 +1368,9 @@ def search_messages(
 def get_message(ctx: ToolContext, message_id: MessageRow) -> MessageOut:
     """Read one message in full: body, recipients, labels and attachments' metadata.
 
-    Reading does not mark it read (mark_messages does).
+    Reading does not mark it read (mark_messages does). From prove/email-v3, sent_at is in
+    the mailbox owner's time zone with its UTC offset, such as "2026-03-02T05:15-05:00"
+    (get_time_zone).
 
     Args:
         message_id: The message, such as "msg_00137" (search_messages finds it).
@@ -1121,7 +1383,7 @@ def get_message(ctx: ToolContext, message_id: MessageRow) -> MessageOut:
         "filename": "Invoice_4411.pdf", "mime_type": "application/pdf", "size_kb": 212}],
         ...}.
     """
-    (out,) = _message_views(ctx, [message_id])
+    (out,) = _message_views(ctx, [message_id], _clock(ctx, message_id.mailbox_id))
     return out
 
 
@@ -1132,6 +1394,10 @@ def get_message(ctx: ToolContext, message_id: MessageRow) -> MessageOut:
 )
 def get_thread(ctx: ToolContext, thread_id: ThreadRow) -> ThreadOut:
     """Read a whole conversation: its messages oldest first, and its unsent drafts.
+
+    From prove/email-v3, last_message_at and each message's sent_at are in the mailbox
+    owner's time zone with their UTC offset, such as "2026-03-02T05:15-05:00"
+    (get_time_zone).
 
     Args:
         thread_id: The thread, such as "thr_0042" (every message names its thread_id).
@@ -1155,15 +1421,16 @@ def get_thread(ctx: ToolContext, thread_id: ThreadRow) -> ThreadOut:
             if a not in people:
                 people.append(a)
     drafts = ctx.sql.scalars(THREAD_DRAFTS, thread_id=t.id)
+    show = _clock(ctx, t.mailbox_id)
     return {
         "thread_id": t.id,
         "mailbox_id": t.mailbox_id,
         "subject": t.subject,
         "message_count": t.message_count,
         "unread": sum(1 for m in messages if not m.is_read),
-        "last_message_at": t.last_message_at.isoformat(timespec="minutes"),
+        "last_message_at": show(t.last_message_at),
         "participants": people,
-        "messages": _message_views(ctx, messages),
+        "messages": _message_views(ctx, messages, show),
         "drafts": drafts,
     }
 
@@ -1180,6 +1447,9 @@ def list_drafts(
     """List a mailbox's unsent drafts, most recently edited first, with what stops each
     from being sent (problems).
 
+    From prove/email-v3, updated_at is in the mailbox owner's time zone with its UTC
+    offset, such as "2026-03-02T05:15-05:00" (get_time_zone).
+
     Args:
         mailbox_id: The mailbox, such as "mbx_03".
         limit: Maximum number of drafts to return (1-50), such as 20.
@@ -1192,7 +1462,8 @@ def list_drafts(
     total = ctx.sql.scalar(UNSENT_COUNT, mailbox_id=mailbox_id.id) or 0
     rows = ctx.sql.all(UNSENT, mailbox_id=mailbox_id.id, limit=limit)
     files = _by(ctx.sql.all(DRAFT_FILES, ids=[d.id for d in rows]), "draft_id")
-    drafts = [_draft(d, files.get(d.id, [])) for d in rows]
+    show = _clock(ctx, mailbox_id.id)
+    drafts = [_draft(d, files.get(d.id, []), show) for d in rows]
     return {"mailbox_id": mailbox_id.id, "total": total, "drafts": drafts}
 
 
@@ -1216,6 +1487,9 @@ def create_draft(
     cc: Addresses = [],  # noqa: B006 - pydantic copies defaults
 ) -> DraftOut:
     """Start a new message (a new thread) as a draft; nothing is sent until send_draft.
+
+    From prove/email-v3, the draft's updated_at is in the mailbox owner's time zone with its
+    UTC offset, such as "2026-03-02T05:15-05:00" (get_time_zone).
 
     Args:
         mailbox_id: The mailbox writing it, such as "mbx_03".
@@ -1268,7 +1542,9 @@ def update_draft(
 ) -> DraftOut:
     """Change an unsent draft; only the fields given change (to and cc replace the lists).
 
-    A reply or forward stays in its thread whatever its subject becomes.
+    A reply or forward stays in its thread whatever its subject becomes. From
+    prove/email-v3, updated_at is in the mailbox owner's time zone with its UTC offset, such
+    as "2026-03-02T05:15-05:00" (get_time_zone).
 
     Args:
         draft_id: The unsent draft, such as "drf_0012" (see list_drafts).
@@ -1319,6 +1595,9 @@ def add_attachment(
     size_kb: Annotated[int, Field(ge=1, le=MAX_ATTACHMENT_BYTES // 1024)],
 ) -> DraftOut:
     """Attach a file (its metadata: name and size) to an unsent draft.
+
+    From prove/email-v3, the draft's updated_at is in the mailbox owner's time zone with its
+    UTC offset, such as "2026-03-02T05:15-05:00" (get_time_zone).
 
     Args:
         draft_id: The unsent draft, such as "drf_0012".
@@ -1403,7 +1682,9 @@ def reply_to_message(
 
     The reply goes to the sender (to your own sent message: to its recipients); with
     reply_all, everyone else on the message is copied too (never your own address). The
-    subject becomes "Re: <subject>".
+    subject becomes "Re: <subject>". From prove/email-v3, the draft's updated_at is in the
+    mailbox owner's time zone with its UTC offset, such as "2026-03-02T05:15-05:00"
+    (get_time_zone).
 
     Args:
         message_id: The message to answer, such as "msg_00137".
@@ -1474,7 +1755,9 @@ def forward_message(
     """Start a forward of a message as a draft in the same thread; send it with send_draft.
 
     The draft quotes the original below your note and, unless include_attachments is
-    false, carries copies of its files. The subject becomes "Fwd: <subject>".
+    false, carries copies of its files. The subject becomes "Fwd: <subject>". From
+    prove/email-v3, the quoted Date and the draft's updated_at are in the mailbox owner's
+    time zone with their UTC offset, such as "2026-03-02T05:15-05:00" (get_time_zone).
 
     Args:
         message_id: The message to forward, such as "msg_00137".
@@ -1493,7 +1776,7 @@ def forward_message(
     quoted = (
         "---------- Forwarded message ----------\n"
         f"From: {m.from_name} <{m.from_address}>\n"
-        f"Date: {m.sent_at.isoformat(timespec='minutes')}\n"
+        f"Date: {_clock(ctx, m.mailbox_id)(m.sent_at)}\n"
         f"Subject: {m.subject}\n"
         f"To: {', '.join(split_addresses(m.to_addresses))}\n\n"
     )
@@ -1541,7 +1824,9 @@ def send_draft(ctx: ToolContext, draft_id: DraftRow) -> SentOut:
     mailbox at the company's own domain, a domain that does not exist, or one reserved for
     examples such as example.com) gets nothing and does not become a contact; a bounce
     ("Undeliverable: <subject>") arrives in this mailbox's inbox, in the thread, naming it
-    and why. Everyone else still gets the message.
+    and why. Everyone else still gets the message. From prove/email-v3, sent_at is in the
+    mailbox owner's time zone with its UTC offset, such as "2026-03-02T05:15-05:00"
+    (get_time_zone).
 
     Args:
         draft_id: The draft, such as "drf_0012" (see list_drafts; ready_to_send says if it
@@ -1600,7 +1885,7 @@ def send_draft(ctx: ToolContext, draft_id: DraftRow) -> SentOut:
         "to": to_list,
         "cc": cc_list,
         "subject": sent.subject,
-        "sent_at": sent.sent_at.isoformat(timespec="minutes"),
+        "sent_at": _clock(ctx, mailbox.id)(sent.sent_at),
         "attachments": len(files),
         "delivered_to": [c.mailbox_id for c in copies],
         "new_contacts": [
@@ -1848,6 +2133,107 @@ def label_message(
         "action": "removed" if remove else "added",
         "changed": changed,
         "labels": [x.name for x in ctx.sql.all(LABELS_ON, ids=[m.id])],
+    }
+
+
+ZoneName = Annotated[str, Field(min_length=1, max_length=64)]
+"""An IANA time zone name, such as "America/New_York" (checked against the pinned data)."""
+ZONE_EXAMPLES = [
+    "America/New_York",
+    "Europe/Berlin",
+    "Asia/Tokyo",
+    "America/Los_Angeles",
+    "Europe/London",
+    "Australia/Sydney",
+    "UTC",
+]
+
+
+def _time_zone(ctx: ToolContext, mailbox_id: str) -> TimeZoneOut:
+    """A mailbox's time zone as get_time_zone shows it."""
+    named = _zone_name(ctx, mailbox_id)
+    tz = zones.zone(named or DEFAULT_TIME_ZONE)
+    now = ctx.now.replace(tzinfo=zones.UTC).astimezone(tz)
+    return {
+        "mailbox_id": mailbox_id,
+        "time_zone": tz.key,
+        "is_default": named is None,
+        "utc_offset": now.isoformat(timespec="minutes")[16:],
+        "now": now.isoformat(timespec="minutes"),
+    }
+
+
+@server.tool(
+    since=TIME_ZONES,
+    returns="mailbox",
+    phrasings=["What time zone is {mailbox_id} in?", "What time is it for {mailbox_id}?"],
+)
+def get_time_zone(ctx: ToolContext, mailbox_id: MailboxRow) -> TimeZoneOut:
+    """Show the time zone a mailbox's owner reads their mail in, and the current time there.
+
+    Every time the tools show is in this zone with its UTC offset, and the dates and times
+    search_messages takes are read in it. Until the owner sets one (set_time_zone) it is
+    UTC, the zone times are stored in.
+
+    Args:
+        mailbox_id: The mailbox, such as "mbx_03".
+
+    Returns:
+        {"mailbox_id": "mbx_03", "time_zone": "America/New_York", "is_default": false,
+        "utc_offset": "-05:00", "now": "2026-03-02T09:41-05:00"}.
+    """
+    return _time_zone(ctx, mailbox_id.id)
+
+
+@server.tool(
+    since=TIME_ZONES,
+    writes=True,
+    idempotent=True,
+    returns="mailbox",
+    normalise={"time_zone": "strip"},
+    phrasings=[
+        "Set the time zone of {mailbox_id} to {time_zone}",
+        "I'm in {time_zone} now: show {mailbox_id}'s mail in my time",
+    ],
+    examples={"time_zone": ZONE_EXAMPLES},
+)
+def set_time_zone(ctx: ToolContext, mailbox_id: MailboxRow, time_zone: ZoneName) -> TimeZoneSet:
+    """Set the time zone a mailbox's owner reads their mail in (an IANA name). From then on
+    every time the tools show is in it with its UTC offset, and search_messages reads dates
+    and times in it; stored mail does not change.
+
+    Args:
+        mailbox_id: The mailbox, such as "mbx_03".
+        time_zone: An IANA time zone name, such as "America/New_York", "Europe/Berlin" or
+            "UTC" (exactly as the IANA database spells it).
+
+    Returns:
+        {"mailbox_id": "mbx_03", "time_zone": "Europe/Berlin", "is_default": false,
+        "utc_offset": "+01:00", "now": "2026-03-02T15:41+01:00", "previous": "UTC",
+        "changed": true}.
+    """
+    name = time_zone.strip()
+    try:
+        tz = zones.zone(name)
+    except zones.ZoneError:
+        near = zones.like(name)
+        hint = f"Did you mean '{near}'? " if near else ""
+        raise InvalidArgument(
+            f"Unknown time zone {name[:64]!r}. {hint}Give an IANA name such as "
+            "'America/New_York', 'Europe/Berlin' or 'UTC'. Nothing was changed."
+        ) from None
+    before = _time_zone(ctx, mailbox_id.id)
+    row = ctx.sql.first(SETTINGS_OF, mailbox_id=mailbox_id.id)
+    if row is None:
+        ctx.sql.insert(
+            MailboxSettings, mailbox_id=mailbox_id.id, time_zone=tz.key, updated_at=ctx.now
+        )
+    elif row.time_zone != tz.key:
+        ctx.sql.update(MailboxSettings, row, time_zone=tz.key, updated_at=ctx.now)
+    return {
+        **_time_zone(ctx, mailbox_id.id),
+        "previous": before["time_zone"],
+        "changed": row is None or row.time_zone != tz.key,
     }
 
 

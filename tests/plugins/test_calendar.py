@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from prove_plugins.calendar import zones
 from prove_plugins.calendar.sampler import TIMEZONES
 
 import prove_gym
 from prove_gym import ErrorKind, Server, Session
+from prove_gym.server import zones
 from prove_gym.testing.conformance import conformance_suite
 from prove_gym.testing.sql import one
 

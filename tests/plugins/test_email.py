@@ -27,6 +27,7 @@ from pydantic import TypeAdapter
 
 import prove_gym
 from prove_gym import ErrorKind, Session
+from prove_gym.server import zones
 from prove_gym.testing.conformance import conformance_suite
 from prove_gym.testing.sql import count, one, rows
 
@@ -171,6 +172,11 @@ def mail_violations(session: Session) -> list[str]:
             broken.append(f"draft {did} has too many recipients")
     if session.env_version >= 2:
         broken += bounce_violations(session, bounced)
+    zoned = rows(session, "SELECT mailbox_id, time_zone FROM mailbox_settings ORDER BY 1")
+    if session.env_version < 3 and zoned:
+        broken.append(f"time zones set before prove/email-v3: {zoned[:5]}")
+    if any(zones.like(name) != name for _, name in zoned):
+        broken.append(f"a time zone that is no IANA zone of the pinned data: {zoned[:5]}")
     return broken
 
 
@@ -1006,3 +1012,298 @@ def test_v2_list_mailboxes_shows_colleagues_as_the_directory_does() -> None:
         name = others[0]["owner_name"].split()[-1]
         found = call_ok(v2, "list_mailboxes", {"query": name})
         assert others[0] in found and all("labels" not in mb for mb in found if mb != own)
+
+
+# ------------------------------------------------------------ prove/email-v3
+ZONES = sorted(zones._names().values())
+
+
+def _zoned(seed: int, mailbox: str, zone: str | None) -> Session:
+    """A -v3 session acting for ``mailbox``, its owner in ``zone`` (None: never set)."""
+    session = EMAIL.session(seed=seed, env_version=3, principal=mailbox)
+    if zone is not None:
+        call_ok(session, "set_time_zone", {"mailbox_id": mailbox, "time_zone": zone})
+    return session
+
+
+def _instant(shown: str) -> dt.datetime:
+    """A time a -v3 tool shows, as a UTC moment (it must carry its offset)."""
+    when = dt.datetime.fromisoformat(shown)
+    assert when.tzinfo is not None, shown
+    return when.astimezone(dt.UTC)
+
+
+def _stored(value: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(value).replace(tzinfo=dt.UTC)
+
+
+def test_v3_shows_one_message_in_each_owners_zone_with_its_offset() -> None:
+    """Issue #50 item 2: email had no time zones. A message mbx_01 sent to a colleague is
+    one moment; from -v3 its sender in New York and its recipient in Tokyo each see it in
+    their own zone with the offset, and -v2 still shows the stored time bare."""
+    with EMAIL.session(seed=0) as plain:
+        sent, received, stored = rows(
+            plain,
+            """SELECT s.id, r.id, s.sent_at FROM messages s JOIN messages r
+               ON r.from_address = s.from_address AND r.sent_at = s.sent_at
+               AND r.subject = s.subject AND r.direction = 'received'
+               WHERE s.mailbox_id = 'mbx_01' AND s.direction = 'sent'
+               AND r.mailbox_id = 'mbx_02' ORDER BY s.id""",
+        )[0]
+    at = _stored(stored)
+    bare = at.replace(tzinfo=None).isoformat(timespec="minutes")
+    with EMAIL.session(seed=0, env_version=2, principal="mbx_01") as v2:
+        assert call_ok(v2, "get_message", {"message_id": sent})["sent_at"] == bare
+    with _zoned(0, "mbx_01", None) as utc:
+        assert call_ok(utc, "get_message", {"message_id": sent})["sent_at"] == bare + "+00:00"
+    with _zoned(0, "mbx_01", "America/New_York") as ny, _zoned(0, "mbx_02", "Asia/Tokyo") as tk:
+        theirs = call_ok(ny, "get_message", {"message_id": sent})["sent_at"]
+        mine = call_ok(tk, "get_message", {"message_id": received})["sent_at"]
+        assert theirs.endswith("-05:00") and mine.endswith("+09:00")
+        assert theirs != mine and _instant(theirs) == _instant(mine) == at
+        thread = call_ok(
+            tk,
+            "get_thread",
+            {"thread_id": one(tk, "SELECT thread_id FROM messages WHERE id = ?", received)},
+        )
+        assert _instant(thread["last_message_at"]) == _stored(
+            one(tk, "SELECT last_message_at FROM threads WHERE id = ?", thread["thread_id"])
+        )
+        assert all(m["sent_at"].endswith("+09:00") for m in thread["messages"])
+        contacts = call_ok(ny, "list_contacts", {"mailbox_id": "mbx_01", "limit": 100})
+        assert any(c["last_emailed_at"] for c in contacts["contacts"])
+        for c in contacts["contacts"]:
+            assert c["last_emailed_at"] is None or c["last_emailed_at"][-6:] in ("-05:00", "-04:00")
+        assert mail_violations(ny) == mail_violations(tk) == []
+
+
+def test_v3_every_time_written_is_shown_in_the_owners_zone() -> None:
+    """A draft's updated_at, a sent message's sent_at and a forward's quoted Date: the
+    state's now (UTC) in Berlin, at +01:00 in March."""
+    with _zoned(0, "mbx_01", "Europe/Berlin") as s:
+        now = s.context().now.replace(tzinfo=dt.UTC)
+        local = now.astimezone(zones.zone("Europe/Berlin")).isoformat(timespec="minutes")
+        draft = call_ok(
+            s,
+            "create_draft",
+            {"mailbox_id": "mbx_01", "to": ["li.wei@northwind.com"], "subject": "Hi", "body": "."},
+        )
+        assert draft["updated_at"] == local and local.endswith("+01:00")
+        assert (
+            call_ok(s, "list_drafts", {"mailbox_id": "mbx_01"})["drafts"][0]["updated_at"] == local
+        )
+        assert call_ok(s, "send_draft", {"draft_id": draft["draft_id"]})["sent_at"] == local
+        message = inbox_message(s)
+        stored = one(s, "SELECT sent_at FROM messages WHERE id = ?", message)
+        forward = call_ok(s, "forward_message", {"message_id": message, "to": ["a@b.com"]})
+        shown = (
+            _stored(stored).astimezone(zones.zone("Europe/Berlin")).isoformat(timespec="minutes")
+        )
+        assert f"\nDate: {shown}\n" in forward["body"]
+        # stored times stay UTC
+        assert one(s, "SELECT sent_at FROM messages WHERE draft_id = ?", draft["draft_id"]) == (
+            now.replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+        )
+
+
+def _local_day(session: Session, mailbox: str, tz: str, day: dt.date) -> list[str]:
+    """The ids of the mailbox's messages outside Trash and Spam sent on ``day`` in ``tz``,
+    newest first, worked out from the stored UTC times here, not by the server."""
+    zone = zones.zone(tz)
+    found = [
+        (at, mid)
+        for mid, at in rows(
+            session,
+            """SELECT id, sent_at FROM messages WHERE mailbox_id = ?
+               AND folder NOT IN ('trash', 'spam')""",
+            mailbox,
+        )
+        if _stored(at).astimezone(zone).date() == day
+    ]
+    return [mid for _, mid in sorted(found, reverse=True)]
+
+
+def _day_search(session: Session, mailbox: str, day: dt.date) -> list[str]:
+    found = call_ok(
+        session,
+        "search_messages",
+        {
+            "mailbox_id": mailbox,
+            "after": day.isoformat(),
+            "before": (day + dt.timedelta(days=1)).isoformat(),
+            "limit": 50,
+        },
+    )
+    assert found["total"] == len(found["messages"])
+    return [m["message_id"] for m in found["messages"]]
+
+
+def test_v3_a_search_by_date_finds_the_owners_local_day() -> None:
+    """A message sent late in the UTC evening is the next day in Tokyo: searching Tokyo's
+    day finds it, searching the UTC day there does not, and the UTC owner finds it on the
+    UTC day."""
+    with _zoned(0, "mbx_01", "Asia/Tokyo") as tokyo, _zoned(0, "mbx_01", None) as utc:
+        mid, at = rows(
+            tokyo,
+            """SELECT id, sent_at FROM messages WHERE mailbox_id = 'mbx_01'
+               AND folder NOT IN ('trash', 'spam') AND time(sent_at) >= '15:00' ORDER BY id""",
+        )[0]
+        day = _stored(at).date()
+        assert mid in _day_search(tokyo, "mbx_01", day + dt.timedelta(days=1))
+        assert mid not in _day_search(tokyo, "mbx_01", day)
+        assert mid in _day_search(utc, "mbx_01", day)
+        for d in (day, day + dt.timedelta(days=1)):
+            assert _day_search(tokyo, "mbx_01", d) == _local_day(tokyo, "mbx_01", "Asia/Tokyo", d)
+            assert _day_search(utc, "mbx_01", d) == _local_day(utc, "mbx_01", "UTC", d)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(zone=st.sampled_from(ZONES), days=st.integers(min_value=0, max_value=44))
+def test_v3_a_day_search_holds_exactly_the_local_day_in_any_zone(zone: str, days: int) -> None:
+    with _zoned(11, "mbx_01", zone) as s:
+        day = dt.date(2026, 3, 10) + dt.timedelta(days=days)
+        assert _day_search(s, "mbx_01", day) == _local_day(s, "mbx_01", zone, day)
+
+
+def test_v3_the_day_the_clocks_go_forward_is_23_hours_and_its_skipped_hour_is_refused() -> None:
+    """Berlin's 2026-03-29 runs from 23:00 UTC the day before to 22:00 UTC; times before
+    the change show +01:00, after it +02:00; 02:30 that morning does not exist, and 02:30 on
+    2026-10-25 happens twice: both are refused by their rules, an offset says which."""
+    with _zoned(11, "mbx_01", "Europe/Berlin") as s:
+        day = dt.date(2026, 3, 29)
+        found = _day_search(s, "mbx_01", day)
+        assert found == _local_day(s, "mbx_01", "Europe/Berlin", day)
+        lo, hi = "2026-03-28 23:00", "2026-03-29 22:00"
+        assert len(found) == count(
+            s,
+            """SELECT COUNT(*) FROM messages WHERE mailbox_id = 'mbx_01' AND sent_at >= ?
+               AND sent_at < ? AND folder NOT IN ('trash', 'spam')""",
+            lo,
+            hi,
+        )
+        shown = call_ok(
+            s,
+            "search_messages",
+            {"mailbox_id": "mbx_01", "after": "2026-03-20", "before": "2026-04-08", "limit": 50},
+        )["messages"]
+        for m in shown:
+            summer = _instant(m["sent_at"]) >= dt.datetime(2026, 3, 29, 1, tzinfo=dt.UTC)
+            assert m["sent_at"].endswith("+02:00" if summer else "+01:00"), m["sent_at"]
+        assert {m["sent_at"][-6:] for m in shown} == {"+01:00", "+02:00"}
+        before = s.state_hash()
+        for bound, rule in (
+            ("2026-03-29T02:30", "nonexistent_local_time"),
+            ("2026-10-25T02:30", "ambiguous_local_time"),
+        ):
+            for name in ("after", "before"):
+                refused(s, "search_messages", {"mailbox_id": "mbx_01", name: bound}, rule)
+        assert s.state_hash() == before
+        for offset in ("+02:00", "+01:00"):
+            call_ok(
+                s, "search_messages", {"mailbox_id": "mbx_01", "after": f"2026-10-25T02:30{offset}"}
+            )
+        after = call_ok(
+            s, "search_messages", {"mailbox_id": "mbx_01", "after": "2026-03-29T03:00", "limit": 50}
+        )
+        assert all(
+            _instant(m["sent_at"]) >= dt.datetime(2026, 3, 29, 1, tzinfo=dt.UTC)
+            for m in after["messages"]
+        )
+
+
+def test_v3_bounds_must_be_in_order_and_well_formed() -> None:
+    with _zoned(0, "mbx_01", None) as s:
+        for args in (
+            {"after": "2026-03-02", "before": "2026-03-02"},
+            {"after": "2026-03-03", "before": "2026-03-02T23:59"},
+            {"after": "yesterday"},
+            {"before": "2026/03/01"},
+            {"after": "0001-01-01"},
+            {"before": "9999-12-31T23:59+14:00"},
+        ):
+            result = s.call("search_messages", {"mailbox_id": "mbx_01", **args})
+            assert result.error_kind == ErrorKind.BAD_ARGUMENTS, args
+        assert call_ok(s, "search_messages", {"mailbox_id": "mbx_01", "after": "2026-03-02T10:00Z"})
+
+
+def test_v3_set_time_zone_takes_an_iana_name_and_says_what_changed() -> None:
+    with _zoned(0, "mbx_01", None) as s:
+        zone = call_ok(s, "get_time_zone", {"mailbox_id": "mbx_01"})
+        now = s.context().now
+        assert zone == {
+            "mailbox_id": "mbx_01",
+            "time_zone": "UTC",
+            "is_default": True,
+            "utc_offset": "+00:00",
+            "now": now.isoformat(timespec="minutes") + "+00:00",
+        }
+        before = s.state_hash()
+        wrong = s.call("set_time_zone", {"mailbox_id": "mbx_01", "time_zone": "america/new_york"})
+        assert wrong.error_kind == ErrorKind.BAD_ARGUMENTS
+        assert "Did you mean 'America/New_York'?" in (wrong.message or "")
+        assert s.state_hash() == before
+        first = call_ok(s, "set_time_zone", {"mailbox_id": "mbx_01", "time_zone": " Asia/Kolkata "})
+        assert (first["time_zone"], first["previous"], first["changed"]) == (
+            "Asia/Kolkata",
+            "UTC",
+            True,
+        )
+        assert first["utc_offset"] == "+05:30" and not first["is_default"]
+        changed = s.state_hash()
+        again = call_ok(s, "set_time_zone", {"mailbox_id": "mbx_01", "time_zone": "Asia/Kolkata"})
+        assert not again["changed"] and s.state_hash() == changed
+        assert call_ok(s, "get_time_zone", {"mailbox_id": "mbx_01"}) == {
+            k: v for k, v in again.items() if k not in ("previous", "changed")
+        }
+        moved = call_ok(s, "set_time_zone", {"mailbox_id": "mbx_01", "time_zone": "Europe/Paris"})
+        assert (moved["previous"], moved["utc_offset"], moved["changed"]) == (
+            "Asia/Kolkata",
+            "+01:00",
+            True,
+        )
+        assert rows(s, "SELECT mailbox_id, time_zone FROM mailbox_settings") == [
+            ("mbx_01", "Europe/Paris")
+        ]
+        other = s.call("set_time_zone", {"mailbox_id": "mbx_02", "time_zone": "UTC"})
+        assert other.error_kind == ErrorKind.PERMISSION_DENIED
+        assert "not_your_mailbox" in (other.message or "")
+
+
+HOSTILE_ZONES = st.one_of(
+    st.sampled_from(ZONES),
+    st.sampled_from(ZONES).map(str.swapcase),
+    st.sampled_from(["../../etc/passwd", "/etc/localtime", "Europe/../UTC", "UTC\x00", "", " "]),
+    st.text(max_size=100),
+    st.text(alphabet="Aa/_-+0.9", max_size=70),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=HOSTILE_ZONES)
+def test_v3_any_zone_text_is_a_zone_of_the_pinned_data_or_bad_arguments(name: str) -> None:
+    with _zoned(7, "mbx_02", None) as s:
+        before = s.state_hash()
+        result = s.call("set_time_zone", {"mailbox_id": "mbx_02", "time_zone": name})
+        if name.strip() in ZONES and len(name) <= 64:
+            assert result.ok and result.content["time_zone"] == name.strip()
+        else:
+            assert result.error_kind == ErrorKind.BAD_ARGUMENTS, (name, result.message)
+            assert s.state_hash() == before
+            assert len(result.message or "") < 600
+        assert mail_violations(s) == []
+
+
+def test_v3_adds_two_tools_and_search_bounds_only_from_its_version() -> None:
+    assert [t.name for t in EMAIL.visible_tools(3)][-2:] == ["get_time_zone", "set_time_zone"]
+    assert len(EMAIL.visible_tools(3)) == 19
+    for version in (0, 1, 2):
+        names = {t.name for t in EMAIL.visible_tools(version)}
+        assert not names & {"get_time_zone", "set_time_zone"}, version
+        search = EMAIL.tools_for(version)["search_messages"]
+        assert "after" not in search.input_schema()["properties"], version
+    search = EMAIL.tools_for(3)["search_messages"]
+    assert {"after", "before"} <= set(search.input_schema()["properties"])
+    texts = EMAIL.env_versions[3].instructions + EMAIL.env_versions[3].changes
+    for named in ("nonexistent_local_time", "ambiguous_local_time"):
+        assert named in texts and named in search.description
+    assert "UTC" in EMAIL.env_versions[3].instructions

@@ -1,5 +1,5 @@
-"""Time zones for the calendar: IANA rules from the pinned ``tzdata`` package, and local
-times that name their zone.
+"""Time zones for servers whose times are local somewhere: IANA rules from the pinned
+``tzdata`` package, and local times that name their zone (calendar's ``-v1``, email's ``-v3``).
 
 Zone rules are read from the ``tzdata`` package (a dependency, ``pyproject.toml``), never
 from the machine's ``/usr/share/zoneinfo``: two machines with different system zone data
@@ -94,3 +94,46 @@ def split_local(value: str) -> tuple[str, str | None]:
     if found is None:
         return value.strip(), None
     return found[1], found[2]
+
+
+def day_start(day: dt.date, tz: ZoneInfo) -> dt.datetime:
+    """The first moment (in UTC) of the local date ``day`` in ``tz``: its midnight, or, on a
+    day whose midnight the clocks skip, the moment the day begins after the gap (a day
+    always has a start, so a date is never refused).
+
+    >>> day_start(dt.date(2026, 3, 8), zone("America/New_York")).isoformat()
+    '2026-03-08T05:00:00+00:00'
+    >>> day_start(dt.date(2026, 9, 6), zone("America/Santiago")).isoformat()  # 00:00 skipped
+    '2026-09-06T04:00:00+00:00'
+    """
+    midnight = dt.datetime.combine(day, dt.time())
+    moment = instant(midnight, tz)
+    if exists(midnight, tz):
+        return moment
+    # a skipped midnight read with the offset before the gap lands at or after the gap's end;
+    # where the gap began before midnight the day began earlier, at the gap's end (zone
+    # changes fall on whole minutes, and no gap is longer than a day)
+    minute = dt.timedelta(minutes=1)
+    for _ in range(24 * 60):
+        if wall(moment - minute, tz).date() != day:
+            break
+        moment -= minute
+    return moment
+
+
+def like(name: str) -> str | None:
+    """The zone of the pinned data whose name is ``name`` but for case, or ``None``.
+
+    >>> like("america/new_york"), like("Mars/Olympus")
+    ('America/New_York', None)
+    """
+    if not ZONE_NAME.fullmatch(name):
+        return None
+    return _names().get(name.casefold())
+
+
+@functools.cache
+def _names() -> dict[str, str]:
+    """Every zone name of the pinned data (its ``zones`` list), by its case-folded form."""
+    listed = resources.files("tzdata").joinpath("zones").read_text(encoding="utf-8")
+    return {n.casefold(): n for n in sorted(listed.split())}
