@@ -649,6 +649,37 @@ def _left_out(spec: ToolSpec, phrasing: str, name: str) -> str | None:
     return without_prepositional(phrasing, name)
 
 
+_FIRST_PERSON = (
+    (r"\bdoes \{N\} have\b", "do I have"),
+    (r"\{N\}'s\b", "my"),
+    (r"\bthe ((?:[a-z-]+ )?[a-z-]+) of \{N\}", r"my \1"),
+    (r"\b(List|Show) ((?:[a-z-]+ )?[a-z-]+) of \{N\}", r"\1 my \2"),
+    (r"\ba new ([a-z-]+) of \{N\}", r"my new \1"),
+    (r"\ba ([a-z-]+) for \{N\}", r"my \1"),
+)
+
+
+def first_person(phrasing: str, name: str) -> str | None:
+    """``phrasing`` as the person in slot ``name`` says it of themself, or None where no
+    rule reads: "Which cards does {customer_id} have?" -> "Which cards do I have?",
+    "Show the balances of {customer_id}" -> "Show my balances". (The patterns run on a
+    plugin's phrasings, never on model text.)
+
+    >>> first_person("List beneficiaries of {customer_id}", "customer_id")
+    'List my beneficiaries'
+    >>> first_person("Add {name} as a payee for {customer_id}", "customer_id")
+    'Add {name} as my payee'
+    >>> first_person("Transfer to {customer_id}", "customer_id") is None
+    True
+    """
+    slot = re.escape("{" + name + "}")
+    for pattern, said in _FIRST_PERSON:
+        rule = re.compile(pattern.replace(r"\{N\}", slot))
+        if rule.search(phrasing):
+            return rule.sub(said, phrasing, count=1)
+    return None
+
+
 PEOPLE = frozenset(
     {
         "buyer",
@@ -1127,6 +1158,26 @@ class Renderer:
         where = self.rng.choice(["in those results", "from that list"])
         return f"the {ORDINALS[ref.position]} {noun} {where}"
 
+    def _signed_in(self, index: int, done: Sequence[DoneStep]) -> set[str]:
+        """Parameters of ``done[index]`` whose value is the person a login earlier in the
+        conversation named (a ``persona`` kind: "I'm customer cus_012, my passcode is
+        ..."): the user says "my cards", never "the cards of cus_012", after that."""
+        step = done[index]
+        if LOGIN.match(step.tool.name):
+            return set()
+        said = {
+            str(d.args[n])
+            for d in done[:index]
+            if LOGIN.match(d.tool.name)
+            for n, e in d.tool.entity_params.items()
+            if e.name in self.persona and n in d.args
+        }
+        return {
+            n
+            for n, e in step.tool.entity_params.items()
+            if e.name in self.persona and n in step.args and str(step.args[n]) in said
+        }
+
     def _mine(self, spec: ToolSpec, args: Mapping[str, Any], refs: Mapping[str, str]) -> set[str]:
         """Parameters of this call whose value is the user themself (:attr:`me`), said
         as they are (not referred to)."""
@@ -1195,10 +1246,19 @@ class Renderer:
         if omit is not None and "{" + omit + "}" in phrasing:
             phrasing = _left_out(spec, phrasing, omit) or phrasing
         phrasing = _fix_articles(phrasing, args)
+        signed: set[str] = set()  # who the user said they are at a login: "my", "I"
         if LOGIN.match(spec.name):  # "I'm the same customer": nobody learns who they are
             for name in sorted(refs):  # from a lookup; a login states its own id
                 if not is_secret_kind(spec.entity_params[name].name):
                     self.self_named.append(f"{spec.name}.{name}")
+        for name in sorted(self._signed_in(index, done)):  # "Which cards do I have?"
+            first = first_person(phrasing, name) if "{" + name + "}" in phrasing else None
+            if first is not None:
+                phrasing = first
+                refs.pop(name, None)
+                signed.add(name)
+            elif "{" + name + "}" not in phrasing:
+                signed.add(name)  # no "This is for the customer cus_012." after "I'm cus_012"
         mine = self._mine(spec, args, refs)
         for name in sorted(mine):
             if "{" + name + "}" not in phrasing:
@@ -1256,7 +1316,7 @@ class Renderer:
         slots = set(SLOT.findall(phrasing))
         extras: list[Extra] = []
         for name, value in args.items():
-            if name in slots or name == omit:
+            if name in slots or name == omit or name in signed:
                 continue
             entity = spec.entity_params.get(name)
             if name in refs:

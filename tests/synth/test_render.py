@@ -483,3 +483,22 @@ def test_the_person_served_is_said_as_who_it_is_for_not_as_a_filter() -> None:
         said.add(text)
         assert "Only for the customer" not in text and "This is for the customer cus_083" in text
     assert said
+
+
+def test_after_saying_who_they_are_a_customer_says_my_not_their_id() -> None:
+    """banking-2036-00011: "I'm customer cus_012, my passcode is 869813. Which cards does
+    cus_012 have?" After a login names the person, their own things are "my" things."""
+    login = _done("banking.authenticate", customer_id="cus_012", passcode="869813")
+    said = set()
+    for seed in range(8):
+        cards = _done("banking.list_cards", customer_id="cus_012")
+        renderer = Renderer(random.Random(seed), "complete")
+        renderer.persona = frozenset({"customer"})
+        text, _ = renderer.phrase(1, [login, cards], planned=None)
+        said.add(text)
+        assert "cus_012" not in text and ({"my", "I"} & set(text.split())), text
+    assert len(said) == 2  # both phrasings of list_cards
+    other = _done("banking.list_cards", customer_id="cus_013")
+    renderer = Renderer(random.Random(0), "complete")
+    renderer.persona = frozenset({"customer"})
+    assert "cus_013" in renderer.phrase(1, [login, other], planned=None)[0]
