@@ -16,6 +16,10 @@ version samples the same state for a seed):
 - a traveller's flights leave ``MIN_CONNECTION`` between one landing and the next
   departure (rule ``connection_too_short``).
 
+Dates stay as they were: ``search_flights``' date is the origin's local date (a stored
+departure's own), a hotel's nights are its city's, and "today" for a stay is the clock's
+date, which is every served city's date too (a state's clock reads 09:00 to 17:30 UTC).
+
 Times are compared as instants, so a rule holds across a change to or from summer time. A
 stored wall-clock time that happens twice (the hour repeated when summer time ends) is its
 first occurrence, still in summer time; one that never happens (the hour skipped when summer

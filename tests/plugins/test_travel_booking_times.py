@@ -215,6 +215,38 @@ def test_v2_results_carry_the_offset_of_the_flights_date(v2: Session) -> None:
         )
 
 
+def test_v2_searches_by_the_origins_local_date_and_lists_by_instant() -> None:
+    found = {}
+    for version in (QUOTES, LOCAL_TIMES):
+        with TRAVEL.session(seed=0, env_version=version) as session:
+            lisbon, barcelona = (
+                economy_flights(session, "LIS")[0],
+                economy_flights(session, "BCN")[0],
+            )
+            for flight in (lisbon, barcelona):
+                arrange(session, "UPDATE flights SET destination = 'CPH' WHERE id = ?", flight)
+            # Lisbon 10:00+00:00 leaves half an hour after Barcelona 10:30+01:00
+            move(session, lisbon, dt.datetime(2027, 1, 10, 10, 0))
+            move(session, barcelona, dt.datetime(2027, 1, 10, 10, 30))
+            # "on" is Barcelona, Lisbon and London: three origins, two zones
+            search = {"origin": "on", "destination": "CPH", "date": "2027-01-10"}
+            shown = call_ok(session, "search_flights", search)["flights"]
+            found[version] = [(f["flight_id"], f["departs_at"]) for f in shown]
+            assert {lisbon, barcelona} <= {f for f, _ in found[version]}
+            # a stored 00:30 in Paris is 23:30 UTC the day before: it flies on the 10th there
+            paris = economy_flights(session, "CDG")[0]
+            arrange(session, "UPDATE flights SET destination = 'CPH' WHERE id = ?", paris)
+            move(session, paris, dt.datetime(2027, 1, 10, 0, 30))
+            for day, listed in (("2027-01-09", False), ("2027-01-10", True)):
+                search = {"origin": "Paris", "destination": "CPH", "date": day}
+                flights = call_ok(session, "search_flights", search)["flights"]
+                assert (paris in {f["flight_id"] for f in flights}) is listed, (version, day)
+    order = {v: [f for f, _ in found[v] if f in (lisbon, barcelona)] for v in found}
+    assert order[QUOTES] == [lisbon, barcelona]  # by the stored wall-clock times
+    assert order[LOCAL_TIMES] == [barcelona, lisbon]  # by instant
+    assert dict(found[LOCAL_TIMES])[barcelona] == "2027-01-10T10:30+01:00"
+
+
 # ------------------------------------------------------------ rules between instants
 def test_the_departure_cutoff_compares_instants() -> None:
     # seed 7's clock reads 2026-08-06 14:00; FCO's fl_0261 is stored at 16:10, Rome's local

@@ -84,7 +84,7 @@ server = Server(
     "travel_booking",
     out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).parents[1] / "tasks.jsonl",
-    version="1.1.0",
+    version="1.2.0",
     base=Base,
     sampler=sample_travel_booking,
     description="A travel agency's booking system: flights between European airports with "

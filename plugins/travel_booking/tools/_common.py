@@ -100,21 +100,22 @@ def _open(ctx: ToolContext, flight: Any) -> bool:
     return _departs(ctx, flight) - _clock(ctx) >= CUTOFF
 
 
-def _active(itin: Any) -> None:
+def _active(ctx: ToolContext, itin: Any) -> None:
     if itin.status != "active":
         raise _broken(
             "itinerary_cancelled",
-            f"itinerary {itin.id} ({itin.name}) was cancelled on {_stamp(itin.cancelled_at)}; "
-            "it takes no new bookings. Create a new itinerary for this trip.",
+            f"itinerary {itin.id} ({itin.name}) was cancelled on "
+            f"{_clock_text(ctx, itin.cancelled_at)}; it takes no new bookings. Create a new "
+            "itinerary for this trip.",
         )
 
 
-def _confirmed(booking: Any, booking_id: str) -> None:
+def _confirmed(ctx: ToolContext, booking: Any, booking_id: str) -> None:
     if booking.status != "confirmed":
         raise _broken(
             "booking_cancelled",
-            f"booking {booking_id} was cancelled on {_stamp(booking.cancelled_at)}; it can no "
-            "longer be changed or cancelled. Make a new booking instead.",
+            f"booking {booking_id} was cancelled on {_clock_text(ctx, booking.cancelled_at)}; it "
+            "can no longer be changed or cancelled. Make a new booking instead.",
         )
 
 

@@ -271,7 +271,7 @@ def _check_change(
 ) -> tuple[Any, tuple[Decimal, Decimal, Decimal]]:
     """Every rule of moving ``b`` from flight ``old`` to ``new`` (seat aside): the new fare
     (a row of ``fares``) and its cost."""
-    _confirmed(b, b.id)
+    _confirmed(ctx, b, b.id)
     if change_fee(b.fare_class, b.cabin) is None:
         raise _broken(
             "fare_not_changeable",
@@ -536,7 +536,7 @@ def book_flight(
     """
     itin, t, f = itinerary_id, traveller_id, flight_id
     place = _seat(seat)
-    _active(itin)
+    _active(ctx, itin)
     _require_open(ctx, f, "booked")
     fare = _fare(ctx, f, cabin, fare_class)
     _check_passport(t, f)
@@ -607,7 +607,7 @@ def change_seat(
     """
     b = flight_booking_id
     place = _seat(seat)
-    _confirmed(b, b.id)
+    _confirmed(ctx, b, b.id)
     flight = ctx.sql.one(FLIGHT, id=b.flight_id)
     _require_open(ctx, flight, "changed")
     if place == b.seat:
@@ -728,6 +728,6 @@ def cancel_flight_booking(ctx: ToolContext, flight_booking_id: FlightBookingRow)
         "standard fare: only the taxes are refunded", "itinerary_total_paid": "580.91", ...}.
     """
     b = flight_booking_id
-    _confirmed(b, b.id)
+    _confirmed(ctx, b, b.id)
     _require_open(ctx, ctx.sql.one(FLIGHT, id=b.flight_id), "cancelled")
     return _cancel_flight(ctx, b)

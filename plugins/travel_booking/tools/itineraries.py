@@ -231,7 +231,7 @@ def cancel_itinerary(ctx: ToolContext, itinerary_id: ItineraryRow) -> ItineraryC
         "192.91"}.
     """
     itin = itinerary_id
-    _active(itin)
+    _active(ctx, itin)
     flights, hotels = _bookings(ctx, itin.id)
     why = _blocker(ctx, flights, hotels)
     if why is not None:

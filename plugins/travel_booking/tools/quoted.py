@@ -15,7 +15,7 @@ from prove_gym.server import PreconditionFailed, ToolContext
 from prove_gym.server.tool import tool
 
 from ..models import flight_refund
-from ._common import _broken, _cancel_flight, _clock_text, _confirmed, _refund_rule, _stamp
+from ._common import _broken, _cancel_flight, _clock_text, _confirmed, _refund_rule
 from .args import FlightBookingRow, FlightRow, SeatText
 from .flights import SEATS, _change, _check_change, _check_seat, _quote, _require_open, _seat
 from .queries import FLIGHT
@@ -186,7 +186,7 @@ def quote_flight_cancellation(
         "quote_id": "cq_00031_0_202605140745_8d02e41b7c", "expires_at": "2026-05-14T07:45"}.
     """
     b = flight_booking_id
-    _confirmed(b, b.id)
+    _confirmed(ctx, b, b.id)
     _require_open(ctx, ctx.sql.one(FLIGHT, id=b.flight_id), "cancelled")
     refund = flight_refund(b.fare_class, b.base_fare, b.taxes)
     expires = ctx.now + QUOTE_VALID
@@ -240,7 +240,7 @@ def cancel_flight_booking(
         raise _broken(
             "quote_used",
             f"quote {ref.text} can no longer be used: booking {b.id} was cancelled on "
-            f"{_stamp(b.cancelled_at)}.",
+            f"{_clock_text(ctx, b.cancelled_at)}.",
         )
     _require_open(ctx, ctx.sql.one(FLIGHT, id=b.flight_id), "cancelled")
     return _cancel_flight(ctx, b)
