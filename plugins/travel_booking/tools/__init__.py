@@ -181,12 +181,6 @@ LATER = (
     quoted.change_flight,
     quoted.cancel_flight_booking,
     quoted.quote_flight_cancellation,
-)
-"""Later definitions of tools above (``@tool(name=..., since=N)``), each read in its tool's
-place from env version N on, and tools new in a version (``since=N`` alone), after the first
-tools: from -v1 (``QUOTES``) a change or a cancellation carries its quote's reference."""
-server.add_tools(LATER, declared_in=(quoted,))
-LOCAL = (
     local.search_flights,
     local.get_flight,
     local.list_itineraries,
@@ -202,9 +196,12 @@ LOCAL = (
     local.cancel_itinerary,
     local.quote_flight_cancellation,
 )
-"""The tools whose descriptions -v2 (``LOCAL_TIMES``) retells: local times with offsets,
-block times, rules between instants (their code branches on the version; :mod:`.local`)."""
-server.add_tools(LOCAL, declared_in=(local,))
+"""Later definitions of tools above (``@tool(name=..., since=N)``), each read in its tool's
+place from env version N on, and tools new in a version (``since=N`` alone), after the first
+tools: from -v1 (``QUOTES``) a change or a cancellation carries its quote's reference; from
+-v2 (``LOCAL_TIMES``) fourteen tools are retold (:mod:`.local`: local times with offsets,
+block times, rules between instants; their code branches on the version)."""
+server.add_tools(LATER, declared_in=(quoted, local))
 
 
 # What exists and is worth asking about, for grounding synthesized requests.
