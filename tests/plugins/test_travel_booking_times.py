@@ -339,6 +339,40 @@ def test_a_hotel_stay_starts_at_15_00_in_its_city(v2: Session) -> None:
         assert offset_of(line["created_at"]) == "+00:00"
 
 
+def test_a_hotel_stay_starts_and_its_free_cancellation_ends_in_instants() -> None:
+    # seed 7's clock reads 2026-08-06 14:00 UTC: 16:00 in Rome, where 15:00 has passed
+    outcomes = {}
+    for version in (QUOTES, LOCAL_TIMES):
+        with TRAVEL.session(seed=7, env_version=version) as session:
+            assert session.now == dt.datetime(2026, 8, 6, 14, 0)
+            today, later = rows(
+                session,
+                """SELECT b.id FROM hotel_bookings b JOIN hotels h ON h.id = b.hotel_id
+                   WHERE b.status = 'confirmed' AND b.rate_plan = 'flexible'
+                   AND h.city IN ('Rome', 'Milan', 'Paris', 'Madrid') ORDER BY b.id LIMIT 2""",
+            )
+            arrange(
+                session, "UPDATE hotel_bookings SET check_in = '2026-08-06' WHERE id = ?", *today
+            )
+            # two days ahead: free cancellation ends at 15:00 local today, 13:00 UTC
+            arrange(
+                session, "UPDATE hotel_bookings SET check_in = '2026-08-08' WHERE id = ?", *later
+            )
+            started = session.call("cancel_hotel_booking", {"hotel_booking_id": today[0]})
+            late = call_ok(session, "cancel_hotel_booking", {"hotel_booking_id": later[0]})
+            outcomes[version] = (started.ok, late["refund_rule"])
+            if not started.ok:
+                assert "Rule 'stay_started'" in (started.message or "")
+    assert outcomes[QUOTES] == (
+        True,
+        "flexible rate cancelled 48 hours or more before check-in: refunded in full",
+    )
+    assert outcomes[LOCAL_TIMES] == (
+        False,
+        "flexible rate cancelled within 48 hours of check-in: the first night is kept",
+    )
+
+
 # ------------------------------------------------------------ what the model reads
 def undescribed(schema: Any) -> Any:
     """A JSON schema without its descriptions."""
