@@ -19,6 +19,7 @@ synthesis pipeline can build a dependency graph from declarations alone.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import typing
@@ -770,6 +771,36 @@ def tool(**options: Any) -> Callable[[F], F]:
         return fn
 
     return declare
+
+
+def retold(fn: Callable[..., Any], doc: str, *, since: int, module: str) -> Callable[..., Any]:
+    """A later definition of the tool ``fn`` (declared with :func:`tool`) that does exactly
+    what it does and says ``doc`` instead: its docstring, the description the model reads.
+
+    For a version whose tools keep their parameters and result schema but whose results or
+    rules read differently (travel_booking's -v2 shows local times with offsets): the
+    version's description of each tool says so, and earlier versions keep ``fn``'s byte for
+    byte. The new definition takes ``fn``'s options (``phrasings=``, ``returns=``...) and
+    signature; list it where the server registers its later tools (``add_tools``), as one
+    declared in ``module`` (the module that assigns it to a name).
+
+    Raises:
+        TypeError: ``fn`` was not declared with :func:`tool`, or ``doc`` is blank.
+    """
+    options = declared_options(fn)
+    if options is None:
+        raise TypeError(f"{fn.__name__} was not declared with @tool: nothing to retell")
+    if not doc.strip():
+        raise TypeError(f"{fn.__name__}: write the docstring the version's model reads")
+    options.update(name=options.get("name", fn.__name__), since=since)
+
+    @functools.wraps(fn)
+    def retelling(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    retelling.__doc__ = doc
+    retelling.__module__ = module
+    return tool(**options)(retelling)
 
 
 def declared_options(fn: Callable[..., Any]) -> dict[str, Any] | None:

@@ -24,7 +24,7 @@ from prove_gym.registry import Registry
 from prove_gym.server import PreconditionFailed, Query, TypedDict, next_id
 from prove_gym.server.errors import ErrorKind
 from prove_gym.server.session import Session
-from prove_gym.server.tool import tool
+from prove_gym.server.tool import retold, tool
 from prove_gym.task import Task, TaskError
 from prove_gym.testing.conformance import (
     check_call_sequences,
@@ -253,6 +253,56 @@ def test_a_redefinition_is_declared_with_add_tools_too() -> None:
     later = tool(name="add_entry", since=1, writes=True, phrasings=PHRASINGS)(add_entry_v1)
     server.add_tools([first, later])
     assert list(server.tools) == ["add_entry"] and server.tools_for(1)["add_entry"].since == 1
+
+
+RETOLD = """Add an entry to the ledger; from this version the ledger counts in cents.
+
+    Args:
+        amount: Whole cents, such as 1200.
+    """
+
+
+def test_a_retold_tool_says_something_new_and_does_the_same() -> None:
+    server = Server(
+        "ledger",
+        version="2",
+        base=_Base,
+        sampler=_sample,
+        env_versions=[EnvVersion(1, "the ledger counts in cents")],
+    )
+    first = tool(writes=True, returns="entry", phrasings=PHRASINGS)(add_entry)
+    later = retold(first, RETOLD, since=1, module=__name__)
+    server.add_tools([first, later])
+    old, new = server.tools_for(0)["add_entry"], server.tools_for(1)["add_entry"]
+    assert (old.since, new.since) == (0, 1)
+    assert old.description == "Add an entry to the ledger."
+    assert new.description.startswith("Add an entry to the ledger; from this version")
+    assert new.params[0].description == "Whole cents, such as 1200."
+    # the same options, parameters, result and code: only what the model reads is new
+    assert (new.writes, new.returns, new.phrasings) == (old.writes, old.returns, old.phrasings)
+    assert new.output_schema == old.output_schema
+    assert new.input_schema()["properties"]["amount"]["maximum"] == 1000
+    with server.session() as v0, server.session(env_version=1) as v1:
+        assert (
+            v0.call("add_entry", {"amount": 7}).content
+            == v1.call("add_entry", {"amount": 7}).content
+        )
+
+
+def test_only_a_declared_tool_is_retold_and_with_words() -> None:
+    def undeclared(ctx: ToolContext, amount: Amount) -> EntryOut:
+        """Add an entry.
+
+        Args:
+            amount: Whole units, such as 12.
+        """
+        return add_entry(ctx, amount)
+
+    with pytest.raises(TypeError, match="not declared with @tool"):
+        retold(undeclared, RETOLD, since=1, module=__name__)
+    declared = tool(writes=True)(undeclared)
+    with pytest.raises(TypeError, match="write the docstring"):
+        retold(declared, "  ", since=1, module=__name__)
 
 
 @pytest.mark.parametrize(

@@ -44,8 +44,9 @@ from ..models import (
     passport_valid_for,
 )
 from ..sampler import sample_travel_booking
-from . import flights, hotels, itineraries, quoted, travellers
-from ._common import _free_of, _name
+from ..times import LOCAL_TIMES
+from . import flights, hotels, itineraries, local, quoted, travellers
+from ._common import _free_of, _name, _open
 from .queries import (
     _SEP,
     BOOKABLE_ITINERARIES,
@@ -83,7 +84,7 @@ server = Server(
     "travel_booking",
     out_of_scope=OUT_OF_SCOPE,
     tasks_file=Path(__file__).parents[1] / "tasks.jsonl",
-    version="1.1.0",
+    version="1.2.0",
     base=Base,
     sampler=sample_travel_booking,
     description="A travel agency's booking system: flights between European airports with "
@@ -120,7 +121,33 @@ server = Server(
             "and is used up by the change; the charge or refund is exactly the quote's. A call "
             "without a quote, with another booking's or flight's, an expired or an already "
             "used one is refused and changes nothing.",
-        )
+        ),
+        EnvVersion(
+            LOCAL_TIMES,
+            "times are local with their UTC offsets: a flight departs at its origin's local "
+            "time and arrives at its destination's (ISO 8601 with offset, such as "
+            "'2026-03-29T09:05+02:00'), its duration is the route's block time (35 minutes "
+            "plus the great-circle distance at 780 km/h, to 5 minutes) rather than a stored "
+            "one, the agency's clock is UTC, and every rule that compares times (the 2-hour "
+            "departure_cutoff, a hotel's 15:00 check-in and its 48-hour free cancellation, "
+            "travel_started, upcoming bookings) compares instants, across summer-time "
+            "changes; and a traveller's flights leave 45 minutes between one landing and the "
+            "next departure (rule connection_too_short)",
+            tasks_file=Path(__file__).parents[1] / "tasks_v2.jsonl",
+            instructions="Times are local: a flight's departs_at is its origin airport's "
+            "local time and arrives_at its destination's, each with its UTC offset, such as "
+            "'2026-03-29T09:05+02:00' (Lisbon, Porto, London and Edinburgh are UTC+0 in "
+            "winter and +1 in summer; the other airports +1 and +2). duration_minutes is the "
+            "route's block time: 35 minutes plus the great-circle distance at 780 km/h, "
+            "rounded to 5 minutes, the same for every flight of a route. search_flights' "
+            "date is the origin's local date. The agency's clock ('now', when things are "
+            "booked, quotes' expires_at, the ledger) is UTC. The 2-hour cutoff before a "
+            "departure, a hotel's check-in at 15:00 in its city and its free cancellation "
+            "until 48 hours before are compared as instants, so they hold across a change "
+            "to or from summer time. A traveller's flights must leave 45 minutes or more "
+            "between one landing and the next departure (rule connection_too_short): a "
+            "booking, a change or its quote that would not is refused and changes nothing.",
+        ),
     ],
 )
 
@@ -154,11 +181,27 @@ LATER = (
     quoted.change_flight,
     quoted.cancel_flight_booking,
     quoted.quote_flight_cancellation,
+    local.search_flights,
+    local.get_flight,
+    local.list_itineraries,
+    local.get_itinerary,
+    local.quote_flight_change,
+    local.add_loyalty_number,
+    local.book_flight,
+    local.change_seat,
+    local.change_flight,
+    local.cancel_flight_booking,
+    local.book_hotel,
+    local.cancel_hotel_booking,
+    local.cancel_itinerary,
+    local.quote_flight_cancellation,
 )
 """Later definitions of tools above (``@tool(name=..., since=N)``), each read in its tool's
 place from env version N on, and tools new in a version (``since=N`` alone), after the first
-tools: from -v1 (``QUOTES``) a change or a cancellation carries its quote's reference."""
-server.add_tools(LATER, declared_in=(quoted,))
+tools: from -v1 (``QUOTES``) a change or a cancellation carries its quote's reference; from
+-v2 (``LOCAL_TIMES``) fourteen tools are retold (:mod:`.local`: local times with offsets,
+block times, rules between instants; their code branches on the version)."""
+server.add_tools(LATER, declared_in=(quoted, local))
 
 
 # What exists and is worth asking about, for grounding synthesized requests.
@@ -187,6 +230,8 @@ def _flights(ctx: ToolContext) -> list[dict[str, Any]]:
         booked.setdefault(flight_id, set()).add(seat)
     out = []
     for f in ctx.sql.all(OPEN_FLIGHTS, since=ctx.now + CUTOFF):
+        if not _open(ctx, f):  # from -v2 in instants (the rows hold every open flight)
+            continue
         for cabin in ("economy", "premium_economy", "business"):
             if cabin not in LAYOUTS[f.aircraft]:
                 continue
@@ -266,6 +311,8 @@ def _flight_bookings(ctx: ToolContext) -> list[dict[str, Any]]:
     flights: dict[str, Any] = {}
     of_route: dict[tuple[str, str], list[Any]] = {}  # each route's flights by departure
     for f in ctx.sql.all(OPEN_FLIGHTS_BY_DEPARTURE, since=since):
+        if not _open(ctx, f):  # from -v2 in instants (the rows hold every open flight)
+            continue
         flights[f.id] = f
         of_route.setdefault((f.origin, f.destination), []).append(f)
     booked: dict[str, set[str]] = {}
@@ -283,6 +330,8 @@ def _flight_bookings(ctx: ToolContext) -> list[dict[str, Any]]:
 
     out = []
     for b in ctx.sql.all(OPEN_BOOKINGS, since=since):
+        if b.flight_id not in flights:
+            continue
         f = flights[b.flight_id]
         free = [s for s in free_seats(f, b.cabin) if s != b.seat]
         record: dict[str, Any] = {

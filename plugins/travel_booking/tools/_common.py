@@ -10,8 +10,11 @@ from typing import Any
 from prove_gym.server import Conflict, InvalidArgument, PreconditionFailed, ToolContext, next_id
 
 from ..models import (
+    CHECK_IN_TIME,
     CUTOFF,
     FARE_RULES,
+    HOTEL_FREE_CANCEL,
+    ZERO,
     FlightBooking,
     HotelBooking,
     Itinerary,
@@ -22,7 +25,9 @@ from ..models import (
     hotel_refund,
     seat_map,
 )
-from .queries import FREE_NIGHTS, ITINERARY
+from ..times import LOCAL_TIMES, city_zone, departure, server_clock, show, show_in, show_utc
+from ..times import check_in as check_in_instant
+from .queries import FREE_NIGHTS, HOTEL, ITINERARY
 from .results import Cancelled, FlightBookingOut, HotelBookingOut
 
 
@@ -58,25 +63,59 @@ def _free_of(flight: Any, cabin: str, booked: set[str]) -> list[str]:
     return [s for s in seat_map(flight.aircraft, cabin) if s not in gone]
 
 
+def _local(ctx: ToolContext) -> bool:
+    """Whether the session reads times as local times and instants (-v2 on: :mod:`..times`)."""
+    return ctx.env_version >= LOCAL_TIMES
+
+
+def _clock(ctx: ToolContext) -> dt.datetime:
+    """The server's "now", comparable with :func:`_departs`: naive before -v2, the UTC
+    instant from -v2."""
+    return server_clock(ctx.now) if _local(ctx) else ctx.now
+
+
+def _departs(ctx: ToolContext, flight: Any) -> dt.datetime:
+    """When a flight (any row with its ``origin`` and ``departs_at``) leaves, comparable
+    with :func:`_clock`: the stored time before -v2, its instant from -v2."""
+    return departure(flight.origin, flight.departs_at) if _local(ctx) else flight.departs_at
+
+
+def _departs_text(ctx: ToolContext, flight: Any) -> str:
+    """A flight's departure as a result shows it: the stored time before -v2, the origin's
+    local time with its offset from -v2 ("2026-03-29T09:05+02:00")."""
+    if _local(ctx):
+        return show(departure(flight.origin, flight.departs_at), flight.origin)
+    return str(flight.departs_at.isoformat(timespec="minutes"))
+
+
+def _clock_text(ctx: ToolContext, value: dt.datetime | None) -> str | None:
+    """A time of the server's clock (a booking's, a quote's) as a result shows it: with its
+    offset (UTC) from -v2."""
+    if value is not None and _local(ctx):
+        return show_utc(value)
+    return _stamp(value)
+
+
 def _open(ctx: ToolContext, flight: Any) -> bool:
-    return flight.departs_at - ctx.now >= CUTOFF
+    return _departs(ctx, flight) - _clock(ctx) >= CUTOFF
 
 
-def _active(itin: Any) -> None:
+def _active(ctx: ToolContext, itin: Any) -> None:
     if itin.status != "active":
         raise _broken(
             "itinerary_cancelled",
-            f"itinerary {itin.id} ({itin.name}) was cancelled on {_stamp(itin.cancelled_at)}; "
-            "it takes no new bookings. Create a new itinerary for this trip.",
+            f"itinerary {itin.id} ({itin.name}) was cancelled on "
+            f"{_clock_text(ctx, itin.cancelled_at)}; it takes no new bookings. Create a new "
+            "itinerary for this trip.",
         )
 
 
-def _confirmed(booking: Any, booking_id: str) -> None:
+def _confirmed(ctx: ToolContext, booking: Any, booking_id: str) -> None:
     if booking.status != "confirmed":
         raise _broken(
             "booking_cancelled",
-            f"booking {booking_id} was cancelled on {_stamp(booking.cancelled_at)}; it can no "
-            "longer be changed or cancelled. Make a new booking instead.",
+            f"booking {booking_id} was cancelled on {_clock_text(ctx, booking.cancelled_at)}; it "
+            "can no longer be changed or cancelled. Make a new booking instead.",
         )
 
 
@@ -119,7 +158,7 @@ def _flight_booking_out(ctx: ToolContext, b: Any) -> FlightBookingOut:
         "number": b.number,
         "origin": b.origin,
         "destination": b.destination,
-        "departs_at": b.departs_at.isoformat(timespec="minutes"),
+        "departs_at": _departs_text(ctx, b),
         "cabin": b.cabin,
         "fare_class": b.fare_class,
         "seat": b.seat,
@@ -137,14 +176,44 @@ def _flight_booking_out(ctx: ToolContext, b: Any) -> FlightBookingOut:
     }
 
 
+def _check_in(ctx: ToolContext, b: Any) -> dt.datetime:
+    """When a hotel booking's stay starts (check-in day's 15:00), comparable with
+    :func:`_clock`: from -v2 the instant of 15:00 in the hotel's city."""
+    if _local(ctx):
+        city = ctx.sql.one(HOTEL, id=b.hotel_id).city
+        return check_in_instant(city, b.check_in, CHECK_IN_TIME)
+    return dt.datetime.combine(b.check_in, CHECK_IN_TIME)
+
+
 def _stay_started(ctx: ToolContext, b: Any) -> bool:
-    return ctx.now >= dt.datetime.combine(b.check_in, dt.time(15, 0))
+    return _clock(ctx) >= _check_in(ctx, b)
+
+
+def _hotel_refund(ctx: ToolContext, b: Any) -> Decimal:
+    """What cancelling hotel booking ``b`` now refunds (:func:`~..models.hotel_refund`; from
+    -v2 the 48 hours before check-in are counted between instants)."""
+    if not _local(ctx):
+        return hotel_refund(b.rate_plan, b.total, b.first_night, b.check_in, ctx.now)
+    if b.rate_plan == "non_refundable":
+        return ZERO
+    free = _clock(ctx) <= _check_in(ctx, b) - HOTEL_FREE_CANCEL
+    return b.total if free else b.total - b.first_night
+
+
+def _free_until_text(ctx: ToolContext, b: Any) -> str | None:
+    """Until when a flexible booking cancels free: from -v2 in the hotel's local time with
+    its offset."""
+    if b.rate_plan != "flexible":
+        return None
+    if not _local(ctx):
+        return _stamp(free_cancel_until(b.check_in))
+    city = ctx.sql.one(HOTEL, id=b.hotel_id).city
+    return show_in(_check_in(ctx, b) - HOTEL_FREE_CANCEL, city_zone(city))
 
 
 def _hotel_booking_out(ctx: ToolContext, b: Any) -> HotelBookingOut:
     """``b``: a row of HOTEL_BOOKING (the booking with its hotel's, room's and type's names)."""
     live = b.status == "confirmed" and not _stay_started(ctx, b)
-    free_until = free_cancel_until(b.check_in) if b.rate_plan == "flexible" else None
     return {
         "hotel_booking_id": b.id,
         "itinerary_id": b.itinerary_id,
@@ -162,12 +231,8 @@ def _hotel_booking_out(ctx: ToolContext, b: Any) -> HotelBookingOut:
         "amount_paid": b.amount_paid,
         "refunded": b.refunded,
         "status": b.status,
-        "free_cancellation_until": _stamp(free_until),
-        "refund_if_cancelled": hotel_refund(
-            b.rate_plan, b.total, b.first_night, b.check_in, ctx.now
-        )
-        if live
-        else None,
+        "free_cancellation_until": _free_until_text(ctx, b),
+        "refund_if_cancelled": _hotel_refund(ctx, b) if live else None,
     }
 
 
@@ -189,7 +254,7 @@ def _cancel_flight(ctx: ToolContext, b: Any) -> Cancelled:
 def _cancel_hotel(ctx: ToolContext, b: Any) -> Cancelled:
     """Cancel a confirmed hotel booking (a row with the columns of ``hotel_bookings``) and
     free its room nights."""
-    refund = hotel_refund(b.rate_plan, b.total, b.first_night, b.check_in, ctx.now)
+    refund = _hotel_refund(ctx, b)
     if b.rate_plan == "non_refundable":
         rule = "non_refundable rate: nothing is refunded"
     elif refund == b.total:

@@ -50,6 +50,8 @@ RULES: dict[str, str] = {
     "passport_validity": f"A passport must be valid on the day of departure and, for an "
     f"international flight, {PASSPORT_MARGIN_DAYS} days beyond it.",
     "already_on_flight": "A traveller holds at most one confirmed booking per flight.",
+    "connection_too_short": "From -v2, a traveller's confirmed flights leave 45 minutes or "
+    "more between one landing and the next departure, compared as instants.",
     "itinerary_cancelled": "A cancelled itinerary takes no new bookings.",
     "booking_cancelled": "A cancelled booking cannot be changed or cancelled again.",
     "fare_not_changeable": "A basic fare cannot move to another flight.",

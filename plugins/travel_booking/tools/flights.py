@@ -29,17 +29,22 @@ from ..models import (
     seat_map,
     seat_position,
 )
+from ..times import MIN_CONNECTION, arrival, block_minutes, departure, show
 from ._common import (
     _active,
     _broken,
     _cancel_flight,
+    _clock,
+    _clock_text,
     _confirmed,
     _day_ahead,
+    _departs,
+    _departs_text,
     _flight_booking_out,
     _free_of,
+    _local,
     _name,
     _open,
-    _stamp,
     _taken,
     _txn,
 )
@@ -60,6 +65,7 @@ from .queries import (
     FARES,
     FLIGHT,
     FLIGHT_BOOKING,
+    FLIGHTS_OF_TRAVELLER,
     ITINERARY,
     LOYALTY_OF,
     TRAVELLER,
@@ -76,6 +82,7 @@ from .results import (
     FlightDetail,
     FlightSearch,
     FlightSummary,
+    Schedule,
     SeatMapOut,
 )
 
@@ -105,12 +112,13 @@ def _free_seats(ctx: ToolContext, flight: Any, cabin: str) -> list[str]:
 
 def _require_open(ctx: ToolContext, flight: Any, what: str) -> None:
     if not _open(ctx, flight):
-        when = "has departed" if flight.departs_at <= ctx.now else "departs in under 2 hours"
+        gone = _departs(ctx, flight) <= _clock(ctx)
+        when = "has departed" if gone else "departs in under 2 hours"
         raise _broken(
             "departure_cutoff",
             f"flight {flight.number} ({flight.id}) {when} (departure "
-            f"{_stamp(flight.departs_at)}, now {_stamp(ctx.now)}); it can no longer be {what}. "
-            "Choose a later flight.",
+            f"{_departs_text(ctx, flight)}, now {_clock_text(ctx, ctx.now)}); it can no longer "
+            f"be {what}. Choose a later flight.",
         )
 
 
@@ -175,6 +183,38 @@ def _check_not_on(ctx: ToolContext, t: Any, flight: Any) -> None:
         )
 
 
+def _check_connections(ctx: ToolContext, t: Any, flight: Any, moving: str | None = None) -> None:
+    """From -v2: the traveller's other confirmed flights (all but booking ``moving``) leave
+    ``MIN_CONNECTION`` or more between one landing and the next departing, as instants
+    (rule connection_too_short)."""
+    if not _local(ctx):
+        return
+    leaves = departure(flight.origin, flight.departs_at)
+    lands = arrival(flight.origin, flight.destination, flight.departs_at)
+    for other in ctx.sql.all(FLIGHTS_OF_TRAVELLER, traveller_id=t.id):
+        if other.id == moving or other.flight_id == flight.id:
+            continue
+        o_leaves = departure(other.origin, other.departs_at)
+        o_lands = arrival(other.origin, other.destination, other.departs_at)
+        if leaves >= o_lands + MIN_CONNECTION or o_leaves >= lands + MIN_CONNECTION:
+            continue
+        first, then = ((other, o_lands), (flight, leaves))
+        if o_leaves > leaves:
+            first, then = ((flight, lands), (other, o_leaves))
+        (a, a_lands), (b, b_leaves) = first, then
+        gap = int((b_leaves - a_lands).total_seconds() // 60)
+        apart = f"{gap} minutes after landing" if gap >= 0 else "before landing"
+        raise _broken(
+            "connection_too_short",
+            f"{_name(t)} ({t.id}) would land in {a.destination} at "
+            f"{show(a_lands, a.destination)} on flight {a.number} and leave {b.origin} at "
+            f"{show(b_leaves, b.origin)} on flight {b.number}, {apart} (booking "
+            f"{other.id} holds flight {other.number}). A traveller's flights need "
+            f"{MIN_CONNECTION.seconds // 60} minutes or more between one landing and the next "
+            "departure, counted between instants. Choose a flight that leaves that margin.",
+        )
+
+
 def _seat(text: str) -> str:
     return text.strip().upper()
 
@@ -201,13 +241,28 @@ def _summary(
         "airline": AIRLINES[f.airline],
         "origin": f.origin,
         "destination": f.destination,
-        "departs_at": f.departs_at.isoformat(timespec="minutes"),
-        "arrives_at": f.arrives_at.isoformat(timespec="minutes"),
-        "duration_minutes": int((f.arrives_at - f.departs_at).total_seconds() // 60),
+        **_schedule(ctx, f),
         "aircraft": f.aircraft,
         "international": is_international(f.origin, f.destination),
         "booking_open": _open(ctx, f),
         "cabins": cabins,
+    }
+
+
+def _schedule(ctx: ToolContext, f: Any) -> Schedule:
+    """A flight's departure, arrival and duration as results show them: before -v2 the
+    stored times; from -v2 the origin's and the destination's local times with their offsets
+    and the block time of the route (:func:`~..times.block_minutes`)."""
+    if not _local(ctx):
+        return {
+            "departs_at": f.departs_at.isoformat(timespec="minutes"),
+            "arrives_at": f.arrives_at.isoformat(timespec="minutes"),
+            "duration_minutes": int((f.arrives_at - f.departs_at).total_seconds() // 60),
+        }
+    return {
+        "departs_at": show(departure(f.origin, f.departs_at), f.origin),
+        "arrives_at": show(arrival(f.origin, f.destination, f.departs_at), f.destination),
+        "duration_minutes": block_minutes(f.origin, f.destination),
     }
 
 
@@ -216,7 +271,7 @@ def _check_change(
 ) -> tuple[Any, tuple[Decimal, Decimal, Decimal]]:
     """Every rule of moving ``b`` from flight ``old`` to ``new`` (seat aside): the new fare
     (a row of ``fares``) and its cost."""
-    _confirmed(b, b.id)
+    _confirmed(ctx, b, b.id)
     if change_fee(b.fare_class, b.cabin) is None:
         raise _broken(
             "fare_not_changeable",
@@ -243,6 +298,7 @@ def _check_change(
     traveller = ctx.sql.one(TRAVELLER, id=b.traveller_id)
     _check_passport(traveller, new)
     _check_not_on(ctx, traveller, new)
+    _check_connections(ctx, traveller, new, moving=b.id)
     cost = change_cost(b.fare_class, b.cabin, b.base_fare + b.taxes, fare.base + fare.taxes)
     return fare, cost
 
@@ -286,15 +342,20 @@ def search_flights(
     origins, destinations = _airports(origin, "origin"), _airports(destination, "destination")
     day = parse_date(date, "date") if date is not None else None
     route: dict[str, Any] = {"origins": origins, "destinations": destinations}
-    if day is not None:
+    if day is not None:  # stored departures are the origin's local times: its local date
         start = dt.datetime.combine(day, dt.time())
         route.update(start=start, end=start + dt.timedelta(1))
     else:
         route.update(since=ctx.now)
     count, matching = _flights_of_route(day is not None)
-    total = ctx.sql.scalar(count, **route) or 0
+    if _local(ctx):
+        found = _in_instants(ctx, ctx.sql.all(matching, **route, limit=-1), day is None)
+        total, rows = len(found), found[:limit]
+    else:
+        total = ctx.sql.scalar(count, **route) or 0
+        rows = ctx.sql.all(matching, **route, limit=limit)
     out = []
-    for f in ctx.sql.all(matching, **route, limit=limit):
+    for f in rows:
         if cabin is not None and cabin not in LAYOUTS[f.aircraft]:
             continue
         out.append(_summary(ctx, f, ctx.sql.all(FARES, flight_id=f.id), cabin))
@@ -305,6 +366,15 @@ def search_flights(
         "total": total,
         "flights": out,
     }
+
+
+def _in_instants(ctx: ToolContext, rows: list[Any], upcoming: bool) -> list[Any]:
+    """Flights (rows of ``flights``) by departure instant (then id), from -v2: the origins of
+    one search can be in different zones. ``upcoming``: only those not departed (the rows
+    read from the server's clock as a local time hold them all: no zone is behind UTC)."""
+    now = _clock(ctx)
+    timed = [(_departs(ctx, f), f.id, f) for f in rows]
+    return [f for at, _, f in sorted(timed, key=lambda x: x[:2]) if not upcoming or at >= now]
 
 
 @tool(
@@ -414,7 +484,7 @@ def _quote(ctx: ToolContext, b: Any, new: Any) -> ChangeQuote:
         "from_flight_id": b.flight_id,
         "to_flight_id": new.id,
         "to_number": new.number,
-        "to_departs_at": new.departs_at.isoformat(timespec="minutes"),
+        "to_departs_at": _departs_text(ctx, new),
         "cabin": b.cabin,
         "fare_class": b.fare_class,
         "old_fare_total": b.base_fare + b.taxes,
@@ -466,11 +536,12 @@ def book_flight(
     """
     itin, t, f = itinerary_id, traveller_id, flight_id
     place = _seat(seat)
-    _active(itin)
+    _active(ctx, itin)
     _require_open(ctx, f, "booked")
     fare = _fare(ctx, f, cabin, fare_class)
     _check_passport(t, f)
     _check_not_on(ctx, t, f)
+    _check_connections(ctx, t, f)
     _check_seat(ctx, f, cabin, place)
     cards = ctx.sql.all(LOYALTY_OF, traveller_id=t.id)
     card = next((a.number for a in cards if a.airline == f.airline), None)
@@ -536,7 +607,7 @@ def change_seat(
     """
     b = flight_booking_id
     place = _seat(seat)
-    _confirmed(b, b.id)
+    _confirmed(ctx, b, b.id)
     flight = ctx.sql.one(FLIGHT, id=b.flight_id)
     _require_open(ctx, flight, "changed")
     if place == b.seat:
@@ -657,6 +728,6 @@ def cancel_flight_booking(ctx: ToolContext, flight_booking_id: FlightBookingRow)
         "standard fare: only the taxes are refunded", "itinerary_total_paid": "580.91", ...}.
     """
     b = flight_booking_id
-    _confirmed(b, b.id)
+    _confirmed(ctx, b, b.id)
     _require_open(ctx, ctx.sql.one(FLIGHT, id=b.flight_id), "cancelled")
     return _cancel_flight(ctx, b)

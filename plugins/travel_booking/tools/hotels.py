@@ -253,7 +253,7 @@ def book_hotel(
         "itinerary_total_paid": "999.88", "transaction_ids": ["txn_00263"], ...}.
     """
     itin, room = itinerary_id, room_id
-    _active(itin)
+    _active(ctx, itin)
     nights = _stay(ctx, check_in, check_out)
     rates = _rates(ctx, room.room_type_id, nights)
     missing = [n.isoformat() for n in nights if n not in rates]
@@ -354,7 +354,7 @@ def cancel_hotel_booking(ctx: ToolContext, hotel_booking_id: HotelBookingRow) ->
         "flexible rate cancelled 48 hours or more before check-in: refunded in full", ...}.
     """
     b = hotel_booking_id
-    _confirmed(b, b.id)
+    _confirmed(ctx, b, b.id)
     if _stay_started(ctx, b):
         raise _broken(
             "stay_started",

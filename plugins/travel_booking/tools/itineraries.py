@@ -15,12 +15,14 @@ from ._common import (
     _broken,
     _cancel_flight,
     _cancel_hotel,
+    _clock_text,
+    _departs,
+    _departs_text,
     _flight_booking_out,
     _hotel_booking_out,
     _name,
     _one_line,
     _open,
-    _stamp,
     _stay_started,
 )
 from .args import ItineraryRow, TravellerRow
@@ -49,7 +51,7 @@ def _itinerary_summary(
 ) -> ItinerarySummary:
     lead = ctx.sql.one(TRAVELLER, id=itin.traveller_id)
     confirmed = [b for b in flights if b.status == "confirmed"]
-    departures = sorted(b.departs_at for b in confirmed)
+    departures = sorted((_departs(ctx, b), b.id, b) for b in confirmed)
     return {
         "itinerary_id": itin.id,
         "name": itin.name,
@@ -59,8 +61,8 @@ def _itinerary_summary(
         "total_paid": itin.total_paid,
         "confirmed_flights": len(confirmed),
         "confirmed_hotels": sum(1 for h in hotels if h.status == "confirmed"),
-        "first_departure": _stamp(departures[0]) if departures else None,
-        "created_at": itin.created_at.isoformat(timespec="minutes"),
+        "first_departure": _departs_text(ctx, departures[0][2]) if departures else None,
+        "created_at": _clock_text(ctx, itin.created_at) or "",
     }
 
 
@@ -84,7 +86,7 @@ def _itinerary_detail(ctx: ToolContext, itin: Any) -> ItineraryDetail:
                 "kind": t.kind,
                 "amount": t.amount,
                 "memo": t.memo,
-                "created_at": t.created_at.isoformat(timespec="minutes"),
+                "created_at": _clock_text(ctx, t.created_at) or "",
             }
             for t in ctx.sql.all(LEDGER, itinerary_id=itin.id)
         ],
@@ -101,7 +103,7 @@ def _blocker(ctx: ToolContext, flights: list[Any], hotels: list[Any]) -> str | N
         if b.status == "confirmed" and not _open(ctx, b):
             return (
                 f"flight booking {b.id} (flight {b.number} on "
-                f"{_stamp(b.departs_at)}) has departed or closes within 2 hours"
+                f"{_departs_text(ctx, b)}) has departed or closes within 2 hours"
             )
     for h in hotels:
         if h.status == "confirmed" and _stay_started(ctx, h):
@@ -229,7 +231,7 @@ def cancel_itinerary(ctx: ToolContext, itinerary_id: ItineraryRow) -> ItineraryC
         "192.91"}.
     """
     itin = itinerary_id
-    _active(itin)
+    _active(ctx, itin)
     flights, hotels = _bookings(ctx, itin.id)
     why = _blocker(ctx, flights, hotels)
     if why is not None:

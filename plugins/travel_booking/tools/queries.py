@@ -72,8 +72,24 @@ FLIGHT_BOOKINGS_OF = Query(
         FlightBooking.id
     )
 )
+FLIGHTS_OF_TRAVELLER = Query(  # a traveller's confirmed bookings with their flights' times
+    select(
+        FlightBooking.id,
+        Flight.id.label("flight_id"),
+        Flight.number,
+        Flight.origin,
+        Flight.destination,
+        Flight.departs_at,
+    )
+    .join(flights_t, Flight.id == FlightBooking.flight_id)
+    .where(
+        FlightBooking.traveller_id == bindparam("traveller_id"),
+        FlightBooking.status == "confirmed",
+    )
+    .order_by(Flight.departs_at, FlightBooking.id)
+)
 UPCOMING_WITHOUT_LOYALTY = Query(  # a traveller's bookings that add_loyalty_number updates
-    select(FlightBooking.id)
+    select(FlightBooking.id, Flight.origin, Flight.departs_at)
     .join(flights_t, Flight.id == FlightBooking.flight_id)
     .where(
         FlightBooking.traveller_id == bindparam("traveller_id"),
@@ -255,6 +271,7 @@ _OPEN_FLIGHT = select(  # a flight departing from ``since``: what the listings u
     Flight.origin,
     Flight.destination,
     func.date(Flight.departs_at).label("day"),  # its departure's date as text ("2026-05-22")
+    Flight.departs_at,
     Flight.aircraft,
     Flight.occupied,
     *(_fare_classes_in(cabin) for cabin in CABINS),
@@ -275,6 +292,8 @@ OPEN_BOOKINGS = Query(  # confirmed bookings of flights departing from ``since``
         FlightBooking.cabin,
         FlightBooking.fare_class,
         FlightBooking.seat,
+        Flight.origin,
+        Flight.departs_at,
         Traveller.passport_expiry,
     )
     .join(flights_t, Flight.id == FlightBooking.flight_id)

@@ -15,7 +15,7 @@ from prove_gym.server import PreconditionFailed, ToolContext
 from prove_gym.server.tool import tool
 
 from ..models import flight_refund
-from ._common import _broken, _cancel_flight, _confirmed, _refund_rule, _stamp
+from ._common import _broken, _cancel_flight, _clock_text, _confirmed, _refund_rule
 from .args import FlightBookingRow, FlightRow, SeatText
 from .flights import SEATS, _change, _check_change, _check_seat, _quote, _require_open, _seat
 from .queries import FLIGHT
@@ -61,8 +61,8 @@ def _check_ref(ctx: ToolContext, b: Any, new: Any | None, quote_id: str | None) 
     if ref.expires_at <= ctx.now:
         raise _broken(
             "quote_expired",
-            f"quote {ref.text} expired at {_stamp(ref.expires_at)} (now "
-            f"{_stamp(ctx.now)}); quotes hold their price for "
+            f"quote {ref.text} expired at {_clock_text(ctx, ref.expires_at)} (now "
+            f"{_clock_text(ctx, ctx.now)}); quotes hold their price for "
             f"{QUOTE_VALID.seconds // 60} minutes. {how}",
         )
     return ref
@@ -107,7 +107,7 @@ def quote_flight_change(
     expires = ctx.now + QUOTE_VALID
     amounts = (quote["change_fee"], quote["fare_difference_due"], quote["residual_refund"])
     ref = quote_ref(ctx.seed, b.id, new_flight_id.id, b.changes, expires, amounts)
-    return {**quote, "quote_id": ref, "expires_at": _stamp(expires) or ""}
+    return {**quote, "quote_id": ref, "expires_at": _clock_text(ctx, expires) or ""}
 
 
 @tool(
@@ -186,7 +186,7 @@ def quote_flight_cancellation(
         "quote_id": "cq_00031_0_202605140745_8d02e41b7c", "expires_at": "2026-05-14T07:45"}.
     """
     b = flight_booking_id
-    _confirmed(b, b.id)
+    _confirmed(ctx, b, b.id)
     _require_open(ctx, ctx.sql.one(FLIGHT, id=b.flight_id), "cancelled")
     refund = flight_refund(b.fare_class, b.base_fare, b.taxes)
     expires = ctx.now + QUOTE_VALID
@@ -197,7 +197,7 @@ def quote_flight_cancellation(
         "refund": refund,
         "refund_rule": _refund_rule(b.fare_class),
         "quote_id": quote_ref(ctx.seed, b.id, None, b.changes, expires, (refund,)),
-        "expires_at": _stamp(expires) or "",
+        "expires_at": _clock_text(ctx, expires) or "",
     }
 
 
@@ -240,7 +240,7 @@ def cancel_flight_booking(
         raise _broken(
             "quote_used",
             f"quote {ref.text} can no longer be used: booking {b.id} was cancelled on "
-            f"{_stamp(b.cancelled_at)}.",
+            f"{_clock_text(ctx, b.cancelled_at)}.",
         )
     _require_open(ctx, ctx.sql.one(FLIGHT, id=b.flight_id), "cancelled")
     return _cancel_flight(ctx, b)

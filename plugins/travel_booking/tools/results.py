@@ -13,6 +13,14 @@ class CabinBrief(TypedDict):
     lowest_total: Decimal
 
 
+class Schedule(TypedDict):
+    """A flight's times as a result shows them (part of :class:`FlightSummary`)."""
+
+    departs_at: str
+    arrives_at: str
+    duration_minutes: int
+
+
 class FlightSummary(TypedDict):
     flight_id: str
     number: str

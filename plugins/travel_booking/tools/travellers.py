@@ -19,7 +19,7 @@ from prove_gym.server import (
 from prove_gym.server.tool import tool
 
 from ..models import AIRLINES, FlightBooking, LoyaltyAccount, Traveller
-from ._common import _name, _one_line, _taken
+from ._common import _clock, _departs, _name, _one_line, _taken
 from .args import Airline, DateText, Name, SearchText, TravellerRow
 from .queries import (
     LOYALTY_OF,
@@ -281,9 +281,10 @@ def add_loyalty_number(
         airline=airline,
         number=code,
     )
-    updated = ctx.sql.scalars(
-        UPCOMING_WITHOUT_LOYALTY, traveller_id=t.id, airline=airline, now=ctx.now
-    )
+    # stored departures are local times, none behind the server's clock (UTC): the rows
+    # hold every upcoming booking, and from -v2 those departed in instants are left out
+    rows = ctx.sql.all(UPCOMING_WITHOUT_LOYALTY, traveller_id=t.id, airline=airline, now=ctx.now)
+    updated = [r.id for r in rows if _departs(ctx, r) > _clock(ctx)]
     for booking_id in updated:
         ctx.sql.update_by_key(FlightBooking, booking_id, loyalty_number=code)
     return {**_traveller_out(ctx, t), "bookings_updated": updated}
