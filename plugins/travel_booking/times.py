@@ -27,7 +27,7 @@ time starts) is read with the offset before the gap, so it moves forward by the 
 departure stored as 02:30 on the morning clocks go forward in Paris leaves at 03:30+02:00.
 This is RFC 5545's reading, and Python's ``fold=0``.
 
-Zone rules come from the pinned ``tzdata`` package (a dependency), never the machine's
+Zone rules come from the pinned ``tzdata`` package (:func:`prove_gym.server.zones.zone`), never the machine's
 ``/usr/share/zoneinfo``, so every machine shows the same offsets.
 
 >>> block_minutes("LIS", "OPO"), block_minutes("LIS", "CPH")
@@ -41,8 +41,9 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import math
-from importlib import resources
 from zoneinfo import ZoneInfo
+
+from prove_gym.server.zones import zone
 
 from .models import AIRPORTS
 
@@ -86,18 +87,6 @@ publish one, here for any two of a traveller's flights, since no one can board a
 while on another."""
 
 UTC = dt.UTC
-
-
-@functools.cache
-def zone(name: str) -> ZoneInfo:
-    """The IANA zone ``name`` (one of ``AIRPORT_PLACES``') from the pinned ``tzdata`` package.
-
-    >>> zone("Europe/Lisbon").key
-    'Europe/Lisbon'
-    """
-    source = resources.files("tzdata").joinpath("zoneinfo", *name.split("/"))
-    with source.open("rb") as fh:
-        return ZoneInfo.from_file(fh, key=name)
 
 
 def airport_zone(code: str) -> ZoneInfo:

@@ -862,3 +862,29 @@ def test_no_write_repeats_a_text_the_conversation_already_wrote() -> None:
                     found.append(f"{task.id}: {step.name}{step.arguments}")
             written |= texts
     assert checked > 20 and found == []
+
+
+def test_a_booking_is_moved_to_another_flight_of_its_route() -> None:
+    """travel_booking-2036-00030: "quote changing booking fb_00109 to the same flight" it
+    is on (shown as a failed call). A change or its quote, failed ones included, takes
+    another flight of the booking's route (``another_flight_of_route``)."""
+    result = synthesize(SynthConfig(servers=("travel_booking",), n=250, seed=2036))
+    route = "SELECT id, origin, destination FROM flights WHERE id = ?"
+    judged, found = 0, []
+    for task in result.tasks:
+        with Workspace(task, prove_gym.get_registry()) as ws:
+            db = ws.session("travel_booking").raw_connection
+            for i, turn in enumerate(task.turns):
+                for step in turn.steps:
+                    if step.name in ("quote_flight_change", "change_flight"):
+                        judged += 1
+                        (old,) = db.execute(
+                            "SELECT flight_id FROM flight_bookings WHERE id = ?",
+                            (step.arguments["flight_booking_id"],),
+                        ).fetchone()
+                        was = db.execute(route, (old,)).fetchone()
+                        now = db.execute(route, (step.arguments["new_flight_id"],)).fetchone()
+                        if now == was or now[1:] != was[1:]:
+                            found.append(f"{task.id}: {step.name}{step.arguments}: {was} -> {now}")
+                    ws.call(step.name, step.arguments, turn=i)
+    assert judged > 0 and found == []

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
 from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import Field
 
-from prove_gym.server import InvalidArgument, ToolContext, next_id, parse_date
+from prove_gym.server import Bound, InvalidArgument, ToolContext, next_id, parse_date
 from prove_gym.server.tool import tool
 
 from ..models import (
@@ -68,6 +69,7 @@ from .queries import (
     FLIGHTS_OF_TRAVELLER,
     ITINERARY,
     LOYALTY_OF,
+    OTHER_FLIGHTS_OF_ROUTE,
     TRAVELLER,
     _flights_of_route,
 )
@@ -450,12 +452,37 @@ def get_seat_map(ctx: ToolContext, flight_id: FlightRow, cabin: Cabin) -> SeatMa
     }
 
 
+def another_flight_of_route(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A flight a booking can move to: another departing flight of its route (the drawn one
+    where it is one), never the flight it is on ("quote changing fb_00109 to the same flight"
+    asks nothing). None where the route has no other."""
+    booking = ctx.sql.first(FLIGHT_BOOKING, id=str(bound.args.get("flight_booking_id", "")))
+    if booking is None:
+        return None
+    old = ctx.sql.one(FLIGHT, id=booking.flight_id)
+    others = [
+        str(row.id)
+        for row in ctx.sql.all(
+            OTHER_FLIGHTS_OF_ROUTE,
+            origin=old.origin,
+            destination=old.destination,
+            id=old.id,
+            since=ctx.now,
+        )
+    ]
+    drawn = str(bound.args.get("new_flight_id", ""))
+    if drawn in others:
+        return drawn
+    return rng.choice(others) if others else None
+
+
 @tool(
     returns=("flight_booking", "flight"),
     phrasings=[
         "How much would it cost to move {flight_booking_id} to flight {new_flight_id}?",
         "Quote changing booking {flight_booking_id} to {new_flight_id}",
     ],
+    values={"new_flight_id": another_flight_of_route},
 )
 def quote_flight_change(
     ctx: ToolContext, flight_booking_id: FlightBookingRow, new_flight_id: FlightRow
@@ -626,6 +653,7 @@ def change_seat(
         "Change {flight_booking_id} to the {new_flight_id} flight instead, seat {new_seat}",
     ],
     examples={"new_seat": SEATS},
+    values={"new_flight_id": another_flight_of_route},
 )
 def change_flight(
     ctx: ToolContext,

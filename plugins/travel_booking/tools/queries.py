@@ -277,6 +277,16 @@ _OPEN_FLIGHT = select(  # a flight departing from ``since``: what the listings u
     *(_fare_classes_in(cabin) for cabin in CABINS),
 ).where(Flight.departs_at >= bindparam("since"))
 OPEN_FLIGHTS = Query(_OPEN_FLIGHT.order_by(Flight.id))
+OTHER_FLIGHTS_OF_ROUTE = Query(  # the route's other flights departing from ``since``
+    select(Flight.id)
+    .where(
+        Flight.origin == bindparam("origin"),
+        Flight.destination == bindparam("destination"),
+        Flight.id != bindparam("id"),
+        Flight.departs_at >= bindparam("since"),
+    )
+    .order_by(Flight.id)
+)
 OPEN_FLIGHTS_BY_DEPARTURE = Query(_OPEN_FLIGHT.order_by(Flight.departs_at, Flight.id))
 CONFIRMED_SEATS = Query(  # every confirmed booking's flight, seat and traveller
     select(FlightBooking.flight_id, FlightBooking.seat, FlightBooking.traveller_id)

@@ -17,7 +17,16 @@ from prove_gym.server.tool import tool
 from ..models import flight_refund
 from ._common import _broken, _cancel_flight, _clock_text, _confirmed, _refund_rule
 from .args import FlightBookingRow, FlightRow, SeatText
-from .flights import SEATS, _change, _check_change, _check_seat, _quote, _require_open, _seat
+from .flights import (
+    SEATS,
+    _change,
+    _check_change,
+    _check_seat,
+    _quote,
+    _require_open,
+    _seat,
+    another_flight_of_route,
+)
 from .queries import FLIGHT
 from .quotes import QUOTE_VALID, QUOTES, QuoteRef, QuoteText, quote_ref, read_ref, signature
 from .results import CancellationQuote, Cancelled, ChangeDone, ChangeQuoted
@@ -84,6 +93,7 @@ def _altered(ref: QuoteRef, how: str) -> PreconditionFailed:
         "How much would it cost to move {flight_booking_id} to flight {new_flight_id}?",
         "Quote changing booking {flight_booking_id} to {new_flight_id}",
     ],
+    values={"new_flight_id": another_flight_of_route},
 )
 def quote_flight_change(
     ctx: ToolContext, flight_booking_id: FlightBookingRow, new_flight_id: FlightRow
@@ -121,6 +131,7 @@ def quote_flight_change(
         "Change {flight_booking_id} to the {new_flight_id} flight instead, seat {new_seat}",
     ],
     examples={"new_seat": SEATS},
+    values={"new_flight_id": another_flight_of_route},
 )
 def change_flight(
     ctx: ToolContext,
