@@ -649,6 +649,10 @@ def _left_out(spec: ToolSpec, phrasing: str, name: str) -> str | None:
     return without_prepositional(phrasing, name)
 
 
+NOT_TO_ONESELF = ("Invite",)
+"""Verbs a person does to others only: a phrasing that opens with one and the user's own
+id ("Invite {user_id} to {channel_id}" for the signed-in user) is not chosen."""
+
 _FIRST_PERSON = (
     (r"\bdoes \{N\} have\b", "do I have"),
     (r"\{N\}'s\b", "my"),
@@ -1218,6 +1222,16 @@ class Renderer:
         fits = [ph for ph in usable if omit is None or omit not in SLOT.findall(ph)]
         if omit is not None and not fits:
             fits = [ph for ph in usable if _left_out(spec, ph, omit) is not None]
+        yourself = self._mine(spec, args, refs)
+        if yourself:  # "Add me (usr_001) to chan_014", not "Invite me (usr_001) to chan_014"
+            own = [
+                ph
+                for ph in fits
+                if not any(
+                    ph.startswith(f"{verb} {{{n}}}") for verb in NOT_TO_ONESELF for n in yourself
+                )
+            ]
+            fits = own or fits
         known = filtered_by(done, index)
         if known:  # not "has the first paid invoice been paid?": another phrasing, or drop
             fits = [ph for ph in fits if not asks_about(ph, known)]

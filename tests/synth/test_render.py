@@ -502,3 +502,18 @@ def test_after_saying_who_they_are_a_customer_says_my_not_their_id() -> None:
     renderer = Renderer(random.Random(0), "complete")
     renderer.persona = frozenset({"customer"})
     assert "cus_013" in renderer.phrase(1, [login, other], planned=None)[0]
+
+
+def test_nobody_invites_themself() -> None:
+    """team_chat-2036-00041: "Invite me (usr_001) to chan_014." The signed-in user adds
+    themself; another person is invited or added."""
+    me = [_done("team_chat.add_channel_member", channel_id="chan_014", user_id="usr_001")]
+    other = [_done("team_chat.add_channel_member", channel_id="chan_014", user_id="usr_002")]
+    invited = set()
+    for seed in range(10):
+        renderer = Renderer(random.Random(seed), "complete")
+        renderer.me = {"user": "usr_001"}
+        text, _ = renderer.phrase(0, me, planned=None)
+        assert not text.startswith("Invite"), text
+        invited.add(renderer.phrase(0, other, planned=None)[0].split()[0])
+    assert "Invite" in invited
