@@ -127,7 +127,7 @@ class Tool:
                 for k in spec.returns
                 if k in endable and k not in {e.name for e in spec.entity_params.values()}
             )
-            if spec.writes
+            if spec.writes and spec.name.split("_")[0] not in CHANGE_ONLY_VERBS
             else (),
         )
 
@@ -528,6 +528,11 @@ def parameter_name(task: LintTask) -> list[str]:
     return found + (_matches(framed, task.users) if framed else [])
 
 
+CHANGE_ONLY_VERBS = frozenset(
+    {"change", "disable", "edit", "enable", "mark", "move", "rename", "set", "update"}
+)
+"""First words of tools that change what they name and make nothing, whatever they return
+(``set_automation_enabled`` returns the automation's scene; it does not make one)."""
 INVERSE_VERBS = {
     frozenset(pair)
     for pair in (
@@ -540,6 +545,7 @@ INVERSE_VERBS = {
         ("mute", "unmute"),
         ("star", "unstar"),
         ("add", "remove"),
+        ("start", "stop"),
         ("apply", "remove"),
         ("create", "delete"),
         ("save", "remove"),
@@ -638,8 +644,9 @@ def _undoes(task: LintTask, a: Step, b: Step) -> str | None:
             return None
         if set(b.arguments) - common - {action}:
             return None  # it names what the first did not: removing a coupon, applying FLASH30
-    elif a.id not in b.depends_on or _ends(task, a):
-        return None  # what is made after a deletion is another entity
+    elif (a.arguments or b.arguments) and (a.id not in b.depends_on or _ends(task, a)):
+        return None  # what is made after a deletion is another entity (calls that name
+        # nothing act on the one thing they serve: stop the engine, then start it)
     return f"{a.call()} then {b.call()}"
 
 
@@ -986,9 +993,13 @@ def _compared(value: Any) -> Any:
 
 
 def _made(task: LintTask, step: Step) -> tuple[str, ...]:
-    """The kinds a call returns without taking one: what it made."""
+    """The kinds a call returns without taking one, and for a copy (:data:`COPY_VERBS`:
+    a reply makes a message of the kind it answers) those it takes too: what it made."""
     tool = task.tool(step.name)
-    return tuple(k for k in tool.returns if k not in tool.takes) if tool is not None else ()
+    if tool is None:
+        return ()
+    copies = step.name.split("_")[0] in COPY_VERBS
+    return tuple(k for k in tool.returns if copies or k not in tool.takes)
 
 
 _MONTH = re.compile(r"^\d{4}-(?:0[1-9]|1[0-2])$")

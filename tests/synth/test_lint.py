@@ -956,3 +956,33 @@ def test_taking_out_the_cart_line_an_add_just_made_undoes_it() -> None:
     assert flags(one_turn("food_delivery", add, out)).get("inverse_write")
     unrelated = step("s2", "remove_from_cart", customer_id="cus_0021", cart_line_id="cl_0035")
     assert not flags(one_turn("food_delivery", add, unrelated)).get("inverse_write")
+
+
+def test_stopping_the_engine_then_starting_it_undoes_itself() -> None:
+    """vehicle-2038-00012: "stop the engine. Next, turn on the engine." Calls that name
+    nothing act on the one thing their server serves: the same target."""
+    stop, start = step("s1", "stop_engine"), step("s2", "start_engine")
+    (found,) = flags(one_turn("vehicle", stop, start))["inverse_write"]
+    assert found == "stop_engine() then start_engine()"
+    speed = step("s2", "set_speed", speed_kph=50)
+    assert "inverse_write" not in flags(one_turn("vehicle", step("s1", "start_engine"), speed))
+
+
+def test_a_setting_changed_then_its_entity_deleted_is_moot() -> None:
+    """iot_devices-2038-00015: disable aut_015, then delete it. ``set_automation_enabled``
+    returns the automation's scene, but a ``set_`` makes nothing that outlives the
+    deletion (:data:`CHANGE_ONLY_VERBS`)."""
+    off = step("s1", "set_automation_enabled", automation_id="aut_015", enabled=False)
+    gone = step("s2", "delete_automation", automation_id="aut_015")
+    (found,) = flags(one_turn("iot_devices", off, gone))["moot_write"]
+    assert found.startswith("set_automation_enabled(") and "delete_automation(" in found
+
+
+def test_editing_the_reply_just_posted_is_moot() -> None:
+    """team_chat-2038-00041: a reply posted (msg_00948), then "edit msg_00948 so it reads:
+    ...": a reply makes a message of the kind it answers (:data:`COPY_VERBS`), whose text
+    the user would have written right."""
+    reply = step("s1", "reply_in_thread", message_id="msg_00576", text="Done.")
+    edit = step("s2", "edit_message", ("s1",), message_id="msg_00948", text="Fixed, thanks.")
+    (found,) = flags(one_turn("team_chat", reply, edit))["moot_write"]
+    assert "sets text" in found

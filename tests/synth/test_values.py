@@ -888,3 +888,13 @@ def test_a_booking_is_moved_to_another_flight_of_its_route() -> None:
                             found.append(f"{task.id}: {step.name}{step.arguments}: {was} -> {now}")
                     ws.call(step.name, step.arguments, turn=i)
     assert judged > 0 and found == []
+
+
+def test_no_line_is_added_to_a_record() -> None:
+    """filesystem-2038-00007: "Remember to renew the passport before June." inserted at
+    line 1 of tax-return-2024.txt. Nobody adds notes to a record (``RECORDS``)."""
+    from prove_plugins.filesystem.tools.editing import line_for
+
+    assert line_for("~/Documents/Finance/taxes/tax-return-2024.txt") == ()
+    assert line_for("~/Documents/Work/lease-2025.txt") == ()
+    assert line_for("~/Documents/notes.txt") != ()

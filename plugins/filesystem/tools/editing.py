@@ -91,6 +91,9 @@ log (its lines are the program's, stamped as it writes them)."""
 WHOLE_DOCUMENTS = frozenset({".json"})
 """Types whose text is one document: written whole, never added to line by line (a line
 appended to ``settings.json`` breaks it)."""
+RECORDS = ("contract", "invoice", "lease", "receipt", "statement", "tax-return")
+"""Words in the names of files that record something done (a tax return, a signed lease):
+nobody adds a note or a to-do line to one."""
 
 
 def text_for(path: str) -> tuple[str, ...]:
@@ -113,12 +116,16 @@ def _text_for_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | 
 
 def line_for(path: str) -> tuple[str, ...]:
     """The texts a line added to the file at ``path`` may be: :func:`text_for`'s, none for a
-    file that is one document (:data:`WHOLE_DOCUMENTS`).
+    file that is one document (:data:`WHOLE_DOCUMENTS`) or a record (:data:`RECORDS`: no
+    reminder inserted into ``tax-return-2024.txt``).
 
     >>> line_for("~/.config/Code/settings.json"), line_for("~/notes/todo.md")[0]
     ((), '## Notes')
     """
-    if Bound({"path": path}).extension("path") in WHOLE_DOCUMENTS:
+    name = path.rsplit("/", 1)[-1].lower()
+    if Bound({"path": path}).extension("path") in WHOLE_DOCUMENTS or any(
+        word in name for word in RECORDS
+    ):
         return ()
     return text_for(path)
 
