@@ -898,3 +898,16 @@ def test_no_line_is_added_to_a_record() -> None:
     assert line_for("~/Documents/Finance/taxes/tax-return-2024.txt") == ()
     assert line_for("~/Documents/Work/lease-2025.txt") == ()
     assert line_for("~/Documents/notes.txt") != ()
+
+
+def test_every_tool_that_reads_or_edits_lines_takes_its_path_from_a_text_file_source() -> None:
+    """filesystem-1-00183 (the reward check's one judged-wrong trajectory at the maximum):
+    "Print line 2 of that file" for the folder a `cp` had just copied into, a gold call that
+    could only fail. Every tool that reads or edits a file's lines draws its path through
+    ``text_file`` (a folder, or a photo, is never one)."""
+    from prove_plugins.filesystem.tools.fitting import text_file
+
+    tools = prove_gym.get_registry().get_server("filesystem").tools
+    lines = ("cat", "head", "tail", "read_lines", "wc", "uniq", "append_file")
+    lines += ("insert_lines", "delete_lines", "replace_in_file")
+    assert {name for name in lines if tools[name].values.get("path") is not text_file} == set()

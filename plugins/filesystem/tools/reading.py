@@ -106,7 +106,7 @@ def tail(ctx: ToolContext, path: FileArg, lines: LineCount = 10) -> Excerpt:
     returns="file",
     phrasings=["Show lines {start} to {end} of {path}", "Print line {start} of {path}"],
     examples={"end": [5, 10, 20]},
-    values={"start": line_in_file([1, 2, 5, 10])},
+    values={"path": text_file, "start": line_in_file([1, 2, 5, 10])},
 )
 def read_lines(
     ctx: ToolContext, path: FileArg, start: Annotated[int, Field(ge=1)], end: int | None = None
