@@ -21,9 +21,15 @@ Files written to ``--out DIR``:
 - ``README.md``: the dataset card: the mix (levels, knobs, abstention, recovery turns,
   states), the settings, the files, and a YAML header naming three configurations
   (``tasks``, ``openrlhf``, ``trl``) with their train/test files, so
-  ``datasets.load_dataset(DIR, "trl")`` loads the folder as it is.
+  ``datasets.load_dataset(DIR, "trl")`` loads the folder as it is (``trl``, the default,
+  and ``openrlhf`` hold each task as one JSON string: one schema for both splits).
 
-Every JSONL file also loads with ``datasets.load_dataset("json", data_files=...)``.
+Every JSONL file also loads on its own with ``datasets.load_dataset("json",
+data_files=...)``. The task files' nested records can differ between splits in which
+optional fields ever hold a value (a split with no missing-tool turn has only nulls in
+``meta.knobs.missing_tool``), so Arrow cannot always give ``train.jsonl`` and
+``test.jsonl`` one schema together: load them one at a time, or read them with
+:func:`prove_gym.load_tasks`.
 """
 
 from __future__ import annotations
@@ -168,7 +174,7 @@ def dataset_card(report: dict[str, Any]) -> str:
     for name, train, test in _CONFIGS:
         head += [
             f"- config_name: {name}",
-            *(["  default: true"] if name == "tasks" else []),
+            *(["  default: true"] if name == "trl" else []),
             "  data_files:",
             "  - split: train",
             f"    path: {train}",

@@ -151,6 +151,8 @@ def test_the_folder_loads_by_its_dataset_card(written, tmp_path: Path) -> None:
     out, report, small = written
     card = (out / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\nconfigs:")
+    # the default is a configuration whose splits share one schema (a task as one string)
+    assert "- config_name: trl\n  default: true\n" in card
     assert f"{report['recovering_tasks']} (" in card and "whole abstention tasks" in card
     for config, n_columns in (("trl", 3), ("openrlhf", 2)):
         # a cache of its own: the shared one is keyed by the folder's path, which a later
