@@ -1046,14 +1046,35 @@ def _search_word(ctx: ToolContext, rng: random.Random) -> str:
     return rng.choice(words) if words else "invoice"
 
 
-SUBJECTS = [
-    "Agenda for Thursday's review",
-    "Follow-up on the proposal",
-    "Updated timeline",
-    "Contract questions",
-    "Travel dates for March",
-    "Invoice for February",
-]
+MESSAGES: dict[str, tuple[str, ...]] = {
+    "Agenda for Thursday's review": (
+        "Here is the agenda for Thursday's review: status, risks, next steps.",
+        "Could you add the budget item to Thursday's agenda?",
+    ),
+    "Follow-up on the proposal": (
+        "Following up on the proposal we sent last week. Any questions so far?",
+        "Thanks for the feedback on the proposal; the revised version is attached.",
+    ),
+    "Updated timeline": (
+        "The timeline moved by a week; launch is now on the 14th.",
+        "Please find the updated timeline below. Let me know if anything is missing.",
+    ),
+    "Contract questions": (
+        "I reviewed the document and left two comments on section 3.",
+        "Can you confirm who signs the contract on your side?",
+    ),
+    "Travel dates for March": (
+        "I land on March 9 and leave on the 12th. Does that work?",
+        "Could we move the trip to the week of March 16?",
+    ),
+    "Invoice for February": (
+        "The February invoice is attached; payment is due in 30 days.",
+        "Can you confirm the invoice for February was paid?",
+    ),
+}
+"""Subjects of new mail, each with bodies that say what it is about (never "Invoice for
+February: could we move our call to Thursday?")."""
+SUBJECTS = list(MESSAGES)
 BODIES = [
     "Hi, could we move our call to Thursday at 3pm? Thanks.",
     "Please find the updated figures below. Let me know if anything is missing.",
@@ -1061,6 +1082,16 @@ BODIES = [
     "Can you confirm the delivery date by Friday?",
     "I reviewed the document and left two comments on section 3.",
 ]
+
+
+def body_for_subject(ctx: ToolContext, rng: random.Random, bound: Bound) -> str:
+    """A body that fits the mail's subject: the call's own ``subject``, else the subject of
+    the draft it changes; a general line (:data:`BODIES`) for a subject with none of its
+    own (a reply's "Re: Lunch next week?")."""
+    subject = bound.args.get("subject") or bound.records.get("draft_id", {}).get("subject")
+    return rng.choice(MESSAGES.get(str(subject), tuple(BODIES)))
+
+
 NOTES = ["FYI, see below.", "Can you take a look at this?", "Forwarding for your records."]
 FILENAMES = ["Q3_report.pdf", "Agenda.docx", "Figures.xlsx", "Site_photo.jpg", "Slides.pptx"]
 FILE_SIZES_KB = [48, 120, 350, 900, 2400]
@@ -1476,7 +1507,8 @@ def list_drafts(
         "Write a new message in {mailbox_id} to {to} about {subject}: {body}",
         "Start a draft in {mailbox_id} to {to}, copying {cc}, subject {subject}: {body}",
     ],
-    examples={"subject": SUBJECTS, "body": BODIES},
+    examples={"subject": SUBJECTS},
+    values={"body": body_for_subject},
 )
 def create_draft(
     ctx: ToolContext,
@@ -1530,7 +1562,8 @@ def create_draft(
         "Address draft {draft_id} to {to}",
         "Copy {cc} on draft {draft_id}",
     ],
-    examples={"subject": SUBJECTS, "body": BODIES},
+    examples={"subject": SUBJECTS},
+    values={"body": body_for_subject},
 )
 def update_draft(
     ctx: ToolContext,

@@ -23,11 +23,12 @@ from prove_plugins.email.models import (
     message_digest,
     split_addresses,
 )
+from prove_plugins.email.tools import SUBJECTS
 from pydantic import TypeAdapter
 
 import prove_gym
 from prove_gym import ErrorKind, Session
-from prove_gym.server import zones
+from prove_gym.server import Bound, zones
 from prove_gym.testing.conformance import conformance_suite
 from prove_gym.testing.sql import count, one, rows
 
@@ -771,9 +772,17 @@ def test_example_values_fit_their_parameters(mail: Session) -> None:
             assert annotation is not None, (tool.name, name)
             for value in drawn:
                 TypeAdapter(annotation).validate_python(value)
+        for name, made in tool.values.items():  # a value source of a plain value, too
+            if name in tool.entity_params:
+                continue
+            annotation = fields[name].annotation
+            assert annotation is not None, (tool.name, name)
+            for subject in (None, *SUBJECTS):
+                value = made(ctx, rng, Bound({"subject": subject} if subject else {}))
+                TypeAdapter(annotation).validate_python(value)
         free = [p.name for p in tool.params if p.required and p.entity is None]
         literal = {n for n in free if "enum" in tool.input_schema()["properties"][n]}
-        assert set(free) - literal <= set(tool.examples), tool.name
+        assert set(free) - literal <= set(tool.examples) | set(tool.values), tool.name
 
 
 def test_the_server_offers_seventeen_tools_and_names_its_rules() -> None:

@@ -911,3 +911,16 @@ def test_every_tool_that_reads_or_edits_lines_takes_its_path_from_a_text_file_so
     lines = ("cat", "head", "tail", "read_lines", "wc", "uniq", "append_file")
     lines += ("insert_lines", "delete_lines", "replace_in_file")
     assert {name for name in lines if tools[name].values.get("path") is not text_file} == set()
+
+
+def test_a_new_mail_says_what_its_subject_is_about() -> None:
+    """email-2038-00045: subject "Invoice for February", body "Hi, could we move our call to
+    Thursday at 3pm?". A new mail's body is drawn for its subject (``body_for_subject``)."""
+    from prove_plugins.email.tools import MESSAGES
+
+    result = synthesize(SynthConfig(servers=("email",), n=150, seed=5))
+    drafted = [s for t in result.tasks for s in t.steps if s.name == "create_draft"]
+    assert drafted
+    for step in drafted:
+        bodies = MESSAGES.get(step.arguments.get("subject", ""))
+        assert bodies is None or step.arguments["body"] in bodies, step.arguments
