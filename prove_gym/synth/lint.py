@@ -38,7 +38,7 @@ from prove_gym.synth.chains import COPY_VERBS
 from prove_gym.synth.enums import enum_values, stated
 from prove_gym.synth.grounding import extract_ids, moves
 from prove_gym.synth.knowledge import ORDINALS
-from prove_gym.synth.render import LOGIN, UNDO_VERBS, unreadable_name, words
+from prove_gym.synth.render import CHANGE_VERBS, LOGIN, UNDO_VERBS, unreadable_name, words
 
 EXAMPLES = 3
 """Examples kept per flaw class."""
@@ -528,11 +528,10 @@ def parameter_name(task: LintTask) -> list[str]:
     return found + (_matches(framed, task.users) if framed else [])
 
 
-CHANGE_ONLY_VERBS = frozenset(
-    {"change", "disable", "edit", "enable", "mark", "move", "rename", "set", "update"}
-)
+CHANGE_ONLY_VERBS = CHANGE_VERBS | {"disable", "enable", "mark", "move", "rename", "set"}
 """First words of tools that change what they name and make nothing, whatever they return
-(``set_automation_enabled`` returns the automation's scene; it does not make one)."""
+(``set_automation_enabled`` returns the automation's scene; it does not make one): the
+renderer's :data:`~prove_gym.synth.render.CHANGE_VERBS` and the verbs of settings."""
 INVERSE_VERBS = {
     frozenset(pair)
     for pair in (
@@ -829,8 +828,9 @@ def _made_then_changed(task: LintTask) -> list[str]:
         tool = task.tool(b.name)
         if tool is None or not _updates(tool) or b.name.split("_")[0] in COPY_VERBS:
             continue  # (a reply makes a message of its own)
+        needs = _needs(task, b)
         for a in task.requested[:n]:
-            if a.id not in _needs(task, b) or not task.writes(a.name):
+            if a.id not in needs or not task.writes(a.name):
                 continue
             made = [
                 (param, b.arguments[param])
@@ -841,10 +841,11 @@ def _made_then_changed(task: LintTask) -> list[str]:
             ]
             if not made:
                 continue
+            target = {param for param, _ in made}  # the one it changes, not a field of it
             changed = [
                 f
                 for f, new in b.arguments.items()
-                if f not in {param for param, _ in made}  # the one it changes, not a field
+                if f not in target
                 and f in a.arguments
                 and not isinstance(new, dict)
                 and _compared(a.arguments[f]) != _compared(new)
