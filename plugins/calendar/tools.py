@@ -346,24 +346,17 @@ def _shower(ctx: ToolContext) -> Callable[[dt.datetime], str]:
 def _check_wall(wall: dt.datetime, tz: ZoneInfo, what: str, *, home: bool) -> None:
     """Refuse a wall-clock time that does not happen in ``tz``, or (``home``: the zone the
     calendar keeps its times in) that happens twice there."""
-    stamp = wall.isoformat(timespec="minutes")
-    if not zones.exists(wall, tz):
-        after = zones.wall(zones.instant(wall, tz), tz).isoformat(timespec="minutes")
-        raise _broken(
-            "nonexistent_local_time",
-            f"{what} {stamp} does not exist in {tz.key}: the clocks skip it when summer time "
-            f"starts (the same moment read after the change is {after}). Nothing was "
-            "changed: choose a time after the change, or give an offset.",
-        )
-    if home and zones.ambiguous(wall, tz):
-        first = wall.replace(tzinfo=tz, fold=0).isoformat(timespec="minutes")
-        second = wall.replace(tzinfo=tz, fold=1).isoformat(timespec="minutes")
-        raise _broken(
-            "ambiguous_local_time",
-            f"{what} {stamp} happens twice in {tz.key}, the zone the calendar keeps its "
-            f"times in ({first} and {second}, when the clocks go back). Nothing was "
-            "changed: choose a time outside that hour.",
-        )
+    refused = zones.refusal(
+        wall,
+        tz,
+        what,
+        twice=home,
+        zone_is=", the zone the calendar keeps its times in" if home else "",
+        undone="Nothing was changed",
+        fix_twice="choose a time outside that hour.",
+    )
+    if refused is not None:
+        raise _broken(*refused)
 
 
 def _moment(ctx: ToolContext, value: str, name: str, timezone: str | None) -> dt.datetime:

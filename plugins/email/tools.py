@@ -762,24 +762,17 @@ def _local_bound(ctx: ToolContext, value: str, name: str, mailbox_id: str) -> dt
         return zones.day_start(when.date(), tz).replace(tzinfo=None)
     if when.tzinfo is not None:
         return when.astimezone(zones.UTC).replace(tzinfo=None)
-    stamp = when.isoformat(timespec="minutes")
-    if not zones.exists(when, tz):
-        after = zones.wall(zones.instant(when, tz), tz).isoformat(timespec="minutes")
-        raise _broken(
-            "nonexistent_local_time",
-            f"{name} {stamp} does not exist in {tz.key}, your time zone: the clocks skip it "
-            f"when summer time starts (the same moment read after the change is {after}). "
-            "Nothing was searched: give a time after the change, or an offset.",
-        )
-    if zones.ambiguous(when, tz):
-        first = when.replace(tzinfo=tz, fold=0).isoformat(timespec="minutes")
-        second = when.replace(tzinfo=tz, fold=1).isoformat(timespec="minutes")
-        raise _broken(
-            "ambiguous_local_time",
-            f"{name} {stamp} happens twice in {tz.key}, your time zone ({first} and {second}, "
-            "when the clocks go back). Nothing was searched: give the offset of the one you "
-            "mean.",
-        )
+    refused = zones.refusal(
+        when,
+        tz,
+        name,
+        twice=True,
+        zone_is=", your time zone",
+        undone="Nothing was searched",
+        fix_twice="give the offset of the one you mean.",
+    )
+    if refused is not None:
+        raise _broken(*refused)
     return zones.instant(when, tz).replace(tzinfo=None)
 
 

@@ -121,6 +121,45 @@ def day_start(day: dt.date, tz: ZoneInfo) -> dt.datetime:
     return moment
 
 
+def refusal(
+    local: dt.datetime,
+    tz: ZoneInfo,
+    what: str,
+    *,
+    twice: bool,
+    zone_is: str,
+    undone: str,
+    fix_twice: str,
+) -> tuple[str, str] | None:
+    """Why the wall-clock time ``local`` cannot be read in ``tz``, as ``(rule, detail)`` for
+    the server's own business-rule error, or ``None`` when it can: rule
+    ``nonexistent_local_time`` (the clocks skip it) and, with ``twice``, rule
+    ``ambiguous_local_time`` (it happens twice). ``what`` names the argument, ``zone_is``
+    says which zone ``tz`` is to the caller (", your time zone", or ""), ``undone`` what did
+    not happen ("Nothing was changed") and ``fix_twice`` what to do about a repeated time.
+
+    >>> refusal(dt.datetime(2026, 3, 8, 2, 30), zone("America/New_York"), "start", twice=True,
+    ...         zone_is="", undone="Nothing was changed", fix_twice="")[0]
+    'nonexistent_local_time'
+    """
+    stamp = local.isoformat(timespec="minutes")
+    if not exists(local, tz):
+        after = wall(instant(local, tz), tz).isoformat(timespec="minutes")
+        return "nonexistent_local_time", (
+            f"{what} {stamp} does not exist in {tz.key}{zone_is}: the clocks skip it when "
+            f"summer time starts (the same moment read after the change is {after}). "
+            f"{undone}: give a time after the change, or an offset."
+        )
+    if twice and ambiguous(local, tz):
+        first = local.replace(tzinfo=tz, fold=0).isoformat(timespec="minutes")
+        second = local.replace(tzinfo=tz, fold=1).isoformat(timespec="minutes")
+        return "ambiguous_local_time", (
+            f"{what} {stamp} happens twice in {tz.key}{zone_is} ({first} and {second}, when "
+            f"the clocks go back). {undone}: {fix_twice}"
+        )
+    return None
+
+
 def like(name: str) -> str | None:
     """The zone of the pinned data whose name is ``name`` but for case, or ``None``.
 
