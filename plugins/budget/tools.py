@@ -61,7 +61,8 @@ from .models import (
     next_occurrence,
     open_from,
 )
-from .sampler import sample_budget
+from .sampler import EVERYDAY, FIXED_BILLS, LIFESTYLE, STREAMING, VARIABLE_BILLS, sample_budget
+from .sampler import MEMOS as CATEGORY_MEMOS
 
 RULES: dict[str, str] = {
     "date_window": "Expenses and income are dated from the first day of the previous month "
@@ -556,6 +557,9 @@ def _recurring_query(by_status: bool, by_category: bool) -> Query:
     return Query(stmt)
 
 
+BILLS_OF_CATEGORY = _recurring_query(False, True)
+
+
 # ----------------------------------------------------------------- helpers
 def _broken(rule: str, detail: str) -> PreconditionFailed:
     """The error for a failed business rule: it names the rule, then says what to do."""
@@ -982,7 +986,57 @@ def _income_amount(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | 
     return rng.choice(PAY if "payroll" in payer.casefold() else OTHER_INCOME)
 
 
-MEMOS = ["Weekly shop", "Birthday dinner", "Reimbursed later", "Split with roommate"]
+GOAL_PAYEES: dict[str, tuple[str, ...]] = {
+    "Emergency fund": ("Urgent Care Center", "AAA Roadside", "Roto-Rooter"),
+    "Vacation": ("Delta Air Lines", "Airbnb", "Marriott", "Expedia"),
+    "New car": ("Toyota of Springfield", "Carvana", "Jiffy Lube"),
+    "Holiday gifts": ("Amazon", "Target", "Etsy", "Macy's"),
+    "Home repairs": ("The Home Depot", "Lowe's", "Ace Hardware", "Mr. Handyman"),
+    "Annual bills": ("Amazon Prime", "Costco Membership", "DMV registration"),
+}
+"""Where money set aside for a savings goal is spent."""
+CATEGORY_PAYEES: dict[str, tuple[str, ...]] = {
+    **{s.name: s.payees for s in (*EVERYDAY, *LIFESTYLE)},
+    **{name: payees for name, payees, _, _ in (*VARIABLE_BILLS, *FIXED_BILLS)},
+    **GOAL_PAYEES,
+    "Subscriptions": tuple(name for name, _ in STREAMING),
+}
+"""The payees an expense filed under a category of the sampled budget is paid to, by the
+category's name: a dinner at Chipotle goes under Dining out, not Home repairs."""
+
+
+def _category(ctx: ToolContext, bound: Bound) -> tuple[str, str]:
+    """The name and group of the category the call files under (the initial state's
+    record, or the live row of a category the conversation made)."""
+    record = bound.records.get("category_id")
+    if record is not None:
+        return str(record.get("name", "")), str(record.get("group", ""))
+    row = ctx.sql.first(CATEGORY, id=str(bound.args.get("category_id", "")))
+    return (str(row.name), str(row.group_name)) if row is not None else ("", "")
+
+
+def _expense_payee(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A payee that fits the expense's category (Chipotle for Dining out, Geico for Car
+    insurance, the landlord of a bill filed under Rent); for a category the budget's owner
+    named themself, any everyday payee. None for Ready to Assign, which holds income, so
+    synthesis draws another category."""
+    name, group = _category(ctx, bound)
+    if group == "Inflow":
+        return None
+    fits = CATEGORY_PAYEES.get(name)
+    if fits is None:
+        bills = ctx.sql.all(BILLS_OF_CATEGORY, category_id=str(bound.args.get("category_id", "")))
+        fits = tuple(sorted({str(b.payee) for b in bills})) or tuple(PAYEES)
+    return rng.choice(fits)
+
+
+def _expense_memo(ctx: ToolContext, rng: random.Random, bound: Bound) -> str:
+    """A memo that fits the expense's category ("Birthday dinner" for Dining out), or none
+    (``""``, the default) where no memo says more than the category does."""
+    name, _ = _category(ctx, bound)
+    return rng.choice([m for m in CATEGORY_MEMOS.get(name, []) if m] or [""])
+
+
 BILL_PAYEES = ["Netflix", "Planet Fitness", "Spotify", "Comcast Xfinity", "Geico", "Dog walker"]
 
 
@@ -1212,7 +1266,8 @@ def list_recurring_expenses(
         "Log a {amount} expense at {payee} on {date} in {category_id} from {account_id}",
         "Record {payee} for {amount}: category {category_id}, account {account_id}",
     ],
-    examples={"amount": AMOUNTS, "payee": PAYEES, "memo": MEMOS, "date": _open_day},
+    examples={"amount": AMOUNTS, "date": _open_day},
+    values={"payee": _expense_payee, "memo": _expense_memo},
 )
 def add_expense(
     ctx: ToolContext,

@@ -884,7 +884,10 @@ def respond_to_invitation(
     email = email.strip().lower()
     guest = ctx.sql.first(GUEST, event_id=event.id, email=email)
     if guest is None:
-        raise NotFound(f"{email} is not invited to {event.id}; call add_invitee first.")
+        raise NotFound(
+            f"{email} is not invited to {event.id}, so there is no reply of theirs to record "
+            "(get_event lists who is invited). Nothing was changed."
+        )
     if event.status == "cancelled":
         raise PreconditionFailed(f"Event {event.id} is cancelled.")
     if guest.response != response:

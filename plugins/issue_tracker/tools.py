@@ -80,6 +80,7 @@ server = Server(
     version="1.0.0",
     base=Base,
     sampler=sample_issue_tracker,
+    me=lambda ctx: {"user": _acting_user(ctx)},
     description="A team issue tracker with projects and their members, issues (bugs, features, "
     "tasks), labels, comments, sprints, and a workflow that controls how an issue's status may "
     "change.",

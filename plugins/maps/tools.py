@@ -1570,7 +1570,7 @@ def create_list(
 @server.tool(
     writes=True,
     returns=("list", "saved_place", "place"),
-    phrasings=["Add {saved_id} to list {list_id}", "Put {saved_id} on my list {list_id}"],
+    phrasings=["Add {saved_id} to list {list_id}", "Put {saved_id} on the list {list_id}"],
     examples={"note": ["", "Go on a weekday", "Bring cash"]},
 )
 def add_to_list(

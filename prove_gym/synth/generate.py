@@ -98,6 +98,7 @@ from prove_gym.synth.render import (
     creates,
     fillable_phrasings,
     foreign_requests,
+    introduced,
     not_the_users,
     said_values,
     usable_phrasings,
@@ -113,7 +114,7 @@ from prove_gym.synth.validate import (
 from prove_gym.synth.writer import LLMWriter
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/16"
+GENERATOR = "prove_gym.synth/17"
 """Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
 ``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
 of ``final_state_hash`` unless a call changed their state (see
@@ -1020,6 +1021,28 @@ class Conversation:
                 return "requeued"
         return f"noop_write:{step.name}" if noop else f"step_failed:{step.name}"
 
+    def _derivable(self, d: DoneStep) -> bool:
+        """Whether a model could make the writes that repair ``d``'s failed attempt from
+        what the attempt sent and its error said: every argument of each repairing write
+        is one of the attempt's values or named in the message ("Slow to 0 with set_speed
+        (speed_kph=0)"). Not when the repair takes a value nobody gave: "the cart is
+        empty, add items with add_to_cart" repaired by adding var_00032, an item the user
+        never asked to buy."""
+        assert d.failed is not None
+        tried, result = d.failed
+        message = (result.message or "")[:2000]
+        named = set(re.findall(r"[\w.@+-]+", message)) | {str(v) for v in tried.values()}
+        for j in d.repairs:
+            repair = self.done[j]
+            if not repair.tool.writes:
+                continue  # a read finds what it needs
+            for value in repair.args.values():
+                for v in value if isinstance(value, list) else [value]:
+                    said = str(v)
+                    if said not in named and not (" " in said and said in message):
+                        return False
+        return True
+
     def _within_error_rate(self, failed: int, calls: int) -> bool:
         """Whether a gold whose ``calls`` include ``failed`` failing ones is kept
         (``max_error_rate``)."""
@@ -1473,6 +1496,8 @@ class Conversation:
                 continue
             if any(done[j].segment != d.segment for j in d.repairs):
                 continue
+            if not self._derivable(d):
+                continue
             draw = stable_int("recover", self.cid, i) % 1_000_000 / 1_000_000
             if draw < self.cfg.recovery_rate and self._within_error_rate(failed + 1, calls + 1):
                 out[i] = min(d.repairs, default=i)
@@ -1556,6 +1581,7 @@ class Conversation:
         )
         self.renderer.unknowable = []
         self.renderer.self_named = []
+        self.renderer.persona_reads = []
         self.renderer.self_answered = []
         self.renderer.unphrased = []
         for idxs, hidden in requests:
@@ -1598,6 +1624,8 @@ class Conversation:
             return f"unknowable_value:{self.renderer.unknowable[0]}"
         if self.renderer.self_named:  # the user would name themself by id
             return f"self_by_id:{self.renderer.self_named[0]}"
+        if set(self.renderer.persona_reads) & introduced([t.user for t in turns]):
+            return "self_by_id:read"  # "How is seller usr_020 rated? ... I'm usr_020"
         if self.renderer.self_answered:  # a read its own list's filter answers
             return f"self_answered:{self.renderer.self_answered[0]}"
         if self.renderer.unphrased:  # no phrasing states the call: not "Set climate."

@@ -506,6 +506,9 @@ class Grounder:
         self._keys = {kind: src.key for kind, src in self.server.entities.items()}
         self.persona: dict[str, str] = {}
         """The conversation's one id of each persona kind, once a call has taken one."""
+        self._looked_up: dict[str, set[str]] = {}
+        """Ids of a persona kind a ``shared`` parameter took (a seller whose profile the
+        user read): someone else, never drawn as the persona later."""
         # the record fields that can name a persona: its key, and every parameter of its
         # kind (``seller_id``, ``buyer_id``: the role a call gives the member)
         self._roles: dict[str, frozenset[str]] = {
@@ -539,7 +542,11 @@ class Grounder:
         first one of each kind stays: one customer, one member per conversation."""
         for name, entity in spec.entity_params.items():
             value = args.get(name)
-            if entity.name in self.server.persona and isinstance(value, str | int):
+            if entity.name not in self.server.persona or not isinstance(value, str | int):
+                continue
+            if entity.shared:  # a look at someone's public profile: never who the user is
+                self._looked_up.setdefault(entity.name, set()).add(str(value))
+            else:
                 self.persona.setdefault(entity.name, str(value))
         taken = {e.name for e in spec.entity_params.values()}
         for kind in self.server.persona:
@@ -894,7 +901,10 @@ class Grounder:
         excluded = taken | d.banned  # (taken grows only once a value is chosen)
         secret = is_secret_kind(kind)
         if kind in self.server.persona and not many:
-            return self._persona(d, p, kind, excluded)
+            if not p.entity.shared:
+                return self._persona(d, p, kind, excluded)
+            if kind in self.persona:  # another member's public profile: not the user's own
+                excluded = excluded | {self.persona[kind]}
         if p.name in self._moves(d.step.tool):
             # an update never moves a row to the reference it has now (an event to its own
             # calendar, an issue to its own assignee)
@@ -1002,6 +1012,7 @@ class Grounder:
         key = self.index.key(kind)
         if key is None:
             return _NO
+        others |= self._looked_up.get(kind, set())
         candidates = d.lessons.fit(
             d.step.tool.name, p.name, self.index.without(kind, set(excluded) | others)
         )

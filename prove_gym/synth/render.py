@@ -188,6 +188,19 @@ def _introduces(text: str) -> bool:
     return text.startswith(("I'm ", "I am ", "My name is ", "This is "))
 
 
+_INTRO = re.compile(r"\bI(?:'m| am)(?: [a-z]{1,12})? ([a-z]{1,12}_[0-9]{1,8})\b")
+"""A user saying who they are by id: "I'm usr_020", "I'm customer cus_012"."""
+
+
+def introduced(texts: Sequence[str]) -> set[str]:
+    """The ids the user says are theirs ("I'm usr_020", "I'm customer cus_012").
+
+    >>> sorted(introduced(["Cancel lst_1; I'm usr_020.", "I am customer cus_012, my pin"]))
+    ['cus_012', 'usr_020']
+    """
+    return {m[1] for t in texts for m in _INTRO.finditer(t)}
+
+
 def _said_once(text: str, earlier: Sequence[str]) -> str:
     """``text`` without the "I'm usr_036" an earlier request of the turn already said: at
     its start ("I'm usr_036; place a bid", "I'm usr_036 and I want to buy ...") or its end
@@ -1093,6 +1106,10 @@ class Renderer:
         """Tools a request asked for although none of their phrasings can state the call's
         values (``{}`` for ``set_climate``, whose phrasings each need one): the
         conversation is dropped, not asked as "Set climate."."""
+        self.persona_reads: list[str] = []
+        """Ids of a ``persona`` kind a read asks about ("How is seller usr_020 rated?",
+        "the seller profile of the first user from that list"): the conversation is
+        dropped where the user says that id is theirs ("I'm usr_020"; :func:`introduced`)."""
         self.self_named: list[str] = []
         """Slots (``tool.param``) where the user would name themself by id in a place "me"
         does not read ("What has usr_001 posted?"): the conversation is dropped."""
@@ -1215,6 +1232,9 @@ class Renderer:
         args = step.args
         refs: dict[str, str] = {}
         for param in step.links:
+            kind = spec.entity_params.get(param)
+            if kind is not None and self.me.get(kind.name) == str(args.get(param)):
+                continue  # the user is "me (usr_001)", never "the same user"
             ref = self.reference(done, index, param)
             if ref is not None:
                 refs[param] = ref
@@ -1283,6 +1303,12 @@ class Renderer:
                 phrasing = fitted
             else:
                 self.self_named.append(f"{spec.name}.{name}")
+        if not spec.writes:  # "How is seller usr_020 rated?": of the user, if they are usr_020
+            self.persona_reads.extend(
+                str(args[name])
+                for name, entity in spec.entity_params.items()
+                if entity.name in self.persona and name in args and name not in signed
+            )
         keep: list[str] = []
         phrasing = _singular_after_one(phrasing, args, refs)
 

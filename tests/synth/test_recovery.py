@@ -136,3 +136,39 @@ def test_give_up_rate_zero_gives_nothing_up() -> None:
         SynthConfig(servers=("email",), n=40, seed=3, state_seeds=2, give_up_rate=1.0)
     )
     assert giving_up(shown)  # the same run gives some up
+
+
+def test_a_repairing_write_takes_only_values_the_attempt_or_its_error_gave() -> None:
+    """shopping-2038-00035: checkout failed on an empty cart ("Add items with add_to_cart
+    first") and the gold repaired it by adding var_00032, an item the user never asked to
+    buy: a model that told the user the cart was empty was scored wrong. A shown repair
+    that writes takes every value from the failed call or its message (vehicle's "Slow to
+    0 with set_speed (speed_kph=0)"); reads may look things up."""
+    import re
+
+    import prove_gym
+
+    registry = prove_gym.get_registry()
+    result = synthesize(SynthConfig(servers=("shopping", "vehicle", "calendar"), n=300, seed=11))
+    repaired = 0
+    for task in result.tasks:
+        server = registry.get_server(task.server)
+        with Workspace(task) as ws:
+            for i, turn in enumerate(task.turns):
+                message, given = "", set()
+                for k, step in enumerate(turn.steps):
+                    call = ws.call(step.name, step.arguments, turn=i)
+                    if not step.attempt or turn.given_up:
+                        continue
+                    message = call.result.message or ""
+                    given = {str(v) for v in step.arguments.values()}
+                    named = set(re.findall(r"[\w.@+-]+", message)) | given
+                    for fix in turn.steps[k + 1 :]:
+                        if fix.name == step.name:
+                            break
+                        if not server.tools[fix.name].writes:
+                            continue
+                        repaired += 1
+                        for value in fix.arguments.values():
+                            assert str(value) in named, (task.id, fix.name, fix.arguments, message)
+    assert repaired >= 5  # vehicle's stop-then-park repairs are still shown

@@ -517,3 +517,45 @@ def test_nobody_invites_themself() -> None:
         assert not text.startswith("Invite"), text
         invited.add(renderer.phrase(0, other, planned=None)[0].split()[0])
     assert "Invite" in invited
+
+
+def test_the_user_is_never_the_same_user() -> None:
+    """issue_tracker-5-00003: "assign it to me (usr_001) ... Then what is the same user
+    working on?" A value that is the user (``Server(me=...)``) is never referred to as
+    "the same user": it is "me (usr_001)" where that reads, else the conversation is
+    dropped."""
+    done = [
+        _done("issue_tracker.assign_issue", issue_id="iss_0001", assignee_id="usr_001"),
+        _done("issue_tracker.search_issues", {"assignee_id": 0}, assignee_id="usr_001"),
+    ]
+    for seed in range(6):
+        renderer = Renderer(random.Random(seed), "complete")
+        renderer.me = {"user": "usr_001"}
+        text, _ = renderer.phrase(1, done, planned=None)
+        assert "same user" not in text, text
+        assert "me (usr_001)" in text or renderer.self_named, text
+    renderer = Renderer(random.Random(0), "complete")  # someone else is referred to
+    text, _ = renderer.phrase(1, done, planned=None)
+    assert "usr_001" not in text, text
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_nobody_asks_about_themself_by_id(seed: int) -> None:
+    """marketplace-2038: "How is seller usr_020 rated? Then cancel my listing lst_0100;
+    I'm usr_020." Another member's profile (``Entity(shared=True)``) is never the
+    conversation's member, and no read names by id the member the user says they are."""
+    from prove_gym.synth import SynthConfig, synthesize
+    from prove_gym.synth.render import introduced
+
+    result = synthesize(SynthConfig(servers=("marketplace",), n=120, seed=seed))
+    reads = 0
+    for task in result.tasks:
+        me = introduced([t.user for t in task.turns])
+        for step in task.steps:
+            who = step.arguments.get("seller_id" if step.name == "get_seller_profile" else "")
+            if step.name == "list_sales":
+                who = step.arguments.get("user_id")
+            if who is not None:
+                reads += 1
+                assert str(who) not in me, (task.id, [t.user for t in task.turns])
+    assert reads > 10

@@ -463,6 +463,31 @@ def test_income_is_never_filed_under_a_bill() -> None:
     assert Decimal(str(drawn.args["amount"])) in [Decimal(str(v)) for v in OTHER_INCOME]
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_an_expense_is_paid_to_a_payee_of_its_category(seed: int) -> None:
+    """budget-2038: "I spent 250.00 at Chipotle, put it under cat_024" (Home repairs), memo
+    "Birthday dinner". The payee and memo fit the category; a Rent expense goes to the
+    landlord of its bill; none is filed under Ready to Assign (the draw fails)."""
+    from prove_plugins.budget.tools import CATEGORY_PAYEES
+
+    srv = prove_gym.get_registry().get_server("budget")
+    cats = srv.session(0, srv.default_size).list_entities("category")
+    by_name = {c["name"]: c["category_id"] for c in cats}
+    for name in ("Dining out", "Groceries", "Car insurance", "Home repairs", "Rent"):
+        if name not in by_name:
+            continue
+        _, drawn = _draw("budget", "add_expense", seed, category_id=by_name[name])
+        assert drawn.unresolved is None, name
+        if name == "Rent":
+            assert str(drawn.args["payee"]).endswith("Property Management"), drawn.args
+        else:
+            assert drawn.args["payee"] in CATEGORY_PAYEES[name], (name, drawn.args)
+        if name in ("Car insurance", "Home repairs"):
+            assert "memo" not in drawn.args  # "Birthday dinner" under a bill: never
+    _, drawn = _draw("budget", "add_expense", seed, category_id=by_name["Ready to Assign"])
+    assert drawn.unresolved == "payee"
+
+
 # ----------------------------------------------------------------- prove_gym.synth/14
 @pytest.mark.parametrize("seed", range(6))
 def test_a_comment_answers_the_post_it_is_on(seed: int) -> None:
