@@ -1024,10 +1024,41 @@ def _expense_payee(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | 
     if group == "Inflow":
         return None
     fits = CATEGORY_PAYEES.get(name)
+    priced = tuple(n for n, price in STREAMING if price == str(bound.args.get("amount")))
+    if name == "Subscriptions" and priced:
+        fits = priced  # the service that costs the drawn 13.99
     if fits is None:
         bills = ctx.sql.all(BILLS_OF_CATEGORY, category_id=str(bound.args.get("category_id", "")))
         fits = tuple(sorted({str(b.payee) for b in bills})) or tuple(PAYEES)
     return rng.choice(fits)
+
+
+BILL_RANGES: dict[str, tuple[float, float]] = {
+    **{s.name: (s.lo, s.hi) for s in (*EVERYDAY, *LIFESTYLE)},
+    **{name: (lo, hi) for name, _, lo, hi in (*VARIABLE_BILLS, *FIXED_BILLS)},
+    "Subscriptions": (2.99, 17.99),
+    "Annual bills": (60.0, 240.0),
+}
+"""What one bill of a category costs, by the category's name (rent: :data:`RENT`)."""
+RENT = (1200, 2600)
+"""A month's rent, in whole units."""
+
+
+def _bill_amount(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """What a bill filed under the category would cost: a month's rent for Rent (never
+    174.76), a streaming price for Subscriptions, a grocery shop's range for Groceries;
+    for a savings goal or a category the owner named, an everyday sum. None for Ready to
+    Assign."""
+    name, group = _category(ctx, bound)
+    if group == "Inflow":
+        return None
+    if name == "Rent":
+        return f"{rng.randrange(RENT[0], RENT[1] + 1, 25)}.00"
+    if name == "Subscriptions":  # a service's own price (the payee is drawn to match)
+        return rng.choice([price for _, price in STREAMING])
+    lo, hi = BILL_RANGES.get(name, (10.0, 150.0))
+    cents = rng.randint(round(lo * 100), round(hi * 100))
+    return f"{cents // 100}.{cents % 100:02d}"
 
 
 def _expense_memo(ctx: ToolContext, rng: random.Random, bound: Bound) -> str:
@@ -1037,13 +1068,16 @@ def _expense_memo(ctx: ToolContext, rng: random.Random, bound: Bound) -> str:
     return rng.choice([m for m in CATEGORY_MEMOS.get(name, []) if m] or [""])
 
 
-BILL_PAYEES = ["Netflix", "Planet Fitness", "Spotify", "Comcast Xfinity", "Geico", "Dog walker"]
-
-
 def _bill_frequency(ctx: ToolContext, rng: random.Random, bound: Bound) -> str:
-    """How often a bill of the drawn amount comes: weekly only for small sums (a dog
-    walker's 25.00), monthly or yearly for middling ones, monthly for large ones (rent):
-    never a weekly 2,300.00 bill."""
+    """How often a bill of the drawn amount and category comes: a bill, a subscription or
+    money put towards a goal monthly (yearly for Annual bills); an everyday cost weekly only
+    for small sums (a dog walker's 25.00), else monthly or yearly: never a weekly 2,300.00
+    bill, nor a weekly streaming subscription."""
+    name, group = _category(ctx, bound)
+    if name == "Annual bills":
+        return "yearly"
+    if group in ("Bills", "Savings goals"):
+        return "monthly"
     try:
         amount = Decimal(str(bound.args.get("amount", "0")))
     except ArithmeticError:
@@ -1634,13 +1668,8 @@ def set_category_limit(
         "Set up a {frequency} recurring expense of {amount} for {payee} from {start_date} "
         "in {category_id} on {account_id}",
     ],
-    examples={
-        "amount": ["15.49", 29.99, 45, "89.00", 120],
-        "payee": BILL_PAYEES,
-        "start_date": _start_day,
-        "end_date": _end_day,
-    },
-    values={"frequency": _bill_frequency},
+    examples={"start_date": _start_day, "end_date": _end_day},
+    values={"amount": _bill_amount, "payee": _expense_payee, "frequency": _bill_frequency},
 )
 def create_recurring_expense(
     ctx: ToolContext,

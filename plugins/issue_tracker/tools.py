@@ -743,13 +743,66 @@ def _sprint_end(ctx: ToolContext, rng: random.Random) -> str:
     return _future_day(ctx, rng, 29, 42)
 
 
-ISSUE_TITLES = [
-    "Checkout button does nothing on Safari",
-    "Add CSV export to the orders dashboard",
-    "Upgrade PostgreSQL to 16",
-    "Password reset email arrives twice",
-    "Improve search relevance for short queries",
-]
+NEW_ISSUES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "Checkout button does nothing on Safari": (
+        frozenset({"bug"}),
+        frozenset({"frontend", "regression", "customer-reported", "hotfix", "needs-triage", "ux"}),
+    ),
+    "Add CSV export to the orders dashboard": (
+        frozenset({"feature", "improvement"}),
+        frozenset({"frontend", "backend", "good-first-issue", "customer-reported", "ux"}),
+    ),
+    "Upgrade PostgreSQL to 16": (
+        frozenset({"task", "improvement"}),
+        frozenset({"backend", "tech-debt", "performance", "security"}),
+    ),
+    "Password reset email arrives twice": (
+        frozenset({"bug"}),
+        frozenset({"backend", "regression", "customer-reported", "needs-triage", "security"}),
+    ),
+    "Improve search relevance for short queries": (
+        frozenset({"improvement", "feature"}),
+        frozenset({"backend", "performance", "ux", "customer-reported"}),
+    ),
+    "Fix the flaky checkout integration test": (
+        frozenset({"bug", "task"}),
+        frozenset({"flaky-test", "tech-debt", "backend"}),
+    ),
+    "Document the webhook retry policy": (
+        frozenset({"task"}),
+        frozenset({"documentation", "good-first-issue", "backend"}),
+    ),
+    "Screen reader skips the date picker": (
+        frozenset({"bug"}),
+        frozenset({"accessibility", "frontend", "ux", "customer-reported"}),
+    ),
+}
+"""Titles of new issues, each with the types and labels it fits (a Safari bug is no
+feature, and no flaky test)."""
+ISSUE_TITLES = list(NEW_ISSUES)
+
+
+def _issue_title(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A title that fits every label drawn for the new issue ("Screen reader skips the
+    date picker" for one labelled accessibility) and its type, where one is given; None
+    when none does, so synthesis draws other labels."""
+    kind = bound.args.get("type")
+    labels = {str(v).strip().lower() for v in bound.args.get("labels") or []}
+    fits = [
+        title
+        for title, (types, fitting) in NEW_ISSUES.items()
+        if (kind is None or kind in types) and labels <= fitting
+    ]
+    return rng.choice(fits) if fits else None
+
+
+def _issue_type(ctx: ToolContext, rng: random.Random, bound: Bound) -> str:
+    """A type that fits the new issue's title (drawn first): "Checkout button does nothing
+    on Safari" is a bug, never a feature."""
+    fitting = NEW_ISSUES.get(str(bound.args.get("title", "")))
+    return rng.choice(sorted(fitting[0] if fitting else ("bug", "feature", "task", "improvement")))
+
+
 COMMENT_BODIES = [
     "Reproduced on staging, looking into it now.",
     "Fixed in the latest build, please verify.",
@@ -953,10 +1006,10 @@ def get_issue(ctx: ToolContext, issue_id: IssueId) -> IssueDetail:
         "Open a ticket in {project_id} titled '{title}' and assign it to {assignee_id}",
     ],
     examples={
-        "title": ISSUE_TITLES,
         "description": ["Steps to reproduce: open the cart, remove an item, refresh."],
         "story_points": [1, 2, 3, 5, 8],
     },
+    values={"title": _issue_title, "type": _issue_type},
 )
 def create_issue(
     ctx: ToolContext,

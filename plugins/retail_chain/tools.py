@@ -1266,7 +1266,7 @@ def _in_stock_products(ctx: ToolContext, rng: random.Random) -> list[str]:
     phrasings=[
         "Ring up a sale of {product_ids} at {store_id}",
         "A customer at {store_id} just bought {product_ids}; record the sale",
-        "Record a sale at store {store_id}: {product_ids}, quantities {quantities}",
+        "At {store_id}, sell {quantities} of {product_ids}",
     ],
     examples={"product_ids": _in_stock_products, "quantities": [[1], [2], [1, 1], [2, 1]]},
 )

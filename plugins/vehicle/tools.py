@@ -766,7 +766,7 @@ def shift_gear(ctx: ToolContext, gear: Gear) -> ModeChange:
 @server.tool(
     writes=True,
     idempotent=True,
-    phrasings=["Bring the speed to {speed_kph} km/h", "Change the speed to {speed_kph} km/h"],
+    phrasings=["Set the speed to {speed_kph} km/h", "Change the speed to {speed_kph} km/h"],
     examples={"speed_kph": [0, 30, 50, 80, 100]},
 )
 def set_speed(

@@ -1624,7 +1624,14 @@ class Conversation:
             return f"unknowable_value:{self.renderer.unknowable[0]}"
         if self.renderer.self_named:  # the user would name themself by id
             return f"self_by_id:{self.renderer.self_named[0]}"
-        if set(self.renderer.persona_reads) & introduced([t.user for t in turns]):
+        logged = {  # "List the standing orders of cus_035. | Log me in: customer cus_035"
+            str(d.args[n])
+            for d in done
+            if LOGIN.match(d.tool.name)
+            for n, e in d.tool.entity_params.items()
+            if e.name in sc.server.persona and n in d.args
+        }
+        if set(self.renderer.persona_reads) & (introduced([t.user for t in turns]) | logged):
             return "self_by_id:read"  # "How is seller usr_020 rated? ... I'm usr_020"
         if self.renderer.self_answered:  # a read its own list's filter answers
             return f"self_answered:{self.renderer.self_answered[0]}"

@@ -201,6 +201,14 @@ def introduced(texts: Sequence[str]) -> set[str]:
     return {m[1] for t in texts for m in _INTRO.finditer(t)}
 
 
+_MY = re.compile(r"\b[Mm]y\b")
+_INTRO_SLOT = re.compile(r"\bI(?:'m| am) \{")
+"""A phrasing in which the user says who they are ("Cancel my listing {listing_id}; I'm
+{seller_id}"): its "my" is theirs."""
+_PAIRED = re.compile(r"\{(\w+)\} of \{(\w+)\}")
+"""A phrasing's "{quantities} of {product_ids}": counts of items, said pair by pair."""
+
+
 def _said_once(text: str, earlier: Sequence[str]) -> str:
     """``text`` without the "I'm usr_036" an earlier request of the turn already said: at
     its start ("I'm usr_036; place a bid", "I'm usr_036 and I want to buy ...") or its end
@@ -1179,6 +1187,16 @@ class Renderer:
         where = self.rng.choice(["in those results", "from that list"])
         return f"the {ORDINALS[ref.position]} {noun} {where}"
 
+    def _logged_in(self, index: int, done: Sequence[DoneStep]) -> bool:
+        """Whether a login before ``done[index]`` named a person of a ``persona`` kind:
+        the user is then that person ("my cards"); before it, they speak of them."""
+        return any(
+            e.name in self.persona and n in d.args
+            for d in done[:index]
+            if LOGIN.match(d.tool.name)
+            for n, e in d.tool.entity_params.items()
+        )
+
     def _signed_in(self, index: int, done: Sequence[DoneStep]) -> set[str]:
         """Parameters of ``done[index]`` whose value is the person a login earlier in the
         conversation named (a ``persona`` kind: "I'm customer cus_012, my passcode is
@@ -1252,6 +1270,12 @@ class Renderer:
                 )
             ]
             fits = own or fits
+        as_persona = self._logged_in(index, done)
+        if self.persona and not as_persona and not LOGIN.match(spec.name):
+            # a conversation that names the customer never calls their things "my order"
+            # until the user signs in as them ("Where is ord_00615?", not "my order")
+            third = [ph for ph in fits if not _MY.search(ph) or _INTRO_SLOT.search(ph)]
+            fits = third or fits
         known = filtered_by(done, index)
         if known:  # not "has the first paid invoice been paid?": another phrasing, or drop
             fits = [ph for ph in fits if not asks_about(ph, known)]
@@ -1303,7 +1327,7 @@ class Renderer:
                 phrasing = fitted
             else:
                 self.self_named.append(f"{spec.name}.{name}")
-        if not spec.writes:  # "How is seller usr_020 rated?": of the user, if they are usr_020
+        if not spec.writes and not LOGIN.match(spec.name):  # "How is seller usr_020 rated?"
             self.persona_reads.extend(
                 str(args[name])
                 for name, entity in spec.entity_params.items()
@@ -1321,7 +1345,8 @@ class Renderer:
                     many = isinstance(args.get(name), list) and len(args[name]) > 1
                     # "one of my calendars", but "one of the menu items": a restaurant's,
                     # not the customer's own
-                    whose = "the" if entity.name in self.not_mine else "my"
+                    own = entity.name not in self.not_mine and (as_persona or not self.persona)
+                    whose = "my" if own else "the"
                     return f"{'some' if many else 'one'} of {whose} {plural(words(entity.name))}"
                 return f"some {words(name)}"
             if name in refs:
@@ -1333,6 +1358,7 @@ class Renderer:
             keep.extend(said_values(value))
             return render_value(value)
 
+        phrasing, paired = self._paired(phrasing, args, refs, keep, omit)
         text = SLOT.sub(fill, phrasing)
         for name in SLOT.findall(phrasing):  # "on {when}": "at 5 pm on August 15, 2026"
             value = args.get(name)
@@ -1353,7 +1379,7 @@ class Renderer:
                     and not self.knowledge.knowable(index, name)
                 ):
                     self.unknowable.append(f"{spec.name}.{name}")
-        slots = set(SLOT.findall(phrasing))
+        slots = set(SLOT.findall(phrasing)) | paired
         extras: list[Extra] = []
         for name, value in args.items():
             if name in slots or name == omit or name in signed:
@@ -1384,6 +1410,36 @@ class Renderer:
             text = f"{body}{end} {settings_sentence(spec, extras)}"
         text = spoken_minutes(text)  # "a day before", never "1440 minutes before"
         return _finish(text), _kept(text, keep)
+
+    @staticmethod
+    def _paired(
+        phrasing: str,
+        args: Mapping[str, Any],
+        refs: Mapping[str, str],
+        keep: list[str],
+        omit: str | None,
+    ) -> tuple[str, set[str]]:
+        """``phrasing`` with a "{counts} of {items}" pair of lists of one length over one
+        said item by item ("sell 2 of prd_0013 and 1 of prd_0001", not "sell 2, 1 of
+        prd_0013, prd_0001"), and the two parameters it said."""
+        for m in _PAIRED.finditer(phrasing):
+            counts, items = args.get(m[1]), args.get(m[2])
+            if (
+                not isinstance(counts, list)
+                or not isinstance(items, list)
+                or len(counts) != len(items)
+                or len(items) < 2
+                or {m[1], m[2]} & {*refs, omit}
+            ):
+                continue
+            pairs = [
+                f"{render_value(c)} of {render_value(i)}"
+                for c, i in zip(counts, items, strict=True)
+            ]
+            keep.extend(v for value in (counts, items) for v in said_values(value))
+            said = ", ".join(pairs[:-1]) + " and " + pairs[-1]
+            return phrasing.replace(m[0], said.replace("{", "(").replace("}", ")"), 1), {m[1], m[2]}
+        return phrasing, set()
 
     def request(
         self,

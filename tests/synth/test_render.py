@@ -559,3 +559,88 @@ def test_nobody_asks_about_themself_by_id(seed: int) -> None:
                 reads += 1
                 assert str(who) not in me, (task.id, [t.user for t in task.turns])
     assert reads > 10
+
+
+def test_counts_of_items_are_said_pair_by_pair() -> None:
+    """retail_chain-2040-00028: "record a sale at store str_010: prd_0013, quantities 2".
+    Counts of items read as people say them, one pair at a time."""
+    one = [
+        _done(
+            "retail_chain.record_sale", store_id="str_010", product_ids=["prd_0013"], quantities=[2]
+        )
+    ]
+    two = [
+        _done(
+            "retail_chain.record_sale",
+            store_id="str_010",
+            product_ids=["prd_0013", "prd_0001"],
+            quantities=[2, 1],
+        )
+    ]
+    planned = "At {store_id}, sell {quantities} of {product_ids}"
+    text, keep = Renderer(random.Random(0), "complete").phrase(0, one, planned=planned)
+    assert text == "At str_010, sell 2 of prd_0013.", text
+    text, keep = Renderer(random.Random(0), "complete").phrase(0, two, planned=planned)
+    assert text == "At str_010, sell 2 of prd_0013 and 1 of prd_0001.", text
+    assert {"2", "1", "prd_0013", "prd_0001", "str_010"} <= set(keep)
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "omit", "said"),
+    [
+        ("vehicle.set_speed", {"speed_kph": 50}, "speed_kph", "Set the speed."),
+        ("filesystem.head", {"path": "/etc/hosts"}, "path", "Show me the top of one of my files."),
+    ],
+)
+def test_a_request_with_its_value_left_out_still_reads(
+    tool: str, args: dict[str, Any], omit: str, said: str
+) -> None:
+    """vehicle-2040-00005 "Bring the speed."; filesystem-2040-00044 "head one of my files."."""
+    spec = get_registry().get_tool(tool)
+    texts = set()
+    for phrasing in spec.phrasings:
+        text, _ = Renderer(random.Random(0), "complete").phrase(
+            0, [_done(tool, **args)], planned=phrasing, omit=omit
+        )
+        texts.add(text)
+        assert text[0].isupper() and not text.startswith(("Bring", "head")), text
+    assert said in texts
+
+
+def test_a_conversation_about_a_customer_never_calls_their_things_mine() -> None:
+    """shopping-2040-00045: "Show me one of my orders. ... make adr_0152 the default
+    address of cus_099"; food_delivery-2040-00027: "where is my order ord_00615? ... the
+    cart of cus_0054". Where the user speaks of the customer (no login names them), the
+    customer's things are "one of the orders", "Where is ord_00615?", never "my"."""
+    from prove_gym.synth import SynthConfig, synthesize
+
+    result = synthesize(SynthConfig(servers=("shopping", "food_delivery"), n=120, seed=4))
+    asked = 0
+    for task in result.tasks:
+        for turn in task.turns:
+            if turn.kind == "clarify" or turn.steps:
+                asked += 1
+                assert not re.search(r"\bmy\b", turn.user, re.IGNORECASE), (task.id, turn.user)
+    assert asked > 100
+
+
+def test_nobody_reads_about_the_customer_they_then_log_in_as() -> None:
+    """banking-2040-00011: "list the standing orders of cus_002. Next, log me in: customer
+    cus_002, passcode 318965": the user speaks of themself in the third person, then signs
+    in. After a login they are "I" ("Which cards do I have?"); before it, another person."""
+    from prove_gym.synth import SynthConfig, synthesize
+
+    result = synthesize(SynthConfig(servers=("banking",), n=120, seed=4))
+    registry = get_registry()
+    logins = 0
+    for task in result.tasks:
+        steps = task.steps
+        for k, step in enumerate(steps):
+            if step.name != "authenticate":
+                continue
+            logins += 1
+            me = step.arguments["customer_id"]
+            for before in steps[:k]:
+                if not registry.get_tool(f"banking.{before.name}").writes:
+                    assert before.arguments.get("customer_id") != me, (task.id, before)
+    assert logins > 20

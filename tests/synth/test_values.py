@@ -832,6 +832,43 @@ def test_no_weekly_bill_is_the_size_of_rent(seed: int) -> None:
             assert Decimal(str(s.arguments["amount"])) <= 150, s.arguments
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_a_bill_costs_and_comes_as_bills_of_its_category_do(seed: int) -> None:
+    """budget-2040-00032: "a monthly recurring expense of 174.76 for Mcguire Property
+    Management in cat_001" (Rent). A bill's amount, payee and frequency fit its category:
+    rent is a month's rent, paid monthly to a landlord; a subscription costs what a
+    service costs, monthly."""
+    from prove_plugins.budget.tools import RENT, STREAMING
+
+    srv = prove_gym.get_registry().get_server("budget")
+    cats = srv.session(0, srv.default_size).list_entities("category")
+    by_name = {c["name"]: c["category_id"] for c in cats}
+    _, rent = _draw("budget", "create_recurring_expense", seed, category_id=by_name["Rent"])
+    assert rent.unresolved is None
+    assert RENT[0] <= Decimal(str(rent.args["amount"])) <= RENT[1], rent.args
+    assert str(rent.args["payee"]).endswith("Property Management")
+    assert rent.args["frequency"] == "monthly"
+    _, sub = _draw("budget", "create_recurring_expense", seed, category_id=by_name["Subscriptions"])
+    assert (sub.args["payee"], str(sub.args["amount"])) in STREAMING, sub.args
+    assert sub.args["frequency"] == "monthly"
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_new_issue_is_titled_for_its_type_and_labels(seed: int) -> None:
+    """issue_tracker-2040-00006: "Create an issue 'Checkout button does nothing on Safari'
+    ... Label it with flaky-test." A new issue's title fits its type and each label."""
+    from prove_plugins.issue_tracker.tools import NEW_ISSUES
+
+    result = synthesize(SynthConfig(servers=("issue_tracker",), n=120, seed=seed))
+    made = [s for t in result.tasks for s in t.steps if s.name == "create_issue"]
+    assert made
+    for s in made:
+        types, labels = NEW_ISSUES[s.arguments["title"]]
+        assert set(s.arguments.get("labels") or []) <= labels, s.arguments
+        if "type" in s.arguments:
+            assert s.arguments["type"] in types, s.arguments
+
+
 def test_no_gold_read_asks_after_something_just_deleted() -> None:
     """calendar-2034-00013: "delete the first event in those results ... list the dates
     of evt_0488 from 18 June to 20 June" (none: it was just deleted); calendar-2036-00021:

@@ -69,7 +69,7 @@ def cat(ctx: ToolContext, path: FileArg) -> FileText:
 @tool(
     stands_in_for=("read_lines",),
     returns="file",
-    phrasings=["Show the first {lines} lines of {path}", "head {path}"],
+    phrasings=["Show the first {lines} lines of {path}", "Show me the top of {path}"],
     values={"path": text_file, "lines": text_choice([5, 10, 20])},
 )
 def head(ctx: ToolContext, path: FileArg, lines: LineCount = 10) -> Excerpt:
