@@ -1854,7 +1854,7 @@ def post_recurring_expense(ctx: ToolContext, recurring_id: RecurringRow) -> Post
     returns="recurring_expense",
     phrasings=[
         "Cancel my recurring expense {recurring_id}",
-        "Stop {recurring_id}, I don't need that subscription any more",
+        "Stop {recurring_id}, I don't need it any more",
     ],
 )
 def cancel_recurring_expense(ctx: ToolContext, recurring_id: RecurringRow) -> RecurringOut:

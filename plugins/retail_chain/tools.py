@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import random
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from types import SimpleNamespace
@@ -28,6 +29,7 @@ from pydantic import Field
 from sqlalchemy import bindparam, func, select, update
 
 from prove_gym.server import (
+    Bound,
     Entity,
     EnvVersion,
     InvalidArgument,
@@ -1107,6 +1109,17 @@ def create_transfer(
     }
 
 
+def _sent_before(name: str) -> Callable[[ToolContext, random.Random, Bound], str | None]:
+    """The value source of ``name``, a transfer or restock order to receive: one that was
+    on its way before the conversation began (a conversation that just made one has not
+    seen it arrive, so it never receives it at once); None for one the conversation made."""
+
+    def source(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+        return str(bound.args[name]) if name in bound.records else None
+
+    return source
+
+
 @server.tool(
     writes=True,
     returns=("transfer", "product"),
@@ -1114,6 +1127,7 @@ def create_transfer(
         "Receive {transfer_id}, it just arrived",
         "Check in {transfer_id} at its store",
     ],
+    values={"transfer_id": _sent_before("transfer_id")},
 )
 def receive_transfer(ctx: ToolContext, transfer_id: TransferRow) -> TransferResult:
     """Receive an in-transit transfer at its destination store: its units are added there.
@@ -1225,6 +1239,7 @@ def create_restock_order(
         "Receive {order_id}, it was delivered",
         "Mark {order_id} as received",
     ],
+    values={"order_id": _sent_before("order_id")},
 )
 def receive_restock_order(ctx: ToolContext, order_id: OrderRow) -> OrderResult:
     """Receive a delivered restock order: its units are added to its store's stock.

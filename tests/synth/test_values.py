@@ -869,6 +869,40 @@ def test_a_new_issue_is_titled_for_its_type_and_labels(seed: int) -> None:
             assert s.arguments["type"] in types, s.arguments
 
 
+def test_nothing_is_made_to_be_undone_or_received_at_once() -> None:
+    """seed-2042 read: food_delivery "cus_0010 wants itm_0024 ... Clear cus_0010's cart,
+    start over"; travel_booking "Book room rm_0167 ... on itn_0029. Cancel the same
+    itinerary"; retail_chain "restock prd_0026 at str_008 ... mark the new restock order as
+    received". Clearing a cart and cancelling an itinerary undo what the conversation put
+    there (``inverse_of``); a transfer or restock order the conversation made has not
+    arrived, so it is not received."""
+    result = synthesize(
+        SynthConfig(servers=("food_delivery", "travel_booking", "retail_chain"), n=240, seed=8)
+    )
+    received = 0
+    for task in result.tasks:
+        steps = {s.id: s for s in task.steps}
+        for k, step in enumerate(task.steps):
+            before = task.steps[:k]
+            if step.name == "clear_cart":
+                assert not any(
+                    b.name == "add_to_cart"
+                    and b.arguments["customer_id"] == step.arguments["customer_id"]
+                    for b in before
+                ), task.id
+            if step.name == "cancel_itinerary":
+                assert not any(
+                    b.name in ("book_flight", "book_hotel")
+                    and b.arguments.get("itinerary_id") == step.arguments["itinerary_id"]
+                    for b in before
+                ), task.id
+            if step.name in ("receive_transfer", "receive_restock_order"):
+                received += 1
+                made = {steps[d].name for d in step.depends_on if d in steps}
+                assert not made & {"create_transfer", "create_restock_order"}, task.id
+    assert received > 10
+
+
 def test_no_gold_read_asks_after_something_just_deleted() -> None:
     """calendar-2034-00013: "delete the first event in those results ... list the dates
     of evt_0488 from 18 June to 20 June" (none: it was just deleted); calendar-2036-00021:

@@ -338,6 +338,7 @@ def remove_from_cart(
     writes=True,
     destructive=True,
     idempotent=True,
+    inverse_of="add_to_cart",
     returns="customer",
     phrasings=["Empty the cart of {customer_id}", "Clear {customer_id}'s cart, start over"],
 )

@@ -210,7 +210,7 @@ def create_itinerary(
 
 @tool(
     writes=True,
-    inverse_of="create_itinerary",
+    inverse_of=("create_itinerary", "book_flight", "book_hotel"),
     destructive=True,
     returns=("itinerary", "flight_booking", "hotel_booking"),
     phrasings=[
