@@ -1043,6 +1043,18 @@ class Conversation:
                         return False
         return True
 
+    @staticmethod
+    def _contradicted(d: DoneStep) -> bool:
+        """Whether ``d``'s failed attempt is a retry whose wrong value the user's own words
+        would contradict: a value the retry corrects that the request states as it is (not
+        through a reference: "take var_00141 out of the cart" tried first with var_00004,
+        the line just removed). A model that did what it was told would never make it."""
+        if d.repairs:
+            return False
+        assert d.failed is not None
+        tried, _ = d.failed
+        return any(k not in d.links and tried.get(k) != v for k, v in d.args.items())
+
     def _within_error_rate(self, failed: int, calls: int) -> bool:
         """Whether a gold whose ``calls`` include ``failed`` failing ones is kept
         (``max_error_rate``)."""
@@ -1496,7 +1508,7 @@ class Conversation:
                 continue
             if any(done[j].segment != d.segment for j in d.repairs):
                 continue
-            if not self._derivable(d):
+            if not self._derivable(d) or self._contradicted(d):
                 continue
             draw = stable_int("recover", self.cid, i) % 1_000_000 / 1_000_000
             if draw < self.cfg.recovery_rate and self._within_error_rate(failed + 1, calls + 1):

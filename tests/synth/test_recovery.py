@@ -172,3 +172,22 @@ def test_a_repairing_write_takes_only_values_the_attempt_or_its_error_gave() -> 
                         for value in fix.arguments.values():
                             assert str(value) in named, (task.id, fix.name, fix.arguments, message)
     assert repaired >= 5  # vehicle's stop-then-park repairs are still shown
+
+
+def test_a_retry_never_first_tries_a_value_the_user_said_otherwise(dataset: SynthResult) -> None:
+    """shopping-2042-00045: "take var_00141 out of the cart of cus_117" shown first failing
+    with var_00004 (the line just removed): a model that did what it was told never makes
+    that call. A retry's attempt differs from the call only in values the request does not
+    state as they are."""
+    for task in recovering(dataset):
+        for turn in task.turns:
+            for k, step in enumerate(turn.steps):
+                if not step.attempt or turn.given_up:
+                    continue
+                then = next((s for s in turn.steps[k + 1 :] if s.name == step.name), None)
+                between = turn.steps[k + 1 : turn.steps.index(then)] if then else []
+                if then is None or between:
+                    continue  # a repair: the calls between are what the error asked for
+                for name, value in then.arguments.items():
+                    if step.arguments.get(name) != value:
+                        assert str(value) not in turn.user, (task.id, name, turn.user)
