@@ -743,6 +743,16 @@ def _sprint_end(ctx: ToolContext, rng: random.Random) -> str:
     return _future_day(ctx, rng, 29, 42)
 
 
+def _sprint_name(ctx: ToolContext, rng: random.Random, bound: Bound) -> str:
+    """A new sprint's name, a quarter's kickoff named for the quarter its start falls in
+    (never "Q3 kickoff sprint" in December)."""
+    try:
+        quarter = (dt.date.fromisoformat(str(bound.args.get("start_date"))).month - 1) // 3 + 1
+    except ValueError:
+        return rng.choice(["Sprint 42", "Release hardening"])
+    return rng.choice(["Sprint 42", "Release hardening", f"Q{quarter} kickoff sprint"])
+
+
 NEW_ISSUES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "Checkout button does nothing on Safari": (
         frozenset({"bug"}),
@@ -1386,11 +1396,11 @@ def list_comments(
         "Create sprint {name} for project {project_id}, {start_date} to {end_date}, goal: {goal}",
     ],
     examples={
-        "name": ["Sprint 42", "Release hardening", "Q3 kickoff sprint"],
         "start_date": _sprint_start,
         "end_date": _sprint_end,
         "goal": ["Ship guest checkout", "Burn down the bug backlog"],
     },
+    values={"name": _sprint_name},
 )
 def create_sprint(
     ctx: ToolContext,

@@ -1350,6 +1350,7 @@ def respond_to_follow_request(
 @server.tool(
     writes=True,
     destructive=True,
+    inverse_of="follow_user",
     returns=("user", "blocked_user"),
     phrasings=["Block {user_id}", "I don't want {user_id} to see my posts anymore, block them"],
 )

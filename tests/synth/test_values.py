@@ -903,6 +903,47 @@ def test_nothing_is_made_to_be_undone_or_received_at_once() -> None:
     assert received > 10
 
 
+def test_words_fit_the_values_they_go_with() -> None:
+    """seed-2044 read: "give ord_00586 5 stars for the food ... comment: Missing the extra
+    sauce."; "what flat dishes does that restaurant have?" (a flat white); "Plan a sprint
+    'Q3 kickoff sprint' ... from December 1, 2026"; "start following usr_040. And then block
+    usr_040". A comment says what the stars say, a menu search is for a dish, a kickoff is
+    named for its quarter, and nobody follows someone only to block them."""
+    import datetime as dt
+
+    from prove_plugins.food_delivery.tools.orders import DELIVERY_COMPLAINTS, FOOD_COMPLAINTS
+
+    result = synthesize(
+        SynthConfig(servers=("food_delivery", "issue_tracker", "social_media"), n=300, seed=3)
+    )
+    seen = {"rate_order": 0, "get_menu": 0, "create_sprint": 0}
+    for task in result.tasks:
+        for k, step in enumerate(task.steps):
+            args = step.arguments
+            if step.name == "rate_order" and args.get("comment"):
+                seen["rate_order"] += 1
+                food, delivery = args["food_stars"], args["delivery_stars"]
+                if args["comment"] in FOOD_COMPLAINTS:
+                    assert food <= 3, args
+                elif args["comment"] in DELIVERY_COMPLAINTS:
+                    assert delivery <= 3, args
+                else:
+                    assert min(food, delivery) >= 4, args
+            if step.name == "get_menu" and "search" in args:
+                seen["get_menu"] += 1
+                assert args["search"] not in ("flat", "cappuccino", "cola", "juice"), args
+            if step.name == "create_sprint" and "kickoff" in args["name"]:
+                seen["create_sprint"] += 1
+                month = dt.date.fromisoformat(args["start_date"]).month
+                assert args["name"].startswith(f"Q{(month - 1) // 3 + 1} "), args
+            if step.name == "block_user":
+                assert not any(
+                    b.name == "follow_user" and b.arguments["user_id"] == args["user_id"]
+                    for b in task.steps[:k]
+                ), task.id
+    assert seen["rate_order"] and seen["get_menu"], seen
+
+
 def test_no_gold_read_asks_after_something_just_deleted() -> None:
     """calendar-2034-00013: "delete the first event in those results ... list the dates
     of evt_0488 from 18 June to 20 June" (none: it was just deleted); calendar-2036-00021:

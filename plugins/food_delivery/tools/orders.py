@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
 from typing import Annotated, Any
 
 from pydantic import Field
 
-from prove_gym.server import Conflict, PermissionDenied, ToolContext, next_id
+from prove_gym.server import Bound, Conflict, PermissionDenied, ToolContext, next_id
 from prove_gym.server.tool import tool
 
 from ..models import (
@@ -74,13 +75,20 @@ def _track(ctx: ToolContext, order_id: str, status: str, note: str) -> None:
     )
 
 
-COMMENTS = [
-    "Hot and on time, thanks!",
-    "The fries were cold.",
-    "Friendly courier, great curry.",
-    "Missing the extra sauce.",
-    "",
-]
+PRAISE = ["Hot and on time, thanks!", "Friendly courier, great food.", ""]
+FOOD_COMPLAINTS = ["The fries were cold.", "Missing the extra sauce."]
+DELIVERY_COMPLAINTS = ["Took over an hour to arrive.", "The courier left it at the wrong door."]
+
+
+def _rating_comment(ctx: ToolContext, rng: random.Random, bound: Bound) -> str:
+    """A comment that says what the stars say: praise for four and five stars, the food's
+    fault under a low food rating, the delivery's under a low delivery rating (never five
+    stars for the food and "Missing the extra sauce.")."""
+    food, delivery = (int(bound.args.get(k, 5)) for k in ("food_stars", "delivery_stars"))
+    said = (FOOD_COMPLAINTS if food <= 3 else []) + (DELIVERY_COMPLAINTS if delivery <= 3 else [])
+    return rng.choice(said or PRAISE)
+
+
 NOTES_EXAMPLES = [
     "Ring the bell twice",
     "Leave at the door",
@@ -394,11 +402,8 @@ def cancel_order(ctx: ToolContext, order_id: OrderRow, reason: CancelReason) -> 
         "Give {order_id} {food_stars} stars for the food and {delivery_stars} for delivery, "
         "comment: {comment}",
     ],
-    examples={
-        "food_stars": [5, 4, 4, 3, 2, 1],
-        "delivery_stars": [5, 5, 4, 3, 2],
-        "comment": COMMENTS,
-    },
+    examples={"food_stars": [5, 4, 4, 3, 2, 1], "delivery_stars": [5, 5, 4, 3, 2]},
+    values={"comment": _rating_comment},
 )
 def rate_order(
     ctx: ToolContext,

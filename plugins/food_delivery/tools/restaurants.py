@@ -182,6 +182,10 @@ def get_restaurant(ctx: ToolContext, restaurant_id: RestaurantRow) -> Restaurant
 _DISH_WORD = re.compile(r"[A-Za-z]{4,}")
 
 
+DRINK_CATEGORIES = frozenset({"Drinks", "Coffee"})
+"""Menu categories of drinks, which are no dishes ("What flat dishes ...": a flat white)."""
+
+
 def _dish_word(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
     """A word of one of the restaurant's own dishes ("margherita" at a pizzeria, "curry"
     at a Thai kitchen), as a diner searches its menu; drinks are no dishes."""
@@ -189,7 +193,12 @@ def _dish_word(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None
         _menu_matching(False, False), restaurant_id=str(bound.args.get("restaurant_id", ""))
     )
     words = sorted(
-        {w.casefold() for i in items if i.category != "Drinks" for w in _DISH_WORD.findall(i.name)}
+        {
+            w.casefold()
+            for i in items
+            if i.category not in DRINK_CATEGORIES
+            for w in _DISH_WORD.findall(i.name)
+        }
     )
     return rng.choice(words) if words else None
 
