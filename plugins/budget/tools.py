@@ -1024,9 +1024,9 @@ def _expense_payee(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | 
     if group == "Inflow":
         return None
     fits = CATEGORY_PAYEES.get(name)
-    priced = tuple(n for n, price in STREAMING if price == str(bound.args.get("amount")))
-    if name == "Subscriptions" and priced:
-        fits = priced  # the service that costs the drawn 13.99
+    if name == "Subscriptions":  # the service that costs the drawn 13.99
+        amount = str(bound.args.get("amount"))
+        fits = tuple(n for n, price in STREAMING if price == amount) or fits
     if fits is None:
         bills = ctx.sql.all(BILLS_OF_CATEGORY, category_id=str(bound.args.get("category_id", "")))
         fits = tuple(sorted({str(b.payee) for b in bills})) or tuple(PAYEES)

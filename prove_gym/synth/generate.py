@@ -99,6 +99,7 @@ from prove_gym.synth.render import (
     fillable_phrasings,
     foreign_requests,
     introduced,
+    logged_in_as,
     not_the_users,
     said_values,
     usable_phrasings,
@@ -1636,13 +1637,8 @@ class Conversation:
             return f"unknowable_value:{self.renderer.unknowable[0]}"
         if self.renderer.self_named:  # the user would name themself by id
             return f"self_by_id:{self.renderer.self_named[0]}"
-        logged = {  # "List the standing orders of cus_035. | Log me in: customer cus_035"
-            str(d.args[n])
-            for d in done
-            if LOGIN.match(d.tool.name)
-            for n, e in d.tool.entity_params.items()
-            if e.name in sc.server.persona and n in d.args
-        }
+        # "List the standing orders of cus_035. | Log me in: customer cus_035"
+        logged = logged_in_as(done, sc.server.persona)
         if set(self.renderer.persona_reads) & (introduced([t.user for t in turns]) | logged):
             return "self_by_id:read"  # "How is seller usr_020 rated? ... I'm usr_020"
         if self.renderer.self_answered:  # a read its own list's filter answers

@@ -201,6 +201,19 @@ def introduced(texts: Sequence[str]) -> set[str]:
     return {m[1] for t in texts for m in _INTRO.finditer(t)}
 
 
+def logged_in_as(done: Sequence[DoneStep], persona: Iterable[str]) -> set[str]:
+    """The ids of a ``persona`` kind the logins among ``done`` named ("Log me in: customer
+    cus_035"): who the user is from each login on."""
+    kinds = frozenset(persona)
+    return {
+        str(d.args[n])
+        for d in done
+        if LOGIN.match(d.tool.name)
+        for n, e in d.tool.entity_params.items()
+        if e.name in kinds and n in d.args
+    }
+
+
 _MY = re.compile(r"\b[Mm]y\b")
 _INTRO_SLOT = re.compile(r"\bI(?:'m| am) \{")
 """A phrasing in which the user says who they are ("Cancel my listing {listing_id}; I'm
@@ -1187,16 +1200,6 @@ class Renderer:
         where = self.rng.choice(["in those results", "from that list"])
         return f"the {ORDINALS[ref.position]} {noun} {where}"
 
-    def _logged_in(self, index: int, done: Sequence[DoneStep]) -> bool:
-        """Whether a login before ``done[index]`` named a person of a ``persona`` kind:
-        the user is then that person ("my cards"); before it, they speak of them."""
-        return any(
-            e.name in self.persona and n in d.args
-            for d in done[:index]
-            if LOGIN.match(d.tool.name)
-            for n, e in d.tool.entity_params.items()
-        )
-
     def _signed_in(self, index: int, done: Sequence[DoneStep]) -> set[str]:
         """Parameters of ``done[index]`` whose value is the person a login earlier in the
         conversation named (a ``persona`` kind: "I'm customer cus_012, my passcode is
@@ -1204,13 +1207,7 @@ class Renderer:
         step = done[index]
         if LOGIN.match(step.tool.name):
             return set()
-        said = {
-            str(d.args[n])
-            for d in done[:index]
-            if LOGIN.match(d.tool.name)
-            for n, e in d.tool.entity_params.items()
-            if e.name in self.persona and n in d.args
-        }
+        said = logged_in_as(done[:index], self.persona)
         return {
             n
             for n, e in step.tool.entity_params.items()
@@ -1270,7 +1267,9 @@ class Renderer:
                 )
             ]
             fits = own or fits
-        as_persona = self._logged_in(index, done)
+        # after a login names the customer, the user is them ("my cards"); before, they
+        # speak of them
+        as_persona = bool(logged_in_as(done[:index], self.persona))
         if self.persona and not as_persona and not LOGIN.match(spec.name):
             # a conversation that names the customer never calls their things "my order"
             # until the user signs in as them ("Where is ord_00615?", not "my order")
