@@ -21,6 +21,7 @@ from pydantic import Field
 from sqlalchemy import bindparam, func, select, update
 
 from prove_gym.server import (
+    Bound,
     Conflict,
     Entity,
     EnvVersion,
@@ -56,7 +57,7 @@ from .models import (
     convert,
     cross_rate,
 )
-from .sampler import HISTORY_DAYS, beneficiary_number, sample_banking
+from .sampler import HISTORY_DAYS, UTILITIES, beneficiary_number, sample_banking
 
 OUT_OF_SCOPE = (
     "Can you raise the overdraft limit on my account to 2,000?",
@@ -743,7 +744,38 @@ PAYEE_NAMES = [
     "City Tennis Club",
     "Aisha Khan",
 ]
-REFERENCES = ["Invoice 2291", "Rent", "Gym membership", "Birthday gift", "Tuition"]
+UTILITY_REFERENCES = {
+    "electricity": "Electricity bill",
+    "internet": "Internet bill",
+    "phone": "Phone bill",
+    "water": "Water bill",
+    "insurance": "Insurance premium",
+}
+PERSONAL_REFERENCES = ("Birthday gift", "Dinner last week", "Concert tickets", "Half the groceries")
+OWN_REFERENCES = ("Monthly savings", "Holiday fund", "Top-up", "Savings")
+
+
+def _reference(ctx: ToolContext, rng: random.Random, bound: Bound) -> str:
+    """What a payment is for, as its payee makes sense of it: the bill of a utility (never
+    "Rent" to State Farm Insurance), rent to a property manager, an invoice to a business,
+    a shared cost to a person, savings between the customer's own accounts."""
+    ben = bound.args.get("beneficiary_id")
+    if ben is None:
+        return rng.choice(OWN_REFERENCES)
+    record = bound.records.get("beneficiary_id")
+    if record is not None:
+        name = str(record.get("name", ""))
+    else:  # a payee the conversation saved
+        row = ctx.sql.first(BENEFICIARY, id=str(ben))
+        name = str(row.name) if row is not None else ""
+    role = dict(UTILITIES).get(name)
+    if role is not None:
+        return UTILITY_REFERENCES[role]
+    if name.endswith("Property Management"):
+        return "Rent"
+    if name.endswith(("LLC", "Inc.", "Club")):
+        return "Membership" if name.endswith("Club") else f"Invoice {rng.randint(1000, 9999)}"
+    return rng.choice(PERSONAL_REFERENCES)
 
 
 # ------------------------------------------------------------------- tools
@@ -1202,7 +1234,8 @@ def add_beneficiary(
         "Pay {amount} to {beneficiary_id} from {from_account_id}",
         "Send {amount} from account {from_account_id} to payee {beneficiary_id} for {reference}",
     ],
-    examples={"amount": AMOUNTS, "reference": REFERENCES},
+    examples={"amount": AMOUNTS},
+    values={"reference": _reference},
 )
 def pay_beneficiary(
     ctx: ToolContext,
@@ -1302,11 +1335,11 @@ SCHEDULE_OPTIONS: dict[str, Any] = dict(
     examples={
         "amount": AMOUNTS,
         "start_date": _day_ahead,
-        "reference": REFERENCES,
         "end_date": lambda ctx, rng: (
             (ctx.now + dt.timedelta(days=rng.randint(120, 360))).date().isoformat()
         ),
     },
+    values={"reference": _reference},
 )
 """schedule_payment's declaration, shared by its definitions (-v0's and ``SIGNED_IN``'s)."""
 

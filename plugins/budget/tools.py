@@ -558,6 +558,14 @@ def _recurring_query(by_status: bool, by_category: bool) -> Query:
 
 
 BILLS_OF_CATEGORY = _recurring_query(False, True)
+PAYEES_OF_CATEGORY = Query(
+    select(transactions_t.c.payee)
+    .where(transactions_t.c.category_id == bindparam("category_id"))
+    .where(transactions_t.c.kind == "expense")
+    .distinct()
+    .order_by(transactions_t.c.payee)
+)
+"""The payees the budget's past expenses of a category went to, by name."""
 
 
 # ----------------------------------------------------------------- helpers
@@ -1015,20 +1023,47 @@ def _category(ctx: ToolContext, bound: Bound) -> tuple[str, str]:
     return (str(row.name), str(row.group_name)) if row is not None else ("", "")
 
 
+ONE_PROVIDER = frozenset(["Rent", *(name for name, _, _, _ in (*VARIABLE_BILLS, *FIXED_BILLS))])
+"""Categories a household pays to one provider: one electricity company, one landlord."""
+
+
 def _expense_payee(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The payee of a one-off expense: :func:`_payee`."""
+    return _payee(ctx, rng, bound, bill=False)
+
+
+def _bill_payee(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The payee of a new recurring bill: :func:`_payee`; None where the household already
+    pays the category's one provider a bill (a second rent), so synthesis draws another
+    category."""
+    return _payee(ctx, rng, bound, bill=True)
+
+
+def _payee(ctx: ToolContext, rng: random.Random, bound: Bound, *, bill: bool) -> str | None:
     """A payee that fits the expense's category (Chipotle for Dining out, Geico for Car
     insurance, the landlord of a bill filed under Rent); for a category the budget's owner
-    named themself, any everyday payee. None for Ready to Assign, which holds income, so
-    synthesis draws another category."""
+    named themself, any everyday payee. The household's own provider where it has one
+    (the PG&E its past electricity bills went to, never Duke Energy besides). None for
+    Ready to Assign, which holds income, so synthesis draws another category."""
     name, group = _category(ctx, bound)
     if group == "Inflow":
         return None
+    category_id = str(bound.args.get("category_id", ""))
+    if name in ONE_PROVIDER:
+        bills = ctx.sql.all(BILLS_OF_CATEGORY, category_id=category_id)
+        if bills and bill:
+            return None  # a second rent, a second phone contract: another category
+        paid = [str(b.payee) for b in bills] or [
+            str(r.payee) for r in ctx.sql.all(PAYEES_OF_CATEGORY, category_id=category_id)
+        ]
+        if paid:
+            return rng.choice(sorted(set(paid)))
     fits = CATEGORY_PAYEES.get(name)
     if name == "Subscriptions":  # the service that costs the drawn 13.99
         amount = str(bound.args.get("amount"))
         fits = tuple(n for n, price in STREAMING if price == amount) or fits
     if fits is None:
-        bills = ctx.sql.all(BILLS_OF_CATEGORY, category_id=str(bound.args.get("category_id", "")))
+        bills = ctx.sql.all(BILLS_OF_CATEGORY, category_id=category_id)
         fits = tuple(sorted({str(b.payee) for b in bills})) or tuple(PAYEES)
     return rng.choice(fits)
 
@@ -1669,7 +1704,7 @@ def set_category_limit(
         "in {category_id} on {account_id}",
     ],
     examples={"start_date": _start_day, "end_date": _end_day},
-    values={"amount": _bill_amount, "payee": _expense_payee, "frequency": _bill_frequency},
+    values={"amount": _bill_amount, "payee": _bill_payee, "frequency": _bill_frequency},
 )
 def create_recurring_expense(
     ctx: ToolContext,

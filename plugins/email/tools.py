@@ -1687,6 +1687,14 @@ def message_from_a_person(ctx: ToolContext, rng: random.Random, bound: Bound) ->
     return str(row.id)
 
 
+def message_kept(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The message in ``message_id`` unless it is in spam or trash (nobody files a message
+    they just reported as spam under "Hiring"); None otherwise, so synthesis draws
+    another."""
+    row = ctx.sql.first(record_by_key(Message), key=str(bound.args.get("message_id", "")))
+    return None if row is None or row.folder in ("spam", "trash") else str(row.id)
+
+
 @server.tool(
     writes=True,
     returns=("draft", "thread"),
@@ -2118,6 +2126,7 @@ def create_label(
         "Label message {message_id} with {label_id}",
         "Put label {label_id} on email {message_id}",
     ],
+    values={"message_id": message_kept},
 )
 def label_message(
     ctx: ToolContext,

@@ -1387,6 +1387,14 @@ def set_light_power(ctx: ToolContext, light_id: LightRow, power: OnOff) -> Devic
     return _changed(ctx, _after(ctx, d, 0), changed)
 
 
+def light_that_is_on(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The light in ``light_id`` if it is on: "dim the light" of one that is off switches it
+    on, undoing "switch it off" the conversation just asked for; None otherwise, so
+    synthesis draws another."""
+    row = ctx.sql.first(DEVICE, id=str(bound.args.get("light_id", "")))
+    return str(row.id) if row is not None and row.is_on else None
+
+
 @server.tool(
     writes=True,
     idempotent=True,
@@ -1396,6 +1404,7 @@ def set_light_power(ctx: ToolContext, light_id: LightRow, power: OnOff) -> Devic
         "Set the brightness of {light_id} to {brightness}",
     ],
     examples={"brightness": [20, 40, 75, 100]},
+    values={"light_id": light_that_is_on},
 )
 def set_brightness(
     ctx: ToolContext, light_id: LightRow, brightness: Annotated[int, Field(ge=1, le=100)]
@@ -2032,8 +2041,8 @@ def create_automation(
     idempotent=True,
     returns=("automation", "scene"),
     phrasings=[
-        "Set automation {automation_id} enabled to {enabled}",
-        "Change whether automation {automation_id} is enabled to {enabled}",
+        "Mark automation {automation_id} as {enabled}",
+        "Set automation {automation_id} to {enabled}",
     ],
 )
 def set_automation_enabled(

@@ -739,8 +739,14 @@ def _sprint_start(ctx: ToolContext, rng: random.Random) -> str:
     return _future_day(ctx, rng, 14, 28)
 
 
-def _sprint_end(ctx: ToolContext, rng: random.Random) -> str:
-    return _future_day(ctx, rng, 29, 42)
+def _sprint_end(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The last day of a sprint that starts on ``start_date``: one, two (most often) or
+    three weeks on, never the next day."""
+    try:
+        start = dt.date.fromisoformat(str(bound.args.get("start_date")))
+    except ValueError:
+        return None
+    return (start + dt.timedelta(days=rng.choice([6, 13, 13, 20]))).isoformat()
 
 
 def _sprint_name(ctx: ToolContext, rng: random.Random, bound: Bound) -> str:
@@ -1397,10 +1403,9 @@ def list_comments(
     ],
     examples={
         "start_date": _sprint_start,
-        "end_date": _sprint_end,
         "goal": ["Ship guest checkout", "Burn down the bug backlog"],
     },
-    values={"name": _sprint_name},
+    values={"end_date": _sprint_end, "name": _sprint_name},
 )
 def create_sprint(
     ctx: ToolContext,

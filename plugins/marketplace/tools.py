@@ -1343,6 +1343,7 @@ def cancel_listing(ctx: ToolContext, listing_id: ListingRow, seller_id: UserRow)
     phrasings=[
         "Rate sale {sale_id} {stars} stars as buyer {buyer_id}",
         "I'm {buyer_id}: give the seller of {sale_id} {stars} stars, saying {comment}",
+        "I'm {buyer_id}; rate the seller of {sale_id} {stars} stars",
     ],
     examples={"comment": COMMENTS, "stars": [5, 4, 3, 1]},
 )

@@ -1165,7 +1165,7 @@ def _charge_result(
         "Charge the card on file for invoice {invoice_id}",
         "Collect payment for {invoice_id} now",
         "Take a partial payment of {amount} on invoice {invoice_id}",
-        "Charge {invoice_id} again with idempotency key {idempotency_key}",
+        "Charge {invoice_id}; make it safe to retry with the key {idempotency_key}",
     ],
     examples={"amount": PART_AMOUNTS, "idempotency_key": _new_key},
 )

@@ -1257,7 +1257,7 @@ def follow_user(ctx: ToolContext, user_id: UserRow) -> FollowResult:
     inverse_of="follow_user",
     destructive=True,
     returns="user",
-    phrasings=["Unfollow {user_id}", "Stop following {user_id}", "Cancel my request to {user_id}"],
+    phrasings=["Unfollow {user_id}", "Stop following {user_id}"],
 )
 def unfollow_user(ctx: ToolContext, user_id: FollowedRow) -> FollowResult:
     """Stop following someone, or cancel my pending follow request to them.

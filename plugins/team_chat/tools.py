@@ -652,7 +652,7 @@ def _require_write(ctx: ToolContext, ch: Any, me: Any, doing: str) -> None:
         raise _broken(
             "not_a_member",
             f"you are not a member of {_label(ch)}, so you cannot {doing} there. It is public: "
-            f"join it first by adding yourself ({me.id}) as a member, then try again.",
+            f"join it first with add_channel_member (user_id {me.id}), then try again.",
         )
 
 

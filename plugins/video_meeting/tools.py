@@ -1005,7 +1005,7 @@ def admit_participant(ctx: ToolContext, participant_id: ParticipantRow) -> Parti
     writes=True,
     returns=("participant", "meeting"),
     phrasings=[
-        "Make {participant_id} the {role} of the meeting",
+        "Make {participant_id} a {role} of the meeting",
         "Change the role of {participant_id} to {role}",
         "Give {participant_id} the {role} role in their meeting",
     ],

@@ -17,6 +17,9 @@ whatever the text (a model's output included).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import date, datetime
 
 from prove_gym.server.state import stable_int
@@ -104,6 +107,33 @@ def iso_month(value: str) -> tuple[int, int] | None:
     return int(m[1]), int(m[2])
 
 
+_STYLE: ContextVar[int | None] = ContextVar("said_date_style", default=None)
+"""The form every date of the conversation being written takes (:func:`date_style`)."""
+
+
+@contextmanager
+def date_style(key: object) -> Iterator[None]:
+    """Within it, :func:`say_date` and :func:`say_datetime` write every day in one form,
+    drawn from ``key`` (a conversation's id): nobody writes "between 20 June 2026 and Jun
+    21, 2026". Outside it the form is drawn from each value.
+
+    >>> with date_style("c-1"):
+    ...     a, b = say_date(date(2026, 6, 20)), say_date(date(2026, 6, 21))
+    >>> a.split()[0][:3] == b.split()[0][:3]
+    True
+    """
+    token = _STYLE.set(stable_int("said-date-style", str(key)) % 3)
+    try:
+        yield
+    finally:
+        _STYLE.reset(token)
+
+
+def _form(kind: str, value: str) -> int:
+    style = _STYLE.get()
+    return stable_int(kind, value) % 3 if style is None else style
+
+
 def say_date(day: date) -> str:
     """``day`` as a user writes it, in a form drawn from the value.
 
@@ -111,7 +141,7 @@ def say_date(day: date) -> str:
     True
     """
     month = MONTHS[day.month - 1]
-    form = stable_int("said-date", day.isoformat()) % 3
+    form = _form("said-date", day.isoformat())
     if form == 0:
         return f"{month} {day.day}, {day.year}"
     if form == 1:
@@ -183,7 +213,7 @@ def say_datetime(dt: datetime) -> str:
     True
     """
     month = MONTHS[dt.month - 1]
-    form = stable_int("said-datetime", dt.isoformat()) % 3
+    form = _form("said-datetime", dt.isoformat())
     if form == 0:
         return f"{_clock(dt, True)} on {month} {dt.day}, {dt.year}"
     if form == 1:

@@ -44,6 +44,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +57,7 @@ from prove_gym.server.state import stable_int
 from prove_gym.server.tool import ToolSpec
 from prove_gym.synth.chains import ChainSampler, PlannedStep, is_secret_kind, weighted_choice
 from prove_gym.synth.config import SynthConfig, resolve_servers
+from prove_gym.synth.dates import date_style
 from prove_gym.synth.enums import stripped_schema
 from prove_gym.synth.graph import STATE, ToolProfile, build_graph, refine_graph
 from prove_gym.synth.grounding import (
@@ -115,7 +117,7 @@ from prove_gym.synth.validate import (
 from prove_gym.synth.writer import LLMWriter
 from prove_gym.task import GoldStep, Task, Turn
 
-GENERATOR = "prove_gym.synth/17"
+GENERATOR = "prove_gym.synth/18"
 """Written into every task's ``meta``: /2 added whole abstention tasks (no gold call), the
 ``knobs.abstention`` field, block states and the text check; /3 leaves distractor servers out
 of ``final_state_hash`` unless a call changed their state (see
@@ -682,6 +684,10 @@ class Conversation:
 
     # ---------------------------------------------------------------- build
     def build(self) -> Candidate | str:
+        with date_style(self.cid):  # one way of writing dates in a conversation
+            return self._build()
+
+    def _build(self) -> Candidate | str:
         rng, sc = self.rng, self.sc
         self._knobs()
         kind = "abstention" if self.abstain_only else self.level
@@ -994,7 +1000,7 @@ class Conversation:
                 self._record(step, g, result, phrasing)
                 return None
             self.failures += 1
-            if attempt == 0 and self._gives_up(step, result):
+            if attempt == 0 and self._gives_up(step, g.args, result):
                 self._record(step, g, result, phrasing, given_up=True)
                 self.queue.clear()  # the conversation ends with the turn that gave up
                 return None
@@ -1046,12 +1052,11 @@ class Conversation:
 
     @staticmethod
     def _contradicted(d: DoneStep) -> bool:
-        """Whether ``d``'s failed attempt is a retry whose wrong value the user's own words
-        would contradict: a value the retry corrects that the request states as it is (not
-        through a reference: "take var_00141 out of the cart" tried first with var_00004,
-        the line just removed). A model that did what it was told would never make it."""
-        if d.repairs:
-            return False
+        """Whether ``d``'s failed attempt has a wrong value the user's own words would
+        contradict: a value the retry (or the call after a repair) corrects that the request
+        states as it is (not through a reference: "take var_00141 out of the cart" tried
+        first with var_00004, the line just removed; "sell 20 shares of F" tried first with
+        BA). A model that did what it was told would never make it."""
         assert d.failed is not None
         tried, _ = d.failed
         return any(k not in d.links and tried.get(k) != v for k, v in d.args.items())
@@ -1061,11 +1066,12 @@ class Conversation:
         (``max_error_rate``)."""
         return not calls or failed / calls <= self.cfg.max_error_rate
 
-    def _gives_up(self, step: PlannedStep, result: ToolResult) -> bool:
+    def _gives_up(self, step: PlannedStep, args: Mapping[str, Any], result: ToolResult) -> bool:
         """Whether the gold gives up this failed call (see ``SynthConfig.give_up_rate``).
 
         Only a planned step's first call, as the user asked for it, failing on the state
-        (``GIVE_UP_KINDS``) with no tool the error names as a fix; never in a clarify
+        (``GIVE_UP_KINDS``) as it does on the initial state (the conversation did not
+        bring the failure about), with no tool the error names as a fix; never in a clarify
         task or one whose last turn asks for a hidden tool (the give-up ends the
         conversation), and only where the gold's error rate stays within
         ``max_error_rate`` (a failed call among the calls made before it and itself).
@@ -1084,7 +1090,12 @@ class Conversation:
         ):
             return False
         draw = stable_int("give-up", self.cid, len(self.done)) % 1_000_000 / 1_000_000
-        return draw < self.cfg.give_up_rate
+        if draw >= self.cfg.give_up_rate:
+            return False
+        # the state said no before the conversation began, not because of it: never "quote
+        # a change to a booking" on the itinerary the user just cancelled
+        before = self.sc.scratch(self.seed, self.size).call(step.name, dict(args))
+        return not before.ok and before.error_kind == result.error_kind
 
     def _may_prepare(self, step: PlannedStep) -> bool:
         """Whether calls may be planned right before ``step`` to bring about the state its
@@ -1595,6 +1606,8 @@ class Conversation:
         self.renderer.unknowable = []
         self.renderer.self_named = []
         self.renderer.persona_reads = []
+        self.renderer.framing = {}
+        self.renderer.reframed = []
         self.renderer.self_answered = []
         self.renderer.unphrased = []
         for idxs, hidden in requests:
@@ -1637,6 +1650,8 @@ class Conversation:
             return f"unknowable_value:{self.renderer.unknowable[0]}"
         if self.renderer.self_named:  # the user would name themself by id
             return f"self_by_id:{self.renderer.self_named[0]}"
+        if self.renderer.reframed:  # "Buy lst_0041 now for usr_017. ... I'm usr_017"
+            return f"reframed:{self.renderer.reframed[0]}"
         # "List the standing orders of cus_035. | Log me in: customer cus_035"
         logged = logged_in_as(done, sc.server.persona)
         if set(self.renderer.persona_reads) & (introduced([t.user for t in turns]) | logged):

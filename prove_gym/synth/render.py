@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from prove_gym.server.tool import ToolSpec, enum_choices
 from prove_gym.synth.chains import COPY_VERBS, is_secret_kind
-from prove_gym.synth.dates import iso_datetime, say_iso, spoken_minutes
+from prove_gym.synth.dates import iso_date, iso_datetime, say_iso, spoken_minutes
 from prove_gym.synth.enums import enum_values
 from prove_gym.synth.grounding import DoneStep
 from prove_gym.synth.knowledge import ORDINALS, Knowledge
@@ -142,6 +142,11 @@ def said_values(value: Any) -> list[str]:
     return [render_value(text) for text in literal_values(value)]
 
 
+STATE_WORDS: dict[str, tuple[str, str]] = {"enabled": ("disabled", "enabled")}
+"""Yes-or-no parameters whose value is a state with a word of its own, false first:
+"Mark automation aut_001 as disabled"."""
+
+
 def choice_words(spec: ToolSpec | None, name: str, value: Any) -> Any:
     """``value`` with each snake_case choice of parameter ``name`` (an enum value, or an
     array item's) as words: a user says "in progress", "like new", "want to go", never
@@ -153,6 +158,8 @@ def choice_words(spec: ToolSpec | None, name: str, value: Any) -> Any:
     >>> choice_words(spec, "to_status", "in_progress"), choice_words(spec, "issue_id", "iss_1")
     ('in progress', 'iss_1')
     """
+    if isinstance(value, bool) and name in STATE_WORDS:  # "as enabled", never "to yes"
+        return STATE_WORDS[name][value]
     if spec is None or not isinstance(value, str | list):
         return value
     choices = set(enum_values(spec.input_schema().get("properties", {}).get(name, {})))
@@ -174,6 +181,48 @@ def literal_values(value: Any) -> list[str]:
     if isinstance(value, dict):
         return []
     return [str(value)]
+
+
+def _changed_before(done: Sequence[DoneStep], index: int) -> bool:
+    """Whether an earlier write of the conversation names an entity step ``index`` names."""
+
+    def ids(step: DoneStep) -> set[str]:
+        out: set[str] = set()
+        for name in step.tool.entity_params:
+            value = step.args.get(name)
+            out.update(
+                str(v) for v in (value if isinstance(value, list) else [value]) if v is not None
+            )
+        return out
+
+    mine = ids(done[index])
+    return any(d.tool.writes and ids(d) & mine for d in done[:index])
+
+
+_LISTED = re.compile(
+    r"\bthe ("
+    + "|".join(ORDINALS)
+    + r") ([a-z]+(?: [a-z]+){0,3}) (in those results|from that list)\b"
+)
+
+
+def _one_list_once(text: str) -> str:
+    """``text`` naming "those results" once: the next item of the same list is "the second
+    one".
+
+    >>> _one_list_once("Move 5 from the first account in those results to the second "
+    ...                "account from that list.")
+    'Move 5 from the first account in those results to the second one.'
+    """
+    seen: set[str] = set()
+
+    def once(m: re.Match[str]) -> str:
+        if m.group(2) in seen:
+            return f"the {m.group(1)} one"
+        seen.add(m.group(2))
+        return m.group(0)
+
+    return _LISTED.sub(once, text)
 
 
 def _yes_no_question(text: str) -> bool:
@@ -218,6 +267,14 @@ _MY = re.compile(r"\b[Mm]y\b")
 _INTRO_SLOT = re.compile(r"\bI(?:'m| am) \{")
 """A phrasing in which the user says who they are ("Cancel my listing {listing_id}; I'm
 {seller_id}"): its "my" is theirs."""
+
+
+def _says_i_am(phrasing: str, name: str) -> bool:
+    """Whether ``phrasing`` has the user say they are ``{name}`` ("I'm {buyer_id}; place a
+    bid", "Cancel my listing {listing_id}; I am {seller_id}")."""
+    return re.search(r"\bI(?:'m| am) \{" + re.escape(name) + r"\}", phrasing) is not None
+
+
 _PAIRED = re.compile(r"\{(\w+)\} of \{(\w+)\}")
 """A phrasing's "{quantities} of {product_ids}": counts of items, said pair by pair."""
 
@@ -225,7 +282,8 @@ _PAIRED = re.compile(r"\{(\w+)\} of \{(\w+)\}")
 def _said_once(text: str, earlier: Sequence[str]) -> str:
     """``text`` without the "I'm usr_036" an earlier request of the turn already said: at
     its start ("I'm usr_036; place a bid", "I'm usr_036 and I want to buy ...") or its end
-    ("Cancel my listing lst_0130; I'm usr_036."). Not "I'm usr_036" twice in one message.
+    ("Cancel my listing lst_0130; I'm usr_036."), as "I'm" or "I am". Not "I'm usr_036"
+    twice in one message.
 
     >>> said = ["Cancel lst_0077; I'm usr_036."]
     >>> _said_once("I'm usr_036; place a bid of 67.50 on lst_0009.", said)
@@ -234,25 +292,29 @@ def _said_once(text: str, earlier: Sequence[str]) -> str:
     'I want to buy listing lst_0009 at its price.'
     >>> _said_once("Cancel my listing lst_0130; I'm usr_036.", ["I'm usr_036: accept ofr_1."])
     'Cancel my listing lst_0130.'
+    >>> _said_once("I'm usr_014; place a bid.", ["List my box set in books; I am usr_014."])
+    'Place a bid.'
     >>> _said_once("I'm usr_036; place a bid.", ["Cancel lst_0077."])
     "I'm usr_036; place a bid."
     """
-    if text.startswith("I'm "):
-        who = text[4:].split(" ", 1)[0].rstrip(";:,.")
-        intro = f"I'm {who}"
-        if not who or not any(intro in e for e in earlier):
+    said = introduced(earlier)
+    for intro in ("I'm ", "I am "):
+        if text.startswith(intro):
+            who = text[len(intro) :].split(" ", 1)[0].rstrip(";:,.")
+            if not who or who not in said:
+                return text
+            rest = text[len(intro) + len(who) :]
+            for lead in ("; ", ": ", ", ", " and "):
+                if rest.startswith(lead):
+                    rest = rest[len(lead) :]
+                    return rest[:1].upper() + rest[1:] if rest else text
             return text
-        rest = text[len(intro) :]
-        for lead in ("; ", ": ", ", ", " and "):
-            if rest.startswith(lead):
-                rest = rest[len(lead) :]
-                return rest[:1].upper() + rest[1:] if rest else text
-        return text
-    at = text.rfind("; I'm ")
-    if at > 0:
-        who = text[at + 6 :].rstrip(".")
-        if who and " " not in who and any(f"I'm {who}" in e for e in earlier):
-            return text[:at] + "."
+    for intro in ("; I'm ", "; I am "):
+        at = text.rfind(intro)
+        if at > 0:
+            who = text[at + len(intro) :].rstrip(".")
+            if who and " " not in who and who in said:
+                return text[:at] + "."
     return text
 
 
@@ -620,6 +682,11 @@ def without_measure(phrasing: str, name: str) -> str | None:
 _RANGE_LEAD = _word_set("between from than")
 
 
+_STATES_UNTIL = frozenset({"valid", "due", "open", "good", "available"})
+"""Words that say how long something lasts before the preposition of its date ("valid until
+{date}"): left out with the date."""
+
+
 def without_prepositional(phrasing: str, name: str) -> str | None:
     """``phrasing`` with ``{name}`` and the preposition that leads to it left unsaid, or
     None where that does not leave a request that reads.
@@ -640,6 +707,8 @@ def without_prepositional(phrasing: str, name: str) -> str | None:
     True
     >>> without_prepositional("Passport {number}, valid until {expiry}.", "expiry")
     'Passport {number}.'
+    >>> without_prepositional("Add her, passport {number} valid until {expiry}", "expiry")
+    'Add her, passport {number}'
     """
     slot = "{" + name + "}"
     start = phrasing.find(slot)
@@ -657,6 +726,8 @@ def without_prepositional(phrasing: str, name: str) -> str | None:
     before, comma, last = head.rpartition(", ")
     if comma and " " not in last and "{" not in last:
         head = before  # "number {n}, valid until {date}" goes whole, not to "number {n}, valid"
+    elif head.rpartition(" ")[2].lower() in _STATES_UNTIL and "{" in head.rpartition(" ")[0]:
+        head = head.rpartition(" ")[0]  # "passport {n} valid until {date}": not "{n} valid."
     return head + rest
 
 
@@ -846,17 +917,59 @@ def _object_slot(phrasing: str, name: str) -> bool:
     return len(before) == 1 or before[-1].lower() in PREPOSITIONS
 
 
+def _vowel_number(text: str) -> bool:
+    """Whether a number said aloud starts with a vowel: "an 8000", "an 11.50", "an 18,500".
+
+    >>> [_vowel_number(t) for t in ("8000", "11.50", "18500", "1100", "45", "180")]
+    [True, True, True, False, False, False]
+    """
+    whole = re.match(r"[0-9][0-9,]{0,20}", text)
+    if whole is None:
+        return False
+    digits = whole.group(0).replace(",", "")
+    if digits.startswith("8"):
+        return True  # eight, eighty, eight hundred, eight thousand
+    # eleven, eighteen; eleven thousand, eighteen thousand (never one hundred and ten)
+    return digits[:2] in ("11", "18") and len(digits) in (2, 5, 8)
+
+
 def _fix_articles(phrasing: str, args: Mapping[str, Any]) -> str:
     """``Add an {method} reminder`` with method "popup" -> ``Add a {method} reminder``."""
 
     def fix(m: re.Match[str]) -> str:
         value = render_value(args.get(m.group(2), ""))
-        article = "an" if value[:1].lower() in "aeiou" and value[:1] else "a"
+        vowel = value[:1].lower() in "aeiou" if value[:1] else False
+        article = "an" if vowel or _vowel_number(value) else "a"
         if m.group(1)[0].isupper():
             article = article.capitalize()
         return f"{article} {{{m.group(2)}}}"
 
     return re.sub(r"\b([Aa]n?) \{(\w+)\}", fix, phrasing)
+
+
+_RANGE = re.compile(r"\b(?:from \{(\w+)\} to|between \{(\w+)\} and) \{(\w+)\}")
+
+
+def _one_day(
+    phrasing: str, args: Mapping[str, Any], refs: Mapping[str, str], omit: str | None
+) -> tuple[str, set[str]]:
+    """``phrasing`` with a range whose two ends read the same said as one day, and the end
+    it no longer names: "List my events from {start_date} to {end_date}" with both
+    2026-12-11 reads "List my events on {start_date}", never "from 11 December 2026 to
+    11 December 2026" (an inclusive range of one day)."""
+    gone: set[str] = set()
+
+    def one(m: re.Match[str]) -> str:
+        first, last = m.group(1) or m.group(2), m.group(3)
+        if {first, last} & {*refs, omit} or first not in args or last not in args:
+            return m.group(0)
+        value = args[first]
+        if not isinstance(value, str) or iso_date(value) is None or value != args[last]:
+            return m.group(0)  # a day only: never "Move 10 on acc_1"
+        gone.add(last)
+        return f"on {{{first}}}"
+
+    return _RANGE.sub(one, phrasing), gone
 
 
 def _singular_after_one(phrasing: str, args: Mapping[str, Any], refs: Mapping[str, str]) -> str:
@@ -1127,6 +1240,14 @@ class Renderer:
         """Tools a request asked for although none of their phrasings can state the call's
         values (``{}`` for ``set_climate``, whose phrasings each need one): the
         conversation is dropped, not asked as "Set climate."."""
+        self.framing: dict[str, bool] = {}
+        """How the conversation has spoken of each person it serves so far, by id: ``True``
+        where the user said they are them ("I'm usr_017; place a bid"), ``False`` where
+        they asked on their behalf ("Buy lst_0041 now for usr_017"). Later requests keep
+        the framing: never "for usr_017" and then "I'm usr_017"."""
+        self.reframed: list[str] = []
+        """Slots (``tool.param``) where no phrasing keeps the :attr:`framing` of who the
+        request is for: the conversation is dropped."""
         self.persona_reads: list[str] = []
         """Ids of a ``persona`` kind a read asks about ("How is seller usr_020 rated?",
         "the seller profile of the first user from that list"): the conversation is
@@ -1275,6 +1396,23 @@ class Renderer:
             # until the user signs in as them ("Where is ord_00615?", not "my order")
             third = [ph for ph in fits if not _MY.search(ph) or _INTRO_SLOT.search(ph)]
             fits = third or fits
+        whose = {
+            n: str(args[n])
+            for n, e in spec.entity_params.items()
+            if e.name in self.persona and n in args and n not in refs and n != omit
+        }
+        if not as_persona and not LOGIN.match(spec.name):
+            for n, who in sorted(whose.items()):
+                if who in self.framing:  # "I'm usr_017" once said, never "for usr_017"
+                    kept = [ph for ph in fits if _says_i_am(ph, n) == self.framing[who]]
+                    if not kept:
+                        self.reframed.append(f"{spec.name}.{n}")
+                    fits = kept or fits
+        if not spec.writes and _changed_before(done, index):
+            # "Has invoice inv_00281 been paid?" right after voiding it: the user knows; a
+            # read of what the conversation changed asks to see it ("Show me inv_00281")
+            shown = [ph for ph in fits if not _yes_no_question(ph)]
+            fits = shown or fits
         known = filtered_by(done, index)
         if known:  # not "has the first paid invoice been paid?": another phrasing, or drop
             fits = [ph for ph in fits if not asks_about(ph, known)]
@@ -1289,6 +1427,9 @@ class Renderer:
         else:  # "Set climate.", "Schedule payment.": no request people make
             self.unphrased.append(spec.name)
             phrasing = words(spec.name).capitalize()
+        if not as_persona and not LOGIN.match(spec.name):
+            for n, who in whose.items():
+                self.framing.setdefault(who, _says_i_am(phrasing, n))
         for name in sorted(refs):
             if "{" + name + "}" not in phrasing:
                 continue
@@ -1334,6 +1475,7 @@ class Renderer:
             )
         keep: list[str] = []
         phrasing = _singular_after_one(phrasing, args, refs)
+        phrasing, same_day = _one_day(phrasing, args, refs, omit)
 
         def fill(m: re.Match[str]) -> str:
             name = m.group(1)
@@ -1381,7 +1523,7 @@ class Renderer:
         slots = set(SLOT.findall(phrasing)) | paired
         extras: list[Extra] = []
         for name, value in args.items():
-            if name in slots or name == omit or name in signed:
+            if name in slots or name == omit or name in signed or name in same_day:
                 continue
             entity = spec.entity_params.get(name)
             if name in refs:
@@ -1408,6 +1550,7 @@ class Renderer:
             body = body[:-1] if body and body[-1] in "?.!" else body
             text = f"{body}{end} {settings_sentence(spec, extras)}"
         text = spoken_minutes(text)  # "a day before", never "1440 minutes before"
+        text = _one_list_once(text)
         return _finish(text), _kept(text, keep)
 
     @staticmethod

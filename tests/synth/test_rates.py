@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import prove_gym
 from prove_gym.synth import SynthConfig, SynthResult, synthesize
 from prove_gym.synth.config import OWN_STATE_BLOCKS
-from prove_gym.synth.dates import iso_datetime, said_datetimes
+from prove_gym.synth.dates import iso_date, iso_datetime, said_dates, said_datetimes
 from prove_gym.synth.enums import enum_values, strippable
 from prove_gym.synth.generate import ABSTENTION_MARGIN, abstention_due, run_block
 from prove_gym.synth.pipeline import MIX_KINDS, mix_kind, mix_targets, quotas
@@ -75,6 +75,7 @@ def test_a_missing_value_makes_a_clarify_turn_followed_by_the_answer_with_the_ca
                     else str(v) in answer.user
                     or render_value(v) in answer.user
                     or iso_datetime(str(v)) in said_datetimes(answer.user)
+                    or iso_date(str(v)) in said_dates(answer.user)
                     for v in values
                 ]
                 assert any(said), (task.id, answer.user)

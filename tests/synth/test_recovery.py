@@ -129,11 +129,31 @@ def test_given_up_calls_fail_on_the_state_end_the_conversation_and_are_explained
     assert after["content"].startswith("I could not do that:"), after
 
 
+def test_a_call_is_given_up_only_where_the_state_said_no_before_the_conversation(
+    dataset: SynthResult,
+) -> None:
+    """seed-2044 read: travel_booking "cancel itn_0031 ... then quote a change of bkg_0077"
+    (on that itinerary), given up. A give-up teaches that the state refuses the request; a
+    refusal the conversation itself brought about is not one a user would ask for, so the
+    given-up call fails the same way on the initial state."""
+    from prove_gym import get_registry
+
+    tasks = giving_up(dataset)
+    assert tasks
+    for task in tasks:
+        (at,) = [i for i, turn in enumerate(task.turns) if turn.given_up]
+        last = task.turns[at].steps[-1]
+        srv = get_registry().get_server(task.server)
+        with srv.session(task.seed, task.size) as session:
+            result = session.call(last.name, last.arguments)
+        assert not result.ok and result.error_kind == last.expect_error, (task.id, last)
+
+
 def test_give_up_rate_zero_gives_nothing_up() -> None:
-    cfg = SynthConfig(servers=("email",), n=40, seed=3, state_seeds=2, give_up_rate=0.0)
+    cfg = SynthConfig(servers=("issue_tracker",), n=60, seed=3, state_seeds=2, give_up_rate=0.0)
     assert not giving_up(synthesize(cfg))
     shown = synthesize(
-        SynthConfig(servers=("email",), n=40, seed=3, state_seeds=2, give_up_rate=1.0)
+        SynthConfig(servers=("issue_tracker",), n=60, seed=3, state_seeds=2, give_up_rate=1.0)
     )
     assert giving_up(shown)  # the same run gives some up
 

@@ -644,3 +644,83 @@ def test_nobody_reads_about_the_customer_they_then_log_in_as() -> None:
                 if not registry.get_tool(f"banking.{before.name}").writes:
                     assert before.arguments.get("customer_id") != me, (task.id, before)
     assert logins > 20
+
+
+@pytest.mark.parametrize(
+    ("phrasing", "start", "end", "expected"),
+    [
+        ("List my events from {start_date} to {end_date}", "2026-12-11", "2026-12-11",
+         "List my events on 11 December 2026."),
+        ("What's on my calendar between {start_date} and {end_date}?", "2026-12-11",
+         "2026-12-11", "What's on my calendar on 11 December 2026?"),
+        ("List my events from {start_date} to {end_date}", "2026-12-11", "2026-12-12",
+         "List my events from 11 December 2026 to 12 December 2026."),
+    ],
+)  # fmt: skip
+def test_a_range_of_one_day_is_said_as_that_day(
+    phrasing: str, start: str, end: str, expected: str
+) -> None:
+    """seed-2044 read: "List my events from 11 December 2026 to 11 December 2026". An
+    inclusive range whose ends are the same day is said as the day, and the text check
+    still finds both ends stated."""
+    done = [_done("calendar.list_events", start_date=start, end_date=end)]
+    text, keep = Renderer(random.Random(0), "complete").phrase(0, done, planned=phrasing)
+    assert text == expected
+    assert text_residue(text) == "" or "{" not in text
+    assert start in keep or any("December" in k for k in keep), keep
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_member_is_spoken_of_one_way_in_a_conversation(seed: int) -> None:
+    """seed-2044 read: "Buy lst_0041 now for usr_017" and then "I'm usr_017; ...". The user
+    either is the member ("I'm usr_017") or asks on their behalf ("for buyer usr_017"),
+    the same in every request of the conversation."""
+    from prove_gym.synth import SynthConfig, synthesize
+    from prove_gym.synth.render import introduced
+
+    result = synthesize(SynthConfig(servers=("marketplace",), n=150, seed=seed))
+    both = 0
+    for task in result.tasks:
+        texts = [t.user for t in task.turns]
+        for who in introduced(texts):
+            behalf = re.compile(r"\b(?:for|as|buyer|seller|user) " + re.escape(who) + r"\b(?!;)")
+            if any(behalf.search(t) for t in texts):
+                both += 1
+                raise AssertionError((task.id, texts))
+    assert both == 0
+    assert sum(bool(introduced([t.user for t in task.turns])) for task in result.tasks) > 10
+
+
+_DATE_FORMS = {
+    "Month D, YYYY": re.compile(r"\b(?:January|February|March|April|May|June|July|August|"
+                                r"September|October|November|December) \d{1,2}, \d{4}"),
+    "D Month YYYY": re.compile(r"\b\d{1,2} (?:January|February|March|April|May|June|July|"
+                               r"August|September|October|November|December) \d{4}"),
+    "Mon D, YYYY": re.compile(r"\b(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{1,2}, \d{4}"),
+}  # fmt: skip
+
+
+def test_a_conversation_writes_its_dates_one_way() -> None:
+    """seed-2046 read: "What's on my calendar between 20 June 2026 and Jun 21, 2026?". One
+    person writes every date of a conversation in one form."""
+    from prove_gym.synth import SynthConfig, synthesize
+
+    result = synthesize(SynthConfig(servers=("calendar", "travel_booking"), n=160, seed=9))
+    several = 0
+    for task in result.tasks:
+        text = " ".join(t.user for t in task.turns if t.kind != "abstain")
+        forms = {name for name, form in _DATE_FORMS.items() if form.search(text)}
+        assert len(forms) <= 1, (task.id, forms, text)
+        several += len(_DATE_FORMS["Month D, YYYY"].findall(text)) > 1
+    assert several  # some conversations do say more than one date
+
+
+def test_a_yes_or_no_state_is_said_as_a_state() -> None:
+    """seed-2048 read: "set the first automation in those results enabled to yes"."""
+    tool = get_registry().get_tool("iot_devices.set_automation_enabled")
+    for value, word in ((True, "enabled"), (False, "disabled")):
+        for seed in range(4):
+            done = [DoneStep(tool, {"automation_id": "aut_001", "enabled": value}, {})]
+            text, _ = Renderer(random.Random(seed), "complete").phrase(0, done, planned=None)
+            assert text.endswith(f"to {word}.") or text.endswith(f"as {word}."), text
+            assert "yes" not in text and "no." not in text, text

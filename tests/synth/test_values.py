@@ -838,16 +838,18 @@ def test_a_bill_costs_and_comes_as_bills_of_its_category_do(seed: int) -> None:
     Management in cat_001" (Rent). A bill's amount, payee and frequency fit its category:
     rent is a month's rent, paid monthly to a landlord; a subscription costs what a
     service costs, monthly."""
-    from prove_plugins.budget.tools import RENT, STREAMING
+    from prove_plugins.budget.tools import RENT, STREAMING, _bill_amount
 
     srv = prove_gym.get_registry().get_server("budget")
     cats = srv.session(0, srv.default_size).list_entities("category")
     by_name = {c["name"]: c["category_id"] for c in cats}
+    # the budget pays its rent already: no second rent bill (the draw fails), but the
+    # amount a rent bill would take is a month's rent
     _, rent = _draw("budget", "create_recurring_expense", seed, category_id=by_name["Rent"])
-    assert rent.unresolved is None
-    assert RENT[0] <= Decimal(str(rent.args["amount"])) <= RENT[1], rent.args
-    assert str(rent.args["payee"]).endswith("Property Management")
-    assert rent.args["frequency"] == "monthly"
+    assert rent.unresolved == "payee", rent
+    record = {"category_id": {"name": "Rent", "group": "Bills"}}
+    amount = _bill_amount(None, random.Random(seed), Bound({}, record))  # type: ignore[arg-type]
+    assert RENT[0] <= Decimal(str(amount)) <= RENT[1], amount
     _, sub = _draw("budget", "create_recurring_expense", seed, category_id=by_name["Subscriptions"])
     assert (sub.args["payee"], str(sub.args["amount"])) in STREAMING, sub.args
     assert sub.args["frequency"] == "monthly"
@@ -1061,3 +1063,82 @@ def test_a_new_mail_says_what_its_subject_is_about() -> None:
     for step in drafted:
         bodies = MESSAGES.get(step.arguments.get("subject", ""))
         assert bodies is None or step.arguments["body"] in bodies, step.arguments
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_household_pays_each_bill_to_its_own_provider(seed: int) -> None:
+    """seed-2044 read: an expense to Duke Energy in a budget whose electricity bills go to
+    PG&E. A one-provider category's expense goes to the provider the budget already pays;
+    no second bill is set up where the category has one (the draw fails)."""
+    from prove_plugins.budget.tools import PAYEES_OF_CATEGORY
+
+    srv = prove_gym.get_registry().get_server("budget")
+    session = srv.session(0, srv.default_size)
+    by_name = {c["name"]: c["category_id"] for c in session.list_entities("category")}
+    ctx = session.context()
+    for name in ("Electricity", "Internet", "Phone"):
+        paid = {str(r.payee) for r in ctx.sql.all(PAYEES_OF_CATEGORY, category_id=by_name[name])}
+        assert len(paid) == 1, (name, paid)  # the sampled household has one provider
+        _, drawn = _draw("budget", "add_expense", seed, category_id=by_name[name])
+        assert drawn.unresolved is None and {drawn.args["payee"]} == paid, (name, drawn.args)
+    _, bill = _draw("budget", "create_recurring_expense", seed, category_id=by_name["Internet"])
+    assert bill.args.get("category_id") != by_name["Internet"] or bill.unresolved == "payee"
+
+
+def test_files_are_moved_by_a_pattern_of_one_type_that_belongs_there(tasks) -> None:
+    """seed-2044 read: "Move all * files from ~/Projects/api/tests to ~/Pictures". A
+    move by pattern takes the files of one type, into a folder where that type belongs."""
+    from prove_plugins.filesystem.tools.fitting import is_keeping, keeps
+
+    assert not is_keeping("~/Projects/photo-sorter")  # a project, not a "to-sort" folder
+
+    def visit(ws: Workspace, step: GoldStep) -> str | None:
+        pattern, destination = str(step.arguments["pattern"]), str(step.arguments["destination"])
+        if not pattern.startswith("*.") or "*" in pattern[1:]:
+            return f"pattern {pattern!r} is not one type of file"
+        if "/." in destination:
+            return "into a hidden folder"
+        if not keeps(destination, f"file{pattern[1:]}") or "/Projects/" in destination:
+            return "does not belong there" if not is_keeping(destination) else None
+        return None
+
+    judged, found = flagged(tasks, "filesystem", {"move_matching": visit})
+    assert judged >= 2, "too few moves by pattern to judge"
+    assert found == []
+
+
+def test_a_sprint_lasts_one_to_three_weeks(tasks) -> None:
+    """seed-2048 read: "Plan a sprint 'Sprint 42' in prj_01 from 18 September 2026 to 19
+    September 2026". A new sprint ends one, two or three weeks after it starts."""
+    result = synthesize(SynthConfig(servers=("issue_tracker",), n=120, seed=6))
+    made = [s for t in result.tasks for s in t.steps if s.name == "create_sprint"]
+    assert made
+    for s in made:
+        start = dt.date.fromisoformat(s.arguments["start_date"])
+        end = dt.date.fromisoformat(s.arguments["end_date"])
+        assert (end - start).days in (6, 13, 20), s.arguments
+
+
+def test_nothing_is_labelled_in_spam_nor_dimmed_while_off() -> None:
+    """seed-2048 reads: email "put msg_00403 in the spam folder ... label msg_00403 with
+    Hiring"; iot "switch light dev_0001 off ... dim the same light to 30%" (which switches it
+    back on). A label goes on mail the user keeps; a light is dimmed only while it is on."""
+    from prove_plugins.email.tools import Message
+    from prove_plugins.iot_devices.tools import DEVICE
+
+    from prove_gym.server.sql import record_by_key
+
+    def kept(ws: Workspace, step: GoldStep) -> str | None:
+        sql = ws.sessions["email"].context().sql
+        row = sql.first(record_by_key(Message), key=step.arguments["message_id"])
+        return f"labelled in {row.folder}" if row.folder in ("spam", "trash") else None
+
+    def lit(ws: Workspace, step: GoldStep) -> str | None:
+        row = ws.sessions["iot_devices"].context().sql.first(DEVICE, id=step.arguments["light_id"])
+        return None if row.is_on else "dimmed while off"
+
+    result = synthesize(SynthConfig(servers=("email", "iot_devices"), n=240, seed=5))
+    judged, found = flagged(result.tasks, "email", {"label_message": kept})
+    more, also = flagged(result.tasks, "iot_devices", {"set_brightness": lit})
+    assert judged and more, (judged, more)
+    assert found + also == []

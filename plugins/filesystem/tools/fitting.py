@@ -8,6 +8,7 @@ what the entry is (a folder gets a folder's name, a file keeps its extension).
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -338,6 +339,17 @@ FOLDERS_BY_TYPE: dict[str, frozenset[str]] = {
 Music): where a person moves or copies one to, besides its own folder's tree."""
 KEEPING_WORDS = ("backup", "archive", "old", "to-sort", "shared", "misc")
 """Words of folder names that take anything (a backup, an archive)."""
+_KEEPING = re.compile(r"(?<![a-z])(?:" + "|".join(map(re.escape, KEEPING_WORDS)) + r")(?![a-z])")
+
+
+def is_keeping(folder: str) -> bool:
+    """Whether a folder's name says it takes anything: ``~/backup``, ``archive-2025``,
+    ``Pictures/Archive``; a whole word, so ``photo-sorter`` (a project) is not "to-sort".
+
+    >>> is_keeping("~/Pictures/Archive"), is_keeping("~/Projects/photo-sorter")
+    (True, False)
+    """
+    return _KEEPING.search(folder.lower()) is not None
 
 
 def home_folder(path: str) -> str | None:
@@ -360,14 +372,15 @@ def keeps(folder: str, name: str) -> bool:
     >>> keeps("~/Pictures/2023", "summary.txt"), keeps("~/Documents/Work", "summary.txt")
     (False, True)
     """
-    if any(word in folder.lower() for word in KEEPING_WORDS):
+    if is_keeping(folder):
         return True
     return home_folder(folder) in FOLDERS_BY_TYPE.get(Bound({"p": name}).extension("p"), ())
 
 
 def fitting_destination(ctx: ToolContext | None, rng: random.Random, bound: Bound) -> str | None:
     """The folder in ``destination`` if the entry in ``source`` belongs there: a folder of
-    its own tree (``~/Documents/Work`` to ``~/Documents/Archive``), a folder that keeps
+    its own tree (``~/Documents/Work`` to ``~/Documents/Archive``, within one project, never
+    one project's log into another's ``src``), a folder that keeps
     anything (a backup, an archive), or where its type lives (a photo to Pictures, a song
     to Music); None otherwise, so synthesis draws another. A hidden file (``.gitconfig``)
     goes only to a backup or an archive. Nobody files their ``.gitconfig`` under
@@ -377,17 +390,80 @@ def fitting_destination(ctx: ToolContext | None, rng: random.Random, bound: Boun
     ...  for s, d in [("/home/ana/.gitconfig", "/home/ana/Pictures/2025"),
     ...               ("/home/ana/.gitconfig", "/home/ana/backup"),
     ...               ("/home/ana/Downloads/IMG_1.jpg", "/home/ana/Pictures/2025"),
-    ...               ("/home/ana/Downloads/IMG_1.jpg", "/home/ana/Projects/api")]]
-    [None, '/home/ana/backup', '/home/ana/Pictures/2025', None]
+    ...               ("/home/ana/Downloads/IMG_1.jpg", "/home/ana/Projects/api"),
+    ...               ("/home/ana/Projects/bot/logs/app.log", "/home/ana/Projects/api/src")]]
+    [None, '/home/ana/backup', '/home/ana/Pictures/2025', None, None]
     """
     source, destination = str(bound.args.get("source", "")), str(bound.args.get("destination", ""))
     if not destination or _hidden(destination):
         return None
-    if any(word in destination.lower() for word in KEEPING_WORDS):
+    if is_keeping(destination):
         return destination
     if _hidden(source):
         return None
-    top = home_folder(destination)
-    if top is not None and top == home_folder(source):
-        return destination
+    if home_folder(destination) is not None and _area(destination) == _area(source):
+        return destination  # its own part of the home: a photo within Pictures, a project
     return destination if keeps(destination, source.rstrip("/").rsplit("/", 1)[-1]) else None
+
+
+def _area(path: str) -> tuple[str, ...]:
+    """The part of a home a path is in: its first folder (``Pictures``), or a project
+    (``Projects/todo-cli``)."""
+    parts = [p for p in path.split("/") if p]
+    rest = parts[1:] if path.startswith("~/") else parts[2:] if path.startswith("/home/") else parts
+    return tuple(rest[:2] if rest[:1] == ["Projects"] else rest[:1])
+
+
+LANDING_FOLDERS = frozenset({"Downloads", "Desktop", "tmp"})
+"""Where files land before anyone sorts them (and the home folder itself)."""
+
+
+def matching_pattern(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A shell pattern for ``move_matching``: every visible file of one type in ``path``
+    (``*.jpg``), moved as people sort files: from where files land (Downloads, the Desktop,
+    the home folder, /tmp) into the home folder where that type lives (photos into
+    Pictures, PDFs into Documents), or from anywhere into a backup or an archive; None
+    otherwise, so synthesis draws other folders. Never ``*`` (a project's tests moved into
+    ``~/Pictures``), never into a hidden folder or another project."""
+    fs = Fs(ctx)
+    try:
+        folder, _ = fs.directory(str(bound.args.get("path", ".")), "mv")
+    except ToolError:
+        return None
+    where, destination = fs.path(folder), str(bound.args.get("destination", ""))
+    if not destination or _hidden(destination) or "/." in destination:
+        return None
+    top, home = home_folder(where), home_folder(destination)
+    # a backup of its own area (~/Pictures/archive for photos, a project's own old-logs),
+    # or one of the home (~/backup)
+    keeping = is_keeping(destination) and (
+        _area(destination) == _area(where) or is_keeping(home or "")
+    )
+    landing = top is None or top in LANDING_FOLDERS  # the home folder itself, or Downloads
+    if not keeping and not landing:
+        return None
+    types = {
+        ext
+        for k in fs.children(folder)
+        if not k.is_dir and not k.name.startswith(".")
+        for ext in [Bound({"p": k.name}).extension("p")]
+        if ext
+    }
+    fit = sorted(
+        e
+        for e in types
+        if keeping or home in FOLDERS_BY_TYPE.get(e, frozenset()) - LANDING_FOLDERS - {"Projects"}
+    )
+    return f"*{rng.choice(fit)}" if fit else None
+
+
+def elsewhere(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """The directory in ``path`` if it is not the current one, else None: nobody asks to
+    go where they already are ("pushd ~/backup. And go to the same directory")."""
+    fs = Fs(ctx)
+    path = str(bound.args.get("path", "~"))
+    try:
+        node, _ = fs.directory(path, "cd")
+    except ToolError:  # not a directory one can enter: the call says why
+        return path
+    return None if node.id == fs.cwd.id else path

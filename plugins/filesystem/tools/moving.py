@@ -21,7 +21,13 @@ from prove_gym.server.patterns import compile_glob
 from ..models import Node
 from ._declare import tool
 from .args import MAX_NAME, DirArg, NamePattern, PathArg
-from .fitting import empty_directory, fitting_destination, new_name_like, visible_source
+from .fitting import (
+    empty_directory,
+    fitting_destination,
+    matching_pattern,
+    new_name_like,
+    visible_source,
+)
 from .fs import Fs, _perms, check_name
 from .nodes import AnyNode, Entry, NodeRow
 from .queries import MOVE_NODES, SET_MODE
@@ -247,7 +253,7 @@ def rename(
         "Move all {pattern} files from {path} to {destination}",
         "Move every file matching {pattern} into {destination}",
     ],
-    examples={"pattern": ["*.jpg", "*.pdf", "*.log", "*.txt", "*.csv", "IMG_*"]},
+    values={"pattern": matching_pattern},
 )
 def move_matching(
     ctx: ToolContext, pattern: NamePattern, destination: DirArg, path: DirArg = "."

@@ -7,6 +7,7 @@ from prove_gym.server import NotFound, PermissionDenied, PreconditionFailed, Too
 from ..models import DirStackEntry
 from ._declare import tool
 from .args import MAX_STACK, DirArg, PathArg
+from .fitting import elsewhere
 from .fs import Fs, _kind
 from .nodes import AnyNode
 from .queries import POP, STACK_SIZE, STACK_TOP, TOP_POSITION
@@ -41,6 +42,7 @@ def whoami(ctx: ToolContext) -> WhoAmI:
     writes=True,
     returns="directory",
     phrasings=["Go to {path}", "cd into {path}", "Change directory to {path}"],
+    values={"path": elsewhere},
 )
 def cd(ctx: ToolContext, path: DirArg = "~") -> Cd:
     """Change the current directory; later relative paths start from there.
@@ -69,6 +71,7 @@ def cd(ctx: ToolContext, path: DirArg = "~") -> Cd:
     writes=True,
     returns="directory",
     phrasings=["pushd {path}", "Remember where I am and go to {path}"],
+    values={"path": elsewhere},
 )
 def pushd(ctx: ToolContext, path: DirArg) -> Pushed:
     """Save the current directory on the directory stack and cd to another one (popd returns).
