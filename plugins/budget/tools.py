@@ -1625,6 +1625,27 @@ def _move(ctx: ToolContext, move: Any, src: Any, dst: Any) -> tuple[Any, Any]:
     return src, dst
 
 
+def _limit_fitting(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A new monthly limit a person would set for the category: its present limit raised
+    or trimmed by a tenth to a half, or, with none, what a month of it costs (never rent
+    capped at 250.00); a round sum. None for Ready to Assign, which holds income."""
+    name, group = _category(ctx, bound)
+    if group == "Inflow":
+        return None
+    row = ctx.sql.first(CATEGORY, id=str(bound.args.get("category_id", "")))
+    now = row.monthly_limit if row is not None else None
+    if now:
+        base = float(now)
+    elif name == "Rent":
+        base = float(RENT[1])
+    else:
+        base = BILL_RANGES.get(name, (50.0, 250.0))[1] * 1.5
+    limit = base * rng.choice([0.8, 0.9, 1.1, 1.25, 1.5])
+    step = 10 if limit < 500 else 50
+    value = max(step, round(limit / step) * step)
+    return None if now is not None and value == float(now) else f"{value}.00"
+
+
 @server.tool(
     writes=True,
     idempotent=True,
@@ -1633,7 +1654,7 @@ def _move(ctx: ToolContext, move: Any, src: Any, dst: Any) -> tuple[Any, Any]:
         "Set the monthly limit of {category_id} to {monthly_limit}",
         "Cap {category_id} at {monthly_limit} a month and {enforcement} anything over it",
     ],
-    examples={"monthly_limit": [150, 200, "250.00", 300, 400, "600.00"]},
+    values={"monthly_limit": _limit_fitting},
 )
 def set_category_limit(
     ctx: ToolContext,

@@ -14,6 +14,7 @@ from pydantic import Field
 from sqlalchemy import bindparam, delete, func, select, update
 
 from prove_gym.server import (
+    Bound,
     Conflict,
     Entity,
     EnvVersion,
@@ -895,10 +896,38 @@ def respond_to_invitation(
     return {"event_id": event.id, "email": email, "response": response}
 
 
+ONE_OFF = (
+    "birthday", "anniversary", "appointment", "interview", "postmortem", "quarterly",
+    "launch", "demo", "visit", "service", "workshop", "parent-teacher", "deep dive",
+)  # fmt: skip
+"""Words of event titles that happen once (or yearly, which no rule here says): no
+"make Grandma's birthday repeat monthly"."""
+DAILY_OK = ("standup", "school pickup", "gym", "yoga")
+"""Words of event titles that can repeat every day."""
+
+
+def _repeat_fitting(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """How an event would repeat, as its title has it: a standup or the school pickup
+    daily or weekly, a 1:1 or a dinner weekly or monthly, "none" only for one that
+    repeats now; None for an event that happens once (a birthday, an interview), so
+    synthesis draws another."""
+    event = ctx.sql.first(EVENT, id=str(bound.args.get("event_id", "")))
+    if event is None:
+        return None
+    title = str(event.title).lower()
+    if any(word in title for word in ONE_OFF):
+        return None
+    choices = ["weekly", "monthly"] + (["daily"] if any(w in title for w in DAILY_OK) else [])
+    if ctx.sql.first(RECURRENCE, event_id=event.id) is not None:
+        choices.append("none")
+    return rng.choice(choices)
+
+
 @server.tool(
     writes=True,
     idempotent=True,
     returns="event",
+    values={"frequency": _repeat_fitting},
     phrasings=[
         "Set the repeat rule of {event_id} to {frequency}",
         "Make {event_id} repeat {frequency}, {count} times in all",

@@ -1687,6 +1687,22 @@ def message_from_a_person(ctx: ToolContext, rng: random.Random, bound: Bound) ->
     return str(row.id)
 
 
+def messages_received(ctx: ToolContext, rng: random.Random, bound: Bound) -> list[str] | None:
+    """The messages in ``message_ids`` if each was received and is kept (not in spam or
+    trash): one's own sent mail is not marked unread; None otherwise, so synthesis draws
+    others."""
+    ids = bound.args.get("message_ids") or []
+    rows = [
+        ctx.sql.first(record_by_key(Message), key=str(i))
+        for i in (ids if isinstance(ids, list) else [ids])
+    ]
+    if not rows or any(
+        r is None or r.direction != "received" or r.folder in ("spam", "trash") for r in rows
+    ):
+        return None
+    return [str(r.id) for r in rows if r is not None]
+
+
 def message_kept(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
     """The message in ``message_id`` unless it is in spam or trash (nobody files a message
     they just reported as spam under "Hiring"); None otherwise, so synthesis draws
@@ -2017,6 +2033,7 @@ def move_message(
     writes=True,
     returns="message",
     phrasings=["Mark {message_ids} as {flag}", "Flag {message_ids} as {flag}"],
+    values={"message_ids": messages_received},
 )
 def mark_messages(
     ctx: ToolContext,

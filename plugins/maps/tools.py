@@ -26,6 +26,7 @@ from pydantic import Field
 from sqlalchemy import bindparam, delete, func, or_, select, update
 
 from prove_gym.server import (
+    Bound,
     Entity,
     InvalidArgument,
     NotFound,
@@ -1204,12 +1205,21 @@ def get_route(
     }
 
 
+def _several(ctx: ToolContext, rng: random.Random, bound: Bound) -> list[str] | None:
+    """The destinations in ``destination_address_ids`` if there are two or more: which of
+    one is the quickest, or "compare" one time, is no question (get_route answers it);
+    None otherwise, so synthesis draws others."""
+    ids = bound.args.get("destination_address_ids")
+    return [str(i) for i in ids] if isinstance(ids, list) and len(ids) >= 2 else None
+
+
 @server.tool(
     stands_in_for=("get_route",),
     phrasings=[
         "Which of {destination_address_ids} is the quickest {mode} from {origin_address_id}?",
         "Compare {mode} times from {origin_address_id} to {destination_address_ids}",
     ],
+    values={"destination_address_ids": _several},
 )
 def get_distance_matrix(
     ctx: ToolContext,

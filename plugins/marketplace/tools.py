@@ -702,7 +702,40 @@ def _title_for_category(ctx: ToolContext, rng: random.Random, bound: Bound) -> s
     return rng.choice(titles) if titles else None
 
 
-PRICES = [15, "24.99", 60, 125, "349.00", 800]
+TITLE_PRICES: dict[str, tuple[int, int]] = {
+    "Apple AirPods Pro 2": (120, 190),
+    "Nintendo Switch OLED": (180, 280),
+    "Kindle Paperwhite": (60, 110),
+    "Vintage Polaroid SX-70 camera": (150, 400),
+    "1986 Topps baseball card set": (80, 250),
+    "Levi's 501 jeans, W32 L32": (20, 50),
+    "Barbour waxed jacket, size M": (120, 250),
+    "Herman Miller Aeron chair": (300, 700),
+    "Le Creuset Dutch oven, 5.5 qt": (150, 260),
+    "Trek road bike, 56 cm": (600, 1500),
+    "Wilson Pro Staff tennis racket": (80, 180),
+    "Harry Potter box set, hardcover": (40, 90),
+    "The Lord of the Rings, 1st edition": (800, 4000),
+    "Signed Beatles Abbey Road vinyl": (1000, 5000),
+    "Fender Stratocaster guitar": (500, 1200),
+    "LEGO Technic Porsche 911": (120, 200),
+    "Hot Wheels 1968 Redline collection": (150, 600),
+}
+"""What each thing of :data:`NEW_TITLES` sells for second-hand in good condition, whole units."""
+CONDITION_SHARE = {"new": 1.15, "like_new": 1.0, "good": 0.85, "fair": 0.65, "for_parts": 0.3}
+
+
+def _price_for_title(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """An asking price for the thing listed, as its condition has it: Levi's jeans for 35,
+    a first edition of The Lord of the Rings for 2,400, never jeans for 349.00; a round
+    sum (to 5 under 100, to 10 above); None for a title it does not know."""
+    span = TITLE_PRICES.get(str(bound.args.get("title", "")))
+    if span is None:
+        return None
+    share = CONDITION_SHARE.get(str(bound.args.get("condition", "good")), 0.85)
+    price = rng.randint(*span) * share
+    step = 5 if price < 100 else 10
+    return f"{max(step, round(price / step) * step)}.00"
 
 
 def _bid_for_listing(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
@@ -932,8 +965,7 @@ def list_sales(
         "List my {title} ({condition}) as {format} at {price} in {category}; I am {seller_id}",
         "Sell {title} for {price} as user {seller_id}, {format}, {category}, {condition}",
     ],
-    examples={"price": PRICES},
-    values={"title": _title_for_category},
+    values={"title": _title_for_category, "price": _price_for_title},
 )
 def create_listing(
     ctx: ToolContext,

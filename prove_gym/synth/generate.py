@@ -41,6 +41,7 @@ what no offered tool does, so the gold makes no call.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections import Counter
@@ -1729,6 +1730,8 @@ class Conversation:
             return f"empty_read_of_new:{empty}"
         if not abstention and self._read_after_reply():
             return "read_after_reply"
+        if not abstention and self._read_twice():
+            return "read_twice"
         read = sc.lint.read(task.model_dump(mode="json"))
         if inverse_write(read) or repeated_write(read):  # a chain that undoes or redoes itself
             return "undoes_itself"
@@ -1805,6 +1808,23 @@ class Conversation:
                 ):
                     return d.tool.name
         return None
+
+    def _read_twice(self) -> bool:
+        """Whether the gold makes the same read twice with no write between (list the scenes
+        of hom_02, look at one, then list the scenes of hom_02 again): nothing it could
+        show has changed."""
+        seen: set[str] = set()
+        for d in self.done:
+            if not d.executed or d.given_up:
+                continue
+            if d.tool.writes:
+                seen.clear()
+                continue
+            key = f"{d.tool.name}:{json.dumps(d.args, sort_keys=True, default=str)}"
+            if key in seen:
+                return True
+            seen.add(key)
+        return False
 
     def _read_after_reply(self) -> bool:
         """Whether the gold reads something after it replied to it, forwarded it or

@@ -1142,3 +1142,90 @@ def test_nothing_is_labelled_in_spam_nor_dimmed_while_off() -> None:
     more, also = flagged(result.tasks, "iot_devices", {"set_brightness": lit})
     assert judged and more, (judged, more)
     assert found + also == []
+
+
+# ----------------------------------------------------------------- prove_gym.synth/18
+def test_values_fit_what_they_go_with_seed_2050() -> None:
+    """seed-2050 read: "Sell Levi's 501 jeans for 349.00"; "Set the repeat rule of the
+    same event to monthly" (Grandma's birthday); Rent's limit set to 250.00; "add a home
+    address: 1600 Blake St, Portland, AL 85004". A listing asks what its thing sells for
+    in its condition; only a recurring kind of event repeats; a limit is near what the
+    category costs; a new address is one place."""
+    from prove_plugins.budget.tools import RENT
+    from prove_plugins.calendar.tools import ONE_OFF
+    from prove_plugins.marketplace.tools import CONDITION_SHARE, TITLE_PRICES
+    from prove_plugins.shopping.tools._common import NEW_ADDRESSES
+
+    for seed in range(6):
+        _, listing = _draw("marketplace", "create_listing", seed)
+        lo, hi = TITLE_PRICES[listing.args["title"]]
+        share = CONDITION_SHARE[listing.args["condition"]]
+        assert lo * share - 10 <= float(listing.args["price"]) <= hi * share + 10, listing.args
+        session, rule = _draw("calendar", "set_recurrence", seed)
+        if rule.unresolved is None:
+            (event,) = [
+                e for e in session.list_entities("event") if e["event_id"] == rule.args["event_id"]
+            ]
+            assert not any(w in event["title"].lower() for w in ONE_OFF), (event, rule.args)
+        session, address = _draw("shopping", "add_address", seed)
+        assert address.unresolved is None
+        parts = tuple(address.args[k] for k in ("line1", "city", "state", "postal_code"))
+        assert parts in NEW_ADDRESSES, parts
+    srv = prove_gym.get_registry().get_server("budget")
+    by_name = {
+        c["name"]: c["category_id"]
+        for c in srv.session(0, srv.default_size).list_entities("category")
+    }
+    for seed in range(4):
+        _, limit = _draw("budget", "set_category_limit", seed, category_id=by_name["Rent"])
+        assert float(limit.args["monthly_limit"]) >= RENT[0], limit.args
+
+
+def test_reads_and_edits_are_of_what_a_person_would_ask_seed_2050(tasks) -> None:
+    """seed-2050 read: "what kind of file is /home/mario/Documents?" (a folder the user
+    just moved files into), "remove lines 1 to 5 from .git/config", "mark msg_00226 as
+    unread" (sent by the user), and the scenes of hom_02 listed twice with nothing done
+    between. A file's type is asked of a file; a tool's internals are not edited by hand;
+    one's own sent mail is not marked; nothing is read twice unchanged."""
+    import json
+
+    from prove_plugins.filesystem.tools.fitting import _hidden
+
+    def a_file(ws: Workspace, step: GoldStep) -> str | None:
+        entry = ws.sessions["filesystem"].call("stat", {"path": step.arguments["path"]})
+        return "a folder" if entry.content["type"] == "directory" else None
+
+    def by_hand(ws: Workspace, step: GoldStep) -> str | None:
+        folder = str(step.arguments["path"]).rsplit("/", 1)[0]
+        return "a hidden folder's file" if _hidden(folder) else None
+
+    judged, found = flagged(
+        tasks,
+        "filesystem",
+        {"file_type": a_file, "delete_lines": by_hand, "insert_lines": by_hand,
+         "replace_in_file": by_hand, "append_file": by_hand},
+    )  # fmt: skip
+    assert judged >= 3 and found == [], found
+    result = synthesize(SynthConfig(servers=("email", "iot_devices"), n=200, seed=11))
+
+    def received(ws: Workspace, step: GoldStep) -> str | None:
+        for message in step.arguments["message_ids"]:
+            shown = ws.sessions["email"].call("get_message", {"message_id": message})
+            if shown.content["direction"] == "sent":
+                return f"{message} was sent by the user"
+        return None
+
+    marked, found = flagged(result.tasks, "email", {"mark_messages": received})
+    assert marked and found == [], found
+    for task in result.tasks:
+        seen: set[str] = set()
+        for step in task.steps:
+            if step.expect_error is not None:
+                continue
+            tool = prove_gym.get_registry().get_tool(f"{task.server}.{step.name}")
+            if tool.writes:
+                seen.clear()
+                continue
+            key = f"{step.name}:{json.dumps(step.arguments, sort_keys=True)}"
+            assert key not in seen, (task.id, key)
+            seen.add(key)

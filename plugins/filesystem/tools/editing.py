@@ -25,8 +25,8 @@ from .args import MAX_FILE_BYTES, MAX_PATH, FileArg, NewPath
 from .fitting import (
     keeps,
     line_in_file,
+    own_text_file,
     replacement_for_find,
-    text_file,
     word_in_text_file,
 )
 from .fs import Fs, _join, _split, check_name
@@ -318,7 +318,7 @@ def write_file(ctx: ToolContext, path: NewPath, content: str) -> Written:
     writes=True,
     returns="file",
     phrasings=["Append '{content}' to {path}", "Add the line '{content}' at the end of {path}"],
-    values={"path": text_file, "content": _line_for_file},
+    values={"path": own_text_file, "content": _line_for_file},
 )
 def append_file(
     ctx: ToolContext, path: FileArg, content: Annotated[str, Field(min_length=1)]
@@ -342,7 +342,7 @@ def append_file(
         "Replace '{find}' with '{replace}' in {path}",
         "In {path}, change {find} to {replace}",
     ],
-    values={"path": text_file, "find": word_in_text_file, "replace": replacement_for_find},
+    values={"path": own_text_file, "find": word_in_text_file, "replace": replacement_for_find},
 )
 def replace_in_file(
     ctx: ToolContext,
@@ -388,7 +388,7 @@ def replace_in_file(
         "Add '{text}' before line {line_number} in {path}",
     ],
     examples={"line_number": [1, 2, 3]},
-    values={"path": text_file, "text": _inserted_line},
+    values={"path": own_text_file, "text": _inserted_line},
 )
 def insert_lines(ctx: ToolContext, path: FileArg, line_number: int, text: str) -> Inserted:
     """Insert one or more lines before a line number (1 = at the top; last line + 1 = at the end).
@@ -418,7 +418,7 @@ def insert_lines(ctx: ToolContext, path: FileArg, line_number: int, text: str) -
     returns="file",
     phrasings=["Delete line {start} of {path}", "Remove lines {start} to {end} from {path}"],
     examples={"end": [3, 4, 5]},
-    values={"path": text_file, "start": line_in_file([1, 2, 3])},
+    values={"path": own_text_file, "start": line_in_file([1, 2, 3])},
 )
 def delete_lines(ctx: ToolContext, path: FileArg, start: int, end: int | None = None) -> Deleted:
     """Delete the lines from start to end inclusive (like `sed -i '3,5d'`).

@@ -86,6 +86,16 @@ def text_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
     return path if is_text_path(path) and not is_folder(ctx, bound, "path") else None
 
 
+def own_text_file(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A :func:`text_file` the user edits by hand: not inside a hidden entry (nobody deletes
+    lines 1 to 5 of ``.git/config``; ``~/.bashrc`` itself is theirs to edit)."""
+    path = text_file(ctx, rng, bound)
+    if path is None:
+        return None
+    folders = path.rstrip("/").split("/")[:-1]
+    return None if _hidden("/".join(folders)) else path
+
+
 SORTABLE_TYPES = frozenset({".txt", ".csv", ".tsv", ".log", ".m3u", ".list", ""})
 """Files that are a list of lines, one record each: what a person sorts (not a JSON
 document, a Python module or a Markdown page)."""

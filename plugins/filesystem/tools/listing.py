@@ -14,7 +14,7 @@ from prove_gym.server.patterns import compile_glob
 
 from ._declare import tool
 from .args import MAX_NAME, MAX_RESULTS, DirArg, NamePattern, PathArg
-from .fitting import name_under
+from .fitting import a_file, name_under
 from .fs import Fs, _kind, _perms
 from .nodes import AnyNode, Entry
 from .results import (
@@ -358,6 +358,7 @@ FILE_TYPES = {
 @tool(
     returns="path",
     phrasings=["What kind of file is {path}?", "Identify the file type of {path}"],
+    values={"path": a_file},
 )
 def file_type(ctx: ToolContext, path: PathArg) -> FileType:
     """Guess what a file contains from its name and content, like the `file` command.

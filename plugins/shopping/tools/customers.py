@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from prove_gym.server import InvalidArgument, ToolContext, next_id, search_pattern
+from prove_gym.server import Bound, InvalidArgument, ToolContext, next_id, search_pattern
 from prove_gym.server.tool import tool
 
 from ..models import Address
@@ -110,6 +110,17 @@ def list_addresses(ctx: ToolContext, customer_id: CustomerRow) -> AddressList:
     return _address_list(ctx, customer_id.id)
 
 
+def _of_street(part: int) -> Any:
+    """A value source for one part (city, state, ZIP code) of the address whose street
+    ``line1`` holds: 1600 Blake St is in Denver, CO 80202, never in Portland, AL 85004."""
+
+    def source(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+        street = str(bound.args.get("line1", ""))
+        return next((a[part] for a in NEW_ADDRESSES if a[0] == street), None)
+
+    return source
+
+
 @tool(
     writes=True,
     idempotent=True,
@@ -122,12 +133,12 @@ def list_addresses(ctx: ToolContext, customer_id: CustomerRow) -> AddressList:
         "Add {line1}, {city}, {state} {postal_code} to {customer_id}'s addresses and make it "
         "the default: {make_default}",
     ],
-    examples={
-        "recipient": ["Maria Garcia", "James Carter", "Front Desk"],
-        "line1": [a[0] for a in NEW_ADDRESSES],
-        "city": [a[1] for a in NEW_ADDRESSES],
-        "state": [a[2] for a in NEW_ADDRESSES],
-        "postal_code": [a[3] for a in NEW_ADDRESSES],
+    examples={"recipient": ["Maria Garcia", "James Carter", "Front Desk"]},
+    values={
+        "line1": lambda ctx, rng, bound: rng.choice(NEW_ADDRESSES)[0],
+        "city": _of_street(1),
+        "state": _of_street(2),
+        "postal_code": _of_street(3),
     },
 )
 def add_address(
