@@ -814,7 +814,36 @@ def _merchant_word(ctx: ToolContext, rng: random.Random) -> str:
 
 
 INVOICE_AMOUNTS = [45, 120, "249.00", 480, "1250.00", 75.5, 2400]
-PART_AMOUNTS = [10, 20, "25.00", 40, 15.5]
+SHARES = (Decimal("0.25"), Decimal("0.5"))
+"""The part of a sum a person takes or gives back at once: a quarter, a half."""
+
+
+def _part(total: Decimal, rng: random.Random) -> str | None:
+    """A quarter or a half of ``total``, in whole units where it is 40 or more; None under
+    4.00, where a part is no sensible sum."""
+    if total < 4:
+        return None
+    part = total * rng.choice(SHARES)
+    return str(part.quantize(Decimal("1")) if total >= 40 else part.quantize(CENT))
+
+
+def _part_of_invoice(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A partial payment of the invoice: a quarter or half of what remains (a deposit of
+    30 on a 120 invoice, never 15.5); None for an invoice that is not open."""
+    inv = ctx.sql.first(INVOICE, id=str(bound.args.get("invoice_id", "")))
+    if inv is None or inv.status != "open":
+        return None
+    return _part(inv.amount_due - inv.amount_paid, rng)
+
+
+def _part_of_charge(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A partial refund of the charge: a quarter or half of what is left to refund."""
+    charge = ctx.sql.first(CHARGE, id=str(bound.args.get("charge_id", "")))
+    if charge is None:
+        return None
+    return _part(charge.amount - charge.amount_refunded, rng)
+
+
 DESCRIPTIONS = [
     "Website redesign, final milestone",
     "Catering for 40 guests",
@@ -1167,7 +1196,8 @@ def _charge_result(
         "Take a partial payment of {amount} on invoice {invoice_id}",
         "Charge {invoice_id}; make it safe to retry with the key {idempotency_key}",
     ],
-    examples={"amount": PART_AMOUNTS, "idempotency_key": _new_key},
+    examples={"idempotency_key": _new_key},
+    values={"amount": _part_of_invoice},
 )
 def charge_invoice(
     ctx: ToolContext,
@@ -1337,7 +1367,9 @@ def _refund_result(
         "Refund {amount} of charge {charge_id}, the reason is {reason}",
         "Give the customer their money back for {charge_id}",
     ],
-    examples={"amount": PART_AMOUNTS, "idempotency_key": _new_key},
+    examples={"idempotency_key": _new_key},
+    values={"amount": _part_of_charge},
+    inverse_of=("charge_invoice",),
 )
 def refund_charge(
     ctx: ToolContext,

@@ -751,6 +751,15 @@ def _product_word(ctx: ToolContext, rng: random.Random) -> str:
     return words[0] if words else names[0]
 
 
+def _category_of_query(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A category the catalog sells: with a search word, one that has a product the word
+    names (never "electronics" searched for "Trekking"); None where no product has the
+    word, so synthesis draws another."""
+    word = str(bound.args.get("query") or "").lower()
+    cats = sorted({str(p.category) for p in ctx.sql.all(PRODUCTS) if word in str(p.name).lower()})
+    return rng.choice(cats) if cats else None
+
+
 def _store_word(ctx: ToolContext, rng: random.Random) -> str:
     return rng.choice(ctx.sql.scalars(STORE_CITIES))
 
@@ -831,6 +840,7 @@ def list_stores(ctx: ToolContext, query: SearchText | None = None) -> StoreList:
         "Look up the prices of products matching '{query}'",
     ],
     examples={"query": _product_word},
+    values={"category": _category_of_query},
 )
 def search_products(
     ctx: ToolContext,

@@ -1318,7 +1318,10 @@ class Renderer:
             return f"that {noun}"
         if ref.count > 1:
             return f"the first {ref.count} {plural(noun)} in those results"
-        where = self.rng.choice(["in those results", "from that list"])
+        # "the first list in those results", never "the first list from that list"
+        where = self.rng.choice(
+            ["in those results", "from that list"] if noun != "list" else ["in those results"]
+        )
         return f"the {ORDINALS[ref.position]} {noun} {where}"
 
     def _signed_in(self, index: int, done: Sequence[DoneStep]) -> set[str]:

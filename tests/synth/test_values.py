@@ -1229,3 +1229,35 @@ def test_reads_and_edits_are_of_what_a_person_would_ask_seed_2050(tasks) -> None
             key = f"{step.name}:{json.dumps(step.arguments, sort_keys=True)}"
             assert key not in seen, (task.id, key)
             seen.add(key)
+
+
+def test_values_fit_what_they_go_with_seed_2052() -> None:
+    """seed-2052 read: "what electronics products do we sell? Search for 'Trekking'" (none
+    can match); "List every bash_history file under /home/victoria"; "collect payment for
+    the new invoice now. The amount is 15.5" (of 120); a charge made and then refunded in
+    full. A category searched has the word searched for; an extension is one the user's
+    files have; a part of a sum is a quarter or a half of it; nothing is charged to be
+    refunded at once."""
+    for seed in range(4):
+        session, drawn = _draw("retail_chain", "search_products", seed)
+        if "query" in drawn.args and "category" in drawn.args:
+            found = session.call("search_products", drawn.args)
+            assert found.ok and found.content, drawn.args
+        _, ext = _draw("filesystem", "find_by_extension", seed)
+        assert ext.unresolved is None and "_" not in str(ext.args["extension"]), ext.args
+    result = synthesize(SynthConfig(servers=("payments",), n=150, seed=3))
+    parts = 0
+    for task in result.tasks:
+        charged = {s.id for s in task.steps if s.name == "charge_invoice"}
+        for step in task.steps:
+            if step.name == "refund_charge":
+                assert not charged & set(step.depends_on), task.id
+            if step.name in ("charge_invoice", "refund_charge") and "amount" in step.arguments:
+                parts += 1
+    assert parts
+    session, drawn = _draw("payments", "charge_invoice", 1)
+    invoice = session.call("get_invoice", {"invoice_id": drawn.args["invoice_id"]}).content
+    if "amount" in drawn.args:
+        remaining = Decimal(str(invoice["amount_remaining"]))
+        share = Decimal(str(drawn.args["amount"])) / remaining
+        assert Decimal("0.2") <= share <= Decimal("0.55"), (drawn.args, remaining)

@@ -264,6 +264,28 @@ def _hidden(path: str) -> bool:
     return any(part.startswith(".") for part in path.split("/") if part not in ("", ".", ".."))
 
 
+def extension_under(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """An extension that a visible file under the folder in ``path`` has (``md``, ``jpg``;
+    never ``bash_history`` of ``~/.bash_history``); None for a folder with none, so
+    synthesis draws another."""
+    fs = Fs(ctx)
+    try:
+        top, _ = fs.directory(str(bound.args.get("path", ".")), "find")
+    except ToolError:
+        return None
+    nodes, _ = fs.walk(top, None)
+    kinds = sorted(
+        {
+            ext[1:]
+            for n, _ in nodes
+            if not n.is_dir and not _hidden(fs.path(n))
+            for ext in [Bound({"p": n.name}).extension("p")]
+            if ext
+        }
+    )
+    return rng.choice(kinds) if kinds else None
+
+
 def name_under(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
     """A name to look for under the folder in ``path`` that something in it has: a file's
     own name, or ``*<extension>`` of one (never the folder's own name: searching ``docs``

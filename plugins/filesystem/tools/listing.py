@@ -14,7 +14,7 @@ from prove_gym.server.patterns import compile_glob
 
 from ._declare import tool
 from .args import MAX_NAME, MAX_RESULTS, DirArg, NamePattern, PathArg
-from .fitting import a_file, name_under
+from .fitting import a_file, extension_under, name_under
 from .fs import Fs, _kind, _perms
 from .nodes import AnyNode, Entry
 from .results import (
@@ -262,7 +262,7 @@ def find(
 @tool(
     returns="file",
     phrasings=["Find all .{extension} files in {path}", "List every {extension} file under {path}"],
-    examples={"extension": ["py", "md", "jpg", "log", "csv", "txt", "pdf"]},
+    values={"extension": extension_under},
 )
 def find_by_extension(
     ctx: ToolContext, extension: Annotated[str, Field(max_length=MAX_NAME)], path: DirArg = "."

@@ -321,7 +321,7 @@ def move_matching(
     destructive=True,
     idempotent=True,
     returns="path",
-    phrasings=["Delete {path}", "Remove {path}", "rm -r {path}"],
+    phrasings=["Delete {path}", "Remove {path}", "rm {path}"],
 )
 def rm(ctx: ToolContext, path: PathArg, recursive: bool = False, force: bool = False) -> Removed:
     """Delete a file, or a directory with everything in it when recursive is true. There is
