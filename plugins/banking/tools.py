@@ -57,7 +57,7 @@ from .models import (
     convert,
     cross_rate,
 )
-from .sampler import HISTORY_DAYS, UTILITIES, beneficiary_number, sample_banking
+from .sampler import HISTORY_DAYS, IBAN_COUNTRY, UTILITIES, beneficiary_number, sample_banking
 
 OUT_OF_SCOPE = (
     "Can you raise the overdraft limit on my account to 2,000?",
@@ -736,7 +736,26 @@ def _new_account_number(ctx: ToolContext, rng: random.Random) -> str:
     return beneficiary_number(rng, rng.choice(["USD", "USD", "EUR", "GBP"]))
 
 
+def _currency_of_number(ctx: ToolContext, rng: random.Random, bound: Bound) -> str:
+    """The currency of the account number's country: GBP for a GB IBAN, EUR for a DE one,
+    USD for a US account number (never a German IBAN paid in pounds)."""
+    number = str(bound.args.get("account_number", ""))
+    by_country = {country: currency for currency, country in IBAN_COUNTRY.items()}
+    return by_country.get(number[:2], "USD")
+
+
 AMOUNTS = [20, 45.5, 75, 120, "250.00", 400, "1200.00"]
+PER_PAYMENT = {"weekly": (10, 150), "monthly": (50, 1500), "once": (20, 2500)}
+"""What one payment of a standing order comes to, by how often it repeats."""
+
+
+def _amount_for_frequency(ctx: ToolContext, rng: random.Random, bound: Bound) -> str:
+    """A payment's amount as often as it repeats: a weekly allowance of 40, a monthly rent
+    share of 650, never 1,134.00 every week."""
+    lo, hi = PER_PAYMENT.get(str(bound.args.get("frequency", "once")), PER_PAYMENT["once"])
+    return f"{rng.randint(lo // 5, hi // 5) * 5}.00"
+
+
 PAYEE_NAMES = [
     "Maria Lopez",
     "Greenway Plumbing LLC",
@@ -1172,6 +1191,7 @@ def list_beneficiaries(ctx: ToolContext, customer_id: CustomerRow) -> list[Benef
         "Save {name} ({account_number}, {currency}) as a new beneficiary of {customer_id}",
     ],
     examples={"name": PAYEE_NAMES, "account_number": _new_account_number},
+    values={"currency": _currency_of_number},
 )
 def add_beneficiary(
     ctx: ToolContext,
@@ -1333,13 +1353,12 @@ SCHEDULE_OPTIONS: dict[str, Any] = dict(
         "from {start_date}, {frequency}",
     ],
     examples={
-        "amount": AMOUNTS,
         "start_date": _day_ahead,
         "end_date": lambda ctx, rng: (
             (ctx.now + dt.timedelta(days=rng.randint(120, 360))).date().isoformat()
         ),
     },
-    values={"reference": _reference},
+    values={"amount": _amount_for_frequency, "reference": _reference},
 )
 """schedule_payment's declaration, shared by its definitions (-v0's and ``SIGNED_IN``'s)."""
 

@@ -603,7 +603,11 @@ def list_events(
 
 @server.tool(
     returns="event",
-    phrasings=["Find my {query} meeting", "When is the {query}?", "Look up events about {query}"],
+    phrasings=[
+        "Find my {query} meeting",
+        "When are my {query} events?",
+        "Look up events about {query}",
+    ],
     examples={"query": ["design review", "dentist", "sprint", "lunch", "yoga"]},
 )
 def search_events(

@@ -70,7 +70,7 @@ from .models import (
     fingerprint,
     receives,
 )
-from .sampler import sample_payments
+from .sampler import CATEGORIES, sample_payments
 
 OUT_OF_SCOPE = (
     "Change the merchant's bank account details.",
@@ -813,7 +813,6 @@ def _merchant_word(ctx: ToolContext, rng: random.Random) -> str:
     return words[0] if words else names[0]
 
 
-INVOICE_AMOUNTS = [45, 120, "249.00", 480, "1250.00", 75.5, 2400]
 SHARES = (Decimal("0.25"), Decimal("0.5"))
 """The part of a sum a person takes or gives back at once: a quarter, a half."""
 
@@ -844,14 +843,38 @@ def _part_of_charge(ctx: ToolContext, rng: random.Random, bound: Bound) -> str |
     return _part(charge.amount - charge.amount_refunded, rng)
 
 
-DESCRIPTIONS = [
-    "Website redesign, final milestone",
-    "Catering for 40 guests",
-    "Annual subscription, Pro plan",
-    "Consulting, 6 hours",
-    "Brake service and parts",
-    "Portrait session and prints",
-]
+def _merchant_items(ctx: ToolContext, bound: Bound) -> list[tuple[str, int, int, bool]]:
+    """What the merchant in ``merchant_id`` bills for (its category's items)."""
+    merchant = ctx.sql.first(MERCHANT, id=str(bound.args.get("merchant_id", "")))
+    return CATEGORIES[merchant.category][1] if merchant is not None else []
+
+
+def _invoice_amount(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """What one of the merchant's services costs: a bakery's catering order of 120-900, a
+    consultancy's workshop of 1,200-4,000; None for a merchant that bills nothing."""
+    items = _merchant_items(ctx, bound)
+    if not items:
+        return None
+    _, low, high, whole = rng.choice(items)
+    return (
+        f"{rng.randint(low, high)}.00"
+        if whole
+        else f"{rng.randint(low * 100, high * 100) / 100:.2f}"
+    )
+
+
+def _invoice_description(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """What the invoice is for: a service of the merchant that costs its amount (never a
+    portrait session billed by a consultancy); None where none does."""
+    try:
+        amount = float(str(bound.args.get("amount")))
+    except ValueError:
+        return None
+    fits = [text for text, low, high, _ in _merchant_items(ctx, bound) if low <= amount <= high]
+    if not fits:
+        return None
+    month = ctx.now.strftime("%B")
+    return rng.choice(fits).format(n=rng.randint(6, 60), month=month, k=rng.randint(1, 3))
 
 
 def _name_for_email(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
@@ -1034,16 +1057,14 @@ def get_invoice(ctx: ToolContext, invoice_id: InvoiceRow) -> InvoiceDetail:
         "Bill {customer_email} {amount} for {description} on behalf of {merchant_id}",
         "Create an invoice from {merchant_id} to {customer_email} over {amount} for "
         "{description}, due {due_date}",
-        "Invoice new customer {customer_name} ({customer_email}) {amount} for {description} "
-        "from {merchant_id}",
+        "Invoice {customer_name} ({customer_email}) {amount} for {description} from {merchant_id}",
     ],
-    examples={
-        "amount": INVOICE_AMOUNTS,
-        "description": DESCRIPTIONS,
-        "due_date": _day_ahead,
-        "idempotency_key": _new_key,
+    examples={"due_date": _day_ahead, "idempotency_key": _new_key},
+    values={
+        "amount": _invoice_amount,
+        "description": _invoice_description,
+        "customer_name": _name_for_email,
     },
-    values={"customer_name": _name_for_email},
 )
 def create_invoice(
     ctx: ToolContext,

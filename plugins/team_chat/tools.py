@@ -1063,7 +1063,6 @@ def read_channel(ctx: ToolContext, channel_id: ChannelRow, limit: Limit = 20) ->
     phrasings=[
         "Show me the thread on {message_id}",
         "What did people reply to {message_id}?",
-        "Show me the edit history of message {message_id}",
     ],
 )
 def get_thread(ctx: ToolContext, message_id: MessageRow) -> ThreadOut:

@@ -1222,7 +1222,7 @@ def drive_route(ctx: ToolContext) -> Arrival:
 
 @server.tool(
     writes=True,
-    phrasings=["Top the car up to full", "Add {amount} of fuel or charge"],
+    phrasings=["Top the car up to full", "Top the car up by {amount}"],
     examples={"amount": [5.0, 10.0, 20.0]},
 )
 def refuel_or_charge(ctx: ToolContext, amount: float | None = None) -> Refill:

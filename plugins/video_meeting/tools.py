@@ -1109,7 +1109,7 @@ def set_participant_role(
     returns=("participant", "meeting"),
     phrasings=[
         "Remove {participant_id} from the meeting",
-        "Kick {participant_id} out and don't let them back in",
+        "Take {participant_id} off their meeting for good",
     ],
     values={"participant_id": participant_not_hosting},
 )

@@ -803,11 +803,15 @@ PEOPLE = frozenset(
     }
 )
 """Last words of entity kinds that are people: nobody's possession in a request."""
+PUBLIC = frozenset({"instrument", "flight", "hotel", "place", "restaurant", "airport"})
+"""Entity kinds that are the world's, not anyone's: "one of the instruments", never "one of
+my instruments"."""
 
 
 def not_the_users(server: Server, me: Iterable[str] = ()) -> frozenset[str]:
     """Entity kinds a request may not call the user's own ("one of my ..."): people
-    (:data:`PEOPLE`: "one of the participants", not "one of my users"), and where the
+    (:data:`PEOPLE`: "one of the participants", not "one of my users"), what is the
+    world's (:data:`PUBLIC`: "one of the instruments"), and where the
     server knows who the user is (its ``persona`` kinds, or ``me``'s), every other kind
     whose rows no principal owns (``owner=``): a customer's "one of the menu items", a
     banking customer's "one of my cards". Where it does not, the rest is the user's."""
@@ -816,6 +820,7 @@ def not_the_users(server: Server, me: Iterable[str] = ()) -> frozenset[str]:
         kind
         for kind, source in server.entities.items()
         if kind.split("_")[-1] in PEOPLE  # a person is nobody's: "one of the participants"
+        or kind in PUBLIC  # nor a stock or a flight: "one of the instruments"
         or (people and kind not in people and source.owner is None)
     )
 

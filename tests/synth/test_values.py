@@ -1044,12 +1044,14 @@ def test_every_tool_that_reads_or_edits_lines_takes_its_path_from_a_text_file_so
     "Print line 2 of that file" for the folder a `cp` had just copied into, a gold call that
     could only fail. Every tool that reads or edits a file's lines draws its path through
     ``text_file`` (a folder, or a photo, is never one)."""
-    from prove_plugins.filesystem.tools.fitting import text_file
+    from prove_plugins.filesystem.tools.fitting import own_text_file, text_file
 
     tools = prove_gym.get_registry().get_server("filesystem").tools
-    lines = ("cat", "head", "tail", "read_lines", "wc", "uniq", "append_file")
-    lines += ("insert_lines", "delete_lines", "replace_in_file")
-    assert {name for name in lines if tools[name].values.get("path") is not text_file} == set()
+    reads = ("cat", "head", "tail", "read_lines", "wc", "uniq")
+    edits = ("append_file", "insert_lines", "delete_lines", "replace_in_file")
+    assert {name for name in reads if tools[name].values.get("path") is not text_file} == set()
+    # an edit takes a text file the user edits by hand (own_text_file calls text_file)
+    assert {name for name in edits if tools[name].values.get("path") is not own_text_file} == set()
 
 
 def test_a_new_mail_says_what_its_subject_is_about() -> None:
@@ -1261,3 +1263,56 @@ def test_values_fit_what_they_go_with_seed_2052() -> None:
         remaining = Decimal(str(invoice["amount_remaining"]))
         share = Decimal(str(drawn.args["amount"])) / remaining
         assert Decimal("0.2") <= share <= Decimal("0.55"), (drawn.args, remaining)
+
+
+def test_values_fit_what_they_go_with_seed_2054() -> None:
+    """seed-2054 read: a consultancy invoicing "Portrait session and prints"; "City Tennis
+    Club (DE10805601780091152105, GBP)"; 1,134.00 moved every week; "~/Pictures/2024" put
+    into "~/Pictures/2023/Camping". An invoice is for a service of its merchant at its
+    price; a payee's currency is its IBAN's; a weekly payment is a weekly sum; a year of
+    photos is not filed inside another year's trip."""
+    from prove_plugins.banking.tools import PER_PAYMENT
+    from prove_plugins.filesystem.tools.fitting import fitting_destination
+    from prove_plugins.payments.sampler import CATEGORIES
+
+    for seed in range(6):
+        session, invoice = _draw("payments", "create_invoice", seed)
+        assert invoice.unresolved is None
+        (merchant,) = [
+            m for m in session.list_entities("merchant")
+            if m["merchant_id"] == invoice.args["merchant_id"]
+        ]  # fmt: skip
+        merchant_row = session.call("find_merchant", {"query": merchant["name"]}).content[0]
+        items = CATEGORIES[merchant_row["category"]][1]
+        amount = float(invoice.args["amount"])
+        assert any(
+            text.split("{")[0] in invoice.args["description"] and low <= amount <= high
+            for text, low, high, _ in items
+        ), (merchant_row["category"], invoice.args)
+        _, payee = _draw("banking", "add_beneficiary", seed)
+        number, currency = payee.args["account_number"], payee.args.get("currency", "USD")
+        assert (currency == "USD") == number[:2].isdigit(), payee.args
+        _, standing = _draw("banking", "schedule_payment", seed, frequency="weekly")
+        assert float(standing.args["amount"]) <= PER_PAYMENT["weekly"][1], standing.args
+    bound = Bound(
+        {"source": "/home/ana/Pictures/2024", "destination": "/home/ana/Pictures/2023/Camping"}
+    )
+    bound = Bound(dict(bound.args), {"source": {"type": "directory"}})
+    assert fitting_destination(None, random.Random(0), bound) is None
+
+
+def test_nothing_done_is_undone_at_once_seed_2054() -> None:
+    """seed-2054 read: "pushd ~/Pictures/2023/Camping. Next, popd."; "put the same variant
+    in the cart of cus_007. And then change the same variant in cus_007's cart to 1"."""
+    result = synthesize(SynthConfig(servers=("filesystem", "shopping"), n=200, seed=14))
+    for task in result.tasks:
+        names = [s.name for s in task.steps]
+        for k, step in enumerate(task.steps):
+            if step.name == "popd":
+                assert "pushd" not in names[:k], task.id
+            if step.name == "update_cart_item":
+                assert not any(
+                    b.name == "add_to_cart"
+                    and b.arguments.get("variant_id") == step.arguments.get("variant_id")
+                    for b in task.steps[:k]
+                ), task.id

@@ -433,8 +433,13 @@ def fitting_destination(ctx: ToolContext | None, rng: random.Random, bound: Boun
         return destination
     if _hidden(source):
         return None
+    folder = is_folder(ctx, bound, "source")
     if home_folder(destination) is not None and _area(destination) == _area(source):
-        return destination  # its own part of the home: a photo within Pictures, a project
+        # its own part of the home: a photo within Pictures, a file within a project; a
+        # whole folder only within a project (never ~/Pictures/2024 into 2023/Camping)
+        if not folder or home_folder(source) == "Projects":
+            return destination
+        return None
     return destination if keeps(destination, source.rstrip("/").rsplit("/", 1)[-1]) else None
 
 

@@ -274,6 +274,7 @@ def _cart_item(ctx: ToolContext, c: Any, v: Any) -> Any:
     stands_in_for=("remove_from_cart",),
     writes=True,
     idempotent=True,
+    inverse_of=("add_to_cart",),  # add 1 more, then set it to 1: the add is undone
     returns=("variant", "customer", "coupon"),
     phrasings=[
         "Change {variant_id} in {customer_id}'s cart to {quantity}",
