@@ -57,7 +57,7 @@ from .models import (
     convert,
     cross_rate,
 )
-from .sampler import HISTORY_DAYS, IBAN_COUNTRY, UTILITIES, beneficiary_number, sample_banking
+from .sampler import HISTORY_DAYS, UTILITIES, beneficiary_number, sample_banking
 
 OUT_OF_SCOPE = (
     "Can you raise the overdraft limit on my account to 2,000?",
@@ -732,16 +732,11 @@ def _some_surname(ctx: ToolContext, rng: random.Random) -> str:
     return rng.choice(names).split()[-1]
 
 
-def _new_account_number(ctx: ToolContext, rng: random.Random) -> str:
-    return beneficiary_number(rng, rng.choice(["USD", "USD", "EUR", "GBP"]))
-
-
-def _currency_of_number(ctx: ToolContext, rng: random.Random, bound: Bound) -> str:
-    """The currency of the account number's country: GBP for a GB IBAN, EUR for a DE one,
-    USD for a US account number (never a German IBAN paid in pounds)."""
-    number = str(bound.args.get("account_number", ""))
-    by_country = {country: currency for currency, country in IBAN_COUNTRY.items()}
-    return by_country.get(number[:2], "USD")
+def _number_for_currency(ctx: ToolContext, rng: random.Random, bound: Bound) -> str:
+    """A payee account number of the call's currency: a GB IBAN for GBP, a DE one for
+    EUR, a US account number for USD or none given (never a German IBAN paid in
+    dollars)."""
+    return beneficiary_number(rng, str(bound.args.get("currency") or "USD"))
 
 
 AMOUNTS = [20, 45.5, 75, 120, "250.00", 400, "1200.00"]
@@ -1190,8 +1185,8 @@ def list_beneficiaries(ctx: ToolContext, customer_id: CustomerRow) -> list[Benef
         "Add {name} with account number {account_number} as a payee for {customer_id}",
         "Save {name} ({account_number}, {currency}) as a new beneficiary of {customer_id}",
     ],
-    examples={"name": PAYEE_NAMES, "account_number": _new_account_number},
-    values={"currency": _currency_of_number},
+    examples={"name": PAYEE_NAMES},
+    values={"account_number": _number_for_currency},
 )
 def add_beneficiary(
     ctx: ToolContext,
@@ -1543,7 +1538,7 @@ def schedule_payment_v1(
     returns="scheduled_payment",
     phrasings=[
         "Cancel scheduled payment {scheduled_payment_id}",
-        "Stop the standing order {scheduled_payment_id}",
+        "I no longer need payment {scheduled_payment_id}, cancel it",
     ],
 )
 def cancel_scheduled_payment(

@@ -1703,6 +1703,21 @@ def messages_received(ctx: ToolContext, rng: random.Random, bound: Bound) -> lis
     return [str(r.id) for r in rows if r is not None]
 
 
+def folder_for_message(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """Where a person would file the received message: archive or trash it, bring it back
+    to the inbox, or report it as spam only when it comes from outside their company (a
+    colleague's mail is not spam); never the folder it is in. None for a message one did
+    not receive."""
+    row = ctx.sql.first(record_by_key(Message), key=str(bound.args.get("message_id", "")))
+    if row is None or row.direction != "received":
+        return None
+    own = ctx.sql.one(record_by_key(Mailbox), key=row.mailbox_id).address
+    colleague = row.from_address.rsplit("@", 1)[-1].lower() == own.rsplit("@", 1)[-1].lower()
+    choices = ["archive", "trash", "inbox"] + ([] if colleague else ["spam"])
+    choices = [f for f in choices if f != row.folder]
+    return rng.choice(choices) if choices else None
+
+
 def message_kept(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
     """The message in ``message_id`` unless it is in spam or trash (nobody files a message
     they just reported as spam under "Hiring"); None otherwise, so synthesis draws
@@ -1994,6 +2009,7 @@ def delete_draft(ctx: ToolContext, draft_id: DraftRow) -> DeletedOut:
         "Move message {message_id} to {folder}",
         "Put email {message_id} in the {folder} folder",
     ],
+    values={"folder": folder_for_message},
 )
 def move_message(
     ctx: ToolContext,

@@ -41,6 +41,7 @@ what no offered tool does, so the gold makes no call.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
@@ -1608,6 +1609,7 @@ class Conversation:
         self.renderer.self_named = []
         self.renderer.persona_reads = []
         self.renderer.framing = {}
+        self.renderer.said_before = []
         self.renderer.reframed = []
         self.renderer.self_answered = []
         self.renderer.unphrased = []
@@ -1732,6 +1734,8 @@ class Conversation:
             return "read_after_reply"
         if not abstention and self._read_twice():
             return "read_twice"
+        if not abstention and self._back_at_once():
+            return "back_at_once"
         read = sc.lint.read(task.model_dump(mode="json"))
         if inverse_write(read) or repeated_write(read):  # a chain that undoes or redoes itself
             return "undoes_itself"
@@ -1808,6 +1812,12 @@ class Conversation:
                 ):
                     return d.tool.name
         return None
+
+    def _back_at_once(self) -> bool:
+        """Whether the gold goes into a directory and straight back out ("pushd
+        ~/Pictures/2023/Camping. Next, popd."): a pushd is for working there first."""
+        made = [d.tool.name for d in self.done if d.executed and not d.given_up]
+        return any(a == "pushd" and b == "popd" for a, b in itertools.pairwise(made))
 
     def _read_twice(self) -> bool:
         """Whether the gold makes the same read twice with no write between (list the scenes

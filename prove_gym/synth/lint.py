@@ -643,10 +643,9 @@ def _undoes(task: LintTask, a: Step, b: Step) -> str | None:
             return None
         if set(b.arguments) - common - {action}:
             return None  # it names what the first did not: removing a coupon, applying FLASH30
-    elif b.arguments and (a.id not in b.depends_on or _ends(task, a)):
-        return None  # what is made after a deletion is another entity (an inverse that
-        # names nothing acts on the one thing it serves: stop the engine after starting
-        # it, popd after a pushd)
+    elif (a.arguments or b.arguments) and (a.id not in b.depends_on or _ends(task, a)):
+        return None  # what is made after a deletion is another entity (calls that name
+        # nothing act on the one thing they serve: stop the engine, then start it)
     return f"{a.call()} then {b.call()}"
 
 

@@ -280,7 +280,7 @@ _PAIRED = re.compile(r"\{(\w+)\} of \{(\w+)\}")
 
 
 def _said_once(text: str, earlier: Sequence[str]) -> str:
-    """``text`` without the "I'm usr_036" an earlier request of the turn already said: at
+    """``text`` without the "I'm usr_036" an earlier request of the conversation already said: at
     its start ("I'm usr_036; place a bid", "I'm usr_036 and I want to buy ...") or its end
     ("Cancel my listing lst_0130; I'm usr_036."), as "I'm" or "I am". Not "I'm usr_036"
     twice in one message.
@@ -1059,9 +1059,9 @@ SAID_AS: dict[str, str] = {
     "min_price": "Nothing under {}.",
     "max_price": "Nothing over {}.",
     "min_size": "Only files of at least {} bytes.",
-    "radius_m": "Search within {}.",
-    "speed_kph": "Hold {}.",
-    "temperature_c": "Make it {}.",
+    "radius_m": "Search within {} meters.",
+    "speed_kph": "Hold {} km/h.",
+    "temperature_c": "Make it {} degrees.",
     "fan_speed": "Put the fan on {}.",
     "story_points": "Estimate it at {} point(s).",
     "delete_lines.end": "Up to line {}.",
@@ -1077,7 +1077,7 @@ SAID_AS: dict[str, str] = {
     "due_date": "It's due on {}.",
     "close_date": "It should close by {}.",
     "month": "In {}.",
-    "duration_minutes": "Make it {} long.",
+    "duration_minutes": "Make it {} minutes long.",
     "create_webhook_endpoint.events": "Subscribe it to {}.",
     "idempotency_key": "Make it safe to retry with the key {}.",
     "to": "Address it to {}.",
@@ -1245,6 +1245,8 @@ class Renderer:
         """Tools a request asked for although none of their phrasings can state the call's
         values (``{}`` for ``set_climate``, whose phrasings each need one): the
         conversation is dropped, not asked as "Set climate."."""
+        self.said_before: list[str] = []
+        """The requests of the conversation's earlier turns, as said (:func:`_said_once`)."""
         self.framing: dict[str, bool] = {}
         """How the conversation has spoken of each person it serves so far, by id: ``True``
         where the user said they are them ("I'm usr_017; place a bid"), ``False`` where
@@ -1417,9 +1419,10 @@ class Renderer:
                         self.reframed.append(f"{spec.name}.{n}")
                     fits = kept or fits
         if not spec.writes and _changed_before(done, index):
-            # "Has invoice inv_00281 been paid?" right after voiding it: the user knows; a
-            # read of what the conversation changed asks to see it ("Show me inv_00281")
-            shown = [ph for ph in fits if not _yes_no_question(ph)]
+            # "Has invoice inv_00281 been paid?" or "what's the status of the same order?"
+            # right after voiding or cancelling it: the user knows; a read of what the
+            # conversation changed asks to see it ("Show me inv_00281")
+            shown = [ph for ph in fits if not ph.rstrip().endswith("?")]
             fits = shown or fits
         known = filtered_by(done, index)
         if known:  # not "has the first paid invoice been paid?": another phrasing, or drop
@@ -1618,8 +1621,7 @@ class Renderer:
         for i, idx in enumerate(idxs):
             missing = omit[1] if omit is not None and omit[0] == idx else None
             text, stated = self.phrase(idx, done, planned=planned.get(idx), omit=missing)
-            if i > 0:
-                text = _said_once(text, raw)
+            text = _said_once(text, raw + self.said_before)  # "I'm usr_009" once a conversation
             said = text
             keep.extend(stated)
             if i > 0:
@@ -1634,6 +1636,7 @@ class Renderer:
                     text = conn + _lower_first(text)
             raw.append(said)
             parts.append(text)
+        self.said_before.extend(raw)
         body = " ".join(parts)
         if style == "complete":
             if first:

@@ -724,3 +724,17 @@ def test_a_yes_or_no_state_is_said_as_a_state() -> None:
             text, _ = Renderer(random.Random(seed), "complete").phrase(0, done, planned=None)
             assert text.endswith(f"to {word}.") or text.endswith(f"as {word}."), text
             assert "yes" not in text and "no." not in text, text
+
+
+def test_seed_2056_text_says_who_once_and_units_with_numbers() -> None:
+    """seed-2056 read: "I'm usr_009; rate ...", "I'm usr_009; would the seller ...", "I'm
+    usr_009; place a bid ..." in three turns; "Make it 30 long." A user says who they are
+    once in a conversation, and a number that is a measure says its unit."""
+    from prove_gym.synth import SynthConfig, synthesize
+
+    result = synthesize(SynthConfig(servers=("marketplace", "calendar"), n=200, seed=21))
+    for task in result.tasks:
+        texts = " ".join(t.user for t in task.turns)
+        for who in {m[1] for m in re.finditer(r"\bI(?:'m| am) (usr_\d+)", texts)}:
+            assert len(re.findall(r"\bI(?:'m| am) " + who + r"\b", texts)) == 1, (task.id, texts)
+        assert not re.search(r"\bMake it \d+ long\b", texts), (task.id, texts)

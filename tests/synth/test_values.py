@@ -1302,17 +1302,39 @@ def test_values_fit_what_they_go_with_seed_2054() -> None:
 
 
 def test_nothing_done_is_undone_at_once_seed_2054() -> None:
-    """seed-2054 read: "pushd ~/Pictures/2023/Camping. Next, popd."; "put the same variant
+    """seed-2054 read: "pushd ~/Pictures/2023/Camping. Next, popd." (nothing done there);
+    "put the same variant
     in the cart of cus_007. And then change the same variant in cus_007's cart to 1"."""
     result = synthesize(SynthConfig(servers=("filesystem", "shopping"), n=200, seed=14))
     for task in result.tasks:
         names = [s.name for s in task.steps]
         for k, step in enumerate(task.steps):
-            if step.name == "popd":
-                assert "pushd" not in names[:k], task.id
+            if step.name == "popd":  # a pushd is for working there first
+                assert names[k - 1 : k] != ["pushd"], task.id
             if step.name == "update_cart_item":
                 assert not any(
                     b.name == "add_to_cart"
                     and b.arguments.get("variant_id") == step.arguments.get("variant_id")
                     for b in task.steps[:k]
                 ), task.id
+
+
+def test_values_fit_what_they_go_with_seed_2056() -> None:
+    """seed-2056 read: a colleague's mail put in spam; "diff standup-2026-07-02.md
+    budget.csv". Only mail from outside the company is reported as spam, and two files
+    compared are of one type."""
+    from prove_plugins.email.tools import Mailbox, Message
+
+    from prove_gym.server.sql import record_by_key
+
+    for seed in range(8):
+        session, move = _draw("email", "move_message", seed)
+        if move.unresolved is None and move.args["folder"] == "spam":
+            sql = session.context().sql
+            row = sql.first(record_by_key(Message), key=move.args["message_id"])
+            own = sql.one(record_by_key(Mailbox), key=row.mailbox_id).address
+            assert row.from_address.split("@")[-1] != own.split("@")[-1], move.args
+        _, diff = _draw("filesystem", "diff", seed)
+        if diff.unresolved is None:
+            ext = [Bound({"p": diff.args[k]}).extension("p") for k in ("path1", "path2")]
+            assert ext[0] == ext[1], diff.args

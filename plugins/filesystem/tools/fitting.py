@@ -144,22 +144,19 @@ def _folder(path: str) -> str:
 
 def file_beside_first(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
     """A text file that belongs with the one in ``path1``: the drawn ``path2`` when it is
-    in the same folder or of the same type, else such a file of the live state (the same
-    folder first), else None. Nobody diffs a project's ``usage.md`` against a pip log.
+    of the same type, else such a file of the live state (the same folder first), else
+    None. Nobody diffs a project's ``usage.md`` against a pip log, nor standup notes
+    against a budget spreadsheet.
 
-    >>> beside = Bound({"path1": "/home/ana/docs/a.md", "path2": "/home/ana/docs/b.txt"})
+    >>> beside = Bound({"path1": "/home/ana/docs/a.md", "path2": "/home/ana/notes/b.md"})
     >>> file_beside_first(None, random.Random(0), beside)
-    '/home/ana/docs/b.txt'
+    '/home/ana/notes/b.md'
     """
     first, second = str(bound.args.get("path1", "")), str(bound.args.get("path2", ""))
     kind = Bound({"p": first}).extension("p")
 
     def fits(path: str) -> bool:
-        return (
-            path != first
-            and is_text_path(path)
-            and (_folder(path) == _folder(first) or Bound({"p": path}).extension("p") == kind)
-        )
+        return path != first and is_text_path(path) and Bound({"p": path}).extension("p") == kind
 
     if fits(second) and not is_folder(ctx, bound, "path2"):
         return second

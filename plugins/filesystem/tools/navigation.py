@@ -92,12 +92,7 @@ def pushd(ctx: ToolContext, path: DirArg) -> Pushed:
     return {"cwd": where, "stack": fs.stack()}
 
 
-@tool(
-    writes=True,
-    inverse_of=("pushd",),
-    returns="directory",
-    phrasings=["popd", "Go back to the directory I pushed"],
-)
+@tool(writes=True, returns="directory", phrasings=["popd", "Go back to the directory I pushed"])
 def popd(ctx: ToolContext) -> Pushed:
     """Return to the directory on top of the directory stack (saved by pushd) and drop it."""
     fs = Fs(ctx)
