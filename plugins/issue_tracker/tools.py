@@ -795,7 +795,17 @@ NEW_ISSUES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }
 """Titles of new issues, each with the types and labels it fits (a Safari bug is no
 feature, and no flaky test)."""
-ISSUE_TITLES = list(NEW_ISSUES)
+
+
+def _retitle(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
+    """A new title for the issue in ``issue_id`` that fits what it is: a bug keeps a bug's
+    title (never "Document the webhook retry policy" for a regression), not its own; None
+    when none fits, so synthesis draws another issue."""
+    issue = ctx.sql.first(ISSUE, id=str(bound.args.get("issue_id", "")))
+    if issue is None:
+        return None
+    fits = [t for t, (types, _) in NEW_ISSUES.items() if issue.type in types and t != issue.title]
+    return rng.choice(fits) if fits else None
 
 
 def _issue_title(ctx: ToolContext, rng: random.Random, bound: Bound) -> str | None:
@@ -1094,8 +1104,8 @@ def create_issue(
         "Rename issue {issue_id} to '{title}'",
         "Estimate {issue_id} at {story_points} points",
     ],
+    values={"title": _retitle},
     examples={
-        "title": ISSUE_TITLES,
         "description": ["Updated after triage: only affects Safari 17."],
         "story_points": [1, 2, 3, 5, 8],
     },

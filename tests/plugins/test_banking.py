@@ -813,7 +813,7 @@ def test_example_values_fit_their_parameters(bank: Session) -> None:
                 TypeAdapter(fields[name].annotation).validate_python(value)
         free = [p.name for p in tool.params if p.required and p.entity is None]
         literal = {n for n in free if "enum" in tool.input_schema()["properties"][n]}
-        assert set(free) - literal <= set(tool.examples), tool.name
+        assert set(free) - literal <= set(tool.examples) | set(tool.values), tool.name
     passcodes = {c for (c,) in rows(bank, "SELECT passcode FROM customers")}
     assert BANKING.tools["authenticate"].examples["passcode"](ctx, rng) in passcodes
 

@@ -722,7 +722,7 @@ def test_example_values_fit_their_parameters(city: Session) -> None:
                 TypeAdapter(fields[name].annotation).validate_python(value)
         free = [p.name for p in tool.params if p.required and p.entity is None]
         literal = {n for n in free if "enum" in tool.input_schema()["properties"][n]}
-        assert set(free) - literal <= set(tool.examples), tool.name
+        assert set(free) - literal <= set(tool.examples) | set(tool.values), tool.name
     city.rollback()
 
 

@@ -1048,7 +1048,7 @@ def test_example_values_fit_their_parameters(pay: Session) -> None:
                 TypeAdapter(annotation).validate_python(value)
         free = [p.name for p in tool.params if p.required and p.entity is None]
         literal = {n for n in free if "enum" in tool.input_schema()["properties"][n]}
-        assert set(free) - literal - {"url"} <= set(tool.examples), tool.name
+        assert set(free) - literal - {"url"} <= set(tool.examples) | set(tool.values), tool.name
 
 
 def test_the_server_offers_ten_tools_and_names_its_rules() -> None:

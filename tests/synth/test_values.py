@@ -1338,3 +1338,27 @@ def test_values_fit_what_they_go_with_seed_2056() -> None:
         if diff.unresolved is None:
             ext = [Bound({"p": diff.args[k]}).extension("p") for k in ("path1", "path2")]
             assert ext[0] == ext[1], diff.args
+
+
+def test_values_fit_what_they_go_with_seed_2058() -> None:
+    """seed-2058 read: a regression bug renamed "Document the webhook retry policy"; a
+    New Orleans photo moved into ~/Pictures/2025/Vancouver, a Prague one into Screenshots.
+    A renamed issue keeps a title of its type; a photo moves up to an album that holds its
+    own, or into a backup, never across albums."""
+    from prove_plugins.filesystem.tools.fitting import fitting_destination
+    from prove_plugins.issue_tracker.tools import NEW_ISSUES
+
+    for seed in range(6):
+        session, renamed = _draw("issue_tracker", "update_issue", seed)
+        if renamed.unresolved is None and "title" in renamed.args:
+            issue = session.call("get_issue", {"issue_id": renamed.args["issue_id"]}).content
+            assert issue["type"] in NEW_ISSUES[renamed.args["title"]][0], (issue, renamed.args)
+    photo = "/home/a/Pictures/2024/New Orleans/IMG_2528.jpg"
+    for destination, fits in (
+        ("/home/a/Pictures/2025/Vancouver", False),
+        ("/home/a/Pictures/Screenshots", False),
+        ("/home/a/Pictures/2024", True),
+        ("/home/a/Pictures/archive", True),
+    ):
+        bound = Bound({"source": photo, "destination": destination})
+        assert (fitting_destination(None, random.Random(0), bound) is not None) is fits, destination

@@ -366,6 +366,8 @@ FOLDERS_BY_TYPE: dict[str, frozenset[str]] = {
 }  # fmt: skip
 """The folders of a home where a file of each type belongs (photos in Pictures, a song in
 Music): where a person moves or copies one to, besides its own folder's tree."""
+MEDIA_FOLDERS = frozenset({"Pictures", "Music", "Videos"})
+"""Home folders whose subfolders are albums: a file belongs to its own."""
 KEEPING_WORDS = ("backup", "archive", "old", "to-sort", "shared", "misc")
 """Words of folder names that take anything (a backup, an archive)."""
 _KEEPING = re.compile(r"(?<![a-z])(?:" + "|".join(map(re.escape, KEEPING_WORDS)) + r")(?![a-z])")
@@ -432,8 +434,13 @@ def fitting_destination(ctx: ToolContext | None, rng: random.Random, bound: Boun
         return None
     folder = is_folder(ctx, bound, "source")
     if home_folder(destination) is not None and _area(destination) == _area(source):
-        # its own part of the home: a photo within Pictures, a file within a project; a
-        # whole folder only within a project (never ~/Pictures/2024 into 2023/Camping)
+        # its own part of the home: a file within a project or Documents; a whole folder
+        # only within a project (never ~/Pictures/2024 into 2023/Camping); a photo, a song
+        # or a video only up to an album that holds its own (a Prague photo never goes
+        # into Vancouver or Screenshots)
+        if home_folder(source) in MEDIA_FOLDERS:
+            up = source.rstrip("/").startswith(destination.rstrip("/") + "/")
+            return destination if up and not folder else None
         if not folder or home_folder(source) == "Projects":
             return destination
         return None
