@@ -695,17 +695,18 @@ def judge(facts: TaskFacts, records: Sequence[CallRecord], final_state_hash: str
     """Label an executed trajectory by its outcome, independently of the reward.
 
     Correct iff (a) the final state hash equals the gold replay's, (b) for every
-    gold step of a read-only tool, some call of the same tool got the gold
-    replay's result (same status, same content): the answer the user asked for
-    was obtained, and (c) no call was made on a clarify or abstain turn, where
+    gold step of a read-only tool that succeeds, some call of the same tool got the
+    gold replay's result (same content): the answer the user asked for was obtained
+    (a read the gold shows failing is an attempt or a refusal, nothing to obtain), and (c) no call was made on a clarify or abstain turn, where
     the right move is a message.
     """
     reasons = []
     if final_state_hash != facts.gold_hash:
         reasons.append("final state differs from the gold replay's")
     for planned, gold in zip(facts.oracle, facts.gold, strict=True):
-        if facts.writes(gold.name):
-            continue
+        if facts.writes(gold.name) or not gold.result.ok:
+            continue  # a write is judged by the state; a call the gold shows failing (an
+            # attempt it recovers from, a request the state refuses) is no answer to obtain
         if not any(
             r.name == gold.name
             and r.result.ok == gold.result.ok

@@ -137,3 +137,21 @@ def test_reward_check_writes_its_json_when_a_call_holds_an_exact_number(
     ]
     assert geocodes and all(isinstance(a["latitude"], str | float) for a in geocodes)
     assert any(isinstance(a["latitude"], str) for a in geocodes)  # it held a Decimal
+
+
+def test_a_read_the_gold_shows_failing_is_no_answer_to_obtain(rv: ModuleType) -> None:
+    """filesystem-1-00112: the gold shows ``du`` of a folder just renamed failing
+    (not_found), then lists and measures the folder asked about. Leaving the failing attempt
+    out is right (the reward pays the maximum), and the judge agrees; leaving out the
+    answer asked for is still wrong."""
+    task = next(t for t in get_registry().tasks("filesystem") if t.id == "filesystem-1-00112")
+    facts = rv.task_facts(task)
+    attempt = next(s for s in task.steps if s.expect_error == "not_found" and s.name == "du")
+    asked = next(s for s in task.steps if s.name == "du" and s.expect_error is None)
+    for dropped, correct in ((attempt.id, True), (asked.id, False)):
+        variant = next(
+            v for v in rv.perturb(facts, "drop_call", 10) if f"drop {dropped} " in v.label
+        )
+        records, final = rv.execute(facts.task, variant.calls)
+        verdict = rv.judge(facts, records, final)
+        assert verdict.correct is correct, (dropped, verdict.reasons)
