@@ -1814,10 +1814,14 @@ class Conversation:
         return None
 
     def _back_at_once(self) -> bool:
-        """Whether the gold goes into a directory and straight back out ("pushd
-        ~/Pictures/2023/Camping. Next, popd."): a pushd is for working there first."""
-        made = [d.tool.name for d in self.done if d.executed and not d.given_up]
-        return any(a == "pushd" and b == "popd" for a, b in itertools.pairwise(made))
+        """Whether the gold goes into a directory and straight back out in one request
+        ("pushd ~/Pictures/2023/Camping. Next, popd."): a pushd is for working there
+        first (a later turn may go back)."""
+        made = [d for d in self.done if d.executed and not d.given_up]
+        return any(
+            a.tool.name == "pushd" and b.tool.name == "popd" and a.segment == b.segment
+            for a, b in itertools.pairwise(made)
+        )
 
     def _read_twice(self) -> bool:
         """Whether the gold makes the same read twice with no write between (list the scenes

@@ -1303,14 +1303,14 @@ def test_values_fit_what_they_go_with_seed_2054() -> None:
 
 def test_nothing_done_is_undone_at_once_seed_2054() -> None:
     """seed-2054 read: "pushd ~/Pictures/2023/Camping. Next, popd." (nothing done there);
-    "put the same variant
-    in the cart of cus_007. And then change the same variant in cus_007's cart to 1"."""
+    "put the same variant in the cart of cus_007. And then change the same variant in
+    cus_007's cart to 1"."""
     result = synthesize(SynthConfig(servers=("filesystem", "shopping"), n=200, seed=14))
     for task in result.tasks:
-        names = [s.name for s in task.steps]
+        for turn in task.turns:  # a pushd is for working there first (in one request)
+            names = [s.name for s in turn.steps if s.expect_error is None]
+            assert ("pushd", "popd") not in set(zip(names, names[1:], strict=False)), task.id
         for k, step in enumerate(task.steps):
-            if step.name == "popd":  # a pushd is for working there first
-                assert names[k - 1 : k] != ["pushd"], task.id
             if step.name == "update_cart_item":
                 assert not any(
                     b.name == "add_to_cart"
