@@ -140,18 +140,36 @@ def test_reward_check_writes_its_json_when_a_call_holds_an_exact_number(
 
 
 def test_a_read_the_gold_shows_failing_is_no_answer_to_obtain(rv: ModuleType) -> None:
-    """filesystem-1-00112: the gold shows ``du`` of a folder just renamed failing
-    (not_found), then lists and measures the folder asked about. Leaving the failing attempt
-    out is right (the reward pays the maximum), and the judge agrees; leaving out the
-    answer asked for is still wrong."""
-    task = next(t for t in get_registry().tasks("filesystem") if t.id == "filesystem-1-00112")
+    """The gold shows a ``cat`` of a file that is not there failing (not_found), then reads
+    the one the user meant. Leaving the failing attempt out is right (the reward pays the
+    maximum), and the judge agrees; leaving out the answer asked for is still wrong. (With
+    ``synth/18``'s first re-shipment, 4 trajectories that left out such an attempt were
+    judged wrong for not getting its error back.)"""
+    task = Task.from_json(
+        {
+            "id": "filesystem-judge-attempt",
+            "servers": ["filesystem"],
+            "seed": 0,
+            "size": 1,
+            "turns": [
+                {
+                    "user": "Show me my notes.",
+                    "steps": [
+                        {"id": "s1", "name": "cat", "arguments": {"path": "~/notes.md"},
+                         "expect_error": "not_found"},
+                        {"id": "s2", "name": "cat", "arguments": {"path": "~/notes.txt"}},
+                    ],
+                }
+            ],
+        }
+    )  # fmt: skip
     facts = rv.task_facts(task)
-    attempt = next(s for s in task.steps if s.expect_error == "not_found" and s.name == "du")
-    asked = next(s for s in task.steps if s.name == "du" and s.expect_error is None)
-    for dropped, correct in ((attempt.id, True), (asked.id, False)):
+    for dropped, correct in (("s1", True), ("s2", False)):
         variant = next(
             v for v in rv.perturb(facts, "drop_call", 10) if f"drop {dropped} " in v.label
         )
         records, final = rv.execute(facts.task, variant.calls)
         verdict = rv.judge(facts, records, final)
         assert verdict.correct is correct, (dropped, verdict.reasons)
+        b = score(facts.task, records, config=RewardConfig(), final_state_hash=final)
+        assert (b.total == b.max_total) is correct, (dropped, b.total)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import prove_gym
 from prove_gym.synth import SynthConfig, SynthResult, synthesize
 from prove_gym.synth.config import OWN_STATE_BLOCKS
-from prove_gym.synth.dates import iso_date, iso_datetime, said_dates, said_datetimes
+from prove_gym.synth.dates import iso_date, iso_datetime, said_dates, said_datetimes, said_minutes
 from prove_gym.synth.enums import enum_values, strippable
 from prove_gym.synth.generate import ABSTENTION_MARGIN, abstention_due, run_block
 from prove_gym.synth.pipeline import MIX_KINDS, mix_kind, mix_targets, quotas
@@ -68,7 +68,7 @@ def test_a_missing_value_makes_a_clarify_turn_followed_by_the_answer_with_the_ca
                 values = [s.arguments[name] for s in answer.steps if name in s.arguments]
                 # a list value is said item by item ("Use * for the events."), a date-time
                 # as words ("10 pm on November 18, 2026"), a date or a month as it is said
-                # ("In February 2026.", not "2026-02")
+                # ("In February 2026.", not "2026-02"), a span in its unit ("an hour")
                 said = [
                     all(str(x) in answer.user or render_value(x) in answer.user for x in v)
                     if isinstance(v, list)
@@ -76,6 +76,11 @@ def test_a_missing_value_makes_a_clarify_turn_followed_by_the_answer_with_the_ca
                     or render_value(v) in answer.user
                     or iso_datetime(str(v)) in said_datetimes(answer.user)
                     or iso_date(str(v)) in said_dates(answer.user)
+                    or (
+                        "minutes" in name
+                        and str(v).isdigit()
+                        and int(v) in said_minutes(answer.user)
+                    )
                     for v in values
                 ]
                 assert any(said), (task.id, answer.user)
