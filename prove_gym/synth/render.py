@@ -32,7 +32,7 @@ from prove_gym.synth.chains import COPY_VERBS, is_secret_kind
 from prove_gym.synth.dates import iso_date, iso_datetime, say_iso, spoken_minutes
 from prove_gym.synth.enums import enum_values
 from prove_gym.synth.grounding import DoneStep
-from prove_gym.synth.knowledge import ORDINALS, Knowledge
+from prove_gym.synth.knowledge import ORDINALS, Knowledge, taken
 
 if TYPE_CHECKING:
     from prove_gym.server.base import Server
@@ -187,13 +187,7 @@ def _changed_before(done: Sequence[DoneStep], index: int) -> bool:
     """Whether an earlier write of the conversation names an entity step ``index`` names."""
 
     def ids(step: DoneStep) -> set[str]:
-        out: set[str] = set()
-        for name in step.tool.entity_params:
-            value = step.args.get(name)
-            out.update(
-                str(v) for v in (value if isinstance(value, list) else [value]) if v is not None
-            )
-        return out
+        return {i for e in step.tool.entity_params.values() for i in taken(step, e.name)}
 
     mine = ids(done[index])
     return any(d.tool.writes and ids(d) & mine for d in done[:index])

@@ -472,7 +472,7 @@ def matching_pattern(ctx: ToolContext, rng: random.Random, bound: Bound) -> str 
     except ToolError:
         return None
     where, destination = fs.path(folder), str(bound.args.get("destination", ""))
-    if not destination or _hidden(destination) or "/." in destination:
+    if not destination or _hidden(destination):
         return None
     top, home = home_folder(where), home_folder(destination)
     # a backup of its own area (~/Pictures/archive for photos, a project's own old-logs),
